@@ -1,0 +1,1 @@
+"""Write-side workflows of the annotation app (import, export, tokens, campaigns, judgments)."""

@@ -1,0 +1,75 @@
+"""Pages of the annotation app: the home page by role and dataset pages."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+from django_htmx.middleware import HtmxDetails
+
+from annotator.models import Dataset, User
+from annotator.selectors import campaigns_visible_to, datasets_for_home
+from annotator.services.exporting import export_csv, export_jsonl
+
+
+class AppRequest(HttpRequest):
+    user: User
+    htmx: HtmxDetails
+
+
+def _require_researcher(request: AppRequest) -> None:
+    if not request.user.sees_everything:
+        raise PermissionDenied("Researchers and admins only.")
+
+
+@require_GET
+def home(request: AppRequest) -> HttpResponse:
+    from evaluation.selectors import runs_for_home
+
+    user = request.user
+    context = {"campaigns": campaigns_visible_to(user)}
+    if user.sees_everything:
+        context["datasets"] = datasets_for_home()
+        context["runs"] = runs_for_home()[:20]
+    return render(request, "annotator/home.html", context)
+
+
+@require_GET
+def dataset_detail(request: AppRequest, pk: int) -> HttpResponse:
+    _require_researcher(request)
+    dataset = get_object_or_404(Dataset.objects.select_related("task"), pk=pk)
+    page = Paginator(dataset.items.order_by("position").only("external_id", "system", "output", "position"), 50)
+    return render(
+        request, "annotator/dataset_detail.html",
+        {"dataset": dataset, "page": page.get_page(request.GET.get("page"))},
+    )
+
+
+@require_GET
+def dataset_export(request: AppRequest, pk: int, fmt: str) -> StreamingHttpResponse:
+    _require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=pk)
+    if fmt not in ("jsonl", "csv"):
+        raise Http404("Export formats: jsonl, csv.")
+    if fmt == "csv":
+        response = StreamingHttpResponse(export_csv(dataset), content_type="text/csv; charset=utf-8")
+    else:
+        response = StreamingHttpResponse(export_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{dataset.pk}-{dataset.name[:40]}.{fmt}"'
+    return response
+
+
+@require_GET
+def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
+    """A campaign's landing page: researchers see its overview, annotators their queue."""
+    from annotator.models import Campaign
+
+    campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=pk)
+    assignments = campaign.assignments.select_related("item").order_by("annotator_id", "order")
+    if not request.user.sees_everything:
+        assignments = assignments.filter(annotator=request.user)
+        if not assignments.exists():
+            raise Http404("No such campaign.")
+    return render(request, "annotator/campaign_entry.html", {"campaign": campaign, "assignments": assignments})

@@ -1,0 +1,7 @@
+"""Project configuration package; loads the Celery app so shared_task binds to it."""
+
+from __future__ import annotations
+
+from config.celery import app as celery_app
+
+__all__ = ["celery_app"]

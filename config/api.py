@@ -1,0 +1,29 @@
+"""The project's one NinjaAPI; each app adds its router. Token auth for scripts, session auth in the browser."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from ninja import NinjaAPI
+from ninja.security import HttpBearer, django_auth
+
+from annotator.api import router as annotator_router
+from annotator.services.tokens import user_for_token
+from evaluation.api import router as evaluation_router
+
+
+class TokenAuth(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str):
+        user = user_for_token(token)
+        if user is not None:
+            request.user = user
+        return user
+
+
+api = NinjaAPI(
+    title="spanjudge API",
+    version="1",
+    urls_namespace="api",
+    auth=[TokenAuth(), django_auth],
+)
+api.add_router("/", annotator_router)
+api.add_router("/", evaluation_router)

@@ -1,0 +1,46 @@
+"""Django admin for aspects, prompt templates, evaluators, runs and LLM calls."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from evaluation import models
+
+
+@admin.register(models.Aspect)
+class AspectAdmin(admin.ModelAdmin):
+    list_display = ("name", "task", "output_only", "is_builtin", "updated_at")
+    list_filter = ("task", "output_only", "is_builtin")
+    search_fields = ("name", "definition")
+
+
+@admin.register(models.PromptTemplate)
+class PromptTemplateAdmin(admin.ModelAdmin):
+    list_display = ("kind", "task", "version", "is_active", "created_at")
+    list_filter = ("kind", "is_active")
+
+
+@admin.register(models.Evaluator)
+class EvaluatorAdmin(admin.ModelAdmin):
+    list_display = ("name", "kind", "created_at")
+
+
+@admin.register(models.EvaluatorRun)
+class EvaluatorRunAdmin(admin.ModelAdmin):
+    list_display = ("label", "evaluator", "dataset", "aspect", "status", "done_calls", "total_calls", "created_at")
+    list_filter = ("status", "evaluator")
+    readonly_fields = ("progress", "templates", "config", "celery_task_id", "heartbeat_at")
+
+
+@admin.register(models.LLMCall)
+class LLMCallAdmin(admin.ModelAdmin):
+    list_display = ("cache_key", "model", "status", "prompt_tokens", "completion_tokens", "wall_seconds", "created_at")
+    list_filter = ("status", "model")
+    search_fields = ("cache_key", "prompt", "response")
+
+
+@admin.register(models.RunCall)
+class RunCallAdmin(admin.ModelAdmin):
+    list_display = ("run", "item", "role", "model", "attempt", "from_cache")
+    list_filter = ("role", "from_cache")
+    raw_id_fields = ("item", "call")

@@ -1,0 +1,199 @@
+"""Aspects, prompt templates, evaluators, evaluator runs and the audited, cached LLM calls."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Aspect(models.Model):
+    """A quality aspect of one task, with everything the prompts say about it (editable by admins)."""
+
+    task = models.ForeignKey("annotator.TaskType", on_delete=models.CASCADE, related_name="aspects")
+    name = models.CharField(max_length=200, help_text="Lower-case; matches human-score keys of datasets.")
+    definition = models.TextField()
+    confused_with = models.JSONField(default=list, blank=True, help_text="Aspects not to confuse it with.")
+    lowest = models.TextField(blank=True, default="", help_text="What the lowest score means.")
+    highest = models.TextField(blank=True, default="", help_text="What the highest score means.")
+    steps = models.JSONField(default=list, blank=True, help_text="Numbered evaluation steps.")
+    output_only = models.BooleanField(default=False, help_text="Judged on the output alone (no inputs shown).")
+    is_builtin = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task__slug", "name"]
+        constraints = [models.UniqueConstraint(fields=["task", "name"], name="aspect_unique_per_task")]
+
+    def __str__(self) -> str:
+        return f"{self.task.slug}/{self.name}"
+
+
+class PromptTemplate(models.Model):
+    """A versioned prompt template; runs record the exact text they used."""
+
+    class Kind(models.TextChoices):
+        ANNOTATOR = "annotator", "Annotator"
+        SUPERVISOR = "supervisor", "Supervisor"
+        DISTILLED = "distilled", "Distilled model"
+
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    task = models.ForeignKey(
+        "annotator.TaskType", null=True, blank=True, on_delete=models.CASCADE, related_name="prompt_templates",
+        help_text="Blank = used for every task without its own template.",
+    )
+    version = models.PositiveIntegerField(default=1)
+    text = models.TextField()
+    is_active = models.BooleanField(default=True)
+    note = models.CharField(max_length=300, blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["kind", "task__slug", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["kind", "task", "version"], name="template_unique_version"),
+            models.UniqueConstraint(
+                fields=["kind", "task"], condition=Q(is_active=True), name="template_one_active",
+                nulls_distinct=False,
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.task.slug if self.task else '*'} v{self.version}"
+
+
+class Evaluator(models.Model):
+    """A configured evaluator: an OpeNLGauge ensemble, a single LLM, the distilled model or a baseline."""
+
+    class Kind(models.TextChoices):
+        ENSEMBLE = "ensemble", "OpeNLGauge ensemble"
+        SINGLE = "single", "Single LLM annotator"
+        DISTILLED = "distilled", "Distilled model (0-100)"
+        BASELINE = "baseline", "Baseline metric"
+
+    name = models.CharField(max_length=200, unique=True)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.ENSEMBLE)
+    config = models.JSONField(
+        default=dict, blank=True,
+        help_text='e.g. {"annotators": [...], "supervisor": "...", "options": {...}, "outlier_rule": "..."}',
+    )
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    PAUSED = "paused", "Paused"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class EvaluatorRun(models.Model):
+    """One evaluator over one dataset and aspect; its config and templates are frozen at creation."""
+
+    evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="runs")
+    dataset = models.ForeignKey("annotator.Dataset", on_delete=models.CASCADE, related_name="runs")
+    aspect = models.ForeignKey(Aspect, on_delete=models.PROTECT, related_name="runs")
+    label = models.CharField(max_length=200, help_text="Source name written on the run's annotations.")
+    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.PENDING)
+    config = models.JSONField(default=dict, blank=True, help_text="Snapshot of the evaluator's config.")
+    templates = models.JSONField(default=dict, blank=True, help_text="Exact template texts used, by kind.")
+    ollama_url = models.CharField(max_length=300, blank=True, default="")
+    parallel = models.PositiveSmallIntegerField(default=1)
+    message = models.TextField(blank=True, default="", help_text="Why it failed or paused; what to do.")
+    progress = models.JSONField(default=dict, blank=True, help_text="Per-model done/total counters.")
+    total_calls = models.PositiveIntegerField(default=0)
+    done_calls = models.PositiveIntegerField(default=0)
+    failed_calls = models.PositiveIntegerField(default=0)
+    cache_hits = models.PositiveIntegerField(default=0)
+    cancel_requested = models.BooleanField(default=False)
+    celery_task_id = models.CharField(max_length=64, blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["label"], name="run_unique_label"),
+            models.CheckConstraint(condition=Q(parallel__gte=1), name="run_parallel_positive"),
+        ]
+        indexes = [models.Index(fields=["dataset", "status"], name="run_dataset_status")]
+
+    def __str__(self) -> str:
+        return self.label
+
+    def is_finished(self) -> bool:
+        return self.status in {RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED}
+
+
+class LLMCall(models.Model):
+    """One request to an LLM and its answer: the audit trail and the cache (keyed by model+digest+prompt+options)."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "Answered"
+        ERROR = "error", "Failed"
+
+    cache_key = models.CharField(max_length=64, unique=True, help_text="sha256 of model, digest, prompt, options.")
+    model = models.CharField(max_length=200)
+    model_digest = models.CharField(max_length=128, blank=True, default="")
+    prompt = models.TextField()
+    options = models.JSONField(default=dict, blank=True)
+    response = models.TextField(blank=True, default="")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OK)
+    error = models.TextField(blank=True, default="")
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    total_duration_ns = models.BigIntegerField(null=True, blank=True)
+    load_duration_ns = models.BigIntegerField(null=True, blank=True)
+    prompt_eval_duration_ns = models.BigIntegerField(null=True, blank=True)
+    eval_duration_ns = models.BigIntegerField(null=True, blank=True)
+    wall_seconds = models.FloatField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["model", "created_at"], name="llmcall_model_created")]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.cache_key[:10]} ({self.status})"
+
+
+class RunCall(models.Model):
+    """Which LLM call answered which step of a run (role, model, retry attempt) for which item."""
+
+    class Role(models.TextChoices):
+        ANNOTATOR = "annotator", "Annotator"
+        SUPERVISOR = "supervisor", "Supervisor"
+        DISTILLED = "distilled", "Distilled"
+
+    run = models.ForeignKey(EvaluatorRun, on_delete=models.CASCADE, related_name="run_calls")
+    item = models.ForeignKey("annotator.Item", on_delete=models.CASCADE, related_name="run_calls")
+    role = models.CharField(max_length=12, choices=Role.choices)
+    model = models.CharField(max_length=200)
+    attempt = models.PositiveSmallIntegerField(default=0, help_text="0 = first try; >0 = retry of a bad answer.")
+    call = models.ForeignKey(LLMCall, on_delete=models.PROTECT, related_name="run_calls")
+    from_cache = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "item", "role", "model", "attempt"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "item", "role", "model", "attempt"], name="runcall_unique_step"),
+        ]

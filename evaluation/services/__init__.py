@@ -1,0 +1,1 @@
+"""Write-side workflows of the evaluation app."""

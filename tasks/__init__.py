@@ -1,0 +1,1 @@
+"""Celery tasks: thin, idempotent wrappers around domain services (listed in CELERY_IMPORTS)."""

@@ -1,0 +1,1 @@
+"""Pre-annotation tasks (the OpeNLGauge ensemble job)."""

@@ -1,0 +1,198 @@
+"""import_items / export_items: every meta_eval file, RotoWire gold spans, round-trips, bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotator.models import Annotation, Dataset, ErrorSpan, Item
+from tests.conftest import META_EVAL, ROTOWIRE
+
+pytestmark = pytest.mark.django_db
+
+META_FILES = {
+    "qags": ("summarization", 474),
+    "sfres": ("data-to-text", 1181),
+    "sfhot": ("data-to-text", 875),
+    "topical_chat": ("dialogue", 360),
+    "hanna": ("story-generation", 1056),
+    "wiki_da": ("simplification", 600),
+}
+
+
+def _import(path: Path, dataset: str, task: str, **extra) -> str:
+    out = io.StringIO()
+    call_command("import_items", str(path), dataset=dataset, task=task, stdout=out, **extra)
+    return out.getvalue()
+
+
+def _export(dataset: str, fmt: str = "jsonl") -> str:
+    out = io.StringIO()
+    from contextlib import redirect_stdout
+
+    with redirect_stdout(out):
+        call_command("export_items", dataset=dataset, format=fmt)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name", sorted(META_FILES))
+def test_import_items_loads_every_meta_eval_file_unchanged(name):
+    task, expected = META_FILES[name]
+    source = json.loads((META_EVAL / f"{name}.json").read_text())
+    _import(META_EVAL / f"{name}.json", name, task)
+    dataset = Dataset.objects.get(name=name)
+    assert dataset.items.count() == expected == len(source)
+    # Every object's texts and scores are stored exactly, matched by (id, system).
+    stored = {(i.external_id, i.system): i for i in dataset.items.all()}
+    for obj in source[:: max(1, len(source) // 50)]:
+        item = stored[(str(obj["id"]), obj.get("system", ""))]
+        assert item.inputs == obj["inputs"]
+        assert {dataset.output_header: item.output} == obj["outputs"]
+        assert item.human_scores == obj["score"]
+    assert dataset.score_aspects == list(source[0]["score"])
+    assert dataset.input_headers == list(source[0]["inputs"])
+
+
+def test_import_items_keeps_duplicate_ids_apart_by_system():
+    _import(META_EVAL / "topical_chat.json", "tc", "dialogue")
+    items = Item.objects.filter(dataset__name="tc")
+    assert items.values("external_id").distinct().count() == 60
+    assert items.filter(external_id="0").count() == 6
+
+
+def test_import_items_rotowire_gold_offsets_exact():
+    _import(ROTOWIRE, "roto", "data-to-text")
+    spans = ErrorSpan.objects.filter(annotation__item__dataset__name="roto").select_related("annotation__item")
+    assert spans.count() == 1214
+    for span in spans:
+        assert span.annotation.kind == "gold" and span.annotation.source == "gold"
+        assert span.annotation.item.output[span.start : span.end] == span.text
+    source = [json.loads(line) for line in ROTOWIRE.read_text().splitlines() if line.strip()]
+    first = source[0]["spans"][0]
+    span = ErrorSpan.objects.get(annotation__item__external_id=source[0]["id"], position=0)
+    assert (span.start, span.end, span.category) == (first["start"], first["end"], first["category"])
+
+
+@pytest.mark.parametrize("name", ["hanna", "wiki_da"])
+def test_export_jsonl_round_trips_meta_eval(name, tmp_path):
+    task = META_FILES[name][0]
+    _import(META_EVAL / f"{name}.json", "first", task)
+    first = _export("first")
+    path = tmp_path / "export.jsonl"
+    path.write_text(first)
+    _import(path, "second", task)
+    second = _export("second")
+    strip = [
+        {k: v for k, v in json.loads(line).items() if k != "dataset"} for line in first.splitlines()
+    ]
+    again = [{k: v for k, v in json.loads(line).items() if k != "dataset"} for line in second.splitlines()]
+    assert strip == again
+    # one record per (item, aspect): every item has one per human-score aspect
+    n_items = len(json.loads((META_EVAL / f"{name}.json").read_text()))
+    n_aspects = len(Dataset.objects.get(name="first").score_aspects)
+    assert len(strip) == n_items * n_aspects
+
+
+def test_export_jsonl_round_trips_gold_spans_and_annotations(tmp_path):
+    _import(ROTOWIRE, "roto", "data-to-text")
+    demo = Path(__file__).resolve().parents[2] / "demo" / "restaurants.jsonl"
+    _import(demo, "demo", "data-to-text")
+    for name in ("roto", "demo"):
+        first = _export(name)
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(first)
+        _import(path, f"{name}-again", "data-to-text")
+        second = _export(f"{name}-again")
+        assert [json.loads(x) | {"dataset": 0} for x in first.splitlines()] == [
+            json.loads(x) | {"dataset": 0} for x in second.splitlines()
+        ]
+    record = json.loads(_export("roto").splitlines()[0])
+    assert record["aspect"] is None
+    gold = record["annotations"][0]
+    assert gold["kind"] == "gold" and gold["spans"][0]["match"] == "exact"
+    output = next(iter(record["outputs"].values()))
+    assert all(output[s["start"] : s["end"]] == s["text"] for s in gold["spans"])
+
+
+def test_export_csv_has_one_row_per_span_when_unjudged():
+    demo = Path(__file__).resolve().parents[2] / "demo" / "restaurants.jsonl"
+    _import(demo, "demo", "data-to-text")
+    import csv
+
+    rows = list(csv.DictReader(io.StringIO(_export("demo", "csv"))))
+    assert len(rows) == ErrorSpan.objects.filter(annotation__item__dataset__name="demo").count()
+    row = rows[0]
+    assert row["annotator"] == "" and row["match"] == "exact" and row["dataset"] == "demo"
+
+
+# --- bad input: a precise message, exit != 0, nothing half-imported -------------------------------
+
+
+def _write_jsonl(tmp_path: Path, objects: list[object | str]) -> Path:
+    lines = [o if isinstance(o, str) else json.dumps(o) for o in objects]
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _good(i: int) -> dict:
+    return {"id": f"g{i}", "inputs": {"Data": "x"}, "outputs": {"Text": f"Output number {i}."}, "score": {"q": 1}}
+
+
+def _assert_refused(path: Path, *fragments: str, task: str = "data-to-text") -> None:
+    before = (Dataset.objects.count(), Item.objects.count(), Annotation.objects.count())
+    with pytest.raises(CommandError) as excinfo:
+        _import(path, "bad", task)
+    message = str(excinfo.value)
+    for fragment in fragments:
+        assert fragment in message, message
+    assert (Dataset.objects.count(), Item.objects.count(), Annotation.objects.count()) == before
+
+
+def test_import_items_refuses_invalid_json_naming_the_line(tmp_path):
+    objects: list[object | str] = [_good(i) for i in range(6)] + ['{"id": "g7", "outputs": {"Text": "x"']
+    _assert_refused(_write_jsonl(tmp_path, objects), "line 7", "invalid JSON")
+
+
+def test_import_items_refuses_span_whose_offsets_do_not_match_text(tmp_path):
+    bad = _good(3) | {"spans": [{"start": 0, "end": 6, "text": "Output"}, {"start": 0, "end": 5, "text": "number"}]}
+    _assert_refused(_write_jsonl(tmp_path, [_good(1), _good(2), bad]), "line 3", "spans[1]", "'Outpu'", "'number'")
+
+
+def test_import_items_refuses_missing_output(tmp_path):
+    bad = {"id": "x9", "inputs": {"Data": "x"}}
+    _assert_refused(_write_jsonl(tmp_path, [_good(1), bad]), "line 2", "'x9'", "outputs", "missing")
+
+
+def test_import_items_refuses_unknown_task(tmp_path):
+    _assert_refused(_write_jsonl(tmp_path, [_good(1)]), "unknown task 'poetry'", "data-to-text", task="poetry")
+
+
+def test_import_items_refuses_bad_json_list_naming_object(tmp_path):
+    path = tmp_path / "bad.json"
+    good = json.dumps([_good(1), _good(2)], indent=1)
+    path.write_text(good[:-1] + ',\n {"id": 3, "outputs": {"Text": "a"}, "score": {"q": "high"}}\n]')
+    _assert_refused(path, "object #3", "score.q", "finite number")
+
+
+def test_import_items_refuses_offsets_outside_output_and_conflicting_duplicates(tmp_path):
+    bad = _good(1) | {"spans": [{"start": 5, "end": 500, "text": "x"}]}
+    _assert_refused(_write_jsonl(tmp_path, [bad]), "line 1", "outside the output")
+    dup = _good(1) | {"outputs": {"Text": "another text"}}
+    _assert_refused(_write_jsonl(tmp_path, [_good(1), dup]), "line 2", "already given at line 1")
+
+
+def test_import_items_error_late_in_large_file_leaves_nothing(tmp_path):
+    objects: list[object | str] = [_good(i) for i in range(1500)] + [{"id": "z", "outputs": {}}]
+    _assert_refused(_write_jsonl(tmp_path, objects), "line 1501", "exactly one output")
+
+
+def test_import_items_reimport_of_items_only_file_reuses_items():
+    _import(META_EVAL / "sfhot.json", "sfhot", "data-to-text")
+    out = _import(META_EVAL / "sfhot.json", "sfhot", "data-to-text")
+    assert "0 new items" in out
+    assert Item.objects.filter(dataset__name="sfhot").count() == 875
