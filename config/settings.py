@@ -10,6 +10,7 @@ from config.env import env_bool, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("SPANJUDGE_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", "")
@@ -121,6 +122,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 24 * 3600 - 60)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
 CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
@@ -145,3 +147,5 @@ if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True
     X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+# PromptTemplate's "one active template per kind and task" needs NULLS NOT DISTINCT, which only PostgreSQL has.
+SILENCED_SYSTEM_CHECKS = ["models.W047"]

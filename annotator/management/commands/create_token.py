@@ -1,0 +1,22 @@
+"""`manage.py create_token USERNAME [--name NAME]`: print a new API bearer token for a user."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotator.models import User
+from annotator.services.tokens import token_create
+
+
+class Command(BaseCommand):
+    help = "Create an API token for USERNAME and print it (it is shown only this once)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("username")
+        parser.add_argument("--name", default="script")
+
+    def handle(self, *args: object, **options: object) -> None:
+        user = User.objects.filter(username=options["username"]).first()
+        if user is None:
+            raise CommandError(f"no user named {options['username']!r}")
+        self.stdout.write(token_create(user=user, name=options["name"]))

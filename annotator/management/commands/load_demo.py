@@ -1,0 +1,63 @@
+"""Load the demo: users of every role, the hand-written restaurant dataset with sample annotations, a campaign."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from annotator.models import Annotation, Dataset, Role, User
+from annotator.services.campaigns import campaign_create
+from annotator.services.importing import items_import
+from evaluation.models import Aspect, Evaluator, EvaluatorRun, RunStatus
+
+DEMO_FILE = Path(settings.BASE_DIR) / "demo" / "restaurants.jsonl"
+DEMO_DATASET = "Demo: restaurants (data-to-text)"
+DEMO_PASSWORD = "demo-pass-2026"
+USERS = [("admin", Role.ADMIN), ("researcher", Role.RESEARCHER), ("expert1", Role.ANNOTATOR),
+         ("expert2", Role.ANNOTATOR)]
+
+
+class Command(BaseCommand):
+    help = "Load the demo dataset, sample annotations, demo users and a demo campaign (idempotent)."
+
+    @transaction.atomic
+    def handle(self, *args: object, **options: object) -> None:
+        users = {}
+        for username, role in USERS:
+            user, created = User.objects.get_or_create(username=username, defaults={"role": role})
+            if created:
+                user.set_password(DEMO_PASSWORD)
+                user.is_staff = user.is_superuser = role == Role.ADMIN
+                user.save()
+            users[username] = user
+        if Dataset.objects.filter(name=DEMO_DATASET).exists():
+            self.stdout.write("Demo already loaded.")
+            return
+        items_import(path=DEMO_FILE, dataset_name=DEMO_DATASET, task_slug="data-to-text", user=users["admin"])
+        dataset = Dataset.objects.get(name=DEMO_DATASET)
+        dataset.is_demo = True
+        dataset.description = (
+            "Hand-written by the team: six restaurant records, three systems. The annotations of "
+            "'sample-ensemble' are SAMPLES written by people to show the tool, not model output."
+        )
+        dataset.save(update_fields=["is_demo", "description"])
+        evaluator, _ = Evaluator.objects.get_or_create(
+            name="Sample annotations (hand-written)", defaults={"kind": Evaluator.Kind.ENSEMBLE,
+                                                                "description": "Demo samples, not a model."},
+        )
+        aspect = Aspect.objects.get(task__slug="data-to-text", name="accuracy")
+        run = EvaluatorRun.objects.create(
+            evaluator=evaluator, dataset=dataset, aspect=aspect, label="sample-ensemble", status=RunStatus.DONE,
+            message="Hand-written samples loaded by load_demo.",
+        )
+        Annotation.objects.filter(item__dataset=dataset, source="sample-ensemble").update(run=run, is_sample=True)
+        campaign_create(
+            name="Demo campaign: restaurant accuracy", dataset=dataset, runs=[run],
+            annotators=[users["expert1"], users["expert2"]], aspects=["accuracy"], annotators_per_item=2,
+            seed=7, created_by=users["admin"],
+        )
+        self.stdout.write(self.style.SUCCESS(f"Demo loaded: {dataset.items.count()} items, users "
+                                             f"{', '.join(u for u, _ in USERS)} (password {DEMO_PASSWORD})."))

@@ -1,0 +1,87 @@
+"""Create campaigns: neutral evaluator labels, balanced assignments, per-annotator shuffled order."""
+
+from __future__ import annotations
+
+import random
+import string
+from collections.abc import Sequence
+from pathlib import Path
+
+from django.db import transaction
+
+from annotator.models import Annotation, Assignment, Campaign, CampaignRun, Dataset, Item, User
+
+DEFAULT_GUIDELINES = (Path(__file__).resolve().parent.parent / "guidelines.md").read_text(encoding="utf-8")
+
+
+def neutral_labels(n: int) -> list[str]:
+    letters = string.ascii_uppercase
+    return [f"Evaluator {letters[i % 26]}{'' if i < 26 else i // 26}" for i in range(n)]
+
+
+@transaction.atomic
+def campaign_create(
+    *,
+    name: str,
+    dataset: Dataset,
+    runs: Sequence,
+    annotators: Sequence[User],
+    aspects: Sequence[str] = (),
+    annotators_per_item: int = 1,
+    guidelines: str = "",
+    seed: int = 0,
+    item_ids: Sequence[int] | None = None,
+    control_item_ids: Sequence[int] = (),
+    created_by: User | None = None,
+) -> Campaign:
+    """Create an open campaign and its assignments.
+
+    Items default to those the runs annotated. Each item goes to `annotators_per_item` annotators,
+    chosen round-robin so loads stay balanced; control items go to every annotator. Run labels are
+    shuffled with the seed so "Evaluator A" says nothing about which run it is.
+    """
+    if not annotators:
+        raise ValueError("a campaign needs at least one annotator")
+    if annotators_per_item > len(annotators):
+        raise ValueError(f"{annotators_per_item} annotators per item, but only {len(annotators)} annotators")
+    rng = random.Random(seed)
+    campaign = Campaign.objects.create(
+        name=name, dataset=dataset, aspects=list(aspects), annotators_per_item=annotators_per_item,
+        guidelines=guidelines or DEFAULT_GUIDELINES, seed=seed, status=Campaign.Status.OPEN, created_by=created_by,
+    )
+    campaign.annotators.set(annotators)
+    shuffled_runs = list(runs)
+    rng.shuffle(shuffled_runs)
+    CampaignRun.objects.bulk_create(
+        CampaignRun(campaign=campaign, run=run, label=label)
+        for run, label in zip(shuffled_runs, neutral_labels(len(shuffled_runs)), strict=True)
+    )
+    if item_ids is None:
+        annotated = Annotation.objects.filter(run__in=list(runs), item__dataset=dataset)
+        if aspects:
+            annotated = annotated.filter(aspect__in=list(aspects))
+        item_ids = list(annotated.values_list("item_id", flat=True).distinct())
+    items = list(
+        Item.objects.filter(pk__in=item_ids, dataset=dataset).order_by("position").values_list("pk", flat=True)
+    )
+    controls = set(control_item_ids)
+    per_annotator: dict[int, list[tuple[int, bool]]] = {a.pk: [] for a in annotators}
+    cursor = 0
+    for item_id in items:
+        if item_id in controls:
+            for annotator in annotators:
+                per_annotator[annotator.pk].append((item_id, True))
+            continue
+        for k in range(annotators_per_item):
+            annotator = annotators[(cursor + k) % len(annotators)]
+            per_annotator[annotator.pk].append((item_id, False))
+        cursor += annotators_per_item
+    rows = []
+    for annotator_pk, queue in per_annotator.items():
+        random.Random(f"{seed}:{annotator_pk}").shuffle(queue)
+        rows += [
+            Assignment(campaign=campaign, item_id=item_id, annotator_id=annotator_pk, order=order, is_control=ctrl)
+            for order, (item_id, ctrl) in enumerate(queue, start=1)
+        ]
+    Assignment.objects.bulk_create(rows)
+    return campaign

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Set up everything the project needs on a fresh machine (idempotent).
+#   scripts/setup.sh run   -> runtime packages only
+#   scripts/setup.sh test  -> plus test tools, Debian's chromium, and PostgreSQL + Redis started if down
+set -euo pipefail
+mode="${1:-run}"
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_packages=()
+command -v npm >/dev/null 2>&1 || apt_packages+=(nodejs npm)
+if [ "$mode" = "test" ]; then
+  [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
+  command -v pg_ctlcluster >/dev/null 2>&1 || apt_packages+=(postgresql)
+  command -v redis-server >/dev/null 2>&1 || apt_packages+=(redis-server)
+fi
+if [ "${#apt_packages[@]}" -gt 0 ]; then
+  say "Installing Debian packages: ${apt_packages[*]}"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "${apt_packages[@]}" >/dev/null
+fi
+
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  say "Creating .venv"
+  "$PY" -m venv .venv
+fi
+req=requirements.txt
+[ "$mode" = "test" ] && req=requirements-dev.txt
+stamp=".venv/.installed-$(sha1sum requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)-$mode"
+if [ ! -f "$stamp" ]; then
+  say "Installing Python packages ($req)"
+  .venv/bin/pip install -q --upgrade pip >/dev/null
+  .venv/bin/pip install -q -r "$req"
+  touch "$stamp"
+fi
+
+HTMX_VERSION=2.0.8
+if [ ! -f "static/vendor/htmx-$HTMX_VERSION.stamp" ]; then
+  say "Fetching htmx $HTMX_VERSION from the npm registry"
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && npm pack --silent "htmx.org@$HTMX_VERSION" >/dev/null && tar -xzf htmx.org-*.tgz)
+  mkdir -p static/vendor
+  cp "$tmp/package/dist/htmx.min.js" static/vendor/htmx.min.js
+  rm -rf "$tmp"
+  touch "static/vendor/htmx-$HTMX_VERSION.stamp"
+fi
+
+if [ "$mode" = "test" ]; then
+  if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+    say "Starting PostgreSQL"
+    as_root pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -n1)" main start
+    for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 1; done
+  fi
+  if ! (redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG); then
+    say "Starting Redis"
+    mkdir -p /var/lib/redis /var/log/redis 2>/dev/null || true
+    as_root redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+      --dir /var/lib/redis --logfile /var/log/redis/ci.log
+    for _ in $(seq 1 30); do redis-cli -h 127.0.0.1 ping 2>/dev/null | grep -q PONG && break; sleep 1; done
+  fi
+fi
+say "Set-up done ($mode)"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Set everything up and run the whole test suite on PostgreSQL + Redis (what CI runs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh test
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/spanjudge}"
+export CELERY_BROKER_URL="${CELERY_BROKER_URL:-redis://127.0.0.1:6379/15}"
+export DJANGO_SETTINGS_MODULE=config.settings
+echo "==> ruff"
+.venv/bin/ruff check .
+echo "==> pytest (DATABASE_URL=$DATABASE_URL, CELERY_BROKER_URL=$CELERY_BROKER_URL)"
+exec .venv/bin/pytest "$@"
