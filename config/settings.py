@@ -105,6 +105,7 @@ CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "")
 if not CELERY_BROKER_URL:
     _queue_dir = VAR_DIR / "broker"
+    (_queue_dir / "processed").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir),
@@ -122,6 +123,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 24 * 3600 - 60)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 90)  # a running job with no heartbeat for this long is resumable
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
 CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -1,1 +1,38 @@
-"""Pre-annotation tasks (the OpeNLGauge ensemble job)."""
+"""Pre-annotation tasks (the OpeNLGauge ensemble job) and the recovery of jobs whose worker died."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from celery.signals import worker_ready
+from django.conf import settings
+
+log = logging.getLogger(__name__)
+
+
+@shared_task(bind=True, name="tasks.preannotation.run_preannotation", acks_late=True, max_retries=None)
+def run_preannotation(self, run_id: int) -> str | None:
+    """Execute run `run_id`; a run another live worker holds is left alone, a stale one is taken over."""
+    from evaluation.models import EvaluatorRun, RunStatus
+    from evaluation.preannotation.execute import run_execute
+
+    run = EvaluatorRun.objects.filter(pk=run_id).only("status").first()
+    if run is None:
+        return None
+    status = run_execute(run_id, token=self.request.id or "celery")
+    if status is None and EvaluatorRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
+        # Its heartbeat is still fresh: either a live worker has it, or a dead one's beat has not
+        # expired yet. Look again once it would have.
+        raise self.retry(countdown=settings.RUN_STALE_SECONDS / 2 + 1)
+    return status
+
+
+@worker_ready.connect
+def _recover_orphaned_runs(**kwargs: object) -> None:
+    """A worker that starts re-queues runs left 'running', so a job whose worker was killed resumes."""
+    from evaluation.preannotation.execute import runs_needing_recovery
+
+    for run_id in runs_needing_recovery():
+        log.info("re-queueing run %s left running by a stopped worker", run_id)
+        run_preannotation.delay(run_id)

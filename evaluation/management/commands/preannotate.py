@@ -1,0 +1,68 @@
+"""`manage.py preannotate --dataset NAME --aspect ASPECT [...] [--wait | --sync]` (contract in DESIGN.md)."""
+
+from __future__ import annotations
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from annotator.models import Dataset
+from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.preannotation.execute import run_execute
+from evaluation.preannotation.launch import LaunchError, run_create, run_enqueue
+
+
+class Command(BaseCommand):
+    help = "Run the OpeNLGauge ensemble over a dataset as a Celery job (or in this process with --sync)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dataset", required=True)
+        parser.add_argument("--aspect", required=True)
+        parser.add_argument("--annotators", default="", help="Comma-separated Ollama model tags (default: preset).")
+        parser.add_argument("--supervisor", default="", help="Supervisor model tag (default: preset).")
+        parser.add_argument("--ollama-url", default="", help="Ollama server (default: OLLAMA_URL).")
+        parser.add_argument("--parallel", type=int, default=0, help="Requests in flight per model.")
+        parser.add_argument("--outlier-rule", default="leave_one_out", choices=["leave_one_out", "literal"])
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
+        mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
+
+    def handle(self, *args: object, **options: object) -> None:
+        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"no dataset named {options['dataset']!r}")
+        annotators = [m.strip() for m in str(options["annotators"]).split(",") if m.strip()] or None
+        try:
+            run = run_create(
+                dataset=dataset, aspect_name=options["aspect"], annotators=annotators,
+                supervisor=options["supervisor"] or None, ollama_url=options["ollama_url"] or None,
+                parallel=options["parallel"] or None, outlier_rule=options["outlier_rule"],
+            )
+        except LaunchError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"Run {run.label} (id {run.pk}): {run.total_calls} steps, parallel {run.parallel}.")
+        if options["sync"]:
+            status = run_execute(run.pk)
+            return self._report(EvaluatorRun.objects.get(pk=run.pk), status)
+        run_enqueue(run)
+        if not options["wait"]:
+            self.stdout.write(f"Queued; follow it on its page or with the API (GET /api/runs/{run.pk}).")
+            return None
+        last = None
+        while True:
+            run.refresh_from_db()
+            line = f"{run.status}: {run.done_calls}/{run.total_calls}"
+            if line != last:
+                self.stdout.write(line)
+                last = line
+            if run.is_finished():
+                return self._report(run, run.status)
+            time.sleep(1)
+
+    def _report(self, run: EvaluatorRun, status: str | None) -> None:
+        self.stdout.write(
+            f"{run.label}: {status}; {run.done_calls}/{run.total_calls} steps, {run.cache_hits} from the cache, "
+            f"{run.failed_calls} unparseable."
+        )
+        if status != RunStatus.DONE:
+            raise CommandError(run.message or f"run ended as {status}")

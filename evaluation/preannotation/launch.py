@@ -1,0 +1,150 @@
+"""Create, check, enqueue, cancel and resume pre-annotation runs (the OpeNLGauge ensemble over a dataset)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotator.models import Dataset
+from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, get_outlier_rule
+from evaluation.engine.errors import EngineError
+from evaluation.engine.presets import get_preset
+from evaluation.llm.errors import BackendError
+from evaluation.llm.ollama_backend import OllamaBackend
+from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate, RunStatus
+
+RETRY_TEMPERATURE = 0.1
+MAX_ANSWER_ATTEMPTS = 4  # the first try and three warmer retries of an unparseable answer
+
+
+class LaunchError(Exception):
+    """A run cannot start; the message says what to do."""
+
+
+def _template_text(kind: str, task_id: int) -> str:
+    template = (
+        PromptTemplate.objects.filter(kind=kind, is_active=True)
+        .filter(Q(task_id=task_id) | Q(task__isnull=True))
+        .order_by("task_id")  # NULLs last on PostgreSQL and first on SQLite: pick explicitly below
+    )
+    rows = list(template)
+    own = [t for t in rows if t.task_id == task_id]
+    chosen = (own or rows or [None])[0]
+    if chosen is None:
+        raise LaunchError(f"no active {kind} prompt template; run `manage.py migrate` to load the built-ins")
+    return chosen.text
+
+
+def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
+    """Return model -> digest, or raise LaunchError naming the URL tried or the `ollama pull` commands to run."""
+    try:
+        with OllamaBackend(url, timeout=settings.OLLAMA_TIMEOUT) as backend:
+            return backend.check_sync(list(dict.fromkeys(models)))
+    except BackendError as exc:
+        raise LaunchError(str(exc)) from exc
+
+
+@transaction.atomic
+def run_create(
+    *,
+    dataset: Dataset,
+    aspect_name: str,
+    annotators: Sequence[str] | None = None,
+    supervisor: str | None = None,
+    ollama_url: str | None = None,
+    parallel: int | None = None,
+    outlier_rule: str = DEFAULT_OUTLIER_RULE,
+    user=None,
+    check: bool = True,
+) -> EvaluatorRun:
+    """Create a pending ensemble run with its configuration and prompt templates frozen.
+
+    With `check`, the Ollama server is asked first, so a missing model or an unreachable server is
+    refused before anything is queued.
+    """
+    aspect = Aspect.objects.select_related("task").filter(task=dataset.task, name=aspect_name).first()
+    if aspect is None:
+        known = ", ".join(Aspect.objects.filter(task=dataset.task).values_list("name", flat=True))
+        raise LaunchError(f"task {dataset.task.slug!r} has no aspect {aspect_name!r} (aspects: {known})")
+    preset = get_preset(settings.ENSEMBLE_PRESET)
+    annotators = list(annotators or preset.annotators)
+    supervisor = supervisor or preset.supervisor
+    if not annotators:
+        raise LaunchError("an ensemble needs at least one annotator model")
+    if len(set(annotators)) != len(annotators):
+        raise LaunchError("the same annotator model is listed twice")
+    try:
+        get_outlier_rule(outlier_rule)
+    except EngineError as exc:
+        raise LaunchError(str(exc)) from None
+    url = ollama_url or settings.OLLAMA_URL
+    parallel = parallel or settings.OLLAMA_PARALLEL
+    if parallel < 1:
+        raise LaunchError("--parallel must be at least 1")
+    if not dataset.items.exists():
+        raise LaunchError(f"dataset {dataset.name!r} has no items")
+    digests = check_models(url, [*annotators, supervisor]) if check else {}
+    config = {
+        "annotators": annotators,
+        "supervisor": supervisor,
+        "digests": digests,
+        "options": {"temperature": 0.0, "seed": settings.LLM_SEED, "num_ctx": settings.OLLAMA_NUM_CTX},
+        "retry_temperature": RETRY_TEMPERATURE,
+        "max_answer_attempts": MAX_ANSWER_ATTEMPTS,
+        "outlier_rule": outlier_rule,
+        "keep_alive": settings.OLLAMA_KEEP_ALIVE,
+    }
+    name = f"OpeNLGauge ensemble: {'+'.join(annotators)} / {supervisor}"
+    evaluator, _ = Evaluator.objects.get_or_create(
+        name=name[:200],
+        defaults={"kind": Evaluator.Kind.ENSEMBLE, "config": {"annotators": annotators, "supervisor": supervisor}},
+    )
+    n_items = dataset.items.count()
+    run = EvaluatorRun.objects.create(
+        evaluator=evaluator, dataset=dataset, aspect=aspect, label=f"pending-{timezone.now().timestamp()}",
+        config=config, ollama_url=url, parallel=parallel, created_by=user,
+        templates={
+            "annotator": _template_text(PromptTemplate.Kind.ANNOTATOR, aspect.task_id),
+            "supervisor": _template_text(PromptTemplate.Kind.SUPERVISOR, aspect.task_id),
+        },
+        total_calls=n_items * (len(annotators) + 1),
+        progress={m: {"done": 0, "total": n_items} for m in [*annotators, f"{supervisor} (supervisor)"]},
+    )
+    run.label = f"ensemble-{run.pk}"
+    run.save(update_fields=["label"])
+    return run
+
+
+def run_enqueue(run: EvaluatorRun) -> None:
+    """Queue the run's Celery job once the surrounding transaction commits."""
+    from tasks.preannotation import run_preannotation
+
+    transaction.on_commit(partial(run_preannotation.delay, run.pk))
+
+
+def run_cancel(*, run: EvaluatorRun) -> bool:
+    """Ask a run to stop; a pending or paused one stops at once, a running one at its next checkpoint."""
+    now = timezone.now()
+    stopped = EvaluatorRun.objects.filter(pk=run.pk, status__in=[RunStatus.PENDING, RunStatus.PAUSED]).update(
+        status=RunStatus.CANCELLED, cancel_requested=True, finished_at=now, message="Cancelled before it ran."
+    )
+    if stopped:
+        return True
+    return bool(
+        EvaluatorRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(cancel_requested=True)
+    )
+
+
+def run_resume(*, run: EvaluatorRun, enqueue: bool = True) -> bool:
+    """Put a paused or failed run back in the queue; finished calls come from the cache."""
+    updated = EvaluatorRun.objects.filter(pk=run.pk, status__in=[RunStatus.PAUSED, RunStatus.FAILED]).update(
+        status=RunStatus.PENDING, message="Resumed; waiting for a worker.", cancel_requested=False
+    )
+    if updated and enqueue:
+        run_enqueue(run)
+    return bool(updated)

@@ -1,0 +1,183 @@
+"""The ensemble job against the simulated Ollama: full run, cache, retries of bad answers, faults, cancel."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotator.models import Annotation, Dataset, ErrorSpan, Item, TaskType
+from evaluation.models import EvaluatorRun, LLMCall, RunCall, RunStatus
+from evaluation.preannotation.execute import run_execute
+from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_resume
+from tests.ollama_sim.config import FaultRule, ReplyRule, SimConfig
+from tests.ollama_sim.server import OllamaSim
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ANNOTATORS = ["ann-a:1b", "ann-b:1b", "ann-c:1b"]
+SUPERVISOR = "sup:1b"
+OUTPUTS = [
+    "The Copper Kettle is a cheap coffee shop in the city centre. It serves English food.",
+    "Blue Lantern is a Japanese restaurant restaurant in the riverside area.",
+    "Olive Grove is a moderately priced pub near Riverside Market in the riverside area.",
+    "Zizzi is a French coffee shop. It is not family friendly and costs less than 20 pounds.",
+]
+
+
+@pytest.fixture
+def dataset(db):
+    task = TaskType.objects.get(slug="data-to-text")
+    ds = Dataset.objects.create(name="tiny", task=task, input_headers=["Data"], output_header="Text")
+    for i, output in enumerate(OUTPUTS):
+        Item.objects.create(dataset=ds, position=i, external_id=f"i{i}", inputs={"Data": f"record {i}"}, output=output)
+    return ds
+
+
+@pytest.fixture
+def sim():
+    config = SimConfig(models=[*ANNOTATORS, SUPERVISOR], parallel=2)
+    with OllamaSim(config) as server:
+        yield server
+
+
+def _create(dataset, sim, **kw) -> EvaluatorRun:
+    return run_create(
+        dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
+        ollama_url=sim.url, parallel=2, **kw,
+    )
+
+
+def test_run_execute_full_run_stores_every_layer(dataset, sim):
+    run = _create(dataset, sim)
+    assert run_execute(run.pk) == RunStatus.DONE
+    run.refresh_from_db()
+    n = len(OUTPUTS)
+    assert run.status == RunStatus.DONE and run.done_calls == run.total_calls == n * 4
+    assert Annotation.objects.filter(run=run, kind="annotator").count() == n * 3
+    assert Annotation.objects.filter(run=run, kind="supervisor").count() == n
+    assert Annotation.objects.filter(run=run, kind="ensemble").count() == n
+    # Model-major: each model loaded once, in the configured order, supervisor last.
+    stats = sim.stats
+    assert stats.load_order == [*ANNOTATORS, SUPERVISOR]
+    assert stats.requests == n * 4 == LLMCall.objects.count()
+    # Ensemble score = mean of the annotators' scores.
+    for ensemble in Annotation.objects.filter(run=run, kind="ensemble"):
+        scores = list(
+            Annotation.objects.filter(run=run, kind="annotator", item=ensemble.item).values_list("score", flat=True)
+        )
+        assert ensemble.score == pytest.approx(sum(scores) / len(scores))
+    # Every aligned span slices exactly what it claims; unaligned ones have no offsets.
+    for span in ErrorSpan.objects.filter(annotation__run=run).select_related("annotation__item"):
+        if span.start is not None:
+            assert span.match != "none"
+            if span.match == "exact":
+                assert span.annotation.item.output[span.start : span.end] == span.text
+        else:
+            assert span.match == "none"
+    # Token counts and durations come from Ollama's responses.
+    call = LLMCall.objects.first()
+    assert call.prompt_tokens > 0 and call.completion_tokens > 0 and call.options["temperature"] == 0.0
+    assert call.options["seed"] == 42 and "num_ctx" in call.options
+
+
+def test_run_rerun_makes_zero_llm_calls(dataset, sim):
+    first = _create(dataset, sim)
+    run_execute(first.pk)
+    sim.reset_stats()
+    second = _create(dataset, sim)
+    assert run_execute(second.pk) == RunStatus.DONE
+    second.refresh_from_db()
+    assert sim.stats.requests == 0
+    assert second.cache_hits == second.total_calls
+    assert RunCall.objects.filter(run=second, from_cache=False).count() == 0
+    assert Annotation.objects.filter(run=second, kind="ensemble").count() == len(OUTPUTS)
+
+
+def test_run_unparseable_answer_retried_warmer_and_raw_kept(dataset, sim):
+    garbage = "I cannot comply with the format, sorry."
+    sim.configure(faults=(FaultRule(kind="garbage", model="ann-b:1b", first=2, text=garbage),))
+    run = _create(dataset, sim)
+    run_execute(run.pk)
+    retried = RunCall.objects.filter(run=run, model="ann-b:1b", attempt__gt=0)
+    assert retried.count() == 2
+    assert all(rc.call.options["temperature"] == 0.1 for rc in retried.select_related("call"))
+    bad = LLMCall.objects.filter(response=garbage)
+    assert bad.count() == 2  # every raw answer is kept
+    annotations = Annotation.objects.filter(run=run, model="ann-b:1b", kind="annotator")
+    assert annotations.count() == len(OUTPUTS)
+    assert all(a.parse_status != "failed" for a in annotations)
+
+
+def test_run_supervisor_unusable_falls_back_to_overlap_merge(dataset, sim):
+    sim.configure(rules=(ReplyRule(model=SUPERVISOR, reply="?!"),))
+    run = _create(dataset, sim)
+    assert run_execute(run.pk) == RunStatus.DONE
+    for ensemble in Annotation.objects.filter(run=run, kind="ensemble"):
+        assert any("merged by span overlap" in p for p in ensemble.parse_problems)
+        assert ensemble.spans.count() <= 8
+    assert Annotation.objects.filter(run=run, kind="supervisor", parse_status="failed").count() == len(OUTPUTS)
+
+
+def test_run_create_refuses_missing_model_up_front(dataset, sim):
+    with pytest.raises(LaunchError) as excinfo:
+        run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-a:1b", "ghost:70b"],
+                   supervisor=SUPERVISOR, ollama_url=sim.url)
+    assert "ollama pull ghost:70b" in str(excinfo.value)
+    assert not EvaluatorRun.objects.exists()
+    assert sim.stats.requests == 0
+
+
+def test_run_create_refuses_unreachable_server_naming_url(dataset):
+    with pytest.raises(LaunchError) as excinfo:
+        run_create(dataset=dataset, aspect_name="accuracy", annotators=["a"], supervisor="b",
+                   ollama_url="http://127.0.0.1:9")
+    assert "http://127.0.0.1:9" in str(excinfo.value) and "ollama serve" in str(excinfo.value)
+
+
+def test_run_server_errors_are_retried(dataset, sim):
+    sim.configure(faults=(FaultRule(kind="error", model="ann-a:1b", nth=(1, 3)), FaultRule(kind="drop", nth=(5,))))
+    run = _create(dataset, sim)
+    assert run_execute(run.pk) == RunStatus.DONE
+    assert Annotation.objects.filter(run=run, kind="ensemble").count() == len(OUTPUTS)
+    assert LLMCall.objects.filter(model="ann-a:1b").count() == len(OUTPUTS)
+
+
+def test_run_pauses_when_server_keeps_failing_then_resumes_without_repeats(dataset, sim, settings):
+    # ann-b fails every request: the run pauses after the backend's retries, keeping ann-a's answers.
+    sim.configure(faults=(FaultRule(kind="error", model="ann-b:1b", status=503),))
+    run = _create(dataset, sim)
+    from evaluation.preannotation import execute
+
+    backend = execute.OllamaBackend(sim.url, timeout=5, max_retries=1, backoff=0.01)
+    assert run_execute(run.pk, backend=backend) == RunStatus.PAUSED
+    run.refresh_from_db()
+    assert "resume" in run.message.lower()
+    assert Annotation.objects.filter(run=run, model="ann-a:1b").count() == len(OUTPUTS)
+    ok_before = {r.prompt_sha256 + r.model for r in sim.stats.log if r.status == "ok"}
+    sim.configure(faults=())
+    sim.reset_stats()
+    assert run_resume(run=run, enqueue=False)
+    assert run_execute(run.pk) == RunStatus.DONE
+    ok_after = {r.prompt_sha256 + r.model for r in sim.stats.log if r.status == "ok"}
+    assert not ok_before & ok_after  # no finished call was repeated
+    assert all(r.model != "ann-a:1b" for r in sim.stats.log)
+
+
+def test_run_cancel_stops_pending_run(dataset, sim):
+    run = _create(dataset, sim)
+    assert run_cancel(run=run)
+    assert run_execute(run.pk) is None
+    run.refresh_from_db()
+    assert run.status == RunStatus.CANCELLED and sim.stats.requests == 0
+
+
+def test_preannotate_command_sync(dataset, sim):
+    out = io.StringIO()
+    call_command("preannotate", dataset="tiny", aspect="accuracy", annotators=",".join(ANNOTATORS),
+                 supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2, sync=True, stdout=out)
+    assert "done" in out.getvalue()
+    assert Annotation.objects.filter(kind="ensemble").count() == len(OUTPUTS)
+    with pytest.raises(CommandError, match="no aspect 'charm'"):
+        call_command("preannotate", dataset="tiny", aspect="charm", ollama_url=sim.url, sync=True)
