@@ -1,35 +1,84 @@
-"""Evaluation API: evaluator runs (more routes join as the jobs and analytics land)."""
+"""Evaluation API: launch, follow, cancel and resume ensemble runs (twins of the job pages)."""
 
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
-from ninja import Router, Schema
+from django.shortcuts import get_object_or_404
+from ninja import Router, Status
 
-from evaluation.selectors import runs_for_home
+from annotator.models import Dataset
+from evaluation.models import EvaluatorRun
+from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
+from evaluation.schemas import ErrorOut, RunIn, RunOut, RunProgressOut
+from evaluation.selectors import run_progress, runs_for_home
 
 router = Router(tags=["runs"])
 
 
-class RunOut(Schema):
-    id: int
-    label: str
-    evaluator: str
-    dataset: str
-    aspect: str
-    status: str
-    done_calls: int
-    total_calls: int
+def _researcher(request: HttpRequest) -> None:
+    if not request.user.sees_everything:
+        raise PermissionDenied("Researchers and admins only.")
+
+
+def _admin(request: HttpRequest) -> None:
+    if not request.user.is_admin_role:
+        raise PermissionDenied("Only admins run LLM jobs.")
+
+
+def _out(run: EvaluatorRun) -> RunOut:
+    return RunOut(
+        id=run.pk, label=run.label, evaluator=run.evaluator.name, dataset=run.dataset.name, aspect=run.aspect.name,
+        status=run.status, done_calls=run.done_calls, total_calls=run.total_calls,
+    )
 
 
 @router.get("/runs", response=list[RunOut], operation_id="list_runs")
 def list_runs(request: HttpRequest):
-    if not request.user.sees_everything:
-        raise PermissionDenied("Researchers and admins only.")
-    return [
-        RunOut(
-            id=r.pk, label=r.label, evaluator=r.evaluator.name, dataset=r.dataset.name, aspect=r.aspect.name,
-            status=r.status, done_calls=r.done_calls, total_calls=r.total_calls,
+    _researcher(request)
+    return [_out(r) for r in runs_for_home()]
+
+
+@router.get("/runs/{run_id}", response=RunProgressOut, operation_id="retrieve_run")
+def retrieve_run(request: HttpRequest, run_id: int):
+    _researcher(request)
+    return run_progress(get_object_or_404(EvaluatorRun, pk=run_id))
+
+
+@router.post("/runs", response={201: RunOut, 400: ErrorOut, 404: ErrorOut}, operation_id="create_run")
+def create_run(request: HttpRequest, payload: RunIn):
+    """Check the Ollama server and models, then queue the ensemble job (like `manage.py preannotate`)."""
+    _admin(request)
+    dataset = Dataset.objects.filter(name=payload.dataset).first()
+    if dataset is None:
+        return Status(404, {"detail": f"no dataset named {payload.dataset!r}"})
+    try:
+        run = run_create(
+            dataset=dataset, aspect_name=payload.aspect, annotators=payload.annotators,
+            supervisor=payload.supervisor, ollama_url=payload.ollama_url, parallel=payload.parallel,
+            outlier_rule=payload.outlier_rule, user=request.user,
         )
-        for r in runs_for_home()
-    ]
+    except LaunchError as exc:
+        return Status(400, {"detail": str(exc)})
+    run_enqueue(run)
+    return Status(201, _out(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect").get(pk=run.pk)))
+
+
+@router.post("/runs/{run_id}/cancel", response={200: RunOut, 409: ErrorOut}, operation_id="cancel_run")
+def cancel_run(request: HttpRequest, run_id: int):
+    _admin(request)
+    run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
+    if not run_cancel(run=run):
+        return Status(409, {"detail": f"run is {run.status}; only pending, paused or running runs can be cancelled"})
+    run.refresh_from_db()
+    return Status(200, _out(run))
+
+
+@router.post("/runs/{run_id}/resume", response={200: RunOut, 409: ErrorOut}, operation_id="resume_run")
+def resume_run(request: HttpRequest, run_id: int):
+    _admin(request)
+    run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
+    if not run_resume(run=run):
+        return Status(409, {"detail": f"run is {run.status}; only paused or failed runs can be resumed"})
+    run.refresh_from_db()
+    return Status(200, _out(run))

@@ -1,11 +1,61 @@
-"""Read-side queries of the evaluation app."""
+"""Read-side queries of the evaluation app: runs and their live progress."""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from typing import Any
 
-from evaluation.models import EvaluatorRun
+from django.db.models import QuerySet, Sum
+from django.utils import timezone
+
+from annotator.models import Annotation, ParseStatus
+from evaluation.models import EvaluatorRun, LLMCall
 
 
 def runs_for_home() -> QuerySet[EvaluatorRun]:
     return EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect").order_by("-created_at")
+
+
+def run_progress(run: EvaluatorRun) -> dict[str, Any]:
+    """Return what the job page and the API show: per-model counts, rates, ETA and recent failures."""
+    now = timezone.now()
+    elapsed = ((run.finished_at or now) - run.started_at).total_seconds() if run.started_at else 0.0
+    fresh = LLMCall.objects.filter(run_calls__run=run, run_calls__from_cache=False).distinct()
+    tokens = fresh.aggregate(prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
+    n_fresh = fresh.count()
+    done = run.done_calls
+    rate = done / elapsed if elapsed > 0 else 0.0
+    remaining = max(run.total_calls - done, 0)
+    eta = remaining / rate if rate > 0 and not run.is_finished() else None
+    failures = list(
+        Annotation.objects.filter(run=run, parse_status=ParseStatus.FAILED)
+        .select_related("item")
+        .order_by("-id")
+        .values("id", "model", "kind", "item__external_id", "raw_answer", "parse_problems")[:20]
+    )
+    models = [
+        {"model": name, "done": entry.get("done", 0), "total": entry.get("total", 0),
+         "failed": entry.get("failed", 0),
+         "percent": round(100 * entry.get("done", 0) / entry["total"], 1) if entry.get("total") else 0.0}
+        for name, entry in run.progress.items()
+    ]
+    return {
+        "id": run.pk,
+        "label": run.label,
+        "status": run.status,
+        "message": run.message,
+        "done": done,
+        "total": run.total_calls,
+        "percent": round(100 * done / run.total_calls, 1) if run.total_calls else 0.0,
+        "cache_hits": run.cache_hits,
+        "failed": run.failed_calls,
+        "llm_calls": n_fresh,
+        "elapsed_seconds": round(elapsed, 1),
+        "eta_seconds": round(eta, 1) if eta is not None else None,
+        "calls_per_second": round(n_fresh / elapsed, 2) if elapsed > 0 else 0.0,
+        "tokens_per_second": round((tokens["completion"] or 0) / elapsed, 1) if elapsed > 0 else 0.0,
+        "prompt_tokens": tokens["prompt"] or 0,
+        "completion_tokens": tokens["completion"] or 0,
+        "models": models,
+        "failures": failures,
+        "finished": run.is_finished(),
+    }

@@ -1,0 +1,133 @@
+"""Benchmark: the real ensemble job on the simulated Ollama against its scheduling lower bound.
+
+Runs `run_execute` (the code the Celery task runs) over a fresh dataset against the simulated server in
+its own process, then prints the lower bound `models*swap + sum_models ceil(calls/P)*call`, the measured
+wall time, their ratio, the number of model loads, a rerun's LLM calls (the cache should make it 0),
+and the same calls made by a naive item-by-item sequential loop for contrast.
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/spanjudge_bench python bench/ensemble_schedule.py \
+        [--items 24] [--annotators 5] [--swap 1.0] [--call 0.3] [--parallel 4] [--skip-naive]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_bench")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=24)
+    parser.add_argument("--annotators", type=int, default=5)
+    parser.add_argument("--swap", type=float, default=1.0)
+    parser.add_argument("--call", type=float, default=0.3)
+    parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--skip-naive", action="store_true")
+    args = parser.parse_args()
+
+    _ensure_database()
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+    from annotator.models import Dataset, Item, TaskType
+    from evaluation.engine.prompts import render_annotator_prompt
+    from evaluation.llm.ollama_backend import OllamaBackend
+    from evaluation.preannotation.execute import RunExecutor, _specs, run_execute
+    from evaluation.preannotation.launch import run_create
+    from tests.ollama_sim.config import SimConfig
+    from tests.ollama_sim.process import SimProcess
+
+    annotators = [f"bench-ann-{i}:7b" for i in range(args.annotators)]
+    supervisor = "bench-sup:7b"
+    models = [*annotators, supervisor]
+    config = SimConfig(models=models, swap_cost=args.swap, call_time=args.call, parallel=args.parallel, max_loaded=1)
+    nonce = uuid.uuid4().hex[:8]
+    task = TaskType.objects.get(slug="data-to-text")
+    dataset = Dataset.objects.create(name=f"bench-{nonce}", task=task, input_headers=["Data"], output_header="Text")
+    Item.objects.bulk_create(
+        Item(dataset=dataset, position=i, external_id=str(i), inputs={"Data": f"home {i} | away {i + 1} | run {nonce}"},
+             output=f"The home side {i} beat the visitors {i + 1} by {3 + i} points in front of a full arena.")
+        for i in range(args.items)
+    )
+    calls_per_model = args.items
+    bound = len(models) * args.swap + len(models) * math.ceil(calls_per_model / args.parallel) * args.call
+
+    with SimProcess(config) as sim:
+        run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
+                         ollama_url=sim.url, parallel=args.parallel)
+        sim.reset(models=True)
+        began = time.perf_counter()
+        status = run_execute(run.pk)
+        wall = time.perf_counter() - began
+        stats = sim.stats()
+        run.refresh_from_db()
+
+        rerun = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
+                           ollama_url=sim.url, parallel=args.parallel)
+        sim.reset(models=False)
+        began = time.perf_counter()
+        run_execute(rerun.pk)
+        rerun_wall = time.perf_counter() - began
+        rerun_calls = sim.stats().requests
+
+        naive_wall = None
+        if not args.skip_naive:
+            # The contrast: one item at a time, every model in turn, one request in flight.
+            sim.reset(models=True)
+            executor = RunExecutor(run)
+            task_spec, aspect_spec = _specs(run)
+            backend = OllamaBackend(sim.url, timeout=600)
+            options = {**run.config["options"], "seed": 7}
+            began = time.perf_counter()
+            for _pk, inputs, output in executor.items:
+                prompt = render_annotator_prompt(run.templates["annotator"], task=task_spec, aspect=aspect_spec,
+                                                 inputs=inputs, output=output, output_header="Text")
+                for model in models:
+                    backend.chat_sync(model, prompt, options=options)
+            naive_wall = time.perf_counter() - began
+            naive_loads = sim.stats().loads
+
+    print(f"job: {args.items} items x ({args.annotators} annotators + supervisor), swap {args.swap}s, "
+          f"call {args.call}s, P={args.parallel}, one loaded model; status {status}")
+    print(f"lower bound  models*swap + sum ceil(calls/P)*call = {bound:.2f} s")
+    print(f"measured wall time                              = {wall:.2f} s")
+    print(f"ratio measured / bound                          = {wall / bound:.3f}  (target <= 1.15)")
+    print(f"model loads (swaps)                             = {stats.loads}  (minimum {len(models)})")
+    needed = len(models) * args.items
+    print(f"LLM requests                                    = {stats.requests}  (calls needed {needed})")
+    print(f"rerun of the finished job: LLM calls            = {rerun_calls}  (target 0), {rerun_wall:.2f} s")
+    if naive_wall is not None:
+        print(f"naive item-by-item sequential loop              = {naive_wall:.2f} s, {naive_loads} model loads "
+              f"({naive_wall / wall:.1f}x slower)")
+    return 0
+
+
+def _ensure_database() -> None:
+    """Create the benchmark's PostgreSQL database if it does not exist yet."""
+    url = os.environ["DATABASE_URL"]
+    if not url.startswith("postgres"):
+        return
+    import psycopg
+
+    name = url.rsplit("/", 1)[1]
+    admin = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,90 @@
+"""NLG task catalogue: what each task is, as told to the evaluating LLM."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evaluation.engine.errors import EngineError
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    slug: str
+    name: str
+    description: str  # one or two sentences that tell the evaluator what the generating model had to do
+    output_noun: str  # how the prompt calls the evaluated text ("summary", "response", ...)
+
+
+TASKS: dict[str, TaskSpec] = {
+    spec.slug: spec
+    for spec in (
+        TaskSpec(
+            slug="data-to-text",
+            name="data-to-text generation",
+            description=(
+                "A system received structured data (records, attribute-value pairs, triples or table "
+                "cells) and had to verbalise it as fluent natural-language text."
+            ),
+            output_noun="text",
+        ),
+        TaskSpec(
+            slug="summarization",
+            name="summarization",
+            description=(
+                "A system received a source document and had to write a shorter text that conveys "
+                "its main content."
+            ),
+            output_noun="summary",
+        ),
+        TaskSpec(
+            slug="dialogue",
+            name="dialogue response generation",
+            description=(
+                "A system received a conversation so far (and possibly background knowledge or "
+                "context about the speakers) and had to write the next turn of the conversation."
+            ),
+            output_noun="response",
+        ),
+        TaskSpec(
+            slug="story-generation",
+            name="story generation",
+            description="A system received a short writing prompt and had to write a story based on it.",
+            output_noun="story",
+        ),
+        TaskSpec(
+            slug="question-answering",
+            name="question answering",
+            description=(
+                "A system received a question together with a context (a text or a table) and had "
+                "to answer the question using that context."
+            ),
+            output_noun="answer",
+        ),
+        TaskSpec(
+            slug="simplification",
+            name="text simplification",
+            description=(
+                "A system received a sentence or short passage and had to rewrite it so that it is "
+                "easier to read and understand while keeping what it says."
+            ),
+            output_noun="simplified text",
+        ),
+        TaskSpec(
+            slug="translation",
+            name="machine translation",
+            description=(
+                "A system received a text in a source language and had to translate it into the "
+                "target language."
+            ),
+            output_noun="translation",
+        ),
+    )
+}
+
+
+def get_task(slug: str) -> TaskSpec:
+    """Return the task with this slug, or raise EngineError listing the known ones."""
+    try:
+        return TASKS[slug]
+    except KeyError:
+        raise EngineError(f"unknown task {slug!r}; known tasks: {', '.join(sorted(TASKS))}") from None

@@ -1,0 +1,28 @@
+"""Forms of the evaluation app: launching an ensemble run."""
+
+from __future__ import annotations
+
+from django import forms
+from django.conf import settings
+
+from annotator.models import Dataset
+from evaluation.engine.presets import PRESETS
+
+
+class RunLaunchForm(forms.Form):
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
+    aspect = forms.CharField(max_length=200, help_text="An aspect of the dataset's task, e.g. accuracy.")
+    preset = forms.ChoiceField(
+        choices=[(name, f"{name}: {p.note}") for name, p in PRESETS.items()], required=False,
+        help_text="Used when the model fields are left empty.",
+    )
+    annotators = forms.CharField(required=False, help_text="Comma-separated Ollama tags; overrides the preset.")
+    supervisor = forms.CharField(required=False, help_text="Overrides the preset's supervisor.")
+    ollama_url = forms.CharField(required=False, help_text=f"Default {settings.OLLAMA_URL}")
+    parallel = forms.IntegerField(min_value=1, max_value=64, initial=settings.OLLAMA_PARALLEL)
+    outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])
+
+    def models(self) -> tuple[list[str], str]:
+        preset = PRESETS[self.cleaned_data.get("preset") or settings.ENSEMBLE_PRESET]
+        annotators = [m.strip() for m in self.cleaned_data["annotators"].split(",") if m.strip()]
+        return annotators or list(preset.annotators), self.cleaned_data["supervisor"].strip() or preset.supervisor

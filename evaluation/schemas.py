@@ -1,0 +1,62 @@
+"""Ninja schemas of the evaluation API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ninja import Schema
+
+
+class RunOut(Schema):
+    id: int
+    label: str
+    evaluator: str
+    dataset: str
+    aspect: str
+    status: str
+    done_calls: int
+    total_calls: int
+
+
+class RunIn(Schema):
+    dataset: str
+    aspect: str
+    annotators: list[str] | None = None
+    supervisor: str | None = None
+    ollama_url: str | None = None
+    parallel: int | None = None
+    outlier_rule: str = "leave_one_out"
+
+
+class ModelProgressOut(Schema):
+    model: str
+    done: int
+    total: int
+    failed: int
+    percent: float
+
+
+class RunProgressOut(Schema):
+    id: int
+    label: str
+    status: str
+    message: str
+    done: int
+    total: int
+    percent: float
+    cache_hits: int
+    failed: int
+    llm_calls: int
+    elapsed_seconds: float
+    eta_seconds: float | None
+    calls_per_second: float
+    tokens_per_second: float
+    prompt_tokens: int
+    completion_tokens: int
+    models: list[ModelProgressOut]
+    failures: list[dict[str, Any]]
+    finished: bool
+
+
+class ErrorOut(Schema):
+    detail: str

@@ -1,0 +1,99 @@
+"""Tests of the task and aspect catalogue."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluation.engine import EngineError
+from evaluation.engine.aspects import ASPECTS, aspects_for, get_aspect
+from evaluation.engine.tasks import TASKS, get_task
+
+META_EVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "meta_eval"
+
+# human-score keys of the meta-evaluation files and the task each belongs to
+SCORE_KEYS = {
+    "summarization": {"factual consistency"},
+    "data-to-text": {"informativeness", "naturalness"},
+    "dialogue": {"naturalness", "groundedness", "coherence", "engagingness"},
+    "story-generation": {"relevance", "coherence", "empathy", "engagement", "surprise", "complexity"},
+    "simplification": {"fluency", "meaning preservation", "simplicity"},
+}
+# every aspect Appendix A of the paper lists per task
+APPENDIX_A = {
+    "summarization": {"consistency", "accuracy", "relevance", "coverage", "coherence", "fluency"},
+    "data-to-text": {"faithfulness", "correctness", "coverage", "informativeness", "fluency",
+                     "grammaticality", "naturalness"},
+    "dialogue": {"coherence", "relevance", "appropriateness", "empathy", "interestingness", "engagingness",
+                 "fluency", "understandability"},
+    "story-generation": {"relevance", "coherence", "engagement", "empathy", "surprise", "complexity"},
+    "question-answering": {"correctness", "informativeness", "completeness", "conciseness", "relevance",
+                           "factuality", "faithfulness", "fluency", "naturalness", "grammaticality"},
+}
+
+
+def test_tasks_cover_the_seven_slugs() -> None:
+    assert set(TASKS) == {
+        "data-to-text", "summarization", "dialogue", "story-generation", "question-answering",
+        "simplification", "translation",
+    }
+    assert get_task("dialogue").output_noun == "response"
+    with pytest.raises(EngineError, match="unknown task"):
+        get_task("poetry")
+
+
+@pytest.mark.parametrize("task", sorted(APPENDIX_A))
+def test_aspects_include_appendix_a(task: str) -> None:
+    assert APPENDIX_A[task] <= {a.name for a in aspects_for(task)}
+
+
+@pytest.mark.parametrize("task", sorted(SCORE_KEYS))
+def test_aspects_include_meta_eval_score_keys(task: str) -> None:
+    assert SCORE_KEYS[task] <= {a.name for a in aspects_for(task)}
+
+
+def test_meta_eval_files_use_these_keys() -> None:
+    files = {"qags": "summarization", "sfres": "data-to-text", "sfhot": "data-to-text",
+             "topical_chat": "dialogue", "hanna": "story-generation", "wiki_da": "simplification"}
+    if not META_EVAL.exists():
+        pytest.skip("shared meta-eval data not present")
+    for name, task in files.items():
+        items = json.loads((META_EVAL / f"{name}.json").read_text())
+        for key in items[0]["score"]:
+            assert get_aspect(task, key).name == key
+
+
+def test_extra_aspects_present() -> None:
+    assert get_aspect("data-to-text", "accuracy").task == "data-to-text"
+    assert {"accuracy", "fluency", "terminology", "style"} <= {a.name for a in aspects_for("translation")}
+
+
+def test_aspect_invariants() -> None:
+    seen = set()
+    for aspect in ASPECTS:
+        assert aspect.task in TASKS
+        assert aspect.name == aspect.name.lower().strip()
+        assert (aspect.task, aspect.name) not in seen
+        seen.add((aspect.task, aspect.name))
+        same_task = {a.name for a in aspects_for(aspect.task)}
+        assert aspect.name not in aspect.confused_with
+        assert set(aspect.confused_with) <= same_task, aspect
+        assert aspect.definition and aspect.lowest and aspect.highest and len(aspect.steps) >= 3
+
+
+def test_form_aspects_are_output_only_and_content_aspects_are_not() -> None:
+    for aspect in ASPECTS:
+        if aspect.name in {"fluency", "grammaticality"}:
+            assert aspect.output_only, aspect
+    assert not get_aspect("summarization", "factual consistency").output_only
+    assert not get_aspect("dialogue", "groundedness").output_only
+
+
+def test_get_aspect_normalizes_and_raises() -> None:
+    assert get_aspect("simplification", "  Meaning   Preservation ").name == "meaning preservation"
+    with pytest.raises(EngineError, match="unknown aspect 'wit'"):
+        get_aspect("dialogue", "wit")
+    with pytest.raises(EngineError, match="unknown task"):
+        get_aspect("poetry", "fluency")

@@ -1,0 +1,107 @@
+"""Job page, launch form and API twins of ensemble runs; permissions by role."""
+
+from __future__ import annotations
+
+import pytest
+from ninja.testing import TestClient
+
+from annotator.models import Dataset, Item, TaskType
+from config.api import api
+from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.preannotation.execute import run_execute
+from evaluation.preannotation.launch import run_create
+from tests.ollama_sim.config import SimConfig
+from tests.ollama_sim.server import OllamaSim
+
+pytestmark = pytest.mark.django_db(transaction=True)
+MODELS = ["m-a:1b", "m-b:1b", "m-s:1b"]
+
+
+@pytest.fixture
+def sim():
+    with OllamaSim(SimConfig(models=MODELS, parallel=2)) as server:
+        yield server
+
+
+@pytest.fixture
+def dataset():
+    task = TaskType.objects.get(slug="summarization")
+    ds = Dataset.objects.create(name="news <b>bold</b>", task=task, input_headers=["Article"], output_header="Summary")
+    for i in range(3):
+        Item.objects.create(dataset=ds, position=i, external_id=str(i), inputs={"Article": f"Story {i}."},
+                            output=f"A summary number {i} of the story, with <script>alert({i})</script>.")
+    return ds
+
+
+def _client(user):
+    client = TestClient(api)
+    return lambda method, path, **kw: getattr(client, method)(path, user=user, **kw)
+
+
+def test_api_create_run_then_progress_reports_counts(dataset, sim, make_user):
+    admin = make_user("root", role="admin")
+    call = _client(admin)
+    response = call("post", "/runs", json={"dataset": dataset.name, "aspect": "relevance", "annotators": MODELS[:2],
+                                            "supervisor": MODELS[2], "ollama_url": sim.url, "parallel": 2})
+    assert response.status_code == 201, response.content
+    run_id = response.json()["id"]
+    assert response.json()["total_calls"] == 3 * 3
+    assert run_execute(run_id) == RunStatus.DONE  # what the queued worker would run
+    progress = call("get", f"/runs/{run_id}").json()
+    assert progress["status"] == "done" and progress["done"] == progress["total"] == 9
+    assert progress["llm_calls"] == 9 and progress["finished"] is True
+    assert [m["done"] for m in progress["models"]] == [3, 3, 3]
+    assert progress["completion_tokens"] > 0
+
+
+def test_api_create_run_missing_model_is_400_with_pull_command(dataset, sim, make_user):
+    call = _client(make_user("root", role="admin"))
+    response = call("post", "/runs", json={"dataset": dataset.name, "aspect": "relevance",
+                                            "annotators": ["nope:70b"], "supervisor": MODELS[2],
+                                            "ollama_url": sim.url})
+    assert response.status_code == 400
+    assert "ollama pull nope:70b" in response.json()["detail"]
+    assert not EvaluatorRun.objects.exists()
+
+
+def test_api_runs_forbidden_for_annotators_and_launch_for_researchers(dataset, sim, make_user):
+    assert _client(make_user("ann"))("get", "/runs").status_code == 403
+    research = _client(make_user("res", role="researcher"))
+    assert research("get", "/runs").status_code == 200
+    assert research("post", "/runs", json={"dataset": dataset.name, "aspect": "relevance"}).status_code == 403
+
+
+def test_api_cancel_and_resume_follow_status_rules(dataset, sim, make_user):
+    call = _client(make_user("root", role="admin"))
+    run = run_create(dataset=dataset, aspect_name="relevance", annotators=MODELS[:2], supervisor=MODELS[2],
+                     ollama_url=sim.url)
+    assert call("post", f"/runs/{run.pk}/resume").status_code == 409  # pending, not paused
+    assert call("post", f"/runs/{run.pk}/cancel").json()["status"] == "cancelled"
+    assert call("post", f"/runs/{run.pk}/cancel").status_code == 409
+
+
+def test_run_page_polls_until_finished_and_escapes_text(client, dataset, sim, make_user):
+    admin = make_user("root", role="admin")
+    client.force_login(admin)
+    run = run_create(dataset=dataset, aspect_name="relevance", annotators=MODELS[:2], supervisor=MODELS[2],
+                     ollama_url=sim.url)
+    page = client.get(f"/runs/{run.pk}/")
+    assert page.status_code == 200
+    body = page.content.decode()
+    assert 'hx-trigger="every 2s"' in body and "news &lt;b&gt;bold&lt;/b&gt;" in body
+    run_execute(run.pk)
+    partial = client.get(f"/runs/{run.pk}/", headers={"HX-Request": "true"})
+    assert partial.status_code == 286  # htmx: stop polling
+    assert "every 2s" not in partial.content.decode() and "9 / 9" in partial.content.decode()
+
+
+def test_run_new_form_refuses_unreachable_server(client, dataset, make_user):
+    client.force_login(make_user("root", role="admin"))
+    response = client.post("/runs/new/", {"dataset": dataset.pk, "aspect": "relevance", "annotators": "a:1b",
+                                          "supervisor": "b:1b", "ollama_url": "http://127.0.0.1:9", "parallel": 2,
+                                          "outlier_rule": "leave_one_out"})
+    assert response.status_code == 200
+    assert "Cannot reach Ollama at http://127.0.0.1:9" in response.content.decode()
+    assert not EvaluatorRun.objects.exists()
+    client.force_login(make_user("res", role="researcher"))
+    assert client.get("/runs/new/").status_code == 403

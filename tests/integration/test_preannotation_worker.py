@@ -1,0 +1,83 @@
+"""The ensemble job on a real Celery worker (Redis) against the simulated Ollama running as a process."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from annotator.models import Annotation, Dataset, Item, TaskType
+from evaluation.models import EvaluatorRun, LLMCall, RunStatus
+from evaluation.preannotation.launch import run_create
+from tasks.preannotation import run_preannotation
+from tests.integration.conftest import wait_for
+from tests.ollama_sim.config import SimConfig
+from tests.ollama_sim.process import SimProcess
+
+pytestmark = pytest.mark.integration
+
+ANNOTATORS = ["ann-a:1b", "ann-b:1b", "ann-c:1b"]
+SUPERVISOR = "sup:1b"
+N_ITEMS = 10
+
+
+def _dataset() -> Dataset:
+    task = TaskType.objects.get(slug="data-to-text")
+    dataset = Dataset.objects.create(name="worker-set", task=task, input_headers=["Data"], output_header="Text")
+    Item.objects.bulk_create(
+        Item(dataset=dataset, position=i, external_id=f"w{i}", inputs={"Data": f"team {i} | points {90 + i}"},
+             output=f"Team {i} scored {95 + i} points in a close game, and their coach praised the defence.")
+        for i in range(N_ITEMS)
+    )
+    return dataset
+
+
+def _ok_repeats(stats) -> int:
+    seen = Counter((r.model, r.prompt_sha256, str(sorted(r.options.items()))) for r in stats.log if r.status == "ok")
+    return sum(n - 1 for n in seen.values() if n > 1)
+
+
+def test_worker_runs_full_ensemble_job(celery_worker_factory):
+    config = SimConfig(models=[*ANNOTATORS, SUPERVISOR], parallel=2, call_time=0.02, swap_cost=0.05)
+    with SimProcess(config) as sim:
+        worker = celery_worker_factory().start()
+        run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
+                         supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
+        run_preannotation.apply_async((run.pk,), queue=worker.queue)
+        assert wait_for(lambda: EvaluatorRun.objects.get(pk=run.pk).is_finished(), timeout=60), (
+            worker.log.read_text()[-3000:]
+        )
+        run.refresh_from_db()
+        assert run.status == RunStatus.DONE, run.message
+        stats = sim.stats()
+        assert stats.requests == N_ITEMS * 4 == LLMCall.objects.count()
+        assert stats.load_order == [*ANNOTATORS, SUPERVISOR]
+        assert Annotation.objects.filter(run=run, kind="ensemble").count() == N_ITEMS
+
+
+def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_factory):
+    config = SimConfig(models=[*ANNOTATORS, SUPERVISOR], parallel=2, call_time=0.25, swap_cost=0.1)
+    with SimProcess(config) as sim:
+        first = celery_worker_factory({"RUN_STALE_SECONDS": "3"}).start()
+        run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
+                         supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
+        run_preannotation.apply_async((run.pk,), queue=first.queue)
+        # Let it get well into the second model, then pull the plug.
+        assert wait_for(lambda: LLMCall.objects.count() >= N_ITEMS + 4, timeout=60), first.log.read_text()[-3000:]
+        first.kill()
+        stored_at_kill = LLMCall.objects.count()
+        assert EvaluatorRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
+        assert stored_at_kill < N_ITEMS * 4
+
+        second = celery_worker_factory({"RUN_STALE_SECONDS": "3"}).start()
+        assert wait_for(lambda: EvaluatorRun.objects.get(pk=run.pk).is_finished(), timeout=120), (
+            second.log.read_text()[-3000:]
+        )
+        run.refresh_from_db()
+        assert run.status == RunStatus.DONE, run.message
+        stats = sim.stats()
+        assert _ok_repeats(stats) == 0  # no answered call was asked again
+        assert LLMCall.objects.count() == N_ITEMS * 4
+        assert sum(1 for r in stats.log if r.status == "ok") == N_ITEMS * 4
+        assert Annotation.objects.filter(run=run, kind="ensemble").count() == N_ITEMS
+        assert Annotation.objects.filter(run=run, kind="annotator").count() == N_ITEMS * 3

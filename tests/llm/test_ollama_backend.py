@@ -1,0 +1,209 @@
+"""OllamaBackend against the simulated Ollama: model checks, results, retries and error messages."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evaluation.llm import (
+    BackendError,
+    BackendUnavailable,
+    LLMResult,
+    ModelMissing,
+    OllamaBackend,
+    resolve_model,
+    tag_matches,
+)
+from tests.ollama_sim import FaultRule, OllamaSim, ReplyRule, digest_for
+
+OPTIONS = {"temperature": 0, "seed": 42, "num_ctx": 4096}
+
+
+def _backend(url: str, **kwargs: object) -> OllamaBackend:
+    settings: dict[str, object] = {"timeout": 10, "backoff": 0.01, "max_retries": 4}
+    settings.update(kwargs)
+    return OllamaBackend(url, **settings)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("requested", "available", "expected"),
+    [
+        ("llama3", "llama3:latest", True),
+        ("llama3:latest", "llama3", True),
+        ("LLama3", "llama3:latest", True),
+        ("registry.ollama.ai/library/llama3", "llama3:latest", True),
+        ("library/llama3:latest", "llama3", True),
+        ("llama3", "llama3:8b", False),
+        ("llama3:8b", "llama3:70b", False),
+        ("llama3", "llama3.1:latest", False),
+        ("me/llama3", "llama3", False),
+        ("localhost:5000/me/model", "localhost:5000/me/model:latest", True),
+    ],
+)
+def test_tag_matches_like_ollama(requested: str, available: str, expected: bool) -> None:
+    assert tag_matches(requested, available) is expected
+
+
+def test_resolve_model_returns_the_available_name() -> None:
+    assert resolve_model("gemma2", ["llama3:latest", "gemma2:latest"]) == "gemma2:latest"
+    assert resolve_model("gemma2", ["gemma2:9b"]) is None
+
+
+def test_backend_check_returns_digests_by_requested_name(sim: OllamaSim) -> None:
+    digests = asyncio.run(_backend(sim.url).check(["llama3", "gemma2:9b"]))
+    assert digests == {"llama3": digest_for("llama3"), "gemma2:9b": digest_for("gemma2:9b")}
+
+
+def test_backend_check_lists_every_missing_model_with_pull_commands(sim: OllamaSim) -> None:
+    with pytest.raises(ModelMissing) as caught:
+        asyncio.run(_backend(sim.url).check(["llama3", "mistral", "phi3:mini"]))
+    assert caught.value.models == ["mistral", "phi3:mini"]
+    message = str(caught.value)
+    assert "ollama pull mistral" in message and "ollama pull phi3:mini" in message
+    assert "ollama pull llama3" not in message
+    assert sim.url in message
+
+
+def test_backend_check_unreachable_names_url_and_remedy(closed_port_url: str) -> None:
+    with pytest.raises(BackendUnavailable) as caught:
+        asyncio.run(_backend(closed_port_url).check(["llama3"]))
+    message = str(caught.value)
+    assert closed_port_url in message
+    assert "ollama serve" in message and "OLLAMA_URL" in message
+
+
+def test_backend_chat_returns_text_and_accounting(sim: OllamaSim) -> None:
+    sim.configure(rules=[ReplyRule(reply="one two three")], swap_cost=0.02, call_time=0.02)
+    backend = _backend(sim.url)
+
+    async def run() -> LLMResult:
+        await backend.check(["llama3"])
+        return await backend.chat("llama3", "four words of prompt", options=OPTIONS, system="be strict")
+
+    result = asyncio.run(run())
+    assert result.text == "one two three"
+    assert result.model == "llama3"
+    assert result.digest == digest_for("llama3")
+    assert (result.prompt_tokens, result.completion_tokens) == (6, 3)  # system + user words
+    assert result.load_duration_ns >= 20_000_000
+    assert result.prompt_eval_duration_ns + result.eval_duration_ns >= 20_000_000
+    assert result.total_duration_ns >= result.load_duration_ns
+    assert result.done_reason == "stop" and result.attempts == 1
+
+    record = sim.stats.log[-1]
+    assert record.options == OPTIONS  # sampling options travel inside `options`
+    assert record.keep_alive == "10m"
+    assert not {"temperature", "seed", "num_ctx"} & set(record.top_level_keys)
+
+
+def test_backend_chat_missing_model_fails_at_once(sim: OllamaSim) -> None:
+    with pytest.raises(ModelMissing) as caught:
+        asyncio.run(_backend(sim.url).chat("mistral", "hi", options=OPTIONS))
+    assert caught.value.models == ["mistral"]
+    assert "ollama pull mistral" in str(caught.value)
+    assert sim.stats.requests == 1
+
+
+def test_backend_retries_server_errors(sim: OllamaSim) -> None:
+    sim.configure(faults=[FaultRule(kind="error", first=2)])
+    result = asyncio.run(_backend(sim.url).chat("llama3", "hi", options=OPTIONS))
+    assert result.attempts == 3
+    assert [r.status for r in sim.stats.log] == ["error", "error", "ok"]
+
+
+def test_backend_retries_dropped_connections(sim: OllamaSim) -> None:
+    sim.configure(faults=[FaultRule(kind="drop", nth=(1,))])
+    result = asyncio.run(_backend(sim.url).chat("llama3", "hi", options=OPTIONS))
+    assert result.attempts == 2
+
+
+def test_backend_retries_a_drop_after_the_call(sim: OllamaSim) -> None:
+    sim.configure(faults=[FaultRule(kind="drop", nth=(1,), after_call=True)], call_time=0.01)
+    assert _backend(sim.url).chat_sync("llama3", "hi", options=OPTIONS).attempts == 2
+
+
+def test_backend_retries_read_timeouts(sim: OllamaSim) -> None:
+    sim.configure(faults=[FaultRule(kind="slow", nth=(1,), delay=1.0)])
+    started = time.perf_counter()
+    result = asyncio.run(_backend(sim.url, timeout=0.3).chat("llama3", "hi", options=OPTIONS))
+    assert result.attempts == 2
+    assert time.perf_counter() - started < 1.0  # the abandoned call gave its slot back at once
+    assert [r.status for r in sim.stats.log] == ["cancelled", "ok"]
+
+
+def test_backend_gives_up_after_max_retries(sim: OllamaSim) -> None:
+    sim.configure(faults=[FaultRule(kind="error", message="CUDA out of memory")])
+    with pytest.raises(BackendUnavailable) as caught:
+        asyncio.run(_backend(sim.url, max_retries=3).chat("llama3", "hi", options=OPTIONS))
+    assert sim.stats.requests == 4
+    assert "CUDA out of memory" in str(caught.value) and sim.url in str(caught.value)
+    assert caught.value.__cause__ is not None
+
+
+def test_backend_unreachable_chat_is_unavailable_after_retries(closed_port_url: str) -> None:
+    with pytest.raises(BackendUnavailable, match="ollama serve"):
+        asyncio.run(_backend(closed_port_url, max_retries=2).chat("llama3", "hi", options=OPTIONS))
+
+
+def test_backend_backoff_grows_exponentially() -> None:
+    backend = OllamaBackend("http://127.0.0.1:1", backoff=0.5, max_backoff=3)
+    assert [backend._delay(k) for k in range(1, 6)] == [0.5, 1.0, 2.0, 3, 3]
+
+
+def test_backend_client_errors_are_not_retried(sim: OllamaSim) -> None:
+    sim.configure(faults=[FaultRule(kind="error", status=400, message="invalid options")])
+    with pytest.raises(BackendError) as caught:
+        asyncio.run(_backend(sim.url).chat("llama3", "hi", options=OPTIONS))
+    assert not isinstance(caught.value, BackendUnavailable)
+    assert "invalid options" in str(caught.value)
+    assert sim.stats.requests == 1
+
+
+def test_backend_returns_malformed_answers_as_text(sim: OllamaSim) -> None:
+    sim.configure(faults=[FaultRule(kind="garbage", text="<<not an annotation>>")])
+    result = asyncio.run(_backend(sim.url).chat("llama3", "hi", options=OPTIONS))
+    assert result.text == "<<not an annotation>>" and result.attempts == 1
+
+
+def test_backend_rejects_unknown_options(sim: OllamaSim) -> None:
+    with pytest.raises(ValueError, match="temprature"):
+        asyncio.run(_backend(sim.url).chat("llama3", "hi", options={"temprature": 0}))
+    assert sim.stats.requests == 0
+
+
+def test_backend_concurrent_calls_fill_the_slots(sim: OllamaSim) -> None:
+    sim.configure(parallel=2, call_time=0.1)
+    backend = _backend(sim.url)
+
+    async def run() -> list[LLMResult]:
+        async with backend:
+            return await asyncio.gather(*(backend.chat("llama3", f"p{i}", options=OPTIONS) for i in range(4)))
+
+    results = asyncio.run(run())
+    assert len(results) == 4 and sim.stats.peak_concurrency == 2 and sim.stats.loads == 1
+
+
+def test_backend_sync_twins(sim: OllamaSim) -> None:
+    with _backend(sim.url) as backend:
+        assert backend.check_sync(["qwen2.5:7b"]) == {"qwen2.5:7b": digest_for("qwen2.5:7b")}
+        result = backend.chat_sync("qwen2.5:7b", "### Output\nA text.", options=OPTIONS)
+    assert result.digest == digest_for("qwen2.5:7b") and "Overall score:" in result.text
+
+
+def test_backend_survives_a_new_event_loop(sim: OllamaSim) -> None:
+    backend = _backend(sim.url)
+    first = asyncio.run(backend.chat("llama3", "a", options=OPTIONS))
+    second = asyncio.run(backend.chat("llama3", "b", options=OPTIONS))
+    assert first.attempts == second.attempts == 1
+
+
+@given(name=st.from_regex(r"[a-z][a-z0-9.\-]{0,10}(:[a-z0-9.]{1,6})?", fullmatch=True))
+def test_tag_matches_is_reflexive_and_ignores_case_and_default_tag(name: str) -> None:
+    assert tag_matches(name, name)
+    assert tag_matches(name.upper(), name)
+    if ":" not in name:
+        assert tag_matches(name, f"{name}:latest") and tag_matches(f"{name}:latest", name)

@@ -1,0 +1,439 @@
+"""HTTP side of the simulated Ollama: routing, JSON and NDJSON I/O, and the chat/generate flow."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import re
+import select
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING, Any
+
+from . import catalog
+from .answers import choose_reply
+from .config import FaultRule, SimConfig, SimRequest, normalize_name
+from .scheduler import RequestAbandoned, Runner, SimClosed, keep_alive_seconds
+from .stats import CallRecord
+
+if TYPE_CHECKING:
+    from .server import OllamaSim
+
+_PROMPT_EVAL_SHARE = 0.2  # share of the generation time reported as prompt evaluation
+
+
+def _now_iso() -> str:
+    return catalog.iso(time.time())
+
+
+def _tokens(text: str) -> int:
+    return len(text.split())
+
+
+def _pieces(text: str) -> list[str]:
+    """Split text into stream chunks (a word and the whitespace after it) that join back to it."""
+    return [piece for piece in re.findall(r"\s*\S+\s*|\s+", text) if piece]
+
+
+class _DropConnection(Exception):
+    """Close the socket without answering."""
+
+
+class SimHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 512
+    sim: OllamaSim
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._connections: set[socket.socket] = set()
+        self._connections_lock = threading.Lock()
+        super().__init__(*args, **kwargs)
+
+    def track(self, conn: socket.socket, add: bool) -> None:
+        with self._connections_lock:
+            if add:
+                self._connections.add(conn)
+            else:
+                self._connections.discard(conn)
+
+    def close_connections(self) -> None:
+        with self._connections_lock:
+            connections = list(self._connections)
+        for conn in connections:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "OllamaSim/1"
+    server: SimHTTPServer
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in separate writes; without this, Nagle plus delayed ACKs add ~40 ms.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server.track(self.connection, add=True)
+
+    def finish(self) -> None:
+        try:
+            super().finish()
+        finally:
+            self.server.track(self.connection, add=False)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+    # --- routing ---------------------------------------------------------------------------
+    def do_HEAD(self) -> None:
+        self.sim.count_hit("HEAD " + self.path)
+        self._send_text(200 if self.path == "/" else 404, "", head=True)
+
+    def do_GET(self) -> None:
+        self.sim.count_hit("GET " + self.path)
+        routes = {
+            "/": lambda: self._send_text(200, "Ollama is running"),
+            "/api/version": lambda: self._send_json(200, {"version": self.sim.config.version}),
+            "/api/tags": self._tags,
+            "/api/ps": self._ps,
+            "/_sim/stats": lambda: self._send_json(200, self.sim.stats.to_dict()),
+            "/_sim/config": lambda: self._send_json(200, self.sim.config.to_dict()),
+        }
+        self._dispatch(routes)
+
+    def do_POST(self) -> None:
+        self.sim.count_hit("POST " + self.path)
+        routes = {
+            "/api/chat": lambda: self._generate("chat"),
+            "/api/generate": lambda: self._generate("generate"),
+            "/api/show": self._show,
+            "/_sim/config": self._sim_config,
+            "/_sim/reset": self._sim_reset,
+        }
+        self._dispatch(routes)
+
+    def do_DELETE(self) -> None:
+        self.sim.count_hit("DELETE " + self.path)
+        self._dispatch({})
+
+    @property
+    def sim(self) -> OllamaSim:
+        return self.server.sim
+
+    def _dispatch(self, routes: dict[str, Any]) -> None:
+        route = routes.get(self.path.split("?", 1)[0])
+        try:
+            if route is None:
+                self._read_body()
+                self._send_text(404, "404 page not found")
+            else:
+                route()
+        except _DropConnection:
+            self.close_connection = True
+            with contextlib.suppress(OSError):
+                self.connection.shutdown(socket.SHUT_RDWR)
+        except (BrokenPipeError, ConnectionResetError, SimClosed, RequestAbandoned):
+            self.close_connection = True
+
+    # --- I/O helpers -----------------------------------------------------------------------
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _read_json(self) -> dict[str, Any] | None:
+        raw = self._read_body()
+        try:
+            data = json.loads(raw or b"{}")
+        except ValueError:
+            self._send_json(400, {"error": "invalid JSON in request body"})
+            return None
+        if not isinstance(data, dict):
+            self._send_json(400, {"error": "request body must be a JSON object"})
+            return None
+        return data
+
+    def _client_gone(self) -> bool:
+        """Return whether the client closed its end (readable socket with nothing to read)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _pause(self, seconds: float) -> None:
+        """Sleep like a generating model, but stop when the client goes away (Ollama cancels then)."""
+        deadline = time.monotonic() + seconds
+        while (remaining := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([self.connection], [], [], remaining)
+            if readable:
+                if self._client_gone():
+                    raise RequestAbandoned
+                time.sleep(max(0.0, deadline - time.monotonic()))  # bytes of a next request: keep going
+                return
+
+    def _send_text(self, status: int, text: str, *, head: bool = False) -> None:
+        body = text.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _stream_line(self, payload: Any) -> None:
+        data = json.dumps(payload).encode() + b"\n"
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _end_stream(self) -> None:
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    # --- model information -----------------------------------------------------------------
+    def _tags(self) -> None:
+        self._send_json(200, catalog.tags(self.sim.config))
+
+    def _ps(self) -> None:
+        self._send_json(200, catalog.running(self.sim.config, self.sim.scheduler.loaded()))
+
+    def _show(self) -> None:
+        body = self._read_json()
+        if body is None:
+            return
+        requested = str(body.get("model") or body.get("name") or "")
+        digest = self.sim.config.digest(requested) if requested else None
+        if digest is None:
+            self._send_json(404, {"error": f"model '{requested}' not found"})
+            return
+        self._send_json(200, catalog.show(self.sim.config, normalize_name(requested), digest))
+
+    # --- test control ----------------------------------------------------------------------
+    def _sim_config(self) -> None:
+        body = self._read_json()
+        if body is None:
+            return
+        try:
+            config = self.sim.configure(**body)
+        except (TypeError, ValueError) as exc:
+            self._send_json(400, {"error": str(exc)})
+            return
+        self._send_json(200, config.to_dict())
+
+    def _sim_reset(self) -> None:
+        body = self._read_json()
+        if body is None:
+            return
+        if body.get("stats", True):
+            self.sim.reset_stats()
+        if body.get("models", True):
+            self.sim.unload_all()
+        self._send_json(200, {"status": "ok"})
+
+    # --- generation ------------------------------------------------------------------------
+    def _generate(self, endpoint: str) -> None:
+        arrived = time.perf_counter_ns()
+        body = self._read_json()
+        if body is None:
+            return
+        sim = self.sim
+        config = sim.config
+        requested = body.get("model")
+        if not isinstance(requested, str) or not requested:
+            self._send_json(400, {"error": "model is required"})
+            return
+        model = normalize_name(requested)
+        options = body.get("options") or {}
+        if not isinstance(options, dict):
+            self._send_json(400, {"error": "options must be an object"})
+            return
+        if endpoint == "chat":
+            messages = tuple(m for m in body.get("messages") or [] if isinstance(m, dict))
+            system = None
+            prompt = "\n".join(str(m.get("content") or "") for m in messages)
+        else:
+            messages = ()
+            system = body.get("system") or None
+            prompt = "\n".join(p for p in (system, body.get("prompt") or "") if p)
+        stream = body.get("stream", True) is not False  # Ollama streams unless told not to
+        record = CallRecord(
+            model=model,
+            endpoint=endpoint,
+            prompt_sha256=hashlib.sha256(prompt.encode()).hexdigest(),
+            options=dict(options),
+            stream=stream,
+            started=time.time(),
+            keep_alive=body.get("keep_alive"),
+            top_level_keys=sorted(body),
+        )
+        sim.begin_call(record)
+        if config.digest(model) is None:
+            sim.end_call(record, "not_found")
+            self._send_json(404, {"error": f'model "{requested}" not found, try pulling it first'})
+            return
+        try:
+            num_ctx = int(options.get("num_ctx") or config.default_num_ctx)
+            keep_alive = keep_alive_seconds(body.get("keep_alive", config.default_keep_alive))
+        except (TypeError, ValueError) as exc:
+            sim.end_call(record, "bad_request")
+            self._send_json(400, {"error": str(exc)})
+            return
+
+        faults = sim.draw_faults(model)
+        if self._strike(faults, record, after_call=False):
+            return
+        request = SimRequest(
+            model=requested, endpoint=endpoint, prompt=prompt, messages=messages, system=system, options=options
+        )
+        try:
+            runner, must_load = sim.scheduler.admit(
+                model, num_ctx=num_ctx, max_loaded=config.max_loaded, gone=self._client_gone
+            )
+            try:
+                load_ns = self._load(runner, must_load, config)
+                record.loaded = must_load
+                self._answer(request, config, faults, record, runner, arrived=arrived, load_ns=load_ns, stream=stream)
+            finally:
+                sim.scheduler.release(runner, keep_alive)
+        except (RequestAbandoned, BrokenPipeError, ConnectionResetError):
+            sim.end_call(record, "cancelled")
+            raise
+
+    def _load(self, runner: Runner, must_load: bool, config: SimConfig) -> int:
+        if not must_load:
+            self.sim.scheduler.wait_loaded(runner)
+            return 0
+        started = time.perf_counter_ns()
+        try:
+            time.sleep(config.swap_cost)
+        finally:
+            runner.ready.set()
+        return max(1, time.perf_counter_ns() - started)
+
+    def _strike(
+        self, faults: list[FaultRule], record: CallRecord, *, after_call: bool, streaming: bool = False
+    ) -> bool:
+        """Apply the first error/drop fault due at this point; return whether the request ended.
+
+        Once a stream has begun, an error can only arrive as an {"error": ...} line, as in Ollama.
+        """
+        for rule in faults:
+            if rule.kind in ("error", "drop") and rule.after_call == after_call:
+                self.sim.end_call(record, rule.kind)
+                if rule.kind == "drop":
+                    raise _DropConnection
+                if streaming:
+                    self._stream_line({"error": rule.message})
+                    self._end_stream()
+                else:
+                    self._send_json(rule.status, {"error": rule.message})
+                return True
+        return False
+
+    def _answer(
+        self,
+        request: SimRequest,
+        config: SimConfig,
+        faults: list[FaultRule],
+        record: CallRecord,
+        runner: Runner,
+        *,
+        arrived: int,
+        load_ns: int,
+        stream: bool,
+    ) -> None:
+        sim = self.sim
+        reply = choose_reply(config, request)
+        for rule in faults:
+            if rule.kind == "garbage":
+                reply = rule.text
+                sim.count_fault("garbage")
+        done_reason = "stop"
+        num_predict = request.options.get("num_predict")
+        if isinstance(num_predict, int) and 0 < num_predict < _tokens(reply):
+            words = [p for p in _pieces(reply) if p.strip()]
+            reply = "".join(words[:num_predict]).rstrip()
+            done_reason = "length"
+        pieces = _pieces(reply)
+        call_time = config.call_time
+        for rule in faults:
+            if rule.kind == "slow":
+                call_time += rule.delay
+                sim.count_fault("slow")
+        broken = next((rule for rule in faults if rule.kind == "stream_error"), None)
+
+        sim.scheduler.take_slot(runner, config.parallel, self._client_gone)
+        generation_started = time.perf_counter_ns()
+        try:
+            if stream and broken is None:
+                self._start_stream()
+                step = call_time / (len(pieces) + 1)
+                self._pause(step)
+                for piece in pieces:
+                    self._stream_line(self._payload(request, piece, done=False))
+                    self._pause(step)
+            elif stream:
+                self._start_stream()
+                half = pieces[: len(pieces) // 2]
+                self._pause(call_time / 2)
+                for piece in half:
+                    self._stream_line(self._payload(request, piece, done=False))
+                self._stream_line({"error": broken.message})
+                self._end_stream()
+                sim.end_call(record, "stream_error")
+                return
+            else:
+                self._pause(call_time)
+        finally:
+            generation_ns = time.perf_counter_ns() - generation_started
+            sim.scheduler.free_slot(runner)
+
+        if not stream and broken is not None:
+            sim.end_call(record, "stream_error")
+            self._send_json(500, {"error": broken.message})
+            return
+        if self._strike(faults, record, after_call=True, streaming=stream):
+            return
+        prompt_eval_ns = int(generation_ns * _PROMPT_EVAL_SHARE)
+        final = self._payload(request, "" if stream else reply, done=True)
+        final.update(
+            done_reason=done_reason,
+            total_duration=time.perf_counter_ns() - arrived,
+            load_duration=load_ns,
+            prompt_eval_count=_tokens(request.prompt),
+            prompt_eval_duration=prompt_eval_ns,
+            eval_count=_tokens(reply),
+            eval_duration=generation_ns - prompt_eval_ns,
+        )
+        sim.end_call(record, "ok")
+        if stream:
+            self._stream_line(final)
+            self._end_stream()
+        else:
+            self._send_json(200, final)
+
+    @staticmethod
+    def _payload(request: SimRequest, text: str, *, done: bool) -> dict[str, Any]:
+        payload: dict[str, Any] = {"model": request.model, "created_at": _now_iso()}
+        if request.endpoint == "chat":
+            payload["message"] = {"role": "assistant", "content": text}
+        else:
+            payload["response"] = text
+        payload["done"] = done
+        return payload
