@@ -111,6 +111,7 @@ if not CELERY_BROKER_URL:
         "data_folder_in": str(_queue_dir),
         "data_folder_out": str(_queue_dir),
         "processed_folder": str(_queue_dir / "processed"),
+        "control_folder": str(_queue_dir / "control"),
         "store_processed": False,
     }
 CELERY_RESULT_BACKEND = None

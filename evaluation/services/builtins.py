@@ -41,11 +41,8 @@ def builtins_sync(*, reset: bool = False) -> dict[str, int]:
 
 
 def _templates_sync() -> int:
-    try:  # TEMPORARY until the engine's prompts land
-        from evaluation.engine import prompts
-        prompts.ANNOTATOR_TEMPLATE  # noqa: B018
-    except (ImportError, AttributeError):
-        return 0
+    from evaluation.engine import prompts
+
     count = 0
     for kind, text in (
         (PromptTemplate.Kind.ANNOTATOR, prompts.ANNOTATOR_TEMPLATE),
