@@ -11,7 +11,7 @@ from evaluation.models import EvaluatorRun, LLMCall, RunStatus
 from evaluation.preannotation.launch import run_create
 from tasks.preannotation import run_preannotation
 from tests.integration.conftest import wait_for
-from tests.ollama_sim.config import SimConfig
+from tests.ollama_sim.config import FaultRule, SimConfig
 from tests.ollama_sim.process import SimProcess
 
 pytestmark = pytest.mark.integration
@@ -37,8 +37,13 @@ def _ok_repeats(stats) -> int:
     return sum(n - 1 for n in seen.values() if n > 1)
 
 
-def test_worker_runs_full_ensemble_job(celery_worker_factory):
-    config = SimConfig(models=[*ANNOTATORS, SUPERVISOR], parallel=2, call_time=0.02, swap_cost=0.05)
+def test_worker_runs_full_ensemble_job_through_server_faults(celery_worker_factory):
+    faults = [
+        FaultRule(kind="error", nth=(2, 9), status=500),  # HTTP 500 twice
+        FaultRule(kind="drop", nth=(15,)),  # a dropped connection
+        FaultRule(kind="error", model=SUPERVISOR, first=1, status=503),
+    ]
+    config = SimConfig(models=[*ANNOTATORS, SUPERVISOR], parallel=2, call_time=0.02, swap_cost=0.05, faults=faults)
     with SimProcess(config) as sim:
         worker = celery_worker_factory().start()
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
@@ -50,7 +55,9 @@ def test_worker_runs_full_ensemble_job(celery_worker_factory):
         run.refresh_from_db()
         assert run.status == RunStatus.DONE, run.message
         stats = sim.stats()
-        assert stats.requests == N_ITEMS * 4 == LLMCall.objects.count()
+        assert sum(stats.faults_injected.values()) == 4
+        assert stats.requests == N_ITEMS * 4 + 4  # every fault cost exactly one retry
+        assert LLMCall.objects.count() == N_ITEMS * 4
         assert stats.load_order == [*ANNOTATORS, SUPERVISOR]
         assert Annotation.objects.filter(run=run, kind="ensemble").count() == N_ITEMS
 
@@ -81,3 +88,14 @@ def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_fac
         assert sum(1 for r in stats.log if r.status == "ok") == N_ITEMS * 4
         assert Annotation.objects.filter(run=run, kind="ensemble").count() == N_ITEMS
         assert Annotation.objects.filter(run=run, kind="annotator").count() == N_ITEMS * 3
+
+
+def test_worker_job_refused_up_front_when_model_missing(celery_worker_factory):
+    with SimProcess(SimConfig(models=ANNOTATORS)) as sim:
+        from evaluation.preannotation.launch import LaunchError
+
+        with pytest.raises(LaunchError, match="ollama pull sup:1b"):
+            run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
+                       ollama_url=sim.url)
+        assert not EvaluatorRun.objects.exists()
+        assert sim.stats().requests == 0
