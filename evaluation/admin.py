@@ -25,8 +25,25 @@ class EvaluatorAdmin(admin.ModelAdmin):
     list_display = ("name", "kind", "created_at")
 
 
+@admin.action(description="Cancel the selected runs")
+def cancel_runs(modeladmin, request, queryset) -> None:
+    from evaluation.preannotation.launch import run_cancel
+
+    n = sum(run_cancel(run=run) for run in queryset)
+    modeladmin.message_user(request, f"Cancellation requested for {n} run(s).")
+
+
+@admin.action(description="Resume the selected paused or failed runs")
+def resume_runs(modeladmin, request, queryset) -> None:
+    from evaluation.preannotation.launch import run_resume
+
+    n = sum(run_resume(run=run) for run in queryset)
+    modeladmin.message_user(request, f"{n} run(s) queued again; finished calls come from the cache.")
+
+
 @admin.register(models.EvaluatorRun)
 class EvaluatorRunAdmin(admin.ModelAdmin):
+    actions = [cancel_runs, resume_runs]
     list_display = ("label", "evaluator", "dataset", "aspect", "status", "done_calls", "total_calls", "created_at")
     list_filter = ("status", "evaluator")
     readonly_fields = ("progress", "templates", "config", "celery_task_id", "heartbeat_at")
