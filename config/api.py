@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import NinjaAPI
 from ninja.security import HttpBearer, django_auth
@@ -27,3 +28,9 @@ api = NinjaAPI(
 )
 api.add_router("/", annotator_router)
 api.add_router("/", evaluation_router)
+
+
+@api.exception_handler(PermissionDenied)
+def _forbidden(request: HttpRequest, exc: PermissionDenied):
+    """Services and access helpers raise PermissionDenied; the API answers 403 with the reason."""
+    return api.create_response(request, {"detail": str(exc) or "Forbidden."}, status=403)
