@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin
 
 from evaluation import models
+from evaluation.engine.errors import EngineError
+from evaluation.engine.prompts import validate_template
 
 
 @admin.register(models.Aspect)
@@ -14,10 +17,38 @@ class AspectAdmin(admin.ModelAdmin):
     search_fields = ("name", "definition")
 
 
+class PromptTemplateForm(forms.ModelForm):
+    class Meta:
+        model = models.PromptTemplate
+        fields = ("kind", "task", "text", "note")
+
+    def clean(self):
+        data = super().clean()
+        try:
+            validate_template(data.get("text", ""), data.get("kind", "annotator"))
+        except EngineError as exc:
+            raise forms.ValidationError({"text": str(exc)}) from None
+        return data
+
+
 @admin.register(models.PromptTemplate)
 class PromptTemplateAdmin(admin.ModelAdmin):
-    list_display = ("kind", "task", "version", "is_active", "created_at")
+    """Saving an edited template stores a new active version; old versions stay for the runs that used them."""
+
+    form = PromptTemplateForm
+    list_display = ("kind", "task", "version", "is_active", "note", "created_at")
     list_filter = ("kind", "is_active")
+    readonly_fields = ("version", "is_active", "created_by", "created_at")
+
+    def save_model(self, request, obj, form, change) -> None:
+        from evaluation.services.templates import template_revise
+
+        if change or models.PromptTemplate.objects.filter(kind=obj.kind, task=obj.task).exists():
+            revised = template_revise(template=obj, text=obj.text, note=obj.note, user=request.user)
+            obj.pk, obj.version = revised.pk, revised.version
+            return
+        obj.created_by = request.user
+        obj.save()
 
 
 @admin.register(models.Evaluator)

@@ -181,3 +181,33 @@ def test_preannotate_command_sync(dataset, sim):
     assert Annotation.objects.filter(kind="ensemble").count() == len(OUTPUTS)
     with pytest.raises(CommandError, match="no aspect 'charm'"):
         call_command("preannotate", dataset="tiny", aspect="charm", ollama_url=sim.url, sync=True)
+
+
+def test_run_records_template_version_in_force_and_export_shows_match(dataset, sim):
+    from annotator.services.exporting import dataset_records
+    from evaluation.models import PromptTemplate
+    from evaluation.services.templates import TemplateError, template_revise
+
+    builtin = PromptTemplate.objects.get(kind="annotator", task=None, is_active=True)
+    first = _create(dataset, sim)
+    assert first.templates["annotator"] == builtin.text
+    revised = template_revise(template=builtin, text=builtin.text + "\nBe concise.", note="shorter")
+    assert revised.version == builtin.version + 1
+    builtin.refresh_from_db()
+    assert not builtin.is_active
+    second = _create(dataset, sim)
+    assert second.templates["annotator"].endswith("Be concise.")
+    first.refresh_from_db()
+    assert first.templates["annotator"] == builtin.text  # frozen at creation
+    with pytest.raises(TemplateError, match="nonsense"):
+        template_revise(template=revised, text="${nonsense} and ${output}")
+    run_execute(second.pk)
+    spans = [
+        span
+        for record in dataset_records(dataset)
+        for annotation in record["annotations"]
+        if annotation["source"] == second.label
+        for span in annotation["spans"]
+    ]
+    assert spans and all(span["match"] in {"exact", "normalized", "fuzzy", "none"} for span in spans)
+    assert all((span["start"] is None) == (span["match"] == "none") for span in spans)
