@@ -9,6 +9,7 @@ from ninja.security import HttpBearer, django_auth
 
 from annotator.api import router as annotator_router
 from annotator.services.tokens import user_for_token
+from evaluation.analytics.api import router as analytics_router
 from evaluation.api import router as evaluation_router
 
 
@@ -28,6 +29,7 @@ api = NinjaAPI(
 )
 api.add_router("/", annotator_router)
 api.add_router("/", evaluation_router)
+api.add_router("/analytics/", analytics_router)
 
 
 @api.exception_handler(PermissionDenied)

@@ -1,0 +1,1 @@
+"""Analytics of human studies: accuracy (Table 4), agreement, span overlap, calibration and score correlations."""

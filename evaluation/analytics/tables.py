@@ -1,0 +1,341 @@
+"""Tables of a dashboard (columns + rows of plain values), shared by the pages, the downloads and the API."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from annotator.models import FLAG_FIELDS, ExplanationVerdict, SpanVerdict
+from evaluation.analytics.selectors import AccuracyGroup, DashboardData, RunInfo
+from evaluation.engine.stats import EXPLANATION_VERDICTS, PRF, SEVERITIES, SPAN_VERDICTS, Interval
+
+ColumnKind = Literal["text", "int", "pct", "num", "p"]
+SPAN_LABELS = dict(SpanVerdict.choices)
+EXPLANATION_LABELS = dict(ExplanationVerdict.choices)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    label: str
+    kind: ColumnKind = "text"
+
+
+@dataclass
+class Table:
+    """A titled table; percentages are on the 0-100 scale, rates that are undefined are None."""
+
+    key: str
+    title: str
+    columns: list[Column]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    note: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), ensure_ascii=False, indent=1)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "key": self.key, "title": self.title, "note": self.note,
+            "columns": [{"key": c.key, "label": c.label, "kind": c.kind} for c in self.columns],
+            "rows": [{c.key: row.get(c.key) for c in self.columns} for row in self.rows],
+        }
+
+    def to_csv(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out)
+        writer.writerow([c.key for c in self.columns])
+        for row in self.rows:
+            writer.writerow(["" if row.get(c.key) is None else row.get(c.key) for c in self.columns])
+        return out.getvalue()
+
+    def display_rows(self) -> list[list[str]]:
+        return [[_display(row.get(c.key), c.kind) for c in self.columns] for row in self.rows]
+
+
+def _display(value: Any, kind: ColumnKind) -> str:
+    if value is None:
+        return "—"
+    if kind == "pct":
+        return f"{value:.1f}"
+    if kind == "num":
+        return f"{value:.3f}"
+    if kind == "p":
+        return f"{value:.3g}"
+    return str(value)
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else 100 * value
+
+
+def _ci(interval: Interval | None) -> tuple[float | None, float | None]:
+    return (None, None) if interval is None else (100 * interval.low, 100 * interval.high)
+
+
+def _run_name(runs: dict[int, RunInfo], run_id: int | None) -> str:
+    if run_id is None:
+        return "(no run)"
+    run = runs.get(run_id)
+    return run.label if run else f"run {run_id}"
+
+
+def _run_cells(runs: dict[int, RunInfo], run_id: int | None) -> dict[str, Any]:
+    run = runs.get(run_id) if run_id is not None else None
+    return {
+        "run": _run_name(runs, run_id), "run_id": run_id, "shown_as": run.neutral_label if run else "",
+        "evaluator": run.evaluator if run else "", "aspect": run.aspect if run else "",
+    }
+
+
+RUN_COLUMNS = [
+    Column("run", "Run"), Column("shown_as", "Shown as"), Column("evaluator", "Evaluator"), Column("aspect", "Aspect"),
+]
+RATE_COLUMNS = [
+    Column("judged", "Judged spans", "int"), Column("items", "Items", "int"),
+    Column("span_ok_pct", "Span OK %", "pct"), Column("span_ok_low", "95% CI low", "pct"),
+    Column("span_ok_high", "95% CI high", "pct"),
+    Column("exp_correct_pct", "Exp. correct %", "pct"), Column("exp_correct_low", "95% CI low", "pct"),
+    Column("exp_correct_high", "95% CI high", "pct"),
+]
+
+
+def _rate_cells(group: AccuracyGroup) -> dict[str, Any]:
+    span_low, span_high = _ci(group.span_ok_ci)
+    exp_low, exp_high = _ci(group.exp_correct_ci)
+    return {
+        "judged": group.matrix.total, "items": group.n_items,
+        "span_ok_pct": _pct(group.matrix.span_ok), "span_ok_low": span_low, "span_ok_high": span_high,
+        "exp_correct_pct": _pct(group.matrix.exp_correct), "exp_correct_low": exp_low, "exp_correct_high": exp_high,
+    }
+
+
+def _run_order(data: DashboardData, ids: set[int | None]) -> list[int | None]:
+    known = [r.run_id for r in data.runs if r.run_id in ids]
+    return known + sorted((i for i in ids if i not in known), key=lambda i: (i is None, i or 0))
+
+
+def accuracy_summary_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    table = Table(
+        "accuracy", "Accuracy per evaluator (Table 4)", RUN_COLUMNS + RATE_COLUMNS,
+        note="Span OK = Error / all judged spans; Exp. correct = Correct / all. 95% percentile bootstrap "
+        "intervals resample items.",
+    )
+    for run_id in _run_order(data, set(data.accuracy.by_run)):
+        table.rows.append(_run_cells(runs, run_id) | _rate_cells(data.accuracy.by_run[run_id]))
+    table.rows.append({"run": "All evaluators"} | _rate_cells(data.accuracy.pooled))
+    return table
+
+
+def accuracy_matrix_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    columns = [Column("run", "Run"), Column("explanation", "Explanation")]
+    columns += [Column(v, SPAN_LABELS[v], "int") for v in SPAN_VERDICTS] + [Column("total", "Total", "int")]
+    table = Table("matrix", "Explanation x span verdict counts", columns)
+    groups = [(_run_name(runs, r), data.accuracy.by_run[r]) for r in _run_order(data, set(data.accuracy.by_run))]
+    for name, group in [*groups, ("All evaluators", data.accuracy.pooled)]:
+        m = group.matrix
+        for e in EXPLANATION_VERDICTS:
+            table.rows.append(
+                {"run": name, "explanation": EXPLANATION_LABELS[e], "total": m.row_total(e)} | m.counts[e]
+            )
+        table.rows.append(
+            {"run": name, "explanation": "Total", "total": m.total} | {s: m.column_total(s) for s in SPAN_VERDICTS}
+        )
+    return table
+
+
+def accuracy_by_annotator_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    names = data.accuracy.annotators
+    table = Table("accuracy_by_annotator", "Accuracy per evaluator and annotator", [
+        Column("run", "Run"), Column("annotator", "Annotator"), *RATE_COLUMNS,
+    ])
+    order = {run_id: i for i, run_id in enumerate(_run_order(data, set(data.accuracy.by_run)))}
+    for (run_id, annotator_id), group in sorted(
+        data.accuracy.by_run_annotator.items(), key=lambda kv: (order.get(kv[0][0], 0), names.get(kv[0][1], ""))
+    ):
+        table.rows.append(
+            {"run": _run_name(runs, run_id), "annotator": names.get(annotator_id, str(annotator_id))}
+            | _rate_cells(group)
+        )
+    for annotator_id, group in sorted(data.accuracy.by_annotator.items(), key=lambda kv: names.get(kv[0], "")):
+        table.rows.append(
+            {"run": "All evaluators", "annotator": names.get(annotator_id, str(annotator_id))} | _rate_cells(group)
+        )
+    return table
+
+
+def flags_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    columns = [*RUN_COLUMNS, Column("judged", "Judged spans", "int")]
+    for name, label in FLAG_FIELDS.items():
+        columns += [Column(name, label, "int"), Column(f"{name}_pct", f"{label} %", "pct")]
+    table = Table("flags", "Failure profile: flags per evaluator", columns)
+    groups = [(_run_cells(runs, r), data.accuracy.by_run[r]) for r in _run_order(data, set(data.accuracy.by_run))]
+    for cells, group in [*groups, ({"run": "All evaluators"}, data.accuracy.pooled)]:
+        rates = group.flag_rates()
+        row = cells | {"judged": group.matrix.total}
+        for name in FLAG_FIELDS:
+            row |= {name: group.flags[name], f"{name}_pct": _pct(rates[name])}
+        table.rows.append(row)
+    return table
+
+
+def agreement_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    table = Table("agreement", "Inter-annotator agreement (spans judged by two or more annotators)", [
+        Column("run", "Run"), Column("units", "Spans", "int"),
+        Column("alpha_span", "Krippendorff alpha, span", "num"),
+        Column("alpha_explanation", "Krippendorff alpha, explanation", "num"),
+        Column("agree_span_pct", "Pairwise agreement, span %", "pct"),
+        Column("agree_explanation_pct", "Pairwise agreement, explanation %", "pct"),
+    ], note="Nominal alpha; it is undefined (—) with no such span or when every verdict is the same.")
+    report = data.agreement
+    entries = [(_run_name(runs, r), report.by_run[r]) for r in _run_order(data, set(report.by_run))]
+    for name, s in [*entries, ("All evaluators", report.pooled)]:
+        table.rows.append({
+            "run": name, "units": s.n_units, "alpha_span": s.alpha_span, "alpha_explanation": s.alpha_explanation,
+            "agree_span_pct": _pct(s.observed_span), "agree_explanation_pct": _pct(s.observed_explanation),
+        })
+    return table
+
+
+def pairwise_table(data: DashboardData) -> Table:
+    names = data.agreement.annotators
+    table = Table("pairwise", "Pairwise agreement per annotator pair", [
+        Column("annotator_a", "Annotator"), Column("annotator_b", "Annotator"),
+        Column("shared", "Shared spans", "int"), Column("span_pct", "Span verdict agreement %", "pct"),
+        Column("explanation_pct", "Explanation verdict agreement %", "pct"),
+    ])
+    for p in data.agreement.pairs:
+        table.rows.append({
+            "annotator_a": names.get(p.annotator_a, str(p.annotator_a)),
+            "annotator_b": names.get(p.annotator_b, str(p.annotator_b)),
+            "shared": p.n, "span_pct": _pct(p.span_share), "explanation_pct": _pct(p.explanation_share),
+        })
+    return table
+
+
+def distribution_table(data: DashboardData) -> Table:
+    columns = [Column("annotator", "Annotator"), Column("judged", "Judged spans", "int")]
+    columns += [Column(f"span_{v}", f"{SPAN_LABELS[v]} %", "pct") for v in SPAN_VERDICTS]
+    columns += [Column(f"exp_{v}", f"Exp. {EXPLANATION_LABELS[v].lower()} %", "pct") for v in EXPLANATION_VERDICTS]
+    table = Table("distribution", "Verdict distribution per annotator and of the pool", columns)
+    names = data.accuracy.annotators
+    entries = sorted(data.accuracy.by_annotator.items(), key=lambda kv: names.get(kv[0], ""))
+    for name, group in [(names.get(a, str(a)), g) for a, g in entries] + [("Pool", data.accuracy.pooled)]:
+        m = group.matrix
+        row: dict[str, Any] = {"annotator": name, "judged": m.total}
+        row |= {f"span_{v}": _pct(m.column_total(v) / m.total) if m.total else None for v in SPAN_VERDICTS}
+        row |= {f"exp_{v}": _pct(m.row_total(v) / m.total) if m.total else None for v in EXPLANATION_VERDICTS}
+        table.rows.append(row)
+    return table
+
+
+def _prf_cells(prefix: str, prf: PRF) -> dict[str, Any]:
+    return {
+        f"{prefix}_p": _pct(prf.precision), f"{prefix}_r": _pct(prf.recall), f"{prefix}_f1": _pct(prf.f1),
+    }
+
+
+def overlap_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    columns = [
+        *RUN_COLUMNS, Column("items", "Items", "int"), Column("predicted", "Predicted spans", "int"),
+        Column("unlocated", "Without offsets", "int"), Column("reference", "Reference spans", "int"),
+        Column("matched_exact", "Matched exactly", "int"), Column("matched_overlap", "Matched by overlap", "int"),
+        Column("missed", "Missed errors", "int"),
+    ]
+    for prefix, label in (("exact", "Exact"), ("overlap", "Overlap"), ("char", "Character")):
+        columns += [
+            Column(f"{prefix}_p", f"{label} P %", "pct"), Column(f"{prefix}_r", f"{label} R %", "pct"),
+            Column(f"{prefix}_f1", f"{label} F1 %", "pct"),
+        ]
+    ref = data.reference
+    where = "none" if ref is None else (f"{ref.kind} {ref.source}".strip())
+    table = Table(
+        "overlap", "Overlap with reference spans", columns,
+        note=f"Reference: {where}. One-to-one maximum matching; missed = reference spans no prediction overlaps.",
+    )
+    for row in data.overlap:
+        table.rows.append(
+            _run_cells(runs, row.run_id) | {
+                "items": row.n_items, "predicted": row.overlap.n_predicted, "unlocated": row.unlocated,
+                "reference": row.overlap.n_reference, "matched_exact": row.exact.matched,
+                "matched_overlap": row.overlap.matched, "missed": row.overlap.missed,
+            }
+            | _prf_cells("exact", row.exact) | _prf_cells("overlap", row.overlap) | _prf_cells("char", row.chars)
+        )
+    return table
+
+
+def calibration_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    table = Table("calibration", "Severity: machine against human-corrected", [
+        *RUN_COLUMNS, Column("n", "Corrected judgments", "int"),
+        Column("mean_signed_difference", "Mean signed difference (machine - human)", "num"),
+        Column("mae", "MAE", "num"), Column("exact_pct", "Same severity %", "pct"),
+        Column("spearman", "Spearman", "num"), Column("spearman_p", "p", "p"),
+    ])
+    entries = [(_run_cells(runs, r), data.calibration[r]) for r in _run_order(data, set(data.calibration))]
+    for cells, c in [*entries, ({"run": "All evaluators"}, data.calibration_pooled)]:
+        table.rows.append(cells | {
+            "n": c.n, "mean_signed_difference": c.mean_signed_difference, "mae": c.mean_absolute_error,
+            "exact_pct": _pct(c.exact_share), "spearman": c.spearman, "spearman_p": c.spearman_p,
+        })
+    return table
+
+
+def severity_confusion_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    columns = [Column("run", "Run"), Column("machine", "Machine severity", "int")]
+    columns += [Column(f"human_{s}", f"Human {s}", "int") for s in SEVERITIES]
+    table = Table("severity_confusion", "Severity confusion (rows machine, columns human)", columns)
+    entries = [(_run_name(runs, r), data.calibration[r]) for r in _run_order(data, set(data.calibration))]
+    for name, c in [*entries, ("All evaluators", data.calibration_pooled)]:
+        for s, counts in zip(SEVERITIES, c.confusion, strict=True):
+            cells = {f"human_{h}": n for h, n in zip(SEVERITIES, counts, strict=True)}
+            table.rows.append({"run": name, "machine": s} | cells)
+    return table
+
+
+def scores_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    table = Table("scores", "Evaluator scores against the dataset's human scores", [
+        *RUN_COLUMNS, Column("human_key", "Human score"), Column("kind", "Annotation kind"), Column("n", "n", "int"),
+        Column("pearson", "Pearson r", "num"), Column("pearson_p", "p", "p"),
+        Column("spearman", "Spearman rho", "num"), Column("spearman_p", "p", "p"),
+        Column("kendall", "Kendall tau-b", "num"), Column("kendall_p", "p", "p"),
+    ])
+    for row in data.scores:
+        c = row.correlation
+        table.rows.append(_run_cells(runs, row.run_id) | {
+            "human_key": row.human_key, "kind": row.kind, "n": c.n, "pearson": c.pearson, "pearson_p": c.pearson_p,
+            "spearman": c.spearman, "spearman_p": c.spearman_p, "kendall": c.kendall, "kendall_p": c.kendall_p,
+        })
+    return table
+
+
+TABLE_BUILDERS: dict[str, Callable[[DashboardData], Table]] = {
+    "accuracy": accuracy_summary_table,
+    "matrix": accuracy_matrix_table,
+    "accuracy_by_annotator": accuracy_by_annotator_table,
+    "flags": flags_table,
+    "agreement": agreement_table,
+    "pairwise": pairwise_table,
+    "distribution": distribution_table,
+    "overlap": overlap_table,
+    "calibration": calibration_table,
+    "severity_confusion": severity_confusion_table,
+    "scores": scores_table,
+}
+
+
+def dashboard_tables(data: DashboardData) -> list[Table]:
+    return [build(data) for build in TABLE_BUILDERS.values()]

@@ -1,0 +1,16 @@
+"""URLs of the analytics dashboards, their table downloads and plots."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from evaluation.analytics import views
+
+urlpatterns = [
+    path("campaigns/<int:pk>/", views.campaign_dashboard, name="analytics_campaign"),
+    path("campaigns/<int:pk>/tables/<slug:key>.<str:fmt>", views.campaign_table, name="analytics_campaign_table"),
+    path("campaigns/<int:pk>/plots/<slug:name>.<str:fmt>", views.campaign_plot, name="analytics_campaign_plot"),
+    path("datasets/<int:pk>/", views.dataset_dashboard, name="analytics_dataset"),
+    path("datasets/<int:pk>/tables/<slug:key>.<str:fmt>", views.dataset_table, name="analytics_dataset_table"),
+    path("datasets/<int:pk>/plots/<slug:name>.<str:fmt>", views.dataset_plot, name="analytics_dataset_plot"),
+]

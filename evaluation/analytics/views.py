@@ -1,0 +1,137 @@
+"""Dashboard pages of a campaign and of a dataset, with CSV/JSON tables and SVG/PNG plots (researchers and admins)."""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from annotator.models import Campaign, Dataset, Item, User
+from evaluation.analytics import plots
+from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
+from evaluation.analytics.tables import TABLE_BUILDERS, dashboard_tables
+
+MAX_RESAMPLES = 10_000
+
+
+class AppRequest(HttpRequest):
+    user: User
+
+
+def _require_researcher(request: AppRequest) -> None:
+    if not request.user.is_authenticated or not request.user.sees_everything:
+        raise PermissionDenied("Researchers and admins only.")
+
+
+def _int_param(request: HttpRequest, name: str, default: int, *, low: int, high: int) -> int:
+    try:
+        value = int(request.GET.get(name, default))
+    except ValueError:
+        return default
+    return max(low, min(high, value))
+
+
+def _campaign_scope(request: AppRequest, pk: int) -> tuple[Campaign, Scope]:
+    _require_researcher(request)
+    campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=pk)
+    scope = Scope(
+        campaign_id=campaign.pk, aspect=request.GET.get("aspect", ""), system=request.GET.get("system", "")
+    )
+    return campaign, scope
+
+
+def _dataset_scope(request: AppRequest, pk: int) -> tuple[Dataset, Scope]:
+    _require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=pk)
+    campaign_id = _int_param(request, "campaign", 0, low=0, high=2**62) or None
+    if campaign_id is not None and not dataset.campaigns.filter(pk=campaign_id).exists():
+        raise Http404("No such campaign on this dataset.")
+    scope = Scope(
+        dataset_id=dataset.pk, campaign_id=campaign_id, aspect=request.GET.get("aspect", ""),
+        system=request.GET.get("system", ""),
+    )
+    return dataset, scope
+
+
+def _compute(request: HttpRequest, scope: Scope) -> DashboardData:
+    return dashboard_data(
+        scope, reference=request.GET.get("reference", ""),
+        n_resamples=_int_param(request, "resamples", DEFAULT_RESAMPLES, low=0, high=MAX_RESAMPLES),
+        seed=_int_param(request, "seed", 0, low=0, high=2**31 - 1),
+    )
+
+
+def _dashboard(request: AppRequest, template_context: dict, scope: Scope, dataset: Dataset) -> HttpResponse:
+    data = _compute(request, scope)
+    systems = list(
+        Item.objects.filter(dataset=dataset).exclude(system="").values_list("system", flat=True).distinct()[:200]
+    )
+    context = template_context | {
+        "data": data, "tables": dashboard_tables(data), "plots": plots.dashboard_plots(data),
+        "aspects": sorted({r.aspect for r in data.runs} | ({scope.aspect} if scope.aspect else set())),
+        "systems": sorted(systems), "query": request.GET.urlencode(),
+    }
+    return render(request, "analytics/dashboard.html", context)
+
+
+def _table_response(data: DashboardData, key: str, fmt: str, filename: str) -> HttpResponse:
+    if key not in TABLE_BUILDERS or fmt not in ("csv", "json"):
+        raise Http404("Unknown table or format.")
+    table = TABLE_BUILDERS[key](data)
+    if fmt == "csv":
+        response = HttpResponse(table.to_csv(), content_type="text/csv; charset=utf-8")
+    else:
+        response = HttpResponse(table.to_json(), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{filename}-{key}.{fmt}"'
+    return response
+
+
+def _plot_response(data: DashboardData, name: str, fmt: str) -> HttpResponse:
+    if name not in plots.PLOT_BUILDERS or fmt not in ("svg", "png"):
+        raise Http404("Unknown plot or format.")
+    fig = plots.PLOT_BUILDERS[name](data)
+    if fig is None:
+        raise Http404("Nothing to plot.")
+    return HttpResponse(plots.render(fig, fmt), content_type="image/svg+xml" if fmt == "svg" else "image/png")
+
+
+@require_GET
+def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
+    campaign, scope = _campaign_scope(request, pk)
+    context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign"}
+    return _dashboard(request, context, scope, campaign.dataset)
+
+
+@require_GET
+def campaign_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
+    campaign, scope = _campaign_scope(request, pk)
+    return _table_response(_compute(request, scope), key, fmt, f"campaign-{campaign.pk}")
+
+
+@require_GET
+def campaign_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
+    _, scope = _campaign_scope(request, pk)
+    return _plot_response(_compute(request, scope), name, fmt)
+
+
+@require_GET
+def dataset_dashboard(request: AppRequest, pk: int) -> HttpResponse:
+    dataset, scope = _dataset_scope(request, pk)
+    context = {
+        "title": dataset.name, "dataset": dataset, "kind": "dataset",
+        "campaigns": list(dataset.campaigns.order_by("name").values("pk", "name")),
+    }
+    return _dashboard(request, context, scope, dataset)
+
+
+@require_GET
+def dataset_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
+    dataset, scope = _dataset_scope(request, pk)
+    return _table_response(_compute(request, scope), key, fmt, f"dataset-{dataset.pk}")
+
+
+@require_GET
+def dataset_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
+    _, scope = _dataset_scope(request, pk)
+    return _plot_response(_compute(request, scope), name, fmt)
