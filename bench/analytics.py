@@ -156,6 +156,7 @@ def main() -> int:
     parser.add_argument("--judgments", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", action="store_true", help="keep the generated rows")
+    parser.add_argument("--profile", action="store_true", help="print where one extra run spends its time")
     args = parser.parse_args()
 
     _ensure_database()
@@ -190,6 +191,13 @@ def main() -> int:
             times.append(time.perf_counter() - t0)
         queries = len(captured)
     assert data is not None
+    if args.profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        profiler.runcall(dashboard_data, scope, n_resamples=1000, seed=0)
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(25)
     t0 = time.perf_counter()
     tables = dashboard_tables(data)
     t_tables = time.perf_counter() - t0
