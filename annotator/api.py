@@ -1,16 +1,49 @@
-"""Annotation API: datasets, items and exports (the UI's twins)."""
+"""Annotation API: datasets, items, exports, and the annotation work and campaigns (the UI's twins)."""
 
 from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
 from django.http import HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import Router
+from ninja import Router, Status
+from ninja.errors import HttpError
 
-from annotator.models import Dataset
-from annotator.schemas import DatasetOut, ItemOut
-from annotator.selectors import datasets_for_home
+from annotator.models import Assignment, Campaign, Dataset, ErrorSpan, SpanJudgment, User
+from annotator.schemas import (
+    AddedSpanIn,
+    AddedSpanOut,
+    AddedSpanPatchIn,
+    AssignmentDetailOut,
+    AssignmentOut,
+    CampaignIn,
+    CampaignOut,
+    ControlAccuracyOut,
+    DatasetOut,
+    ErrorOut,
+    FinishIn,
+    ItemOut,
+    JudgmentFieldsIn,
+    JudgmentIn,
+    JudgmentOut,
+    UndoOut,
+    WorkItemOut,
+)
+from annotator.selectors import (
+    added_span_for_user,
+    added_spans,
+    assignment_for_user,
+    campaign_run_labels,
+    control_accuracy,
+    datasets_for_home,
+    item_errors,
+    judged_span_for_assignment,
+)
+from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete, added_span_update
+from annotator.services.assignments import AssignmentError, assignment_finish
+from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.services.exporting import export_csv, export_jsonl
+from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
 
 router = Router(tags=["datasets"])
 
@@ -48,3 +81,204 @@ def export_dataset(request: HttpRequest, dataset_id: int, format: str = "jsonl")
     if format == "csv":
         return StreamingHttpResponse(export_csv(dataset), content_type="text/csv; charset=utf-8")
     return StreamingHttpResponse(export_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8")
+
+
+# ---- annotation work: the twins of the annotation screen ---------------------------------------------------
+
+
+def _judgment_out(judgment: SpanJudgment | None) -> JudgmentOut | None:
+    if judgment is None:
+        return None
+    return JudgmentOut(
+        span_id=judgment.span_id, span_verdict=judgment.span_verdict,
+        explanation_verdict=judgment.explanation_verdict, flags=judgment.flags(), comment=judgment.comment,
+        corrected_severity=judgment.corrected_severity, complete=judgment.is_complete(),
+    )
+
+
+def _assignment_out(a: Assignment) -> AssignmentOut:
+    return AssignmentOut(id=a.pk, campaign_id=a.campaign_id, campaign=a.campaign.name, order=a.order,
+                         status=a.status, seconds_spent=a.seconds_spent)
+
+
+def _added_out(span: ErrorSpan) -> AddedSpanOut:
+    return AddedSpanOut(id=span.pk, start=span.start, end=span.end, text=span.text, aspect=span.annotation.aspect,
+                        category=span.category, severity=span.severity, note=span.note)
+
+
+def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
+    """The caller's own assignment; anyone else's is 404 (annotators) or read-only 403 (researchers)."""
+    assignment = assignment_for_user(request.user, assignment_id)
+    if assignment.annotator_id != request.user.pk:
+        raise PermissionDenied("Only the assigned annotator can change this item.")
+    return assignment
+
+
+@router.get("/assignments", response=list[AssignmentOut], operation_id="list_assignments", tags=["annotation"])
+def list_assignments(request: HttpRequest, campaign_id: int | None = None, status: str | None = None):
+    """The caller's own assignments in their order (researchers too: this is a work list, not an overview)."""
+    rows = Assignment.objects.filter(annotator=request.user).select_related("campaign")
+    if campaign_id is not None:
+        rows = rows.filter(campaign_id=campaign_id)
+    if status:
+        rows = rows.filter(status=status)
+    return [_assignment_out(a) for a in rows.order_by("campaign_id", "order")]
+
+
+@router.get("/assignments/{assignment_id}", response=AssignmentDetailOut, operation_id="retrieve_assignment",
+            tags=["annotation"])
+def retrieve_assignment(request: HttpRequest, assignment_id: int):
+    """The item (inputs and output), its machine errors under neutral labels with the assignee's judgments,
+    and the errors the assignee added."""
+    assignment = assignment_for_user(request.user, assignment_id)
+    rows, _ = item_errors(assignment)
+    errors = [
+        ErrorOut(span_id=r.span.pk, number=r.number, label=r.label, text=r.span.text, start=r.span.start,
+                 end=r.span.end, match=r.span.match, explanation=r.span.explanation, severity=r.span.severity,
+                 category=r.span.category, judgment=_judgment_out(r.judgment))
+        for r in rows
+    ]
+    item = assignment.item
+    return AssignmentDetailOut(
+        **_assignment_out(assignment).dict(), aspects=list(assignment.campaign.aspects or []),
+        item=WorkItemOut(inputs={k: str(v) for k, v in item.inputs.items()}, output=item.output),
+        errors=errors, added_spans=[_added_out(s) for s in added_spans(assignment)],
+        n_complete=sum(r.is_complete for r in rows), n_total=len(rows),
+    )
+
+
+def _set_fields(request: HttpRequest, assignment_id: int, span_id: int, changes: dict) -> JudgmentOut:
+    assignment = _own_assignment(request, assignment_id)
+    span, _ = judged_span_for_assignment(assignment, span_id)
+    if not changes:
+        raise HttpError(422, "give at least one field to set")
+    try:
+        judgment = judgment_set(assignment=assignment, span=span, user=request.user, changes=changes)
+    except JudgmentError as exc:
+        raise HttpError(422, str(exc)) from None
+    return _judgment_out(judgment)
+
+
+@router.post("/assignments/{assignment_id}/judgments", response=JudgmentOut, operation_id="create_judgment",
+             tags=["annotation"])
+def create_judgment(request: HttpRequest, assignment_id: int, payload: JudgmentIn):
+    """Set verdicts, flags, comment or severity of one machine error (creates the judgment on first use)."""
+    changes = payload.dict(exclude_unset=True)
+    changes.pop("span_id")
+    return _set_fields(request, assignment_id, payload.span_id, changes)
+
+
+@router.patch("/assignments/{assignment_id}/judgments/{span_id}", response=JudgmentOut,
+              operation_id="update_judgment", tags=["annotation"])
+def update_judgment(request: HttpRequest, assignment_id: int, span_id: int, payload: JudgmentFieldsIn):
+    return _set_fields(request, assignment_id, span_id, payload.dict(exclude_unset=True))
+
+
+@router.post("/assignments/{assignment_id}/undo", response=UndoOut, operation_id="undo_judgment",
+             tags=["annotation"])
+def undo_judgment(request: HttpRequest, assignment_id: int):
+    """Revert the caller's latest change on this assignment (like pressing u on the screen)."""
+    assignment = _own_assignment(request, assignment_id)
+    try:
+        result = judgment_undo(assignment=assignment, user=request.user)
+    except JudgmentError as exc:
+        raise HttpError(422, str(exc)) from None
+    if result is None:
+        return UndoOut(undone=False)
+    judgment, event = result
+    return UndoOut(undone=True, field=event.field, judgment=_judgment_out(judgment))
+
+
+@router.post("/assignments/{assignment_id}/added-spans", response={201: AddedSpanOut},
+             operation_id="create_added_span", tags=["annotation"])
+def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSpanIn):
+    """Add a missed error by character offsets into the output (end exclusive); the text is taken from them."""
+    assignment = _own_assignment(request, assignment_id)
+    try:
+        span = added_span_create(assignment=assignment, user=request.user, **payload.dict())
+    except AddedSpanError as exc:
+        raise HttpError(422, str(exc)) from None
+    return Status(201, _added_out(span))
+
+
+@router.patch("/added-spans/{span_id}", response=AddedSpanOut, operation_id="update_added_span",
+              tags=["annotation"])
+def update_added_span(request: HttpRequest, span_id: int, payload: AddedSpanPatchIn):
+    span, assignment = added_span_for_user(request.user, span_id)
+    try:
+        added_span_update(span=span, assignment=assignment, user=request.user, **payload.dict(exclude_unset=True))
+    except AddedSpanError as exc:
+        raise HttpError(422, str(exc)) from None
+    return _added_out(span)
+
+
+@router.delete("/added-spans/{span_id}", response={204: None}, operation_id="delete_added_span",
+               tags=["annotation"])
+def delete_added_span(request: HttpRequest, span_id: int):
+    span, assignment = added_span_for_user(request.user, span_id)
+    try:
+        added_span_delete(span=span, assignment=assignment, user=request.user)
+    except AddedSpanError as exc:
+        raise HttpError(422, str(exc)) from None
+    return Status(204, None)
+
+
+@router.post("/assignments/{assignment_id}/finish", response=AssignmentOut, operation_id="finish_assignment",
+             tags=["annotation"])
+def finish_assignment(request: HttpRequest, assignment_id: int, payload: FinishIn | None = None):
+    """Mark the item done; 422 while a machine error lacks a span or an explanation verdict."""
+    assignment = _own_assignment(request, assignment_id)
+    try:
+        done = assignment_finish(assignment=assignment, user=request.user, seconds=payload.seconds if payload else 0)
+    except AssignmentError as exc:
+        raise HttpError(422, str(exc)) from None
+    return _assignment_out(done)
+
+
+@router.post("/campaigns", response={201: CampaignOut}, operation_id="create_campaign", tags=["campaigns"])
+def create_campaign(request: HttpRequest, payload: CampaignIn):
+    """Create an open campaign (researchers and admins), optionally with control items and their key."""
+    from evaluation.models import EvaluatorRun
+
+    _researcher(request)
+    dataset = get_object_or_404(Dataset, pk=payload.dataset_id)
+    runs = list(EvaluatorRun.objects.filter(pk__in=payload.run_ids))
+    if len(runs) != len(set(payload.run_ids)):
+        raise HttpError(422, "unknown run id(s)")
+    users = {u.username: u for u in User.objects.filter(username__in=payload.annotators, is_active=True)}
+    missing = [name for name in payload.annotators if name not in users]
+    if missing:
+        raise HttpError(422, f"unknown or inactive annotators: {', '.join(missing)}")
+    try:
+        with transaction.atomic():
+            campaign = campaign_create(
+                name=payload.name, dataset=dataset, runs=runs, annotators=[users[n] for n in payload.annotators],
+                aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
+                guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
+                control_item_ids=payload.control_item_ids, created_by=request.user,
+            )
+            if payload.control_verdicts:
+                campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])
+    except IntegrityError:
+        raise HttpError(409, f"a campaign named {payload.name!r} exists") from None
+    except ValueError as exc:
+        raise HttpError(422, str(exc)) from None
+    return Status(201, CampaignOut(
+        id=campaign.pk, name=campaign.name, dataset_id=dataset.pk, aspects=campaign.aspects,
+        annotators_per_item=campaign.annotators_per_item, n_assignments=campaign.assignments.count(),
+        labels={label: run_id for run_id, label in campaign_run_labels(campaign.pk).items()},
+    ))
+
+
+@router.get("/campaigns/{campaign_id}/control-accuracy", response=list[ControlAccuracyOut],
+            operation_id="campaign_control_accuracy", tags=["campaigns"])
+def campaign_control_accuracy(request: HttpRequest, campaign_id: int):
+    """Each annotator's agreement with the known verdicts on control items (researchers and admins only)."""
+    _researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return [
+        ControlAccuracyOut(annotator=r.annotator, spans=r.spans, span_correct=r.span_correct,
+                           span_percent=r.span_percent, explanations=r.explanations,
+                           explanation_correct=r.explanation_correct, explanation_percent=r.explanation_percent)
+        for r in control_accuracy(campaign)
+    ]

@@ -22,3 +22,153 @@ class ItemOut(Schema):
     inputs: dict[str, str]
     output: str
     human_scores: dict[str, float]
+
+
+# ---- annotation work (annotator-facing: neutral labels only, never run, evaluator, model or source) ---------
+
+
+class AssignmentOut(Schema):
+    id: int
+    campaign_id: int
+    campaign: str
+    order: int
+    status: str
+    seconds_spent: int
+
+
+class JudgmentOut(Schema):
+    span_id: int
+    span_verdict: str
+    explanation_verdict: str
+    flags: list[str]
+    comment: str
+    corrected_severity: int | None
+    complete: bool
+
+
+class ErrorOut(Schema):
+    span_id: int
+    number: int
+    label: str
+    text: str
+    start: int | None
+    end: int | None
+    match: str
+    explanation: str
+    severity: int | None
+    category: str
+    judgment: JudgmentOut | None
+
+
+class AddedSpanOut(Schema):
+    id: int
+    start: int
+    end: int
+    text: str
+    aspect: str
+    category: str
+    severity: int | None
+    note: str
+
+
+class WorkItemOut(Schema):
+    inputs: dict[str, str]
+    output: str
+
+
+class AssignmentDetailOut(AssignmentOut):
+    aspects: list[str]
+    item: WorkItemOut
+    errors: list[ErrorOut]
+    added_spans: list[AddedSpanOut]
+    n_complete: int
+    n_total: int
+
+
+class JudgmentFieldsIn(Schema):
+    """Only the fields given are changed; `corrected_severity: null` clears a correction."""
+
+    span_verdict: str | None = None
+    explanation_verdict: str | None = None
+    too_strict: bool | None = None
+    not_aspect_related: bool | None = None
+    repeated: bool | None = None
+    hard_to_parse: bool | None = None
+    implicit_span: bool | None = None
+    comment: str | None = None
+    corrected_severity: int | None = None
+
+
+class JudgmentIn(JudgmentFieldsIn):
+    span_id: int
+
+
+class UndoOut(Schema):
+    undone: bool
+    field: str | None = None
+    judgment: JudgmentOut | None = None
+
+
+class AddedSpanIn(Schema):
+    start: int
+    end: int
+    aspect: str | None = None
+    category: str = ""
+    severity: int | None = None
+    note: str = ""
+
+
+class AddedSpanPatchIn(Schema):
+    start: int | None = None
+    end: int | None = None
+    category: str | None = None
+    severity: int | None = None
+    note: str | None = None
+
+
+class FinishIn(Schema):
+    seconds: int = 0
+
+
+class ControlKeyIn(Schema):
+    span_id: int
+    span_verdict: str
+    explanation_verdict: str = ""
+
+
+class CampaignIn(Schema):
+    name: str
+    dataset_id: int
+    run_ids: list[int]
+    annotators: list[str]
+    aspects: list[str] = []
+    annotators_per_item: int = 1
+    guidelines: str = ""
+    seed: int = 0
+    item_ids: list[int] | None = None
+    control_item_ids: list[int] = []
+    control_verdicts: list[ControlKeyIn] = []
+
+
+class CampaignOut(Schema):
+    id: int
+    name: str
+    dataset_id: int
+    aspects: list[str]
+    annotators_per_item: int
+    n_assignments: int
+    labels: dict[str, int]
+
+
+class ControlAccuracyOut(Schema):
+    annotator: str
+    spans: int
+    span_correct: int
+    span_percent: float | None
+    explanations: int
+    explanation_correct: int
+    explanation_percent: float | None
+
+
+class ProblemOut(Schema):
+    detail: str

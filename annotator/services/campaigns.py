@@ -5,11 +5,24 @@ from __future__ import annotations
 import random
 import string
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
 
-from annotator.models import Annotation, Assignment, Campaign, CampaignRun, Dataset, Item, User
+from annotator.models import (
+    Annotation,
+    Assignment,
+    Campaign,
+    CampaignRun,
+    ControlVerdict,
+    Dataset,
+    ErrorSpan,
+    ExplanationVerdict,
+    Item,
+    SpanVerdict,
+    User,
+)
 
 DEFAULT_GUIDELINES = (Path(__file__).resolve().parent.parent / "guidelines.md").read_text(encoding="utf-8")
 
@@ -44,6 +57,8 @@ def campaign_create(
         raise ValueError("a campaign needs at least one annotator")
     if annotators_per_item > len(annotators):
         raise ValueError(f"{annotators_per_item} annotators per item, but only {len(annotators)} annotators")
+    if any(getattr(run, "dataset_id", dataset.pk) != dataset.pk for run in runs):
+        raise ValueError("every evaluator run of a campaign must be on the campaign's dataset")
     rng = random.Random(seed)
     campaign = Campaign.objects.create(
         name=name, dataset=dataset, aspects=list(aspects), annotators_per_item=annotators_per_item,
@@ -62,7 +77,9 @@ def campaign_create(
             annotated = annotated.filter(aspect__in=list(aspects))
         item_ids = list(annotated.values_list("item_id", flat=True).distinct())
     items = list(
-        Item.objects.filter(pk__in=item_ids, dataset=dataset).order_by("position").values_list("pk", flat=True)
+        Item.objects.filter(pk__in={*item_ids, *control_item_ids}, dataset=dataset)
+        .order_by("position")
+        .values_list("pk", flat=True)
     )
     controls = set(control_item_ids)
     per_annotator: dict[int, list[tuple[int, bool]]] = {a.pk: [] for a in annotators}
@@ -85,3 +102,34 @@ def campaign_create(
         ]
     Assignment.objects.bulk_create(rows)
     return campaign
+
+
+@dataclass(frozen=True)
+class ControlKey:
+    """The known verdicts of one span on a control item."""
+
+    span_id: int
+    span_verdict: str
+    explanation_verdict: str = ""
+
+
+@transaction.atomic
+def campaign_control_set(*, campaign: Campaign, keys: Sequence[ControlKey]) -> int:
+    """Store (or replace) the known verdicts of spans on the campaign's control items; return how many.
+
+    A key for a span that is not on a control item of this campaign, or with an unknown verdict, is refused."""
+    control_items = set(Assignment.objects.filter(campaign=campaign, is_control=True).values_list("item_id", flat=True))
+    spans = dict(ErrorSpan.objects.filter(pk__in=[k.span_id for k in keys]).values_list("pk", "annotation__item_id"))
+    for key in keys:
+        if spans.get(key.span_id) not in control_items:
+            raise ValueError(f"span {key.span_id} is not on a control item of campaign {campaign.name!r}")
+        if key.span_verdict not in SpanVerdict.values:
+            raise ValueError(f"span {key.span_id}: unknown span verdict {key.span_verdict!r}")
+        if key.explanation_verdict and key.explanation_verdict not in ExplanationVerdict.values:
+            raise ValueError(f"span {key.span_id}: unknown explanation verdict {key.explanation_verdict!r}")
+    for key in keys:
+        ControlVerdict.objects.update_or_create(
+            campaign=campaign, span_id=key.span_id,
+            defaults={"span_verdict": key.span_verdict, "explanation_verdict": key.explanation_verdict},
+        )
+    return len(keys)

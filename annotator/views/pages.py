@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
-from django_htmx.middleware import HtmxDetails
 
-from annotator.models import Dataset, User
+from annotator.models import Dataset
 from annotator.selectors import campaigns_visible_to, datasets_for_home
 from annotator.services.exporting import export_csv, export_jsonl
-
-
-class AppRequest(HttpRequest):
-    user: User
-    htmx: HtmxDetails
-
-
-def _require_researcher(request: AppRequest) -> None:
-    if not request.user.sees_everything:
-        raise PermissionDenied("Researchers and admins only.")
+from annotator.views.common import AppRequest
+from annotator.views.common import require_researcher as _require_researcher
 
 
 @require_GET
@@ -59,17 +49,3 @@ def dataset_export(request: AppRequest, pk: int, fmt: str) -> StreamingHttpRespo
         response = StreamingHttpResponse(export_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{dataset.pk}-{dataset.name[:40]}.{fmt}"'
     return response
-
-
-@require_GET
-def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
-    """A campaign's landing page: researchers see its overview, annotators their queue."""
-    from annotator.models import Campaign
-
-    campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=pk)
-    assignments = campaign.assignments.select_related("item").order_by("annotator_id", "order")
-    if not request.user.sees_everything:
-        assignments = assignments.filter(annotator=request.user)
-        if not assignments.exists():
-            raise Http404("No such campaign.")
-    return render(request, "annotator/campaign_entry.html", {"campaign": campaign, "assignments": assignments})

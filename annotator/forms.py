@@ -1,0 +1,88 @@
+"""Forms of the annotation app: campaign creation, control keys, added spans."""
+
+from __future__ import annotations
+
+from django import forms
+
+from annotator.models import Dataset, ExplanationVerdict, Item, Role, SpanVerdict, User
+from annotator.services.campaigns import DEFAULT_GUIDELINES
+
+
+class CampaignForm(forms.Form):
+    """Choose a dataset first; the runs, aspects and items offered then come from that dataset."""
+
+    name = forms.CharField(max_length=200)
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
+    runs = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="Evaluator runs to judge.")
+    aspects = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
+    annotators = forms.ModelMultipleChoiceField(
+        queryset=User.objects.filter(role=Role.ANNOTATOR, is_active=True).order_by("username"),
+        widget=forms.CheckboxSelectMultiple,
+    )
+    annotators_per_item = forms.IntegerField(min_value=1, max_value=50, initial=2,
+                                             help_text="Overlap: how many annotators judge each item.")
+    control_items = forms.CharField(
+        required=False, help_text="Item ids (external ids, comma-separated) used as control items for everyone.",
+    )
+    seed = forms.IntegerField(initial=0, help_text="Seeds the per-annotator item order and the neutral labels.")
+    guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 14}), initial=DEFAULT_GUIDELINES,
+                                 help_text="Markdown shown to the annotators.")
+
+    def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        from evaluation.models import EvaluatorRun
+
+        self.dataset_obj = dataset
+        runs = EvaluatorRun.objects.none()
+        if dataset is not None:
+            runs = EvaluatorRun.objects.filter(dataset=dataset).select_related("aspect", "evaluator").order_by("label")
+        self.run_objects = {str(r.pk): r for r in runs}
+        self.fields["runs"].choices = [
+            (pk, f"{r.label} — {r.evaluator.name} ({r.aspect.name}, {r.get_status_display()})")
+            for pk, r in self.run_objects.items()
+        ]
+        aspect_names = sorted({r.aspect.name for r in self.run_objects.values()})
+        self.fields["aspects"].choices = [(a, a) for a in aspect_names]
+
+    def clean_control_items(self) -> list[int]:
+        raw = [part.strip() for part in self.cleaned_data["control_items"].split(",") if part.strip()]
+        if not raw:
+            return []
+        dataset = self.cleaned_data.get("dataset") or self.dataset_obj
+        found = dict(Item.objects.filter(dataset=dataset, external_id__in=raw).values_list("external_id", "pk"))
+        unknown = [r for r in raw if r not in found]
+        if unknown:
+            raise forms.ValidationError(f"Not items of this dataset: {', '.join(unknown)}")
+        return list(Item.objects.filter(dataset=dataset, external_id__in=raw).values_list("pk", flat=True))
+
+    def clean(self) -> dict:
+        data = super().clean()
+        annotators = data.get("annotators")
+        per_item = data.get("annotators_per_item")
+        if annotators is not None and per_item and per_item > len(annotators):
+            self.add_error("annotators_per_item", f"Only {len(annotators)} annotators chosen.")
+        data["run_objects"] = [self.run_objects[pk] for pk in data.get("runs", []) if pk in self.run_objects]
+        return data
+
+
+class AddedSpanForm(forms.Form):
+    start = forms.IntegerField(min_value=0)
+    end = forms.IntegerField(min_value=1)
+    aspect = forms.CharField(required=False, max_length=200)
+    category = forms.CharField(required=False, max_length=100)
+    severity = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=None, choices=[("", "—"), *((i, str(i)) for i in range(1, 6))]
+    )
+    note = forms.CharField(required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class AddedSpanEditForm(forms.Form):
+    category = forms.CharField(required=False, max_length=100)
+    severity = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=None, choices=[("", "—"), *((i, str(i)) for i in range(1, 6))]
+    )
+    note = forms.CharField(required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
+
+
+SPAN_VERDICT_CHOICES = [("", "— not set —"), *SpanVerdict.choices]
+EXPLANATION_VERDICT_CHOICES = [("", "— not set —"), *ExplanationVerdict.choices]

@@ -1,0 +1,290 @@
+"""Django-free views of item inputs (tables, triples, dialogue, JSON box scores) and span highlighting segments.
+
+Everything here returns plain data; templates escape it. Nothing here builds HTML.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+InputKind = Literal["text", "key_value", "triples", "table", "dialogue", "json"]
+
+_KV_PAIR = re.compile(r"\s*([^\[\]|,]+?)\s*\[([^\]]*)\]\s*")
+_KV_WHOLE = re.compile(r"^\s*[^\[\]|,]+?\s*\[[^\]]*\](\s*[|,]\s*[^\[\]|,]+?\s*\[[^\]]*\])*\s*$", re.S)
+_TURN = re.compile(r"^\s*([A-Za-z][\w .'-]{0,24}?)\s*:\s(.*)$")
+
+# RotoWire box-score columns worth reading first; the rest follow in file order.
+_BOX_FIRST = ("PLAYER_NAME", "TEAM_CITY", "START_POSITION", "MIN", "PTS", "REB", "AST", "STL", "BLK", "TO",
+              "FGM", "FGA", "FG3M", "FG3A", "FTM", "FTA", "PF")
+_BOX_SKIP = frozenset({"FIRST_NAME", "SECOND_NAME"})
+
+
+@dataclass
+class Table:
+    caption: str
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Turn:
+    speaker: str
+    text: str
+    side: int  # 0 or 1: alternates per distinct speaker so two-party dialogue reads left/right
+
+
+@dataclass
+class InputView:
+    header: str
+    kind: InputKind
+    text: str = ""
+    tables: list[Table] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)
+    facts: list[tuple[str, str]] = field(default_factory=list)
+
+
+def render_input(header: str, text: str) -> InputView:
+    """Return the most readable structure for one input text; fall back to plain text when unsure."""
+    for parse in (_as_json, _as_key_value, _as_triples, _as_pipe_table, _as_dialogue, _as_csv):
+        view = parse(header, text)
+        if view is not None:
+            return view
+    return InputView(header=header, kind="text", text=text)
+
+
+def render_inputs(inputs: dict[str, Any]) -> list[InputView]:
+    return [render_input(str(header), value if isinstance(value, str) else json.dumps(value))
+            for header, value in inputs.items()]
+
+
+def _loose_literal(value: Any) -> Any:
+    """RotoWire nests Python-repr strings inside JSON; decode either form, else keep the string."""
+    if not isinstance(value, str):
+        return value
+    stripped = value.strip()
+    if not stripped or stripped[0] not in "[{":
+        return value
+    for decode in (json.loads, ast.literal_eval):
+        try:
+            return decode(stripped)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+    return value
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _as_json(header: str, text: str) -> InputView | None:
+    stripped = text.strip()
+    if not stripped.startswith("{"):
+        return None
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    facts: list[tuple[str, str]] = []
+    tables: list[Table] = []
+    lines = {k: _loose_literal(data[k]) for k in ("home_line", "vis_line") if k in data}
+    team_rows = [v for v in lines.values() if isinstance(v, dict)]
+    if team_rows:
+        columns = _ordered_columns(team_rows, first=("TEAM-CITY", "TEAM-NAME", "TEAM-PTS", "TEAM-WINS",
+                                                      "TEAM-LOSSES"))
+        tables.append(Table(
+            caption="Team lines",
+            header=["Side", *(_pretty(c) for c in columns)],
+            rows=[[("Home" if key == "home_line" else "Visitors"), *(_cell(row.get(c)) for c in columns)]
+                  for key, row in lines.items() if isinstance(row, dict)],
+        ))
+    for key, raw in data.items():
+        if key in lines:
+            continue
+        value = _loose_literal(raw)
+        if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+            first = _BOX_FIRST if key == "box_score" else ()
+            columns = [c for c in _ordered_columns(value, first=first) if c not in _BOX_SKIP]
+            tables.append(Table(caption=_pretty(key), header=[_pretty(c) for c in columns],
+                                rows=[[_cell(r.get(c)) for c in columns] for r in value]))
+        elif isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
+            tables.append(Table(caption=_pretty(key), header=["Field", "Value"],
+                                rows=[[_pretty(k), _cell(v)] for k, v in value.items()]))
+        else:
+            facts.append((_pretty(key), _cell(value)))
+    return InputView(header=header, kind="json", tables=tables, facts=facts)
+
+
+def _ordered_columns(rows: Sequence[dict[str, Any]], first: Iterable[str] = ()) -> list[str]:
+    seen: dict[str, None] = {}
+    for row in rows:
+        for key in row:
+            seen.setdefault(str(key), None)
+    leading = [c for c in first if c in seen]
+    return leading + [c for c in seen if c not in leading]
+
+
+def _pretty(name: str) -> str:
+    return name.replace("TEAM-", "").replace("_", " ").strip()
+
+
+def _as_key_value(header: str, text: str) -> InputView | None:
+    if "[" not in text or not _KV_WHOLE.match(text):
+        return None
+    pairs = [(m.group(1).strip(), m.group(2)) for m in _KV_PAIR.finditer(text)]
+    if not pairs:
+        return None
+    return InputView(header=header, kind="key_value",
+                     tables=[Table(caption="", header=["Attribute", "Value"], rows=[list(p) for p in pairs])])
+
+
+def _split_triples(text: str) -> list[str]:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) == 1 and lines[0].count("|") > 2 and ";" in lines[0]:
+        lines = [part for part in lines[0].split(";") if part.strip()]
+    return lines
+
+
+def _as_triples(header: str, text: str) -> InputView | None:
+    lines = _split_triples(text)
+    if not lines:
+        return None
+    rows = []
+    for line in lines:
+        if set(line.strip()) <= set("|-: "):
+            return None  # a markdown table separator: this is a table, not triples
+        parts = [p.strip() for p in line.strip().strip("|").split("|")]
+        if len(parts) != 3 or not all(parts):
+            return None
+        rows.append(parts)
+    return InputView(header=header, kind="triples",
+                     tables=[Table(caption="", header=["Subject", "Predicate", "Object"], rows=rows)])
+
+
+def _as_pipe_table(header: str, text: str) -> InputView | None:
+    """A linearized table: every line has the same number (>= 2) of '|'-separated cells; the first is a header."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in lines]
+    rows = [r for r in rows if not all(set(c) <= set("-: ") for c in r)]  # markdown separator lines
+    width = len(rows[0])
+    if width < 2 or any(len(r) != width for r in rows) or len(rows) < 2:
+        return None
+    return InputView(header=header, kind="table", tables=[Table(caption="", header=rows[0], rows=rows[1:])])
+
+
+def _as_dialogue(header: str, text: str) -> InputView | None:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    turns: list[Turn] = []
+    sides: dict[str, int] = {}
+    for line in lines:
+        match = _TURN.match(line)
+        if match is None:
+            if not turns:
+                return None
+            turns[-1].text += "\n" + line.strip()  # a turn that wraps onto the next line
+            continue
+        speaker = match.group(1).strip()
+        sides.setdefault(speaker, len(sides) % 2)
+        turns.append(Turn(speaker=speaker, text=match.group(2).strip(), side=sides[speaker]))
+    if len(turns) < 2 or len(sides) > 4:
+        return None
+    return InputView(header=header, kind="dialogue", turns=turns)
+
+
+def _as_csv(header: str, text: str) -> InputView | None:
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2 or "," not in lines[0]:
+        return None
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    width = len(rows[0])
+    if width < 2 or any(len(r) != width for r in rows):
+        return None
+    return InputView(header=header, kind="table", tables=[Table(caption="", header=rows[0], rows=rows[1:])])
+
+
+# ---- span highlighting ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpanRef:
+    """A span to highlight: its id and half-open character offsets into the output."""
+
+    id: int
+    start: int
+    end: int
+
+
+@dataclass
+class Segment:
+    start: int
+    end: int
+    text: str
+    span_ids: tuple[int, ...]
+
+
+def segments(text: str, spans: Iterable[SpanRef]) -> list[Segment]:
+    """Cut `text` at every span boundary; each piece lists the spans covering it (overlaps allowed)."""
+    valid = [s for s in spans if 0 <= s.start < s.end <= len(text)]
+    cuts = sorted({0, len(text), *(s.start for s in valid), *(s.end for s in valid)})
+    pieces: list[Segment] = []
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        if a == b:
+            continue
+        covering = tuple(s.id for s in valid if s.start <= a and b <= s.end)
+        pieces.append(Segment(start=a, end=b, text=text[a:b], span_ids=covering))
+    return pieces
+
+
+def _overlap(a: SpanRef, b: SpanRef) -> int:
+    return max(0, min(a.end, b.end) - max(a.start, b.start))
+
+
+def group_spans(spans: Sequence[SpanRef], min_share: float = 0.5) -> list[list[int]]:
+    """Group spans that mark the same place: each joins the first group whose anchor it overlaps by at
+    least `min_share` of the shorter of the two. Groups come out in text order; ids keep input order within."""
+    groups: list[tuple[SpanRef, list[int]]] = []
+    for span in sorted(spans, key=lambda s: (s.start, s.end)):
+        for anchor, members in groups:
+            shorter = min(anchor.end - anchor.start, span.end - span.start)
+            if shorter > 0 and _overlap(anchor, span) >= min_share * shorter:
+                members.append(span.id)
+                break
+        else:
+            groups.append((span, [span.id]))
+    return [members for _, members in groups]
+
+
+# ---- guidelines ---------------------------------------------------------------------------------------------
+
+_GUIDELINE_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "code", "em", "h1", "h2", "h3", "h4", "hr", "i", "kbd", "li", "ol",
+    "p", "pre", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul",
+}
+
+
+def markdown_html(text: str) -> str:
+    """Return guideline markdown as sanitized HTML: raw HTML in the source is cleaned by nh3, so a guideline
+    can format text but never run script or load anything."""
+    import markdown
+    import nh3
+
+    html = markdown.markdown(text, extensions=["tables", "sane_lists"], output_format="html")
+    return nh3.clean(html, tags=_GUIDELINE_TAGS, attributes={"a": {"href", "title"}, "th": {"align"},
+                                                             "td": {"align"}},
+                     url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer")

@@ -1,0 +1,129 @@
+"""Errors the machines missed: annotators add, edit and delete their own spans with exact offsets."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.db.models import Max
+
+from annotator.models import Annotation, AnnotationKind, Assignment, Campaign, ErrorSpan, MatchKind, User
+
+KEEP: object = object()
+"""Default of added_span_update's fields: leave the stored value as it is."""
+MAX_NOTE = 4000
+MAX_CATEGORY = 100
+
+
+class AddedSpanError(ValueError):
+    """An added span that cannot be stored (bad offsets, bad severity, closed campaign, not yours)."""
+
+
+def _check_owner(assignment: Assignment, user: User) -> None:
+    if assignment.annotator_id != user.pk:
+        raise AddedSpanError("only the assigned annotator can add errors to this item")
+    if assignment.campaign.status != Campaign.Status.OPEN:
+        raise AddedSpanError("this campaign is closed")
+
+
+def _offsets(output: str, start: object, end: object) -> tuple[int, int]:
+    try:
+        a, b = int(str(start)), int(str(end))
+    except ValueError:
+        raise AddedSpanError("start and end must be whole numbers") from None
+    if not 0 <= a < b <= len(output):
+        raise AddedSpanError(f"offsets must satisfy 0 <= start < end <= {len(output)}; got {a}-{b}")
+    return a, b
+
+
+def _severity(value: object) -> int | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = int(str(value))
+    except ValueError:
+        raise AddedSpanError("severity must be 1 to 5") from None
+    if not 1 <= number <= 5:
+        raise AddedSpanError("severity must be 1 to 5")
+    return number
+
+
+def _text(value: object, limit: int, name: str) -> str:
+    text = "" if value is None else str(value).strip()
+    if len(text) > limit:
+        raise AddedSpanError(f"{name} is longer than {limit} characters")
+    return text
+
+
+def _aspect(campaign: Campaign, aspect: str | None) -> str:
+    aspects = list(campaign.aspects or [])
+    if not aspect:
+        return aspects[0] if aspects else ""
+    if aspects and aspect not in aspects:
+        raise AddedSpanError(f"aspect {aspect!r} is not judged in this campaign ({', '.join(aspects)})")
+    return aspect
+
+
+@transaction.atomic
+def added_span_create(
+    *, assignment: Assignment, user: User, start: object, end: object, aspect: str | None = None,
+    category: object = "", severity: object = None, note: object = "",
+) -> ErrorSpan:
+    """Store a missed error as a span of the annotator's own human annotation of the item (one annotation per
+    item, aspect and annotator; its source is the annotator's username)."""
+    _check_owner(assignment, user)
+    output = assignment.item.output
+    a, b = _offsets(output, start, end)
+    aspect_name = _aspect(assignment.campaign, aspect)
+    annotation, _ = Annotation.objects.get_or_create(
+        item_id=assignment.item_id, aspect=aspect_name, source=user.username, kind=AnnotationKind.HUMAN, model="",
+        defaults={"author": user, "campaign_id": assignment.campaign_id},
+    )
+    if annotation.author_id != user.pk or annotation.campaign_id != assignment.campaign_id:
+        raise AddedSpanError(
+            "you already added errors to this item for this aspect in another campaign; edit them there"
+        )
+    position = (annotation.spans.aggregate(m=Max("position"))["m"] or 0) + 1
+    return ErrorSpan.objects.create(
+        annotation=annotation, position=position, text=output[a:b], start=a, end=b, match=MatchKind.EXACT,
+        category=_text(category, MAX_CATEGORY, "category"), severity=_severity(severity),
+        note=_text(note, MAX_NOTE, "note"),
+    )
+
+
+@transaction.atomic
+def added_span_update(
+    *, span: ErrorSpan, assignment: Assignment, user: User, category: object = KEEP, severity: object = KEEP,
+    note: object = KEEP, start: object = KEEP, end: object = KEEP,
+) -> ErrorSpan:
+    """Change an added span's category, severity, note and (optionally) its offsets; KEEP leaves a field."""
+    _check_owner(assignment, user)
+    fields: list[str] = []
+    if start is not KEEP or end is not KEEP:
+        a, b = _offsets(
+            assignment.item.output,
+            span.start if start is KEEP else start,
+            span.end if end is KEEP else end,
+        )
+        span.start, span.end, span.text = a, b, assignment.item.output[a:b]
+        fields += ["start", "end", "text"]
+    if category is not KEEP:
+        span.category = _text(category, MAX_CATEGORY, "category")
+        fields.append("category")
+    if severity is not KEEP:
+        span.severity = _severity(severity)
+        fields.append("severity")
+    if note is not KEEP:
+        span.note = _text(note, MAX_NOTE, "note")
+        fields.append("note")
+    if fields:
+        span.save(update_fields=fields)
+    return span
+
+
+@transaction.atomic
+def added_span_delete(*, span: ErrorSpan, assignment: Assignment, user: User) -> None:
+    """Delete an added span, and its annotation when no span is left in it."""
+    _check_owner(assignment, user)
+    annotation_id = span.annotation_id
+    span.delete()
+    if not ErrorSpan.objects.filter(annotation_id=annotation_id).exists():
+        Annotation.objects.filter(pk=annotation_id).delete()

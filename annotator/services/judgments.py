@@ -1,0 +1,173 @@
+"""Set verdicts, flags, comments and severity corrections on machine spans, with an audit trail and undo."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from annotator.models import (
+    FLAG_FIELDS,
+    Assignment,
+    Campaign,
+    ErrorSpan,
+    ExplanationVerdict,
+    JudgmentEvent,
+    SpanJudgment,
+    SpanVerdict,
+    User,
+)
+
+CHOICE_FIELDS: dict[str, frozenset[str]] = {
+    "span_verdict": frozenset(SpanVerdict.values),
+    "explanation_verdict": frozenset(ExplanationVerdict.values),
+}
+JUDGMENT_FIELDS: tuple[str, ...] = ("span_verdict", "explanation_verdict", *FLAG_FIELDS, "comment",
+                                    "corrected_severity")
+MAX_COMMENT = 4000
+
+
+class JudgmentError(ValueError):
+    """A judgment change that cannot be stored: unknown field, bad value, closed campaign, not your work."""
+
+
+def _coerce(field: str, value: object) -> object:
+    if field in CHOICE_FIELDS:
+        text = "" if value is None else str(value)
+        if text and text not in CHOICE_FIELDS[field]:
+            raise JudgmentError(f"{field}: {text!r} is not one of {', '.join(sorted(CHOICE_FIELDS[field]))}")
+        return text
+    if field in FLAG_FIELDS:
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in {"1", "true", "on", "yes"}:
+            return True
+        if text in {"0", "false", "off", "no", ""}:
+            return False
+        raise JudgmentError(f"{field}: {value!r} is not a yes/no value")
+    if field == "comment":
+        text = "" if value is None else str(value)
+        if len(text) > MAX_COMMENT:
+            raise JudgmentError(f"comment: longer than {MAX_COMMENT} characters")
+        return text
+    if field == "corrected_severity":
+        if value in (None, ""):
+            return None
+        try:
+            number = int(str(value))
+        except ValueError:
+            raise JudgmentError(f"corrected_severity: {value!r} is not a number") from None
+        if not 1 <= number <= 5:
+            raise JudgmentError("corrected_severity: must be 1 to 5")
+        return number
+    raise JudgmentError(f"unknown field {field!r}; fields are {', '.join(JUDGMENT_FIELDS)}")
+
+
+def _as_text(value: object) -> str:
+    """How a value is written in the audit trail: '' for blank/None, 'true'/'false' for flags."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _from_text(field: str, text: str) -> object:
+    if field in FLAG_FIELDS:
+        return text == "true"
+    if field == "corrected_severity":
+        return int(text) if text else None
+    return text
+
+
+def _check_writable(assignment: Assignment, user: User) -> None:
+    if assignment.annotator_id != user.pk:
+        raise JudgmentError("only the assigned annotator can judge this item")
+    if assignment.campaign.status != Campaign.Status.OPEN:
+        raise JudgmentError("this campaign is closed; judgments can no longer change")
+
+
+@transaction.atomic
+def judgment_set(
+    *, assignment: Assignment, span: ErrorSpan, user: User, changes: Mapping[str, object]
+) -> SpanJudgment:
+    """Apply `changes` (field -> value) to the user's judgment of `span`, creating it on first use.
+
+    Writes one audit event per field whose value really changed. The caller has checked that `span` is
+    judged on `assignment` (selectors.judged_span_for_assignment)."""
+    _check_writable(assignment, user)
+    clean = {field: _coerce(field, value) for field, value in changes.items()}
+    judgment = SpanJudgment.objects.select_for_update().filter(span_id=span.pk, annotator_id=user.pk).first()
+    events: list[JudgmentEvent] = []
+    if judgment is None:
+        judgment = SpanJudgment(span_id=span.pk, annotator_id=user.pk, assignment_id=assignment.pk)
+        olds = {field: getattr(judgment, field) for field in clean}
+        for field, value in clean.items():
+            setattr(judgment, field, value)
+        try:
+            with transaction.atomic():
+                judgment.save(force_insert=True)
+        except IntegrityError:
+            # Another request created it a moment ago (double click): apply the change to that row instead.
+            return judgment_set(assignment=assignment, span=span, user=user, changes=changes)
+        changed = [field for field, value in clean.items() if value != olds[field]]
+    else:
+        olds = {field: getattr(judgment, field) for field in clean}
+        changed = [field for field, value in clean.items() if value != olds[field]]
+        for field in changed:
+            setattr(judgment, field, clean[field])
+        if changed:
+            judgment.save(update_fields=[*changed, "updated_at"])
+    events = [
+        JudgmentEvent(judgment=judgment, user_id=user.pk, field=field, old_value=_as_text(olds[field]),
+                      new_value=_as_text(clean[field]))
+        for field in changed
+    ]
+    if events:
+        JudgmentEvent.objects.bulk_create(events)
+    if assignment.status == Assignment.Status.TODO:
+        _mark_started(assignment)
+    return judgment
+
+
+def _mark_started(assignment: Assignment) -> None:
+    now = timezone.now()
+    Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.TODO).update(
+        status=Assignment.Status.IN_PROGRESS, started_at=now
+    )
+    assignment.status = Assignment.Status.IN_PROGRESS
+    assignment.started_at = assignment.started_at or now
+
+
+@transaction.atomic
+def judgment_undo(*, assignment: Assignment, user: User) -> tuple[SpanJudgment, JudgmentEvent] | None:
+    """Revert the user's latest change on this assignment that is not undone yet; None if there is none.
+
+    The reverted event is marked `undone`; the revert itself is written as an event too (so the audit trail
+    says who undid what and when) and is born `undone` so it never lands on the undo stack itself."""
+    _check_writable(assignment, user)
+    event = (
+        JudgmentEvent.objects.select_for_update()
+        .filter(judgment__assignment_id=assignment.pk, user_id=user.pk, undone=False)
+        .order_by("-id")
+        .first()
+    )
+    if event is None:
+        return None
+    judgment = SpanJudgment.objects.select_for_update().get(pk=event.judgment_id)
+    current = _as_text(getattr(judgment, event.field))
+    setattr(judgment, event.field, _from_text(event.field, event.old_value))
+    judgment.save(update_fields=[event.field, "updated_at"])
+    event.undone = True
+    event.save(update_fields=["undone"])
+    JudgmentEvent.objects.create(judgment=judgment, user_id=user.pk, field=event.field, old_value=current,
+                                 new_value=event.old_value, undone=True)
+    if not judgment.is_complete() and Assignment.objects.filter(
+        pk=assignment.pk, status=Assignment.Status.DONE
+    ).update(status=Assignment.Status.IN_PROGRESS, finished_at=None):
+        # A done item lost a verdict: it is no longer done.
+        assignment.status = Assignment.Status.IN_PROGRESS
+        assignment.finished_at = None
+    return judgment, event

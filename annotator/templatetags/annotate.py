@@ -1,0 +1,63 @@
+"""Template tags of the annotation screen: the output text with machine and added spans highlighted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django import template
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from annotator.models import ErrorSpan
+from annotator.rendering import SpanRef, segments
+from annotator.selectors import ErrorRow
+
+register = template.Library()
+
+
+@register.simple_tag
+def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[ErrorSpan]) -> SafeString:
+    """Return the output as consecutive elements, one per piece between span boundaries.
+
+    Each piece carries `data-o` (its offset in the plain text), so the page can turn a DOM selection into
+    exact offsets; machine pieces list their span ids and error numbers, added pieces their span ids. Every
+    text goes through format_html, so dataset and LLM text is always escaped."""
+    machine = {r.span.pk: r.number for r in rows if r.has_offsets}
+    refs = [SpanRef(r.span.pk, r.span.start, r.span.end) for r in rows if r.has_offsets]
+    # Added spans get negative ids so both kinds share one cut of the text.
+    refs += [SpanRef(-s.pk, s.start, s.end) for s in added if s.start is not None]
+    pieces = []
+    for seg in segments(text, refs):
+        spans = [i for i in seg.span_ids if i > 0]
+        mine = [-i for i in seg.span_ids if i < 0]
+        if not spans and not mine:
+            pieces.append(format_html('<span class="seg" data-o="{}">{}</span>', seg.start, seg.text))
+            continue
+        classes = "seg hl" if spans else "seg"
+        if mine:
+            classes += " hl-added"
+        numbers = " ".join(str(machine[i]) for i in spans)
+        title = f"Errors {numbers.replace(' ', ', ')}" if spans else "Your added error"
+        pieces.append(format_html(
+            '<mark class="{}" data-o="{}" data-spans="{}" data-added="{}" title="{}">{}</mark>',
+            classes, seg.start, " ".join(map(str, spans)), " ".join(map(str, mine)), title, seg.text,
+        ))
+    return format_html_join("", "{}", ((p,) for p in pieces))
+
+
+@register.simple_tag
+def chip_buttons(chips: Sequence, save_url: str, icon: str = "✓") -> SafeString:
+    """Return the verdict chips of one group as buttons; built in Python because a page has dozens of them and
+    the save answer re-renders a card on every click. The pressed chip says so in text and aria-pressed."""
+    return format_html_join(
+        "",
+        '<button type="button" class="chip{}" aria-pressed="{}" data-key="{}" hx-post="{}" '
+        "hx-vals='{{\"field\": \"{}\", \"value\": \"{}\"}}'>{}{} <kbd>{}</kbd></button>",
+        (
+            (" flag" if chip.choice.value == "" else "", "true" if chip.pressed else "false", chip.choice.key,
+             save_url, chip.choice.field, chip.post_value,
+             format_html('<span aria-hidden="true">{} </span>', icon) if chip.pressed else "",
+             chip.choice.label, chip.choice.key)
+            for chip in chips
+        ),
+    )

@@ -1,0 +1,28 @@
+"""Views of the annotation app, by area: pages (home, datasets), campaigns, and the annotation work screen."""
+
+from __future__ import annotations
+
+from annotator.views.campaigns import (
+    campaign_control,
+    campaign_entry,
+    campaign_guidelines,
+    campaign_new,
+    campaign_resume,
+)
+from annotator.views.pages import dataset_detail, dataset_export, home
+from annotator.views.work import (
+    added_span_add,
+    added_span_edit,
+    added_span_remove,
+    assignment_finish_view,
+    assignment_time,
+    item_screen,
+    judgment_save,
+    judgment_undo_view,
+)
+
+__all__ = [
+    "added_span_add", "added_span_edit", "added_span_remove", "assignment_finish_view", "assignment_time",
+    "campaign_control", "campaign_entry", "campaign_guidelines", "campaign_new", "campaign_resume",
+    "dataset_detail", "dataset_export", "home", "item_screen", "judgment_save", "judgment_undo_view",
+]

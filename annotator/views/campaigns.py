@@ -1,0 +1,120 @@
+"""Campaign pages: create one, the researcher's overview with control accuracy, the annotator's queue."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db import IntegrityError
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.vary import vary_on_headers
+
+from annotator.forms import EXPLANATION_VERDICT_CHOICES, SPAN_VERDICT_CHOICES, CampaignForm
+from annotator.models import Assignment, Campaign, Dataset
+from annotator.rendering import markdown_html
+from annotator.selectors import campaign_run_labels, control_accuracy, control_spans, queue_for
+from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
+from annotator.views.common import AppRequest, require_researcher
+
+
+def _campaign_for_user(request: AppRequest, pk: int) -> Campaign:
+    """Researchers see every campaign; an annotator only those with an assignment of theirs (else 404)."""
+    campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=pk)
+    if not request.user.sees_everything and not Assignment.objects.filter(
+        campaign=campaign, annotator=request.user
+    ).exists():
+        raise Http404("No such campaign.")
+    return campaign
+
+
+@vary_on_headers("HX-Request")
+@require_http_methods(["GET", "POST"])
+def campaign_new(request: AppRequest) -> HttpResponse:
+    require_researcher(request)
+    dataset_pk = request.POST.get("dataset") or request.GET.get("dataset")
+    dataset = Dataset.objects.filter(pk=dataset_pk).first() if dataset_pk and dataset_pk.isdigit() else None
+    if request.method == "POST":
+        form = CampaignForm(request.POST, dataset=dataset)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                campaign = campaign_create(
+                    name=data["name"], dataset=data["dataset"], runs=data["run_objects"],
+                    annotators=list(data["annotators"]), aspects=data["aspects"],
+                    annotators_per_item=data["annotators_per_item"], guidelines=data["guidelines"],
+                    seed=data["seed"], control_item_ids=data["control_items"], created_by=request.user,
+                )
+            except (ValueError, IntegrityError) as exc:
+                form.add_error(None, str(exc) if isinstance(exc, ValueError) else "A campaign of that name exists.")
+            else:
+                messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")
+                return redirect("campaign_entry", pk=campaign.pk)
+    else:
+        form = CampaignForm(initial={"dataset": dataset}, dataset=dataset)
+    template = "annotator/campaign_new.html#campaign-form" if request.htmx else "annotator/campaign_new.html"
+    return render(request, template, {"form": form})
+
+
+@require_GET
+def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
+    """Researchers see the overview (real run labels, progress, control accuracy); annotators their queue."""
+    campaign = _campaign_for_user(request, pk)
+    if request.user.sees_everything:
+        from evaluation.models import EvaluatorRun
+
+        labels = campaign_run_labels(campaign.pk)
+        runs = {r.pk: r for r in EvaluatorRun.objects.filter(pk__in=list(labels)).select_related("evaluator")}
+        assignments = campaign.assignments.select_related("item", "annotator").order_by("annotator__username", "order")
+        return render(request, "annotator/campaign_overview.html", {
+            "campaign": campaign, "assignments": assignments,
+            "run_labels": sorted(((label, runs[run_id]) for run_id, label in labels.items()), key=lambda x: x[0]),
+            "accuracy": control_accuracy(campaign),
+            "n_control": campaign.assignments.filter(is_control=True).values("item_id").distinct().count(),
+        })
+    rows, summary = queue_for(campaign, request.user)
+    return render(request, "annotator/queue.html", {"campaign": campaign, "rows": rows, "summary": summary})
+
+
+@require_GET
+def campaign_resume(request: AppRequest, pk: int) -> HttpResponse:
+    campaign = _campaign_for_user(request, pk)
+    _, summary = queue_for(campaign, request.user)
+    if summary.resume is None:
+        messages.info(request, "Every item of this campaign is done. Thank you!")
+        return redirect("campaign_entry", pk=campaign.pk)
+    return redirect("item_screen", pk=summary.resume.pk)
+
+
+@require_GET
+def campaign_guidelines(request: AppRequest, pk: int) -> HttpResponse:
+    campaign = _campaign_for_user(request, pk)
+    # Researchers write the guidelines; nh3 has already stripped anything active, so the HTML may be trusted.
+    context = {"campaign": campaign, "guidelines_html": mark_safe(markdown_html(campaign.guidelines))}
+    template = "annotator/guidelines.html#guidelines-body" if request.htmx else "annotator/guidelines.html"
+    return render(request, template, context)
+
+
+@require_http_methods(["GET", "POST"])
+def campaign_control(request: AppRequest, pk: int) -> HttpResponse:
+    """The answer key of the control items: researchers set the known verdicts of each span."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    rows = control_spans(campaign)
+    if request.method == "POST":
+        keys = [
+            ControlKey(span_id=span.pk, span_verdict=request.POST.get(f"span-{span.pk}", ""),
+                       explanation_verdict=request.POST.get(f"explanation-{span.pk}", ""))
+            for span, _, _ in rows
+        ]
+        try:
+            n = campaign_control_set(campaign=campaign, keys=[k for k in keys if k.span_verdict])
+        except ValueError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Saved the known verdicts of {n} control spans.")
+            return redirect("campaign_entry", pk=campaign.pk)
+    return render(request, "annotator/campaign_control.html", {
+        "campaign": campaign, "rows": rows, "span_choices": SPAN_VERDICT_CHOICES,
+        "explanation_choices": EXPLANATION_VERDICT_CHOICES,
+    })

@@ -1,0 +1,283 @@
+"""The annotation screen: one item, its machine errors under neutral labels, verdicts saved per click."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
+
+from annotator.forms import AddedSpanEditForm, AddedSpanForm
+from annotator.models import Assignment, Campaign
+from annotator.rendering import render_inputs
+from annotator.selectors import (
+    ErrorRow,
+    added_span_for_user,
+    added_spans,
+    assignment_for_user,
+    assignment_for_work,
+    item_errors,
+    judged_span_for_assignment,
+    neighbour_assignments,
+    next_open_assignment,
+)
+from annotator.services.added_spans import (
+    AddedSpanError,
+    added_span_create,
+    added_span_delete,
+    added_span_update,
+)
+from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
+from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
+from annotator.views.common import AppRequest
+
+
+@dataclass(frozen=True)
+class Choice:
+    field: str
+    value: str
+    label: str
+    key: str
+
+
+SPAN_CHOICES = (
+    Choice("span_verdict", "error", "Error", "1"),
+    Choice("span_verdict", "not_error", "Not an error", "2"),
+    Choice("span_verdict", "no_span", "No span given", "3"),
+    Choice("span_verdict", "hallucination", "Hallucination", "4"),
+)
+EXPLANATION_CHOICES = (
+    Choice("explanation_verdict", "correct", "Correct", "q"),
+    Choice("explanation_verdict", "partially_correct", "Partially correct", "w"),
+    Choice("explanation_verdict", "incomplete", "Incomplete", "e"),
+    Choice("explanation_verdict", "vague", "Vague", "r"),
+    Choice("explanation_verdict", "incorrect", "Incorrect", "t"),
+    Choice("explanation_verdict", "not_error", "Not an error", "y"),
+)
+FLAG_CHOICES = (
+    Choice("too_strict", "", "Too strict", "z"),
+    Choice("not_aspect_related", "", "Not aspect related", "x"),
+    Choice("repeated", "", "Repeated", "c"),
+    Choice("hard_to_parse", "", "Hard to parse", "v"),
+    Choice("implicit_span", "", "Implicit span", "b"),
+)
+SHORTCUTS = (
+    ("j / ↓", "next error"), ("k / ↑", "previous error"),
+    ("1 2 3 4", "span: Error · Not an error · No span given · Hallucination"),
+    ("q w e r t y", "explanation: Correct · Partially correct · Incomplete · Vague · Incorrect · Not an error"),
+    ("z x c v b", "flags: Too strict · Not aspect related · Repeated · Hard to parse · Implicit span"),
+    ("- / =", "lower / raise the corrected severity"), ("0", "clear the severity correction"),
+    ("m", "write a comment (Enter saves, Esc leaves)"),
+    ("u / Ctrl+Z", "undo my last change on this item"),
+    ("s", "select text in the output with the keyboard (arrows; Shift+arrows extend; Alt+arrows by word)"),
+    ("a", "add the selected text as a missed error"),
+    ("f", "finish this item and open the next one"), ("n / p", "next / previous item"),
+    ("g", "guidelines"), ("?", "this list"), ("Esc", "close a dialog or leave a field"),
+)
+
+
+@dataclass(frozen=True)
+class Chip:
+    choice: Choice
+    pressed: bool
+    post_value: str
+
+
+def _chips(row: ErrorRow) -> dict[str, list[Chip]]:
+    j = row.judgment
+    span_value = j.span_verdict if j else ""
+    explanation_value = j.explanation_verdict if j else ""
+    corrected = j.corrected_severity if j else None
+    return {
+        "span": [Chip(c, c.value == span_value, c.value) for c in SPAN_CHOICES],
+        "explanation": [Chip(c, c.value == explanation_value, c.value) for c in EXPLANATION_CHOICES],
+        "flags": [
+            Chip(c, bool(j and getattr(j, c.field)), "false" if j and getattr(j, c.field) else "true")
+            for c in FLAG_CHOICES
+        ],
+        "severity": [
+            Chip(Choice("corrected_severity", str(n), str(n), ""), corrected == n, str(n)) for n in range(1, 6)
+        ],
+    }
+
+
+def _card(row: ErrorRow, assignment: Assignment, can_edit: bool, saved: bool = False) -> dict:
+    j = row.judgment
+    corrected = j.corrected_severity if j else None
+    return {
+        "row": row, "chips": _chips(row), "assignment": assignment, "can_edit": can_edit, "saved": saved,
+        "effective_severity": corrected or row.span.severity or 0,
+        # Reversed once per card rather than once per chip (22 chips): saves are the hot path.
+        "save_url": reverse("judgment_save", args=[assignment.pk, row.span.pk]),
+    }
+
+
+def _own_for_save(request: AppRequest, pk: int) -> Assignment:
+    """Like _assignment_to_edit, but loads no item text (the save path must stay lean)."""
+    if request.user.sees_everything and not Assignment.objects.filter(pk=pk, annotator=request.user).exists():
+        assignment_for_user(request.user, pk)  # 404 if missing
+        raise PermissionDenied("Only the assigned annotator can change this item.")
+    return assignment_for_work(request.user, pk)
+
+
+def _assignment_to_edit(request: AppRequest, pk: int) -> Assignment:
+    """The user's own assignment (404 for anyone else's); researchers reading someone's work may not write."""
+    assignment = assignment_for_user(request.user, pk)
+    if assignment.annotator_id != request.user.pk:
+        raise PermissionDenied("Only the assigned annotator can change this item.")
+    return assignment
+
+
+def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
+    rows, groups = item_errors(assignment)
+    added = added_spans(assignment)
+    can_edit = assignment.annotator_id == request.user.pk and assignment.campaign.status == Campaign.Status.OPEN
+    return {
+        "assignment": assignment, "campaign": assignment.campaign, "item": assignment.item,
+        "rows": rows, "groups": [
+            {"group": g, "cards": [_card(r, assignment, can_edit) for r in g.rows]} for g in groups
+        ],
+        "added": added, "can_edit": can_edit,
+        "n_complete": sum(r.is_complete for r in rows), "n_total": len(rows),
+        "aspects": assignment.campaign.aspects,
+    }
+
+
+@require_GET
+def item_screen(request: AppRequest, pk: int) -> HttpResponse:
+    assignment = assignment_for_user(request.user, pk)
+    context = _screen_context(request, assignment)
+    prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
+    context.update({
+        "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
+        "n_assignments": n_assignments, "shortcuts": SHORTCUTS,
+        "output_header": assignment.item.dataset.output_header or "Output",
+    })
+    return render(request, "annotator/item.html", context)
+
+
+def _unprocessable(message: str) -> HttpResponse:
+    """A 422 whose text htmx shows in the message area (see static/js/annotate.js)."""
+    response = HttpResponse(message, status=422, content_type="text/plain; charset=utf-8")
+    return trigger_client_event(response, "sj:problem", {"message": message})
+
+
+@require_POST
+def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
+    """Set one field of the user's judgment of one span and answer with the re-rendered error card."""
+    assignment = _own_for_save(request, pk)
+    span, label = judged_span_for_assignment(assignment, span_pk)
+    field = request.POST.get("field", "")
+    try:
+        judgment = judgment_set(assignment=assignment, span=span, user=request.user,
+                                changes={field: request.POST.get("value", "")})
+    except JudgmentError as exc:
+        return _unprocessable(str(exc))
+    number = request.POST.get("number", "")
+    row = ErrorRow(span=span, label=label, number=int(number) if number.isdigit() else 0, judgment=judgment)
+    return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
+
+
+def _errors_oob(request: AppRequest, assignment: Assignment) -> str:
+    context = _screen_context(request, assignment)
+    context["oob"] = True
+    return render_to_string("annotator/item.html#errors", context, request=request)
+
+
+@require_POST
+def judgment_undo_view(request: AppRequest, pk: int) -> HttpResponse:
+    assignment = _assignment_to_edit(request, pk)
+    try:
+        result = judgment_undo(assignment=assignment, user=request.user)
+    except JudgmentError as exc:
+        return _unprocessable(str(exc))
+    if result is None:
+        return trigger_client_event(HttpResponse(status=204), "sj:notice", {"message": "Nothing to undo."})
+    judgment, event = result
+    response = HttpResponse(_errors_oob(request, assignment))
+    return trigger_client_event(response, "sj:undone", {"span": judgment.span_id, "field": event.field})
+
+
+def _added_response(request: AppRequest, assignment: Assignment, message: str) -> HttpResponse:
+    context = _screen_context(request, assignment)
+    context["oob"] = True
+    html = render_to_string("annotator/item.html#added-list", context, request=request)
+    html += render_to_string("annotator/item.html#output", context, request=request)
+    return trigger_client_event(HttpResponse(html), "sj:notice", {"message": message})
+
+
+@require_POST
+def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
+    assignment = _assignment_to_edit(request, pk)
+    form = AddedSpanForm(request.POST)
+    if not form.is_valid():
+        return _unprocessable("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    data = form.cleaned_data
+    try:
+        span = added_span_create(
+            assignment=assignment, user=request.user, start=data["start"], end=data["end"],
+            aspect=data["aspect"] or None, category=data["category"], severity=data["severity"], note=data["note"],
+        )
+    except AddedSpanError as exc:
+        return _unprocessable(str(exc))
+    return _added_response(request, assignment, f"Added a missed error at “{span.text[:60]}”.")
+
+
+@require_POST
+def added_span_edit(request: AppRequest, span_pk: int) -> HttpResponse:
+    span, assignment = added_span_for_user(request.user, span_pk)
+    form = AddedSpanEditForm(request.POST)
+    if not form.is_valid():
+        return _unprocessable("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
+    try:
+        added_span_update(span=span, assignment=assignment, user=request.user, **form.cleaned_data)
+    except AddedSpanError as exc:
+        return _unprocessable(str(exc))
+    return _added_response(request, assignment, "Saved the added error.")
+
+
+@require_POST
+def added_span_remove(request: AppRequest, span_pk: int) -> HttpResponse:
+    span, assignment = added_span_for_user(request.user, span_pk)
+    try:
+        added_span_delete(span=span, assignment=assignment, user=request.user)
+    except AddedSpanError as exc:
+        return _unprocessable(str(exc))
+    return _added_response(request, assignment, "Deleted the added error.")
+
+
+def _seconds(request: AppRequest) -> int:
+    raw = request.POST.get("seconds", "0")
+    return int(raw) if raw.isdigit() else 0
+
+
+@vary_on_headers("HX-Request")
+@require_POST
+def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
+    assignment = _assignment_to_edit(request, pk)
+    try:
+        assignment_finish(assignment=assignment, user=request.user, seconds=_seconds(request))
+    except AssignmentError as exc:
+        return _unprocessable(str(exc))
+    next_pk = next_open_assignment(assignment)
+    target = reverse("item_screen", args=[next_pk]) if next_pk else reverse("campaign_entry",
+                                                                             args=[assignment.campaign_id])
+    if request.htmx:
+        return HttpResponseClientRedirect(target)
+    return redirect(target)
+
+
+@require_POST
+def assignment_time(request: AppRequest, pk: int) -> HttpResponse:
+    assignment = _assignment_to_edit(request, pk)
+    # A closed campaign no longer counts time; there is nothing for the page to do about it.
+    with contextlib.suppress(AssignmentError):
+        assignment_add_time(assignment=assignment, user=request.user, seconds=_seconds(request))
+    return HttpResponse(status=204)

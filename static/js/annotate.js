@@ -1,0 +1,384 @@
+// spanjudge annotation screen: keyboard-first judging, exact offsets from DOM selections, working time.
+(function () {
+  "use strict";
+
+  const work = document.getElementById("work");
+  if (!work) return;
+  const canEdit = work.dataset.canEdit === "true";
+  let currentSpan = null; // span id of the error card in focus (ids survive re-rendering; indexes may not)
+  let selectMode = false;
+
+  // 422 answers carry a message meant for the annotator: let htmx hand them to us without swapping.
+  if (window.htmx) {
+    htmx.config.responseHandling = [
+      { code: "204", swap: false },
+      { code: "[23]..", swap: true },
+      { code: "422", swap: false, error: true },
+      { code: "[45]..", swap: false, error: true },
+    ];
+  }
+
+  // ---- messages -----------------------------------------------------------------------------------------
+  const flash = document.getElementById("flash");
+  let flashTimer = null;
+  function say(message, kind) {
+    flash.textContent = message; // textContent: server messages may quote dataset text
+    flash.className = "flash is-shown" + (kind ? " flash-" + kind : "");
+    clearTimeout(flashTimer);
+    flashTimer = setTimeout(() => { flash.className = "flash"; }, kind === "problem" ? 8000 : 3000);
+  }
+
+  // ---- error cards and focus ----------------------------------------------------------------------------
+  // One card per error even while htmx is swapping a card (old and new may briefly both be in the page).
+  function cards() {
+    return Array.from(document.querySelectorAll("#errors .error-card")).filter((c) => document.getElementById(c.id) === c);
+  }
+
+  function currentIndex() {
+    const i = cards().findIndex((c) => c.dataset.span === currentSpan);
+    return i < 0 ? 0 : i;
+  }
+
+  function focusCard(index, scroll) {
+    const list = cards();
+    if (!list.length) return;
+    const card = list[Math.max(0, Math.min(index, list.length - 1))];
+    currentSpan = card.dataset.span;
+    list.forEach((c) => c.classList.toggle("is-focus", c === card));
+    if (scroll !== false) {
+      card.focus({ preventScroll: true });
+      card.scrollIntoView({ block: "nearest" });
+    }
+    highlightFocus(card.dataset.span);
+  }
+
+  function highlightFocus(spanId) {
+    const marks = document.querySelectorAll("#output-text mark");
+    let first = true;
+    marks.forEach((m) => {
+      const on = spanId && (m.dataset.spans || "").split(" ").includes(spanId);
+      m.classList.toggle("is-focus", !!on);
+      m.classList.toggle("is-focus-start", !!on && first);
+      if (on && first) first = false;
+    });
+  }
+
+  // Re-apply the focus marks after a swap; never move the focus (a card mid-swap may be briefly missing).
+  function refreshFocus(takeFocus) {
+    const card = currentCard();
+    if (!card) return;
+    cards().forEach((c) => c.classList.toggle("is-focus", c === card));
+    highlightFocus(card.dataset.span);
+    if (takeFocus) card.focus({ preventScroll: true });
+  }
+
+  function currentCard() { return currentSpan ? document.getElementById("error-" + currentSpan) : null; }
+
+  function focusSpan(spanId) {
+    const list = cards();
+    const i = list.findIndex((c) => c.dataset.span === String(spanId));
+    if (i >= 0) focusCard(i);
+  }
+
+  function updateProgress() {
+    const list = cards();
+    const done = list.filter((c) => c.classList.contains("is-complete")).length;
+    const text = document.getElementById("progress-text");
+    if (text) text.textContent = done + " of " + list.length + " errors have both verdicts";
+    const finish = document.getElementById("finish-button");
+    if (finish) {
+      if (done === list.length) finish.removeAttribute("aria-disabled");
+      else finish.setAttribute("aria-disabled", "true");
+    }
+  }
+
+  function firstIncomplete() {
+    const list = cards();
+    const i = list.findIndex((c) => !c.classList.contains("is-complete"));
+    return i < 0 ? 0 : i;
+  }
+
+  // ---- selection <-> offsets ------------------------------------------------------------------------------
+  const outputText = () => document.getElementById("output-text");
+
+  // A boundary point (node, offset) inside #output-text -> character offset into the output's plain text.
+  function toOffset(node, offset) {
+    const root = outputText();
+    if (!root || !root.contains(node)) return null;
+    if (node.nodeType === Node.TEXT_NODE) {
+      const seg = node.parentElement.closest("[data-o]");
+      return parseInt(seg.dataset.o, 10) + offset;
+    }
+    const segs = node === root ? Array.from(root.children) : [node.closest("[data-o]")];
+    if (node === root) {
+      if (offset >= segs.length) return parseInt(root.dataset.length, 10);
+      return parseInt(segs[offset].dataset.o, 10);
+    }
+    const seg = segs[0];
+    return parseInt(seg.dataset.o, 10) + (offset > 0 ? seg.textContent.length : 0);
+  }
+
+  function selectionOffsets() {
+    const sel = window.getSelection();
+    if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
+    const range = sel.getRangeAt(0);
+    const start = toOffset(range.startContainer, range.startOffset);
+    const end = toOffset(range.endContainer, range.endOffset);
+    if (start === null || end === null || start >= end) return null;
+    return { start, end };
+  }
+
+  // Character offset -> a DOM boundary point (used to place the keyboard caret).
+  function toPoint(offset) {
+    const segs = Array.from(outputText().children);
+    for (const seg of segs) {
+      const o = parseInt(seg.dataset.o, 10);
+      const len = seg.textContent.length;
+      if (offset >= o && offset <= o + len && seg.firstChild) return [seg.firstChild, offset - o];
+    }
+    const last = segs[segs.length - 1];
+    return last && last.firstChild ? [last.firstChild, last.textContent.length] : [outputText(), 0];
+  }
+
+  function outputString() {
+    return Array.from(outputText().children).map((s) => s.textContent).join("");
+  }
+
+  // ---- keyboard selection mode ----------------------------------------------------------------------------
+  function enterSelectMode() {
+    const root = outputText();
+    if (!root) return;
+    selectMode = true;
+    root.classList.add("is-selecting");
+    const card = currentCard();
+    let at = 0;
+    if (card && card.dataset.hasOffsets === "true") {
+      const mark = root.querySelector("mark.is-focus");
+      if (mark) at = parseInt(mark.dataset.o, 10);
+    }
+    const [node, off] = toPoint(at);
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    const range = document.createRange();
+    range.setStart(node, off);
+    range.collapse(true);
+    sel.addRange(range);
+    root.focus({ preventScroll: true });
+    say("Selecting: arrows move, Shift+arrows extend, Alt for words; a or Enter adds, Esc stops.");
+  }
+
+  function leaveSelectMode() {
+    selectMode = false;
+    const root = outputText();
+    if (root) root.classList.remove("is-selecting");
+  }
+
+  function moveSelection(e) {
+    const sel = window.getSelection();
+    const dir = e.key === "ArrowLeft" || e.key === "ArrowUp" ? "backward" : "forward";
+    const unit = e.key === "ArrowUp" || e.key === "ArrowDown" ? "line" : e.altKey || e.ctrlKey ? "word" : "character";
+    sel.modify(e.shiftKey ? "extend" : "move", dir, unit);
+  }
+
+  // ---- adding a missed error ----------------------------------------------------------------------------
+  function openAddDialog() {
+    const dialog = document.getElementById("add-dialog");
+    if (!dialog) return;
+    const range = selectionOffsets();
+    if (!range) {
+      say("Select some text in the output first (mouse, or press s and use Shift+arrows).", "problem");
+      return;
+    }
+    const text = outputString().slice(range.start, range.end);
+    document.getElementById("add-start").value = range.start;
+    document.getElementById("add-end").value = range.end;
+    document.getElementById("add-preview").textContent = text;
+    document.getElementById("add-range").textContent = "[" + range.start + "–" + range.end + "]";
+    document.getElementById("add-problem").textContent = "";
+    leaveSelectMode();
+    dialog.showModal();
+    document.getElementById("add-category").focus();
+  }
+
+  // ---- actions ------------------------------------------------------------------------------------------
+  // Keys pressed while a save is on its way wait for it, so each acts on the freshly rendered card.
+  let inflight = 0;
+  const waiting = [];
+  function whenIdle(action) {
+    waiting.push(action); // always through the queue, so a key never overtakes one pressed before it
+    drain();
+  }
+  function drain() { while (inflight === 0 && waiting.length) waiting.shift()(); }
+
+  // Send the chip's request directly rather than clicking it: a card swapped in a moment ago may not be
+  // wired up by htmx yet, and a key must never be lost.
+  function press(selector) {
+    const card = currentCard();
+    if (!card || !canEdit) return;
+    const button = card.querySelector(selector);
+    if (!button || button.disabled || button.closest("fieldset[disabled]")) return;
+    const values = JSON.parse(button.getAttribute("hx-vals") || "{}");
+    values.number = card.dataset.number;
+    // Count the request from now, not from htmx's beforeRequest, so the next queued key cannot slip in between.
+    inflight += 1;
+    htmx.ajax("POST", button.getAttribute("hx-post"), { source: card, target: "#" + card.id, swap: "outerHTML", values })
+      .finally(() => { inflight = Math.max(0, inflight - 1); setTimeout(drain, 30); });
+  }
+
+  function changeSeverity(delta) {
+    const card = currentCard();
+    if (!card) return;
+    const now = parseInt(card.dataset.severity, 10) || 3;
+    const next = delta === 0 ? 0 : Math.max(1, Math.min(5, now + delta));
+    press('button.sev[data-severity="' + next + '"]');
+  }
+
+  function undo() {
+    if (!canEdit) return;
+    htmx.ajax("POST", work.dataset.undoUrl, { swap: "none", source: work });
+  }
+
+  function openDialog(id) {
+    const d = document.getElementById(id);
+    if (d && !d.open) d.showModal();
+  }
+
+  function openGuidelines() {
+    const body = document.getElementById("guidelines-body");
+    if (body && !body.dataset.loaded) {
+      htmx.ajax("GET", work.dataset.guidelinesUrl, { target: "#guidelines-body", swap: "outerHTML" });
+    }
+    openDialog("guidelines-dialog");
+  }
+
+  function go(url) { if (url) { flushTime(true); window.location.href = url; } }
+
+  const KEYS = {
+    "1": () => press('[data-key="1"]'), "2": () => press('[data-key="2"]'),
+    "3": () => press('[data-key="3"]'), "4": () => press('[data-key="4"]'),
+    q: () => press('[data-key="q"]'), w: () => press('[data-key="w"]'), e: () => press('[data-key="e"]'),
+    r: () => press('[data-key="r"]'), t: () => press('[data-key="t"]'), y: () => press('[data-key="y"]'),
+    z: () => press('[data-key="z"]'), x: () => press('[data-key="x"]'), c: () => press('[data-key="c"]'),
+    v: () => press('[data-key="v"]'), b: () => press('[data-key="b"]'),
+    "-": () => changeSeverity(-1), "=": () => changeSeverity(1), "+": () => changeSeverity(1),
+    "0": () => changeSeverity(0),
+    j: () => focusCard(currentIndex() + 1), ArrowDown: () => focusCard(currentIndex() + 1),
+    k: () => focusCard(currentIndex() - 1), ArrowUp: () => focusCard(currentIndex() - 1),
+    m: () => { const card = currentCard(); if (card && canEdit) card.querySelector("textarea").focus(); },
+    u: undo,
+    s: enterSelectMode,
+    a: openAddDialog,
+    f: () => { const b = document.getElementById("finish-button"); if (b) b.click(); },
+    n: () => go(work.dataset.nextUrl), p: () => go(work.dataset.prevUrl),
+    g: openGuidelines,
+    "?": () => openDialog("help-dialog"),
+  };
+
+  document.addEventListener("keydown", (e) => {
+    if (document.querySelector("dialog[open]")) return; // dialogs handle their own keys (Esc closes)
+    const tag = (e.target.tagName || "").toLowerCase();
+    const typing = tag === "input" || tag === "textarea" || tag === "select" || e.target.isContentEditable;
+    if (typing) {
+      if (e.key === "Escape") { e.target.blur(); const c = currentCard(); if (c) c.focus({ preventScroll: true }); }
+      else if (e.key === "Enter" && !e.shiftKey && tag === "textarea" && e.target.closest(".error-card")) {
+        e.preventDefault();
+        e.target.dispatchEvent(new Event("change", { bubbles: true }));
+      }
+      return;
+    }
+    if (selectMode) {
+      if (e.key.startsWith("Arrow")) { e.preventDefault(); moveSelection(e); return; }
+      if (e.key === "Escape") { e.preventDefault(); leaveSelectMode(); window.getSelection().removeAllRanges(); return; }
+      if (e.key === "Enter" || e.key === "a") { e.preventDefault(); openAddDialog(); return; }
+    }
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "z") { e.preventDefault(); whenIdle(undo); return; }
+    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    const action = KEYS[e.key];
+    if (action) { e.preventDefault(); whenIdle(action); }
+  });
+
+  // Clicking a card (or a mark in the output) moves the focus there too.
+  document.addEventListener("click", (e) => {
+    const card = e.target.closest && e.target.closest("#errors .error-card");
+    if (card) { if (card.dataset.span !== currentSpan) focusCard(cards().indexOf(card), false); return; }
+    const mark = e.target.closest && e.target.closest("#output-text mark[data-spans]");
+    if (mark && mark.dataset.spans && window.getSelection().isCollapsed) focusSpan(mark.dataset.spans.split(" ")[0]);
+  });
+
+  // ---- htmx hooks -----------------------------------------------------------------------------------------
+  document.body.addEventListener("htmx:configRequest", (e) => {
+    if (e.detail.elt && e.detail.elt.hasAttribute && e.detail.elt.hasAttribute("data-send-seconds")) {
+      e.detail.parameters.seconds = takeSeconds();
+    }
+  });
+  document.body.addEventListener("htmx:beforeRequest", (e) => {
+    inflight += 1;
+    const card = e.detail.elt.closest && e.detail.elt.closest(".error-card");
+    if (card) { const s = card.querySelector(".save-state"); if (s) s.textContent = "saving…"; }
+  });
+  document.body.addEventListener("htmx:afterSettle", () => {
+    updateProgress();
+    refreshFocus(document.activeElement === document.body || !document.activeElement);
+    setTimeout(drain, 0); // queued keys run once the new card is in place and wired up
+  });
+  document.body.addEventListener("htmx:responseError", (e) => {
+    const message = (e.detail.xhr && e.detail.xhr.responseText) || "Not saved: the server refused.";
+    const inDialog = e.detail.elt.closest && e.detail.elt.closest("#add-dialog");
+    if (inDialog) document.getElementById("add-problem").textContent = message.slice(0, 300);
+    const card = e.detail.elt.closest && e.detail.elt.closest(".error-card");
+    if (card) { const s = card.querySelector(".save-state"); if (s) s.textContent = "✗ not saved"; }
+    say(message.slice(0, 300), "problem");
+  });
+  document.body.addEventListener("htmx:sendError", () => say("Not saved: the server cannot be reached. Try again.", "problem"));
+  document.body.addEventListener("htmx:afterRequest", (e) => {
+    inflight = Math.max(0, inflight - 1);
+    // Answers without a swap (errors, 204, OOB-only) settle nothing: let queued keys go after a moment.
+    setTimeout(drain, 150);
+    const form = e.detail.elt;
+    if (form && form.id === "add-form" && e.detail.successful) {
+      document.getElementById("add-dialog").close();
+      form.reset();
+      window.getSelection().removeAllRanges();
+    }
+    if (form && form.closest && form.closest(".edit-added") && e.detail.successful) {
+      form.closest("details").open = false;
+    }
+  });
+  document.body.addEventListener("sj:notice", (e) => say(e.detail.message));
+  document.body.addEventListener("sj:undone", (e) => {
+    focusSpan(e.detail.span);
+    say("Undone: " + e.detail.field.replace(/_/g, " ") + ".");
+  });
+  const cancel = document.getElementById("add-cancel");
+  if (cancel) cancel.addEventListener("click", () => document.getElementById("add-dialog").close());
+  const help = document.getElementById("help-button");
+  if (help) help.addEventListener("click", () => openDialog("help-dialog"));
+  const guidelinesLink = document.getElementById("guidelines-link");
+  if (guidelinesLink) guidelinesLink.addEventListener("click", (e) => { e.preventDefault(); openGuidelines(); });
+
+  // ---- working time ---------------------------------------------------------------------------------------
+  // Seconds count only while the tab is visible and the annotator was active in the last two minutes.
+  let pending = 0;
+  let lastActive = Date.now();
+  ["keydown", "mousedown", "mousemove", "scroll"].forEach((t) =>
+    document.addEventListener(t, () => { lastActive = Date.now(); }, { passive: true }));
+  setInterval(() => {
+    if (document.visibilityState === "visible" && Date.now() - lastActive < 120000) pending += 1;
+  }, 1000);
+  function takeSeconds() { const s = pending; pending = 0; return s; }
+  function flushTime(leaving) {
+    if (!canEdit || pending <= 0) return;
+    const body = new URLSearchParams({ seconds: String(takeSeconds()) });
+    const token = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
+    fetch(work.dataset.timeUrl, {
+      method: "POST", body, keepalive: !!leaving, credentials: "same-origin",
+      headers: { "X-CSRFToken": token || "" },
+    }).catch(() => {});
+  }
+  setInterval(() => flushTime(false), 30000);
+  window.addEventListener("pagehide", () => flushTime(true));
+
+  // Resume where the annotator stopped: the first error still missing a verdict.
+  updateProgress();
+  focusCard(firstIncomplete());
+})();

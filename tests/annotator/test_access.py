@@ -1,0 +1,144 @@
+"""Who may see and change what: other annotators' work, evaluator identities, researcher pages (HTML and API)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.test import Client
+
+from annotator.models import Assignment, SpanJudgment
+from annotator.services.judgments import judgment_set
+from annotator.services.tokens import token_create
+from tests.annotator.builders import SECRET_NAMES
+
+pytestmark = pytest.mark.django_db
+
+
+def _api(user, method: str, path: str, body: dict | None = None):
+    client = Client()
+    token = token_create(user=user)
+    kwargs = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    if body is not None:
+        kwargs.update(data=json.dumps(body), content_type="application/json")
+    return getattr(client, method)(f"/api{path}", **kwargs)
+
+
+@pytest.fixture
+def theirs(built, two_annotators) -> Assignment:
+    _, ann2 = two_annotators
+    return Assignment.objects.get(annotator=ann2, item=built.items[0])
+
+
+def test_annotator_cannot_open_or_change_another_annotators_assignment_html(client, built, two_annotators, theirs):
+    ann1, _ = two_annotators
+    client.force_login(ann1)
+    span = built.spans["a1_family"]
+    assert client.get(f"/work/{theirs.pk}/").status_code == 404
+    for url, data in [
+        (f"/work/{theirs.pk}/errors/{span.pk}/", {"field": "span_verdict", "value": "error"}),
+        (f"/work/{theirs.pk}/undo/", {}),
+        (f"/work/{theirs.pk}/added/", {"start": 0, "end": 3}),
+        (f"/work/{theirs.pk}/finish/", {}),
+        (f"/work/{theirs.pk}/time/", {"seconds": 5}),
+    ]:
+        assert client.post(url, data).status_code == 404, url
+    assert not SpanJudgment.objects.exists()
+
+
+def test_annotator_cannot_open_or_change_another_annotators_assignment_api(built, two_annotators, theirs):
+    ann1, _ = two_annotators
+    span = built.spans["a1_family"]
+    assert _api(ann1, "get", f"/assignments/{theirs.pk}").status_code == 404
+    assert _api(ann1, "post", f"/assignments/{theirs.pk}/judgments",
+                {"span_id": span.pk, "span_verdict": "error"}).status_code == 404
+    assert _api(ann1, "post", f"/assignments/{theirs.pk}/undo").status_code == 404
+    assert _api(ann1, "post", f"/assignments/{theirs.pk}/finish", {}).status_code == 404
+    assert _api(ann1, "post", f"/assignments/{theirs.pk}/added-spans", {"start": 0, "end": 3}).status_code == 404
+    listed = _api(ann1, "get", "/assignments").json()
+    assert theirs.pk not in {a["id"] for a in listed}
+    assert {a["id"] for a in listed} == set(Assignment.objects.filter(annotator=ann1).values_list("pk", flat=True))
+
+
+def test_annotator_cannot_touch_another_annotators_added_span(built, two_annotators, theirs):
+    ann1, ann2 = two_annotators
+    from annotator.services.added_spans import added_span_create
+
+    span = added_span_create(assignment=theirs, user=ann2, start=0, end=3)
+    assert _api(ann1, "patch", f"/added-spans/{span.pk}", {"note": "mine now"}).status_code == 404
+    assert _api(ann1, "delete", f"/added-spans/{span.pk}").status_code == 404
+    client = Client()
+    client.force_login(ann1)
+    assert client.post(f"/added/{span.pk}/delete/").status_code == 404
+    span.refresh_from_db()
+    assert span.note == ""
+
+
+def test_evaluator_identities_are_hidden_from_annotators(client, built, two_annotators):
+    ann1, _ = two_annotators
+    client.force_login(ann1)
+    alpha = built.runs[0]
+    # Pages and endpoints that name runs and evaluators refuse annotators.
+    assert client.get(f"/runs/{alpha.pk}/").status_code == 403
+    assert client.get(f"/campaigns/{built.campaign.pk}/control/").status_code == 403
+    assert client.get("/campaigns/new/").status_code == 403
+    assert _api(ann1, "get", "/runs").status_code == 403
+    assert _api(ann1, "get", f"/runs/{alpha.pk}").status_code == 403
+    assert _api(ann1, "get", f"/campaigns/{built.campaign.pk}/control-accuracy").status_code == 403
+    # Everything an annotator can open shows neutral labels only: no run label, evaluator, model, source, system.
+    mine = Assignment.objects.filter(annotator=ann1).order_by("order")
+    texts = [client.get(f"/work/{a.pk}/").content.decode() for a in mine]
+    texts += [client.get(url).content.decode() for url in (
+        "/", f"/campaigns/{built.campaign.pk}/", f"/campaigns/{built.campaign.pk}/guidelines/")]
+    texts += [_api(ann1, "get", f"/assignments/{a.pk}").content.decode() for a in mine]
+    texts.append(_api(ann1, "get", "/assignments").content.decode())
+    joined = "\n".join(texts)
+    assert "Evaluator A" in joined and "Evaluator B" in joined
+    for secret in (*SECRET_NAMES, "sys-visible-only-to-staff", "is_control", "thinks this is poor"):
+        assert secret not in joined, secret
+
+
+def test_researchers_see_the_identities_behind_the_labels(client, built, researcher):
+    client.force_login(researcher)
+    page = client.get(f"/campaigns/{built.campaign.pk}/").content.decode()
+    assert "secret-run-alpha" in page and "HiddenEval Judge" in page
+
+
+def test_annotator_never_sees_another_annotators_verdicts(client, built, two_annotators):
+    ann1, ann2 = two_annotators
+    theirs = Assignment.objects.select_related("campaign", "item").get(annotator=ann2, item=built.items[0])
+    judgment_set(assignment=theirs, span=built.spans["a1_family"], user=ann2,
+                 changes={"span_verdict": "hallucination", "comment": "ann2-private-note"})
+    mine = Assignment.objects.get(annotator=ann1, item=built.items[0])
+    client.force_login(ann1)
+    page = client.get(f"/work/{mine.pk}/").content.decode()
+    assert "ann2-private-note" not in page
+    assert 'aria-pressed="true"' not in page
+    detail = _api(ann1, "get", f"/assignments/{mine.pk}").json()
+    assert all(e["judgment"] is None for e in detail["errors"])
+
+
+def test_annotator_outside_a_campaign_gets_404_for_it(client, built, make_user):
+    outsider = make_user("outsider")
+    client.force_login(outsider)
+    assert client.get(f"/campaigns/{built.campaign.pk}/").status_code == 404
+    assert client.get(f"/campaigns/{built.campaign.pk}/guidelines/").status_code == 404
+
+
+def test_saving_needs_the_csrf_token_the_page_puts_in_hx_headers(built, two_annotators):
+    ann1, _ = two_annotators
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(ann1)
+    mine = Assignment.objects.get(annotator=ann1, item=built.items[0])
+    page = client.get(f"/work/{mine.pk}/").content.decode()
+    marker = 'hx-headers=\'{"X-CSRFToken": "'
+    token = page[page.index(marker) + len(marker):].split('"', 1)[0]
+    url = f"/work/{mine.pk}/errors/{built.spans['a1_family'].pk}/"
+    data = {"field": "span_verdict", "value": "error", "number": "2"}
+    assert client.post(url, data).status_code == 403
+    response = client.post(url, data, HTTP_X_CSRFTOKEN=token, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.lstrip().startswith(f'<article id="error-{built.spans["a1_family"].pk}"')
+    assert "saved ✓" in html and "#2" in html
+    assert SpanJudgment.objects.get(annotator=ann1).span_verdict == "error"

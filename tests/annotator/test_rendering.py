@@ -1,0 +1,67 @@
+"""Input renderers, highlight segments, place grouping and guideline sanitizing (no database)."""
+
+from __future__ import annotations
+
+import json
+
+from annotator.rendering import SpanRef, group_spans, markdown_html, render_input, segments
+from tests.conftest import ROTOWIRE
+
+
+def test_key_value_input_becomes_an_attribute_table():
+    view = render_input("Data", "name[The Eagle] | food[Indian, spicy] | near[Burger King]")
+    assert view.kind == "key_value"
+    assert view.tables[0].rows == [["name", "The Eagle"], ["food", "Indian, spicy"], ["near", "Burger King"]]
+
+
+def test_triples_csv_pipe_tables_and_dialogue_are_recognised():
+    triples = render_input("T", "Alan_Bean | occupation | Test_pilot\nAlan_Bean | birthPlace | Wheeler,_Texas")
+    assert triples.kind == "triples" and triples.tables[0].rows[1] == ["Alan_Bean", "birthPlace", "Wheeler,_Texas"]
+    table = render_input("T", "| team | pts |\n|---|---|\n| Celtics | 113 |")
+    assert table.kind == "table" and table.tables[0].header == ["team", "pts"]
+    assert table.tables[0].rows == [["Celtics", "113"]]
+    csv_view = render_input("T", 'player,pts\n"Deng, Luol",3')
+    assert csv_view.kind == "table" and csv_view.tables[0].rows == [["Deng, Luol", "3"]]
+    dialogue = render_input("History", "A: hi there\nB: hello\nand more\nA: bye")
+    assert dialogue.kind == "dialogue"
+    assert [(t.speaker, t.text, t.side) for t in dialogue.turns] == [
+        ("A", "hi there", 0), ("B", "hello\nand more", 1), ("A", "bye", 0)]
+
+
+def test_plain_text_stays_text():
+    for text in ["confirm(area=dont_care)", "Note: only one line here.", "a, b\nno commas"]:
+        assert render_input("X", text).kind == "text"
+
+
+def test_rotowire_box_score_becomes_readable_tables():
+    record = json.loads(ROTOWIRE.read_text().splitlines()[0])
+    view = render_input("Data", record["inputs"]["Data"])
+    assert view.kind == "json"
+    team, box = view.tables
+    assert team.caption == "Team lines" and [row[0] for row in team.rows] == ["Home", "Visitors"]
+    assert team.header[1:4] == ["CITY", "NAME", "PTS"]
+    assert team.rows[0][1:4] == ["Boston", "Celtics", "113"] and team.rows[1][3] == "107"
+    assert box.header[:3] == ["PLAYER NAME", "TEAM CITY", "START POSITION"]
+    assert box.rows[0][0] == "Luol Deng" and "FIRST NAME" not in box.header
+    assert ("home name", "Celtics") in view.facts
+
+
+def test_segments_cut_at_every_boundary_and_skip_bad_offsets():
+    pieces = segments("abcdefghij", [SpanRef(1, 2, 6), SpanRef(2, 4, 8), SpanRef(3, 5, 50)])
+    assert [(p.start, p.end, p.text, p.span_ids) for p in pieces] == [
+        (0, 2, "ab", ()), (2, 4, "cd", (1,)), (4, 6, "ef", (1, 2)), (6, 8, "gh", (2,)), (8, 10, "ij", ())]
+    assert "".join(p.text for p in pieces) == "abcdefghij"
+
+
+def test_group_spans_joins_marks_of_the_same_place_only():
+    # 10-20 and 12-20 share 8 of the shorter's 8 chars; 18-30 shares 2 of 10 with the anchor: a new place.
+    assert group_spans([SpanRef(1, 10, 20), SpanRef(2, 12, 20), SpanRef(3, 18, 30)]) == [[1, 2], [3]]
+
+
+def test_guideline_markdown_is_sanitized():
+    html = markdown_html(
+        "**bold**\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n[x](javascript:alert(1))"
+    )
+    assert "<strong>bold</strong>" in html
+    for bad in ("<script", "onerror", "<img", "javascript:"):
+        assert bad not in html
