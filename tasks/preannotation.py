@@ -14,13 +14,21 @@ log = logging.getLogger(__name__)
 @shared_task(bind=True, name="tasks.preannotation.run_preannotation", acks_late=True, max_retries=None)
 def run_preannotation(self, run_id: int) -> str | None:
     """Execute run `run_id`; a run another live worker holds is left alone, a stale one is taken over."""
+    from django.db import DatabaseError, close_old_connections
+
     from evaluation.models import EvaluatorRun, RunStatus
     from evaluation.preannotation.execute import run_execute
 
-    run = EvaluatorRun.objects.filter(pk=run_id).only("status").first()
-    if run is None:
-        return None
-    status = run_execute(run_id, token=self.request.id or "celery")
+    try:
+        if not EvaluatorRun.objects.filter(pk=run_id).exists():
+            return None
+        status = run_execute(run_id, token=self.request.id or "celery")
+    except DatabaseError as exc:
+        # The database went away (restart, failover). Every answer already stored stays stored; once the
+        # run's heartbeat is stale, the retry claims it again and continues from the cache.
+        close_old_connections()
+        log.warning("run %s: database error (%s); retrying after the heartbeat expires", run_id, exc)
+        raise self.retry(exc=exc, countdown=settings.RUN_STALE_SECONDS + 5, max_retries=50) from exc
     if status is None and EvaluatorRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
         # Its heartbeat is still fresh: either a live worker has it, or a dead one's beat has not
         # expired yet. Look again once it would have.

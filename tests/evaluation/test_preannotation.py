@@ -211,3 +211,37 @@ def test_run_records_template_version_in_force_and_export_shows_match(dataset, s
     ]
     assert spans and all(span["match"] in {"exact", "normalized", "fuzzy", "none"} for span in spans)
     assert all((span["start"] is None) == (span["match"] == "none") for span in spans)
+
+
+def test_task_retries_after_database_error_and_keeps_stored_calls(dataset, sim, monkeypatch):
+    from datetime import timedelta
+
+    from celery.exceptions import Retry
+    from django.db import OperationalError
+    from django.utils import timezone
+
+    from evaluation.preannotation import execute
+    from tasks.preannotation import run_preannotation
+
+    run = _create(dataset, sim)
+    real_flush = execute.RunExecutor._flush
+    calls = {"n": 0}
+
+    def flaky_flush(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OperationalError("server closed the connection unexpectedly")
+        return real_flush(self, *args, **kwargs)
+
+    monkeypatch.setattr(execute.RunExecutor, "_flush", flaky_flush)
+    with pytest.raises(Retry):
+        run_preannotation.apply(args=(run.pk,), throw=True)
+    stored = LLMCall.objects.count()
+    assert stored > 0  # answers that arrived before the failure are kept
+    assert EvaluatorRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    monkeypatch.setattr(execute.RunExecutor, "_flush", real_flush)
+    # Time passes: the dead attempt's heartbeat goes stale, so the retry may claim the run.
+    EvaluatorRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
+    sim.reset_stats()
+    assert run_execute(run.pk) == RunStatus.DONE
+    assert sim.stats.requests == len(OUTPUTS) * 4 - stored  # only the calls that were never answered
