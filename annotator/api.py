@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Status
 from ninja.errors import HttpError
 
+from annotator.access import require_researcher
 from annotator.models import Assignment, Campaign, Dataset, ErrorSpan, SpanJudgment, User
 from annotator.schemas import (
     AddedSpanIn,
@@ -48,14 +49,10 @@ from annotator.services.judgments import JudgmentError, judgment_set, judgment_u
 router = Router(tags=["datasets"])
 
 
-def _researcher(request: HttpRequest) -> None:
-    if not request.user.sees_everything:
-        raise PermissionDenied("Researchers and admins only.")
-
 
 @router.get("/datasets", response=list[DatasetOut], operation_id="list_datasets")
 def list_datasets(request: HttpRequest):
-    _researcher(request)
+    require_researcher(request)
     return [
         DatasetOut(
             id=d.pk, name=d.name, task=d.task.slug, input_headers=d.input_headers, output_header=d.output_header,
@@ -67,7 +64,7 @@ def list_datasets(request: HttpRequest):
 
 @router.get("/datasets/{dataset_id}/items", response=list[ItemOut], operation_id="list_items")
 def list_items(request: HttpRequest, dataset_id: int, offset: int = 0, limit: int = 100):
-    _researcher(request)
+    require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     limit = max(1, min(limit, 1000))
     return list(dataset.items.order_by("position")[offset : offset + limit])
@@ -76,7 +73,7 @@ def list_items(request: HttpRequest, dataset_id: int, offset: int = 0, limit: in
 @router.get("/datasets/{dataset_id}/export", operation_id="export_dataset")
 def export_dataset(request: HttpRequest, dataset_id: int, format: str = "jsonl"):
     """Stream the dataset in the export format of DESIGN.md (jsonl or csv)."""
-    _researcher(request)
+    require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     if format == "csv":
         return StreamingHttpResponse(export_csv(dataset), content_type="text/csv; charset=utf-8")
@@ -240,7 +237,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
     """Create an open campaign (researchers and admins), optionally with control items and their key."""
     from evaluation.models import EvaluatorRun
 
-    _researcher(request)
+    require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=payload.dataset_id)
     runs = list(EvaluatorRun.objects.filter(pk__in=payload.run_ids))
     if len(runs) != len(set(payload.run_ids)):
@@ -274,7 +271,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
             operation_id="campaign_control_accuracy", tags=["campaigns"])
 def campaign_control_accuracy(request: HttpRequest, campaign_id: int):
     """Each annotator's agreement with the known verdicts on control items (researchers and admins only)."""
-    _researcher(request)
+    require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return [
         ControlAccuracyOut(annotator=r.annotator, spans=r.spans, span_correct=r.span_correct,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router, Status
 
+from annotator.access import require_admin, require_researcher
 from annotator.models import Dataset
 from evaluation.models import EvaluatorRun
 from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
@@ -16,14 +16,6 @@ from evaluation.selectors import run_progress, runs_for_home
 router = Router(tags=["runs"])
 
 
-def _researcher(request: HttpRequest) -> None:
-    if not request.user.sees_everything:
-        raise PermissionDenied("Researchers and admins only.")
-
-
-def _admin(request: HttpRequest) -> None:
-    if not request.user.is_admin_role:
-        raise PermissionDenied("Only admins run LLM jobs.")
 
 
 def _out(run: EvaluatorRun) -> RunOut:
@@ -35,20 +27,20 @@ def _out(run: EvaluatorRun) -> RunOut:
 
 @router.get("/runs", response=list[RunOut], operation_id="list_runs")
 def list_runs(request: HttpRequest):
-    _researcher(request)
+    require_researcher(request)
     return [_out(r) for r in runs_for_home()]
 
 
 @router.get("/runs/{run_id}", response=RunProgressOut, operation_id="retrieve_run")
 def retrieve_run(request: HttpRequest, run_id: int):
-    _researcher(request)
+    require_researcher(request)
     return run_progress(get_object_or_404(EvaluatorRun, pk=run_id))
 
 
 @router.post("/runs", response={201: RunOut, 400: ErrorOut, 404: ErrorOut}, operation_id="create_run")
 def create_run(request: HttpRequest, payload: RunIn):
     """Check the Ollama server and models, then queue the ensemble job (like `manage.py preannotate`)."""
-    _admin(request)
+    require_admin(request)
     dataset = Dataset.objects.filter(name=payload.dataset).first()
     if dataset is None:
         return Status(404, {"detail": f"no dataset named {payload.dataset!r}"})
@@ -66,7 +58,7 @@ def create_run(request: HttpRequest, payload: RunIn):
 
 @router.post("/runs/{run_id}/cancel", response={200: RunOut, 409: ErrorOut}, operation_id="cancel_run")
 def cancel_run(request: HttpRequest, run_id: int):
-    _admin(request)
+    require_admin(request)
     run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
     if not run_cancel(run=run):
         return Status(409, {"detail": f"run is {run.status}; only pending, paused or running runs can be cancelled"})
@@ -76,7 +68,7 @@ def cancel_run(request: HttpRequest, run_id: int):
 
 @router.post("/runs/{run_id}/resume", response={200: RunOut, 409: ErrorOut}, operation_id="resume_run")
 def resume_run(request: HttpRequest, run_id: int):
-    _admin(request)
+    require_admin(request)
     run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
     if not run_resume(run=run):
         return Status(409, {"detail": f"run is {run.status}; only paused or failed runs can be resumed"})

@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseStopPolling
 
+from annotator.access import require_admin, require_researcher
 from evaluation.forms import RunLaunchForm
 from evaluation.models import EvaluatorRun
 from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
 from evaluation.selectors import run_progress
-
-
-def _require_researcher(request: HttpRequest) -> None:
-    if not request.user.sees_everything:
-        raise PermissionDenied("Researchers and admins only.")
-
-
-def _require_admin(request: HttpRequest) -> None:
-    if not request.user.is_admin_role:
-        raise PermissionDenied("Only admins run LLM jobs.")
 
 
 def _get_run(pk: int) -> EvaluatorRun:
@@ -33,7 +23,7 @@ def _get_run(pk: int) -> EvaluatorRun:
 @require_GET
 @vary_on_headers("HX-Request")
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    _require_researcher(request)
+    require_researcher(request)
     run = _get_run(pk)
     context = {"run": run, "progress": run_progress(run)}
     if request.htmx:
@@ -45,7 +35,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_http_methods(["GET", "POST"])
 def run_new(request: HttpRequest) -> HttpResponse:
-    _require_admin(request)
+    require_admin(request)
     form = RunLaunchForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         annotators, supervisor = form.models()
@@ -67,7 +57,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    _require_admin(request)
+    require_admin(request)
     run = _get_run(pk)
     if run_cancel(run=run):
         messages.info(request, "Cancellation requested; the job stops at its next checkpoint.")
@@ -78,7 +68,7 @@ def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def run_resume_view(request: HttpRequest, pk: int) -> HttpResponse:
-    _require_admin(request)
+    require_admin(request)
     run = _get_run(pk)
     if run_resume(run=run):
         messages.success(request, "Resumed: finished calls come from the cache.")

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
+from annotator.access import require_researcher
 from annotator.models import User
 
 
@@ -13,7 +13,4 @@ class AppRequest(HttpRequest):
     user: User
     htmx: HtmxDetails
 
-
-def require_researcher(request: AppRequest) -> None:
-    if not request.user.sees_everything:
-        raise PermissionDenied("Researchers and admins only.")
+__all__ = ["AppRequest", "require_researcher"]

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
 from ninja.errors import HttpError
 
+from annotator.access import require_researcher
 from annotator.models import Campaign, Dataset
 from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
 from evaluation.analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
@@ -43,10 +44,6 @@ class DashboardOut(Schema):
     tables: list[TableOut]
 
 
-def _researcher(request: HttpRequest) -> None:
-    if not request.user.sees_everything:
-        raise HttpError(403, "Researchers and admins only.")
-
 
 def _compute(scope: Scope, reference: str, resamples: int, seed: int) -> DashboardData:
     if not 0 <= resamples <= MAX_RESAMPLES:
@@ -75,13 +72,13 @@ def _one_table(data: DashboardData, key: str, format: str) -> dict[str, Any] | H
 
 
 def _campaign_scope(request: HttpRequest, campaign_id: int, aspect: str, system: str) -> Scope:
-    _researcher(request)
+    require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return Scope(campaign_id=campaign.pk, aspect=aspect, system=system)
 
 
 def _dataset_scope(request: HttpRequest, dataset_id: int, campaign: int | None, aspect: str, system: str) -> Scope:
-    _researcher(request)
+    require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     if campaign is not None:
         get_object_or_404(Campaign, pk=campaign, dataset=dataset)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from annotator.access import require_researcher
 from annotator.models import Campaign, Dataset, Item, User
 from evaluation.analytics import plots
 from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
@@ -19,10 +19,6 @@ class AppRequest(HttpRequest):
     user: User
 
 
-def _require_researcher(request: AppRequest) -> None:
-    if not request.user.is_authenticated or not request.user.sees_everything:
-        raise PermissionDenied("Researchers and admins only.")
-
 
 def _int_param(request: HttpRequest, name: str, default: int, *, low: int, high: int) -> int:
     try:
@@ -33,7 +29,7 @@ def _int_param(request: HttpRequest, name: str, default: int, *, low: int, high:
 
 
 def _campaign_scope(request: AppRequest, pk: int) -> tuple[Campaign, Scope]:
-    _require_researcher(request)
+    require_researcher(request)
     campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=pk)
     scope = Scope(
         campaign_id=campaign.pk, aspect=request.GET.get("aspect", ""), system=request.GET.get("system", "")
@@ -42,7 +38,7 @@ def _campaign_scope(request: AppRequest, pk: int) -> tuple[Campaign, Scope]:
 
 
 def _dataset_scope(request: AppRequest, pk: int) -> tuple[Dataset, Scope]:
-    _require_researcher(request)
+    require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=pk)
     campaign_id = _int_param(request, "campaign", 0, low=0, high=2**62) or None
     if campaign_id is not None and not dataset.campaigns.filter(pk=campaign_id).exists():
