@@ -8,7 +8,6 @@ from django.views.decorators.http import require_GET
 
 from annotator.access import require_researcher
 from annotator.models import Campaign, Dataset, Item, User
-from evaluation.analytics import plots
 from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
 from evaluation.analytics.tables import TABLE_BUILDERS, dashboard_tables
 
@@ -64,7 +63,7 @@ def _dashboard(request: AppRequest, template_context: dict, scope: Scope, datase
         Item.objects.filter(dataset=dataset).exclude(system="").values_list("system", flat=True).distinct()[:200]
     )
     context = template_context | {
-        "data": data, "tables": dashboard_tables(data), "plots": plots.dashboard_plots(data),
+        "data": data, "tables": dashboard_tables(data), "plots": _plots().dashboard_plots(data),
         "aspects": sorted({r.aspect for r in data.runs} | ({scope.aspect} if scope.aspect else set())),
         "systems": sorted(systems), "query": request.GET.urlencode(),
     }
@@ -84,6 +83,7 @@ def _table_response(data: DashboardData, key: str, fmt: str, filename: str) -> H
 
 
 def _plot_response(data: DashboardData, name: str, fmt: str) -> HttpResponse:
+    plots = _plots()
     if name not in plots.PLOT_BUILDERS or fmt not in ("svg", "png"):
         raise Http404("Unknown plot or format.")
     fig = plots.PLOT_BUILDERS[name](data)
@@ -131,3 +131,10 @@ def dataset_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpRespo
 def dataset_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
     _, scope = _dataset_scope(request, pk)
     return _plot_response(_compute(request, scope), name, fmt)
+
+
+def _plots():
+    """Import matplotlib only when a page draws: it adds ~60 MB to every process that merely loads the URLs."""
+    from evaluation.analytics import plots
+
+    return plots
