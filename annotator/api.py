@@ -100,7 +100,7 @@ def _assignment_out(a: Assignment) -> AssignmentOut:
 
 def _added_out(span: ErrorSpan) -> AddedSpanOut:
     return AddedSpanOut(id=span.pk, start=span.start, end=span.end, text=span.text, aspect=span.annotation.aspect,
-                        category=span.category, severity=span.severity, note=span.note)
+                        category=span.category, severity=span.severity, note=span.explanation)
 
 
 def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:

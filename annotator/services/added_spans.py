@@ -85,7 +85,7 @@ def added_span_create(
     return ErrorSpan.objects.create(
         annotation=annotation, position=position, text=output[a:b], start=a, end=b, match=MatchKind.EXACT,
         category=_text(category, MAX_CATEGORY, "category"), severity=_severity(severity),
-        note=_text(note, MAX_NOTE, "note"),
+        explanation=_text(note, MAX_NOTE, "note"),  # the annotator's note is this error's explanation
     )
 
 
@@ -112,8 +112,8 @@ def added_span_update(
         span.severity = _severity(severity)
         fields.append("severity")
     if note is not KEEP:
-        span.note = _text(note, MAX_NOTE, "note")
-        fields.append("note")
+        span.explanation = _text(note, MAX_NOTE, "note")
+        fields.append("explanation")
     if fields:
         span.save(update_fields=fields)
     return span

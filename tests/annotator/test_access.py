@@ -71,7 +71,7 @@ def test_annotator_cannot_touch_another_annotators_added_span(built, two_annotat
     client.force_login(ann1)
     assert client.post(f"/added/{span.pk}/delete/").status_code == 404
     span.refresh_from_db()
-    assert span.note == ""
+    assert span.explanation == ""
 
 
 def test_evaluator_identities_are_hidden_from_annotators(client, built, two_annotators):

@@ -196,3 +196,43 @@ def test_import_items_reimport_of_items_only_file_reuses_items():
     out = _import(META_EVAL / "sfhot.json", "sfhot", "data-to-text")
     assert "0 new items" in out
     assert Item.objects.filter(dataset__name="sfhot").count() == 875
+
+
+def test_export_round_trips_judgments_and_added_spans(two_annotators, tmp_path):
+    """Verdicts, flags, comments and the errors humans added survive export -> import -> export."""
+    from annotator.models import Assignment
+    from annotator.selectors import assignment_for_user
+    from annotator.services.added_spans import added_span_create
+    from annotator.services.judgments import judgment_set
+    from tests.annotator.builders import build_campaign
+
+    ann1, ann2 = two_annotators
+    built = build_campaign([ann1, ann2], per_item=2)
+    item = built.items[0]
+    for user, verdicts in ((ann1, ("error", "correct")), (ann2, ("not_error", "vague"))):
+        work = assignment_for_user(user, Assignment.objects.get(annotator=user, item=item).pk)
+        judgment_set(assignment=work, span=built.spans["a1_family"], user=user,
+                     changes={"span_verdict": verdicts[0], "explanation_verdict": verdicts[1],
+                              "too_strict": True, "comment": f"<b>{user.username}</b> says so"})
+    work = assignment_for_user(ann1, Assignment.objects.get(annotator=ann1, item=item).pk)
+    added_span_create(assignment=work, user=ann1, start=4, end=17, category="NAME", severity=3, note="wrong name")
+
+    first = _export(built.dataset.name)
+    records = [json.loads(line) for line in first.splitlines()]
+    human = [a for r in records for a in r["annotations"] if a["kind"] == "human"]
+    assert human == [{"source": "ann1", "kind": "human", "model": "", "score": None, "score_label": "",
+                      "score_explanation": "", "spans": [{
+                          "start": 4, "end": 17, "text": "Copper Kettle", "explanation": "wrong name",
+                          "severity": 3, "category": "NAME", "match": "exact", "judgments": []}]}]
+    judged = [s for r in records for a in r["annotations"] for s in a["spans"] if s["judgments"]]
+    assert judged[0]["judgments"] == [
+        {"annotator": "ann1", "span_verdict": "error", "explanation_verdict": "correct", "flags": ["too_strict"],
+         "comment": "<b>ann1</b> says so"},
+        {"annotator": "ann2", "span_verdict": "not_error", "explanation_verdict": "vague", "flags": ["too_strict"],
+         "comment": "<b>ann2</b> says so"},
+    ]
+    path = tmp_path / "judged.jsonl"
+    path.write_text(first)
+    _import(path, "judged copy", "data-to-text")
+    again = [json.loads(line) | {"dataset": 0} for line in _export("judged copy").splitlines()]
+    assert again == [r | {"dataset": 0} for r in records]

@@ -174,7 +174,7 @@ def test_added_span_offsets_are_checked_and_text_comes_from_the_output(built, wo
 
     added_span_update(span=span, assignment=work, user=ann1, severity=None, note="better", start=0)
     span.refresh_from_db()
-    assert (span.start, span.end, span.text, span.severity, span.note, span.category) == (
+    assert (span.start, span.end, span.text, span.severity, span.explanation, span.category) == (
         0, 17, "The Copper Kettle", None, "better", "name")
     with pytest.raises(AddedSpanError):
         added_span_update(span=span, assignment=work, user=ann1, severity=9)
