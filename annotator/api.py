@@ -6,10 +6,12 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import Router, Status
+from ninja import File, Form, Router, Status
 from ninja.errors import HttpError
+from ninja.files import UploadedFile
 
 from annotator.access import require_researcher
+from annotator.formats import FormatError
 from annotator.models import Assignment, Campaign, Dataset, ErrorSpan, SpanJudgment, User
 from annotator.schemas import (
     AddedSpanIn,
@@ -23,6 +25,7 @@ from annotator.schemas import (
     DatasetOut,
     ErrorOut,
     FinishIn,
+    ImportOut,
     ItemOut,
     JudgmentFieldsIn,
     JudgmentIn,
@@ -45,6 +48,7 @@ from annotator.services.assignments import AssignmentError, assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.services.exporting import export_csv, export_jsonl
 from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
+from annotator.services.uploads import upload_import
 
 router = Router(tags=["datasets"])
 
@@ -60,6 +64,24 @@ def list_datasets(request: HttpRequest):
         )
         for d in datasets_for_home()
     ]
+
+
+@router.post("/datasets/import", response={201: ImportOut}, operation_id="import_items")
+def import_items(
+    request: HttpRequest, file: File[UploadedFile], dataset: Form[str], task: Form[str], source: Form[str] = "gold",
+    aspect: Form[str] = "",
+):
+    """Import an item file (multipart upload), exactly like `manage.py import_items`; 422 names line and field."""
+    require_researcher(request)
+    try:
+        report = upload_import(upload=file, dataset_name=dataset.strip(), task_slug=task, source=source.strip(),
+                               aspect=aspect.strip(), user=request.user)
+    except FormatError as exc:
+        raise HttpError(422, f"{file.name}: {exc} - nothing was imported") from None
+    ds = Dataset.objects.get(name=dataset.strip())
+    return Status(201, ImportOut(dataset_id=ds.pk, dataset=ds.name, created_items=report.created_items,
+                                 reused_items=report.reused_items, annotations=report.annotations,
+                                 spans=report.spans, judgments=report.judgments))
 
 
 @router.get("/datasets/{dataset_id}/items", response=list[ItemOut], operation_id="list_items")

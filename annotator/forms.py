@@ -86,3 +86,19 @@ class AddedSpanEditForm(forms.Form):
 
 SPAN_VERDICT_CHOICES = [("", "— not set —"), *SpanVerdict.choices]
 EXPLANATION_VERDICT_CHOICES = [("", "— not set —"), *ExplanationVerdict.choices]
+
+
+class DatasetImportForm(forms.Form):
+    """Upload of an item file: the browser twin of `manage.py import_items`."""
+
+    file = forms.FileField(help_text="JSON list or JSONL in the meta-evaluation format (or an export of this tool).")
+    dataset = forms.CharField(max_length=200, help_text="A new name, or an existing dataset to add to.")
+    task = forms.ModelChoiceField(queryset=None, to_field_name="slug")
+    source = forms.CharField(max_length=200, initial="gold", help_text="Source name of the objects' `spans`.")
+    aspect = forms.CharField(max_length=200, required=False, help_text="Aspect the `spans` are about (optional).")
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        from annotator.models import TaskType
+
+        super().__init__(*args, **kwargs)
+        self.fields["task"].queryset = TaskType.objects.order_by("slug")

@@ -172,3 +172,13 @@ class ControlAccuracyOut(Schema):
 
 class ProblemOut(Schema):
     detail: str
+
+
+class ImportOut(Schema):
+    dataset_id: int
+    dataset: str
+    created_items: int
+    reused_items: int
+    annotations: int
+    spans: int
+    judgments: int

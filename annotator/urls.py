@@ -8,6 +8,7 @@ from annotator import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("datasets/import/", views.dataset_import, name="dataset_import"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
     path("datasets/<int:pk>/export.<str:fmt>", views.dataset_export, name="dataset_export"),
     path("campaigns/new/", views.campaign_new, name="campaign_new"),

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
 
+from annotator.formats import FormatError
+from annotator.forms import DatasetImportForm
 from annotator.models import Dataset
 from annotator.selectors import campaigns_visible_to, datasets_for_home
 from annotator.services.exporting import export_csv, export_jsonl
+from annotator.services.uploads import upload_import
 from annotator.views.common import AppRequest
 from annotator.views.common import require_researcher as _require_researcher
 
@@ -49,3 +53,27 @@ def dataset_export(request: AppRequest, pk: int, fmt: str) -> StreamingHttpRespo
         response = StreamingHttpResponse(export_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{dataset.pk}-{dataset.name[:40]}.{fmt}"'
     return response
+
+
+@require_http_methods(["GET", "POST"])
+def dataset_import(request: AppRequest) -> HttpResponse:
+    """Upload an item file; a bad file is refused with the line and field, and nothing of it is kept."""
+    _require_researcher(request)
+    form = DatasetImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        name = form.cleaned_data["dataset"].strip()
+        try:
+            report = upload_import(
+                upload=form.cleaned_data["file"], dataset_name=name, task_slug=form.cleaned_data["task"].slug,
+                source=form.cleaned_data["source"].strip(), aspect=form.cleaned_data["aspect"].strip(),
+                user=request.user,
+            )
+        except FormatError as exc:
+            form.add_error(None, f"{form.cleaned_data['file'].name}: {exc} - nothing was imported.")
+        else:
+            messages.success(
+                request, f"Imported {report.created_items} new items ({report.reused_items} existing), "
+                f"{report.annotations} annotations, {report.spans} spans, {report.judgments} judgments.",
+            )
+            return redirect("dataset_detail", pk=Dataset.objects.get(name=name).pk)
+    return render(request, "annotator/dataset_import.html", {"form": form})

@@ -236,3 +236,43 @@ def test_export_round_trips_judgments_and_added_spans(two_annotators, tmp_path):
     _import(path, "judged copy", "data-to-text")
     again = [json.loads(line) | {"dataset": 0} for line in _export("judged copy").splitlines()]
     assert again == [r | {"dataset": 0} for r in records]
+
+
+def test_dataset_import_page_imports_and_refuses_bad_file(client, researcher, annotator_user):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    client.force_login(researcher)
+    good = "\n".join(json.dumps(_good(i)) for i in range(3)) + "\n"
+    response = client.post("/datasets/import/", {
+        "file": SimpleUploadedFile("ok.jsonl", good.encode()), "dataset": "uploaded", "task": "data-to-text",
+        "source": "gold", "aspect": ""})
+    assert response.status_code == 302
+    assert Item.objects.filter(dataset__name="uploaded").count() == 3
+    bad = good + '{"id": "g9", "outputs": {"Text": "x"}, "score": {"q": true}}\n'
+    response = client.post("/datasets/import/", {
+        "file": SimpleUploadedFile("bad.jsonl", bad.encode()), "dataset": "uploaded-2", "task": "data-to-text",
+        "source": "gold"})
+    assert response.status_code == 200
+    assert "line 4" in response.content.decode() and "score.q" in response.content.decode()
+    assert not Dataset.objects.filter(name="uploaded-2").exists()
+    client.force_login(annotator_user)
+    assert client.get("/datasets/import/").status_code == 403
+
+
+def test_api_import_items_twin(researcher):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from ninja.testing import TestClient
+
+    from config.api import api
+
+    client = TestClient(api)
+    body = "\n".join(json.dumps(_good(i)) for i in range(2)) + "\n"
+    response = client.post("/datasets/import", data={"dataset": "via-api", "task": "data-to-text"},
+                           FILES={"file": SimpleUploadedFile("a.jsonl", body.encode())}, user=researcher)
+    assert response.status_code == 201, response.content
+    assert response.json()["created_items"] == 2
+    bad = SimpleUploadedFile("b.jsonl", b'{"id": 1, "outputs": {}}\n')
+    response = client.post("/datasets/import", data={"dataset": "via-api-2", "task": "data-to-text"},
+                           FILES={"file": bad}, user=researcher)
+    assert response.status_code == 422 and "line 1" in response.json()["detail"]
+    assert not Dataset.objects.filter(name="via-api-2").exists()
