@@ -33,10 +33,11 @@ from evaluation.engine.parsing import (
     ParsedAnswer,
     ParsedError,
     parse_annotator_answer,
+    parse_distilled_answer,
     parse_supervisor_answer,
     score_to_label,
 )
-from evaluation.engine.prompts import render_annotator_prompt, render_supervisor_prompt
+from evaluation.engine.prompts import render_annotator_prompt, render_distilled_prompt, render_supervisor_prompt
 from evaluation.engine.tasks import TaskSpec
 from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
 from evaluation.llm.ollama_backend import LLMResult, OllamaBackend
@@ -149,6 +150,9 @@ class RunExecutor:
         self.by_id = {pk: (inputs, output) for pk, inputs, output in self.items}
         self.output_header = run.dataset.output_header
         self.digests: dict[str, str] = dict(self.config.get("digests", {}))
+        # "ensemble": annotators then supervisor; "single": one annotator model's answer is final;
+        # "distilled": one model with the short prompt that answers a 0-100 score.
+        self.mode: str = self.config.get("mode", "ensemble")
         self.stop = threading.Event()
         self.last_flush = time.monotonic()
 
@@ -158,7 +162,8 @@ class RunExecutor:
             self._refresh_digests()
             for model in self.config["annotators"]:
                 self._phase(model, AnnotationKind.ANNOTATOR, self._annotator_steps(model))
-            self._phase(self.config["supervisor"], AnnotationKind.SUPERVISOR, self._supervisor_steps())
+            if self.mode == "ensemble":
+                self._phase(self.config["supervisor"], AnnotationKind.SUPERVISOR, self._supervisor_steps())
         except RunStopped as stop:
             self._finish(stop.status, stop.message)
             return stop.status
@@ -168,7 +173,7 @@ class RunExecutor:
         return RunStatus.DONE
 
     def _refresh_digests(self) -> None:
-        models = [*self.config["annotators"], self.config["supervisor"]]
+        models = [*self.config["annotators"], *([self.config["supervisor"]] if self.mode == "ensemble" else [])]
         try:
             digests = self.backend.check_sync(models)
         except ModelMissing as exc:
@@ -209,12 +214,14 @@ class RunExecutor:
                 "item_id", flat=True
             )
         )
-        template = self.run.templates["annotator"]
+        distilled = self.mode == "distilled"
+        template = self.run.templates["distilled" if distilled else "annotator"]
+        render = render_distilled_prompt if distilled else render_annotator_prompt
         steps = []
         for pk, inputs, output in self.items:
             if pk in done:
                 continue
-            prompt = render_annotator_prompt(
+            prompt = render(
                 template, task=self.task_spec, aspect=self.aspect_spec, inputs=inputs, output=output,
                 output_header=self.output_header,
             )
@@ -257,7 +264,10 @@ class RunExecutor:
     def _phase(self, model: str, kind: str, steps: list[Step]) -> None:
         if not steps:
             return
-        parse = parse_annotator_answer if kind == AnnotationKind.ANNOTATOR else parse_supervisor_answer
+        if kind == AnnotationKind.SUPERVISOR:
+            parse = parse_supervisor_answer
+        else:
+            parse = parse_distilled_answer if self.mode == "distilled" else parse_annotator_answer
         pending: list[Outcome] = []
         progress_key = model if kind == AnnotationKind.ANNOTATOR else f"{model} (supervisor)"
         with ThreadPoolExecutor(max_workers=self.run.parallel, thread_name_prefix="llm") as pool:
@@ -402,8 +412,10 @@ class RunExecutor:
         problems = list(parsed.problems)
         if len(outcome.attempts) > 1:
             problems.insert(0, f"answer unparseable on {len(outcome.attempts) - 1} earlier attempt(s); retried warmer")
+        # The distilled model scores 0-100; label-scored answers are on the 1..5 scale.
+        score = parsed.score100 if self.mode == "distilled" else parsed.score
         annotation = self._annotation(
-            outcome.step.item_id, AnnotationKind.ANNOTATOR, model, score=parsed.score,
+            outcome.step.item_id, AnnotationKind.ANNOTATOR, model, score=score,
             score_label=parsed.score_label or "", score_explanation=parsed.score_explanation, raw_answer=raw,
             parse_status=self._status(parsed), parse_problems=problems, llm_call_id=call_id,
         )

@@ -20,6 +20,7 @@ from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate, R
 
 RETRY_TEMPERATURE = 0.1
 MAX_ANSWER_ATTEMPTS = 4  # the first try and three warmer retries of an unparseable answer
+MODES = ("ensemble", "single", "distilled")
 
 
 class LaunchError(Exception):
@@ -38,6 +39,11 @@ def _template_text(kind: str, task_id: int) -> str:
     if chosen is None:
         raise LaunchError(f"no active {kind} prompt template; run `manage.py migrate` to load the built-ins")
     return chosen.text
+
+
+def _templates(mode: str, task_id: int) -> dict[str, str]:
+    kinds = {"ensemble": ["annotator", "supervisor"], "single": ["annotator"], "distilled": ["distilled"]}[mode]
+    return {kind: _template_text(kind, task_id) for kind in kinds}
 
 
 def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
@@ -59,14 +65,18 @@ def run_create(
     ollama_url: str | None = None,
     parallel: int | None = None,
     outlier_rule: str = DEFAULT_OUTLIER_RULE,
+    mode: str = "ensemble",
     user=None,
     check: bool = True,
 ) -> EvaluatorRun:
-    """Create a pending ensemble run with its configuration and prompt templates frozen.
+    """Create a pending run with its configuration and prompt templates frozen.
 
-    With `check`, the Ollama server is asked first, so a missing model or an unreachable server is
-    refused before anything is queued.
+    `mode` is "ensemble" (annotators, then the supervisor), "single" (one annotator model, its answer is
+    final) or "distilled" (one model, the short prompt, a 0-100 score). With `check`, the Ollama server
+    is asked first, so a missing model or an unreachable server is refused before anything is queued.
     """
+    if mode not in MODES:
+        raise LaunchError(f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
     aspect = Aspect.objects.select_related("task").filter(task=dataset.task, name=aspect_name).first()
     if aspect is None:
         known = ", ".join(Aspect.objects.filter(task=dataset.task).values_list("name", flat=True))
@@ -76,6 +86,10 @@ def run_create(
     supervisor = supervisor or preset.supervisor
     if not annotators:
         raise LaunchError("an ensemble needs at least one annotator model")
+    if mode != "ensemble":
+        if len(annotators) != 1:
+            raise LaunchError(f"a {mode} run takes exactly one model (--annotators MODEL), not {len(annotators)}")
+        supervisor = ""
     if len(set(annotators)) != len(annotators):
         raise LaunchError("the same annotator model is listed twice")
     try:
@@ -88,8 +102,10 @@ def run_create(
         raise LaunchError("--parallel must be at least 1")
     if not dataset.items.exists():
         raise LaunchError(f"dataset {dataset.name!r} has no items")
-    digests = check_models(url, [*annotators, supervisor]) if check else {}
+    models = [*annotators, *([supervisor] if supervisor else [])]
+    digests = check_models(url, models) if check else {}
     config = {
+        "mode": mode,
         "annotators": annotators,
         "supervisor": supervisor,
         "digests": digests,
@@ -99,23 +115,26 @@ def run_create(
         "outlier_rule": outlier_rule,
         "keep_alive": settings.OLLAMA_KEEP_ALIVE,
     }
-    name = f"OpeNLGauge ensemble: {'+'.join(annotators)} / {supervisor}"
+    if mode == "ensemble":
+        name, kind = f"OpeNLGauge ensemble: {'+'.join(annotators)} / {supervisor}", Evaluator.Kind.ENSEMBLE
+    elif mode == "single":
+        name, kind = f"OpeNLGauge single annotator: {annotators[0]}", Evaluator.Kind.SINGLE
+    else:
+        name, kind = f"Distilled (0-100): {annotators[0]}", Evaluator.Kind.DISTILLED
     evaluator, _ = Evaluator.objects.get_or_create(
-        name=name[:200],
-        defaults={"kind": Evaluator.Kind.ENSEMBLE, "config": {"annotators": annotators, "supervisor": supervisor}},
+        name=name[:200], defaults={"kind": kind, "config": {"annotators": annotators, "supervisor": supervisor}},
     )
     n_items = dataset.items.count()
+    steps_per_item = len(annotators) + (1 if mode == "ensemble" else 0)
+    progress_keys = [*annotators, *([f"{supervisor} (supervisor)"] if mode == "ensemble" else [])]
     run = EvaluatorRun.objects.create(
         evaluator=evaluator, dataset=dataset, aspect=aspect, label=f"pending-{timezone.now().timestamp()}",
         config=config, ollama_url=url, parallel=parallel, created_by=user,
-        templates={
-            "annotator": _template_text(PromptTemplate.Kind.ANNOTATOR, aspect.task_id),
-            "supervisor": _template_text(PromptTemplate.Kind.SUPERVISOR, aspect.task_id),
-        },
-        total_calls=n_items * (len(annotators) + 1),
-        progress={m: {"done": 0, "total": n_items} for m in [*annotators, f"{supervisor} (supervisor)"]},
+        templates=_templates(mode, aspect.task_id),
+        total_calls=n_items * steps_per_item,
+        progress={m: {"done": 0, "total": n_items} for m in progress_keys},
     )
-    run.label = f"ensemble-{run.pk}"
+    run.label = f"{mode}-{run.pk}"
     run.save(update_fields=["label"])
     return run
 

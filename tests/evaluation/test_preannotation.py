@@ -245,3 +245,32 @@ def test_task_retries_after_database_error_and_keeps_stored_calls(dataset, sim, 
     sim.reset_stats()
     assert run_execute(run.pk) == RunStatus.DONE
     assert sim.stats.requests == len(OUTPUTS) * 4 - stored  # only the calls that were never answered
+
+
+def test_run_single_model_mode_makes_one_call_per_item_and_no_supervisor(dataset, sim):
+    run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-c:1b"], ollama_url=sim.url,
+                     mode="single")
+    assert run.total_calls == len(OUTPUTS) and run.label.startswith("single-")
+    assert set(run.templates) == {"annotator"}
+    assert run_execute(run.pk) == RunStatus.DONE
+    assert sim.stats.requests == len(OUTPUTS) and sim.stats.load_order == ["ann-c:1b"]
+    assert Annotation.objects.filter(run=run, kind="annotator").count() == len(OUTPUTS)
+    assert not Annotation.objects.filter(run=run).exclude(kind="annotator").exists()
+    with pytest.raises(LaunchError, match="exactly one model"):
+        run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS, ollama_url=sim.url, mode="single")
+
+
+def test_run_distilled_mode_stores_0_to_100_scores(dataset, sim):
+    run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-a:1b"], ollama_url=sim.url,
+                     mode="distilled")
+    assert run_execute(run.pk) == RunStatus.DONE
+    prompt = LLMCall.objects.get(run_calls__run=run, run_calls__item__position=0).prompt
+    assert "0 to 100" in prompt
+    from evaluation.engine.parsing import parse_distilled_answer
+
+    annotations = list(Annotation.objects.filter(run=run))
+    assert len(annotations) == len(OUTPUTS)
+    for annotation in annotations:
+        # Stored on the 0-100 scale the model answered, not mapped to labels.
+        assert annotation.score == parse_distilled_answer(annotation.raw_answer).score100
+        assert 0 <= annotation.score <= 100 and annotation.score_label == ""

@@ -13,7 +13,7 @@ from evaluation.preannotation.launch import LaunchError, run_create, run_enqueue
 
 
 class Command(BaseCommand):
-    help = "Run the OpeNLGauge ensemble over a dataset as a Celery job (or in this process with --sync)."
+    help = "Run the OpeNLGauge ensemble (or one model) over a dataset as a Celery job, or in-process with --sync."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
@@ -23,6 +23,8 @@ class Command(BaseCommand):
         parser.add_argument("--ollama-url", default="", help="Ollama server (default: OLLAMA_URL).")
         parser.add_argument("--parallel", type=int, default=0, help="Requests in flight per model.")
         parser.add_argument("--outlier-rule", default="leave_one_out", choices=["leave_one_out", "literal"])
+        parser.add_argument("--mode", default="ensemble", choices=["ensemble", "single", "distilled"],
+                            help="ensemble (default); single: one annotator model; distilled: one model, 0-100 score.")
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
         mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
@@ -36,7 +38,7 @@ class Command(BaseCommand):
             run = run_create(
                 dataset=dataset, aspect_name=options["aspect"], annotators=annotators,
                 supervisor=options["supervisor"] or None, ollama_url=options["ollama_url"] or None,
-                parallel=options["parallel"] or None, outlier_rule=options["outlier_rule"],
+                parallel=options["parallel"] or None, outlier_rule=options["outlier_rule"], mode=options["mode"],
             )
         except LaunchError as exc:
             raise CommandError(str(exc)) from None
