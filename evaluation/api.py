@@ -48,7 +48,7 @@ def create_run(request: HttpRequest, payload: RunIn):
         run = run_create(
             dataset=dataset, aspect_name=payload.aspect, annotators=payload.annotators,
             supervisor=payload.supervisor, ollama_url=payload.ollama_url, parallel=payload.parallel,
-            outlier_rule=payload.outlier_rule, user=request.user,
+            outlier_rule=payload.outlier_rule, mode=payload.mode, user=request.user,
         )
     except LaunchError as exc:
         return Status(400, {"detail": str(exc)})

@@ -20,9 +20,16 @@ class RunLaunchForm(forms.Form):
     supervisor = forms.CharField(required=False, help_text="Overrides the preset's supervisor.")
     ollama_url = forms.CharField(required=False, help_text=f"Default {settings.OLLAMA_URL}")
     parallel = forms.IntegerField(min_value=1, max_value=64, initial=settings.OLLAMA_PARALLEL)
+    mode = forms.ChoiceField(choices=[("ensemble", "OpeNLGauge ensemble (annotators + supervisor)"),
+                                      ("single", "single annotator model (first model only)"),
+                                      ("distilled", "distilled model, 0-100 score (first model only)")])
     outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])
 
     def models(self) -> tuple[list[str], str]:
         preset = PRESETS[self.cleaned_data.get("preset") or settings.ENSEMBLE_PRESET]
-        annotators = [m.strip() for m in self.cleaned_data["annotators"].split(",") if m.strip()]
-        return annotators or list(preset.annotators), self.cleaned_data["supervisor"].strip() or preset.supervisor
+        annotators = [m.strip() for m in self.cleaned_data["annotators"].split(",") if m.strip()] or list(
+            preset.annotators
+        )
+        if self.cleaned_data.get("mode", "ensemble") != "ensemble":
+            annotators = annotators[:1]  # single and distilled runs use one model
+        return annotators, self.cleaned_data["supervisor"].strip() or preset.supervisor

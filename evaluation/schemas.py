@@ -26,6 +26,7 @@ class RunIn(Schema):
     ollama_url: str | None = None
     parallel: int | None = None
     outlier_rule: str = "leave_one_out"
+    mode: str = "ensemble"
 
 
 class ModelProgressOut(Schema):

@@ -98,6 +98,7 @@ def test_run_page_polls_until_finished_and_escapes_text(client, dataset, sim, ma
 def test_run_new_form_refuses_unreachable_server(client, dataset, make_user):
     client.force_login(make_user("root", role="admin"))
     response = client.post("/runs/new/", {"dataset": dataset.pk, "aspect": "relevance", "annotators": "a:1b",
+                                          "mode": "ensemble",
                                           "supervisor": "b:1b", "ollama_url": "http://127.0.0.1:9", "parallel": 2,
                                           "outlier_rule": "leave_one_out"})
     assert response.status_code == 200
