@@ -1,0 +1,143 @@
+"""The analytics' scope: which judgments, runs and answers a report covers."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from django.db import connections
+from django.db.models import Q, QuerySet
+
+from annotator.models import (
+    Annotation,
+    AnnotationKind,
+    CampaignRun,
+    SpanJudgment,
+    User,
+)
+from evaluation.engine.stats import (
+    EXPLANATION_VERDICTS,
+    SPAN_VERDICTS,
+)
+from evaluation.models import EvaluatorRun
+
+RUN = "span__annotation__run_id"
+ITEM = "span__annotation__item_id"
+# Which of a run's annotations is its answer: the merged ensemble one first, a lone model's last.
+FINAL_KIND_PRIORITY: tuple[str, ...] = (
+    AnnotationKind.ENSEMBLE, AnnotationKind.SUPERVISOR, AnnotationKind.ANNOTATOR, AnnotationKind.HUMAN,
+    AnnotationKind.GOLD,
+)
+DEFAULT_RESAMPLES = 1000
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which judgments count: of one campaign and/or dataset, optionally one aspect, system or run."""
+
+    campaign_id: int | None = None
+    dataset_id: int | None = None
+    aspect: str = ""
+    system: str = ""
+    run_id: int | None = None
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: int
+    label: str
+    evaluator: str
+    aspect: str
+    dataset_id: int
+    neutral_label: str = ""
+
+
+def _span_q(scope: Scope, prefix: str) -> Q:
+    """Conditions on a machine span reached through `prefix` ("span__" from a judgment, "" from a span)."""
+    q = Q()
+    if scope.dataset_id is not None:
+        q &= Q(**{f"{prefix}annotation__item__dataset_id": scope.dataset_id})
+    if scope.aspect:
+        q &= Q(**{f"{prefix}annotation__run__aspect__name": scope.aspect})
+    if scope.system:
+        q &= Q(**{f"{prefix}annotation__item__system": scope.system})
+    if scope.run_id is not None:
+        q &= Q(**{f"{prefix}annotation__run_id": scope.run_id})
+    return q
+
+
+def judgments_in_scope(scope: Scope, *, complete: bool = True) -> QuerySet[SpanJudgment]:
+    """Judgments of machine spans in scope; `complete` keeps those with both verdicts given."""
+    qs = SpanJudgment.objects.filter(_span_q(scope, "span__"))
+    if scope.campaign_id is not None:
+        qs = qs.filter(assignment__campaign_id=scope.campaign_id)
+    if complete:
+        qs = qs.filter(span_verdict__in=SPAN_VERDICTS, explanation_verdict__in=EXPLANATION_VERDICTS)
+    return qs.order_by()
+
+
+def _raw_rows(qs: QuerySet) -> list[tuple]:
+    """Run a values().annotate() query and return its rows as the database sent them.
+
+    The columns come in SQL order: the values() fields, then the annotations in the order given. Plain
+    cursor rows skip the ORM's per-value converters, which cost more than the query itself on wide
+    aggregates of tens of thousands of groups.
+    """
+    sql, params = qs.query.sql_with_params()
+    with connections[qs.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def runs_in_scope(scope: Scope) -> list[RunInfo]:
+    """The evaluator runs a dashboard reports on: a campaign's runs (with their neutral labels) or a dataset's."""
+    if scope.campaign_id is not None:
+        links = CampaignRun.objects.filter(campaign_id=scope.campaign_id).select_related(
+            "run__evaluator", "run__aspect"
+        )
+        pairs = [(link.run, link.label) for link in links.order_by("label")]
+    else:
+        runs = EvaluatorRun.objects.select_related("evaluator", "aspect").order_by("label")
+        if scope.dataset_id is not None:
+            runs = runs.filter(dataset_id=scope.dataset_id)
+        pairs = [(run, "") for run in runs]
+    return [
+        RunInfo(
+            run_id=run.pk, label=run.label, evaluator=run.evaluator.name, aspect=run.aspect.name,
+            dataset_id=run.dataset_id, neutral_label=neutral,
+        )
+        for run, neutral in pairs
+        if not scope.aspect or run.aspect.name == scope.aspect
+        if scope.run_id is None or run.pk == scope.run_id
+    ]
+
+
+def annotator_names(user_ids: Iterable[int]) -> dict[int, str]:
+    return dict(User.objects.filter(pk__in=set(user_ids)).values_list("pk", "username"))
+
+
+
+# --------------------------------------------------------------------------------------------- runs' answers
+
+
+def final_kinds(run_ids: Sequence[int]) -> dict[int, str]:
+    """Return the kind of each run's final annotations: the merged ensemble one, else a single model's."""
+    present: dict[int, set[str]] = defaultdict(set)
+    pairs = Annotation.objects.filter(run_id__in=run_ids).values_list("run_id", "kind").order_by().distinct()
+    for run_id, kind in pairs:
+        present[run_id].add(kind)
+    return {
+        run_id: next(k for k in FINAL_KIND_PRIORITY if k in kinds)
+        for run_id, kinds in present.items()
+        if any(k in kinds for k in FINAL_KIND_PRIORITY)
+    }
+
+
+def _final_q(kinds: dict[int, str], prefix: str = "") -> Q:
+    q = Q(pk__in=[])
+    for run_id, kind in kinds.items():
+        q |= Q(**{f"{prefix}run_id": run_id, f"{prefix}kind": kind})
+    return q
+
+

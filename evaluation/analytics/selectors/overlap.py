@@ -1,0 +1,188 @@
+"""Overlap of each run's spans with reference spans (gold or human): span- and character-level P/R/F1."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from django.db.models import Count, F, Q
+
+from annotator.models import (
+    Annotation,
+    AnnotationKind,
+    Assignment,
+    Campaign,
+    CampaignRun,
+    ErrorSpan,
+)
+from evaluation.analytics.selectors.base import (
+    RunInfo,
+    Scope,
+    _final_q,
+    final_kinds,
+)
+from evaluation.engine import stats
+from evaluation.engine.stats import (
+    PRF,
+    SPAN_VERDICTS,
+)
+
+# --------------------------------------------------------------------------------------------- overlap
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Reference spans: imported gold ones, or those the humans of a campaign marked.
+
+    `human` takes the spans annotators added (kind "human" in the campaign); with `include_confirmed`
+    also the machine spans a strict majority of their judges called an Error, so that a machine is not
+    charged a false positive for an error the humans confirmed instead of re-marking it. Only items with
+    a finished assignment count, since only there is the human reference complete.
+    """
+
+    kind: Literal["gold", "human"] = "gold"
+    source: str = ""
+    campaign_id: int | None = None
+    include_confirmed: bool = True
+
+
+@dataclass(frozen=True)
+class OverlapRow:
+    run_id: int
+    n_items: int
+    exact: PRF
+    overlap: PRF
+    chars: PRF
+    unlocated: int
+
+
+def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int, str]], dict, Q]:
+    """Return the (item, aspect) pairs under the reference, their spans, and the condition on items in scope."""
+    items = Q()
+    if scope.dataset_id is not None:
+        items &= Q(item__dataset_id=scope.dataset_id)
+    if scope.system:
+        items &= Q(item__system=scope.system)
+    spans: dict[tuple[int, str], list[tuple[int, int] | None]] = defaultdict(list)
+    if reference.kind == "gold":
+        annotations = Annotation.objects.filter(items, kind=AnnotationKind.GOLD)
+        if reference.source:
+            annotations = annotations.filter(source=reference.source)
+        if scope.campaign_id is not None:
+            in_campaign = Assignment.objects.filter(campaign_id=scope.campaign_id).values("item_id")
+            annotations = annotations.filter(item_id__in=in_campaign)
+        keys = set(annotations.values_list("item_id", "aspect").order_by())
+        rows = ErrorSpan.objects.filter(annotation__in=annotations).values_list(
+            "annotation__item_id", "annotation__aspect", "start", "end"
+        )
+    else:
+        campaign_id = reference.campaign_id or scope.campaign_id
+        if campaign_id is None:
+            raise ValueError("a human reference needs a campaign")
+        aspects = Campaign.objects.filter(pk=campaign_id).values_list("aspects", flat=True).first() or []
+        done = Assignment.objects.filter(items, campaign_id=campaign_id, status=Assignment.Status.DONE)
+        done_items = set(done.values_list("item_id", flat=True))
+        run_aspects = set(
+            CampaignRun.objects.filter(campaign_id=campaign_id).values_list("run__aspect__name", flat=True)
+        )
+        keys = {(i, a) for i in done_items for a in ((set(aspects) | run_aspects) or {""})}
+        added = ErrorSpan.objects.filter(
+            annotation__kind=AnnotationKind.HUMAN, annotation__campaign_id=campaign_id,
+            annotation__item_id__in=done.values("item_id"),
+        ).values_list("annotation__item_id", "annotation__aspect", "start", "end")
+        rows = list(added)
+        if reference.include_confirmed:
+            in_campaign = Q(judgments__assignment__campaign_id=campaign_id)
+            confirmed = (
+                ErrorSpan.objects.filter(start__isnull=False, annotation__item_id__in=done.values("item_id"))
+                .annotate(
+                    judges=Count("judgments", filter=in_campaign & Q(judgments__span_verdict__in=SPAN_VERDICTS)),
+                    errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict="error")),
+                )
+                .filter(judges__lt=F("errors") * 2)
+                .values_list("annotation__item_id", "annotation__run__aspect__name", "start", "end")
+            )
+            rows += list(confirmed)
+    seen: set[tuple[int, str, int, int]] = set()
+    for item_id, aspect, start, end in rows:
+        if start is None:
+            spans[(item_id, aspect)].append(None)
+            continue
+        # the same error marked twice (two gold sources, two annotators, a confirmed machine span) is one error
+        if (item_id, aspect, start, end) not in seen:
+            seen.add((item_id, aspect, start, end))
+            spans[(item_id, aspect)].append((start, end))
+    return keys, spans, items
+
+
+def overlap_report(*, runs: Sequence[RunInfo], reference: Reference, scope: Scope) -> list[OverlapRow]:
+    """Return each run's span-level (exact, any-overlap; one-to-one) and character-level P/R/F1.
+
+    An item counts for a run when the reference covers it (for the run's aspect or for any aspect) and
+    the run gave it a final annotation, with or without spans; spans without offsets are predictions
+    that match nothing.
+    """
+    keys, ref_spans, items = _reference_spans(reference, scope)
+    ref_items = {i for i, _ in keys}
+    kinds = final_kinds([r.run_id for r in runs])
+    answered: dict[int, set[int]] = defaultdict(set)
+    predicted: dict[tuple[int, int], list[tuple[int, int] | None]] = defaultdict(list)
+    if kinds and ref_items:
+        final = Annotation.objects.filter(_final_q(kinds), items)
+        for run_id, item_id in final.values_list("run_id", "item_id").order_by().distinct():
+            if item_id in ref_items:
+                answered[run_id].add(item_id)
+        for run_id, item_id, start, end in ErrorSpan.objects.filter(annotation__in=final).values_list(
+            "annotation__run_id", "annotation__item_id", "start", "end"
+        ):
+            if item_id in ref_items:
+                predicted[(run_id, item_id)].append(None if start is None else (start, end))
+    out = []
+    for run in runs:
+        pred_rows: list[tuple[int, int, int]] = []
+        ref_rows: list[tuple[int, int, int]] = []
+        n_items = 0
+        for item_id in sorted(answered.get(run.run_id, ())):
+            if (item_id, run.aspect) not in keys and (item_id, "") not in keys:
+                continue
+            n_items += 1
+            for span in predicted.get((run.run_id, item_id), ()):
+                pred_rows.append((item_id, *span) if span is not None else (item_id, -1, -1))
+            for span in ref_spans.get((item_id, run.aspect), []) + ref_spans.get((item_id, ""), []):
+                ref_rows.append((item_id, *span) if span is not None else (item_id, -1, -1))
+        counts = stats.overlap_prf_arrays(np.array(pred_rows, dtype=np.int64), np.array(ref_rows, dtype=np.int64))
+        out.append(
+            OverlapRow(
+                run_id=run.run_id, n_items=n_items, exact=counts.exact, overlap=counts.overlap,
+                chars=counts.chars, unlocated=sum(1 for row in pred_rows if row[1] < 0),
+            )
+        )
+    return out
+
+
+def reference_choices(scope: Scope) -> list[tuple[str, str]]:
+    """Return the references available in scope as (value, label): gold sources, and the campaign's humans."""
+    choices = []
+    gold = Annotation.objects.filter(kind=AnnotationKind.GOLD)
+    if scope.dataset_id is not None:
+        gold = gold.filter(item__dataset_id=scope.dataset_id)
+    for source in gold.values_list("source", flat=True).distinct().order_by("source"):
+        choices.append((f"gold:{source}", f"gold ({source})"))
+    if scope.campaign_id is not None:
+        choices.append(("human", "humans of this campaign (added + confirmed)"))
+        choices.append(("human-added", "spans humans added only"))
+    return choices
+
+
+def parse_reference(value: str, scope: Scope) -> Reference | None:
+    """Turn a reference choice ("gold:SOURCE", "gold", "human", "human-added") into a Reference."""
+    if value.startswith("gold"):
+        return Reference(kind="gold", source=value.partition(":")[2])
+    if value in ("human", "human-added") and scope.campaign_id is not None:
+        return Reference(kind="human", campaign_id=scope.campaign_id, include_confirmed=value == "human")
+    return None
+
+
