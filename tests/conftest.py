@@ -36,3 +36,11 @@ def researcher(make_user):
 @pytest.fixture
 def annotator_user(make_user):
     return make_user("anna", role="annotator")
+
+
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """The locmem cache lives as long as the process; no test may see another's cached results."""
+    from django.core.cache import cache
+
+    cache.clear()

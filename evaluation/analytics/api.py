@@ -11,7 +11,8 @@ from ninja.errors import HttpError
 
 from annotator.access import require_researcher
 from annotator.models import Campaign, Dataset
-from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
+from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
+from evaluation.analytics.selectors.cache import cached_dashboard_data
 from evaluation.analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
 
 router = Router(tags=["analytics"])
@@ -48,7 +49,7 @@ class DashboardOut(Schema):
 def _compute(scope: Scope, reference: str, resamples: int, seed: int) -> DashboardData:
     if not 0 <= resamples <= MAX_RESAMPLES:
         raise HttpError(422, f"resamples must be between 0 and {MAX_RESAMPLES}")
-    return dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
+    return cached_dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
 
 
 def _dashboard_out(data: DashboardData, resamples: int, seed: int) -> dict[str, Any]:

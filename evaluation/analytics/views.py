@@ -8,7 +8,8 @@ from django.views.decorators.http import require_GET
 
 from annotator.access import require_researcher
 from annotator.models import Campaign, Dataset, Item, User
-from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
+from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
+from evaluation.analytics.selectors.cache import cached_dashboard_data
 from evaluation.analytics.tables import TABLE_BUILDERS, dashboard_tables
 
 MAX_RESAMPLES = 10_000
@@ -50,7 +51,7 @@ def _dataset_scope(request: AppRequest, pk: int) -> tuple[Dataset, Scope]:
 
 
 def _compute(request: HttpRequest, scope: Scope) -> DashboardData:
-    return dashboard_data(
+    return cached_dashboard_data(
         scope, reference=request.GET.get("reference", ""),
         n_resamples=_int_param(request, "resamples", DEFAULT_RESAMPLES, low=0, high=MAX_RESAMPLES),
         seed=_int_param(request, "seed", 0, low=0, high=2**31 - 1),

@@ -120,3 +120,20 @@ def test_dashboard_of_an_empty_campaign_renders(rita_client, study):
     response = rita_client.get(f"/analytics/campaigns/{empty.pk}/")
     assert response.status_code == 200
     assert "Nothing to show." in response.content.decode() or "—" in response.content.decode()
+
+
+def test_cached_dashboard_reused_until_a_verdict_changes(study, django_assert_max_num_queries):
+    from annotator.models import SpanJudgment
+    from evaluation.analytics.selectors.cache import cached_dashboard_data
+
+    scope = Scope(campaign_id=study.campaign.pk)
+    first = cached_dashboard_data(scope, reference="", n_resamples=20, seed=0)
+    with django_assert_max_num_queries(5):  # the fingerprint only, no recomputation
+        again = cached_dashboard_data(scope, reference="", n_resamples=20, seed=0)
+    assert again.accuracy.pooled.matrix.total == first.accuracy.pooled.matrix.total
+    judgment = SpanJudgment.objects.filter(span_verdict="error").first()
+    judgment.span_verdict = "not_error"
+    judgment.save()
+    changed = cached_dashboard_data(scope, reference="", n_resamples=20, seed=0)
+    errors = lambda data: data.accuracy.pooled.matrix.column_total("error")  # noqa: E731
+    assert errors(changed) == errors(first) - 1

@@ -1,0 +1,44 @@
+"""Dashboard numbers cached until the data under them changes (a CSV download must not recompute 2 s of work)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from annotator.models import Annotation, Campaign, ErrorSpan, SpanJudgment
+
+CACHE_SECONDS = 600
+
+
+def data_version(dataset_id: int) -> str:
+    """A fingerprint of everything a dashboard of this dataset reads: judgments, spans, annotations.
+
+    Judgments are edited in place, so their latest `updated_at` and count stand for them; spans and
+    annotations are only added or deleted, so count and highest id do.
+    """
+    judgments = SpanJudgment.objects.filter(span__annotation__item__dataset_id=dataset_id).aggregate(
+        n=Count("id"), last=Max("updated_at")
+    )
+    spans = ErrorSpan.objects.filter(annotation__item__dataset_id=dataset_id).aggregate(n=Count("id"), top=Max("id"))
+    annotations = Annotation.objects.filter(item__dataset_id=dataset_id).aggregate(n=Count("id"), top=Max("id"))
+    return f"{judgments}|{spans}|{annotations}"
+
+
+def cached_dashboard_data(scope, *, reference: str, n_resamples: int, seed: int):
+    """Return `dashboard_data(...)`, reusing the last result while the dataset's data is unchanged."""
+    from evaluation.analytics.selectors import dashboard_data
+
+    dataset_id = scope.dataset_id
+    if dataset_id is None:
+        dataset_id = Campaign.objects.filter(pk=scope.campaign_id).values_list("dataset_id", flat=True).first()
+    if dataset_id is None:
+        return dashboard_data(scope, reference=reference, n_resamples=n_resamples, seed=seed)
+    raw = f"{scope}|{reference}|{n_resamples}|{seed}|{data_version(dataset_id)}"
+    key = "dashboard:" + hashlib.sha256(raw.encode()).hexdigest()
+    data = cache.get(key)
+    if data is None:
+        data = dashboard_data(scope, reference=reference, n_resamples=n_resamples, seed=seed)
+        cache.set(key, data, CACHE_SECONDS)
+    return data
