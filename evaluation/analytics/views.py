@@ -8,8 +8,8 @@ from django.views.decorators.http import require_GET
 
 from annotator.access import require_researcher
 from annotator.models import Campaign, Dataset, Item, User
-from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
-from evaluation.analytics.selectors.cache import cached_dashboard_data
+from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
+from evaluation.analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from evaluation.analytics.tables import TABLE_BUILDERS, dashboard_tables
 
 MAX_RESAMPLES = 10_000
@@ -50,21 +50,27 @@ def _dataset_scope(request: AppRequest, pk: int) -> tuple[Dataset, Scope]:
     return dataset, scope
 
 
+def _params(request: HttpRequest) -> dict:
+    return {
+        "reference": request.GET.get("reference", ""),
+        "n_resamples": _int_param(request, "resamples", DEFAULT_RESAMPLES, low=0, high=MAX_RESAMPLES),
+        "seed": _int_param(request, "seed", 0, low=0, high=2**31 - 1),
+    }
+
+
 def _compute(request: HttpRequest, scope: Scope) -> DashboardData:
-    return cached_dashboard_data(
-        scope, reference=request.GET.get("reference", ""),
-        n_resamples=_int_param(request, "resamples", DEFAULT_RESAMPLES, low=0, high=MAX_RESAMPLES),
-        seed=_int_param(request, "seed", 0, low=0, high=2**31 - 1),
-    )
+    return cached_dashboard_data(scope, **_params(request))
 
 
 def _dashboard(request: AppRequest, template_context: dict, scope: Scope, dataset: Dataset) -> HttpResponse:
-    data = _compute(request, scope)
+    key = dashboard_key(scope, **_params(request))
+    data = cached(key, lambda: dashboard_data(scope, **_params(request)))
+    plots = cached(f"{key}:plots" if key else None, lambda: _plots().dashboard_plots(data))
     systems = list(
         Item.objects.filter(dataset=dataset).exclude(system="").values_list("system", flat=True).distinct()[:200]
     )
     context = template_context | {
-        "data": data, "tables": dashboard_tables(data), "plots": _plots().dashboard_plots(data),
+        "data": data, "tables": dashboard_tables(data), "plots": plots,
         "aspects": sorted({r.aspect for r in data.runs} | ({scope.aspect} if scope.aspect else set())),
         "systems": sorted(systems), "query": request.GET.urlencode(),
     }

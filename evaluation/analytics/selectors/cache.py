@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from typing import TypeVar
 
 from django.core.cache import cache
 from django.db.models import Count, Max
@@ -10,6 +12,7 @@ from django.db.models import Count, Max
 from annotator.models import Annotation, Campaign, ErrorSpan, SpanJudgment
 
 CACHE_SECONDS = 600
+T = TypeVar("T")
 
 
 def data_version(dataset_id: int) -> str:
@@ -26,19 +29,31 @@ def data_version(dataset_id: int) -> str:
     return f"{judgments}|{spans}|{annotations}"
 
 
-def cached_dashboard_data(scope, *, reference: str, n_resamples: int, seed: int):
-    """Return `dashboard_data(...)`, reusing the last result while the dataset's data is unchanged."""
-    from evaluation.analytics.selectors import dashboard_data
-
+def dashboard_key(scope, *, reference: str, n_resamples: int, seed: int) -> str | None:
+    """The cache key of a dashboard's numbers in the current state of its data (None: no such dataset)."""
     dataset_id = scope.dataset_id
     if dataset_id is None:
         dataset_id = Campaign.objects.filter(pk=scope.campaign_id).values_list("dataset_id", flat=True).first()
     if dataset_id is None:
-        return dashboard_data(scope, reference=reference, n_resamples=n_resamples, seed=seed)
+        return None
     raw = f"{scope}|{reference}|{n_resamples}|{seed}|{data_version(dataset_id)}"
-    key = "dashboard:" + hashlib.sha256(raw.encode()).hexdigest()
-    data = cache.get(key)
-    if data is None:
-        data = dashboard_data(scope, reference=reference, n_resamples=n_resamples, seed=seed)
-        cache.set(key, data, CACHE_SECONDS)
-    return data
+    return "dashboard:" + hashlib.sha256(raw.encode()).hexdigest()
+
+
+def cached(key: str | None, compute: Callable[[], T]) -> T:
+    """Return the cached value under `key`, computing and storing it on a miss (no caching without a key)."""
+    if key is None:
+        return compute()
+    value = cache.get(key)
+    if value is None:
+        value = compute()
+        cache.set(key, value, CACHE_SECONDS)
+    return value
+
+
+def cached_dashboard_data(scope, *, reference: str, n_resamples: int, seed: int):
+    """Return `dashboard_data(...)`, reusing the last result while the dataset's data is unchanged."""
+    from evaluation.analytics.selectors import dashboard_data
+
+    key = dashboard_key(scope, reference=reference, n_resamples=n_resamples, seed=seed)
+    return cached(key, lambda: dashboard_data(scope, reference=reference, n_resamples=n_resamples, seed=seed))
