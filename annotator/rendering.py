@@ -288,3 +288,30 @@ def markdown_html(text: str) -> str:
     return nh3.clean(html, tags=_GUIDELINE_TAGS, attributes={"a": {"href", "title"}, "th": {"align"},
                                                              "td": {"align"}},
                      url_schemes={"http", "https", "mailto"}, link_rel="noopener noreferrer")
+
+
+# --- offsets as the browser counts them ----------------------------------------------------------------
+# An HTML parser turns every CR LF pair into one LF (and a lone CR into LF), so in the page an output with
+# CR LF line breaks is shorter than the stored text. The page therefore works in "browser offsets" and the
+# server converts at the edge; for text without CR both are the same.
+
+
+def to_browser_offset(text: str, offset: int) -> int:
+    """Return the page's offset of stored offset `offset` (CR LF pairs before it count once)."""
+    if "\r" not in text:
+        return offset
+    inside_pair = 0 < offset < len(text) and text[offset - 1 : offset + 1] == "\r\n"
+    return offset - text.count("\r\n", 0, offset) - inside_pair
+
+
+def from_browser_offset(text: str, offset: int) -> int:
+    """Return the stored offset of page offset `offset`: the inverse of to_browser_offset at every boundary
+    the page can show (never between the CR and LF of a pair)."""
+    if "\r" not in text:
+        return offset
+    seen = 0
+    i = 0
+    while i < len(text) and seen < offset:
+        i += 2 if text.startswith("\r\n", i) else 1
+        seen += 1
+    return i

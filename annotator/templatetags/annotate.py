@@ -9,7 +9,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from annotator.models import ErrorSpan
-from annotator.rendering import SpanRef, segments
+from annotator.rendering import SpanRef, segments, to_browser_offset
 from annotator.selectors import ErrorRow
 
 register = template.Library()
@@ -31,7 +31,8 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
         spans = [i for i in seg.span_ids if i > 0]
         mine = [-i for i in seg.span_ids if i < 0]
         if not spans and not mine:
-            pieces.append(format_html('<span class="seg" data-o="{}">{}</span>', seg.start, seg.text))
+            pieces.append(format_html('<span class="seg" data-o="{}">{}</span>', to_browser_offset(text, seg.start),
+                                      seg.text))
             continue
         classes = "seg hl" if spans else "seg"
         if mine:
@@ -40,9 +41,16 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
         title = f"Errors {numbers.replace(' ', ', ')}" if spans else "Your added error"
         pieces.append(format_html(
             '<mark class="{}" data-o="{}" data-spans="{}" data-added="{}" title="{}">{}</mark>',
-            classes, seg.start, " ".join(map(str, spans)), " ".join(map(str, mine)), title, seg.text,
+            classes, to_browser_offset(text, seg.start), " ".join(map(str, spans)), " ".join(map(str, mine)), title,
+            seg.text,
         ))
     return format_html_join("", "{}", ((p,) for p in pieces))
+
+
+@register.filter
+def browser_length(text: str) -> int:
+    """The output's length as the page counts it (CR LF is one character there)."""
+    return to_browser_offset(text, len(text))
 
 
 @register.simple_tag

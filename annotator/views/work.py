@@ -16,7 +16,7 @@ from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
 from annotator.models import Assignment, Campaign
-from annotator.rendering import render_inputs
+from annotator.rendering import from_browser_offset, render_inputs
 from annotator.selectors import (
     ErrorRow,
     added_span_for_user,
@@ -220,9 +220,12 @@ def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _unprocessable("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
     data = form.cleaned_data
+    output = assignment.item.output
     try:
+        # The page counts offsets the way the browser shows the text; the service takes stored offsets.
         span = added_span_create(
-            assignment=assignment, user=request.user, start=data["start"], end=data["end"],
+            assignment=assignment, user=request.user, start=from_browser_offset(output, data["start"]),
+            end=from_browser_offset(output, data["end"]),
             aspect=data["aspect"] or None, category=data["category"], severity=data["severity"], note=data["note"],
         )
     except AddedSpanError as exc:

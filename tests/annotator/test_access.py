@@ -142,3 +142,24 @@ def test_saving_needs_the_csrf_token_the_page_puts_in_hx_headers(built, two_anno
     assert html.lstrip().startswith(f'<article id="error-{built.spans["a1_family"].pk}"')
     assert "saved ✓" in html and "#2" in html
     assert SpanJudgment.objects.get(annotator=ann1).span_verdict == "error"
+
+
+def test_added_span_from_page_offsets_is_exact_in_crlf_text(two_annotators):
+    """The page counts CR LF as one character; the stored span must still slice the stored text exactly."""
+    from annotator.models import ErrorSpan
+    from tests.annotator.builders import build_campaign
+
+    ann1, ann2 = two_annotators
+    output = "The Copper Kettle is cheap.\r\nIt is not family-friendly.\r\nIt is near the river."
+    built = build_campaign([ann1, ann2], per_item=2, output_1=output, name="crlf campaign")
+    work = Assignment.objects.get(annotator=ann1, item=built.items[0])
+    shown = output.replace("\r\n", "\n")
+    start = shown.index("near the river")
+    client = Client()
+    client.force_login(ann1)
+    page = client.get(f"/work/{work.pk}/").content.decode()
+    assert f'data-length="{len(shown)}"' in page
+    response = client.post(f"/work/{work.pk}/added/", {"start": start, "end": start + len("near the river")})
+    assert response.status_code == 200
+    span = ErrorSpan.objects.get(annotation__kind="human", annotation__item=built.items[0])
+    assert span.text == "near the river" and output[span.start : span.end] == "near the river"

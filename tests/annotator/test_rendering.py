@@ -65,3 +65,17 @@ def test_guideline_markdown_is_sanitized():
     assert "<strong>bold</strong>" in html
     for bad in ("<script", "onerror", "<img", "javascript:"):
         assert bad not in html
+
+
+def test_browser_offsets_count_crlf_once_and_round_trip():
+    from annotator.rendering import from_browser_offset, to_browser_offset
+
+    text = "Line one.\r\nLine two.\rThree\r\n"
+    shown = text.replace("\r\n", "\n").replace("\r", "\n")  # what an HTML parser makes of it
+    assert to_browser_offset(text, len(text)) == len(shown)
+    for page_offset in range(len(shown) + 1):
+        stored = from_browser_offset(text, page_offset)
+        assert to_browser_offset(text, stored) == page_offset
+        # the same characters before the boundary, as the page and as stored
+        assert text[:stored].replace("\r\n", "\n").replace("\r", "\n") == shown[:page_offset]
+    assert from_browser_offset("no breaks", 4) == 4 and to_browser_offset("no breaks", 4) == 4
