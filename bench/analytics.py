@@ -23,6 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from bench.pgdb import ensure_postgres_database  # noqa: E402
+
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_an_bench")
 
 BOUND_SECONDS = 2.0
@@ -32,19 +35,6 @@ N_ANNOTATORS = 10
 SPAN_VERDICTS = ["error"] * 6 + ["not_error"] * 2 + ["no_span", "hallucination"]
 EXPLANATION_VERDICTS = ["correct"] * 4 + ["partially_correct"] * 2 + ["incomplete", "vague", "incorrect", "not_error"]
 
-
-def _ensure_database() -> None:
-    """Create the benchmark's PostgreSQL database if it does not exist yet."""
-    url = os.environ["DATABASE_URL"]
-    if not url.startswith("postgres"):
-        raise SystemExit("bench/analytics.py measures PostgreSQL: set DATABASE_URL to a postgres:// URL")
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def _generate(n_judgments: int, rng: random.Random):  # noqa: C901 - a linear data generator
@@ -159,7 +149,7 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="print where one extra run spends its time")
     args = parser.parse_args()
 
-    _ensure_database()
+    ensure_postgres_database("bench/analytics.py")
     import django
 
     django.setup()

@@ -38,6 +38,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from bench.pgdb import ensure_postgres_database  # noqa: E402
+
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_ui_bench")
 os.environ.setdefault("DJANGO_DEBUG", "false")
 os.environ.setdefault("DATABASE_CONN_MAX_AGE", "600")
@@ -119,19 +122,6 @@ def serve(port: int, workers: int) -> None:
 
 # ---- data -----------------------------------------------------------------------------------------------
 
-
-def ensure_database() -> None:
-    url = os.environ["DATABASE_URL"]
-    if not url.startswith("postgres"):
-        raise SystemExit("bench/annotation_load.py measures PostgreSQL: set DATABASE_URL to a postgres:// URL")
-    import psycopg
-
-    parts = urllib.parse.urlparse(url)
-    name = parts.path.lstrip("/")
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int]]]]:
@@ -324,7 +314,7 @@ def main() -> None:
         serve(args.port, args.workers)
         return
 
-    ensure_database()
+    ensure_postgres_database("bench/annotation_load.py")
     print(f"building: {args.items} items x 4 machine spans, {args.annotators} annotators, 2 per item ...", flush=True)
     plan = build(args.annotators, args.items)
     n_queries = save_query_count()

@@ -21,6 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from bench.pgdb import ensure_postgres_database  # noqa: E402
+
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_bench")
 
 
@@ -34,7 +37,7 @@ def main() -> int:
     parser.add_argument("--skip-naive", action="store_true")
     args = parser.parse_args()
 
-    _ensure_database()
+    ensure_postgres_database("bench/ensemble_schedule.py")
     import django
 
     django.setup()
@@ -114,19 +117,6 @@ def main() -> int:
               f"({naive_wall / wall:.1f}x slower)")
     return 0
 
-
-def _ensure_database() -> None:
-    """Create the benchmark's PostgreSQL database if it does not exist yet."""
-    url = os.environ["DATABASE_URL"]
-    if not url.startswith("postgres"):
-        return
-    import psycopg
-
-    name = url.rsplit("/", 1)[1]
-    admin = url.rsplit("/", 1)[0] + "/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone():
-            conn.execute(f'CREATE DATABASE "{name}"')
 
 
 if __name__ == "__main__":

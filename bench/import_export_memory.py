@@ -23,6 +23,10 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.pgdb import ensure_postgres_database  # noqa: E402
+
 BOUND_MB = 300
 WORDS = ["the", "home", "team", "beat", "visitors", "by", "points", "after", "a", "strong", "third", "quarter",
          "led", "by", "their", "guard"]
@@ -70,6 +74,8 @@ def main() -> int:
     env = dict(os.environ)
     env.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_bench")
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    os.environ["DATABASE_URL"] = env["DATABASE_URL"]
+    ensure_postgres_database("bench/import_export_memory.py")
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     _, baseline = _run(["check"], env)
     print(f"baseline: `manage.py check` alone peaks at {baseline:.0f} MB (Django + the project's imports)")
