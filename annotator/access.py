@@ -1,20 +1,89 @@
-"""Role checks shared by every view and API operation: one place decides who may see what."""
+"""Object access of the annotation layer, decided in one place: campaigns, assignments, added errors.
+
+Every refusal is an `accounts.access.AccessError`: 404 where an annotator must not even learn that the
+object exists, 403 where a researcher may read but not write, 409 where the campaign is not open.
+"""
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from accounts.access import AccessError
+from accounts.models import User
+from annotator.models import AddedSource, Assignment, Campaign
+from corpus.models import AnnotationKind, ErrorSpan
+
+NOT_YOURS = "Only the assigned annotator can change this item."
 
 
-def require_researcher(request: HttpRequest) -> None:
-    """Researchers and admins see everything; annotators only their own assignments."""
-    user = request.user
-    if not user.is_authenticated or not user.sees_everything:
-        raise PermissionDenied("Researchers and admins only.")
+def campaign_for_user(user: User, pk: int) -> Campaign:
+    """Researchers see every campaign; an annotator only those with an assignment of theirs."""
+    campaign = Campaign.objects.select_related("dataset").filter(pk=pk).first()
+    if campaign is None or (
+        not user.sees_everything and not Assignment.objects.filter(campaign=campaign, annotator=user).exists()
+    ):
+        raise AccessError.not_found("No such campaign.")
+    return campaign
 
 
-def require_admin(request: HttpRequest) -> None:
-    """Only admins start, cancel or resume LLM jobs."""
-    user = request.user
-    if not user.is_authenticated or not user.is_admin_role:
-        raise PermissionDenied("Only admins run LLM jobs.")
+def assignment_for_user(user: User, pk: int) -> Assignment:
+    """An assignment to read: the user's own; researchers and admins may read any."""
+    qs = Assignment.objects.select_related("campaign", "item", "item__dataset")
+    if not user.sees_everything:
+        qs = qs.filter(annotator=user)
+    assignment = qs.filter(pk=pk).first()
+    if assignment is None:
+        raise AccessError.not_found("No such assignment.")
+    return assignment
+
+
+def assignment_to_edit(user: User, pk: int) -> Assignment:
+    """The user's own assignment; a researcher reading someone else's gets 403, anyone else 404."""
+    assignment = assignment_for_user(user, pk)
+    if assignment.annotator_id != user.pk:
+        raise AccessError.forbidden(NOT_YOURS)
+    return assignment
+
+
+def assignment_for_work(user: User, pk: int) -> Assignment:
+    """Like assignment_to_edit, but loads no item text: the verdict-save path must stay lean."""
+    assignment = (
+        Assignment.objects.select_related("campaign")
+        .only("pk", "status", "order", "annotator_id", "item_id", "campaign_id", "started_at", "finished_at",
+              "campaign__status", "campaign__aspects", "campaign__name")
+        .filter(pk=pk, annotator=user)
+        .first()
+    )
+    if assignment is None:
+        if user.sees_everything and Assignment.objects.filter(pk=pk).exists():
+            raise AccessError.forbidden(NOT_YOURS)
+        raise AccessError.not_found("No such assignment.")
+    return assignment
+
+
+def check_can_work(assignment: Assignment, user: User) -> None:
+    """Only the assignee changes an item, and only while its campaign is open."""
+    if assignment.annotator_id != user.pk:
+        raise AccessError.forbidden(NOT_YOURS)
+    if assignment.campaign.status != Campaign.Status.OPEN:
+        raise AccessError.conflict("This campaign is closed; its judgments can no longer change.")
+
+
+def added_span_for_user(user: User, pk: int) -> tuple[ErrorSpan, Assignment]:
+    """A span the user added in a campaign, with the assignment it belongs to; anyone else's is 404."""
+    span = (
+        ErrorSpan.objects.filter(
+            pk=pk, annotation__kind=AnnotationKind.HUMAN, annotation__source__added__annotator=user
+        )
+        .select_related("annotation")
+        .first()
+    )
+    if span is None:
+        raise AccessError.not_found("No such added error.")
+    campaign_id = AddedSource.objects.filter(pk=span.annotation.source_id).values_list("campaign_id", flat=True).get()
+    assignment = (
+        Assignment.objects.select_related("campaign", "item")
+        .filter(campaign_id=campaign_id, item_id=span.annotation.item_id, annotator=user)
+        .first()
+    )
+    if assignment is None:
+        raise AccessError.not_found("No such added error.")
+    return span, assignment

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -10,9 +9,10 @@ from ninja import File, Form, Router, Status
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
 
-from annotator.access import require_researcher
-from annotator.formats import FormatError
-from annotator.models import Assignment, Campaign, Dataset, ErrorSpan, SpanJudgment, User
+from accounts.access import require_researcher
+from accounts.models import User
+from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit
+from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.schemas import (
     AddedSpanIn,
     AddedSpanOut,
@@ -34,9 +34,7 @@ from annotator.schemas import (
     WorkItemOut,
 )
 from annotator.selectors import (
-    added_span_for_user,
     added_spans,
-    assignment_for_user,
     campaign_run_labels,
     control_accuracy,
     datasets_for_home,
@@ -49,6 +47,9 @@ from annotator.services.campaigns import ControlKey, campaign_control_set, campa
 from annotator.services.exporting import export_csv, export_jsonl
 from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
 from annotator.services.uploads import upload_import
+from corpus.formats import FormatError
+from corpus.models import Dataset, ErrorSpan
+from evaluation.models import EvaluatorRun
 
 router = Router(tags=["datasets"])
 
@@ -125,14 +126,6 @@ def _added_out(span: ErrorSpan) -> AddedSpanOut:
                         category=span.category, severity=span.severity, note=span.explanation)
 
 
-def _own_assignment(request: HttpRequest, assignment_id: int) -> Assignment:
-    """The caller's own assignment; anyone else's is 404 (annotators) or read-only 403 (researchers)."""
-    assignment = assignment_for_user(request.user, assignment_id)
-    if assignment.annotator_id != request.user.pk:
-        raise PermissionDenied("Only the assigned annotator can change this item.")
-    return assignment
-
-
 @router.get("/assignments", response=list[AssignmentOut], operation_id="list_assignments", tags=["annotation"])
 def list_assignments(request: HttpRequest, campaign_id: int | None = None, status: str | None = None):
     """The caller's own assignments in their order (researchers too: this is a work list, not an overview)."""
@@ -167,7 +160,7 @@ def retrieve_assignment(request: HttpRequest, assignment_id: int):
 
 
 def _set_fields(request: HttpRequest, assignment_id: int, span_id: int, changes: dict) -> JudgmentOut:
-    assignment = _own_assignment(request, assignment_id)
+    assignment = assignment_to_edit(request.user, assignment_id)
     span, _ = judged_span_for_assignment(assignment, span_id)
     if not changes:
         raise HttpError(422, "give at least one field to set")
@@ -197,7 +190,7 @@ def update_judgment(request: HttpRequest, assignment_id: int, span_id: int, payl
              tags=["annotation"])
 def undo_judgment(request: HttpRequest, assignment_id: int):
     """Revert the caller's latest change on this assignment (like pressing u on the screen)."""
-    assignment = _own_assignment(request, assignment_id)
+    assignment = assignment_to_edit(request.user, assignment_id)
     try:
         result = judgment_undo(assignment=assignment, user=request.user)
     except JudgmentError as exc:
@@ -212,7 +205,7 @@ def undo_judgment(request: HttpRequest, assignment_id: int):
              operation_id="create_added_span", tags=["annotation"])
 def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSpanIn):
     """Add a missed error by character offsets into the output (end exclusive); the text is taken from them."""
-    assignment = _own_assignment(request, assignment_id)
+    assignment = assignment_to_edit(request.user, assignment_id)
     try:
         span = added_span_create(assignment=assignment, user=request.user, **payload.dict())
     except AddedSpanError as exc:
@@ -246,7 +239,7 @@ def delete_added_span(request: HttpRequest, span_id: int):
              tags=["annotation"])
 def finish_assignment(request: HttpRequest, assignment_id: int, payload: FinishIn | None = None):
     """Mark the item done; 422 while a machine error lacks a span or an explanation verdict."""
-    assignment = _own_assignment(request, assignment_id)
+    assignment = assignment_to_edit(request.user, assignment_id)
     try:
         done = assignment_finish(assignment=assignment, user=request.user, seconds=payload.seconds if payload else 0)
     except AssignmentError as exc:
@@ -257,8 +250,6 @@ def finish_assignment(request: HttpRequest, assignment_id: int, payload: FinishI
 @router.post("/campaigns", response={201: CampaignOut}, operation_id="create_campaign", tags=["campaigns"])
 def create_campaign(request: HttpRequest, payload: CampaignIn):
     """Create an open campaign (researchers and admins), optionally with control items and their key."""
-    from evaluation.models import EvaluatorRun
-
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=payload.dataset_id)
     runs = list(EvaluatorRun.objects.filter(pk__in=payload.run_ids))

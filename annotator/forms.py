@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from django import forms
 
-from annotator.models import Dataset, ExplanationVerdict, Item, Role, SpanVerdict, User
+from accounts.models import Role, User
+from annotator.models import ExplanationVerdict, SpanVerdict
 from annotator.services.campaigns import DEFAULT_GUIDELINES
+from corpus.models import Dataset, Item, TaskType
+from evaluation.models import EvaluatorRun
 
 
 class CampaignForm(forms.Form):
@@ -30,8 +33,6 @@ class CampaignForm(forms.Form):
 
     def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
-        from evaluation.models import EvaluatorRun
-
         self.dataset_obj = dataset
         runs = EvaluatorRun.objects.none()
         if dataset is not None:
@@ -98,7 +99,6 @@ class DatasetImportForm(forms.Form):
     aspect = forms.CharField(max_length=200, required=False, help_text="Aspect the `spans` are about (optional).")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
-        from annotator.models import TaskType
 
         super().__init__(*args, **kwargs)
         self.fields["task"].queryset = TaskType.objects.order_by("slug")

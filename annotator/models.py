@@ -1,215 +1,14 @@
-"""Datasets, items, annotations with error spans, campaigns, assignments and human judgments."""
+"""Campaigns, assignments, the experts' judgments of machine spans, and the errors experts add."""
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractUser
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 
-
-class Role(models.TextChoices):
-    ADMIN = "admin", "Admin"
-    RESEARCHER = "researcher", "Researcher"
-    ANNOTATOR = "annotator", "Annotator"
-
-
-class User(AbstractUser):
-    """A person with one role; admins and researchers see everything, annotators only their work."""
-
-    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
-
-    @property
-    def is_admin_role(self) -> bool:
-        return self.role == Role.ADMIN or self.is_superuser
-
-    @property
-    def sees_everything(self) -> bool:
-        return self.is_admin_role or self.role == Role.RESEARCHER
-
-
-class TaskType(models.Model):
-    """An NLG task (data-to-text, summarization, ...); built-ins come from the engine, admins may add."""
-
-    slug = models.SlugField(max_length=64, unique=True)
-    name = models.CharField(max_length=128)
-    description = models.TextField(help_text="How the task is described to the LLM evaluators.")
-    output_noun = models.CharField(max_length=64, default="output", help_text="e.g. 'summary'.")
-    is_builtin = models.BooleanField(default=False)
-
-    class Meta:
-        ordering = ["slug"]
-
-    def __str__(self) -> str:
-        return self.slug
-
-
-class Dataset(models.Model):
-    name = models.CharField(max_length=200, unique=True)
-    task = models.ForeignKey(TaskType, on_delete=models.PROTECT, related_name="datasets")
-    input_headers = models.JSONField(default=list, blank=True, help_text="Input headers in file order.")
-    output_header = models.CharField(max_length=200, default="Output")
-    score_aspects = models.JSONField(default=list, blank=True, help_text="Human-score aspects in file order.")
-    description = models.TextField(blank=True)
-    source_file = models.CharField(max_length=500, blank=True)
-    is_demo = models.BooleanField(default=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class Item(models.Model):
-    """One output to evaluate, with its inputs; (external_id, system) is unique within a dataset."""
-
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="items")
-    position = models.PositiveIntegerField(help_text="Order of the item in the imported file.")
-    external_id = models.CharField(max_length=200)
-    system = models.CharField(max_length=200, blank=True, default="")
-    inputs = models.JSONField(default=dict, blank=True, help_text="Header -> text, in file order.")
-    output = models.TextField()
-    reference = models.TextField(blank=True, default="")
-    human_scores = models.JSONField(default=dict, blank=True, help_text="Aspect -> human score.")
-    extra = models.JSONField(default=dict, blank=True, help_text="Unknown fields kept from the file.")
-    # DHP perturbations point back to the original they were made from.
-    derived_from = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="derivatives"
-    )
-    perturbation = models.JSONField(default=dict, blank=True)
-
-    class Meta:
-        ordering = ["dataset", "position"]
-        constraints = [
-            models.UniqueConstraint(fields=["dataset", "external_id", "system"], name="item_unique_id_system"),
-            models.UniqueConstraint(fields=["dataset", "position"], name="item_unique_position"),
-        ]
-        indexes = [models.Index(fields=["dataset", "system"], name="item_dataset_system")]
-
-    def __str__(self) -> str:
-        suffix = f" [{self.system}]" if self.system else ""
-        return f"{self.dataset.name}:{self.external_id}{suffix}"
-
-
-class AnnotationKind(models.TextChoices):
-    ENSEMBLE = "ensemble", "Ensemble (merged)"
-    ANNOTATOR = "annotator", "Annotator LLM"
-    SUPERVISOR = "supervisor", "Supervisor LLM"
-    HUMAN = "human", "Human"
-    GOLD = "gold", "Gold reference"
-
-
-class ParseStatus(models.TextChoices):
-    OK = "ok", "Parsed"
-    PARTIAL = "partial", "Parsed with problems"
-    FAILED = "failed", "Unparseable"
-    NOT_APPLICABLE = "n/a", "Not an LLM answer"
-
-
-class Annotation(models.Model):
-    """A set of error spans (and maybe a score) for one item and aspect, by one source."""
-
-    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="annotations")
-    aspect = models.CharField(max_length=200, blank=True, default="", help_text="Aspect name; blank = any.")
-    source = models.CharField(max_length=200, help_text="Who produced it: a run label, 'gold', a person.")
-    kind = models.CharField(max_length=16, choices=AnnotationKind.choices)
-    model = models.CharField(max_length=200, blank=True, default="")
-    run = models.ForeignKey(
-        "evaluation.EvaluatorRun", null=True, blank=True, on_delete=models.CASCADE, related_name="annotations"
-    )
-    score = models.FloatField(null=True, blank=True)
-    score_label = models.CharField(max_length=32, blank=True, default="")
-    score_explanation = models.TextField(blank=True, default="")
-    raw_answer = models.TextField(blank=True, default="")
-    parse_status = models.CharField(max_length=8, choices=ParseStatus.choices, default=ParseStatus.NOT_APPLICABLE)
-    parse_problems = models.JSONField(default=list, blank=True)
-    is_outlier = models.BooleanField(default=False, help_text="Left out of the supervisor's input.")
-    is_sample = models.BooleanField(default=False, help_text="Demo sample written by the team, not a model.")
-    llm_call = models.ForeignKey(
-        "evaluation.LLMCall", null=True, blank=True, on_delete=models.SET_NULL, related_name="annotations"
-    )
-    author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="annotations"
-    )
-    campaign = models.ForeignKey(
-        "Campaign", null=True, blank=True, on_delete=models.CASCADE, related_name="added_annotations"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["item_id", "aspect", "kind", "source", "model"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["item", "aspect", "source", "kind", "model"], name="annotation_unique_per_source"
-            ),
-            models.CheckConstraint(
-                condition=Q(score__isnull=True) | Q(score__gte=0), name="annotation_score_nonnegative"
-            ),
-        ]
-        indexes = [
-            models.Index(fields=["run", "kind"], name="annotation_run_kind"),
-            models.Index(fields=["item", "aspect"], name="annotation_item_aspect"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.kind}:{self.source} on {self.item_id} ({self.aspect or '-'})"
-
-
-class MatchKind(models.TextChoices):
-    EXACT = "exact", "Exact"
-    NORMALIZED = "normalized", "Normalized"
-    FUZZY = "fuzzy", "Fuzzy"
-    NONE = "none", "Not in the text"
-
-
-class MultiPart(models.TextChoices):
-    SINGLE = "", "Single location"
-    SPLIT = "split", "One part of a '...'-joined location"
-    COVER = "cover", "Covers a '...'-joined location"
-
-
-class ErrorSpan(models.Model):
-    """One error: the location as written, its offsets in the output (if found) and its explanation."""
-
-    annotation = models.ForeignKey(Annotation, on_delete=models.CASCADE, related_name="spans")
-    position = models.PositiveIntegerField(default=0)
-    text = models.TextField(blank=True, default="", help_text="The location as written by its author.")
-    start = models.PositiveIntegerField(null=True, blank=True)
-    end = models.PositiveIntegerField(null=True, blank=True)
-    match = models.CharField(max_length=12, choices=MatchKind.choices, default=MatchKind.EXACT)
-    multi_part = models.CharField(max_length=8, choices=MultiPart.choices, blank=True, default="")
-    ambiguous = models.BooleanField(default=False, help_text="The location occurs more than once.")
-    explanation = models.TextField(blank=True, default="")
-    severity = models.PositiveSmallIntegerField(null=True, blank=True)
-    category = models.CharField(max_length=100, blank=True, default="")
-    note = models.TextField(blank=True, default="")
-
-    class Meta:
-        ordering = ["annotation_id", "position"]
-        constraints = [
-            models.CheckConstraint(
-                condition=(Q(start__isnull=True) & Q(end__isnull=True))
-                | (Q(start__isnull=False) & Q(end__isnull=False) & Q(start__lt=F("end"))),
-                name="span_offsets_both_or_none_ordered",
-            ),
-            models.CheckConstraint(
-                condition=Q(severity__isnull=True) | Q(severity__gte=1, severity__lte=5),
-                name="span_severity_1_to_5",
-            ),
-            models.CheckConstraint(
-                condition=Q(start__isnull=True) | ~Q(match="none"), name="span_none_match_has_no_offsets"
-            ),
-        ]
-        indexes = [models.Index(fields=["annotation", "position"], name="span_annotation_position")]
-
-    def __str__(self) -> str:
-        where = f"{self.start}-{self.end}" if self.start is not None else "no offsets"
-        return f"{self.text[:40]!r} ({where})"
+from corpus import protocol
+from corpus.models import Dataset, ErrorSpan, Item, Source, SourceKind
+from evaluation.models import EvaluatorRun
 
 
 class Campaign(models.Model):
@@ -223,7 +22,7 @@ class Campaign(models.Model):
     name = models.CharField(max_length=200, unique=True)
     dataset = models.ForeignKey(Dataset, on_delete=models.PROTECT, related_name="campaigns")
     aspects = models.JSONField(default=list, blank=True, help_text="Aspect names judged in this campaign.")
-    runs = models.ManyToManyField("evaluation.EvaluatorRun", through="CampaignRun", related_name="campaigns")
+    runs = models.ManyToManyField(EvaluatorRun, through="CampaignRun", related_name="campaigns")
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="campaigns")
     annotators_per_item = models.PositiveSmallIntegerField(default=1)
     guidelines = models.TextField(blank=True, default="", help_text="Markdown shown to the annotators.")
@@ -248,7 +47,7 @@ class CampaignRun(models.Model):
     """An evaluator run judged in a campaign, under a neutral label the annotators see."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="campaign_runs")
-    run = models.ForeignKey("evaluation.EvaluatorRun", on_delete=models.PROTECT, related_name="campaign_runs")
+    run = models.ForeignKey(EvaluatorRun, on_delete=models.PROTECT, related_name="campaign_runs")
     label = models.CharField(max_length=32, help_text="Neutral name shown to annotators, e.g. 'Evaluator A'.")
 
     class Meta:
@@ -295,29 +94,13 @@ class Assignment(models.Model):
         return self.status == self.Status.DONE
 
 
-class SpanVerdict(models.TextChoices):
-    ERROR = "error", "Error"
-    NOT_ERROR = "not_error", "Not an error"
-    NO_SPAN = "no_span", "No span given"
-    HALLUCINATION = "hallucination", "Hallucination"
+def _text_choices(name: str, terms: tuple[protocol.Term, ...]) -> type[models.TextChoices]:
+    return models.TextChoices(name, [(t.value.upper(), (t.value, t.label)) for t in terms])
 
 
-class ExplanationVerdict(models.TextChoices):
-    CORRECT = "correct", "Correct"
-    PARTIALLY_CORRECT = "partially_correct", "Partially correct"
-    INCOMPLETE = "incomplete", "Incomplete"
-    VAGUE = "vague", "Vague"
-    INCORRECT = "incorrect", "Incorrect"
-    NOT_ERROR = "not_error", "Not an error"
-
-
-FLAG_FIELDS: dict[str, str] = {
-    "too_strict": "Too strict",
-    "not_aspect_related": "Not aspect related",
-    "repeated": "Repeated",
-    "hard_to_parse": "Hard to parse",
-    "implicit_span": "Implicit span",
-}
+SpanVerdict = _text_choices("SpanVerdict", protocol.SPAN_VERDICTS)
+ExplanationVerdict = _text_choices("ExplanationVerdict", protocol.EXPLANATION_VERDICTS)
+FLAG_FIELDS: dict[str, str] = {t.value: t.label for t in protocol.FLAGS}
 
 
 class SpanJudgment(models.Model):
@@ -330,12 +113,7 @@ class SpanJudgment(models.Model):
     explanation_verdict = models.CharField(
         max_length=20, choices=ExplanationVerdict.choices, blank=True, default=""
     )
-    # Flags are columns, not a list, so that their rates aggregate in the database.
-    too_strict = models.BooleanField(default=False)
-    not_aspect_related = models.BooleanField(default=False)
-    repeated = models.BooleanField(default=False)
-    hard_to_parse = models.BooleanField(default=False)
-    implicit_span = models.BooleanField(default=False)
+    # One boolean column per protocol flag is added below the class, so that flag rates aggregate in SQL.
     comment = models.TextField(blank=True, default="")
     corrected_severity = models.PositiveSmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -344,13 +122,14 @@ class SpanJudgment(models.Model):
     class Meta:
         ordering = ["span_id", "annotator_id"]
         constraints = [
-            models.UniqueConstraint(fields=["span", "annotator"], name="judgment_one_per_annotator_span"),
+            # Each campaign is its own study: a judgment belongs to one assignment (campaign, item, annotator).
+            models.UniqueConstraint(fields=["assignment", "span"], name="judgment_one_per_assignment_span"),
             models.CheckConstraint(
                 condition=Q(corrected_severity__isnull=True) | Q(corrected_severity__gte=1, corrected_severity__lte=5),
                 name="judgment_severity_1_to_5",
             ),
         ]
-        indexes = [models.Index(fields=["assignment"], name="judgment_assignment")]
+        indexes = [models.Index(fields=["span", "annotator"], name="judgment_span_annotator")]
 
     def __str__(self) -> str:
         return f"{self.annotator} on span {self.span_id}: {self.span_verdict}/{self.explanation_verdict}"
@@ -360,6 +139,10 @@ class SpanJudgment(models.Model):
 
     def is_complete(self) -> bool:
         return bool(self.span_verdict and self.explanation_verdict)
+
+
+for _flag in protocol.FLAGS:
+    SpanJudgment.add_to_class(_flag.value, models.BooleanField(default=False, help_text=_flag.help))
 
 
 class JudgmentEvent(models.Model):
@@ -390,14 +173,20 @@ class ControlVerdict(models.Model):
         constraints = [models.UniqueConstraint(fields=["campaign", "span"], name="control_unique_span")]
 
 
-class ApiToken(models.Model):
-    """A bearer token for scripts; only its sha256 is stored."""
+class AddedSource(Source):
+    """The errors one expert added in one campaign: a source of its own, so that campaigns never share them."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    name = models.CharField(max_length=100, default="script")
-    key_hash = models.CharField(max_length=64, unique=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
+    source = models.OneToOneField(
+        Source, on_delete=models.CASCADE, parent_link=True, primary_key=True, related_name="added"
+    )
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="added_sources")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="added_sources")
 
-    def __str__(self) -> str:
-        return f"{self.user} / {self.name}"
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="addedsource_one_per_campaign_annotator"),
+        ]
+
+    def save(self, *args, **kwargs) -> None:
+        self.kind = SourceKind.CAMPAIGN
+        super().save(*args, **kwargs)

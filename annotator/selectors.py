@@ -5,21 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db.models import Count, F, Q, QuerySet
-from django.http import Http404
 
-from annotator.models import (
-    Annotation,
-    AnnotationKind,
-    Assignment,
-    Campaign,
-    CampaignRun,
-    ControlVerdict,
-    Dataset,
-    ErrorSpan,
-    SpanJudgment,
-    User,
-)
+from accounts.access import AccessError
+from accounts.models import User
+from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
 from annotator.rendering import SpanRef, group_spans
+from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan
+from evaluation.answers import RUN_ANSWER_KINDS
 
 
 def datasets_for_home() -> QuerySet[Dataset]:
@@ -41,12 +33,6 @@ def campaigns_visible_to(user: User) -> QuerySet[Campaign]:
 
 
 # ---- campaigns, assignments and the item screen --------------------------------------------------------------
-
-JUDGED_KIND_PRIORITY: tuple[str, ...] = (AnnotationKind.ENSEMBLE, AnnotationKind.SUPERVISOR, AnnotationKind.ANNOTATOR)
-"""Per run and item, the annotations of the first kind present are judged: the merged ensemble answer when the
-run has one, else the supervisor's, else the single annotator LLM's. Per-model answers inside an ensemble are
-inputs to the merge and are not judged again."""
-
 
 @dataclass
 class ErrorRow:
@@ -80,19 +66,6 @@ class ErrorGroup:
         return f"place-{self.rows[0].span.pk}"
 
 
-def assignment_for_user(user: User, pk: int, *, for_update: bool = False) -> Assignment:
-    """Return the assignment if `user` owns it (researchers and admins may read any); else raise Http404.
-
-    404 rather than 403 so that an annotator cannot even learn that someone else's assignment exists."""
-    qs = Assignment.objects.select_related("campaign", "item", "item__dataset")
-    if not user.sees_everything:
-        qs = qs.filter(annotator=user)
-    assignment = qs.filter(pk=pk).first()
-    if assignment is None:
-        raise Http404("No such assignment.")
-    return assignment
-
-
 def campaign_run_labels(campaign_id: int) -> dict[int, str]:
     return dict(CampaignRun.objects.filter(campaign_id=campaign_id).values_list("run_id", "label"))
 
@@ -111,36 +84,21 @@ def judged_spans(assignment: Assignment, labels: dict[int, str] | None = None) -
         ErrorSpan.objects.filter(
             _aspect_filter(assignment.campaign),
             annotation__item_id=assignment.item_id,
-            annotation__run_id__in=list(labels),
-            annotation__kind__in=JUDGED_KIND_PRIORITY,
+            annotation__source_id__in=list(labels),
+            annotation__kind__in=RUN_ANSWER_KINDS,
         ).select_related("annotation").order_by("annotation_id", "position", "pk")
     )
     best: dict[tuple[int, str], int] = {}
     for span in spans:
-        key = (span.annotation.run_id, span.annotation.aspect)
-        rank = JUDGED_KIND_PRIORITY.index(span.annotation.kind)
+        key = (span.annotation.source_id, span.annotation.aspect)
+        rank = RUN_ANSWER_KINDS.index(span.annotation.kind)
         best[key] = min(best.get(key, rank), rank)
     chosen = [
         s for s in spans
-        if JUDGED_KIND_PRIORITY.index(s.annotation.kind) == best[(s.annotation.run_id, s.annotation.aspect)]
+        if RUN_ANSWER_KINDS.index(s.annotation.kind) == best[(s.annotation.source_id, s.annotation.aspect)]
     ]
-    chosen.sort(key=lambda s: (labels[s.annotation.run_id], s.annotation.aspect, s.position, s.pk))
-    return [(s, labels[s.annotation.run_id]) for s in chosen]
-
-
-def assignment_for_work(user: User, pk: int) -> Assignment:
-    """The user's own assignment with only what a save needs (no item texts: RotoWire inputs are large);
-    anyone else's is Http404."""
-    assignment = (
-        Assignment.objects.select_related("campaign")
-        .only("pk", "status", "order", "annotator_id", "item_id", "campaign_id", "started_at", "finished_at",
-              "campaign__status", "campaign__aspects", "campaign__name")
-        .filter(pk=pk, annotator=user)
-        .first()
-    )
-    if assignment is None:
-        raise Http404("No such assignment.")
-    return assignment
+    chosen.sort(key=lambda s: (labels[s.annotation.source_id], s.annotation.aspect, s.position, s.pk))
+    return [(s, labels[s.annotation.source_id]) for s in chosen]
 
 
 def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[ErrorSpan, str]:
@@ -153,25 +111,25 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
             _aspect_filter(assignment.campaign),
             pk=span_pk,
             annotation__item_id=assignment.item_id,
-            annotation__kind__in=JUDGED_KIND_PRIORITY,
-            annotation__run__campaign_runs__campaign_id=assignment.campaign_id,
+            annotation__kind__in=RUN_ANSWER_KINDS,
+            annotation__source__run__campaign_runs__campaign_id=assignment.campaign_id,
         )
         # Same filter() call, so this reuses the campaign-run join above: the label of this campaign only.
-        .annotate(neutral_label=F("annotation__run__campaign_runs__label"))
+        .annotate(neutral_label=F("annotation__source__run__campaign_runs__label"))
         .select_related("annotation")
         .only("pk", "annotation_id", "position", "text", "start", "end", "match", "multi_part", "ambiguous",
-              "explanation", "severity", "category", "annotation__kind", "annotation__run_id",
+              "explanation", "severity", "category", "annotation__kind", "annotation__source_id",
               "annotation__aspect", "annotation__item_id")
         .first()
     )
     if row is None:
-        raise Http404("No such error on this item.")
-    rank = JUDGED_KIND_PRIORITY.index(row.annotation.kind)
+        raise AccessError.not_found("No such error on this item.")
+    rank = RUN_ANSWER_KINDS.index(row.annotation.kind)
     if rank > 0 and Annotation.objects.filter(
-        item_id=assignment.item_id, run_id=row.annotation.run_id, aspect=row.annotation.aspect,
-        kind__in=JUDGED_KIND_PRIORITY[:rank],
+        item_id=assignment.item_id, source_id=row.annotation.source_id, aspect=row.annotation.aspect,
+        kind__in=RUN_ANSWER_KINDS[:rank],
     ).exists():
-        raise Http404("No such error on this item.")
+        raise AccessError.not_found("No such error on this item.")
     return row, row.neutral_label
 
 
@@ -179,7 +137,7 @@ def error_rows(assignment: Assignment) -> list[ErrorRow]:
     pairs = judged_spans(assignment)
     judgments = {
         j.span_id: j
-        for j in SpanJudgment.objects.filter(annotator_id=assignment.annotator_id, span_id__in=[s.pk for s, _ in pairs])
+        for j in SpanJudgment.objects.filter(assignment_id=assignment.pk, span_id__in=[s.pk for s, _ in pairs])
     }
     return [ErrorRow(span=s, label=label, number=n, judgment=judgments.get(s.pk))
             for n, (s, label) in enumerate(pairs, start=1)]
@@ -213,39 +171,15 @@ def error_groups(rows: list[ErrorRow], output: str) -> list[ErrorGroup]:
     return groups
 
 
-def assignment_is_complete(assignment: Assignment) -> tuple[int, int]:
-    """Return (complete, total) machine errors of the assignment for its annotator."""
-    rows = error_rows(assignment)
-    return sum(r.is_complete for r in rows), len(rows)
-
-
 def added_spans(assignment: Assignment) -> list[ErrorSpan]:
+    """The errors the assignee added to this item in this campaign (their campaign source's spans)."""
     return list(
         ErrorSpan.objects.filter(
-            annotation__item_id=assignment.item_id, annotation__campaign_id=assignment.campaign_id,
-            annotation__kind=AnnotationKind.HUMAN, annotation__author_id=assignment.annotator_id,
+            annotation__item_id=assignment.item_id, annotation__kind=AnnotationKind.HUMAN,
+            annotation__source__added__campaign_id=assignment.campaign_id,
+            annotation__source__added__annotator_id=assignment.annotator_id,
         ).select_related("annotation").order_by("start", "pk")
     )
-
-
-def added_span_for_user(user: User, pk: int) -> tuple[ErrorSpan, Assignment]:
-    """Return a span the user added in a campaign, with the assignment it belongs to; else raise Http404."""
-    span = (
-        ErrorSpan.objects.filter(pk=pk, annotation__kind=AnnotationKind.HUMAN, annotation__author=user,
-                                 annotation__campaign__isnull=False)
-        .select_related("annotation")
-        .first()
-    )
-    if span is None:
-        raise Http404("No such added error.")
-    assignment = (
-        Assignment.objects.select_related("campaign", "item")
-        .filter(campaign_id=span.annotation.campaign_id, item_id=span.annotation.item_id, annotator=user)
-        .first()
-    )
-    if assignment is None:
-        raise Http404("No such added error.")
-    return span, assignment
 
 
 @dataclass

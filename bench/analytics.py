@@ -38,18 +38,9 @@ EXPLANATION_VERDICTS = ["correct"] * 4 + ["partially_correct"] * 2 + ["incomplet
 
 
 def _generate(n_judgments: int, rng: random.Random):  # noqa: C901 - a linear data generator
-    from annotator.models import (
-        Annotation,
-        Assignment,
-        Campaign,
-        CampaignRun,
-        Dataset,
-        ErrorSpan,
-        Item,
-        SpanJudgment,
-        TaskType,
-        User,
-    )
+    from accounts.models import User
+    from annotator.models import Assignment, Campaign, CampaignRun, SpanJudgment
+    from corpus.models import Annotation, Dataset, ErrorSpan, Item, TaskType
     from evaluation.models import Aspect, Evaluator, EvaluatorRun
 
     nonce = uuid.uuid4().hex[:8]
@@ -157,9 +148,9 @@ def main() -> int:
     from django.db import connection
 
     call_command("migrate", verbosity=0)
-    from evaluation.analytics.plots import dashboard_plots
-    from evaluation.analytics.selectors import Scope, dashboard_data
-    from evaluation.analytics.tables import dashboard_tables
+    from analytics.plots import dashboard_plots
+    from analytics.selectors import Scope, dashboard_data
+    from analytics.tables import dashboard_tables
 
     started = time.perf_counter()
     campaign, dataset, n = _generate(args.judgments, random.Random(42))
@@ -205,7 +196,9 @@ def main() -> int:
     print(f"tables ({len(tables)}): {t_tables:.3f} s; plots ({len(plots)}, SVG): {t_plots:.3f} s")
 
     if not args.keep:
-        from annotator.models import Campaign, Dataset, User
+        from accounts.models import User
+        from annotator.models import Campaign
+        from corpus.models import Dataset
         from evaluation.models import Evaluator, EvaluatorRun
 
         users = list(campaign.annotators.values_list("pk", flat=True))

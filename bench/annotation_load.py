@@ -137,20 +137,11 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
         cursor.execute("DROP SCHEMA public CASCADE; CREATE SCHEMA public;")
     call_command("migrate", verbosity=0)
 
-    from annotator.models import (
-        Annotation,
-        AnnotationKind,
-        Assignment,
-        Dataset,
-        ErrorSpan,
-        Item,
-        MatchKind,
-        Role,
-        TaskType,
-        User,
-    )
+    from accounts.models import Role, User
+    from annotator.models import Assignment
     from annotator.selectors import judged_spans
     from annotator.services.campaigns import campaign_create
+    from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, TaskType
     from evaluation.models import Aspect, Evaluator, EvaluatorRun, RunStatus
 
     task = TaskType.objects.get(slug="data-to-text")

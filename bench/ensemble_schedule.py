@@ -45,7 +45,7 @@ def main() -> int:
 
     call_command("migrate", verbosity=0)
 
-    from annotator.models import Dataset, Item, TaskType
+    from corpus.models import Dataset, Item, TaskType
     from evaluation.engine.prompts import render_annotator_prompt
     from evaluation.llm.ollama_backend import OllamaBackend
     from evaluation.preannotation.execute import RunExecutor, _specs, run_execute

@@ -7,9 +7,10 @@ from django.http import HttpRequest
 from ninja import NinjaAPI
 from ninja.security import HttpBearer, django_auth
 
+from accounts.access import AccessError
+from accounts.services.tokens import user_for_token
+from analytics.api import router as analytics_router
 from annotator.api import router as annotator_router
-from annotator.services.tokens import user_for_token
-from evaluation.analytics.api import router as analytics_router
 from evaluation.api import router as evaluation_router
 
 
@@ -36,3 +37,9 @@ api.add_router("/analytics/", analytics_router)
 def _forbidden(request: HttpRequest, exc: PermissionDenied):
     """Services and access helpers raise PermissionDenied; the API answers 403 with the reason."""
     return api.create_response(request, {"detail": str(exc) or "Forbidden."}, status=403)
+
+
+@api.exception_handler(AccessError)
+def _access_error(request: HttpRequest, exc: AccessError):
+    """The project's one access error: 403, 404 or 409 with the reason."""
+    return api.create_response(request, {"detail": exc.message}, status=exc.status)

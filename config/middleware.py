@@ -1,8 +1,12 @@
-"""Login-required everywhere, except the API, which answers 401 itself (token or session auth)."""
+"""Login-required everywhere except the API (which answers 401 itself); access errors as HTTP statuses."""
 
 from __future__ import annotations
 
 from django.contrib.auth.middleware import LoginRequiredMiddleware
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpResponse
+
+from accounts.access import FORBIDDEN, NOT_FOUND, AccessError
 
 
 class LoginRequiredExceptApiMiddleware(LoginRequiredMiddleware):
@@ -10,3 +14,25 @@ class LoginRequiredExceptApiMiddleware(LoginRequiredMiddleware):
         if request.path.startswith("/api/"):
             return None
         return super().process_view(request, view_func, view_args, view_kwargs)
+
+
+class AccessErrorMiddleware:
+    """Turns an AccessError raised by a view or a service into its status (403, 404 or 409) with the reason.
+
+    Django's own PermissionDenied and Http404 keep their handlers; this covers the project's one access
+    error type so that views need no try/except around access checks."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, AccessError):
+            return None
+        if exception.status == NOT_FOUND:
+            raise Http404(exception.message) from exception
+        if exception.status == FORBIDDEN:
+            raise PermissionDenied(exception.message) from exception
+        return HttpResponse(exception.message, status=exception.status, content_type="text/plain; charset=utf-8")

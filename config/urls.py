@@ -13,7 +13,7 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", api.urls),
-    path("analytics/", include("evaluation.analytics.urls")),
+    path("analytics/", include("analytics.urls")),
     path("", include("annotator.urls")),
     path("", include("evaluation.urls")),
 ]

@@ -8,6 +8,8 @@ from django.contrib import admin
 from evaluation import models
 from evaluation.engine.errors import EngineError
 from evaluation.engine.prompts import validate_template
+from evaluation.preannotation.launch import run_cancel, run_resume
+from evaluation.services.templates import template_revise
 
 
 @admin.register(models.Aspect)
@@ -41,8 +43,6 @@ class PromptTemplateAdmin(admin.ModelAdmin):
     readonly_fields = ("version", "is_active", "created_by", "created_at")
 
     def save_model(self, request, obj, form, change) -> None:
-        from evaluation.services.templates import template_revise
-
         if change or models.PromptTemplate.objects.filter(kind=obj.kind, task=obj.task).exists():
             revised = template_revise(template=obj, text=obj.text, note=obj.note, user=request.user)
             obj.pk, obj.version = revised.pk, revised.version
@@ -58,16 +58,12 @@ class EvaluatorAdmin(admin.ModelAdmin):
 
 @admin.action(description="Cancel the selected runs")
 def cancel_runs(modeladmin, request, queryset) -> None:
-    from evaluation.preannotation.launch import run_cancel
-
     n = sum(run_cancel(run=run) for run in queryset)
     modeladmin.message_user(request, f"Cancellation requested for {n} run(s).")
 
 
 @admin.action(description="Resume the selected paused or failed runs")
 def resume_runs(modeladmin, request, queryset) -> None:
-    from evaluation.preannotation.launch import run_resume
-
     n = sum(run_resume(run=run) for run in queryset)
     modeladmin.message_user(request, f"{n} run(s) queued again; finished calls come from the cache.")
 

@@ -6,8 +6,8 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router, Status
 
-from annotator.access import require_admin, require_researcher
-from annotator.models import Dataset
+from accounts.access import require_admin, require_researcher
+from corpus.models import Dataset
 from evaluation.models import EvaluatorRun
 from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
 from evaluation.schemas import ErrorOut, RunIn, RunOut, RunProgressOut

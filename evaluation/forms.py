@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
-from annotator.models import Dataset
+from corpus.models import Dataset
 from evaluation.engine.presets import PRESETS
 
 

@@ -6,11 +6,13 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from corpus.models import Dataset, Item, Source, SourceKind, TaskType
+
 
 class Aspect(models.Model):
     """A quality aspect of one task, with everything the prompts say about it (editable by admins)."""
 
-    task = models.ForeignKey("annotator.TaskType", on_delete=models.CASCADE, related_name="aspects")
+    task = models.ForeignKey(TaskType, on_delete=models.CASCADE, related_name="aspects")
     name = models.CharField(max_length=200, help_text="Lower-case; matches human-score keys of datasets.")
     definition = models.TextField()
     confused_with = models.JSONField(default=list, blank=True, help_text="Aspects not to confuse it with.")
@@ -39,7 +41,7 @@ class PromptTemplate(models.Model):
 
     kind = models.CharField(max_length=12, choices=Kind.choices)
     task = models.ForeignKey(
-        "annotator.TaskType", null=True, blank=True, on_delete=models.CASCADE, related_name="prompt_templates",
+        TaskType, null=True, blank=True, on_delete=models.CASCADE, related_name="prompt_templates",
         help_text="Blank = used for every task without its own template.",
     )
     version = models.PositiveIntegerField(default=1)
@@ -99,13 +101,18 @@ class RunStatus(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
 
 
-class EvaluatorRun(models.Model):
-    """One evaluator over one dataset and aspect; its config and templates are frozen at creation."""
+class EvaluatorRun(Source):
+    """One evaluator over one dataset and aspect; its config and templates are frozen at creation.
 
+    A run is the source of the annotations it writes (its `label` is their source name), so annotations
+    point down to their source and the corpus never refers to evaluation."""
+
+    source = models.OneToOneField(
+        Source, on_delete=models.CASCADE, parent_link=True, primary_key=True, related_name="run"
+    )
     evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="runs")
-    dataset = models.ForeignKey("annotator.Dataset", on_delete=models.CASCADE, related_name="runs")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="runs")
     aspect = models.ForeignKey(Aspect, on_delete=models.PROTECT, related_name="runs")
-    label = models.CharField(max_length=200, help_text="Source name written on the run's annotations.")
     status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.PENDING)
     config = models.JSONField(default=dict, blank=True, help_text="Snapshot of the evaluator's config.")
     templates = models.JSONField(default=dict, blank=True, help_text="Exact template texts used, by kind.")
@@ -122,7 +129,6 @@ class EvaluatorRun(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
@@ -130,7 +136,6 @@ class EvaluatorRun(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["label"], name="run_unique_label"),
             models.CheckConstraint(condition=Q(parallel__gte=1), name="run_parallel_positive"),
         ]
         indexes = [models.Index(fields=["dataset", "status"], name="run_dataset_status")]
@@ -140,6 +145,10 @@ class EvaluatorRun(models.Model):
 
     def is_finished(self) -> bool:
         return self.status in {RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED}
+
+    def save(self, *args, **kwargs) -> None:
+        self.kind = SourceKind.RUN
+        super().save(*args, **kwargs)
 
 
 class LLMCall(models.Model):
@@ -184,7 +193,7 @@ class RunCall(models.Model):
         DISTILLED = "distilled", "Distilled"
 
     run = models.ForeignKey(EvaluatorRun, on_delete=models.CASCADE, related_name="run_calls")
-    item = models.ForeignKey("annotator.Item", on_delete=models.CASCADE, related_name="run_calls")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="run_calls")
     role = models.CharField(max_length=12, choices=Role.choices)
     model = models.CharField(max_length=200)
     attempt = models.PositiveSmallIntegerField(default=0, help_text="0 = first try; >0 = retry of a bad answer.")

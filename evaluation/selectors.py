@@ -7,7 +7,7 @@ from typing import Any
 from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
-from annotator.models import Annotation, ParseStatus
+from corpus.models import Annotation, ParseStatus
 from evaluation.models import EvaluatorRun, LLMCall
 
 
@@ -27,7 +27,7 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
     remaining = max(run.total_calls - done, 0)
     eta = remaining / rate if rate > 0 and not run.is_finished() else None
     failures = list(
-        Annotation.objects.filter(run=run, parse_status=ParseStatus.FAILED)
+        Annotation.objects.filter(source=run, parse_status=ParseStatus.FAILED)
         .select_related("item")
         .order_by("-id")
         .values("id", "model", "kind", "item__external_id", "raw_answer", "parse_problems")[:20]

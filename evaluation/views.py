@@ -9,7 +9,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseStopPolling
 
-from annotator.access import require_admin, require_researcher
+from accounts.access import require_admin, require_researcher
 from evaluation.forms import RunLaunchForm
 from evaluation.models import EvaluatorRun
 from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume

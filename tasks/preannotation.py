@@ -7,6 +7,10 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 from django.conf import settings
+from django.db import DatabaseError, close_old_connections
+
+from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.preannotation.execute import run_execute, runs_needing_recovery
 
 log = logging.getLogger(__name__)
 
@@ -14,11 +18,6 @@ log = logging.getLogger(__name__)
 @shared_task(bind=True, name="tasks.preannotation.run_preannotation", acks_late=True, max_retries=None)
 def run_preannotation(self, run_id: int) -> str | None:
     """Execute run `run_id`; a run another live worker holds is left alone, a stale one is taken over."""
-    from django.db import DatabaseError, close_old_connections
-
-    from evaluation.models import EvaluatorRun, RunStatus
-    from evaluation.preannotation.execute import run_execute
-
     try:
         if not EvaluatorRun.objects.filter(pk=run_id).exists():
             return None
@@ -39,8 +38,6 @@ def run_preannotation(self, run_id: int) -> str | None:
 @worker_ready.connect
 def _recover_orphaned_runs(**kwargs: object) -> None:
     """A worker that starts re-queues runs left 'running', so a job whose worker was killed resumes."""
-    from evaluation.preannotation.execute import runs_needing_recovery
-
     for run_id in runs_needing_recovery():
         log.info("re-queueing run %s left running by a stopped worker", run_id)
         run_preannotation.delay(run_id)

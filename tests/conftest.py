@@ -19,7 +19,7 @@ def _fast_hashing(settings):
 
 @pytest.fixture
 def make_user(db):
-    from annotator.models import User
+    from accounts.models import User
 
     def make(username: str, role: str = "annotator", password: str = "pass-1234") -> User:
         user = User.objects.create_user(username=username, password=password, role=role)

@@ -5,7 +5,10 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Max
 
-from annotator.models import Annotation, AnnotationKind, Assignment, Campaign, ErrorSpan, MatchKind, User
+from accounts.models import User
+from annotator.access import check_can_work
+from annotator.models import AddedSource, Assignment, Campaign
+from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
 
 KEEP: object = object()
 """Default of added_span_update's fields: leave the stored value as it is."""
@@ -15,13 +18,6 @@ MAX_CATEGORY = 100
 
 class AddedSpanError(ValueError):
     """An added span that cannot be stored (bad offsets, bad severity, closed campaign, not yours)."""
-
-
-def _check_owner(assignment: Assignment, user: User) -> None:
-    if assignment.annotator_id != user.pk:
-        raise AddedSpanError("only the assigned annotator can add errors to this item")
-    if assignment.campaign.status != Campaign.Status.OPEN:
-        raise AddedSpanError("this campaign is closed")
 
 
 def _offsets(output: str, start: object, end: object) -> tuple[int, int]:
@@ -67,20 +63,21 @@ def added_span_create(
     *, assignment: Assignment, user: User, start: object, end: object, aspect: str | None = None,
     category: object = "", severity: object = None, note: object = "",
 ) -> ErrorSpan:
-    """Store a missed error as a span of the annotator's own human annotation of the item (one annotation per
-    item, aspect and annotator; its source is the annotator's username)."""
-    _check_owner(assignment, user)
+    """Store a missed error as a span of the annotator's own human annotation of the item.
+
+    The annotation's source is the annotator's source in this campaign (labelled with their username), so
+    the same expert adding errors to the same item in another campaign writes to another annotation."""
+    check_can_work(assignment, user)
     output = assignment.item.output
     a, b = _offsets(output, start, end)
     aspect_name = _aspect(assignment.campaign, aspect)
-    annotation, _ = Annotation.objects.get_or_create(
-        item_id=assignment.item_id, aspect=aspect_name, source=user.username, kind=AnnotationKind.HUMAN, model="",
-        defaults={"author": user, "campaign_id": assignment.campaign_id},
+    source, _ = AddedSource.objects.get_or_create(
+        campaign_id=assignment.campaign_id, annotator=user, defaults={"label": user.username}
     )
-    if annotation.author_id != user.pk or annotation.campaign_id != assignment.campaign_id:
-        raise AddedSpanError(
-            "you already added errors to this item for this aspect in another campaign; edit them there"
-        )
+    annotation, _ = Annotation.objects.get_or_create(
+        item_id=assignment.item_id, aspect=aspect_name, source=source, kind=AnnotationKind.HUMAN, model="",
+        defaults={"author": user},
+    )
     position = (annotation.spans.aggregate(m=Max("position"))["m"] or 0) + 1
     return ErrorSpan.objects.create(
         annotation=annotation, position=position, text=output[a:b], start=a, end=b, match=MatchKind.EXACT,
@@ -95,7 +92,7 @@ def added_span_update(
     note: object = KEEP, start: object = KEEP, end: object = KEEP,
 ) -> ErrorSpan:
     """Change an added span's category, severity, note and (optionally) its offsets; KEEP leaves a field."""
-    _check_owner(assignment, user)
+    check_can_work(assignment, user)
     fields: list[str] = []
     if start is not KEEP or end is not KEEP:
         a, b = _offsets(
@@ -122,7 +119,7 @@ def added_span_update(
 @transaction.atomic
 def added_span_delete(*, span: ErrorSpan, assignment: Assignment, user: User) -> None:
     """Delete an added span, and its annotation when no span is left in it."""
-    _check_owner(assignment, user)
+    check_can_work(assignment, user)
     annotation_id = span.annotation_id
     span.delete()
     if not ErrorSpan.objects.filter(annotation_id=annotation_id).exists():

@@ -6,7 +6,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotator.models import Assignment, Campaign, User
+from accounts.models import User
+from annotator.access import check_can_work
+from annotator.models import Assignment
 from annotator.selectors import error_rows
 
 MAX_SECONDS_PER_PING = 300
@@ -16,17 +18,10 @@ class AssignmentError(ValueError):
     """The assignment cannot change this way (incomplete, closed, someone else's)."""
 
 
-def _check_owner(assignment: Assignment, user: User) -> None:
-    if assignment.annotator_id != user.pk:
-        raise AssignmentError("only the assigned annotator can work on this item")
-    if assignment.campaign.status != Campaign.Status.OPEN:
-        raise AssignmentError("this campaign is closed")
-
-
 def assignment_add_time(*, assignment: Assignment, user: User, seconds: int) -> None:
     """Add active working seconds reported by the page (capped per report, so a forgotten tab cannot count
     hours); the first report also marks the item as started."""
-    _check_owner(assignment, user)
+    check_can_work(assignment, user)
     seconds = max(0, min(int(seconds), MAX_SECONDS_PER_PING))
     updates: dict[str, object] = {"seconds_spent": F("seconds_spent") + seconds}
     if assignment.status == Assignment.Status.TODO:
@@ -37,7 +32,7 @@ def assignment_add_time(*, assignment: Assignment, user: User, seconds: int) -> 
 @transaction.atomic
 def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -> Assignment:
     """Mark the item done; raise AssignmentError naming how many errors still lack a verdict."""
-    _check_owner(assignment, user)
+    check_can_work(assignment, user)
     locked = Assignment.objects.select_for_update().select_related("campaign", "item").get(pk=assignment.pk)
     rows = error_rows(locked)
     missing = [row.number or i for i, row in enumerate(rows, start=1) if not row.is_complete]

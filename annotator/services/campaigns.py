@@ -10,19 +10,9 @@ from pathlib import Path
 
 from django.db import transaction
 
-from annotator.models import (
-    Annotation,
-    Assignment,
-    Campaign,
-    CampaignRun,
-    ControlVerdict,
-    Dataset,
-    ErrorSpan,
-    ExplanationVerdict,
-    Item,
-    SpanVerdict,
-    User,
-)
+from accounts.models import User
+from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, ExplanationVerdict, SpanVerdict
+from corpus.models import Annotation, Dataset, ErrorSpan, Item
 
 DEFAULT_GUIDELINES = (Path(__file__).resolve().parent.parent / "guidelines.md").read_text(encoding="utf-8")
 
@@ -72,7 +62,7 @@ def campaign_create(
         for run, label in zip(shuffled_runs, neutral_labels(len(shuffled_runs)), strict=True)
     )
     if item_ids is None:
-        annotated = Annotation.objects.filter(run__in=list(runs), item__dataset=dataset)
+        annotated = Annotation.objects.filter(source__in=list(runs), item__dataset=dataset)
         if aspects:
             annotated = annotated.filter(aspect__in=list(aspects))
         item_ids = list(annotated.values_list("item_id", flat=True).distinct())

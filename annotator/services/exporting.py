@@ -9,8 +9,9 @@ from collections.abc import Iterable, Iterator
 
 from django.db.models import Prefetch
 
-from annotator.formats import FLAGS, AnnotationRecord, ExportRecord, JudgmentRecord, SpanRecord
-from annotator.models import Annotation, Dataset, ErrorSpan, Item, SpanJudgment
+from annotator.models import SpanJudgment
+from corpus.formats import FLAGS, AnnotationRecord, ExportRecord, JudgmentRecord, SpanRecord
+from corpus.models import Annotation, Dataset, ErrorSpan, Item
 
 CHUNK = 200
 KIND_ORDER = {"gold": 0, "human": 1, "ensemble": 2, "supervisor": 3, "annotator": 4}
@@ -31,7 +32,9 @@ def _ordered(mapping: dict, order: list[str]) -> dict:
 def _items(dataset: Dataset) -> Iterator[Item]:
     judgments = SpanJudgment.objects.select_related("annotator").order_by("annotator__username", "pk")
     spans = ErrorSpan.objects.order_by("position", "pk").prefetch_related(Prefetch("judgments", queryset=judgments))
-    annotations = Annotation.objects.order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
+    annotations = (
+        Annotation.objects.select_related("source").order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
+    )
     return (
         Item.objects.filter(dataset=dataset)
         .order_by("position")
@@ -60,7 +63,7 @@ def _span_record(span: ErrorSpan) -> SpanRecord:
 
 def annotation_record(annotation: Annotation) -> AnnotationRecord:
     return AnnotationRecord(
-        source=annotation.source, kind=annotation.kind, model=annotation.model, score=annotation.score,
+        source=annotation.source.label, kind=annotation.kind, model=annotation.model, score=annotation.score,
         score_label=annotation.score_label, score_explanation=annotation.score_explanation,
         spans=[_span_record(s) for s in annotation.spans.all()],
     )
@@ -78,7 +81,7 @@ def _aspects_of(item: Item, annotations: list[Annotation], score_order: list[str
 def dataset_records(dataset: Dataset) -> Iterator[ExportRecord]:
     """Yield one export record per (item, aspect), items in file order, annotations in a stable order."""
     for item in _items(dataset):
-        annotations = sorted(item.annotations.all(), key=lambda a: (KIND_ORDER[a.kind], a.source, a.model))
+        annotations = sorted(item.annotations.all(), key=lambda a: (KIND_ORDER[a.kind], a.source.label, a.model))
         inputs = _ordered(item.inputs, dataset.input_headers)
         scores = _ordered(item.human_scores, dataset.score_aspects)
         for aspect in _aspects_of(item, annotations, dataset.score_aspects):

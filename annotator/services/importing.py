@@ -1,216 +1,43 @@
-"""Import an item file into a dataset in one transaction: all of it, or nothing."""
+"""Import an item file, judgments included: the corpus importer plus a writer for the experts' verdicts.
+
+Imported judgments hang on a closed campaign named after the dataset (one per dataset), with one done
+assignment per (item, annotator), so that analytics count them like any campaign's.
+"""
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
 from django.db.models import Max
 
-from annotator.formats import AnnotationRecord, FormatError, ParsedItem, SpanRecord, iter_objects, parse_item
-from annotator.models import (
-    Annotation,
-    AnnotationKind,
-    Assignment,
-    Campaign,
-    Dataset,
-    ErrorSpan,
-    Item,
-    Role,
-    SpanJudgment,
-    TaskType,
-)
-
-BATCH = 500
+from accounts.models import Role
+from annotator.models import Assignment, Campaign, SpanJudgment
+from corpus.models import Dataset
+from corpus.services.importing import ImportReport, JudgedSpan
+from corpus.services.importing import items_import as corpus_items_import
 
 
-@dataclass
-class ImportReport:
-    dataset: str
-    created_items: int = 0
-    reused_items: int = 0
-    annotations: int = 0
-    spans: int = 0
-    judgments: int = 0
-    warnings: list[str] = field(default_factory=list)
-
-
-def _fingerprint(inputs: dict[str, str], output: str) -> str:
-    blob = json.dumps([sorted(inputs.items()), output], ensure_ascii=False)
-    return hashlib.sha1(blob.encode()).hexdigest()
-
-
-@dataclass
-class _Known:
-    pk: int | None
-    fingerprint: str
-    where: str
-    scores: dict[str, float]
-
-
-class _Importer:
-    """Streams parsed objects into the database in batches; any FormatError aborts the transaction."""
-
-    def __init__(self, dataset: Dataset, *, source: str, aspect: str, new_dataset: bool) -> None:
-        self.dataset = dataset
-        self.source = source
-        self.aspect = aspect
-        self.report = ImportReport(dataset=dataset.name)
-        self.known: dict[tuple[str, str], _Known] = {}
-        self.annotation_keys: set[tuple[int | tuple[str, str], str, str, str, str]] = set()
-        self.pending_items: list[Item] = []
-        self.pending_annotations: list[tuple[tuple[str, str], str, AnnotationRecord, str]] = []
-        self.input_headers: list[str] = list(dataset.input_headers)
-        self.score_aspects: list[str] = list(dataset.score_aspects)
-        self.output_header = "" if new_dataset else dataset.output_header
-        self.next_position = (dataset.items.aggregate(m=Max("position"))["m"] or -1) + 1
+class _JudgmentWriter:
+    def __init__(self) -> None:
         self.campaign: Campaign | None = None
         self.users: dict[str, int] = {}
+        self.assignments: dict[tuple[int, int], int] = {}
         self.orders: dict[int, int] = {}
-        if not new_dataset:
-            for pk, ext, system, inputs, output, scores in dataset.items.values_list(
-                "pk", "external_id", "system", "inputs", "output", "human_scores"
-            ):
-                self.known[(ext, system)] = _Known(pk, _fingerprint(inputs, output), "the database", scores)
 
-    def add(self, parsed: ParsedItem) -> None:
-        if self.output_header and parsed.output_header != self.output_header:
-            raise FormatError(
-                parsed.where,
-                f"field 'outputs' has header {parsed.output_header!r}, but this dataset's output header is "
-                f"{self.output_header!r}",
-            )
-        self.output_header = parsed.output_header
-        for header in parsed.inputs:
-            if header not in self.input_headers:
-                self.input_headers.append(header)
-        for aspect in parsed.human_scores:
-            if aspect not in self.score_aspects:
-                self.score_aspects.append(aspect)
-        key = (parsed.external_id, parsed.system)
-        fingerprint = _fingerprint(parsed.inputs, parsed.output)
-        known = self.known.get(key)
-        if known is None:
-            self.known[key] = _Known(None, fingerprint, parsed.where, dict(parsed.human_scores))
-            self.pending_items.append(
-                Item(
-                    dataset=self.dataset, position=self.next_position, external_id=parsed.external_id,
-                    system=parsed.system, inputs=parsed.inputs, output=parsed.output,
-                    reference=parsed.reference, human_scores=parsed.human_scores, extra=parsed.extra,
-                )
-            )
-            self.next_position += 1
-            self.report.created_items += 1
-        else:
-            if known.fingerprint != fingerprint:
-                raise FormatError(
-                    parsed.where,
-                    f"item (id {parsed.external_id!r}, system {parsed.system!r}) was already given at "
-                    f"{known.where} with different inputs or output",
-                )
-            for aspect, value in parsed.human_scores.items():
-                if aspect in known.scores and known.scores[aspect] != value:
-                    raise FormatError(
-                        parsed.where,
-                        f"field 'score.{aspect}' is {value} here but {known.scores[aspect]} at {known.where}",
-                    )
-            if known.pk is not None and any(a not in known.scores for a in parsed.human_scores):
-                known.scores.update(parsed.human_scores)
-                Item.objects.filter(pk=known.pk).update(human_scores=known.scores)
-            else:
-                known.scores.update(parsed.human_scores)
-                for item in self.pending_items:
-                    if (item.external_id, item.system) == key:
-                        item.human_scores = dict(known.scores)
-            if known.pk is not None and known.where == "the database":
-                self.report.reused_items += 1
-        aspect = parsed.aspect
-        if parsed.spans is not None:
-            record = AnnotationRecord(
-                source=self.source, kind=AnnotationKind.GOLD if self.source == "gold" else AnnotationKind.HUMAN,
-                model="", score=None, score_label="", score_explanation="", spans=parsed.spans,
-            )
-            self._queue_annotation(key, aspect or self.aspect, record, parsed.where)
-        for record in parsed.annotations:
-            self._queue_annotation(key, aspect, record, parsed.where)
-        if len(self.pending_items) >= BATCH or len(self.pending_annotations) >= BATCH:
-            self.flush()
-
-    def _queue_annotation(self, key: tuple[str, str], aspect: str, record: AnnotationRecord, where: str) -> None:
-        ident = (key, aspect, record["source"], record["kind"], record["model"])
-        if ident in self.annotation_keys:
-            raise FormatError(
-                where,
-                f"a second annotation by source {record['source']!r} (kind {record['kind']}, model "
-                f"{record['model']!r}) for aspect {aspect or '(none)'!r} of this item",
-            )
-        self.annotation_keys.add(ident)
-        self.pending_annotations.append((key, aspect, record, where))
-
-    def flush(self) -> None:
-        if self.pending_items:
-            created = Item.objects.bulk_create(self.pending_items)
-            for item in created:
-                self.known[(item.external_id, item.system)].pk = item.pk
-            self.pending_items = []
-        if not self.pending_annotations:
-            return
-        item_ids = {self.known[key].pk for key, *_ in self.pending_annotations}
-        existing = set(
-            Annotation.objects.filter(item_id__in=item_ids).values_list("item_id", "aspect", "source", "kind", "model")
-        )
-        annotations: list[Annotation] = []
-        records: list[tuple[AnnotationRecord, int]] = []
-        for key, aspect, record, where in self.pending_annotations:
-            item_pk = self.known[key].pk
-            assert item_pk is not None  # flushed above
-            if (item_pk, aspect, record["source"], record["kind"], record["model"]) in existing:
-                raise FormatError(
-                    where,
-                    f"this item already has an annotation by source {record['source']!r} for aspect "
-                    f"{aspect or '(none)'!r}; import it under another --source",
-                )
-            annotations.append(
-                Annotation(
-                    item_id=item_pk, aspect=aspect, source=record["source"], kind=record["kind"],
-                    model=record["model"], score=record["score"], score_label=record["score_label"],
-                    score_explanation=record["score_explanation"],
-                )
-            )
-            records.append((record, item_pk))
-        annotations = Annotation.objects.bulk_create(annotations)
-        spans: list[ErrorSpan] = []
-        span_records: list[tuple[SpanRecord, int]] = []
-        for annotation, (record, item_pk) in zip(annotations, records, strict=True):
-            for position, span in enumerate(record["spans"]):
-                spans.append(
-                    ErrorSpan(
-                        annotation=annotation, position=position, text=span["text"], start=span["start"],
-                        end=span["end"], match=span["match"], explanation=span["explanation"],
-                        severity=span["severity"], category=span["category"],
-                    )
-                )
-                span_records.append((span, item_pk))
-        spans = ErrorSpan.objects.bulk_create(spans)
-        judgments = [
+    def __call__(self, dataset: Dataset, judged: list[JudgedSpan]) -> int:
+        rows = [
             SpanJudgment(
                 span=span, annotator_id=self._user(j["annotator"]),
-                assignment_id=self._assignment(item_pk, self._user(j["annotator"])),
+                assignment_id=self._assignment(dataset, item_pk, self._user(j["annotator"])),
                 span_verdict=j["span_verdict"] or "", explanation_verdict=j["explanation_verdict"] or "",
-                comment=j["comment"], **{flag: True for flag in j["flags"]},
+                comment=j["comment"], **dict.fromkeys(j["flags"], True),
             )
-            for span, (record, item_pk) in zip(spans, span_records, strict=True)
-            for j in record["judgments"]
+            for span, item_pk, judgments in judged
+            for j in judgments
         ]
-        SpanJudgment.objects.bulk_create(judgments)
-        self.report.annotations += len(annotations)
-        self.report.spans += len(spans)
-        self.report.judgments += len(judgments)
-        self.pending_annotations = []
+        SpanJudgment.objects.bulk_create(rows)
+        return len(rows)
 
     def _user(self, username: str) -> int:
         if username not in self.users:
@@ -223,60 +50,37 @@ class _Importer:
             self.users[username] = user.pk
         return self.users[username]
 
-    def _assignment(self, item_pk: int, user_pk: int) -> int:
-        """Imported judgments hang on a closed campaign named after the dataset, one per import target."""
+    def _assignment(self, dataset: Dataset, item_pk: int, user_pk: int) -> int:
         if self.campaign is None:
             self.campaign, _ = Campaign.objects.get_or_create(
-                name=f"Imported judgments: {self.dataset.name}",
-                defaults={"dataset": self.dataset, "status": Campaign.Status.CLOSED},
+                name=f"Imported judgments: {dataset.name}",
+                defaults={"dataset": dataset, "status": Campaign.Status.CLOSED},
             )
-        assignment = Assignment.objects.filter(campaign=self.campaign, item_id=item_pk, annotator_id=user_pk).first()
-        if assignment is None:
-            if user_pk not in self.orders:
-                self.orders[user_pk] = (
-                    Assignment.objects.filter(campaign=self.campaign, annotator_id=user_pk).aggregate(m=Max("order"))[
-                        "m"
-                    ]
-                    or 0
+        key = (item_pk, user_pk)
+        if key not in self.assignments:
+            assignment = Assignment.objects.filter(
+                campaign=self.campaign, item_id=item_pk, annotator_id=user_pk
+            ).first()
+            if assignment is None:
+                if user_pk not in self.orders:
+                    top = Assignment.objects.filter(campaign=self.campaign, annotator_id=user_pk).aggregate(
+                        m=Max("order")
+                    )["m"]
+                    self.orders[user_pk] = top or 0
+                self.orders[user_pk] += 1
+                assignment = Assignment.objects.create(
+                    campaign=self.campaign, item_id=item_pk, annotator_id=user_pk, order=self.orders[user_pk],
+                    status=Assignment.Status.DONE,
                 )
-            self.orders[user_pk] += 1
-            assignment = Assignment.objects.create(
-                campaign=self.campaign, item_id=item_pk, annotator_id=user_pk, order=self.orders[user_pk],
-                status=Assignment.Status.DONE,
-            )
-        return assignment.pk
-
-    def finish(self) -> ImportReport:
-        self.flush()
-        if self.report.created_items == 0 and self.report.reused_items == 0 and not self.known:
-            raise FormatError("the file", "holds no items")
-        self.dataset.input_headers = self.input_headers
-        self.dataset.output_header = self.output_header
-        self.dataset.score_aspects = self.score_aspects
-        self.dataset.save(update_fields=["input_headers", "output_header", "score_aspects"])
-        return self.report
+            self.assignments[key] = assignment.pk
+        return self.assignments[key]
 
 
-@transaction.atomic
 def items_import(
     *, path: Path, dataset_name: str, task_slug: str, source: str = "gold", aspect: str = "", user=None
 ) -> ImportReport:
-    """Import `path` into dataset `dataset_name` (created if new); raise FormatError and keep nothing on bad input."""
-    task = TaskType.objects.filter(slug=task_slug).first()
-    if task is None:
-        known = ", ".join(TaskType.objects.values_list("slug", flat=True))
-        raise FormatError("--task", f"unknown task {task_slug!r} (known: {known})")
-    if not path.exists():
-        raise FormatError(str(path), "no such file")
-    dataset = Dataset.objects.select_for_update().filter(name=dataset_name).first()
-    new_dataset = dataset is None
-    if dataset is None:
-        dataset = Dataset.objects.create(name=dataset_name, task=task, source_file=str(path), created_by=user)
-    elif dataset.task_id != task.pk:
-        raise FormatError(
-            "--task", f"dataset {dataset_name!r} exists with task {dataset.task.slug!r}, not {task_slug!r}"
-        )
-    importer = _Importer(dataset, source=source, aspect=aspect, new_dataset=new_dataset)
-    for where, obj in iter_objects(path):
-        importer.add(parse_item(obj, where))
-    return importer.finish()
+    """Import `path` like the corpus importer, storing the judgments it carries too (one transaction)."""
+    return corpus_items_import(
+        path=path, dataset_name=dataset_name, task_slug=task_slug, source=source, aspect=aspect, user=user,
+        on_judgments=_JudgmentWriter(),
+    )

@@ -7,24 +7,22 @@ from collections.abc import Mapping
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from accounts.models import User
+from annotator.access import check_can_work
 from annotator.models import (
     FLAG_FIELDS,
     Assignment,
-    Campaign,
-    ErrorSpan,
-    ExplanationVerdict,
     JudgmentEvent,
     SpanJudgment,
-    SpanVerdict,
-    User,
 )
+from corpus import protocol
+from corpus.models import ErrorSpan
 
 CHOICE_FIELDS: dict[str, frozenset[str]] = {
-    "span_verdict": frozenset(SpanVerdict.values),
-    "explanation_verdict": frozenset(ExplanationVerdict.values),
+    "span_verdict": frozenset(protocol.SPAN_VERDICT_VALUES),
+    "explanation_verdict": frozenset(protocol.EXPLANATION_VERDICT_VALUES),
 }
-JUDGMENT_FIELDS: tuple[str, ...] = ("span_verdict", "explanation_verdict", *FLAG_FIELDS, "comment",
-                                    "corrected_severity")
+JUDGMENT_FIELDS = protocol.JUDGMENT_FIELDS
 MAX_COMMENT = 4000
 
 
@@ -82,13 +80,6 @@ def _from_text(field: str, text: str) -> object:
     return text
 
 
-def _check_writable(assignment: Assignment, user: User) -> None:
-    if assignment.annotator_id != user.pk:
-        raise JudgmentError("only the assigned annotator can judge this item")
-    if assignment.campaign.status != Campaign.Status.OPEN:
-        raise JudgmentError("this campaign is closed; judgments can no longer change")
-
-
 @transaction.atomic
 def judgment_set(
     *, assignment: Assignment, span: ErrorSpan, user: User, changes: Mapping[str, object]
@@ -97,9 +88,9 @@ def judgment_set(
 
     Writes one audit event per field whose value really changed. The caller has checked that `span` is
     judged on `assignment` (selectors.judged_span_for_assignment)."""
-    _check_writable(assignment, user)
+    check_can_work(assignment, user)
     clean = {field: _coerce(field, value) for field, value in changes.items()}
-    judgment = SpanJudgment.objects.select_for_update().filter(span_id=span.pk, annotator_id=user.pk).first()
+    judgment = SpanJudgment.objects.select_for_update().filter(assignment_id=assignment.pk, span_id=span.pk).first()
     events: list[JudgmentEvent] = []
     if judgment is None:
         judgment = SpanJudgment(span_id=span.pk, annotator_id=user.pk, assignment_id=assignment.pk)
@@ -147,7 +138,7 @@ def judgment_undo(*, assignment: Assignment, user: User) -> tuple[SpanJudgment, 
 
     The reverted event is marked `undone`; the revert itself is written as an event too (so the audit trail
     says who undid what and when) and is born `undone` so it never lands on the undo stack itself."""
-    _check_writable(assignment, user)
+    check_can_work(assignment, user)
     event = (
         JudgmentEvent.objects.select_for_update()
         .filter(judgment__assignment_id=assignment.pk, user_id=user.pk, undone=False)

@@ -8,9 +8,9 @@ from django import template
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from annotator.models import ErrorSpan
 from annotator.rendering import SpanRef, segments, to_browser_offset
 from annotator.selectors import ErrorRow
+from corpus.models import ErrorSpan
 
 register = template.Library()
 

@@ -4,28 +4,21 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.db import IntegrityError
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
+from annotator.access import campaign_for_user
 from annotator.forms import EXPLANATION_VERDICT_CHOICES, SPAN_VERDICT_CHOICES, CampaignForm
-from annotator.models import Assignment, Campaign, Dataset
+from annotator.models import Campaign
 from annotator.rendering import markdown_html
 from annotator.selectors import campaign_run_labels, control_accuracy, control_spans, queue_for
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.views.common import AppRequest, require_researcher
-
-
-def _campaign_for_user(request: AppRequest, pk: int) -> Campaign:
-    """Researchers see every campaign; an annotator only those with an assignment of theirs (else 404)."""
-    campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=pk)
-    if not request.user.sees_everything and not Assignment.objects.filter(
-        campaign=campaign, annotator=request.user
-    ).exists():
-        raise Http404("No such campaign.")
-    return campaign
+from corpus.models import Dataset
+from evaluation.models import EvaluatorRun
 
 
 @vary_on_headers("HX-Request")
@@ -59,10 +52,8 @@ def campaign_new(request: AppRequest) -> HttpResponse:
 @require_GET
 def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
     """Researchers see the overview (real run labels, progress, control accuracy); annotators their queue."""
-    campaign = _campaign_for_user(request, pk)
+    campaign = campaign_for_user(request.user, pk)
     if request.user.sees_everything:
-        from evaluation.models import EvaluatorRun
-
         labels = campaign_run_labels(campaign.pk)
         runs = {r.pk: r for r in EvaluatorRun.objects.filter(pk__in=list(labels)).select_related("evaluator")}
         assignments = campaign.assignments.select_related("item", "annotator").order_by("annotator__username", "order")
@@ -78,7 +69,7 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def campaign_resume(request: AppRequest, pk: int) -> HttpResponse:
-    campaign = _campaign_for_user(request, pk)
+    campaign = campaign_for_user(request.user, pk)
     _, summary = queue_for(campaign, request.user)
     if summary.resume is None:
         messages.info(request, "Every item of this campaign is done. Thank you!")
@@ -88,7 +79,7 @@ def campaign_resume(request: AppRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def campaign_guidelines(request: AppRequest, pk: int) -> HttpResponse:
-    campaign = _campaign_for_user(request, pk)
+    campaign = campaign_for_user(request.user, pk)
     # Researchers write the guidelines; nh3 has already stripped anything active, so the HTML may be trusted.
     context = {"campaign": campaign, "guidelines_html": mark_safe(markdown_html(campaign.guidelines))}
     template = "annotator/guidelines.html#guidelines-body" if request.htmx else "annotator/guidelines.html"

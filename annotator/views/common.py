@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django_htmx.middleware import HtmxDetails
 
-from annotator.access import require_researcher
-from annotator.models import User
+from accounts.access import require_researcher
+from accounts.models import User
 
 
 class AppRequest(HttpRequest):

@@ -8,20 +8,19 @@ from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotator.formats import FormatError
 from annotator.forms import DatasetImportForm
-from annotator.models import Dataset
 from annotator.selectors import campaigns_visible_to, datasets_for_home
 from annotator.services.exporting import export_csv, export_jsonl
 from annotator.services.uploads import upload_import
 from annotator.views.common import AppRequest
 from annotator.views.common import require_researcher as _require_researcher
+from corpus.formats import FormatError
+from corpus.models import Dataset
+from evaluation.selectors import runs_for_home
 
 
 @require_GET
 def home(request: AppRequest) -> HttpResponse:
-    from evaluation.selectors import runs_for_home
-
     user = request.user
     context = {"campaigns": campaigns_visible_to(user)}
     if user.sees_everything:

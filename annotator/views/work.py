@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -14,15 +13,13 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
+from annotator.access import added_span_for_user, assignment_for_user, assignment_for_work, assignment_to_edit
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
 from annotator.models import Assignment, Campaign
 from annotator.rendering import from_browser_offset, render_inputs
 from annotator.selectors import (
     ErrorRow,
-    added_span_for_user,
     added_spans,
-    assignment_for_user,
-    assignment_for_work,
     item_errors,
     judged_span_for_assignment,
     neighbour_assignments,
@@ -119,22 +116,6 @@ def _card(row: ErrorRow, assignment: Assignment, can_edit: bool, saved: bool = F
     }
 
 
-def _own_for_save(request: AppRequest, pk: int) -> Assignment:
-    """Like _assignment_to_edit, but loads no item text (the save path must stay lean)."""
-    if request.user.sees_everything and not Assignment.objects.filter(pk=pk, annotator=request.user).exists():
-        assignment_for_user(request.user, pk)  # 404 if missing
-        raise PermissionDenied("Only the assigned annotator can change this item.")
-    return assignment_for_work(request.user, pk)
-
-
-def _assignment_to_edit(request: AppRequest, pk: int) -> Assignment:
-    """The user's own assignment (404 for anyone else's); researchers reading someone's work may not write."""
-    assignment = assignment_for_user(request.user, pk)
-    if assignment.annotator_id != request.user.pk:
-        raise PermissionDenied("Only the assigned annotator can change this item.")
-    return assignment
-
-
 def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
     rows, groups = item_errors(assignment)
     added = added_spans(assignment)
@@ -172,7 +153,7 @@ def _unprocessable(message: str) -> HttpResponse:
 @require_POST
 def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
     """Set one field of the user's judgment of one span and answer with the re-rendered error card."""
-    assignment = _own_for_save(request, pk)
+    assignment = assignment_for_work(request.user, pk)
     span, label = judged_span_for_assignment(assignment, span_pk)
     field = request.POST.get("field", "")
     try:
@@ -193,7 +174,7 @@ def _errors_oob(request: AppRequest, assignment: Assignment) -> str:
 
 @require_POST
 def judgment_undo_view(request: AppRequest, pk: int) -> HttpResponse:
-    assignment = _assignment_to_edit(request, pk)
+    assignment = assignment_to_edit(request.user, pk)
     try:
         result = judgment_undo(assignment=assignment, user=request.user)
     except JudgmentError as exc:
@@ -215,7 +196,7 @@ def _added_response(request: AppRequest, assignment: Assignment, message: str) -
 
 @require_POST
 def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
-    assignment = _assignment_to_edit(request, pk)
+    assignment = assignment_to_edit(request.user, pk)
     form = AddedSpanForm(request.POST)
     if not form.is_valid():
         return _unprocessable("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
@@ -264,7 +245,7 @@ def _seconds(request: AppRequest) -> int:
 @vary_on_headers("HX-Request")
 @require_POST
 def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
-    assignment = _assignment_to_edit(request, pk)
+    assignment = assignment_to_edit(request.user, pk)
     try:
         assignment_finish(assignment=assignment, user=request.user, seconds=_seconds(request))
     except AssignmentError as exc:
@@ -279,7 +260,7 @@ def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def assignment_time(request: AppRequest, pk: int) -> HttpResponse:
-    assignment = _assignment_to_edit(request, pk)
+    assignment = assignment_to_edit(request.user, pk)
     # A closed campaign no longer counts time; there is nothing for the page to do about it.
     with contextlib.suppress(AssignmentError):
         assignment_add_time(assignment=assignment, user=request.user, seconds=_seconds(request))

@@ -25,7 +25,7 @@ from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotator.models import Annotation, AnnotationKind, ErrorSpan, Item, ParseStatus
+from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, ParseStatus
 from evaluation.engine.alignment import AlignedSpan, align_location
 from evaluation.engine.aspects import AspectSpec
 from evaluation.engine.ensemble import MAX_ERRORS, cap_errors, ensemble_score, fallback_merge, get_outlier_rule
@@ -210,7 +210,7 @@ class RunExecutor:
 
     def _annotator_steps(self, model: str) -> list[Step]:
         done = set(
-            Annotation.objects.filter(run=self.run, kind=AnnotationKind.ANNOTATOR, model=model).values_list(
+            Annotation.objects.filter(source=self.run, kind=AnnotationKind.ANNOTATOR, model=model).values_list(
                 "item_id", flat=True
             )
         )
@@ -231,10 +231,10 @@ class RunExecutor:
     def _supervisor_steps(self) -> list[Step]:
         model = self.config["supervisor"]
         done = set(
-            Annotation.objects.filter(run=self.run, kind=AnnotationKind.ENSEMBLE).values_list("item_id", flat=True)
+            Annotation.objects.filter(source=self.run, kind=AnnotationKind.ENSEMBLE).values_list("item_id", flat=True)
         )
         answers: dict[int, list[Annotation]] = {}
-        for annotation in Annotation.objects.filter(run=self.run, kind=AnnotationKind.ANNOTATOR).order_by("model"):
+        for annotation in Annotation.objects.filter(source=self.run, kind=AnnotationKind.ANNOTATOR).order_by("model"):
             answers.setdefault(annotation.item_id, []).append(annotation)
         template = self.run.templates["supervisor"]
         rule = get_outlier_rule(self.config.get("outlier_rule", "leave_one_out"))
@@ -398,8 +398,7 @@ class RunExecutor:
 
     def _annotation(self, item_id: int, kind: str, model: str, **fields: Any) -> Annotation:
         return Annotation.objects.create(
-            item_id=item_id, aspect=self.run.aspect.name, source=self.run.label, kind=kind, model=model,
-            run=self.run, **fields,
+            item_id=item_id, aspect=self.run.aspect.name, source=self.run, kind=kind, model=model, **fields,
         )
 
     @staticmethod
@@ -417,7 +416,7 @@ class RunExecutor:
         annotation = self._annotation(
             outcome.step.item_id, AnnotationKind.ANNOTATOR, model, score=score,
             score_label=parsed.score_label or "", score_explanation=parsed.score_explanation, raw_answer=raw,
-            parse_status=self._status(parsed), parse_problems=problems, llm_call_id=call_id,
+            parse_status=self._status(parsed), parse_problems=problems,
         )
         self._save_spans(annotation, spans_for_errors(parsed.errors, outcome.step.output))
 
@@ -427,7 +426,7 @@ class RunExecutor:
         raw = outcome.attempts[-1].text if outcome.attempts else ""
         supervisor = self._annotation(
             outcome.step.item_id, AnnotationKind.SUPERVISOR, model, raw_answer=raw,
-            parse_status=self._status(parsed), parse_problems=list(parsed.problems), llm_call_id=call_id,
+            parse_status=self._status(parsed), parse_problems=list(parsed.problems),
         )
         output = outcome.step.output
         if parsed.status != "failed":

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
+from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotator.models import Dataset
+from corpus.models import Dataset
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, get_outlier_rule
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
@@ -139,11 +140,14 @@ def run_create(
     return run
 
 
-def run_enqueue(run: EvaluatorRun) -> None:
-    """Queue the run's Celery job once the surrounding transaction commits."""
-    from tasks.preannotation import run_preannotation
+PREANNOTATION_TASK = "tasks.preannotation.run_preannotation"
 
-    transaction.on_commit(partial(run_preannotation.delay, run.pk))
+
+def run_enqueue(run: EvaluatorRun) -> None:
+    """Queue the run's Celery job once the surrounding transaction commits.
+
+    The task is sent by name: the tasks/ package sits above every layer and is imported only by Celery."""
+    transaction.on_commit(partial(current_app.send_task, PREANNOTATION_TASK, args=[run.pk]))
 
 
 def run_cancel(*, run: EvaluatorRun) -> bool:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from annotator.models import TaskType
+from corpus.models import TaskType
+from evaluation.engine import prompts
 from evaluation.engine.aspects import ASPECTS
 from evaluation.engine.tasks import TASKS
 from evaluation.models import Aspect, PromptTemplate
@@ -41,8 +42,6 @@ def builtins_sync(*, reset: bool = False) -> dict[str, int]:
 
 
 def _templates_sync() -> int:
-    from evaluation.engine import prompts
-
     count = 0
     for kind, text in (
         (PromptTemplate.Kind.ANNOTATOR, prompts.ANNOTATOR_TEMPLATE),

@@ -6,18 +6,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from annotator.models import (
-    Annotation,
-    Assignment,
-    Campaign,
-    CampaignRun,
-    Dataset,
-    ErrorSpan,
-    Item,
-    SpanJudgment,
-    TaskType,
-    User,
-)
+from accounts.models import User
+from annotator.models import Assignment, Campaign, CampaignRun, SpanJudgment
+from corpus.models import Annotation, Dataset, ErrorSpan, Item, TaskType
 from evaluation.models import Aspect, Evaluator, EvaluatorRun
 
 

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from evaluation.analytics import selectors
-from evaluation.analytics.selectors import Reference, Scope
+from analytics import selectors
+from analytics.selectors import Reference, Scope
 from evaluation.engine import stats
 
 approx = pytest.approx

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from evaluation.analytics import plots, tables
-from evaluation.analytics.selectors import Scope, dashboard_data
+from analytics import plots, tables
+from analytics.selectors import Scope, dashboard_data
 
 pytestmark = pytest.mark.django_db
 
@@ -123,8 +123,8 @@ def test_dashboard_of_an_empty_campaign_renders(rita_client, study):
 
 
 def test_cached_dashboard_reused_until_a_verdict_changes(study, django_assert_max_num_queries):
+    from analytics.selectors.cache import cached_dashboard_data
     from annotator.models import SpanJudgment
-    from evaluation.analytics.selectors.cache import cached_dashboard_data
 
     scope = Scope(campaign_id=study.campaign.pk)
     first = cached_dashboard_data(scope, reference="", n_resamples=20, seed=0)

@@ -4,18 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotator.models import (
-    Annotation,
-    AnnotationKind,
-    Campaign,
-    Dataset,
-    ErrorSpan,
-    Item,
-    MatchKind,
-    TaskType,
-    User,
-)
+from accounts.models import User
+from annotator.models import Campaign
 from annotator.services.campaigns import campaign_create
+from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, TaskType
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, RunStatus
 
 # Names no annotator may ever see: run labels, evaluator names, model names.

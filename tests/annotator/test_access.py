@@ -7,9 +7,9 @@ import json
 import pytest
 from django.test import Client
 
+from accounts.services.tokens import token_create
 from annotator.models import Assignment, SpanJudgment
 from annotator.services.judgments import judgment_set
-from annotator.services.tokens import token_create
 from tests.annotator.builders import SECRET_NAMES
 
 pytestmark = pytest.mark.django_db
@@ -146,7 +146,7 @@ def test_saving_needs_the_csrf_token_the_page_puts_in_hx_headers(built, two_anno
 
 def test_added_span_from_page_offsets_is_exact_in_crlf_text(two_annotators):
     """The page counts CR LF as one character; the stored span must still slice the stored text exactly."""
-    from annotator.models import ErrorSpan
+    from corpus.models import ErrorSpan
     from tests.annotator.builders import build_campaign
 
     ann1, ann2 = two_annotators

@@ -7,8 +7,9 @@ import json
 import pytest
 from django.test import Client
 
-from annotator.models import Assignment, ControlVerdict, ErrorSpan, JudgmentEvent, SpanJudgment
-from annotator.services.tokens import token_create
+from accounts.services.tokens import token_create
+from annotator.models import Assignment, ControlVerdict, JudgmentEvent, SpanJudgment
+from corpus.models import ErrorSpan
 from tests.annotator.builders import OUTPUT_1, build_campaign
 
 pytestmark = pytest.mark.django_db

@@ -73,7 +73,7 @@ def test_control_key_page_stores_known_verdicts(client, researcher, make_user):
 def test_demo_campaign_is_workable_for_expert1(client):
     from django.core.management import call_command
 
-    from annotator.models import User
+    from accounts.models import User
 
     call_command("load_demo", stdout=open("/dev/null", "w"))  # noqa: SIM115
     expert = User.objects.get(username="expert1")

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from annotator.formats import FormatError, iter_objects
+from corpus.formats import FormatError, iter_objects
 
 
 def test_iter_objects_json_list_streams_across_chunk_boundaries(tmp_path, monkeypatch):
-    monkeypatch.setattr("annotator.formats._CHUNK", 7)
+    monkeypatch.setattr("corpus.formats._CHUNK", 7)
     objects = [{"id": i, "text": "é" * i + "]" + "," * (i % 3)} for i in range(40)]
     path = tmp_path / "list.json"
     path.write_text(json.dumps(objects, indent=2, ensure_ascii=False))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotator.models import Annotation, Dataset, ErrorSpan, Item
+from corpus.models import Annotation, Dataset, ErrorSpan, Item
 from tests.conftest import META_EVAL, ROTOWIRE
 
 pytestmark = pytest.mark.django_db

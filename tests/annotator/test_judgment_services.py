@@ -4,16 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.models import (
-    Annotation,
-    AnnotationKind,
-    Assignment,
-    Campaign,
-    ErrorSpan,
-    JudgmentEvent,
-    MatchKind,
-    SpanJudgment,
-)
+from annotator.models import Assignment, Campaign, JudgmentEvent, SpanJudgment
 from annotator.selectors import (
     assignment_for_user,
     error_groups,
@@ -29,6 +20,7 @@ from annotator.services.added_spans import (
 )
 from annotator.services.assignments import AssignmentError, assignment_finish
 from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
+from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
 from tests.annotator.builders import OUTPUT_1
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.models import Annotation, Assignment, ErrorSpan, JudgmentEvent, SpanJudgment
+from annotator.models import Assignment, JudgmentEvent, SpanJudgment
+from corpus.models import Annotation, ErrorSpan
 from tests.annotator.builders import SECRET_NAMES, build_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

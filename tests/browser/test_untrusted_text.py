@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.models import Assignment, Item
+from annotator.models import Assignment
+from corpus.models import Item
 from tests.annotator.builders import build_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -58,7 +59,7 @@ def test_script_and_img_payloads_render_as_text_everywhere(page, live_server, lo
     page.wait_for_timeout(300)
     assert page.locator("img").count() == 0
     assert dialogs == []
-    from annotator.models import ErrorSpan
+    from corpus.models import ErrorSpan
 
     added = ErrorSpan.objects.get(annotation__kind="human")
     assert (added.start, added.end, added.text) == (start, start + len(SCRIPT), SCRIPT)

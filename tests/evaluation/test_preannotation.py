@@ -7,7 +7,7 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotator.models import Annotation, Dataset, ErrorSpan, Item, TaskType
+from corpus.models import Annotation, Dataset, ErrorSpan, Item, TaskType
 from evaluation.models import EvaluatorRun, LLMCall, RunCall, RunStatus
 from evaluation.preannotation.execute import run_execute
 from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_resume

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from ninja.testing import TestClient
 
-from annotator.models import Dataset, Item, TaskType
 from config.api import api
+from corpus.models import Dataset, Item, TaskType
 from evaluation.models import EvaluatorRun, RunStatus
 from evaluation.preannotation.execute import run_execute
 from evaluation.preannotation.launch import run_create

@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from annotator.models import Dataset, TaskType
+from corpus.models import Dataset, TaskType
 from tasks.maintenance import ping_dataset
 from tests.integration.conftest import wait_for
 

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from annotator.models import Annotation, Dataset, Item, TaskType
+from corpus.models import Annotation, Dataset, Item, TaskType
 from evaluation.models import EvaluatorRun, LLMCall, RunStatus
 from evaluation.preannotation.launch import run_create
 from tasks.preannotation import run_preannotation

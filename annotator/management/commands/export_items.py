@@ -7,8 +7,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotator.models import Dataset
 from annotator.services.exporting import export_csv, export_jsonl
+from corpus.models import Dataset
 
 
 class Command(BaseCommand):

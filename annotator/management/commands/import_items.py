@@ -6,8 +6,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotator.formats import FormatError
 from annotator.services.importing import items_import
+from corpus.formats import FormatError
 
 
 class Command(BaseCommand):

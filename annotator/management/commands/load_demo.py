@@ -8,9 +8,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from annotator.models import Annotation, Dataset, Role, User
+from accounts.models import Role, User
 from annotator.services.campaigns import campaign_create
 from annotator.services.importing import items_import
+from corpus.models import Annotation, Dataset, Source, SourceKind
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, RunStatus
 
 DEMO_FILE = Path(settings.BASE_DIR) / "demo" / "restaurants.jsonl"
@@ -53,7 +54,11 @@ class Command(BaseCommand):
             evaluator=evaluator, dataset=dataset, aspect=aspect, label="sample-ensemble", status=RunStatus.DONE,
             message="Hand-written samples loaded by load_demo.",
         )
-        Annotation.objects.filter(item__dataset=dataset, source="sample-ensemble").update(run=run, is_sample=True)
+        # The samples were imported under the file's source name; the run becomes their source.
+        imported = Source.objects.get(kind=SourceKind.IMPORT, label="sample-ensemble")
+        Annotation.objects.filter(item__dataset=dataset, source=imported).update(source=run, is_sample=True)
+        if not imported.annotations.exists():
+            imported.delete()
         campaign_create(
             name="Demo campaign: restaurant accuracy", dataset=dataset, runs=[run],
             annotators=[users["expert1"], users["expert2"]], aspects=["accuracy"], annotators_per_item=2,

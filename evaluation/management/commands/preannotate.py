@@ -6,7 +6,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotator.models import Dataset
+from corpus.models import Dataset
 from evaluation.models import EvaluatorRun, RunStatus
 from evaluation.preannotation.execute import run_execute
 from evaluation.preannotation.launch import LaunchError, run_create, run_enqueue

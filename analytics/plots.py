@@ -13,8 +13,8 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from annotator.models import FLAG_FIELDS, SpanVerdict  # noqa: E402
-from evaluation.analytics.selectors import DashboardData  # noqa: E402
+from analytics.selectors import DashboardData  # noqa: E402
+from annotator.models import FLAG_FIELDS, SpanVerdict
 from evaluation.engine.stats import SEVERITIES, SPAN_VERDICTS  # noqa: E402
 
 # Deterministic SVG (same numbers, same bytes): fixed id salt, no creation date in the metadata.

@@ -9,11 +9,12 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
 from ninja.errors import HttpError
 
-from annotator.access import require_researcher
-from annotator.models import Campaign, Dataset
-from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
-from evaluation.analytics.selectors.cache import cached_dashboard_data
-from evaluation.analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
+from accounts.access import require_researcher
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
+from analytics.selectors.cache import cached_dashboard_data
+from analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
+from annotator.models import Campaign
+from corpus.models import Dataset
 
 router = Router(tags=["analytics"])
 MAX_RESAMPLES = 10_000

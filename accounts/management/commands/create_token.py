@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotator.models import User
-from annotator.services.tokens import token_create
+from accounts.models import User
+from accounts.services.tokens import token_create
 
 
 class Command(BaseCommand):

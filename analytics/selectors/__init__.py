@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evaluation.analytics.selectors.accuracy import AccuracyGroup, AccuracyReport, accuracy_report
-from evaluation.analytics.selectors.agreement import (
+from analytics.selectors.accuracy import AccuracyGroup, AccuracyReport, accuracy_report
+from analytics.selectors.agreement import (
     AgreementReport,
     AlphaSummary,
     PairAgreement,
     agreement_report,
     calibration_report,
 )
-from evaluation.analytics.selectors.base import (
+from analytics.selectors.base import (
     DEFAULT_RESAMPLES,
     RunInfo,
     Scope,
@@ -21,14 +21,14 @@ from evaluation.analytics.selectors.base import (
     judgments_in_scope,
     runs_in_scope,
 )
-from evaluation.analytics.selectors.overlap import (
+from analytics.selectors.overlap import (
     OverlapRow,
     Reference,
     overlap_report,
     parse_reference,
     reference_choices,
 )
-from evaluation.analytics.selectors.scores import ScoreRow, score_report
+from analytics.selectors.scores import ScoreRow, score_report
 from evaluation.engine.stats import SeverityCalibration
 
 # --------------------------------------------------------------------------------------------- dashboards

@@ -10,20 +10,14 @@ from typing import Literal
 import numpy as np
 from django.db.models import Count, F, Q
 
-from annotator.models import (
-    Annotation,
-    AnnotationKind,
-    Assignment,
-    Campaign,
-    CampaignRun,
-    ErrorSpan,
-)
-from evaluation.analytics.selectors.base import (
+from analytics.selectors.base import (
     RunInfo,
     Scope,
     _final_q,
     final_kinds,
 )
+from annotator.models import Assignment, Campaign, CampaignRun
+from corpus.models import Annotation, AnnotationKind, ErrorSpan
 from evaluation.engine import stats
 from evaluation.engine.stats import (
     PRF,
@@ -70,7 +64,7 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
     if reference.kind == "gold":
         annotations = Annotation.objects.filter(items, kind=AnnotationKind.GOLD)
         if reference.source:
-            annotations = annotations.filter(source=reference.source)
+            annotations = annotations.filter(source__label=reference.source)
         if scope.campaign_id is not None:
             in_campaign = Assignment.objects.filter(campaign_id=scope.campaign_id).values("item_id")
             annotations = annotations.filter(item_id__in=in_campaign)
@@ -90,7 +84,7 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
         )
         keys = {(i, a) for i in done_items for a in ((set(aspects) | run_aspects) or {""})}
         added = ErrorSpan.objects.filter(
-            annotation__kind=AnnotationKind.HUMAN, annotation__campaign_id=campaign_id,
+            annotation__kind=AnnotationKind.HUMAN, annotation__source__added__campaign_id=campaign_id,
             annotation__item_id__in=done.values("item_id"),
         ).values_list("annotation__item_id", "annotation__aspect", "start", "end")
         rows = list(added)
@@ -103,7 +97,7 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
                     errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict="error")),
                 )
                 .filter(judges__lt=F("errors") * 2)
-                .values_list("annotation__item_id", "annotation__run__aspect__name", "start", "end")
+                .values_list("annotation__item_id", "annotation__source__run__aspect__name", "start", "end")
             )
             rows += list(confirmed)
     seen: set[tuple[int, str, int, int]] = set()
@@ -132,11 +126,11 @@ def overlap_report(*, runs: Sequence[RunInfo], reference: Reference, scope: Scop
     predicted: dict[tuple[int, int], list[tuple[int, int] | None]] = defaultdict(list)
     if kinds and ref_items:
         final = Annotation.objects.filter(_final_q(kinds), items)
-        for run_id, item_id in final.values_list("run_id", "item_id").order_by().distinct():
+        for run_id, item_id in final.values_list("source_id", "item_id").order_by().distinct():
             if item_id in ref_items:
                 answered[run_id].add(item_id)
         for run_id, item_id, start, end in ErrorSpan.objects.filter(annotation__in=final).values_list(
-            "annotation__run_id", "annotation__item_id", "start", "end"
+            "annotation__source_id", "annotation__item_id", "start", "end"
         ):
             if item_id in ref_items:
                 predicted[(run_id, item_id)].append(None if start is None else (start, end))
@@ -169,7 +163,7 @@ def reference_choices(scope: Scope) -> list[tuple[str, str]]:
     gold = Annotation.objects.filter(kind=AnnotationKind.GOLD)
     if scope.dataset_id is not None:
         gold = gold.filter(item__dataset_id=scope.dataset_id)
-    for source in gold.values_list("source", flat=True).distinct().order_by("source"):
+    for source in gold.values_list("source__label", flat=True).distinct().order_by("source__label"):
         choices.append((f"gold:{source}", f"gold ({source})"))
     if scope.campaign_id is not None:
         choices.append(("human", "humans of this campaign (added + confirmed)"))

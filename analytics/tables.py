@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from analytics.selectors import AccuracyGroup, DashboardData, RunInfo
 from annotator.models import FLAG_FIELDS, ExplanationVerdict, SpanVerdict
-from evaluation.analytics.selectors import AccuracyGroup, DashboardData, RunInfo
 from evaluation.engine.stats import EXPLANATION_VERDICTS, PRF, SEVERITIES, SPAN_VERDICTS, Interval
 
 ColumnKind = Literal["text", "int", "pct", "num", "p"]

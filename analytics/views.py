@@ -6,11 +6,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from annotator.access import require_researcher
-from annotator.models import Campaign, Dataset, Item, User
-from evaluation.analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
-from evaluation.analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
-from evaluation.analytics.tables import TABLE_BUILDERS, dashboard_tables
+from accounts.access import require_researcher
+from accounts.models import User
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
+from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
+from analytics.tables import TABLE_BUILDERS, dashboard_tables
+from annotator.models import Campaign
+from corpus.models import Dataset, Item
 
 MAX_RESAMPLES = 10_000
 
@@ -142,6 +144,6 @@ def dataset_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpRespo
 
 def _plots():
     """Import matplotlib only when a page draws: it adds ~60 MB to every process that merely loads the URLs."""
-    from evaluation.analytics import plots
+    from analytics import plots
 
     return plots

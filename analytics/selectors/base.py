@@ -9,26 +9,18 @@ from dataclasses import dataclass
 from django.db import connections
 from django.db.models import Q, QuerySet
 
-from annotator.models import (
-    Annotation,
-    AnnotationKind,
-    CampaignRun,
-    SpanJudgment,
-    User,
-)
+from accounts.models import User
+from annotator.models import CampaignRun, SpanJudgment
+from corpus.models import Annotation
+from evaluation.answers import RUN_ANSWER_KINDS
 from evaluation.engine.stats import (
     EXPLANATION_VERDICTS,
     SPAN_VERDICTS,
 )
 from evaluation.models import EvaluatorRun
 
-RUN = "span__annotation__run_id"
+RUN = "span__annotation__source_id"  # a run is its annotations' source
 ITEM = "span__annotation__item_id"
-# Which of a run's annotations is its answer: the merged ensemble one first, a lone model's last.
-FINAL_KIND_PRIORITY: tuple[str, ...] = (
-    AnnotationKind.ENSEMBLE, AnnotationKind.SUPERVISOR, AnnotationKind.ANNOTATOR, AnnotationKind.HUMAN,
-    AnnotationKind.GOLD,
-)
 DEFAULT_RESAMPLES = 1000
 
 
@@ -59,11 +51,11 @@ def _span_q(scope: Scope, prefix: str) -> Q:
     if scope.dataset_id is not None:
         q &= Q(**{f"{prefix}annotation__item__dataset_id": scope.dataset_id})
     if scope.aspect:
-        q &= Q(**{f"{prefix}annotation__run__aspect__name": scope.aspect})
+        q &= Q(**{f"{prefix}annotation__source__run__aspect__name": scope.aspect})
     if scope.system:
         q &= Q(**{f"{prefix}annotation__item__system": scope.system})
     if scope.run_id is not None:
-        q &= Q(**{f"{prefix}annotation__run_id": scope.run_id})
+        q &= Q(**{f"{prefix}annotation__source_id": scope.run_id})
     return q
 
 
@@ -124,20 +116,20 @@ def annotator_names(user_ids: Iterable[int]) -> dict[int, str]:
 def final_kinds(run_ids: Sequence[int]) -> dict[int, str]:
     """Return the kind of each run's final annotations: the merged ensemble one, else a single model's."""
     present: dict[int, set[str]] = defaultdict(set)
-    pairs = Annotation.objects.filter(run_id__in=run_ids).values_list("run_id", "kind").order_by().distinct()
+    pairs = Annotation.objects.filter(source_id__in=run_ids).values_list("source_id", "kind").order_by().distinct()
     for run_id, kind in pairs:
         present[run_id].add(kind)
     return {
-        run_id: next(k for k in FINAL_KIND_PRIORITY if k in kinds)
+        run_id: next(k for k in RUN_ANSWER_KINDS if k in kinds)
         for run_id, kinds in present.items()
-        if any(k in kinds for k in FINAL_KIND_PRIORITY)
+        if any(k in kinds for k in RUN_ANSWER_KINDS)
     }
 
 
 def _final_q(kinds: dict[int, str], prefix: str = "") -> Q:
     q = Q(pk__in=[])
     for run_id, kind in kinds.items():
-        q |= Q(**{f"{prefix}run_id": run_id, f"{prefix}kind": kind})
+        q |= Q(**{f"{prefix}source_id": run_id, f"{prefix}kind": kind})
     return q
 
 

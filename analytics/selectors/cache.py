@@ -9,7 +9,8 @@ from typing import TypeVar
 from django.core.cache import cache
 from django.db.models import Count, Max
 
-from annotator.models import Annotation, Campaign, ErrorSpan, SpanJudgment
+from annotator.models import Campaign, SpanJudgment
+from corpus.models import Annotation, ErrorSpan
 
 CACHE_SECONDS = 600
 T = TypeVar("T")
@@ -53,7 +54,7 @@ def cached(key: str | None, compute: Callable[[], T]) -> T:
 
 def cached_dashboard_data(scope, *, reference: str, n_resamples: int, seed: int):
     """Return `dashboard_data(...)`, reusing the last result while the dataset's data is unchanged."""
-    from evaluation.analytics.selectors import dashboard_data
+    from analytics.selectors import dashboard_data
 
     key = dashboard_key(scope, reference=reference, n_resamples=n_resamples, seed=seed)
     return cached(key, lambda: dashboard_data(scope, reference=reference, n_resamples=n_resamples, seed=seed))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from evaluation.analytics import views
+from analytics import views
 
 urlpatterns = [
     path("campaigns/<int:pk>/", views.campaign_dashboard, name="analytics_campaign"),

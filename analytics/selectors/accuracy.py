@@ -8,7 +8,7 @@ import numpy as np
 from django.db.models import Count, Q
 from scipy import sparse
 
-from evaluation.analytics.selectors.base import (
+from analytics.selectors.base import (
     DEFAULT_RESAMPLES,
     ITEM,
     RUN,

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, F, Q
 
-from evaluation.analytics.selectors.base import (
+from analytics.selectors.base import (
     RUN,
     Scope,
     _raw_rows,

@@ -7,7 +7,7 @@ import secrets
 
 from django.utils import timezone
 
-from annotator.models import ApiToken, User
+from accounts.models import ApiToken, User
 
 
 def _digest(token: str) -> str:

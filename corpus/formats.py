@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypedDict
 
-SPAN_VERDICTS = ("error", "not_error", "no_span", "hallucination")
-EXPLANATION_VERDICTS = ("correct", "partially_correct", "incomplete", "vague", "incorrect", "not_error")
-FLAGS = ("too_strict", "not_aspect_related", "repeated", "hard_to_parse", "implicit_span")
+from corpus.protocol import EXPLANATION_VERDICT_VALUES as EXPLANATION_VERDICTS
+from corpus.protocol import FLAG_VALUES as FLAGS
+from corpus.protocol import SPAN_VERDICT_VALUES as SPAN_VERDICTS
+
 KINDS = ("ensemble", "annotator", "supervisor", "human", "gold")
 MATCHES = ("exact", "normalized", "fuzzy", "none")
 _CHUNK = 1 << 16

@@ -8,16 +8,13 @@ from dataclasses import dataclass
 from django.db.models import Avg
 from django.db.models.fields.json import KeyTransform
 
-from annotator.models import (
-    Annotation,
-    Assignment,
-    Dataset,
-)
-from evaluation.analytics.selectors.base import (
+from analytics.selectors.base import (
     RunInfo,
     Scope,
     final_kinds,
 )
+from annotator.models import Assignment
+from corpus.models import Annotation, Dataset
 from evaluation.engine import stats
 from evaluation.engine.stats import (
     Correlation,
@@ -59,7 +56,7 @@ def score_report(*, runs: Sequence[RunInfo], scope: Scope) -> list[ScoreRow]:
             out.append(ScoreRow(run.run_id, run.aspect, "", stats.Correlation(n=0)))
             continue
         key = _human_key(datasets[run.dataset_id], run.aspect)
-        qs = Annotation.objects.filter(run_id=run.run_id, kind=kinds[run.run_id], score__isnull=False)
+        qs = Annotation.objects.filter(source_id=run.run_id, kind=kinds[run.run_id], score__isnull=False)
         if scope.system:
             qs = qs.filter(item__system=scope.system)
         if scope.campaign_id is not None:

@@ -1,0 +1,10 @@
+"""App config of the accounts layer (users, roles, tokens)."""
+
+from __future__ import annotations
+
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "accounts"
+    verbose_name = "Accounts"

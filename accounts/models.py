@@ -1,0 +1,39 @@
+"""People and their roles; API tokens for scripts."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+
+
+class Role(models.TextChoices):
+    ADMIN = "admin", "Admin"
+    RESEARCHER = "researcher", "Researcher"
+    ANNOTATOR = "annotator", "Annotator"
+
+
+class User(AbstractUser):
+    """A person with one role; admins and researchers see everything, annotators only their work."""
+
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+
+    @property
+    def is_admin_role(self) -> bool:
+        return self.role == Role.ADMIN or self.is_superuser
+
+    @property
+    def sees_everything(self) -> bool:
+        return self.is_admin_role or self.role == Role.RESEARCHER
+
+
+class ApiToken(models.Model):
+    """A bearer token for scripts; only its sha256 is stored."""
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100, default="script")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} / {self.name}"

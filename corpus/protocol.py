@@ -1,0 +1,98 @@
+"""The study protocol's vocabulary, written once: span verdicts, explanation verdicts and flags.
+
+Django-free on purpose. Model choices, import/export validation, the statistics, the item screen's chips,
+its shortcut sheet and the page's key map (handed to the JavaScript as JSON) are all derived from here, so
+adding a flag or a verdict is one edit. The verdicts are those of the OpeNLGauge human study (§7.2,
+Table 4); the help texts are ours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Term:
+    """One value of the protocol: what is stored, what the expert reads, the key that sets it, a short help."""
+
+    value: str
+    label: str
+    key: str
+    help: str
+
+
+SPAN_VERDICTS: tuple[Term, ...] = (
+    Term("error", "Error", "1", "The marked text really contains an error of this aspect."),
+    Term("not_error", "Not an error", "2", "The marked text is fine; the evaluator was wrong to flag it."),
+    Term("no_span", "No span given", "3", "No location in the text is given (or only an implicit one)."),
+    Term("hallucination", "Hallucination", "4", "The quoted location does not exist in the text."),
+)
+EXPLANATION_VERDICTS: tuple[Term, ...] = (
+    Term("correct", "Correct", "q", "Says exactly what is wrong and why."),
+    Term("partially_correct", "Partially correct", "w", "Right about part of the problem, wrong about another."),
+    Term("incomplete", "Incomplete", "e", "Right, but leaves out an important part of the problem."),
+    Term("vague", "Vague", "r", "Too general to tell what exactly is wrong."),
+    Term("incorrect", "Incorrect", "t", "Describes a problem the text does not have."),
+    Term("not_error", "Not an error", "y", "There is no error here to explain."),
+)
+FLAGS: tuple[Term, ...] = (
+    Term("too_strict", "Too strict", "z", "A real but negligible issue judged too harshly."),
+    Term("not_aspect_related", "Not aspect related", "x", "The error belongs to another aspect."),
+    Term("repeated", "Repeated", "c", "The same error was already reported for this item."),
+    Term("hard_to_parse", "Hard to parse", "v", "The error is hard to understand as written."),
+    Term("implicit_span", "Implicit span", "b", "The location is implied rather than quoted."),
+)
+SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
+
+SPAN_VERDICT_VALUES: tuple[str, ...] = tuple(t.value for t in SPAN_VERDICTS)
+EXPLANATION_VERDICT_VALUES: tuple[str, ...] = tuple(t.value for t in EXPLANATION_VERDICTS)
+FLAG_VALUES: tuple[str, ...] = tuple(t.value for t in FLAGS)
+
+# Row and column order of the paper's Table 4 (its span columns differ from the key order above).
+TABLE4_SPAN_ORDER: tuple[str, ...] = ("error", "no_span", "not_error", "hallucination")
+TABLE4_EXPLANATION_ORDER: tuple[str, ...] = EXPLANATION_VERDICT_VALUES
+
+# The verdicts that make the two headline rates of Table 4.
+SPAN_OK = "error"
+EXPLANATION_OK = "correct"
+
+# The judgment fields the protocol defines, in the order a form or an API lists them.
+JUDGMENT_FIELDS: tuple[str, ...] = ("span_verdict", "explanation_verdict", *FLAG_VALUES, "comment",
+                                    "corrected_severity")
+
+
+def choices(terms: tuple[Term, ...]) -> list[tuple[str, str]]:
+    """(value, label) pairs for Django model and form fields."""
+    return [(t.value, t.label) for t in terms]
+
+
+def label_of(terms: tuple[Term, ...], value: str) -> str:
+    """The label of `value` among `terms` (the value itself when unknown, so that nothing is hidden)."""
+    return next((t.label for t in terms if t.value == value), value)
+
+
+def key_map() -> dict[str, dict[str, str]]:
+    """key -> {field, value} for every chip key: what the item page hands to its JavaScript."""
+    keys: dict[str, dict[str, str]] = {}
+    for field, terms in (("span_verdict", SPAN_VERDICTS), ("explanation_verdict", EXPLANATION_VERDICTS)):
+        for t in terms:
+            keys[t.key] = {"field": field, "value": t.value}
+    for t in FLAGS:
+        keys[t.key] = {"field": t.value, "value": "toggle"}
+    return keys
+
+
+def _check() -> None:
+    """Keys must be unique across the whole screen, and values unique within their group."""
+    all_keys = [t.key for group in (SPAN_VERDICTS, EXPLANATION_VERDICTS, FLAGS) for t in group]
+    if len(set(all_keys)) != len(all_keys):
+        raise ValueError(f"protocol keys collide: {all_keys}")
+    for group in (SPAN_VERDICTS, EXPLANATION_VERDICTS, FLAGS):
+        values = [t.value for t in group]
+        if len(set(values)) != len(values):
+            raise ValueError(f"protocol values repeat: {values}")
+    if sorted(TABLE4_SPAN_ORDER) != sorted(SPAN_VERDICT_VALUES):
+        raise ValueError("Table 4's span order must list every span verdict once")
+
+
+_check()
