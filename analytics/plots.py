@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from analytics.selectors import DashboardData  # noqa: E402
-from annotator.models import FLAG_FIELDS, SpanVerdict
+from corpus import protocol  # noqa: E402
 from evaluation.engine.stats import SEVERITIES, SPAN_VERDICTS  # noqa: E402
 
 # Deterministic SVG (same numbers, same bytes): fixed id salt, no creation date in the metadata.
@@ -69,7 +69,7 @@ def span_verdicts_plot(data: DashboardData) -> Figure | None:
     fig = Figure(figsize=(6.0, 0.5 * len(runs) + 1.6))
     ax = fig.add_subplot()
     left = np.zeros(len(runs))
-    labels = dict(SpanVerdict.choices)
+    labels = dict(protocol.choices(protocol.SPAN_VERDICTS))
     for verdict in SPAN_VERDICTS:
         shares = np.array([
             100 * data.accuracy.by_run[r].matrix.column_total(verdict) / data.accuracy.by_run[r].matrix.total
@@ -90,8 +90,8 @@ def flags_plot(data: DashboardData) -> Figure | None:
     fig = Figure(figsize=(max(4.5, 1.5 * len(runs) + 2), 3.2))
     ax = fig.add_subplot()
     x = np.arange(len(runs))
-    width = 0.8 / len(FLAG_FIELDS)
-    for k, (name, label) in enumerate(FLAG_FIELDS.items()):
+    width = 0.8 / len(protocol.FLAGS)
+    for k, (name, label) in enumerate(protocol.choices(protocol.FLAGS)):
         rates = [100 * (data.accuracy.by_run[r].flag_rates()[name] or 0) for r in runs]
         ax.bar(x - 0.4 + width * (k + 0.5), rates, width=width, label=label)
     ax.set_xticks(x, _names(data, runs), rotation=20, ha="right")

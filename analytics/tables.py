@@ -10,12 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from analytics.selectors import AccuracyGroup, DashboardData, RunInfo
-from annotator.models import FLAG_FIELDS, ExplanationVerdict, SpanVerdict
+from corpus import protocol
 from evaluation.engine.stats import EXPLANATION_VERDICTS, PRF, SEVERITIES, SPAN_VERDICTS, Interval
 
 ColumnKind = Literal["text", "int", "pct", "num", "p"]
-SPAN_LABELS = dict(SpanVerdict.choices)
-EXPLANATION_LABELS = dict(ExplanationVerdict.choices)
+SPAN_LABELS = dict(protocol.choices(protocol.SPAN_VERDICTS))
+EXPLANATION_LABELS = dict(protocol.choices(protocol.EXPLANATION_VERDICTS))
+FLAG_LABELS = dict(protocol.choices(protocol.FLAGS))
 
 
 @dataclass(frozen=True)
@@ -174,14 +175,14 @@ def accuracy_by_annotator_table(data: DashboardData) -> Table:
 def flags_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
     columns = [*RUN_COLUMNS, Column("judged", "Judged spans", "int")]
-    for name, label in FLAG_FIELDS.items():
+    for name, label in FLAG_LABELS.items():
         columns += [Column(name, label, "int"), Column(f"{name}_pct", f"{label} %", "pct")]
     table = Table("flags", "Failure profile: flags per evaluator", columns)
     groups = [(_run_cells(runs, r), data.accuracy.by_run[r]) for r in _run_order(data, set(data.accuracy.by_run))]
     for cells, group in [*groups, ({"run": "All evaluators"}, data.accuracy.pooled)]:
         rates = group.flag_rates()
         row = cells | {"judged": group.matrix.total}
-        for name in FLAG_FIELDS:
+        for name in FLAG_LABELS:
             row |= {name: group.flags[name], f"{name}_pct": _pct(rates[name])}
         table.rows.append(row)
     return table

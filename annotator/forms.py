@@ -5,8 +5,8 @@ from __future__ import annotations
 from django import forms
 
 from accounts.models import Role, User
-from annotator.models import ExplanationVerdict, SpanVerdict
 from annotator.services.campaigns import DEFAULT_GUIDELINES
+from corpus import protocol
 from corpus.models import Dataset, Item, TaskType
 from evaluation.models import EvaluatorRun
 
@@ -85,8 +85,9 @@ class AddedSpanEditForm(forms.Form):
     note = forms.CharField(required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
 
 
-SPAN_VERDICT_CHOICES = [("", "— not set —"), *SpanVerdict.choices]
-EXPLANATION_VERDICT_CHOICES = [("", "— not set —"), *ExplanationVerdict.choices]
+# The control-key page offers every protocol verdict, and "not set" for a span without a known verdict.
+SPAN_VERDICT_CHOICES = [("", "— not set —"), *protocol.choices(protocol.SPAN_VERDICTS)]
+EXPLANATION_VERDICT_CHOICES = [("", "— not set —"), *protocol.choices(protocol.EXPLANATION_VERDICTS)]
 
 
 class DatasetImportForm(forms.Form):

@@ -61,6 +61,27 @@ JUDGMENT_FIELDS: tuple[str, ...] = ("span_verdict", "explanation_verdict", *FLAG
                                     "corrected_severity")
 
 
+@dataclass(frozen=True)
+class Group:
+    """One row of chips on an error card. `field` is the judgment field the group sets; a flag is its own field."""
+
+    name: str
+    field: str | None
+    terms: tuple[Term, ...]
+
+
+# The chip groups of an error card in screen order; their names head the chips and the shortcut sheet.
+GROUPS: tuple[Group, ...] = (
+    Group("Span", "span_verdict", SPAN_VERDICTS),
+    Group("Explanation", "explanation_verdict", EXPLANATION_VERDICTS),
+    Group("Flags", None, FLAGS),
+)
+
+# Keys the item screen keeps for itself (moving, comment, undo, selection, add, finish, items, guidelines, help,
+# severity; see static/js/annotate.js). No verdict or flag may take one, or its key would silently do nothing.
+SCREEN_KEYS: frozenset[str] = frozenset("jkmusafnpg?-=+0")
+
+
 def choices(terms: tuple[Term, ...]) -> list[tuple[str, str]]:
     """(value, label) pairs for Django model and form fields."""
     return [(t.value, t.label) for t in terms]
@@ -74,19 +95,26 @@ def label_of(terms: tuple[Term, ...], value: str) -> str:
 def key_map() -> dict[str, dict[str, str]]:
     """key -> {field, value} for every chip key: what the item page hands to its JavaScript."""
     keys: dict[str, dict[str, str]] = {}
-    for field, terms in (("span_verdict", SPAN_VERDICTS), ("explanation_verdict", EXPLANATION_VERDICTS)):
-        for t in terms:
-            keys[t.key] = {"field": field, "value": t.value}
-    for t in FLAGS:
-        keys[t.key] = {"field": t.value, "value": "toggle"}
+    for group in GROUPS:
+        for t in group.terms:
+            # A flag chip toggles the flag's own boolean field.
+            keys[t.key] = {"field": group.field or t.value, "value": t.value if group.field else "toggle"}
     return keys
 
 
+def shortcut_lines() -> list[tuple[str, str]]:
+    """The chip lines of the shortcut sheet: (the group's keys, "group: label · label ...")."""
+    return [(" ".join(t.key for t in g.terms), f"{g.name.lower()}: " + " · ".join(t.label for t in g.terms))
+            for g in GROUPS]
+
+
 def _check() -> None:
-    """Keys must be unique across the whole screen, and values unique within their group."""
-    all_keys = [t.key for group in (SPAN_VERDICTS, EXPLANATION_VERDICTS, FLAGS) for t in group]
+    """Keys must be unique across the whole screen (screen keys included), and values unique within their group."""
+    all_keys = [t.key for group in GROUPS for t in group.terms]
     if len(set(all_keys)) != len(all_keys):
         raise ValueError(f"protocol keys collide: {all_keys}")
+    if taken := sorted(SCREEN_KEYS.intersection(all_keys)):
+        raise ValueError(f"protocol keys {taken} are already screen keys")
     for group in (SPAN_VERDICTS, EXPLANATION_VERDICTS, FLAGS):
         values = [t.value for t in group]
         if len(set(values)) != len(values):

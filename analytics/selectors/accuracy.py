@@ -17,6 +17,7 @@ from analytics.selectors.base import (
     annotator_names,
     judgments_in_scope,
 )
+from corpus.protocol import EXPLANATION_OK, SPAN_OK
 from evaluation.engine import stats
 from evaluation.engine.stats import (
     EXPLANATION_VERDICTS,
@@ -118,8 +119,8 @@ def accuracy_report(scope: Scope, *, n_resamples: int = DEFAULT_RESAMPLES, seed:
     dense = np.asarray(gather @ values).reshape(items.size, len(keys), values.shape[1])
     cells = dense[:, :, :n_cells].reshape(items.size, len(keys), len(EXPLANATION_VERDICTS), len(SPAN_VERDICTS))
     judged = cells.sum(axis=(2, 3))
-    ok = cells[:, :, :, SPAN_VERDICTS.index("error")].sum(axis=2)
-    correct = cells[:, :, EXPLANATION_VERDICTS.index("correct"), :].sum(axis=2)
+    ok = cells[:, :, :, SPAN_VERDICTS.index(SPAN_OK)].sum(axis=2)
+    correct = cells[:, :, EXPLANATION_VERDICTS.index(EXPLANATION_OK), :].sum(axis=2)
     cis = stats.bootstrap_ratio_cis_grouped(
         np.stack((judged, ok, correct), axis=2), _RATIOS, n_resamples=n_resamples, seed=seed
     )

@@ -76,21 +76,24 @@ def agreement_report(scope: Scope) -> AgreementReport:
     A unit is one machine span; its value counts (how many annotators chose each verdict) come from one
     GROUP BY span query, the per-annotator-pair counts from one self-join of judgments on the span.
     """
+    # A unit is a span within one campaign: each campaign is its own study, and one expert may judge the
+    # same span in two of them. A campaign dashboard needs no extra join for that.
+    unit = ("span_id",) if scope.campaign_id is not None else ("assignment__campaign_id", "span_id")
     per_span = _raw_rows(
         judgments_in_scope(scope)
-        .values(RUN, "span_id")
+        .values(RUN, *unit)
         .annotate(
             k=Count("id"),
             **{f"s_{v}": Count("id", filter=Q(span_verdict=v)) for v in SPAN_VERDICTS},
             **{f"e_{v}": Count("id", filter=Q(explanation_verdict=v)) for v in EXPLANATION_VERDICTS},
         )
         .filter(k__gte=2)
-        .order_by("span_id")
+        .order_by(*unit)
     )
-    width = 3 + len(SPAN_VERDICTS) + len(EXPLANATION_VERDICTS)
-    # columns: run, span, k, span-verdict counts, explanation-verdict counts; keep run + counts
+    width = 2 + len(unit) + len(SPAN_VERDICTS) + len(EXPLANATION_VERDICTS)
+    # columns: run, the unit's keys, k, span-verdict counts, explanation-verdict counts; keep run + counts
     table = np.array(per_span, dtype=float).reshape(-1, width)
-    table = np.concatenate((table[:, :1], table[:, 3:]), axis=1)
+    table = np.concatenate((table[:, :1], table[:, 2 + len(unit) :]), axis=1)
     run_col = np.nan_to_num(table[:, 0], nan=-1)
     by_run = {
         (None if run_id == -1 else int(run_id)): _alpha_summary(table[run_col == run_id, 1:])
@@ -107,6 +110,8 @@ def agreement_report(scope: Scope) -> AgreementReport:
     )
     if scope.campaign_id is not None:
         pair_filter &= Q(**{f"{other}assignment__campaign_id": scope.campaign_id})
+    else:
+        pair_filter &= Q(**{f"{other}assignment__campaign_id": F("assignment__campaign_id")})
     pair_rows = (
         judgments_in_scope(scope)
         .filter(pair_filter)

@@ -18,6 +18,7 @@ from analytics.selectors.base import (
 )
 from annotator.models import Assignment, Campaign, CampaignRun
 from corpus.models import Annotation, AnnotationKind, ErrorSpan
+from corpus.protocol import SPAN_OK
 from evaluation.engine import stats
 from evaluation.engine.stats import (
     PRF,
@@ -94,7 +95,7 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
                 ErrorSpan.objects.filter(start__isnull=False, annotation__item_id__in=done.values("item_id"))
                 .annotate(
                     judges=Count("judgments", filter=in_campaign & Q(judgments__span_verdict__in=SPAN_VERDICTS)),
-                    errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict="error")),
+                    errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict=SPAN_OK)),
                 )
                 .filter(judges__lt=F("errors") * 2)
                 .values_list("annotation__item_id", "annotation__source__run__aspect__name", "start", "end")

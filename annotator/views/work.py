@@ -15,7 +15,7 @@ from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
 from annotator.access import added_span_for_user, assignment_for_user, assignment_for_work, assignment_to_edit
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
-from annotator.models import Assignment, Campaign
+from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.rendering import from_browser_offset, render_inputs
 from annotator.selectors import (
     ErrorRow,
@@ -34,42 +34,32 @@ from annotator.services.added_spans import (
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
 from annotator.views.common import AppRequest
+from corpus import protocol
 
 
 @dataclass(frozen=True)
 class Choice:
+    """One chip. A verdict chip sets `field` to `value`; a flag chip (value "") switches its own field."""
+
     field: str
     value: str
     label: str
     key: str
 
 
-SPAN_CHOICES = (
-    Choice("span_verdict", "error", "Error", "1"),
-    Choice("span_verdict", "not_error", "Not an error", "2"),
-    Choice("span_verdict", "no_span", "No span given", "3"),
-    Choice("span_verdict", "hallucination", "Hallucination", "4"),
-)
-EXPLANATION_CHOICES = (
-    Choice("explanation_verdict", "correct", "Correct", "q"),
-    Choice("explanation_verdict", "partially_correct", "Partially correct", "w"),
-    Choice("explanation_verdict", "incomplete", "Incomplete", "e"),
-    Choice("explanation_verdict", "vague", "Vague", "r"),
-    Choice("explanation_verdict", "incorrect", "Incorrect", "t"),
-    Choice("explanation_verdict", "not_error", "Not an error", "y"),
-)
-FLAG_CHOICES = (
-    Choice("too_strict", "", "Too strict", "z"),
-    Choice("not_aspect_related", "", "Not aspect related", "x"),
-    Choice("repeated", "", "Repeated", "c"),
-    Choice("hard_to_parse", "", "Hard to parse", "v"),
-    Choice("implicit_span", "", "Implicit span", "b"),
+def _group_choices(group: protocol.Group) -> tuple[Choice, ...]:
+    if group.field:
+        return tuple(Choice(group.field, t.value, t.label, t.key) for t in group.terms)
+    return tuple(Choice(t.value, "", t.label, t.key) for t in group.terms)
+
+
+# Chips, keys and labels all come from the protocol module; nothing here names a verdict or a flag.
+CHIP_GROUPS: tuple[tuple[protocol.Group, tuple[Choice, ...]], ...] = tuple(
+    (g, _group_choices(g)) for g in protocol.GROUPS
 )
 SHORTCUTS = (
     ("j / ↓", "next error"), ("k / ↑", "previous error"),
-    ("1 2 3 4", "span: Error · Not an error · No span given · Hallucination"),
-    ("q w e r t y", "explanation: Correct · Partially correct · Incomplete · Vague · Incorrect · Not an error"),
-    ("z x c v b", "flags: Too strict · Not aspect related · Repeated · Hard to parse · Implicit span"),
+    *protocol.shortcut_lines(),
     ("- / =", "lower / raise the corrected severity"), ("0", "clear the severity correction"),
     ("m", "write a comment (Enter saves, Esc leaves)"),
     ("u / Ctrl+Z", "undo my last change on this item"),
@@ -87,20 +77,24 @@ class Chip:
     post_value: str
 
 
-def _chips(row: ErrorRow) -> dict[str, list[Chip]]:
+def _chip(choice: Choice, judgment: SpanJudgment | None) -> Chip:
+    current = getattr(judgment, choice.field) if judgment else None
+    if choice.value:
+        return Chip(choice, current == choice.value, choice.value)
+    return Chip(choice, bool(current), "false" if current else "true")
+
+
+def _chips(row: ErrorRow) -> dict:
     j = row.judgment
-    span_value = j.span_verdict if j else ""
-    explanation_value = j.explanation_verdict if j else ""
     corrected = j.corrected_severity if j else None
     return {
-        "span": [Chip(c, c.value == span_value, c.value) for c in SPAN_CHOICES],
-        "explanation": [Chip(c, c.value == explanation_value, c.value) for c in EXPLANATION_CHOICES],
-        "flags": [
-            Chip(c, bool(j and getattr(j, c.field)), "false" if j and getattr(j, c.field) else "true")
-            for c in FLAG_CHOICES
+        "groups": [
+            {"name": g.name, "is_flags": g.field is None, "icon": "✓" if g.field else "⚑",
+             "chips": [_chip(c, j) for c in choices]}
+            for g, choices in CHIP_GROUPS
         ],
         "severity": [
-            Chip(Choice("corrected_severity", str(n), str(n), ""), corrected == n, str(n)) for n in range(1, 6)
+            Chip(Choice("corrected_severity", str(n), str(n), ""), corrected == n, str(n)) for n in protocol.SEVERITIES
         ],
     }
 
@@ -127,7 +121,7 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
         ],
         "added": added, "can_edit": can_edit,
         "n_complete": sum(r.is_complete for r in rows), "n_total": len(rows),
-        "aspects": assignment.campaign.aspects,
+        "aspects": assignment.campaign.aspects, "severities": protocol.SEVERITIES,
     }
 
 
@@ -138,7 +132,7 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
     context.update({
         "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
-        "n_assignments": n_assignments, "shortcuts": SHORTCUTS,
+        "n_assignments": n_assignments, "shortcuts": SHORTCUTS, "key_map": protocol.key_map(),
         "output_header": assignment.item.dataset.output_header or "Output",
     })
     return render(request, "annotator/item.html", context)

@@ -13,15 +13,15 @@ import numpy as np
 from scipy import stats as sps
 from scipy.optimize import linear_sum_assignment
 
+from corpus import protocol
 from evaluation.engine.errors import EngineError
 
-# Column and row order of the paper's Table 4.
-SPAN_VERDICTS: tuple[str, ...] = ("error", "no_span", "not_error", "hallucination")
-EXPLANATION_VERDICTS: tuple[str, ...] = (
-    "correct", "partially_correct", "incomplete", "vague", "incorrect", "not_error",
-)
-FLAGS: tuple[str, ...] = ("too_strict", "not_aspect_related", "repeated", "hard_to_parse", "implicit_span")
-SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
+# The study protocol's vocabulary, in the column and row order of the paper's Table 4. corpus.protocol imports
+# no Django, so the engine stays Django-free.
+SPAN_VERDICTS: tuple[str, ...] = protocol.TABLE4_SPAN_ORDER
+EXPLANATION_VERDICTS: tuple[str, ...] = protocol.TABLE4_EXPLANATION_ORDER
+FLAGS: tuple[str, ...] = protocol.FLAG_VALUES
+SEVERITIES: tuple[int, ...] = protocol.SEVERITIES
 
 Span = tuple[int, int] | None
 MatchMode = Literal["exact", "overlap"]
@@ -66,12 +66,12 @@ class AccuracyMatrix:
     @property
     def span_ok(self) -> float | None:
         """Share of judged spans whose span verdict is Error (the paper's "Span OK")."""
-        return ratio(self.column_total("error"), self.total)
+        return ratio(self.column_total(protocol.SPAN_OK), self.total)
 
     @property
     def exp_correct(self) -> float | None:
         """Share of judged spans whose explanation verdict is Correct (the paper's "Exp. correct")."""
-        return ratio(self.row_total("correct"), self.total)
+        return ratio(self.row_total(protocol.EXPLANATION_OK), self.total)
 
     def merged(self, other: AccuracyMatrix) -> AccuracyMatrix:
         out = AccuracyMatrix()

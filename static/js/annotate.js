@@ -254,12 +254,6 @@
   function go(url) { if (url) { flushTime(true); window.location.href = url; } }
 
   const KEYS = {
-    "1": () => press('[data-key="1"]'), "2": () => press('[data-key="2"]'),
-    "3": () => press('[data-key="3"]'), "4": () => press('[data-key="4"]'),
-    q: () => press('[data-key="q"]'), w: () => press('[data-key="w"]'), e: () => press('[data-key="e"]'),
-    r: () => press('[data-key="r"]'), t: () => press('[data-key="t"]'), y: () => press('[data-key="y"]'),
-    z: () => press('[data-key="z"]'), x: () => press('[data-key="x"]'), c: () => press('[data-key="c"]'),
-    v: () => press('[data-key="v"]'), b: () => press('[data-key="b"]'),
     "-": () => changeSeverity(-1), "=": () => changeSeverity(1), "+": () => changeSeverity(1),
     "0": () => changeSeverity(0),
     j: () => focusCard(currentIndex() + 1), ArrowDown: () => focusCard(currentIndex() + 1),
@@ -273,6 +267,13 @@
     g: openGuidelines,
     "?": () => openDialog("help-dialog"),
   };
+  // The verdict and flag keys come from the study protocol (corpus/protocol.py), which the page hands over
+  // as JSON: each presses the chip of the error in focus that carries the same data-key.
+  const keyMap = document.getElementById("sj-keys");
+  Object.keys(keyMap ? JSON.parse(keyMap.textContent) : {}).forEach((key) => {
+    if (Object.hasOwn(KEYS, key)) { console.warn("spanjudge: protocol key " + key + " is a screen key"); return; }
+    KEYS[key] = () => press('[data-key="' + CSS.escape(key) + '"]');
+  });
 
   document.addEventListener("keydown", (e) => {
     if (document.querySelector("dialog[open]")) return; // dialogs handle their own keys (Esc closes)

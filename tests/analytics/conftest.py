@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import pytest
 
 from accounts.models import User
-from annotator.models import Assignment, Campaign, CampaignRun, SpanJudgment
-from corpus.models import Annotation, Dataset, ErrorSpan, Item, TaskType
+from annotator.models import AddedSource, Assignment, Campaign, CampaignRun, SpanJudgment
+from corpus.models import Annotation, Dataset, ErrorSpan, Item, Source, SourceKind, TaskType
 from evaluation.models import Aspect, Evaluator, EvaluatorRun
 
 
@@ -80,7 +80,7 @@ def study(db, make_user) -> Study:
 
     def annotation(run: str, item: str, kind: str, score: float | None, model: str = "") -> Annotation:
         return Annotation.objects.create(
-            item=items[item], aspect="accuracy", source=run, kind=kind, model=model, run=runs[run], score=score
+            item=items[item], aspect="accuracy", source=runs[run], kind=kind, model=model, score=score
         )
 
     spans: dict[str, ErrorSpan] = {}
@@ -104,8 +104,9 @@ def study(db, make_user) -> Study:
         annotation("silent-run", item, "annotator", None, model="m3")
 
     gold = {"i1": [(0, 9), (10, 18), (25, 28)], "i2": [(5, 10)], "i3": [], "i4": [(0, 5)]}
+    gold_source = Source.objects.create(label="gold", kind=SourceKind.IMPORT)
     for key, offsets in gold.items():
-        g = Annotation.objects.create(item=items[key], aspect="", source="gold", kind="gold")
+        g = Annotation.objects.create(item=items[key], aspect="", source=gold_source, kind="gold")
         for n, (start, end) in enumerate(offsets):
             _span(g, n, start, end, 3)
 
@@ -123,8 +124,9 @@ def study(db, make_user) -> Study:
         assignments[(user.pk, item)] = Assignment.objects.create(
             campaign=campaign, item=items[item], annotator=user, order=order, status="done"
         )
+    added_by_ann1 = AddedSource.objects.create(label="ann1", campaign=campaign, annotator=ann1)
     human = Annotation.objects.create(
-        item=items["i1"], aspect="accuracy", source="ann1", kind="human", author=ann1, campaign=campaign
+        item=items["i1"], aspect="accuracy", source=added_by_ann1, kind="human", author=ann1
     )
     _span(human, 0, 25, 28, 3)
 

@@ -251,3 +251,29 @@ def test_dashboard_data_defaults_to_the_gold_reference(study):
     assert data.reference == Reference(kind="gold", source="gold")
     assert [r.neutral_label for r in data.runs] == ["Evaluator A", "Evaluator B", "Evaluator C"]
     assert len(data.overlap) == 3
+
+
+def test_each_campaign_counts_its_own_judgments(study):
+    """A second study of the same spans changes neither the first campaign's numbers nor the units and pairs of
+    agreement at dataset level: one expert judging a span in two campaigns is not two annotators agreeing."""
+    from annotator.models import Assignment, Campaign, CampaignRun, SpanJudgment
+
+    before = selectors.accuracy_report(_scope(study), n_resamples=0)
+    dataset_before = selectors.agreement_report(Scope(dataset_id=study.dataset.pk))
+    second = Campaign.objects.create(name="second study", dataset=study.dataset, status="open")
+    CampaignRun.objects.create(campaign=second, run=study.runs["ens-run"], label="Evaluator A")
+    work = Assignment.objects.create(campaign=second, item=study.items["i1"], annotator=study.ann1, order=1)
+    SpanJudgment.objects.create(span=study.spans["s1"], annotator=study.ann1, assignment=work,
+                                span_verdict="not_error", explanation_verdict="not_error")
+
+    after = selectors.accuracy_report(_scope(study), n_resamples=0)
+    assert after.pooled.matrix.counts == before.pooled.matrix.counts
+    own = selectors.accuracy_report(Scope(campaign_id=second.pk), n_resamples=0)
+    assert own.pooled.matrix.total == 1 and own.pooled.matrix.counts["not_error"]["not_error"] == 1
+
+    dataset_after = selectors.agreement_report(Scope(dataset_id=study.dataset.pk))
+    assert dataset_after.pooled.n_units == dataset_before.pooled.n_units
+    assert dataset_after.pooled.alpha_span == approx(dataset_before.pooled.alpha_span)
+    assert [(p.annotator_a, p.annotator_b, p.n) for p in dataset_after.pairs] == [
+        (p.annotator_a, p.annotator_b, p.n) for p in dataset_before.pairs
+    ]

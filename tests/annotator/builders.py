@@ -44,8 +44,8 @@ def _run(dataset: Dataset, label: str, evaluator_name: str, aspect: Aspect) -> E
 
 
 def _annotation(item: Item, run: EvaluatorRun, model: str) -> Annotation:
-    return Annotation.objects.create(item=item, aspect="accuracy", source=run.label, kind=AnnotationKind.ENSEMBLE,
-                                     model=model, run=run, score=2.0, score_label="Poor",
+    return Annotation.objects.create(item=item, aspect="accuracy", source=run, kind=AnnotationKind.ENSEMBLE,
+                                     model=model, score=2.0, score_label="Poor",
                                      score_explanation=f"{model} thinks this is poor")
 
 

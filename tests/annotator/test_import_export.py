@@ -66,10 +66,12 @@ def test_import_items_keeps_duplicate_ids_apart_by_system():
 
 def test_import_items_rotowire_gold_offsets_exact():
     _import(ROTOWIRE, "roto", "data-to-text")
-    spans = ErrorSpan.objects.filter(annotation__item__dataset__name="roto").select_related("annotation__item")
+    spans = ErrorSpan.objects.filter(annotation__item__dataset__name="roto").select_related(
+        "annotation__item", "annotation__source"
+    )
     assert spans.count() == 1214
     for span in spans:
-        assert span.annotation.kind == "gold" and span.annotation.source == "gold"
+        assert span.annotation.kind == "gold" and span.annotation.source.label == "gold"
         assert span.annotation.item.output[span.start : span.end] == span.text
     source = [json.loads(line) for line in ROTOWIRE.read_text().splitlines() if line.strip()]
     first = source[0]["spans"][0]
@@ -200,8 +202,8 @@ def test_import_items_reimport_of_items_only_file_reuses_items():
 
 def test_export_round_trips_judgments_and_added_spans(two_annotators, tmp_path):
     """Verdicts, flags, comments and the errors humans added survive export -> import -> export."""
+    from annotator.access import assignment_for_user
     from annotator.models import Assignment
-    from annotator.selectors import assignment_for_user
     from annotator.services.added_spans import added_span_create
     from annotator.services.judgments import judgment_set
     from tests.annotator.builders import build_campaign

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from accounts.access import AccessError
+from annotator.access import assignment_for_user
 from annotator.models import Assignment, Campaign, JudgmentEvent, SpanJudgment
 from annotator.selectors import (
-    assignment_for_user,
     error_groups,
     error_rows,
     item_errors,
@@ -62,12 +63,15 @@ def test_judgment_set_refuses_bad_values(built, work, two_annotators, changes):
 
 def test_judgment_set_refuses_other_users_and_closed_campaigns(built, work, two_annotators):
     ann1, ann2 = two_annotators
-    with pytest.raises(JudgmentError, match="assigned annotator"):
+    with pytest.raises(AccessError, match="assigned annotator") as refused:
         judgment_set(assignment=work, span=built.spans["a1_family"], user=ann2, changes={"span_verdict": "error"})
+    assert refused.value.status == 403
     Campaign.objects.filter(pk=built.campaign.pk).update(status=Campaign.Status.CLOSED)
     work.campaign.refresh_from_db()
-    with pytest.raises(JudgmentError, match="closed"):
+    with pytest.raises(AccessError, match="closed") as refused:
         judgment_set(assignment=work, span=built.spans["a1_family"], user=ann1, changes={"span_verdict": "error"})
+    assert refused.value.status == 409
+    assert not SpanJudgment.objects.exists()
 
 
 def test_undo_walks_back_the_users_own_changes_in_reverse_order(built, work, two_annotators):
@@ -137,16 +141,15 @@ def test_reading_order_groups_one_place_and_lists_missing_locations_last(built, 
 def test_only_the_merged_answer_of_a_run_is_judged(built, work):
     """A per-model answer inside an ensemble run is not shown and cannot be judged through the assignment."""
     alpha = built.runs[0]
-    inner = Annotation.objects.create(item=built.items[0], aspect="accuracy", source="alpha-model-1",
-                                      kind=AnnotationKind.ANNOTATOR, model="m1", run=alpha)
+    inner = Annotation.objects.create(item=built.items[0], aspect="accuracy", source=alpha,
+                                      kind=AnnotationKind.ANNOTATOR, model="m1")
     hidden = ErrorSpan.objects.create(annotation=inner, text="coffee shop", start=23, end=34,
                                       match=MatchKind.EXACT, explanation="x")
     assert hidden.pk not in {r.span.pk for r in error_rows(work)}
-    from django.http import Http404
-
-    with pytest.raises(Http404):
+    with pytest.raises(AccessError) as refused:
         judged_span_for_assignment(work, hidden.pk)
-    with pytest.raises(Http404):  # a span of another item is refused too
+    assert refused.value.status == 404
+    with pytest.raises(AccessError):  # a span of another item is refused too
         judged_span_for_assignment(work, built.spans["b2_rating"].pk)
 
 
@@ -158,7 +161,8 @@ def test_added_span_offsets_are_checked_and_text_comes_from_the_output(built, wo
     span = added_span_create(assignment=work, user=ann1, start=4, end=17, category="name", severity=2, note="n")
     assert (span.text, span.start, span.end, span.match) == ("Copper Kettle", 4, 17, "exact")
     annotation = span.annotation
-    assert (annotation.kind, annotation.source, annotation.author_id, annotation.campaign_id, annotation.aspect) == (
+    source = annotation.source.added
+    assert (annotation.kind, source.label, annotation.author_id, source.campaign_id, annotation.aspect) == (
         "human", "ann1", ann1.pk, built.campaign.pk, "accuracy")
     last = len(OUTPUT_1)
     second = added_span_create(assignment=work, user=ann1, start=last - 1, end=last)
@@ -175,3 +179,57 @@ def test_added_span_offsets_are_checked_and_text_comes_from_the_output(built, wo
     assert Annotation.objects.filter(pk=annotation.pk).exists()
     added_span_delete(span=second, assignment=work, user=ann1)
     assert not Annotation.objects.filter(pk=annotation.pk).exists()
+
+
+def _second_campaign(built, annotators) -> Campaign:
+    """Another study of the same dataset and runs, with the same annotators."""
+    from annotator.services.campaigns import campaign_create
+
+    return campaign_create(
+        name="Second study", dataset=built.dataset, runs=built.runs, annotators=list(annotators),
+        aspects=["accuracy"], annotators_per_item=2, seed=11,
+    )
+
+
+def test_judging_in_one_campaign_leaves_another_untouched(built, work, two_annotators):
+    ann1, _ = two_annotators
+    second = _second_campaign(built, two_annotators)
+    other = assignment_for_user(ann1, Assignment.objects.get(campaign=second, annotator=ann1, item=built.items[0]).pk)
+    rows = error_rows(work)
+    for row in rows:
+        judgment_set(assignment=work, span=row.span, user=ann1,
+                     changes={"span_verdict": "error", "explanation_verdict": "correct"})
+    assignment_finish(assignment=work, user=ann1)
+    # The same spans, the same expert, another campaign: nothing is pre-filled, nothing is done.
+    fresh = error_rows(other)
+    assert {r.span.pk for r in fresh} == {r.span.pk for r in rows}
+    assert all(r.judgment is None for r in fresh)
+    with pytest.raises(AssignmentError, match=f"{len(rows)} of {len(rows)} errors"):
+        assignment_finish(assignment=other, user=ann1)
+    # Judging there creates a second judgment of the same span; undo there touches only that one.
+    span = rows[0].span
+    judgment_set(assignment=other, span=span, user=ann1, changes={"span_verdict": "not_error"})
+    judgment_undo(assignment=other, user=ann1)
+    verdicts = dict(
+        SpanJudgment.objects.filter(span=span, annotator=ann1).values_list("assignment_id", "span_verdict")
+    )
+    assert verdicts == {work.pk: "error", other.pk: ""}
+    work.refresh_from_db()
+    assert work.status == Assignment.Status.DONE
+
+
+def test_an_expert_adds_errors_to_the_same_item_in_two_campaigns(built, work, two_annotators):
+    ann1, _ = two_annotators
+    second = _second_campaign(built, two_annotators)
+    other = assignment_for_user(ann1, Assignment.objects.get(campaign=second, annotator=ann1, item=built.items[0]).pk)
+    first_span = added_span_create(assignment=work, user=ann1, start=4, end=17)
+    second_span = added_span_create(assignment=other, user=ann1, start=0, end=3)
+    assert first_span.annotation_id != second_span.annotation_id
+    from annotator.selectors import added_spans
+
+    assert [s.pk for s in added_spans(work)] == [first_span.pk]
+    assert [s.pk for s in added_spans(other)] == [second_span.pk]
+    # Each span is edited through its own campaign's assignment only.
+    from annotator.access import added_span_for_user
+
+    assert added_span_for_user(ann1, second_span.pk)[1].pk == other.pk

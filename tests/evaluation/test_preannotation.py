@@ -55,17 +55,17 @@ def test_run_execute_full_run_stores_every_layer(dataset, sim):
     run.refresh_from_db()
     n = len(OUTPUTS)
     assert run.status == RunStatus.DONE and run.done_calls == run.total_calls == n * 4
-    assert Annotation.objects.filter(run=run, kind="annotator").count() == n * 3
-    assert Annotation.objects.filter(run=run, kind="supervisor").count() == n
-    assert Annotation.objects.filter(run=run, kind="ensemble").count() == n
+    assert Annotation.objects.filter(source=run, kind="annotator").count() == n * 3
+    assert Annotation.objects.filter(source=run, kind="supervisor").count() == n
+    assert Annotation.objects.filter(source=run, kind="ensemble").count() == n
     # Model-major: each model loaded once, in the configured order, supervisor last.
     stats = sim.stats
     assert stats.load_order == [*ANNOTATORS, SUPERVISOR]
     assert stats.requests == n * 4 == LLMCall.objects.count()
     # Ensemble score = mean of the annotators' scores.
-    for ensemble in Annotation.objects.filter(run=run, kind="ensemble"):
+    for ensemble in Annotation.objects.filter(source=run, kind="ensemble"):
         scores = list(
-            Annotation.objects.filter(run=run, kind="annotator", item=ensemble.item).values_list("score", flat=True)
+            Annotation.objects.filter(source=run, kind="annotator", item=ensemble.item).values_list("score", flat=True)
         )
         assert ensemble.score == pytest.approx(sum(scores) / len(scores))
     # Every aligned span slices exactly what it claims; unaligned ones have no offsets.
@@ -92,7 +92,7 @@ def test_run_rerun_makes_zero_llm_calls(dataset, sim):
     assert sim.stats.requests == 0
     assert second.cache_hits == second.total_calls
     assert RunCall.objects.filter(run=second, from_cache=False).count() == 0
-    assert Annotation.objects.filter(run=second, kind="ensemble").count() == len(OUTPUTS)
+    assert Annotation.objects.filter(source=second, kind="ensemble").count() == len(OUTPUTS)
 
 
 def test_run_unparseable_answer_retried_warmer_and_raw_kept(dataset, sim):
@@ -105,7 +105,7 @@ def test_run_unparseable_answer_retried_warmer_and_raw_kept(dataset, sim):
     assert all(rc.call.options["temperature"] == 0.1 for rc in retried.select_related("call"))
     bad = LLMCall.objects.filter(response=garbage)
     assert bad.count() == 2  # every raw answer is kept
-    annotations = Annotation.objects.filter(run=run, model="ann-b:1b", kind="annotator")
+    annotations = Annotation.objects.filter(source=run, model="ann-b:1b", kind="annotator")
     assert annotations.count() == len(OUTPUTS)
     assert all(a.parse_status != "failed" for a in annotations)
 
@@ -114,10 +114,10 @@ def test_run_supervisor_unusable_falls_back_to_overlap_merge(dataset, sim):
     sim.configure(rules=(ReplyRule(model=SUPERVISOR, reply="?!"),))
     run = _create(dataset, sim)
     assert run_execute(run.pk) == RunStatus.DONE
-    for ensemble in Annotation.objects.filter(run=run, kind="ensemble"):
+    for ensemble in Annotation.objects.filter(source=run, kind="ensemble"):
         assert any("merged by span overlap" in p for p in ensemble.parse_problems)
         assert ensemble.spans.count() <= 8
-    assert Annotation.objects.filter(run=run, kind="supervisor", parse_status="failed").count() == len(OUTPUTS)
+    assert Annotation.objects.filter(source=run, kind="supervisor", parse_status="failed").count() == len(OUTPUTS)
 
 
 def test_run_create_refuses_missing_model_up_front(dataset, sim):
@@ -140,7 +140,7 @@ def test_run_server_errors_are_retried(dataset, sim):
     sim.configure(faults=(FaultRule(kind="error", model="ann-a:1b", nth=(1, 3)), FaultRule(kind="drop", nth=(5,))))
     run = _create(dataset, sim)
     assert run_execute(run.pk) == RunStatus.DONE
-    assert Annotation.objects.filter(run=run, kind="ensemble").count() == len(OUTPUTS)
+    assert Annotation.objects.filter(source=run, kind="ensemble").count() == len(OUTPUTS)
     assert LLMCall.objects.filter(model="ann-a:1b").count() == len(OUTPUTS)
 
 
@@ -154,7 +154,7 @@ def test_run_pauses_when_server_keeps_failing_then_resumes_without_repeats(datas
     assert run_execute(run.pk, backend=backend) == RunStatus.PAUSED
     run.refresh_from_db()
     assert "resume" in run.message.lower()
-    assert Annotation.objects.filter(run=run, model="ann-a:1b").count() == len(OUTPUTS)
+    assert Annotation.objects.filter(source=run, model="ann-a:1b").count() == len(OUTPUTS)
     ok_before = {r.prompt_sha256 + r.model for r in sim.stats.log if r.status == "ok"}
     sim.configure(faults=())
     sim.reset_stats()
@@ -254,8 +254,8 @@ def test_run_single_model_mode_makes_one_call_per_item_and_no_supervisor(dataset
     assert set(run.templates) == {"annotator"}
     assert run_execute(run.pk) == RunStatus.DONE
     assert sim.stats.requests == len(OUTPUTS) and sim.stats.load_order == ["ann-c:1b"]
-    assert Annotation.objects.filter(run=run, kind="annotator").count() == len(OUTPUTS)
-    assert not Annotation.objects.filter(run=run).exclude(kind="annotator").exists()
+    assert Annotation.objects.filter(source=run, kind="annotator").count() == len(OUTPUTS)
+    assert not Annotation.objects.filter(source=run).exclude(kind="annotator").exists()
     with pytest.raises(LaunchError, match="exactly one model"):
         run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS, ollama_url=sim.url, mode="single")
 
@@ -268,7 +268,7 @@ def test_run_distilled_mode_stores_0_to_100_scores(dataset, sim):
     assert "0 to 100" in prompt
     from evaluation.engine.parsing import parse_distilled_answer
 
-    annotations = list(Annotation.objects.filter(run=run))
+    annotations = list(Annotation.objects.filter(source=run))
     assert len(annotations) == len(OUTPUTS)
     for annotation in annotations:
         # Stored on the 0-100 scale the model answered, not mapped to labels.

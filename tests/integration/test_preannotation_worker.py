@@ -59,7 +59,7 @@ def test_worker_runs_full_ensemble_job_through_server_faults(celery_worker_facto
         assert stats.requests == N_ITEMS * 4 + 4  # every fault cost exactly one retry
         assert LLMCall.objects.count() == N_ITEMS * 4
         assert stats.load_order == [*ANNOTATORS, SUPERVISOR]
-        assert Annotation.objects.filter(run=run, kind="ensemble").count() == N_ITEMS
+        assert Annotation.objects.filter(source=run, kind="ensemble").count() == N_ITEMS
 
 
 def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_factory):
@@ -86,8 +86,8 @@ def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_fac
         assert _ok_repeats(stats) == 0  # no answered call was asked again
         assert LLMCall.objects.count() == N_ITEMS * 4
         assert sum(1 for r in stats.log if r.status == "ok") == N_ITEMS * 4
-        assert Annotation.objects.filter(run=run, kind="ensemble").count() == N_ITEMS
-        assert Annotation.objects.filter(run=run, kind="annotator").count() == N_ITEMS * 3
+        assert Annotation.objects.filter(source=run, kind="ensemble").count() == N_ITEMS
+        assert Annotation.objects.filter(source=run, kind="annotator").count() == N_ITEMS * 3
 
 
 def test_worker_job_refused_up_front_when_model_missing(celery_worker_factory):
