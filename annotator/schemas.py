@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from ninja import Schema
+from pydantic import create_model
+
+from corpus import protocol
 
 
 class DatasetOut(Schema):
@@ -85,18 +88,17 @@ class AssignmentDetailOut(AssignmentOut):
     n_total: int
 
 
-class JudgmentFieldsIn(Schema):
-    """Only the fields given are changed; `corrected_severity: null` clears a correction."""
-
-    span_verdict: str | None = None
-    explanation_verdict: str | None = None
-    too_strict: bool | None = None
-    not_aspect_related: bool | None = None
-    repeated: bool | None = None
-    hard_to_parse: bool | None = None
-    implicit_span: bool | None = None
-    comment: str | None = None
-    corrected_severity: int | None = None
+# Only the fields given are changed; `corrected_severity: null` clears a correction. One optional field per
+# protocol flag, so that a new flag needs no edit here.
+JudgmentFieldsIn = create_model(
+    "JudgmentFieldsIn",
+    __base__=Schema,
+    span_verdict=(str | None, None),
+    explanation_verdict=(str | None, None),
+    **{flag: (bool | None, None) for flag in protocol.FLAG_VALUES},
+    comment=(str | None, None),
+    corrected_severity=(int | None, None),
+)
 
 
 class JudgmentIn(JudgmentFieldsIn):
@@ -168,10 +170,6 @@ class ControlAccuracyOut(Schema):
     explanations: int
     explanation_correct: int
     explanation_percent: float | None
-
-
-class ProblemOut(Schema):
-    detail: str
 
 
 class ImportOut(Schema):

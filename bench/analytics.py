@@ -39,8 +39,9 @@ EXPLANATION_VERDICTS = ["correct"] * 4 + ["partially_correct"] * 2 + ["incomplet
 
 def _generate(n_judgments: int, rng: random.Random):  # noqa: C901 - a linear data generator
     from accounts.models import User
-    from annotator.models import Assignment, Campaign, CampaignRun, SpanJudgment
-    from corpus.models import Annotation, Dataset, ErrorSpan, Item, TaskType
+    from annotator.models import AddedSource, Assignment, Campaign, CampaignRun, SpanJudgment
+    from corpus.models import Annotation, Dataset, ErrorSpan, Item, Source, SourceKind, TaskType
+    from corpus.protocol import FLAG_VALUES
     from evaluation.models import Aspect, Evaluator, EvaluatorRun
 
     nonce = uuid.uuid4().hex[:8]
@@ -60,14 +61,15 @@ def _generate(n_judgments: int, rng: random.Random):  # noqa: C901 - a linear da
         runs.append(EvaluatorRun.objects.create(
             evaluator=evaluator, dataset=dataset, aspect=aspect, label=f"bench-{name}-{nonce}", status="done"
         ))
+    gold, _ = Source.objects.get_or_create(kind=SourceKind.IMPORT, label="gold")
     annotations = []
     for item in items:
         for run, kind in zip(runs, ("ensemble", "annotator", "annotator"), strict=True):
-            annotations.append(Annotation(item=item, aspect="accuracy", source=run.label, kind=kind, run=run,
+            annotations.append(Annotation(item=item, aspect="accuracy", source=run, kind=kind,
                                           model="" if kind == "ensemble" else "m", score=rng.randint(1, 5)))
-        annotations.append(Annotation(item=item, aspect="accuracy", source=runs[0].label, kind="annotator",
-                                      run=runs[0], model="m1", score=rng.randint(1, 5)))
-        annotations.append(Annotation(item=item, aspect="", source="gold", kind="gold"))
+        annotations.append(Annotation(item=item, aspect="accuracy", source=runs[0], kind="annotator",
+                                      model="m1", score=rng.randint(1, 5)))
+        annotations.append(Annotation(item=item, aspect="", source=gold, kind="gold"))
     annotations = Annotation.objects.bulk_create(annotations, batch_size=5000)
 
     def spans_for(annotation, count: int) -> list:
@@ -113,19 +115,20 @@ def _generate(n_judgments: int, rng: random.Random):  # noqa: C901 - a linear da
             assignments.append(Assignment(campaign=campaign, item=item, annotator=users[who], order=orders[who],
                                           status="done"))
     assignments = Assignment.objects.bulk_create(assignments, batch_size=5000)
+    added_by = {u.pk: AddedSource.objects.create(label=u.username, campaign=campaign, annotator=u) for u in users}
     judgments, added = [], []
     for assignment in assignments:
         for span in spans_by_item[assignment.item_id]:
-            flags = {name: rng.random() < 0.05 for name in
-                     ("too_strict", "not_aspect_related", "repeated", "hard_to_parse", "implicit_span")}
+            flags = {name: rng.random() < 0.05 for name in FLAG_VALUES}
             judgments.append(SpanJudgment(
                 span=span, annotator_id=assignment.annotator_id, assignment=assignment,
                 span_verdict=rng.choice(SPAN_VERDICTS), explanation_verdict=rng.choice(EXPLANATION_VERDICTS),
                 corrected_severity=rng.randint(1, 5) if rng.random() < 0.2 else None, **flags,
             ))
         if rng.random() < 0.3:
-            added.append(Annotation(item_id=assignment.item_id, aspect="accuracy", source=f"human-{assignment.pk}",
-                                    kind="human", author_id=assignment.annotator_id, campaign=campaign))
+            added.append(Annotation(item_id=assignment.item_id, aspect="accuracy",
+                                    source=added_by[assignment.annotator_id], kind="human",
+                                    author_id=assignment.annotator_id))
     SpanJudgment.objects.bulk_create(judgments, batch_size=10000)
     added = Annotation.objects.bulk_create(added, batch_size=5000)
     ErrorSpan.objects.bulk_create([s for a in added for s in spans_for(a, 1)], batch_size=5000)

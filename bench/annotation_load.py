@@ -162,7 +162,7 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
         runs.append(EvaluatorRun.objects.create(evaluator=evaluator, dataset=dataset, aspect=aspect, label=label,
                                                 status=RunStatus.DONE))
     annotations = Annotation.objects.bulk_create(
-        Annotation(item=item, aspect="accuracy", source=run.label, kind=AnnotationKind.ENSEMBLE, run=run)
+        Annotation(item=item, aspect="accuracy", source=run, kind=AnnotationKind.ENSEMBLE)
         for item in items for run in runs
     )
     spans = []

@@ -48,8 +48,9 @@ def main() -> int:
     from corpus.models import Dataset, Item, TaskType
     from evaluation.engine.prompts import render_annotator_prompt
     from evaluation.llm.ollama_backend import OllamaBackend
-    from evaluation.preannotation.execute import RunExecutor, _specs, run_execute
-    from evaluation.preannotation.launch import run_create
+    from evaluation.runs.execute import run_execute
+    from evaluation.runs.launch import run_create
+    from evaluation.runs.steps import run_specs
     from tests.ollama_sim.config import SimConfig
     from tests.ollama_sim.process import SimProcess
 
@@ -90,16 +91,16 @@ def main() -> int:
         if not args.skip_naive:
             # The contrast: one item at a time, every model in turn, one request in flight.
             sim.reset(models=True)
-            executor = RunExecutor(run)
-            task_spec, aspect_spec = _specs(run)
+            task_spec, aspect_spec = run_specs(run)
+            items = list(Item.objects.filter(dataset=dataset).order_by("position").values_list("inputs", "output"))
             backend = OllamaBackend(sim.url, timeout=600)
             options = {**run.config["options"], "seed": 7}
             began = time.perf_counter()
-            for _pk, inputs, output in executor.items:
+            for inputs, output in items:
                 prompt = render_annotator_prompt(run.templates["annotator"], task=task_spec, aspect=aspect_spec,
                                                  inputs=inputs, output=output, output_header="Text")
                 for model in models:
-                    backend.chat_sync(model, prompt, options=options)
+                    backend.chat(model, prompt, options=options)
             naive_wall = time.perf_counter() - began
             naive_loads = sim.stats().loads
 
@@ -116,7 +117,6 @@ def main() -> int:
         print(f"naive item-by-item sequential loop              = {naive_wall:.2f} s, {naive_loads} model loads "
               f"({naive_wall / wall:.1f}x slower)")
     return 0
-
 
 
 if __name__ == "__main__":

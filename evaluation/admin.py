@@ -8,7 +8,7 @@ from django.contrib import admin
 from evaluation import models
 from evaluation.engine.errors import EngineError
 from evaluation.engine.prompts import validate_template
-from evaluation.preannotation.launch import run_cancel, run_resume
+from evaluation.runs.launch import run_cancel, run_resume
 from evaluation.services.templates import template_revise
 
 

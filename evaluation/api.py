@@ -9,7 +9,7 @@ from ninja import Router, Status
 from accounts.access import require_admin, require_researcher
 from corpus.models import Dataset
 from evaluation.models import EvaluatorRun
-from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
+from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
 from evaluation.schemas import ErrorOut, RunIn, RunOut, RunProgressOut
 from evaluation.selectors import run_progress, runs_for_home
 

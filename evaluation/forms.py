@@ -1,4 +1,4 @@
-"""Forms of the evaluation app: launching an ensemble run."""
+"""Forms of the evaluation app: launching a run (the ensemble or one model)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from django.conf import settings
 
 from corpus.models import Dataset
 from evaluation.engine.presets import PRESETS
+from evaluation.runs.modes import DEFAULT_MODE, mode_choices, mode_spec
 
 
 class RunLaunchForm(forms.Form):
@@ -20,9 +21,7 @@ class RunLaunchForm(forms.Form):
     supervisor = forms.CharField(required=False, help_text="Overrides the preset's supervisor.")
     ollama_url = forms.CharField(required=False, help_text=f"Default {settings.OLLAMA_URL}")
     parallel = forms.IntegerField(min_value=1, max_value=64, initial=settings.OLLAMA_PARALLEL)
-    mode = forms.ChoiceField(choices=[("ensemble", "OpeNLGauge ensemble (annotators + supervisor)"),
-                                      ("single", "single annotator model (first model only)"),
-                                      ("distilled", "distilled model, 0-100 score (first model only)")])
+    mode = forms.ChoiceField(choices=mode_choices, initial=DEFAULT_MODE)
     outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])
 
     def models(self) -> tuple[list[str], str]:
@@ -30,6 +29,7 @@ class RunLaunchForm(forms.Form):
         annotators = [m.strip() for m in self.cleaned_data["annotators"].split(",") if m.strip()] or list(
             preset.annotators
         )
-        if self.cleaned_data.get("mode", "ensemble") != "ensemble":
-            annotators = annotators[:1]  # single and distilled runs use one model
+        spec = mode_spec(self.cleaned_data.get("mode") or DEFAULT_MODE)
+        if spec.n_models is not None:
+            annotators = annotators[: spec.n_models]  # e.g. single and distilled runs use the first model
         return annotators, self.cleaned_data["supervisor"].strip() or preset.supervisor

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ninja import Schema
+from ninja import Field, Schema
+
+from evaluation.runs.modes import DEFAULT_MODE, modes_help
 
 
 class RunOut(Schema):
@@ -26,7 +28,7 @@ class RunIn(Schema):
     ollama_url: str | None = None
     parallel: int | None = None
     outlier_rule: str = "leave_one_out"
-    mode: str = "ensemble"
+    mode: str = Field(DEFAULT_MODE.value, description=modes_help())
 
 
 class ModelProgressOut(Schema):

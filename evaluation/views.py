@@ -12,7 +12,7 @@ from django_htmx.http import HttpResponseStopPolling
 from accounts.access import require_admin, require_researcher
 from evaluation.forms import RunLaunchForm
 from evaluation.models import EvaluatorRun
-from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
+from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
 from evaluation.selectors import run_progress
 
 

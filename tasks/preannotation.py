@@ -10,7 +10,8 @@ from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
 from evaluation.models import EvaluatorRun, RunStatus
-from evaluation.preannotation.execute import run_execute, runs_needing_recovery
+from evaluation.runs.execute import run_execute
+from evaluation.runs.recovery import runs_going_stale, runs_needing_recovery
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,14 @@ def run_preannotation(self, run_id: int) -> str | None:
 
 @worker_ready.connect
 def _recover_orphaned_runs(**kwargs: object) -> None:
-    """A worker that starts re-queues runs left 'running', so a job whose worker was killed resumes."""
+    """A worker that starts re-queues runs left 'running' by a stopped worker, so a killed job resumes.
+
+    Runs whose heartbeat is still fresh may belong to a live worker or to one killed a moment ago (a
+    restarted worker is often up within seconds): they are looked at again once the heartbeat would
+    have expired, and the claim takes over only those whose worker has really stopped.
+    """
     for run_id in runs_needing_recovery():
         log.info("re-queueing run %s left running by a stopped worker", run_id)
         run_preannotation.delay(run_id)
+    for run_id, seconds in runs_going_stale():
+        run_preannotation.apply_async((run_id,), countdown=seconds + 1)

@@ -1,15 +1,39 @@
-"""Shared fixtures: fast hashing, users by role, paths to the shared datasets."""
+"""Shared fixtures: fast hashing, users by role, the made-up sample data and the optional shared datasets."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_DATA = REPO.parent / "shared" / "data"
-META_EVAL = SHARED_DATA / "meta_eval"
-ROTOWIRE = SHARED_DATA / "rotowire" / "train.jsonl"
+# Small made-up files the project writes itself (tests/data/README.md); always present.
+SAMPLE_DATA = REPO / "tests" / "data"
+# The licensed datasets (meta_eval/*.json, rotowire/train.jsonl) are never in the repository: they are read from
+# $SPANJUDGE_DATA, or from ../shared/data beside the repository, and the tests that need them skip without them.
+SHARED_DATA = Path(os.environ.get("SPANJUDGE_DATA") or REPO.parent / "shared" / "data").expanduser()
+
+
+def shared_file(relative: str) -> Path:
+    """A file of the shared datasets, or a skip of the calling test when it is not there."""
+    path = SHARED_DATA / relative
+    if not path.exists():
+        pytest.skip(f"{path} not present: set SPANJUDGE_DATA to a folder with meta_eval/ and rotowire/train.jsonl "
+                    "(see README)")
+    return path
+
+
+@pytest.fixture
+def meta_eval_dir() -> Path:
+    """The shared OpeNLGauge meta-evaluation files (skips without them)."""
+    return shared_file("meta_eval")
+
+
+@pytest.fixture
+def rotowire_file() -> Path:
+    """The shared RotoWire summaries with gold error spans (skips without them)."""
+    return shared_file("rotowire/train.jsonl")
 
 
 @pytest.fixture(autouse=True)
@@ -19,13 +43,9 @@ def _fast_hashing(settings):
 
 @pytest.fixture
 def make_user(db):
-    from accounts.models import User
+    from tests.factories import user
 
-    def make(username: str, role: str = "annotator", password: str = "pass-1234") -> User:
-        user = User.objects.create_user(username=username, password=password, role=role)
-        return user
-
-    return make
+    return user
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Ensemble arithmetic: final score, outlier rules for the supervisor's input, and a fallback merge."""
+"""Ensemble arithmetic: final score, outlier rules for the supervisor's input, a fallback merge, and the
+per-item step that applies them."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
-from evaluation.engine.alignment import AlignedSpan
+from evaluation.engine.alignment import AlignedSpan, align_location
 from evaluation.engine.errors import EngineError
 from evaluation.engine.parsing import LABELS, ParsedAnswer, ParsedError
 
@@ -72,19 +73,6 @@ def get_outlier_rule(name: str) -> OutlierRule:
         return OUTLIER_RULES[name]
     except KeyError:
         raise EngineError(f"unknown outlier rule {name!r}; known: {', '.join(OUTLIER_RULES)}") from None
-
-
-def supervisor_inputs(answers: Sequence[ParsedAnswer], rule: str = DEFAULT_OUTLIER_RULE) -> list[ParsedAnswer]:
-    """Return the answers the supervisor should see, in their original order.
-
-    Failed answers are dropped. The outlier rule runs over the answers that have a score; an answer
-    with errors but no score cannot be judged an outlier and is kept.
-    """
-    usable = [a for a in answers if a.status != "failed"]
-    scored = [i for i, a in enumerate(usable) if a.score is not None]
-    flags = get_outlier_rule(rule)([usable[i].score for i in scored])  # type: ignore[misc]
-    outliers = {i for i, flag in zip(scored, flags, strict=True) if flag}
-    return [a for i, a in enumerate(usable) if i not in outliers]
 
 
 class _HasSeverity(Protocol):
@@ -213,3 +201,49 @@ def fallback_merge(
         )
     merged.sort(key=lambda m: (-(m.severity or 0), m.start if m.start is not None else len(output) + 1))
     return merged[:max_errors]
+
+
+@dataclass(frozen=True)
+class EnsembleItem:
+    """One item's annotator answers after the ensemble's rules: what the supervisor sees and the score.
+
+    Indices refer to `answers`, which are in annotator order, so callers can map them back to their rows.
+    """
+
+    answers: tuple[ParsedAnswer, ...]
+    kept: tuple[int, ...]  # answers the supervisor sees: neither failed nor score outliers
+    outliers: tuple[int, ...]  # answers the outlier rule left out
+    score: float | None  # mean of every available 1..5 score, outliers included
+
+    @property
+    def kept_answers(self) -> list[ParsedAnswer]:
+        return [self.answers[i] for i in self.kept]
+
+    def fallback(self, output: str, max_errors: int = MAX_ERRORS) -> list[MergedError]:
+        """Merge the kept answers' errors by span overlap, for when the supervisor's answer is unusable."""
+        annotated = [
+            (error, align_location(error.location, output, explanation=error.explanation))
+            for answer in self.kept_answers
+            for error in answer.errors
+        ]
+        return fallback_merge(annotated, output, max_errors=max_errors)
+
+
+def ensemble_item(answers: Sequence[ParsedAnswer], rule: str = DEFAULT_OUTLIER_RULE) -> EnsembleItem:
+    """Apply the ensemble's rules to one item's annotator answers.
+
+    Failed answers are not shown to the supervisor. The outlier rule runs over the answers that have a
+    score; an answer with errors but no score cannot be judged an outlier and is kept. The score is the
+    mean over every answer, outliers included (they are left out of the merge, not of the score).
+    """
+    judge = get_outlier_rule(rule)
+    usable = [i for i, a in enumerate(answers) if a.status != "failed"]
+    scored = [i for i in usable if answers[i].score is not None]
+    flags = judge([answers[i].score for i in scored]) if scored else []  # type: ignore[misc]
+    outliers = tuple(i for i, flag in zip(scored, flags, strict=True) if flag)
+    return EnsembleItem(
+        answers=tuple(answers),
+        kept=tuple(i for i in usable if i not in outliers),
+        outliers=outliers,
+        score=ensemble_score([a.score for a in answers]),
+    )

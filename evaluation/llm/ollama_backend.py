@@ -8,7 +8,7 @@ backoff; a missing model (HTTP 404) is reported at once, since waiting will not 
 
 from __future__ import annotations
 
-import asyncio
+import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -91,7 +91,7 @@ def _describe(exc: BaseException) -> str:
 
 
 class OllamaBackend:
-    """A client of one Ollama server; async methods plus `*_sync` twins for plain threads.
+    """A blocking client of one Ollama server, shared by the run's worker threads.
 
     `max_retries` is the number of retries after the first attempt; retry k waits
     `backoff * 2**(k-1)` seconds (at most `max_backoff`).
@@ -116,41 +116,26 @@ class OllamaBackend:
         self.backoff = backoff
         self.max_backoff = max_backoff
         self._digests: dict[str, str] = {}
-        self._async: tuple[asyncio.AbstractEventLoop, ollama.AsyncClient] | None = None
-        self._sync: ollama.Client | None = None
+        self._client: ollama.Client | None = None
+        self._opening = threading.Lock()
 
     # --- clients ---------------------------------------------------------------------------
     def _client_kwargs(self) -> dict[str, Any]:
         # A refused or unroutable address should fail fast even when answers may take minutes.
         return {"host": self.url, "timeout": httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))}
 
-    def _async_client(self) -> ollama.AsyncClient:
-        """Return a client bound to the running event loop (httpx pools cannot cross loops)."""
-        loop = asyncio.get_running_loop()
-        if self._async is None or self._async[0] is not loop:
-            self._async = (loop, ollama.AsyncClient(**self._client_kwargs()))
-        return self._async[1]
-
-    def _sync_client(self) -> ollama.Client:
-        if self._sync is None:
-            self._sync = ollama.Client(**self._client_kwargs())
-        return self._sync
-
-    async def aclose(self) -> None:
-        if self._async is not None and self._async[0] is asyncio.get_running_loop():
-            await self._async[1].close()
-        self._async = None
+    def _connection(self) -> ollama.Client:
+        """Return the client, opened on first use (and again after `close`); one pool for every thread."""
+        with self._opening:
+            if self._client is None:
+                self._client = ollama.Client(**self._client_kwargs())
+            return self._client
 
     def close(self) -> None:
-        if self._sync is not None:
-            self._sync.close()
-            self._sync = None
-
-    async def __aenter__(self) -> OllamaBackend:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
+        with self._opening:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
 
     def __enter__(self) -> OllamaBackend:
         return self
@@ -159,20 +144,13 @@ class OllamaBackend:
         self.close()
 
     # --- model check -----------------------------------------------------------------------
-    async def check(self, models: Sequence[str]) -> dict[str, str]:
+    def check(self, models: Sequence[str]) -> dict[str, str]:
         """Return requested model -> digest; raise ModelMissing naming every absent model.
 
         One attempt only: this is a preflight, and an unreachable server should be reported now.
         """
         try:
-            listing = await self._async_client().list()
-        except (ConnectionError, httpx.TransportError, ollama.ResponseError) as exc:
-            raise self._check_failure(exc) from exc
-        return self._match_models(models, listing)
-
-    def check_sync(self, models: Sequence[str]) -> dict[str, str]:
-        try:
-            listing = self._sync_client().list()
+            listing = self._connection().list()
         except (ConnectionError, httpx.TransportError, ollama.ResponseError) as exc:
             raise self._check_failure(exc) from exc
         return self._match_models(models, listing)
@@ -180,9 +158,6 @@ class OllamaBackend:
     def _check_failure(self, exc: Exception) -> BackendError:
         if isinstance(exc, ollama.ResponseError):
             return BackendError(f"Ollama at {self.url} refused to list its models ({_describe(exc)})")
-        return self._unreachable(exc)
-
-    def _unreachable(self, exc: BaseException) -> BackendUnavailable:
         return BackendUnavailable(
             f"Cannot reach Ollama at {self.url} ({_describe(exc)}). "
             "Start it with `ollama serve`, or set OLLAMA_URL to the address of a running server.",
@@ -219,28 +194,11 @@ class OllamaBackend:
             "stream": False,
         }
 
-    async def chat(
-        self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None
-    ) -> LLMResult:
-        """Return the model's answer to one user prompt (plus an optional system prompt)."""
+    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
+        """Return the model's answer to one user prompt (plus an optional system prompt), retrying transient
+        failures with backoff; blocks the calling thread."""
         request = self._request(model, prompt, options, system)
-        client = self._async_client()
-        last: BaseException | None = None
-        for attempt in range(1, self.max_retries + 2):
-            try:
-                response = await client.chat(**request)
-            except Exception as exc:
-                self._raise_if_final(exc, model)
-                last = exc
-                if attempt <= self.max_retries:
-                    await asyncio.sleep(self._delay(attempt))
-                continue
-            return self._result(model, response, attempt)
-        raise self._exhausted(model, last)
-
-    def chat_sync(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
-        request = self._request(model, prompt, options, system)
-        client = self._sync_client()
+        client = self._connection()
         last: BaseException | None = None
         for attempt in range(1, self.max_retries + 2):
             try:

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import pytest
 
 from accounts.models import User
-from annotator.models import AddedSource, Assignment, Campaign, CampaignRun, SpanJudgment
-from corpus.models import Annotation, Dataset, ErrorSpan, Item, Source, SourceKind, TaskType
-from evaluation.models import Aspect, Evaluator, EvaluatorRun
+from annotator.models import Campaign
+from corpus.models import Annotation, Dataset, ErrorSpan, Item
+from evaluation.models import EvaluatorRun
+from tests import factories as make
 
 
 @dataclass
@@ -23,15 +24,12 @@ class Study:
     ann2: User
 
 
-def _span(annotation: Annotation, position: int, start: int | None, end: int | None, severity: int) -> ErrorSpan:
-    return ErrorSpan.objects.create(
-        annotation=annotation, position=position, text="x", start=start, end=end, severity=severity,
-        match="exact" if start is not None else "none", explanation="because",
-    )
+# Every span of the study has the same placeholder text and explanation; only offsets and severities count.
+SPAN = {"text": "x", "explanation": "because"}
 
 
 @pytest.fixture
-def study(db, make_user) -> Study:
+def study(db) -> Study:
     """Three runs on four items, two annotators.
 
     Runs (final annotation kind):
@@ -55,9 +53,7 @@ def study(db, make_user) -> Study:
     Human-added in the campaign: i1 (25,28) by ann1.
     Human scores "accuracy": i1 5, i2 1, i3 4, i4 2. Scores: R1 4, 2, 3; R2 3, 3, 2; R3 none.
     """
-    task = TaskType.objects.get(slug="data-to-text")
-    aspect = Aspect.objects.get(task__slug="data-to-text", name="accuracy")
-    dataset = Dataset.objects.create(name="tiny-study", task=task, score_aspects=["accuracy"])
+    dataset = make.dataset("tiny-study", score_aspects=["accuracy"])
     texts = {
         "i1": ("The Hawks beat the Nets 102-98 on Monday night at home.", "sysA", 5),
         "i2": ("Trae Young scored 30 points and 9 assists today.", "sysA", 1),
@@ -65,70 +61,53 @@ def study(db, make_user) -> Study:
         "i4": ("Brooklyn lost again on the road.", "sysB", 2),
     }
     items = {
-        key: Item.objects.create(
-            dataset=dataset, position=n, external_id=key, system=system, output=output,
-            human_scores={"accuracy": score},
-        )
+        key: make.item(dataset, key, output, position=n, system=system, human_scores={"accuracy": score})
         for n, (key, (output, system, score)) in enumerate(texts.items())
     }
-    runs = {}
-    for name, kind in (("ens-run", "ensemble"), ("single-run", "single"), ("silent-run", "single")):
-        evaluator = Evaluator.objects.create(name=f"{name}-evaluator", kind=kind)
-        runs[name] = EvaluatorRun.objects.create(
-            evaluator=evaluator, dataset=dataset, aspect=aspect, label=name, status="done"
-        )
+    runs = {
+        name: make.run(dataset, name, evaluator_kind=kind)
+        for name, kind in (("ens-run", "ensemble"), ("single-run", "single"), ("silent-run", "single"))
+    }
 
     def annotation(run: str, item: str, kind: str, score: float | None, model: str = "") -> Annotation:
-        return Annotation.objects.create(
-            item=items[item], aspect="accuracy", source=runs[run], kind=kind, model=model, score=score
-        )
+        return make.annotation(items[item], runs[run], kind=kind, model=model, score=score)
+
+    def span(annotation: Annotation, position: int, start: int | None, end: int | None, severity: int) -> ErrorSpan:
+        return make.span(annotation, position, start, end, severity=severity, **SPAN)
 
     spans: dict[str, ErrorSpan] = {}
     a = annotation("ens-run", "i1", "ensemble", 4.0)
-    spans["s1"] = _span(a, 0, 0, 9, 3)
-    spans["s2"] = _span(a, 1, 10, 20, 4)
+    spans["s1"] = span(a, 0, 0, 9, 3)
+    spans["s2"] = span(a, 1, 10, 20, 4)
     a = annotation("ens-run", "i2", "ensemble", 2.0)
-    spans["s3"] = _span(a, 0, 5, 10, 2)
-    spans["s4"] = _span(a, 1, None, None, 1)
+    spans["s3"] = span(a, 0, 5, 10, 2)
+    spans["s4"] = span(a, 1, None, None, 1)
     a = annotation("ens-run", "i3", "ensemble", 3.0)
-    spans["s5"] = _span(a, 0, 0, 4, 5)
+    spans["s5"] = span(a, 0, 0, 4, 5)
     ignored = annotation("ens-run", "i1", "annotator", 1.0, model="m1")
-    _span(ignored, 0, 40, 45, 2)
+    span(ignored, 0, 40, 45, 2)
     a = annotation("single-run", "i1", "annotator", 3.0, model="m2")
-    spans["s6"] = _span(a, 0, 0, 9, 2)
-    spans["s8"] = _span(a, 1, 30, 35, 1)
+    spans["s6"] = span(a, 0, 0, 9, 2)
+    spans["s8"] = span(a, 1, 30, 35, 1)
     a = annotation("single-run", "i2", "annotator", 3.0, model="m2")
-    spans["s7"] = _span(a, 0, 20, 30, 3)
+    spans["s7"] = span(a, 0, 20, 30, 3)
     annotation("single-run", "i3", "annotator", 2.0, model="m2")
     for item in ("i1", "i2", "i3"):
         annotation("silent-run", item, "annotator", None, model="m3")
 
     gold = {"i1": [(0, 9), (10, 18), (25, 28)], "i2": [(5, 10)], "i3": [], "i4": [(0, 5)]}
-    gold_source = Source.objects.create(label="gold", kind=SourceKind.IMPORT)
     for key, offsets in gold.items():
-        g = Annotation.objects.create(item=items[key], aspect="", source=gold_source, kind="gold")
-        for n, (start, end) in enumerate(offsets):
-            _span(g, n, start, end, 3)
+        make.gold(items[key], offsets, severity=3, **SPAN)
 
-    ann1, ann2 = make_user("ann1"), make_user("ann2")
-    campaign = Campaign.objects.create(
-        name="tiny-campaign", dataset=dataset, aspects=["accuracy"], annotators_per_item=2, status="open"
-    )
-    campaign.annotators.set([ann1, ann2])
-    for label, run in zip(("Evaluator A", "Evaluator B", "Evaluator C"), runs.values(), strict=True):
-        CampaignRun.objects.create(campaign=campaign, run=run, label=label)
-    assignments = {}
-    for order, (user, item) in enumerate(
-        [(ann1, "i1"), (ann1, "i2"), (ann1, "i3"), (ann2, "i1"), (ann2, "i2")], start=1
-    ):
-        assignments[(user.pk, item)] = Assignment.objects.create(
-            campaign=campaign, item=items[item], annotator=user, order=order, status="done"
+    ann1, ann2 = make.user("ann1"), make.user("ann2")
+    campaign = make.campaign("tiny-campaign", dataset, list(runs.values()), [ann1, ann2], per_item=2)
+    assignments = {
+        (user.pk, item): make.assignment(campaign, user, items[item], order, status="done")
+        for order, (user, item) in enumerate(
+            [(ann1, "i1"), (ann1, "i2"), (ann1, "i3"), (ann2, "i1"), (ann2, "i2")], start=1
         )
-    added_by_ann1 = AddedSource.objects.create(label="ann1", campaign=campaign, annotator=ann1)
-    human = Annotation.objects.create(
-        item=items["i1"], aspect="accuracy", source=added_by_ann1, kind="human", author=ann1
-    )
-    _span(human, 0, 25, 28, 3)
+    }
+    make.added_error(campaign, ann1, items["i1"], 25, 28, severity=3, **SPAN)
 
     item_of = {"s1": "i1", "s2": "i1", "s3": "i2", "s4": "i2", "s5": "i3", "s6": "i1", "s7": "i2", "s8": "i1"}
     judgments = [
@@ -143,9 +122,7 @@ def study(db, make_user) -> Study:
         ("s7", ann2, "not_error", "incorrect", {"repeated": True}, None),
         ("s8", ann1, "", "vague", {}, None),
     ]
-    for span, user, span_verdict, exp_verdict, flags, severity in judgments:
-        SpanJudgment.objects.create(
-            span=spans[span], annotator=user, assignment=assignments[(user.pk, item_of[span])],
-            span_verdict=span_verdict, explanation_verdict=exp_verdict, corrected_severity=severity, **flags,
-        )
+    for name, user, span_verdict, exp_verdict, flags, severity in judgments:
+        make.judgment(spans[name], assignments[(user.pk, item_of[name])], span_verdict, exp_verdict,
+                      corrected_severity=severity, **flags)
     return Study(dataset=dataset, campaign=campaign, items=items, runs=runs, spans=spans, ann1=ann1, ann2=ann2)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.annotator.builders import Built, build_campaign
+from tests.factories import Built, build_campaign
 
 
 @pytest.fixture

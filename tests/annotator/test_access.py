@@ -10,7 +10,7 @@ from django.test import Client
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, SpanJudgment
 from annotator.services.judgments import judgment_set
-from tests.annotator.builders import SECRET_NAMES
+from tests.factories import SECRET_NAMES
 
 pytestmark = pytest.mark.django_db
 
@@ -147,7 +147,7 @@ def test_saving_needs_the_csrf_token_the_page_puts_in_hx_headers(built, two_anno
 def test_added_span_from_page_offsets_is_exact_in_crlf_text(two_annotators):
     """The page counts CR LF as one character; the stored span must still slice the stored text exactly."""
     from corpus.models import ErrorSpan
-    from tests.annotator.builders import build_campaign
+    from tests.factories import build_campaign
 
     ann1, ann2 = two_annotators
     output = "The Copper Kettle is cheap.\r\nIt is not family-friendly.\r\nIt is near the river."

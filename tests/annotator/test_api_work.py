@@ -10,7 +10,7 @@ from django.test import Client
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, ControlVerdict, JudgmentEvent, SpanJudgment
 from corpus.models import ErrorSpan
-from tests.annotator.builders import OUTPUT_1, build_campaign
+from tests.factories import OUTPUT_1, build_campaign
 
 pytestmark = pytest.mark.django_db
 

@@ -6,7 +6,7 @@ import pytest
 
 from annotator.models import Assignment, Campaign, ControlVerdict
 from annotator.services.judgments import judgment_set
-from tests.annotator.builders import build_campaign
+from tests.factories import build_campaign
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,7 @@
-"""import_items / export_items: every meta_eval file, RotoWire gold spans, round-trips, bad input."""
+"""import_items / export_items: meta-eval files, RotoWire-style gold spans, round-trips, bad input.
+
+Each behaviour is checked on the made-up samples of tests/data (always present) and on the shared datasets
+(skipped when $SPANJUDGE_DATA / ../shared/data is missing)."""
 
 from __future__ import annotations
 
@@ -10,10 +13,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
-from tests.conftest import META_EVAL, ROTOWIRE
+from tests.conftest import SAMPLE_DATA, shared_file
 
 pytestmark = pytest.mark.django_db
 
+# name -> (task, items): the shared OpeNLGauge files, then the samples (named after their task).
 META_FILES = {
     "qags": ("summarization", 474),
     "sfres": ("data-to-text", 1181),
@@ -22,6 +26,28 @@ META_FILES = {
     "hanna": ("story-generation", 1056),
     "wiki_da": ("simplification", 600),
 }
+SAMPLE_META_FILES = {
+    "summarization": ("summarization", 4),
+    "dialogue": ("dialogue", 6),
+    "simplification": ("simplification", 6),
+}
+# gold-span files: the sample (made up), then RotoWire (skipped without the shared data); spans in each
+ROTOWIRE_LIKE = {"sample": 9, "rotowire": 1214}
+DEMO = Path(__file__).resolve().parents[2] / "demo" / "restaurants.jsonl"
+
+
+def _meta_path(name: str) -> Path:
+    if name in SAMPLE_META_FILES:
+        return SAMPLE_DATA / "meta_eval" / f"{name}.json"
+    return shared_file(f"meta_eval/{name}.json")
+
+
+def _task(name: str) -> str:
+    return {**META_FILES, **SAMPLE_META_FILES}[name][0]
+
+
+def _gold_path(name: str) -> Path:
+    return SAMPLE_DATA / "game_summaries.jsonl" if name == "sample" else shared_file("rotowire/train.jsonl")
 
 
 def _import(path: Path, dataset: str, task: str, **extra) -> str:
@@ -39,11 +65,12 @@ def _export(dataset: str, fmt: str = "jsonl") -> str:
     return out.getvalue()
 
 
-@pytest.mark.parametrize("name", sorted(META_FILES))
+@pytest.mark.parametrize("name", [*sorted(SAMPLE_META_FILES), *sorted(META_FILES)])
 def test_import_items_loads_every_meta_eval_file_unchanged(name):
-    task, expected = META_FILES[name]
-    source = json.loads((META_EVAL / f"{name}.json").read_text())
-    _import(META_EVAL / f"{name}.json", name, task)
+    task, expected = {**META_FILES, **SAMPLE_META_FILES}[name]
+    path = _meta_path(name)
+    source = json.loads(path.read_text())
+    _import(path, name, task)
     dataset = Dataset.objects.get(name=name)
     assert dataset.items.count() == expected == len(source)
     # Every object's texts and scores are stored exactly, matched by (id, system).
@@ -57,36 +84,54 @@ def test_import_items_loads_every_meta_eval_file_unchanged(name):
     assert dataset.input_headers == list(source[0]["inputs"])
 
 
-def test_import_items_keeps_duplicate_ids_apart_by_system():
-    _import(META_EVAL / "topical_chat.json", "tc", "dialogue")
+@pytest.mark.parametrize(("name", "distinct", "per_id"), [("dialogue", 2, 3), ("topical_chat", 60, 6)])
+def test_import_items_keeps_duplicate_ids_apart_by_system(name, distinct, per_id):
+    _import(_meta_path(name), "tc", "dialogue")
     items = Item.objects.filter(dataset__name="tc")
-    assert items.values("external_id").distinct().count() == 60
-    assert items.filter(external_id="0").count() == 6
+    assert items.values("external_id").distinct().count() == distinct
+    assert items.filter(external_id="0").count() == per_id
 
 
-def test_import_items_rotowire_gold_offsets_exact():
-    _import(ROTOWIRE, "roto", "data-to-text")
+@pytest.mark.parametrize("name", sorted(ROTOWIRE_LIKE))
+def test_import_items_rotowire_gold_offsets_exact(name):
+    path = _gold_path(name)
+    _import(path, "roto", "data-to-text")
     spans = ErrorSpan.objects.filter(annotation__item__dataset__name="roto").select_related(
         "annotation__item", "annotation__source"
     )
-    assert spans.count() == 1214
+    assert spans.count() == ROTOWIRE_LIKE[name]
     for span in spans:
         assert span.annotation.kind == "gold" and span.annotation.source.label == "gold"
         assert span.annotation.item.output[span.start : span.end] == span.text
-    source = [json.loads(line) for line in ROTOWIRE.read_text().splitlines() if line.strip()]
-    first = source[0]["spans"][0]
-    span = ErrorSpan.objects.get(annotation__item__external_id=source[0]["id"], position=0)
-    assert (span.start, span.end, span.category) == (first["start"], first["end"], first["category"])
+    source = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    # every span keeps its offsets, category and explanation, in file order (also one on a repeated text)
+    for record in source:
+        stored = ErrorSpan.objects.filter(annotation__item__dataset__name="roto",
+                                          annotation__item__external_id=record["id"]).order_by("position")
+        assert [(s.start, s.end, s.text, s.category) for s in stored] == [
+            (g["start"], g["end"], g["text"], g["category"]) for g in record["spans"]
+        ]
 
 
-@pytest.mark.parametrize("name", ["hanna", "wiki_da"])
+def test_import_items_sample_gold_keeps_offsets_of_a_repeated_text_and_explanations():
+    _import(SAMPLE_DATA / "game_summaries.jsonl", "roto", "data-to-text")
+    item = Item.objects.get(dataset__name="roto", external_id="G001")
+    assert item.system == "" and item.output.count("17") == 2
+    span = ErrorSpan.objects.get(annotation__item=item, text="17")
+    assert span.start == item.output.rindex("17") and span.explanation == "should be: 16"
+    empty = Item.objects.get(dataset__name="roto", external_id="G003")
+    assert not ErrorSpan.objects.filter(annotation__item=empty).exists()
+
+
+@pytest.mark.parametrize("name", ["dialogue", "simplification", "hanna", "wiki_da"])
 def test_export_jsonl_round_trips_meta_eval(name, tmp_path):
-    task = META_FILES[name][0]
-    _import(META_EVAL / f"{name}.json", "first", task)
+    task = _task(name)
+    path = _meta_path(name)
+    _import(path, "first", task)
     first = _export("first")
-    path = tmp_path / "export.jsonl"
-    path.write_text(first)
-    _import(path, "second", task)
+    again_path = tmp_path / "export.jsonl"
+    again_path.write_text(first)
+    _import(again_path, "second", task)
     second = _export("second")
     strip = [
         {k: v for k, v in json.loads(line).items() if k != "dataset"} for line in first.splitlines()
@@ -94,21 +139,21 @@ def test_export_jsonl_round_trips_meta_eval(name, tmp_path):
     again = [{k: v for k, v in json.loads(line).items() if k != "dataset"} for line in second.splitlines()]
     assert strip == again
     # one record per (item, aspect): every item has one per human-score aspect
-    n_items = len(json.loads((META_EVAL / f"{name}.json").read_text()))
+    n_items = len(json.loads(path.read_text()))
     n_aspects = len(Dataset.objects.get(name="first").score_aspects)
     assert len(strip) == n_items * n_aspects
 
 
-def test_export_jsonl_round_trips_gold_spans_and_annotations(tmp_path):
-    _import(ROTOWIRE, "roto", "data-to-text")
-    demo = Path(__file__).resolve().parents[2] / "demo" / "restaurants.jsonl"
-    _import(demo, "demo", "data-to-text")
-    for name in ("roto", "demo"):
-        first = _export(name)
-        path = tmp_path / f"{name}.jsonl"
+@pytest.mark.parametrize("name", sorted(ROTOWIRE_LIKE))
+def test_export_jsonl_round_trips_gold_spans_and_annotations(name, tmp_path):
+    _import(_gold_path(name), "roto", "data-to-text")
+    _import(DEMO, "demo", "data-to-text")
+    for dataset in ("roto", "demo"):
+        first = _export(dataset)
+        path = tmp_path / f"{dataset}.jsonl"
         path.write_text(first)
-        _import(path, f"{name}-again", "data-to-text")
-        second = _export(f"{name}-again")
+        _import(path, f"{dataset}-again", "data-to-text")
+        second = _export(f"{dataset}-again")
         assert [json.loads(x) | {"dataset": 0} for x in first.splitlines()] == [
             json.loads(x) | {"dataset": 0} for x in second.splitlines()
         ]
@@ -121,8 +166,7 @@ def test_export_jsonl_round_trips_gold_spans_and_annotations(tmp_path):
 
 
 def test_export_csv_has_one_row_per_span_when_unjudged():
-    demo = Path(__file__).resolve().parents[2] / "demo" / "restaurants.jsonl"
-    _import(demo, "demo", "data-to-text")
+    _import(DEMO, "demo", "data-to-text")
     import csv
 
     rows = list(csv.DictReader(io.StringIO(_export("demo", "csv"))))
@@ -193,11 +237,14 @@ def test_import_items_error_late_in_large_file_leaves_nothing(tmp_path):
     _assert_refused(_write_jsonl(tmp_path, objects), "line 1501", "exactly one output")
 
 
-def test_import_items_reimport_of_items_only_file_reuses_items():
-    _import(META_EVAL / "sfhot.json", "sfhot", "data-to-text")
-    out = _import(META_EVAL / "sfhot.json", "sfhot", "data-to-text")
+@pytest.mark.parametrize("name", ["summarization", "sfhot"])
+def test_import_items_reimport_of_items_only_file_reuses_items(name):
+    task, expected = {**META_FILES, **SAMPLE_META_FILES}[name]
+    path = _meta_path(name)
+    _import(path, name, task)
+    out = _import(path, name, task)
     assert "0 new items" in out
-    assert Item.objects.filter(dataset__name="sfhot").count() == 875
+    assert Item.objects.filter(dataset__name=name).count() == expected
 
 
 def test_export_round_trips_judgments_and_added_spans(two_annotators, tmp_path):
@@ -206,7 +253,7 @@ def test_export_round_trips_judgments_and_added_spans(two_annotators, tmp_path):
     from annotator.models import Assignment
     from annotator.services.added_spans import added_span_create
     from annotator.services.judgments import judgment_set
-    from tests.annotator.builders import build_campaign
+    from tests.factories import build_campaign
 
     ann1, ann2 = two_annotators
     built = build_campaign([ann1, ann2], per_item=2)

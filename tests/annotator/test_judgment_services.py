@@ -22,7 +22,7 @@ from annotator.services.added_spans import (
 from annotator.services.assignments import AssignmentError, assignment_finish
 from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
-from tests.annotator.builders import OUTPUT_1
+from tests.factories import OUTPUT_1
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from annotator.rendering import SpanRef, group_spans, markdown_html, render_input, segments
-from tests.conftest import ROTOWIRE
+from tests.conftest import SAMPLE_DATA
 
 
 def test_key_value_input_becomes_an_attribute_table():
@@ -33,8 +33,24 @@ def test_plain_text_stays_text():
         assert render_input("X", text).kind == "text"
 
 
-def test_rotowire_box_score_becomes_readable_tables():
-    record = json.loads(ROTOWIRE.read_text().splitlines()[0])
+def test_box_score_becomes_readable_tables():
+    """The made-up sample game of tests/data, shaped like a RotoWire record."""
+    record = json.loads((SAMPLE_DATA / "game_summaries.jsonl").read_text().splitlines()[0])
+    view = render_input("Data", record["inputs"]["Data"])
+    assert view.kind == "json"
+    team, box = view.tables
+    assert team.caption == "Team lines" and [row[0] for row in team.rows] == ["Home", "Visitors"]
+    assert team.header[1:6] == ["CITY", "NAME", "PTS", "WINS", "LOSSES"]
+    assert team.rows[0][1:4] == ["Harbor City", "Herons", "101"] and team.rows[1][3] == "96"
+    assert box.caption == "box score"
+    assert box.header[:6] == ["PLAYER NAME", "TEAM CITY", "START POSITION", "MIN", "PTS", "REB"]
+    assert box.rows[0][:3] == ["Mara Quill", "Harbor City", "G"] and len(box.rows) == 5
+    assert "FIRST NAME" not in box.header and "SECOND NAME" not in box.header
+    assert ("home name", "Herons") in view.facts and ("day", "11_14_18") in view.facts
+
+
+def test_rotowire_box_score_becomes_readable_tables(rotowire_file):
+    record = json.loads(rotowire_file.read_text().splitlines()[0])
     view = render_input("Data", record["inputs"]["Data"])
     assert view.kind == "json"
     team, box = view.tables

@@ -6,7 +6,7 @@ import pytest
 
 from annotator.models import Assignment, JudgmentEvent, SpanJudgment
 from corpus.models import Annotation, ErrorSpan
-from tests.annotator.builders import SECRET_NAMES, build_campaign
+from tests.factories import SECRET_NAMES, build_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -126,7 +126,9 @@ def test_keyboard_only_annotation_of_an_item(page, live_server, login, make_user
         0, 17, "The Copper Kettle", "naming", "exact"
     )
     annotation = Annotation.objects.get(pk=added.annotation_id)
-    assert (annotation.source, annotation.campaign_id, annotation.aspect) == ("kbd", built.campaign.pk, "accuracy")
+    assert (annotation.source.label, annotation.source.added.campaign_id, annotation.aspect) == (
+        "kbd", built.campaign.pk, "accuracy"
+    )
 
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.DONE and assignment.finished_at is not None

@@ -6,7 +6,7 @@ import pytest
 
 from annotator.models import Assignment
 from corpus.models import Item
-from tests.annotator.builders import build_campaign
+from tests.factories import build_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -32,9 +32,12 @@ def test_script_and_img_payloads_render_as_text_everywhere(page, live_server, lo
     assert SCRIPT in page.locator("#output-text").inner_text()
     assert IMG in page.locator("#output-text").inner_text()
     assert IMG in page.locator(".explanation").first.inner_text() or IMG in page.locator("#errors").inner_text()
-    # No element was injected: the only images are none, the only scripts are htmx and our own.
+    # No element was injected: the only images are none, the only scripts are htmx and our own, and the only
+    # data block is the protocol's key map (JSON that never runs).
     assert page.locator("img").count() == 0
-    sources = page.locator("script").evaluate_all("els => els.map(e => e.getAttribute('src') || e.textContent)")
+    assert page.locator("script[type='application/json']").evaluate_all("els => els.map(e => e.id)") == ["sj-keys"]
+    sources = page.locator("script:not([type='application/json'])").evaluate_all(
+        "els => els.map(e => e.getAttribute('src') || e.textContent)")
     assert all(src and src.endswith(".js") for src in sources), sources
     assert "alert" not in "".join(sources)
 

@@ -11,7 +11,8 @@ from evaluation.engine import EngineError
 from evaluation.engine.aspects import ASPECTS, aspects_for, get_aspect
 from evaluation.engine.tasks import TASKS, get_task
 
-META_EVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "meta_eval"
+# made-up samples shaped like the meta-eval files, one per task (tests/data/README.md)
+SAMPLE_META_EVAL = Path(__file__).resolve().parents[1] / "data" / "meta_eval"
 
 # human-score keys of the meta-evaluation files and the task each belongs to
 SCORE_KEYS = {
@@ -54,15 +55,21 @@ def test_aspects_include_meta_eval_score_keys(task: str) -> None:
     assert SCORE_KEYS[task] <= {a.name for a in aspects_for(task)}
 
 
-def test_meta_eval_files_use_these_keys() -> None:
+def test_meta_eval_files_use_these_keys(meta_eval_dir: Path) -> None:
     files = {"qags": "summarization", "sfres": "data-to-text", "sfhot": "data-to-text",
              "topical_chat": "dialogue", "hanna": "story-generation", "wiki_da": "simplification"}
-    if not META_EVAL.exists():
-        pytest.skip("shared meta-eval data not present")
     for name, task in files.items():
-        items = json.loads((META_EVAL / f"{name}.json").read_text())
+        items = json.loads((meta_eval_dir / f"{name}.json").read_text())
         for key in items[0]["score"]:
             assert get_aspect(task, key).name == key
+
+
+@pytest.mark.parametrize("task", ["dialogue", "simplification", "summarization"])
+def test_sample_meta_eval_files_use_these_keys(task: str) -> None:
+    items = json.loads((SAMPLE_META_EVAL / f"{task}.json").read_text())
+    assert {key for item in items for key in item["score"]} == SCORE_KEYS[task]
+    for key in items[0]["score"]:
+        assert get_aspect(task, key).name == key
 
 
 def test_extra_aspects_present() -> None:

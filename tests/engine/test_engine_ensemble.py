@@ -1,4 +1,4 @@
-"""Hand-computed tests of the ensemble score, the outlier rules, supervisor inputs and the fallback merge."""
+"""Hand-computed tests of the ensemble score, the outlier rules, the per-item ensemble and the fallback merge."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from evaluation.engine.ensemble import (
     LABEL_SCORES,
     OUTLIER_RULES,
     cap_errors,
+    ensemble_item,
     ensemble_score,
     fallback_merge,
     outliers_leave_one_out,
     outliers_literal,
     overlap_share,
-    supervisor_inputs,
 )
 from evaluation.engine.parsing import ParsedAnswer, ParsedError, parse_annotator_answer
 
@@ -97,22 +97,33 @@ def _answer(label: str, location: str = "x") -> ParsedAnswer:
     )
 
 
-def test_supervisor_inputs_drop_outliers_and_failed_answers() -> None:
+def test_ensemble_item_leaves_outliers_and_failed_answers_out_of_the_supervisor_input() -> None:
     answers = [_answer("Excellent"), _answer("Excellent"), _answer("Excellent"), _answer("Excellent"),
                _answer("Unacceptable"), parse_annotator_answer("gibberish")]
-    kept = supervisor_inputs(answers)
-    assert kept == answers[:4]
-    assert supervisor_inputs(answers, rule="literal") == answers[:4]
+    item = ensemble_item(answers)
+    assert item.kept == (0, 1, 2, 3) and item.kept_answers == answers[:4]
+    assert item.outliers == (4,)  # the failed answer (5) is not an outlier: it has no score to judge
+    # the score keeps the outlier: (4 * 5 + 1) / 5; the failed answer has no score
+    assert item.score == pytest.approx(4.2)
+    assert ensemble_item(answers, rule="literal").kept_answers == answers[:4]
     split = [_answer("Poor"), _answer("Poor"), _answer("Excellent"), _answer("Excellent"), _answer("Excellent")]
-    assert supervisor_inputs(split) == split
+    assert ensemble_item(split).kept_answers == split and ensemble_item(split).outliers == ()
     with pytest.raises(EngineError, match="unknown outlier rule"):
-        supervisor_inputs(answers, rule="zscore")
+        ensemble_item(answers, rule="zscore")
 
 
-def test_supervisor_inputs_keep_unscored_answers() -> None:
+def test_ensemble_item_keeps_unscored_answers() -> None:
     unscored = parse_annotator_answer("Error 1:\nLocation: a\nExplanation: b\nSeverity: 3")
     answers = [_answer("Good"), _answer("Good"), _answer("Good"), unscored]
-    assert supervisor_inputs(answers) == answers
+    item = ensemble_item(answers)
+    assert item.kept_answers == answers and item.outliers == ()
+    assert item.score == 4.0
+
+
+def test_ensemble_item_with_no_usable_answer_keeps_nothing() -> None:
+    item = ensemble_item([parse_annotator_answer("gibberish"), parse_annotator_answer("")])
+    assert item.kept == () and item.outliers == () and item.score is None
+    assert ensemble_item([]).kept == () and ensemble_item([]).score is None
 
 
 def _err(location: str | None, severity: int | None, explanation: str = "e") -> ParsedError:
@@ -190,3 +201,21 @@ def test_fallback_merge_split_parts_are_separate_units() -> None:
     error = _err("The Celtics ... six assists", 3)
     merged = fallback_merge([_aligned(error)], OUTPUT)
     assert [m.location for m in merged] == ["The Celtics", "six assists"]
+
+
+def test_ensemble_item_fallback_merges_only_the_kept_answers() -> None:
+    def answer(label: str, location: str, severity: int) -> ParsedAnswer:
+        return parse_annotator_answer(
+            f"Error 1:\nLocation: {location}\nExplanation: e\nSeverity: {severity}\nOverall score: {label}"
+        )
+
+    answers = [answer("Good", "29 points", 3), answer("Good", "Isaiah Thomas scored 29 points", 4),
+               answer("Good", "on Friday", 2), answer("Unacceptable", "six assists", 5)]
+    item = ensemble_item(answers)
+    assert item.outliers == (3,)
+    merged = item.fallback(OUTPUT)
+    # the outlier's "six assists" is left out; the two overlapping spans become one (severity 4 kept)
+    assert [(m.location, m.severity, m.members) for m in merged] == [
+        ("Isaiah Thomas scored 29 points", 4, [0, 1]),
+        ("on Friday", 2, [2]),
+    ]

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from corpus import protocol
 from evaluation.engine import stats
 from evaluation.engine.errors import EngineError
 
@@ -56,6 +57,20 @@ def test_accuracy_matrix_empty_has_no_rates():
 def test_accuracy_matrix_rejects_unknown_verdicts():
     with pytest.raises(EngineError):
         stats.accuracy_matrix([("correct", "maybe", 1)])
+
+
+def test_vocabulary_is_the_protocol_in_table4_order():
+    # The paper's columns, which _paper_cells above relies on; every protocol verdict has a cell.
+    assert stats.SPAN_VERDICTS == ("error", "no_span", "not_error", "hallucination")
+    assert sorted(stats.SPAN_VERDICTS) == sorted(protocol.SPAN_VERDICT_VALUES)
+    assert stats.EXPLANATION_VERDICTS == protocol.EXPLANATION_VERDICT_VALUES
+    assert stats.FLAGS == protocol.FLAG_VALUES
+    m = stats.accuracy_matrix([(e, s, 1) for e in protocol.EXPLANATION_VERDICT_VALUES
+                               for s in protocol.SPAN_VERDICT_VALUES])
+    assert m.total == len(protocol.EXPLANATION_VERDICT_VALUES) * len(protocol.SPAN_VERDICT_VALUES)
+    # Span OK and Exp. correct count the protocol's headline verdicts: one column and one row of the grid.
+    assert m.span_ok == approx(1 / len(protocol.SPAN_VERDICT_VALUES))
+    assert m.exp_correct == approx(1 / len(protocol.EXPLANATION_VERDICT_VALUES))
 
 
 # --------------------------------------------------------------------------------------------- bootstrap

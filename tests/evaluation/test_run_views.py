@@ -8,8 +8,8 @@ from ninja.testing import TestClient
 from config.api import api
 from corpus.models import Dataset, Item, TaskType
 from evaluation.models import EvaluatorRun, RunStatus
-from evaluation.preannotation.execute import run_execute
-from evaluation.preannotation.launch import run_create
+from evaluation.runs.execute import run_execute
+from evaluation.runs.launch import run_create
 from tests.ollama_sim.config import SimConfig
 from tests.ollama_sim.server import OllamaSim
 

@@ -6,8 +6,9 @@ import uuid
 
 import pytest
 
-from corpus.models import Dataset, TaskType
+from corpus.models import Dataset
 from tasks.maintenance import ping_dataset
+from tests import factories
 from tests.integration.conftest import wait_for
 
 pytestmark = pytest.mark.integration
@@ -15,8 +16,7 @@ pytestmark = pytest.mark.integration
 
 def test_worker_process_writes_task_result_to_database(celery_worker_factory):
     worker = celery_worker_factory().start()
-    task = TaskType.objects.get(slug="data-to-text")
-    dataset = Dataset.objects.create(name="ping", task=task)
+    dataset = factories.dataset("ping")
     note = f"written by a worker {uuid.uuid4().hex}"
     ping_dataset.apply_async((dataset.pk, note), queue=worker.queue)
     assert wait_for(lambda: Dataset.objects.get(pk=dataset.pk).description == note, timeout=30), (

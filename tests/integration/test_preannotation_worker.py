@@ -8,7 +8,7 @@ import pytest
 
 from corpus.models import Annotation, Dataset, Item, TaskType
 from evaluation.models import EvaluatorRun, LLMCall, RunStatus
-from evaluation.preannotation.launch import run_create
+from evaluation.runs.launch import run_create
 from tasks.preannotation import run_preannotation
 from tests.integration.conftest import wait_for
 from tests.ollama_sim.config import FaultRule, SimConfig
@@ -92,7 +92,7 @@ def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_fac
 
 def test_worker_job_refused_up_front_when_model_missing(celery_worker_factory):
     with SimProcess(SimConfig(models=ANNOTATORS)) as sim:
-        from evaluation.preannotation.launch import LaunchError
+        from evaluation.runs.launch import LaunchError
 
         with pytest.raises(LaunchError, match="ollama pull sup:1b"):
             run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,

@@ -1,9 +1,11 @@
-"""OllamaBackend against the simulated Ollama: model checks, results, retries and error messages."""
+"""OllamaBackend against the simulated Ollama: model checks, results, retries and error messages.
+
+The backend is blocking and shared by a run's worker threads; these tests call it the way the executor does."""
 
 from __future__ import annotations
 
-import asyncio
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from hypothesis import given
@@ -54,13 +56,13 @@ def test_resolve_model_returns_the_available_name() -> None:
 
 
 def test_backend_check_returns_digests_by_requested_name(sim: OllamaSim) -> None:
-    digests = asyncio.run(_backend(sim.url).check(["llama3", "gemma2:9b"]))
+    digests = _backend(sim.url).check(["llama3", "gemma2:9b"])
     assert digests == {"llama3": digest_for("llama3"), "gemma2:9b": digest_for("gemma2:9b")}
 
 
 def test_backend_check_lists_every_missing_model_with_pull_commands(sim: OllamaSim) -> None:
     with pytest.raises(ModelMissing) as caught:
-        asyncio.run(_backend(sim.url).check(["llama3", "mistral", "phi3:mini"]))
+        _backend(sim.url).check(["llama3", "mistral", "phi3:mini"])
     assert caught.value.models == ["mistral", "phi3:mini"]
     message = str(caught.value)
     assert "ollama pull mistral" in message and "ollama pull phi3:mini" in message
@@ -70,7 +72,7 @@ def test_backend_check_lists_every_missing_model_with_pull_commands(sim: OllamaS
 
 def test_backend_check_unreachable_names_url_and_remedy(closed_port_url: str) -> None:
     with pytest.raises(BackendUnavailable) as caught:
-        asyncio.run(_backend(closed_port_url).check(["llama3"]))
+        _backend(closed_port_url).check(["llama3"])
     message = str(caught.value)
     assert closed_port_url in message
     assert "ollama serve" in message and "OLLAMA_URL" in message
@@ -79,12 +81,8 @@ def test_backend_check_unreachable_names_url_and_remedy(closed_port_url: str) ->
 def test_backend_chat_returns_text_and_accounting(sim: OllamaSim) -> None:
     sim.configure(rules=[ReplyRule(reply="one two three")], swap_cost=0.02, call_time=0.02)
     backend = _backend(sim.url)
-
-    async def run() -> LLMResult:
-        await backend.check(["llama3"])
-        return await backend.chat("llama3", "four words of prompt", options=OPTIONS, system="be strict")
-
-    result = asyncio.run(run())
+    backend.check(["llama3"])
+    result = backend.chat("llama3", "four words of prompt", options=OPTIONS, system="be strict")
     assert result.text == "one two three"
     assert result.model == "llama3"
     assert result.digest == digest_for("llama3")
@@ -102,7 +100,7 @@ def test_backend_chat_returns_text_and_accounting(sim: OllamaSim) -> None:
 
 def test_backend_chat_missing_model_fails_at_once(sim: OllamaSim) -> None:
     with pytest.raises(ModelMissing) as caught:
-        asyncio.run(_backend(sim.url).chat("mistral", "hi", options=OPTIONS))
+        _backend(sim.url).chat("mistral", "hi", options=OPTIONS)
     assert caught.value.models == ["mistral"]
     assert "ollama pull mistral" in str(caught.value)
     assert sim.stats.requests == 1
@@ -110,26 +108,26 @@ def test_backend_chat_missing_model_fails_at_once(sim: OllamaSim) -> None:
 
 def test_backend_retries_server_errors(sim: OllamaSim) -> None:
     sim.configure(faults=[FaultRule(kind="error", first=2)])
-    result = asyncio.run(_backend(sim.url).chat("llama3", "hi", options=OPTIONS))
+    result = _backend(sim.url).chat("llama3", "hi", options=OPTIONS)
     assert result.attempts == 3
     assert [r.status for r in sim.stats.log] == ["error", "error", "ok"]
 
 
 def test_backend_retries_dropped_connections(sim: OllamaSim) -> None:
     sim.configure(faults=[FaultRule(kind="drop", nth=(1,))])
-    result = asyncio.run(_backend(sim.url).chat("llama3", "hi", options=OPTIONS))
+    result = _backend(sim.url).chat("llama3", "hi", options=OPTIONS)
     assert result.attempts == 2
 
 
 def test_backend_retries_a_drop_after_the_call(sim: OllamaSim) -> None:
     sim.configure(faults=[FaultRule(kind="drop", nth=(1,), after_call=True)], call_time=0.01)
-    assert _backend(sim.url).chat_sync("llama3", "hi", options=OPTIONS).attempts == 2
+    assert _backend(sim.url).chat("llama3", "hi", options=OPTIONS).attempts == 2
 
 
 def test_backend_retries_read_timeouts(sim: OllamaSim) -> None:
     sim.configure(faults=[FaultRule(kind="slow", nth=(1,), delay=1.0)])
     started = time.perf_counter()
-    result = asyncio.run(_backend(sim.url, timeout=0.3).chat("llama3", "hi", options=OPTIONS))
+    result = _backend(sim.url, timeout=0.3).chat("llama3", "hi", options=OPTIONS)
     assert result.attempts == 2
     assert time.perf_counter() - started < 1.0  # the abandoned call gave its slot back at once
     assert [r.status for r in sim.stats.log] == ["cancelled", "ok"]
@@ -138,7 +136,7 @@ def test_backend_retries_read_timeouts(sim: OllamaSim) -> None:
 def test_backend_gives_up_after_max_retries(sim: OllamaSim) -> None:
     sim.configure(faults=[FaultRule(kind="error", message="CUDA out of memory")])
     with pytest.raises(BackendUnavailable) as caught:
-        asyncio.run(_backend(sim.url, max_retries=3).chat("llama3", "hi", options=OPTIONS))
+        _backend(sim.url, max_retries=3).chat("llama3", "hi", options=OPTIONS)
     assert sim.stats.requests == 4
     assert "CUDA out of memory" in str(caught.value) and sim.url in str(caught.value)
     assert caught.value.__cause__ is not None
@@ -146,7 +144,7 @@ def test_backend_gives_up_after_max_retries(sim: OllamaSim) -> None:
 
 def test_backend_unreachable_chat_is_unavailable_after_retries(closed_port_url: str) -> None:
     with pytest.raises(BackendUnavailable, match="ollama serve"):
-        asyncio.run(_backend(closed_port_url, max_retries=2).chat("llama3", "hi", options=OPTIONS))
+        _backend(closed_port_url, max_retries=2).chat("llama3", "hi", options=OPTIONS)
 
 
 def test_backend_backoff_grows_exponentially() -> None:
@@ -157,7 +155,7 @@ def test_backend_backoff_grows_exponentially() -> None:
 def test_backend_client_errors_are_not_retried(sim: OllamaSim) -> None:
     sim.configure(faults=[FaultRule(kind="error", status=400, message="invalid options")])
     with pytest.raises(BackendError) as caught:
-        asyncio.run(_backend(sim.url).chat("llama3", "hi", options=OPTIONS))
+        _backend(sim.url).chat("llama3", "hi", options=OPTIONS)
     assert not isinstance(caught.value, BackendUnavailable)
     assert "invalid options" in str(caught.value)
     assert sim.stats.requests == 1
@@ -165,40 +163,40 @@ def test_backend_client_errors_are_not_retried(sim: OllamaSim) -> None:
 
 def test_backend_returns_malformed_answers_as_text(sim: OllamaSim) -> None:
     sim.configure(faults=[FaultRule(kind="garbage", text="<<not an annotation>>")])
-    result = asyncio.run(_backend(sim.url).chat("llama3", "hi", options=OPTIONS))
+    result = _backend(sim.url).chat("llama3", "hi", options=OPTIONS)
     assert result.text == "<<not an annotation>>" and result.attempts == 1
 
 
 def test_backend_rejects_unknown_options(sim: OllamaSim) -> None:
     with pytest.raises(ValueError, match="temprature"):
-        asyncio.run(_backend(sim.url).chat("llama3", "hi", options={"temprature": 0}))
+        _backend(sim.url).chat("llama3", "hi", options={"temprature": 0})
     assert sim.stats.requests == 0
 
 
-def test_backend_concurrent_calls_fill_the_slots(sim: OllamaSim) -> None:
+def test_backend_shared_by_threads_fills_the_slots(sim: OllamaSim) -> None:
     sim.configure(parallel=2, call_time=0.1)
-    backend = _backend(sim.url)
-
-    async def run() -> list[LLMResult]:
-        async with backend:
-            return await asyncio.gather(*(backend.chat("llama3", f"p{i}", options=OPTIONS) for i in range(4)))
-
-    results = asyncio.run(run())
-    assert len(results) == 4 and sim.stats.peak_concurrency == 2 and sim.stats.loads == 1
+    with _backend(sim.url) as backend, ThreadPoolExecutor(max_workers=4) as pool:
+        results: list[LLMResult] = list(
+            pool.map(lambda i: backend.chat("llama3", f"p{i}", options=OPTIONS), range(4))
+        )
+    assert [r.attempts for r in results] == [1] * 4
+    assert sim.stats.requests == 4 and sim.stats.peak_concurrency == 2 and sim.stats.loads == 1
 
 
-def test_backend_sync_twins(sim: OllamaSim) -> None:
+def test_backend_check_then_chat_answers_with_the_checked_digest(sim: OllamaSim) -> None:
     with _backend(sim.url) as backend:
-        assert backend.check_sync(["qwen2.5:7b"]) == {"qwen2.5:7b": digest_for("qwen2.5:7b")}
-        result = backend.chat_sync("qwen2.5:7b", "### Output\nA text.", options=OPTIONS)
+        assert backend.check(["qwen2.5:7b"]) == {"qwen2.5:7b": digest_for("qwen2.5:7b")}
+        result = backend.chat("qwen2.5:7b", "### Output\nA text.", options=OPTIONS)
     assert result.digest == digest_for("qwen2.5:7b") and "Overall score:" in result.text
 
 
-def test_backend_survives_a_new_event_loop(sim: OllamaSim) -> None:
+def test_backend_reopens_after_close(sim: OllamaSim) -> None:
     backend = _backend(sim.url)
-    first = asyncio.run(backend.chat("llama3", "a", options=OPTIONS))
-    second = asyncio.run(backend.chat("llama3", "b", options=OPTIONS))
-    assert first.attempts == second.attempts == 1
+    first = backend.chat("llama3", "a", options=OPTIONS)
+    backend.close()
+    second = backend.chat("llama3", "b", options=OPTIONS)
+    backend.close()
+    assert first.attempts == second.attempts == 1 and sim.stats.requests == 2
 
 
 @given(name=st.from_regex(r"[a-z][a-z0-9.\-]{0,10}(:[a-z0-9.]{1,6})?", fullmatch=True))

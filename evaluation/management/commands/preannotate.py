@@ -8,8 +8,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset
 from evaluation.models import EvaluatorRun, RunStatus
-from evaluation.preannotation.execute import run_execute
-from evaluation.preannotation.launch import LaunchError, run_create, run_enqueue
+from evaluation.runs.execute import run_execute
+from evaluation.runs.launch import LaunchError, run_create, run_enqueue
+from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
 
 
 class Command(BaseCommand):
@@ -23,8 +24,8 @@ class Command(BaseCommand):
         parser.add_argument("--ollama-url", default="", help="Ollama server (default: OLLAMA_URL).")
         parser.add_argument("--parallel", type=int, default=0, help="Requests in flight per model.")
         parser.add_argument("--outlier-rule", default="leave_one_out", choices=["leave_one_out", "literal"])
-        parser.add_argument("--mode", default="ensemble", choices=["ensemble", "single", "distilled"],
-                            help="ensemble (default); single: one annotator model; distilled: one model, 0-100 score.")
+        parser.add_argument("--mode", default=DEFAULT_MODE.value, choices=[mode.value for mode in MODES],
+                            help=modes_help())
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
         mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")

@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 
 from corpus.models import Annotation, Dataset, ErrorSpan, Item, TaskType
 from evaluation.models import EvaluatorRun, LLMCall, RunCall, RunStatus
-from evaluation.preannotation.execute import run_execute
-from evaluation.preannotation.launch import LaunchError, run_cancel, run_create, run_resume
+from evaluation.runs.execute import run_execute
+from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_resume
 from tests.ollama_sim.config import FaultRule, ReplyRule, SimConfig
 from tests.ollama_sim.server import OllamaSim
 
@@ -69,7 +69,7 @@ def test_run_execute_full_run_stores_every_layer(dataset, sim):
         )
         assert ensemble.score == pytest.approx(sum(scores) / len(scores))
     # Every aligned span slices exactly what it claims; unaligned ones have no offsets.
-    for span in ErrorSpan.objects.filter(annotation__run=run).select_related("annotation__item"):
+    for span in ErrorSpan.objects.filter(annotation__source=run).select_related("annotation__item"):
         if span.start is not None:
             assert span.match != "none"
             if span.match == "exact":
@@ -148,9 +148,9 @@ def test_run_pauses_when_server_keeps_failing_then_resumes_without_repeats(datas
     # ann-b fails every request: the run pauses after the backend's retries, keeping ann-a's answers.
     sim.configure(faults=(FaultRule(kind="error", model="ann-b:1b", status=503),))
     run = _create(dataset, sim)
-    from evaluation.preannotation import execute
+    from evaluation.llm import OllamaBackend
 
-    backend = execute.OllamaBackend(sim.url, timeout=5, max_retries=1, backoff=0.01)
+    backend = OllamaBackend(sim.url, timeout=5, max_retries=1, backoff=0.01)
     assert run_execute(run.pk, backend=backend) == RunStatus.PAUSED
     run.refresh_from_db()
     assert "resume" in run.message.lower()
@@ -220,26 +220,26 @@ def test_task_retries_after_database_error_and_keeps_stored_calls(dataset, sim, 
     from django.db import OperationalError
     from django.utils import timezone
 
-    from evaluation.preannotation import execute
+    from evaluation.runs.writes import RunWriter
     from tasks.preannotation import run_preannotation
 
     run = _create(dataset, sim)
-    real_flush = execute.RunExecutor._flush
+    real_record = RunWriter.record_batch
     calls = {"n": 0}
 
-    def flaky_flush(self, *args, **kwargs):
+    def flaky_record(self, *args, **kwargs):
         calls["n"] += 1
         if calls["n"] == 2:
             raise OperationalError("server closed the connection unexpectedly")
-        return real_flush(self, *args, **kwargs)
+        return real_record(self, *args, **kwargs)
 
-    monkeypatch.setattr(execute.RunExecutor, "_flush", flaky_flush)
+    monkeypatch.setattr(RunWriter, "record_batch", flaky_record)
     with pytest.raises(Retry):
         run_preannotation.apply(args=(run.pk,), throw=True)
     stored = LLMCall.objects.count()
     assert stored > 0  # answers that arrived before the failure are kept
     assert EvaluatorRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
-    monkeypatch.setattr(execute.RunExecutor, "_flush", real_flush)
+    monkeypatch.setattr(RunWriter, "record_batch", real_record)
     # Time passes: the dead attempt's heartbeat goes stale, so the retry may claim the run.
     EvaluatorRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     sim.reset_stats()
@@ -274,3 +274,105 @@ def test_run_distilled_mode_stores_0_to_100_scores(dataset, sim):
         # Stored on the 0-100 scale the model answered, not mapped to labels.
         assert annotation.score == parse_distilled_answer(annotation.raw_answer).score100
         assert 0 <= annotation.score <= 100 and annotation.score_label == ""
+
+
+def _running(run: EvaluatorRun, seconds_since_beat: float) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    beat = timezone.now() - timedelta(seconds=seconds_since_beat)
+    EvaluatorRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, heartbeat_at=beat)
+
+
+def test_recovery_takes_only_runs_whose_heartbeat_is_stale(dataset, settings):
+    from evaluation.runs.recovery import runs_going_stale, runs_needing_recovery
+    from evaluation.runs.writes import run_claim
+
+    settings.RUN_STALE_SECONDS = 90
+    fresh, stale, pending = (run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS,
+                                        supervisor=SUPERVISOR, check=False) for _ in range(3))
+    _running(fresh, 10)  # a live worker beat 10 s ago
+    _running(stale, 120)  # its worker stopped two minutes ago
+    assert runs_needing_recovery() == [stale.pk]  # not every running run, and not the pending one
+    (going,) = runs_going_stale()
+    assert going[0] == fresh.pk and 79 < going[1] <= 80  # stale in 80 s
+    # The claim applies the same rule: it takes the stale run over and leaves the live worker's alone.
+    assert run_claim(fresh.pk, "other-worker") is None
+    assert run_claim(stale.pk, "other-worker") is not None
+    assert EvaluatorRun.objects.get(pk=pending.pk).status == RunStatus.PENDING
+
+
+def test_starting_worker_requeues_stale_runs_now_and_fresh_ones_once_they_would_be_stale(
+    dataset, settings, monkeypatch
+):
+    from tasks import preannotation
+
+    settings.RUN_STALE_SECONDS = 90
+    fresh, stale = (run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS,
+                               supervisor=SUPERVISOR, check=False) for _ in range(2))
+    _running(fresh, 30)
+    _running(stale, 300)
+    now: list[int] = []
+    later: list[tuple[int, float]] = []
+    monkeypatch.setattr(preannotation.run_preannotation, "delay", lambda run_id: now.append(run_id))
+    monkeypatch.setattr(preannotation.run_preannotation, "apply_async",
+                        lambda args, countdown: later.append((args[0], countdown)))
+    preannotation._recover_orphaned_runs()
+    assert now == [stale.pk]
+    assert [run_id for run_id, _ in later] == [fresh.pk] and 60 < later[0][1] <= 61
+
+
+def test_run_leaves_an_outlier_out_of_the_supervisor_prompt_but_not_out_of_the_score(dataset, sim):
+    def answer(label: str, location: str) -> str:
+        return f"Error 1:\nLocation: {location}\nExplanation: wrong\nSeverity: 3\nOverall score: {label}"
+
+    # leave-one-out over [5, 5, 1]: ann-c is 4 points from the unanimous others, so it is the outlier
+    sim.configure(rules=(ReplyRule(model="ann-a:1b", reply=answer("Excellent", "first-marker")),
+                         ReplyRule(model="ann-b:1b", reply=answer("Excellent", "second-marker")),
+                         ReplyRule(model="ann-c:1b", reply=answer("Unacceptable", "outlier-marker"))))
+    run = _create(dataset, sim)
+    assert run_execute(run.pk) == RunStatus.DONE
+    flagged = Annotation.objects.filter(source=run, kind="annotator", is_outlier=True)
+    assert set(flagged.values_list("model", flat=True)) == {"ann-c:1b"} and flagged.count() == len(OUTPUTS)
+    prompts = LLMCall.objects.filter(run_calls__run=run, run_calls__role="supervisor").values_list("prompt", flat=True)
+    assert len(prompts) == len(OUTPUTS)
+    assert all("first-marker" in p and "second-marker" in p and "outlier-marker" not in p for p in prompts)
+    for ensemble in Annotation.objects.filter(source=run, kind="ensemble"):
+        assert ensemble.score == pytest.approx((5 + 5 + 1) / 3)
+        assert "ann-c:1b: Unacceptable" in ensemble.score_explanation
+
+
+def test_run_cancelled_while_running_stops_at_a_checkpoint_and_keeps_what_it_finished(dataset, sim):
+    import threading
+    import time
+
+    from django.db import connection
+
+    sim.configure(call_time=0.2)  # 4 items, 2 in flight: 0.4 s per annotator model
+    run = _create(dataset, sim)
+
+    def cancel_soon() -> None:
+        time.sleep(0.5)
+        assert run_cancel(run=run)
+        connection.close()
+
+    admin = threading.Thread(target=cancel_soon)
+    admin.start()
+    assert run_execute(run.pk) == RunStatus.CANCELLED
+    admin.join()
+    run.refresh_from_db()
+    assert run.finished_at is not None and "Cancelled" in run.message
+    assert 0 < run.done_calls < run.total_calls
+    assert Annotation.objects.filter(source=run).count() == run.done_calls  # every counted step is stored
+    assert LLMCall.objects.count() == sim.stats.requests  # every answer that arrived is kept
+    assert not RunCall.objects.filter(run=run, role="supervisor").exists()
+
+
+def test_run_fails_when_a_model_is_gone_by_the_time_it_runs(dataset, sim):
+    run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-a:1b", "gone:1b"],
+                     supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2, check=False)
+    assert run_execute(run.pk) == RunStatus.FAILED
+    run.refresh_from_db()
+    assert "ollama pull gone:1b" in run.message and run.finished_at is not None
+    assert sim.stats.requests == 0  # found out before any call

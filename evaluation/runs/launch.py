@@ -1,4 +1,4 @@
-"""Create, check, enqueue, cancel and resume pre-annotation runs (the OpeNLGauge ensemble over a dataset)."""
+"""Create, check, enqueue, cancel and resume runs (the OpeNLGauge ensemble, or one model, over a dataset)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,10 @@ from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate, RunStatus
+from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
 
 RETRY_TEMPERATURE = 0.1
 MAX_ANSWER_ATTEMPTS = 4  # the first try and three warmer retries of an unparseable answer
-MODES = ("ensemble", "single", "distilled")
 
 
 class LaunchError(Exception):
@@ -42,16 +42,15 @@ def _template_text(kind: str, task_id: int) -> str:
     return chosen.text
 
 
-def _templates(mode: str, task_id: int) -> dict[str, str]:
-    kinds = {"ensemble": ["annotator", "supervisor"], "single": ["annotator"], "distilled": ["distilled"]}[mode]
-    return {kind: _template_text(kind, task_id) for kind in kinds}
+def _templates(spec: ModeSpec, task_id: int) -> dict[str, str]:
+    return {str(kind): _template_text(kind, task_id) for kind in spec.template_kinds}
 
 
 def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
     """Return model -> digest, or raise LaunchError naming the URL tried or the `ollama pull` commands to run."""
     try:
         with OllamaBackend(url, timeout=settings.OLLAMA_TIMEOUT) as backend:
-            return backend.check_sync(list(dict.fromkeys(models)))
+            return backend.check(list(dict.fromkeys(models)))
     except BackendError as exc:
         raise LaunchError(str(exc)) from exc
 
@@ -66,18 +65,19 @@ def run_create(
     ollama_url: str | None = None,
     parallel: int | None = None,
     outlier_rule: str = DEFAULT_OUTLIER_RULE,
-    mode: str = "ensemble",
+    mode: str = DEFAULT_MODE,
     user=None,
     check: bool = True,
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
 
-    `mode` is "ensemble" (annotators, then the supervisor), "single" (one annotator model, its answer is
-    final) or "distilled" (one model, the short prompt, a 0-100 score). With `check`, the Ollama server
-    is asked first, so a missing model or an unreachable server is refused before anything is queued.
+    `mode` names one of evaluation.runs.modes.MODES. With `check`, the Ollama server is asked first,
+    so a missing model or an unreachable server is refused before anything is queued.
     """
-    if mode not in MODES:
-        raise LaunchError(f"unknown mode {mode!r} (modes: {', '.join(MODES)})")
+    try:
+        spec = mode_spec(mode)
+    except UnknownMode as exc:
+        raise LaunchError(str(exc)) from None
     aspect = Aspect.objects.select_related("task").filter(task=dataset.task, name=aspect_name).first()
     if aspect is None:
         known = ", ".join(Aspect.objects.filter(task=dataset.task).values_list("name", flat=True))
@@ -87,9 +87,10 @@ def run_create(
     supervisor = supervisor or preset.supervisor
     if not annotators:
         raise LaunchError("an ensemble needs at least one annotator model")
-    if mode != "ensemble":
-        if len(annotators) != 1:
-            raise LaunchError(f"a {mode} run takes exactly one model (--annotators MODEL), not {len(annotators)}")
+    if spec.n_models is not None and len(annotators) != spec.n_models:
+        wanted = "one model (--annotators MODEL)" if spec.n_models == 1 else f"{spec.n_models} models"
+        raise LaunchError(f"a {spec.mode} run takes exactly {wanted}, not {len(annotators)}")
+    if not spec.has_supervisor:
         supervisor = ""
     if len(set(annotators)) != len(annotators):
         raise LaunchError("the same annotator model is listed twice")
@@ -103,10 +104,10 @@ def run_create(
         raise LaunchError("--parallel must be at least 1")
     if not dataset.items.exists():
         raise LaunchError(f"dataset {dataset.name!r} has no items")
-    models = [*annotators, *([supervisor] if supervisor else [])]
-    digests = check_models(url, models) if check else {}
+    phases = spec.phases(annotators, supervisor)
+    digests = check_models(url, [phase.model for phase in phases]) if check else {}
     config = {
-        "mode": mode,
+        "mode": spec.mode.value,
         "annotators": annotators,
         "supervisor": supervisor,
         "digests": digests,
@@ -116,26 +117,19 @@ def run_create(
         "outlier_rule": outlier_rule,
         "keep_alive": settings.OLLAMA_KEEP_ALIVE,
     }
-    if mode == "ensemble":
-        name, kind = f"OpeNLGauge ensemble: {'+'.join(annotators)} / {supervisor}", Evaluator.Kind.ENSEMBLE
-    elif mode == "single":
-        name, kind = f"OpeNLGauge single annotator: {annotators[0]}", Evaluator.Kind.SINGLE
-    else:
-        name, kind = f"Distilled (0-100): {annotators[0]}", Evaluator.Kind.DISTILLED
     evaluator, _ = Evaluator.objects.get_or_create(
-        name=name[:200], defaults={"kind": kind, "config": {"annotators": annotators, "supervisor": supervisor}},
+        name=spec.evaluator_name(annotators, supervisor)[:200],
+        defaults={"kind": spec.evaluator_kind, "config": {"annotators": annotators, "supervisor": supervisor}},
     )
     n_items = dataset.items.count()
-    steps_per_item = len(annotators) + (1 if mode == "ensemble" else 0)
-    progress_keys = [*annotators, *([f"{supervisor} (supervisor)"] if mode == "ensemble" else [])]
     run = EvaluatorRun.objects.create(
         evaluator=evaluator, dataset=dataset, aspect=aspect, label=f"pending-{timezone.now().timestamp()}",
         config=config, ollama_url=url, parallel=parallel, created_by=user,
-        templates=_templates(mode, aspect.task_id),
-        total_calls=n_items * steps_per_item,
-        progress={m: {"done": 0, "total": n_items} for m in progress_keys},
+        templates=_templates(spec, aspect.task_id),
+        total_calls=n_items * len(phases),
+        progress={phase.progress_key: {"done": 0, "total": n_items} for phase in phases},
     )
-    run.label = f"{mode}-{run.pk}"
+    run.label = f"{spec.mode}-{run.pk}"
     run.save(update_fields=["label"])
     return run
 

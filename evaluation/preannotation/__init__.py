@@ -1,1 +1,0 @@
-"""Pre-annotation jobs: launch, execute (model-major, cached, resumable) and observe ensemble runs."""

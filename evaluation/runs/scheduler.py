@@ -1,0 +1,191 @@
+"""One phase of a run: every step of one model with P requests in flight, retrying unparseable answers.
+
+Model-major scheduling asks one model for the whole dataset before the next, so each model is loaded
+once, and keeps `parallel` requests in flight (the server's OLLAMA_NUM_PARALLEL). This module touches no
+database and imports no Django: it gets plain steps (prompt, the cache key and options of every possible
+attempt, the answers the cache already holds) and a backend, and hands each finished step to the caller,
+who stores it. Worker threads only talk HTTP and parse; the callbacks run on the calling thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from evaluation.engine.parsing import ParsedAnswer
+from evaluation.llm.ollama_backend import LLMResult
+
+BATCH_SIZE = 25  # finished steps per storing batch
+BATCH_SECONDS = 2.0  # and at least this often, so the heartbeat and cancel checks keep going
+
+
+class ChatBackend(Protocol):
+    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any]) -> LLMResult: ...
+
+
+def cache_key(model: str, digest: str, prompt: str, options: Mapping[str, Any]) -> str:
+    """The cache identity of a call: the same model build, prompt and options give the same answer."""
+    blob = json.dumps({"model": model, "digest": digest, "prompt": prompt, "options": options}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def attempt_options(base: Mapping[str, Any], attempt: int, retry_temperature: float) -> dict[str, Any]:
+    """Options of try `attempt`: the run's own first, then slightly warmer with a shifted seed."""
+    if attempt == 0:
+        return dict(base)
+    return {**base, "temperature": retry_temperature, "seed": int(base.get("seed", 0)) + attempt}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    key: str
+    options: dict[str, Any]
+
+
+def plan_attempts(
+    model: str, digest: str, prompt: str, base: Mapping[str, Any], *, attempts: int, retry_temperature: float
+) -> list[Attempt]:
+    """Every attempt a step may need, known up front so the cache can be asked for all of them at once."""
+    planned = []
+    for number in range(attempts):
+        options = attempt_options(base, number, retry_temperature)
+        planned.append(Attempt(cache_key(model, digest, prompt, options), options))
+    return planned
+
+
+@dataclass
+class Step:
+    """One (item, model) request: its prompt, its possible attempts and what the cache holds for them."""
+
+    item_id: int
+    prompt: str
+    attempts: list[Attempt]
+    cached: dict[str, str] = field(default_factory=dict)  # cache key -> stored answer
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    number: int  # 0 = first try
+    key: str
+    options: dict[str, Any]
+    text: str
+    result: LLMResult | None  # None when the answer came from the cache
+    wall: float = 0.0
+
+
+@dataclass
+class Outcome:
+    """A finished step: the attempts made (the last one's answer counts) and its parse."""
+
+    step: Step
+    parsed: ParsedAnswer
+    attempts: list[AttemptRecord] = field(default_factory=list)
+
+    @property
+    def raw(self) -> str:
+        return self.attempts[-1].text if self.attempts else ""
+
+
+class _Interrupted(Exception):
+    """A step given up between attempts because the phase is stopping; its answers so far travel along."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__("phase stopped")
+        self.outcome = outcome
+
+
+def perform(
+    backend: ChatBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event
+) -> Outcome:
+    """Ask (or read the cache) until an answer parses or the attempts run out; backend errors propagate."""
+    outcome = Outcome(step, ParsedAnswer())
+    for number, attempt in enumerate(step.attempts):
+        if stop.is_set():
+            raise _Interrupted(outcome)
+        if attempt.key in step.cached:
+            text, result, wall = step.cached[attempt.key], None, 0.0
+        else:
+            began = time.monotonic()
+            result = backend.chat(model, step.prompt, options=attempt.options)
+            text, wall = result.text, time.monotonic() - began
+        outcome.attempts.append(AttemptRecord(number, attempt.key, attempt.options, text, result, wall))
+        outcome.parsed = parse(text)
+        if outcome.parsed.status != "failed":
+            break
+    return outcome
+
+
+def run_phase(
+    backend: ChatBackend,
+    model: str,
+    steps: Sequence[Step],
+    *,
+    parse: Callable[[str], ParsedAnswer],
+    parallel: int,
+    on_answer: Callable[[Outcome], None],
+    on_batch: Callable[[list[Outcome], bool], None],
+    batch_size: int = BATCH_SIZE,
+    batch_seconds: float = BATCH_SECONDS,
+) -> None:
+    """Perform `steps` against `model`, `parallel` at a time, in their order.
+
+    `on_answer(outcome)` gets every finished step at once (store its new calls: that is what lets a
+    resumed run repeat no call). `on_batch(outcomes, interrupted)` gets them again in batches, and at least
+    every `batch_seconds` even when empty; it may raise to stop the phase (a cancelled run). When anything
+    raises (a backend error, a callback), no new request starts, the requests in flight end, answers that
+    arrived are still handed over - whole steps to one last `on_batch(..., interrupted=True)`, the calls
+    of steps cut short between attempts to `on_answer` only - and the exception propagates.
+    """
+    if not steps:
+        return
+    stop = threading.Event()
+    queue = iter(steps)
+    running: set[Future[Outcome]] = set()
+    pending: list[Outcome] = []
+    last_batch = time.monotonic()
+    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="llm") as pool:
+
+        def top_up() -> None:
+            while len(running) < parallel and not stop.is_set():
+                step = next(queue, None)
+                if step is None:
+                    return
+                running.add(pool.submit(perform, backend, model, step, parse, stop))
+
+        try:
+            top_up()
+            while running:
+                finished, _ = wait(running, timeout=batch_seconds, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    running.discard(future)
+                    outcome = future.result()
+                    on_answer(outcome)
+                    pending.append(outcome)
+                if len(pending) >= batch_size or time.monotonic() - last_batch >= batch_seconds:
+                    batch, pending = pending, []
+                    last_batch = time.monotonic()
+                    on_batch(batch, False)
+                top_up()
+        except BaseException:
+            stop.set()
+            for future in running:
+                future.cancel()
+            wait(running)
+            for future in running:
+                if future.cancelled():
+                    continue
+                error = future.exception()
+                if error is None:
+                    on_answer(future.result())
+                    pending.append(future.result())
+                elif isinstance(error, _Interrupted):
+                    on_answer(error.outcome)
+            on_batch(pending, True)
+            raise
+    on_batch(pending, False)

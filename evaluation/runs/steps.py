@@ -1,0 +1,137 @@
+"""What a phase still has to ask, read from the database: one step per item not yet answered, with the
+answers the call cache already holds, and for the supervisor the annotator answers each merge starts from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from corpus.models import Annotation, AnnotationKind
+from evaluation.engine.aspects import AspectSpec
+from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, EnsembleItem, ensemble_item
+from evaluation.engine.parsing import parse_annotator_answer
+from evaluation.engine.prompts import render_supervisor_prompt
+from evaluation.engine.tasks import TaskSpec
+from evaluation.models import EvaluatorRun, LLMCall, PromptTemplate
+from evaluation.runs.modes import ModeSpec
+from evaluation.runs.scheduler import Step, plan_attempts
+
+ItemRow = tuple[int, dict[str, str], str]  # (pk, inputs, output), in dataset order
+CACHE_CHUNK = 1000  # cache keys per query
+
+
+def run_specs(run: EvaluatorRun) -> tuple[TaskSpec, AspectSpec]:
+    """Build the engine's specs from the database rows, so admins' edits of tasks and aspects apply."""
+    task = run.aspect.task
+    aspect = run.aspect
+    return (
+        TaskSpec(slug=task.slug, name=task.name, description=task.description, output_noun=task.output_noun),
+        AspectSpec(
+            task=task.slug, name=aspect.name, definition=aspect.definition,
+            confused_with=list(aspect.confused_with), lowest=aspect.lowest, highest=aspect.highest,
+            output_only=aspect.output_only, steps=list(aspect.steps),
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class ItemAnswers:
+    """One item's annotator annotations, in annotator order, and the ensemble's verdict on them."""
+
+    item_id: int
+    annotation_ids: tuple[int, ...]
+    models: tuple[str, ...]
+    ensemble: EnsembleItem
+
+
+@dataclass
+class SupervisorPlan:
+    steps: list[Step] = field(default_factory=list)
+    items: dict[int, ItemAnswers] = field(default_factory=dict)  # item id -> what its step merges
+    unmerged: list[ItemAnswers] = field(default_factory=list)  # items with no usable answer: nothing to ask
+
+
+class StepPlanner:
+    """Builds each phase's steps for one run; `digests` is the executor's live model -> digest map."""
+
+    def __init__(self, run: EvaluatorRun, items: Sequence[ItemRow], digests: Mapping[str, str]) -> None:
+        self.run = run
+        self.config: dict[str, Any] = run.config
+        self.items = items
+        self.digests = digests
+        self.task, self.aspect = run_specs(run)
+        self.output_header = run.dataset.output_header
+
+    def annotator_steps(self, model: str, spec: ModeSpec) -> list[Step]:
+        done = self._done_items(kind=AnnotationKind.ANNOTATOR, model=model)
+        template = self.run.templates[spec.annotator_template]
+        steps = [
+            self._step(model, pk, spec.render(
+                template, task=self.task, aspect=self.aspect, inputs=inputs, output=output,
+                output_header=self.output_header,
+            ))
+            for pk, inputs, output in self.items
+            if pk not in done
+        ]
+        return self._with_cache(steps)
+
+    def supervisor_plan(self, model: str) -> SupervisorPlan:
+        done = self._done_items(kind=AnnotationKind.ENSEMBLE)
+        annotators: list[str] = self.config["annotators"]
+        rows: dict[int, list[Annotation]] = {}
+        for annotation in Annotation.objects.filter(source=self.run, kind=AnnotationKind.ANNOTATOR):
+            rows.setdefault(annotation.item_id, []).append(annotation)
+        template = self.run.templates[PromptTemplate.Kind.SUPERVISOR]
+        rule = self.config.get("outlier_rule", DEFAULT_OUTLIER_RULE)
+        plan = SupervisorPlan()
+        for pk, inputs, output in self.items:
+            if pk in done:
+                continue
+            annotations = sorted(rows.get(pk, []), key=lambda a: annotators.index(a.model))
+            answers = ItemAnswers(
+                item_id=pk,
+                annotation_ids=tuple(a.pk for a in annotations),
+                models=tuple(a.model for a in annotations),
+                ensemble=ensemble_item([parse_annotator_answer(a.raw_answer) for a in annotations], rule),
+            )
+            if not answers.ensemble.kept:
+                plan.unmerged.append(answers)
+                continue
+            prompt = render_supervisor_prompt(
+                template, task=self.task, aspect=self.aspect, inputs=inputs, output=output,
+                output_header=self.output_header, annotations=answers.ensemble.kept_answers,
+            )
+            plan.items[pk] = answers
+            plan.steps.append(self._step(model, pk, prompt))
+        self._with_cache(plan.steps)
+        return plan
+
+    def _done_items(self, **match: str) -> set[int]:
+        """Items this run already answered in the phase: a resumed run starts after them."""
+        return set(Annotation.objects.filter(source=self.run, **match).values_list("item_id", flat=True))
+
+    def _step(self, model: str, item_id: int, prompt: str) -> Step:
+        attempts = plan_attempts(
+            model, self.digests.get(model, ""), prompt, self.config["options"],
+            attempts=int(self.config.get("max_answer_attempts", 4)),
+            retry_temperature=float(self.config.get("retry_temperature", 0.1)),
+        )
+        return Step(item_id, prompt, attempts)
+
+    @staticmethod
+    def _with_cache(steps: list[Step]) -> list[Step]:
+        """Fill in the stored answers of every attempt the steps may make: they will not be asked again."""
+        keys = [attempt.key for step in steps for attempt in step.attempts]
+        cached: dict[str, str] = {}
+        for start in range(0, len(keys), CACHE_CHUNK):
+            chunk = keys[start : start + CACHE_CHUNK]
+            cached.update(
+                LLMCall.objects.filter(cache_key__in=chunk, status=LLMCall.Status.OK).values_list(
+                    "cache_key", "response"
+                )
+            )
+        for step in steps:
+            step.cached = {a.key: cached[a.key] for a in step.attempts if a.key in cached}
+        return steps

@@ -1,0 +1,238 @@
+"""Every database write of an executing run: the claim, the call cache and its audit rows, annotations
+with their spans, progress counters and heartbeat, and the final status.
+
+Calls are stored the moment their answer arrives, so a killed worker repeats no finished call; the rest
+is written per batch in one transaction, so a batch's progress never counts annotations that are missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from corpus.models import Annotation, AnnotationKind, ErrorSpan, ParseStatus
+from evaluation.engine.alignment import align_location
+from evaluation.engine.ensemble import MAX_ERRORS, MergedError, cap_errors
+from evaluation.engine.parsing import ParsedAnswer, ParsedError, score_to_label
+from evaluation.models import EvaluatorRun, LLMCall, RunCall, RunStatus
+from evaluation.runs.modes import Phase, ScoreScale
+from evaluation.runs.recovery import stale_running
+from evaluation.runs.scheduler import Outcome
+from evaluation.runs.steps import ItemAnswers
+
+SUPERVISOR_UNUSABLE = "The supervisor's answer was unusable; errors were merged by span overlap instead."
+NOTHING_TO_MERGE = "No annotator gave a usable answer, so there was nothing to merge."
+
+# An annotation row and the spans to save with it.
+Written = tuple[Annotation, list[ErrorSpan]]
+
+
+def run_claim(run_id: int, token: str) -> EvaluatorRun | None:
+    """Take the run for this worker: pending/paused ones, or running ones whose worker stopped beating."""
+    now = timezone.now()
+    claimable = Q(status__in=[RunStatus.PENDING, RunStatus.PAUSED]) | stale_running(now)
+    claimed = (
+        EvaluatorRun.objects.filter(pk=run_id, cancel_requested=False)
+        .filter(claimable)
+        .update(
+            status=RunStatus.RUNNING, heartbeat_at=now, celery_task_id=token, message="",
+            started_at=Coalesce(F("started_at"), now),
+        )
+    )
+    if not claimed:
+        return None
+    return EvaluatorRun.objects.select_related("aspect__task", "dataset").get(pk=run_id)
+
+
+def spans_for_errors(errors: Iterable[ParsedError], output: str) -> list[ErrorSpan]:
+    """Align each error's location to the output; '...'-joined locations become one span per part."""
+    rows: list[ErrorSpan] = []
+    for error in errors:
+        for span in align_location(error.location, output, explanation=error.explanation):
+            no_location = span.start is None and not span.text
+            rows.append(ErrorSpan(
+                text=span.text or error.location_raw, start=span.start, end=span.end, match=span.match,
+                multi_part=span.multi_part, ambiguous=span.ambiguous, explanation=error.explanation,
+                severity=error.severity, note=span.note or ("The answer gives no location." if no_location else ""),
+            ))
+    return rows
+
+
+def _merged_spans(merged: Iterable[MergedError]) -> list[ErrorSpan]:
+    return [
+        ErrorSpan(
+            text=m.location or "", start=m.start, end=m.end, match=m.match, explanation=m.explanation,
+            severity=m.severity, note="merged without the supervisor" if m.start is not None else
+            "merged without the supervisor; no location in the text",
+        )
+        for m in merged
+    ]
+
+
+def _parse_status(parsed: ParsedAnswer) -> str:
+    return {"ok": ParseStatus.OK, "partial": ParseStatus.PARTIAL}.get(parsed.status, ParseStatus.FAILED)
+
+
+class RunWriter:
+    """Writes one claimed run's results; `outputs` maps item ids to the texts spans are aligned to."""
+
+    def __init__(self, run: EvaluatorRun, outputs: Mapping[int, str], digests: Mapping[str, str]) -> None:
+        self.run = run
+        self.outputs = outputs
+        self.digests = digests
+        self.progress: dict[str, dict[str, int]] = run.progress
+
+    # --- calls --------------------------------------------------------------------------------
+    def store_calls(self, model: str, outcome: Outcome) -> None:
+        """Store a step's new answers at once: the cache is what makes a resumed run repeat no call."""
+        fresh = [a for a in outcome.attempts if a.result is not None]
+        if not fresh:
+            return
+        LLMCall.objects.bulk_create(
+            [
+                LLMCall(
+                    cache_key=a.key, model=model, model_digest=self.digests.get(model, ""),
+                    prompt=outcome.step.prompt, options=a.options, response=a.text,
+                    prompt_tokens=a.result.prompt_tokens, completion_tokens=a.result.completion_tokens,
+                    total_duration_ns=a.result.total_duration_ns, load_duration_ns=a.result.load_duration_ns,
+                    prompt_eval_duration_ns=a.result.prompt_eval_duration_ns,
+                    eval_duration_ns=a.result.eval_duration_ns, wall_seconds=a.wall, attempts=a.result.attempts,
+                )
+                for a in fresh
+                if a.result is not None
+            ],
+            ignore_conflicts=True,
+        )
+
+    # --- batches ------------------------------------------------------------------------------
+    @transaction.atomic
+    def record_batch(
+        self, phase: Phase, outcomes: Sequence[Outcome], annotate: Callable[[Outcome], list[Written]]
+    ) -> None:
+        """Link the batch's calls to the run, write its annotations, count it and beat the heartbeat."""
+        if outcomes:
+            keys = [a.key for o in outcomes for a in o.attempts]
+            calls = dict(LLMCall.objects.filter(cache_key__in=keys).values_list("cache_key", "pk"))
+            RunCall.objects.bulk_create(
+                [
+                    RunCall(
+                        run=self.run, item_id=o.step.item_id, role=phase.role, model=phase.model,
+                        attempt=a.number, call_id=calls[a.key], from_cache=a.result is None,
+                    )
+                    for o in outcomes
+                    for a in o.attempts
+                ],
+                ignore_conflicts=True,
+            )
+            self._save([row for outcome in outcomes for row in annotate(outcome)])
+        failed = sum(1 for o in outcomes if o.parsed.status == "failed")
+        cached = sum(1 for o in outcomes for a in o.attempts if a.result is None)
+        entry = self._entry(phase)
+        entry["done"] = entry.get("done", 0) + len(outcomes)
+        entry["failed"] = entry.get("failed", 0) + failed
+        entry["calls"] = entry.get("calls", 0) + sum(len(o.attempts) for o in outcomes)
+        EvaluatorRun.objects.filter(pk=self.run.pk).update(
+            progress=self.progress, done_calls=F("done_calls") + len(outcomes), cache_hits=F("cache_hits") + cached,
+            failed_calls=F("failed_calls") + failed, heartbeat_at=timezone.now(),
+        )
+
+    def cancel_requested(self) -> bool:
+        return EvaluatorRun.objects.filter(pk=self.run.pk, cancel_requested=True).exists()
+
+    # --- annotations (called by record_batch, inside its transaction) -------------------------
+    def annotator_answer(self, model: str, scale: ScoreScale, outcome: Outcome) -> list[Written]:
+        """The annotator's annotation; retries of an unparseable answer are noted among its problems."""
+        parsed = outcome.parsed
+        problems = list(parsed.problems)
+        if len(outcome.attempts) > 1:
+            problems.insert(0, f"answer unparseable on {len(outcome.attempts) - 1} earlier attempt(s); retried warmer")
+        annotation = self._annotation(
+            outcome.step.item_id, AnnotationKind.ANNOTATOR, model, score=scale.score(parsed),
+            score_label=parsed.score_label or "", score_explanation=parsed.score_explanation, raw_answer=outcome.raw,
+            parse_status=_parse_status(parsed), parse_problems=problems,
+        )
+        return [(annotation, spans_for_errors(parsed.errors, self.outputs[outcome.step.item_id]))]
+
+    def supervised_answer(self, model: str, items: Mapping[int, ItemAnswers], outcome: Outcome) -> list[Written]:
+        """The supervisor's annotation and the ensemble one: its errors, or the fallback merge if unusable.
+
+        `items` holds what each item's supervisor step merged (the supervisor plan's)."""
+        answers = items[outcome.step.item_id]
+        parsed = outcome.parsed
+        output = self.outputs[outcome.step.item_id]
+        spans = spans_for_errors(cap_errors(parsed.errors, MAX_ERRORS), output) if parsed.status != "failed" else []
+        supervisor = self._annotation(
+            outcome.step.item_id, AnnotationKind.SUPERVISOR, model, raw_answer=outcome.raw,
+            parse_status=_parse_status(parsed), parse_problems=list(parsed.problems),
+        )
+        if parsed.status != "failed":
+            merged, note = [_copy(span) for span in spans], ""
+        else:
+            merged, note = _merged_spans(answers.ensemble.fallback(output)), SUPERVISOR_UNUSABLE
+        return [(supervisor, spans), self._ensemble(answers, model, merged, note)]
+
+    @transaction.atomic
+    def unmerged_item(self, phase: Phase, answers: ItemAnswers) -> None:
+        """An item whose annotators all failed: its ensemble annotation says so, and it counts as done."""
+        self._save([self._ensemble(answers, "", [], NOTHING_TO_MERGE)])
+        entry = self._entry(phase)
+        entry["done"] = entry.get("done", 0) + 1
+        EvaluatorRun.objects.filter(pk=self.run.pk).update(progress=self.progress, done_calls=F("done_calls") + 1)
+
+    def _ensemble(self, answers: ItemAnswers, supervisor: str, spans: list[ErrorSpan], note: str) -> Written:
+        ensemble = answers.ensemble
+        if ensemble.outliers:
+            outliers = [answers.annotation_ids[i] for i in ensemble.outliers]
+            Annotation.objects.filter(pk__in=outliers).update(is_outlier=True)
+        used = [
+            f"{model}: {answer.score_label or '-'}"
+            for model, answer in zip(answers.models, ensemble.answers, strict=True)
+        ]
+        mean = ensemble.score
+        annotation = self._annotation(
+            answers.item_id, AnnotationKind.ENSEMBLE, supervisor, score=mean,
+            score_label=score_to_label(mean) if mean is not None else "",
+            score_explanation=f"Mean of the annotators' scores ({'; '.join(used)})." if used else "",
+            parse_status=ParseStatus.OK if mean is not None else ParseStatus.FAILED,
+            parse_problems=[note] if note else [],
+        )
+        return annotation, spans
+
+    def _annotation(self, item_id: int, kind: str, model: str, **fields: Any) -> Annotation:
+        return Annotation(item_id=item_id, aspect=self.run.aspect.name, source=self.run, kind=kind, model=model,
+                          **fields)
+
+    @staticmethod
+    def _save(rows: list[Written]) -> None:
+        """Insert the annotations, then their spans in their order (one query each on PostgreSQL)."""
+        Annotation.objects.bulk_create([annotation for annotation, _ in rows])
+        spans = []
+        for annotation, own in rows:
+            for position, span in enumerate(own):
+                span.annotation = annotation
+                span.position = position
+                spans.append(span)
+        ErrorSpan.objects.bulk_create(spans)
+
+    def _entry(self, phase: Phase) -> dict[str, int]:
+        return self.progress.setdefault(phase.progress_key, {"done": 0, "total": len(self.outputs)})
+
+    # --- the end ------------------------------------------------------------------------------
+    def finish(self, status: str, message: str) -> None:
+        """Record how the run ended; a paused run is not finished, it waits to be resumed."""
+        now = timezone.now()
+        EvaluatorRun.objects.filter(pk=self.run.pk).update(
+            status=status, message=message, heartbeat_at=now, finished_at=now if status != RunStatus.PAUSED else None,
+        )
+
+
+def _copy(span: ErrorSpan) -> ErrorSpan:
+    return ErrorSpan(
+        text=span.text, start=span.start, end=span.end, match=span.match, multi_part=span.multi_part,
+        ambiguous=span.ambiguous, explanation=span.explanation, severity=span.severity, note=span.note,
+    )
