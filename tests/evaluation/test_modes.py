@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.models import Dataset, Item, TaskType
 from evaluation.forms import RunLaunchForm
 from evaluation.management.commands.preannotate import Command
 from evaluation.models import PromptTemplate, RunCall
 from evaluation.runs.launch import LaunchError, run_create
 from evaluation.runs.modes import MODES, RunMode, ScoreScale, mode_spec
 from evaluation.schemas import RunIn
+from tests import factories
 
 pytestmark = pytest.mark.django_db
 VALUES = ["ensemble", "single", "distilled"]  # stored in run configs and typed on the CLI: a public contract
@@ -18,11 +18,9 @@ VALUES = ["ensemble", "single", "distilled"]  # stored in run configs and typed 
 
 @pytest.fixture
 def dataset():
-    task = TaskType.objects.get(slug="data-to-text")
-    ds = Dataset.objects.create(name="modes", task=task, input_headers=["Data"], output_header="Text")
-    for i in range(3):
-        Item.objects.create(dataset=ds, position=i, external_id=str(i), inputs={"Data": f"r{i}"}, output=f"Out {i}.")
-    return ds
+    return factories.dataset("modes", input_headers=["Data"], output_header="Text", items=[
+        {"external_id": str(i), "inputs": {"Data": f"r{i}"}, "output": f"Out {i}."} for i in range(3)
+    ])
 
 
 def test_mode_values_are_the_public_ones():

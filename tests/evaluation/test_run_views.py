@@ -6,10 +6,10 @@ import pytest
 from ninja.testing import TestClient
 
 from config.api import api
-from corpus.models import Dataset, Item, TaskType
 from evaluation.models import EvaluatorRun, RunStatus
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
+from tests import factories
 from tests.ollama_sim.config import SimConfig
 from tests.ollama_sim.server import OllamaSim
 
@@ -25,12 +25,11 @@ def sim():
 
 @pytest.fixture
 def dataset():
-    task = TaskType.objects.get(slug="summarization")
-    ds = Dataset.objects.create(name="news <b>bold</b>", task=task, input_headers=["Article"], output_header="Summary")
-    for i in range(3):
-        Item.objects.create(dataset=ds, position=i, external_id=str(i), inputs={"Article": f"Story {i}."},
-                            output=f"A summary number {i} of the story, with <script>alert({i})</script>.")
-    return ds
+    return factories.dataset("news <b>bold</b>", task="summarization", input_headers=["Article"],
+                             output_header="Summary", items=[
+        {"external_id": str(i), "inputs": {"Article": f"Story {i}."},
+         "output": f"A summary number {i} of the story, with <script>alert({i})</script>."} for i in range(3)
+    ])
 
 
 def _client(user):

@@ -7,10 +7,11 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from corpus.models import Annotation, Dataset, ErrorSpan, Item, TaskType
+from corpus.models import Annotation, ErrorSpan
 from evaluation.models import EvaluatorRun, LLMCall, RunCall, RunStatus
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_resume
+from tests import factories
 from tests.ollama_sim.config import FaultRule, ReplyRule, SimConfig
 from tests.ollama_sim.server import OllamaSim
 
@@ -28,11 +29,10 @@ OUTPUTS = [
 
 @pytest.fixture
 def dataset(db):
-    task = TaskType.objects.get(slug="data-to-text")
-    ds = Dataset.objects.create(name="tiny", task=task, input_headers=["Data"], output_header="Text")
-    for i, output in enumerate(OUTPUTS):
-        Item.objects.create(dataset=ds, position=i, external_id=f"i{i}", inputs={"Data": f"record {i}"}, output=output)
-    return ds
+    return factories.dataset("tiny", input_headers=["Data"], output_header="Text", items=[
+        {"external_id": f"i{i}", "inputs": {"Data": f"record {i}"}, "output": output}
+        for i, output in enumerate(OUTPUTS)
+    ])
 
 
 @pytest.fixture

@@ -6,10 +6,11 @@ from collections import Counter
 
 import pytest
 
-from corpus.models import Annotation, Dataset, Item, TaskType
+from corpus.models import Annotation, Dataset
 from evaluation.models import EvaluatorRun, LLMCall, RunStatus
 from evaluation.runs.launch import run_create
 from tasks.preannotation import run_preannotation
+from tests import factories
 from tests.integration.conftest import wait_for
 from tests.ollama_sim.config import FaultRule, SimConfig
 from tests.ollama_sim.process import SimProcess
@@ -22,14 +23,11 @@ N_ITEMS = 10
 
 
 def _dataset() -> Dataset:
-    task = TaskType.objects.get(slug="data-to-text")
-    dataset = Dataset.objects.create(name="worker-set", task=task, input_headers=["Data"], output_header="Text")
-    Item.objects.bulk_create(
-        Item(dataset=dataset, position=i, external_id=f"w{i}", inputs={"Data": f"team {i} | points {90 + i}"},
-             output=f"Team {i} scored {95 + i} points in a close game, and their coach praised the defence.")
+    return factories.dataset("worker-set", input_headers=["Data"], output_header="Text", items=[
+        {"external_id": f"w{i}", "inputs": {"Data": f"team {i} | points {90 + i}"},
+         "output": f"Team {i} scored {95 + i} points in a close game, and their coach praised the defence."}
         for i in range(N_ITEMS)
-    )
-    return dataset
+    ])
 
 
 def _ok_repeats(stats) -> int:
