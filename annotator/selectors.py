@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
 
 from accounts.access import AccessError
 from accounts.models import User
@@ -106,16 +106,18 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
 
     The common case (a merged ensemble span) costs one query; other kinds add one to check no answer of a
     higher-priority kind exists for the same run and item."""
+    # A run is its annotations' source, so the campaign's label of the run is found by the annotation's
+    # source id alone (no join through the source and run tables).
+    label = CampaignRun.objects.filter(campaign_id=assignment.campaign_id, run_id=OuterRef("annotation__source_id"))
     row = (
         ErrorSpan.objects.filter(
             _aspect_filter(assignment.campaign),
             pk=span_pk,
             annotation__item_id=assignment.item_id,
             annotation__kind__in=RUN_ANSWER_KINDS,
-            annotation__source__run__campaign_runs__campaign_id=assignment.campaign_id,
         )
-        # Same filter() call, so this reuses the campaign-run join above: the label of this campaign only.
-        .annotate(neutral_label=F("annotation__source__run__campaign_runs__label"))
+        .annotate(neutral_label=Subquery(label.values("label")[:1]))
+        .filter(neutral_label__isnull=False)
         .select_related("annotation")
         .only("pk", "annotation_id", "position", "text", "start", "end", "match", "multi_part", "ambiguous",
               "explanation", "severity", "category", "annotation__kind", "annotation__source_id",

@@ -192,7 +192,8 @@ def main() -> int:
     pooled = data.accuracy.pooled
     print(f"pooled: {pooled.matrix.total} judged, Span OK {100 * pooled.matrix.span_ok:.1f} %, "
           f"alpha(span) {data.agreement.pooled.alpha_span:.3f} over {data.agreement.pooled.n_units} spans")
-    print(f"dashboard numbers ({queries} queries, 1000 bootstrap resamples per group): "
+    print(f"dashboard numbers ({queries} queries on the calling connection, the rest beside it; "
+          "1000 bootstrap resamples per group): "
           f"first {times[0]:.3f} s, median {statistics.median(times):.3f} s, best {min(times):.3f} s "
           f"over {len(times)} runs  (bound {BOUND_SECONDS:.1f} s) -> "
           f"{'OK' if statistics.median(times) <= BOUND_SECONDS else 'OVER'}")

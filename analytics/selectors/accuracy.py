@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.db.models import Count, Q
-from scipy import sparse
 
 from analytics.selectors.base import (
     DEFAULT_RESAMPLES,
@@ -108,15 +107,17 @@ def accuracy_report(scope: Scope, *, n_resamples: int = DEFAULT_RESAMPLES, seed:
 
     items, item_index = np.unique(table[:, 2], return_inverse=True)
     values = table[:, 3:-1]
-    # every group's per-item sums in one sparse product: entry ((item, group), row) = 1 when the row
-    # belongs to the group
+    # every group's per-item sums: row r of the table goes to cell (item of r, g) for each group g it belongs to
     item_index = item_index.ravel()
     targets = np.concatenate([item_index[chosen] * len(keys) + g for g, chosen in enumerate(members)])
     sources = np.concatenate([np.flatnonzero(chosen) for chosen in members])
-    gather = sparse.csr_matrix(
-        (np.ones(targets.size), (targets, sources)), shape=(items.size * len(keys), len(table))
-    )
-    dense = np.asarray(gather @ values).reshape(items.size, len(keys), values.shape[1])
+    # one weighted bincount per column sums the rows into their (item, group) cells; faster here than a
+    # sparse matrix product with as many columns
+    picked = values[sources]
+    size = items.size * len(keys)
+    dense = np.stack(
+        [np.bincount(targets, weights=picked[:, c], minlength=size) for c in range(values.shape[1])], axis=1
+    ).reshape(items.size, len(keys), values.shape[1])
     cells = dense[:, :, :n_cells].reshape(items.size, len(keys), len(EXPLANATION_VERDICTS), len(SPAN_VERDICTS))
     judged = cells.sum(axis=(2, 3))
     ok = cells[:, :, :, SPAN_VERDICTS.index(SPAN_OK)].sum(axis=2)

@@ -277,3 +277,22 @@ def test_each_campaign_counts_its_own_judgments(study):
     assert [(p.annotator_a, p.annotator_b, p.n) for p in dataset_after.pairs] == [
         (p.annotator_a, p.annotator_b, p.n) for p in dataset_before.pairs
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_dashboard_numbers_are_the_same_computed_side_by_side(study):
+    """Outside a transaction the report groups run in two threads on two connections; inside one, in turn.
+    Both give the same numbers (the study's rows are committed here, so the second connection sees them)."""
+    from django.db import connection, transaction
+
+    assert not connection.in_atomic_block
+    parallel = selectors.dashboard_data(_scope(study), n_resamples=200, seed=5)
+    with transaction.atomic():
+        in_turn = selectors.dashboard_data(_scope(study), n_resamples=200, seed=5)
+    assert parallel.accuracy.pooled.matrix.counts == in_turn.accuracy.pooled.matrix.counts
+    assert parallel.accuracy.pooled.span_ok_ci == in_turn.accuracy.pooled.span_ok_ci
+    assert parallel.agreement.pooled == in_turn.agreement.pooled
+    assert parallel.agreement.pairs == in_turn.agreement.pairs
+    assert parallel.overlap == in_turn.overlap and len(parallel.overlap) == 3
+    assert parallel.scores == in_turn.scores
+    assert parallel.calibration_pooled == in_turn.calibration_pooled
