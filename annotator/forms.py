@@ -72,7 +72,7 @@ class AddedSpanForm(forms.Form):
     aspect = forms.CharField(required=False, max_length=200)
     category = forms.CharField(required=False, max_length=100)
     severity = forms.TypedChoiceField(
-        required=False, coerce=int, empty_value=None, choices=[("", "—"), *((i, str(i)) for i in range(1, 6))]
+        required=False, coerce=int, empty_value=None, choices=[("", "—"), *((i, str(i)) for i in protocol.SEVERITIES)]
     )
     note = forms.CharField(required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
 
@@ -80,7 +80,7 @@ class AddedSpanForm(forms.Form):
 class AddedSpanEditForm(forms.Form):
     category = forms.CharField(required=False, max_length=100)
     severity = forms.TypedChoiceField(
-        required=False, coerce=int, empty_value=None, choices=[("", "—"), *((i, str(i)) for i in range(1, 6))]
+        required=False, coerce=int, empty_value=None, choices=[("", "—"), *((i, str(i)) for i in protocol.SEVERITIES)]
     )
     note = forms.CharField(required=False, max_length=4000, widget=forms.Textarea(attrs={"rows": 2}))
 

@@ -125,7 +125,8 @@ class SpanJudgment(models.Model):
             # Each campaign is its own study: a judgment belongs to one assignment (campaign, item, annotator).
             models.UniqueConstraint(fields=["assignment", "span"], name="judgment_one_per_assignment_span"),
             models.CheckConstraint(
-                condition=Q(corrected_severity__isnull=True) | Q(corrected_severity__gte=1, corrected_severity__lte=5),
+                condition=Q(corrected_severity__isnull=True)
+                | Q(corrected_severity__gte=min(protocol.SEVERITIES), corrected_severity__lte=max(protocol.SEVERITIES)),
                 name="judgment_severity_1_to_5",
             ),
         ]

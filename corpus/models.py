@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from corpus.protocol import SEVERITIES
+
 
 class TaskType(models.Model):
     """An NLG task (data-to-text, summarization, ...); built-ins come from the engine, admins may add."""
@@ -198,7 +200,7 @@ class ErrorSpan(models.Model):
                 name="span_offsets_both_or_none_ordered",
             ),
             models.CheckConstraint(
-                condition=Q(severity__isnull=True) | Q(severity__gte=1, severity__lte=5),
+                condition=Q(severity__isnull=True) | Q(severity__gte=min(SEVERITIES), severity__lte=max(SEVERITIES)),
                 name="span_severity_1_to_5",
             ),
             models.CheckConstraint(

@@ -84,3 +84,11 @@ def test_no_function_local_import_between_apps():
         if "migrations" not in path.parts for hit in _function_local_imports(path)
     ]
     assert offenders == []
+
+
+@pytest.mark.django_db
+def test_the_migrations_match_the_models():
+    """Vocabulary derived from the protocol (choices, flag columns, severity bounds) must not drift from them."""
+    from django.core.management import call_command
+
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)

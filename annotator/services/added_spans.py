@@ -8,11 +8,13 @@ from django.db.models import Max
 from accounts.models import User
 from annotator.access import check_can_work
 from annotator.models import AddedSource, Assignment, Campaign
+from corpus import protocol
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
 
 KEEP: object = object()
 """Default of added_span_update's fields: leave the stored value as it is."""
 MAX_NOTE = 4000
+SEVERITY_RULE = f"severity must be {min(protocol.SEVERITIES)} to {max(protocol.SEVERITIES)}"
 MAX_CATEGORY = 100
 
 
@@ -36,9 +38,9 @@ def _severity(value: object) -> int | None:
     try:
         number = int(str(value))
     except ValueError:
-        raise AddedSpanError("severity must be 1 to 5") from None
-    if not 1 <= number <= 5:
-        raise AddedSpanError("severity must be 1 to 5")
+        raise AddedSpanError(SEVERITY_RULE) from None
+    if number not in protocol.SEVERITIES:
+        raise AddedSpanError(SEVERITY_RULE)
     return number
 
 

@@ -57,8 +57,8 @@ def _coerce(field: str, value: object) -> object:
             number = int(str(value))
         except ValueError:
             raise JudgmentError(f"corrected_severity: {value!r} is not a number") from None
-        if not 1 <= number <= 5:
-            raise JudgmentError("corrected_severity: must be 1 to 5")
+        if number not in protocol.SEVERITIES:
+            raise JudgmentError(f"corrected_severity: must be {min(protocol.SEVERITIES)} to {max(protocol.SEVERITIES)}")
         return number
     raise JudgmentError(f"unknown field {field!r}; fields are {', '.join(JUDGMENT_FIELDS)}")
 

@@ -163,3 +163,36 @@ def test_added_span_from_page_offsets_is_exact_in_crlf_text(two_annotators):
     assert response.status_code == 200
     span = ErrorSpan.objects.get(annotation__kind="human", annotation__item=built.items[0])
     assert span.text == "near the river" and output[span.start : span.end] == "near the river"
+
+
+def test_a_closed_campaign_refuses_every_change_with_409_and_keeps_the_judgments(client, built, two_annotators):
+    """Access is decided in one place: the same refusal (409, with the reason) from the page and the API."""
+    from annotator.models import Campaign
+
+    ann1, _ = two_annotators
+    mine = Assignment.objects.get(annotator=ann1, item=built.items[0])
+    span = built.spans["a1_family"]
+    judgment_set(assignment=mine, span=span, user=ann1, changes={"span_verdict": "error"})
+    Campaign.objects.filter(pk=built.campaign.pk).update(status=Campaign.Status.CLOSED)
+
+    client.force_login(ann1)
+    for url, data in [
+        (f"/work/{mine.pk}/errors/{span.pk}/", {"field": "span_verdict", "value": "not_error"}),
+        (f"/work/{mine.pk}/undo/", {}),
+        (f"/work/{mine.pk}/added/", {"start": 0, "end": 3}),
+        (f"/work/{mine.pk}/finish/", {}),
+    ]:
+        response = client.post(url, data)
+        assert response.status_code == 409, url
+        assert "closed" in response.content.decode()
+    for method, path, body in [
+        ("patch", f"/assignments/{mine.pk}/judgments/{span.pk}", {"span_verdict": "not_error"}),
+        ("post", f"/assignments/{mine.pk}/undo", None),
+        ("post", f"/assignments/{mine.pk}/added-spans", {"start": 0, "end": 3}),
+        ("post", f"/assignments/{mine.pk}/finish", {}),
+    ]:
+        response = _api(ann1, method, path, body)
+        assert response.status_code == 409, path
+        assert "closed" in response.json()["detail"]
+    assert SpanJudgment.objects.get(assignment=mine, span=span).span_verdict == "error"
+    assert not SpanJudgment.objects.filter(assignment=mine).exclude(span=span).exists()
