@@ -35,3 +35,12 @@ def test_iter_objects_rejects_trailing_garbage_and_empty(tmp_path):
     empty.write_text("  \n")
     with pytest.raises(FormatError, match="empty"):
         list(iter_objects(empty))
+
+
+def test_the_file_format_knows_exactly_the_stored_kinds_and_match_kinds():
+    """The Django-free reader validates against its own tuples; they must be the models' choices, in order."""
+    from corpus import formats
+    from corpus.models import AnnotationKind, MatchKind
+
+    assert formats.KINDS == tuple(AnnotationKind.values)
+    assert formats.MATCHES == tuple(MatchKind.values)
