@@ -42,5 +42,5 @@ def test_the_file_format_knows_exactly_the_stored_kinds_and_match_kinds():
     from corpus import formats
     from corpus.models import AnnotationKind, MatchKind
 
-    assert formats.KINDS == tuple(AnnotationKind.values)
-    assert formats.MATCHES == tuple(MatchKind.values)
+    assert tuple(AnnotationKind.values) == formats.KINDS
+    assert tuple(MatchKind.values) == formats.MATCHES
