@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from accounts.access import AccessError
 from accounts.models import User
-from annotator.models import AddedSource, Assignment, Campaign
+from annotator.models import Assignment, Campaign
 from corpus.models import AnnotationKind, ErrorSpan
 
 NOT_YOURS = "Only the assigned annotator can change this item."
@@ -73,15 +73,14 @@ def added_span_for_user(user: User, pk: int) -> tuple[ErrorSpan, Assignment]:
         ErrorSpan.objects.filter(
             pk=pk, annotation__kind=AnnotationKind.HUMAN, annotation__source__added__annotator=user
         )
-        .select_related("annotation")
+        .select_related("annotation__source__added")
         .first()
     )
     if span is None:
         raise AccessError.not_found("No such added error.")
-    campaign_id = AddedSource.objects.filter(pk=span.annotation.source_id).values_list("campaign_id", flat=True).get()
     assignment = (
         Assignment.objects.select_related("campaign", "item")
-        .filter(campaign_id=campaign_id, item_id=span.annotation.item_id, annotator=user)
+        .filter(campaign_id=span.annotation.source.added.campaign_id, item_id=span.annotation.item_id, annotator=user)
         .first()
     )
     if assignment is None:

@@ -90,7 +90,7 @@ class RunWriter:
     # --- calls --------------------------------------------------------------------------------
     def store_calls(self, model: str, outcome: Outcome) -> None:
         """Store a step's new answers at once: the cache is what makes a resumed run repeat no call."""
-        fresh = [a for a in outcome.attempts if a.result is not None]
+        fresh = [(a, a.result) for a in outcome.attempts if a.result is not None]
         if not fresh:
             return
         LLMCall.objects.bulk_create(
@@ -98,13 +98,12 @@ class RunWriter:
                 LLMCall(
                     cache_key=a.key, model=model, model_digest=self.digests.get(model, ""),
                     prompt=outcome.step.prompt, options=a.options, response=a.text,
-                    prompt_tokens=a.result.prompt_tokens, completion_tokens=a.result.completion_tokens,
-                    total_duration_ns=a.result.total_duration_ns, load_duration_ns=a.result.load_duration_ns,
-                    prompt_eval_duration_ns=a.result.prompt_eval_duration_ns,
-                    eval_duration_ns=a.result.eval_duration_ns, wall_seconds=a.wall, attempts=a.result.attempts,
+                    prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+                    total_duration_ns=result.total_duration_ns, load_duration_ns=result.load_duration_ns,
+                    prompt_eval_duration_ns=result.prompt_eval_duration_ns,
+                    eval_duration_ns=result.eval_duration_ns, wall_seconds=a.wall, attempts=result.attempts,
                 )
-                for a in fresh
-                if a.result is not None
+                for a, result in fresh
             ],
             ignore_conflicts=True,
         )
