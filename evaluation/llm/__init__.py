@@ -1,9 +1,10 @@
-"""LLM backends for evaluator runs (no Django imports)."""
+"""LLM backends for evaluator runs: Ollama and OpenAI-compatible servers (no Django imports)."""
 
 from __future__ import annotations
 
 from .errors import BackendError, BackendUnavailable, ModelMissing
 from .ollama_backend import LLMResult, OllamaBackend, resolve_model, tag_matches
+from .openai_backend import OpenAICompatBackend, TextLogprobs
 
 __all__ = [
     "BackendError",
@@ -11,6 +12,8 @@ __all__ = [
     "LLMResult",
     "ModelMissing",
     "OllamaBackend",
+    "OpenAICompatBackend",
+    "TextLogprobs",
     "resolve_model",
     "tag_matches",
 ]

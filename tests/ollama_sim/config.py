@@ -48,6 +48,7 @@ class SimRequest:
 
 
 AnswerFn = Callable[[SimRequest], "str | None"]
+LogprobFn = Callable[[str, str], float]  # (text before the token, token) -> log-probability
 
 
 @dataclass(frozen=True)
@@ -126,6 +127,7 @@ class SimConfig:
     faults: tuple[FaultRule, ...] = ()
     version: str = "0.12.0"
     answer: AnswerFn | None = None
+    logprob: LogprobFn | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", _coerce_models(self.models))
@@ -150,16 +152,20 @@ class SimConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SimConfig:
         """Build a config from its JSON form; unknown keys are an error so typos do not pass silently."""
-        if "answer" in data:
-            raise ValueError("`answer` is a Python callable and cannot come from JSON; use `rules`")
+        for name in _CALLABLES:
+            if name in data:
+                raise ValueError(f"`{name}` is a Python callable and cannot come from JSON")
         return cls().replace(**dict(data))
 
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "answer"}
+        data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _CALLABLES}
         data["rules"] = [_drop_defaults(r) for r in self.rules]
         data["faults"] = [_drop_defaults(f) for f in self.faults]
         data["models"] = dict(self.models)
         return data
+
+
+_CALLABLES = frozenset({"answer", "logprob"})
 
 
 def _coerce_models(models: Mapping[str, str] | Iterable[str]) -> dict[str, str]:

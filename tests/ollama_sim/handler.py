@@ -13,7 +13,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from . import catalog
+from . import catalog, openai_api
 from .answers import choose_reply
 from .config import FaultRule, SimConfig, SimRequest, normalize_name
 from .scheduler import RequestAbandoned, Runner, SimClosed, keep_alive_seconds
@@ -99,6 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             "/api/version": lambda: self._send_json(200, {"version": self.sim.config.version}),
             "/api/tags": self._tags,
             "/api/ps": self._ps,
+            "/v1/models": lambda: self._send_json(200, openai_api.models(self.sim.config)),
             "/_sim/stats": lambda: self._send_json(200, self.sim.stats.to_dict()),
             "/_sim/config": lambda: self._send_json(200, self.sim.config.to_dict()),
         }
@@ -110,6 +111,8 @@ class Handler(BaseHTTPRequestHandler):
             "/api/chat": lambda: self._generate("chat"),
             "/api/generate": lambda: self._generate("generate"),
             "/api/show": self._show,
+            "/v1/chat/completions": lambda: self._generate(openai_api.CHAT),
+            "/v1/completions": lambda: self._generate(openai_api.COMPLETION),
             "/_sim/config": self._sim_config,
             "/_sim/reset": self._sim_reset,
         }
@@ -125,6 +128,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _dispatch(self, routes: dict[str, Any]) -> None:
         route = routes.get(self.path.split("?", 1)[0])
+        self._dialect_body = None
         try:
             if route is None:
                 self._read_body()
@@ -182,6 +186,13 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not head:
             self.wfile.write(body)
+
+    def _error(self, status: int, message: str) -> None:
+        """Answer an error in the shape of the request's dialect (Ollama or OpenAI-compatible)."""
+        if getattr(self, "_dialect_body", None) is not None:
+            self._send_json(status, openai_api.error_body(status, message))
+        else:
+            self._send_json(status, {"error": message})
 
     def _send_json(self, status: int, payload: Any) -> None:
         body = json.dumps(payload).encode()
@@ -254,16 +265,25 @@ class Handler(BaseHTTPRequestHandler):
             return
         sim = self.sim
         config = sim.config
+        self._dialect_body = body if openai_api.is_openai(endpoint) else None
         requested = body.get("model")
         if not isinstance(requested, str) or not requested:
-            self._send_json(400, {"error": "model is required"})
+            self._error(400, "model is required")
             return
         model = normalize_name(requested)
         options = body.get("options") or {}
         if not isinstance(options, dict):
-            self._send_json(400, {"error": "options must be an object"})
+            self._error(400, "options must be an object")
             return
-        if endpoint == "chat":
+        if openai_api.is_openai(endpoint):
+            try:
+                options = openai_api.options_of(body)
+                prompt, messages, system = openai_api.parse(endpoint, body)
+            except openai_api.BadRequest as exc:
+                self._error(400, str(exc))
+                return
+            stream = False
+        elif endpoint == "chat":
             messages = tuple(m for m in body.get("messages") or [] if isinstance(m, dict))
             system = None
             prompt = "\n".join(str(m.get("content") or "") for m in messages)
@@ -271,7 +291,8 @@ class Handler(BaseHTTPRequestHandler):
             messages = ()
             system = body.get("system") or None
             prompt = "\n".join(p for p in (system, body.get("prompt") or "") if p)
-        stream = body.get("stream", True) is not False  # Ollama streams unless told not to
+        if not openai_api.is_openai(endpoint):
+            stream = body.get("stream", True) is not False  # Ollama streams unless told not to
         record = CallRecord(
             model=model,
             endpoint=endpoint,
@@ -285,14 +306,14 @@ class Handler(BaseHTTPRequestHandler):
         sim.begin_call(record)
         if config.digest(model) is None:
             sim.end_call(record, "not_found")
-            self._send_json(404, {"error": f'model "{requested}" not found, try pulling it first'})
+            self._error(404, f'model "{requested}" not found, try pulling it first')
             return
         try:
             num_ctx = int(options.get("num_ctx") or config.default_num_ctx)
             keep_alive = keep_alive_seconds(body.get("keep_alive", config.default_keep_alive))
         except (TypeError, ValueError) as exc:
             sim.end_call(record, "bad_request")
-            self._send_json(400, {"error": str(exc)})
+            self._error(400, str(exc))
             return
 
         faults = sim.draw_faults(model)
@@ -342,7 +363,7 @@ class Handler(BaseHTTPRequestHandler):
                     self._stream_line({"error": rule.message})
                     self._end_stream()
                 else:
-                    self._send_json(rule.status, {"error": rule.message})
+                    self._error(rule.status, rule.message)
                 return True
         return False
 
@@ -366,7 +387,9 @@ class Handler(BaseHTTPRequestHandler):
                 sim.count_fault("garbage")
         done_reason = "stop"
         num_predict = request.options.get("num_predict")
-        if isinstance(num_predict, int) and 0 < num_predict < _tokens(reply):
+        if num_predict == 0 and openai_api.is_openai(request.endpoint):
+            reply, done_reason = "", "length"  # max_tokens=0: score the prompt, generate nothing
+        elif isinstance(num_predict, int) and 0 < num_predict < _tokens(reply):
             words = [p for p in _pieces(reply) if p.strip()]
             reply = "".join(words[:num_predict]).rstrip()
             done_reason = "length"
@@ -406,7 +429,7 @@ class Handler(BaseHTTPRequestHandler):
 
         if not stream and broken is not None:
             sim.end_call(record, "stream_error")
-            self._send_json(500, {"error": broken.message})
+            self._error(500, broken.message)
             return
         if self._strike(faults, record, after_call=True, streaming=stream):
             return
@@ -422,6 +445,13 @@ class Handler(BaseHTTPRequestHandler):
             eval_duration=generation_ns - prompt_eval_ns,
         )
         sim.end_call(record, "ok")
+        if self._dialect_body is not None:
+            finish = "length" if done_reason == "length" else "stop"
+            self._send_json(200, openai_api.payload(
+                request.endpoint, config, self._dialect_body,
+                model=request.model, prompt=request.prompt, reply=reply, finish_reason=finish,
+            ))
+            return
         if stream:
             self._stream_line(final)
             self._end_stream()

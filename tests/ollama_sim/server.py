@@ -1,4 +1,5 @@
-"""A simulated Ollama: a real HTTP server on loopback that speaks enough of Ollama's API for our tests.
+"""A simulated Ollama: a real HTTP server on loopback that speaks enough of Ollama's API for our tests
+(and the OpenAI-compatible /v1 endpoints of vLLM-style servers: see openai_api.py).
 
 Endpoints: POST /api/chat, POST /api/generate (streamed NDJSON or one JSON object), GET /api/tags,
 POST /api/show, GET /api/ps, GET /api/version, GET|HEAD / ("Ollama is running"), and for tests
