@@ -11,7 +11,8 @@ Prompts that ask for a score "between 0 and 100" (or "0-100") get a number inste
 A supervisor's prompt (one that quotes annotators' error lists as `Annotation set N:` after the text) gets
 those errors merged instead: one per location, a location inside another one folded into it, the highest
 severity kept, at most 8.
-Different models therefore disagree, but each (model, prompt) always gets the same answer.
+Different models therefore disagree, but each (model, prompt) always gets the same answer. Every
+explanation says it is simulated, so nobody mistakes a tried-out run for model output.
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def default_reply(model: str, prompt: str) -> str:
         blocks.append(
             f"Error {number}:\n"
             f"Location: {location}\n"
-            f'Explanation: The phrase "{location}" is not supported by the given input.\n'
+            f'Explanation: (simulated) The phrase "{location}" is not supported by the given input.\n'
             f"Severity: {severity}"
         )
     if not blocks:
@@ -98,7 +99,7 @@ def default_reply(model: str, prompt: str) -> str:
         overall = f"Overall score: {score}"
     else:
         overall = f"Overall score: {label}"
-    explanation = f"Explanation of the score: The text has {n_errors} error(s) with respect to this aspect."
+    explanation = f"Explanation of the score: Simulated answer: {n_errors} error(s) with respect to this aspect."
     return "\n\n".join(blocks) + f"\n\n{overall}\n{explanation}"
 
 
@@ -139,10 +140,11 @@ def _merged_reply(prompt: str, text: str) -> str | None:
         merged[wider] = (explanation, max(severity, kept_severity))
     kept = sorted(merged.items(), key=lambda pair: -pair[1][1])[:8]
     if not kept:
-        return "No Error\n\nOverall score: Excellent\nExplanation of the score: No annotator found an error."
+        return "No Error\n\nOverall score: Excellent\nExplanation of the score: Simulated answer: no errors to merge."
     blocks = [
         f"Error {n}:\nLocation: {location}\nExplanation: {explanation}\nSeverity: {severity}"
         for n, (location, (explanation, severity)) in enumerate(kept, start=1)
     ]
     label = LABELS[max(0, 4 - len(kept))]
-    return "\n".join(blocks) + f"\n\nOverall score: {label}\nExplanation of the score: {len(kept)} error(s) remain."
+    summary = f"Overall score: {label}\nExplanation of the score: Simulated answer: {len(kept)} error(s)."
+    return "\n".join(blocks) + "\n\n" + summary
