@@ -129,3 +129,22 @@ def test_readme_import_table_is_the_engine_file_kinds():
         and line.rsplit("|", 2)[1].strip(" `") in TASKS
     )
     assert rows == FILE_KINDS
+
+
+@pytest.mark.django_db(transaction=True)
+def test_api_run_takes_a_preset_and_lists_presets_when_it_is_unknown(dataset, laptop_sim, make_user):
+    from ninja.testing import TestClient
+
+    from config.api import api
+
+    client, admin = TestClient(api), make_user("root", role="admin")
+    body = {"dataset": "tiny", "aspect": "accuracy", "ollama_url": laptop_sim.url}
+    refused = client.post("/runs", json=body | {"preset": "phone"}, user=admin)
+    assert refused.status_code == 400
+    assert refused.json()["detail"] == "unknown ensemble preset 'phone' (known: paper, workstation, laptop)"
+    created = client.post("/runs", json=body | {"preset": "laptop"}, user=admin)
+    assert created.status_code == 201, created.content
+    run = EvaluatorRun.objects.get(pk=created.json()["id"])
+    assert run.config["preset"] == "laptop" and run.config["annotators"] == list(LAPTOP.annotators)
+    missing = client.post("/runs", json=body | {"dataset": "Tiny"}, user=admin)
+    assert missing.status_code == 404 and missing.json()["detail"] == "no dataset named 'Tiny' (datasets: 'tiny')"
