@@ -148,3 +148,19 @@ def test_api_run_takes_a_preset_and_lists_presets_when_it_is_unknown(dataset, la
     assert run.config["preset"] == "laptop" and run.config["annotators"] == list(LAPTOP.annotators)
     missing = client.post("/runs", json=body | {"dataset": "Tiny"}, user=admin)
     assert missing.status_code == 404 and missing.json()["detail"] == "no dataset named 'Tiny' (datasets: 'tiny')"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_run_form_with_empty_model_fields_takes_and_records_the_preset(client, dataset, laptop_sim, make_user):
+    make_user("root", role="admin")
+    client.login(username="root", password="pass-1234")
+    form = {"dataset": dataset.pk, "aspect": "accuracy", "preset": "laptop", "annotators": "", "supervisor": "",
+            "ollama_url": laptop_sim.url, "parallel": 2, "mode": "single", "outlier_rule": "leave_one_out"}
+    response = client.post("/runs/new/", form)
+    run = EvaluatorRun.objects.get(dataset=dataset)
+    assert response.status_code == 302 and response.url == f"/runs/{run.pk}/"
+    assert run.config["preset"] == "laptop" and run.config["annotators"] == [LAPTOP.annotators[0]]
+    client.post("/runs/new/", form | {"mode": "ensemble", "aspect": "fluency", "supervisor": "gemma2:2b"})
+    mixed = EvaluatorRun.objects.get(dataset=dataset, aspect__name="fluency")
+    assert mixed.config["annotators"] == list(LAPTOP.annotators) and mixed.config["supervisor"] == "gemma2:2b"
+    assert mixed.config["preset"] == "laptop"
