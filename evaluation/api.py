@@ -43,12 +43,13 @@ def create_run(request: HttpRequest, payload: RunIn):
     require_admin(request)
     dataset = Dataset.objects.filter(name=payload.dataset).first()
     if dataset is None:
-        return Status(404, {"detail": f"no dataset named {payload.dataset!r}"})
+        names = ", ".join(repr(n) for n in Dataset.objects.values_list("name", flat=True)[:20]) or "none yet"
+        return Status(404, {"detail": f"no dataset named {payload.dataset!r} (datasets: {names})"})
     try:
         run = run_create(
             dataset=dataset, aspect_name=payload.aspect, annotators=payload.annotators,
             supervisor=payload.supervisor, ollama_url=payload.ollama_url, parallel=payload.parallel,
-            outlier_rule=payload.outlier_rule, mode=payload.mode, user=request.user,
+            outlier_rule=payload.outlier_rule, mode=payload.mode, preset=payload.preset, user=request.user,
         )
     except LaunchError as exc:
         return Status(400, {"detail": str(exc)})

@@ -24,12 +24,10 @@ class RunLaunchForm(forms.Form):
     mode = forms.ChoiceField(choices=mode_choices, initial=DEFAULT_MODE)
     outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])
 
-    def models(self) -> tuple[list[str], str]:
-        preset = PRESETS[self.cleaned_data.get("preset") or settings.ENSEMBLE_PRESET]
-        annotators = [m.strip() for m in self.cleaned_data["annotators"].split(",") if m.strip()] or list(
-            preset.annotators
-        )
+    def models(self) -> tuple[list[str] | None, str | None]:
+        """Return the models typed in; None where the field is empty, so that run_create takes the preset's."""
+        annotators = [m.strip() for m in self.cleaned_data["annotators"].split(",") if m.strip()]
         spec = mode_spec(self.cleaned_data.get("mode") or DEFAULT_MODE)
         if spec.n_models is not None:
             annotators = annotators[: spec.n_models]  # e.g. single and distilled runs use the first model
-        return annotators, self.cleaned_data["supervisor"].strip() or preset.supervisor
+        return annotators or None, self.cleaned_data["supervisor"].strip() or None

@@ -6,6 +6,7 @@ from typing import Any
 
 from ninja import Field, Schema
 
+from evaluation.engine.presets import PRESETS
 from evaluation.runs.modes import DEFAULT_MODE, modes_help
 
 
@@ -29,6 +30,9 @@ class RunIn(Schema):
     parallel: int | None = None
     outlier_rule: str = "leave_one_out"
     mode: str = Field(DEFAULT_MODE.value, description=modes_help())
+    preset: str | None = Field(
+        None, description=f"Where models not given come from: {', '.join(PRESETS)} (default: ENSEMBLE_PRESET)."
+    )
 
 
 class ModelProgressOut(Schema):

@@ -44,7 +44,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 dataset=form.cleaned_data["dataset"], aspect_name=form.cleaned_data["aspect"].strip(),
                 annotators=annotators, supervisor=supervisor, ollama_url=form.cleaned_data["ollama_url"] or None,
                 parallel=form.cleaned_data["parallel"], outlier_rule=form.cleaned_data["outlier_rule"],
-                mode=form.cleaned_data["mode"],
+                mode=form.cleaned_data["mode"], preset=form.cleaned_data["preset"] or None,
                 user=request.user,
             )
         except LaunchError as exc:

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up everything the project needs on a fresh machine (idempotent).
-#   scripts/setup.sh run   -> runtime packages only
+#   scripts/setup.sh run   -> a virtualenv with the runtime packages (needs Python 3.11+ and PyPI access)
 #   scripts/setup.sh test  -> plus test tools, Debian's chromium, and PostgreSQL + Redis started if down
+#                             (needs apt and root or sudo for the Debian packages)
+# PYTHON names the interpreter that creates .venv (default python3).
 set -euo pipefail
 mode="${1:-run}"
 cd "$(dirname "$0")/.."
@@ -10,7 +12,6 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 apt_packages=()
-command -v npm >/dev/null 2>&1 || apt_packages+=(nodejs npm)
 if [ "$mode" = "test" ]; then
   [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
   command -v pg_ctlcluster >/dev/null 2>&1 || apt_packages+=(postgresql)
@@ -24,28 +25,24 @@ fi
 
 PY="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
+  if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+    echo "spanjudge needs Python 3.11 or newer; '$PY' is $("$PY" --version 2>&1 || echo missing)." >&2
+    echo "Point PYTHON at one, e.g. PYTHON=python3.11 bash scripts/$([ "$mode" = test ] && echo test || echo run).sh" >&2
+    exit 1
+  fi
   say "Creating .venv"
   "$PY" -m venv .venv
 fi
 req=requirements.txt
 [ "$mode" = "test" ] && req=requirements-dev.txt
-stamp=".venv/.installed-$(sha1sum requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)-$mode"
-if [ ! -f "$stamp" ]; then
+hash="$(sha1sum requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)"
+stamp=".venv/.installed-$hash-$mode"
+# requirements-dev.txt includes requirements.txt, so a test install also satisfies a run.
+if [ ! -f "$stamp" ] && [ ! -f ".venv/.installed-$hash-test" ]; then
   say "Installing Python packages ($req)"
   .venv/bin/pip install -q --upgrade pip >/dev/null
   .venv/bin/pip install -q -r "$req"
   touch "$stamp"
-fi
-
-HTMX_VERSION=2.0.8
-if [ ! -f "static/vendor/htmx-$HTMX_VERSION.stamp" ]; then
-  say "Fetching htmx $HTMX_VERSION from the npm registry"
-  tmp="$(mktemp -d)"
-  (cd "$tmp" && npm pack --silent "htmx.org@$HTMX_VERSION" >/dev/null && tar -xzf htmx.org-*.tgz)
-  mkdir -p static/vendor
-  cp "$tmp/package/dist/htmx.min.js" static/vendor/htmx.min.js
-  rm -rf "$tmp"
-  touch "static/vendor/htmx-$HTMX_VERSION.stamp"
 fi
 
 if [ "$mode" = "test" ]; then

@@ -88,3 +88,17 @@ def get_task(slug: str) -> TaskSpec:
         return TASKS[slug]
     except KeyError:
         raise EngineError(f"unknown task {slug!r}; known tasks: {', '.join(sorted(TASKS))}") from None
+
+
+# Which kind of item file fits which task: what the `inputs` hold -> what the one output is, with the
+# public meta-evaluation files of that kind. `manage.py list_aspects` and the README's import table show it.
+FILE_KINDS: dict[str, str] = {
+    "data-to-text": "records, attribute-value pairs, dialogue acts or a table -> text verbalising them "
+                    "(e.g. sfres.json, sfhot.json, RotoWire box scores -> game summaries)",
+    "summarization": "a document or article -> a summary of it (e.g. qags.json, SummEval)",
+    "dialogue": "a conversation so far, perhaps with knowledge -> the next turn (e.g. topical_chat.json)",
+    "story-generation": "a writing prompt -> a story (e.g. hanna.json)",
+    "question-answering": "a question with a context (text or table) -> an answer",
+    "simplification": "a sentence or passage -> an easier rewrite of it (e.g. wiki_da.json)",
+    "translation": "a text in one language -> its translation",
+}

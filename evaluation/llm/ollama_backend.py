@@ -8,6 +8,7 @@ backoff; a missing model (HTTP 404) is reported at once, since waiting will not 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,6 +19,9 @@ import httpx
 import ollama
 
 from .errors import BackendError, BackendUnavailable, ModelMissing
+
+# httpx logs every request at INFO; a run makes thousands, which would bury the command's own output.
+logging.getLogger("httpx").setLevel(logging.WARNING)
 
 DEFAULT_REGISTRY = "registry.ollama.ai"
 DEFAULT_NAMESPACE = "library"

@@ -66,13 +66,16 @@ def run_create(
     parallel: int | None = None,
     outlier_rule: str = DEFAULT_OUTLIER_RULE,
     mode: str = DEFAULT_MODE,
+    preset: str | None = None,
     user=None,
     check: bool = True,
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
 
-    `mode` names one of evaluation.runs.modes.MODES. With `check`, the Ollama server is asked first,
-    so a missing model or an unreachable server is refused before anything is queued.
+    `mode` names one of evaluation.runs.modes.MODES. Models not given come from `preset` (default the
+    ENSEMBLE_PRESET setting); a one-model mode takes the preset's first annotator. The preset used is
+    recorded in `config["preset"]` (empty when every model was given). With `check`, the Ollama server is
+    asked first, so a missing model or an unreachable server is refused before anything is queued.
     """
     try:
         spec = mode_spec(mode)
@@ -82,9 +85,15 @@ def run_create(
     if aspect is None:
         known = ", ".join(Aspect.objects.filter(task=dataset.task).values_list("name", flat=True))
         raise LaunchError(f"task {dataset.task.slug!r} has no aspect {aspect_name!r} (aspects: {known})")
-    preset = get_preset(settings.ENSEMBLE_PRESET)
-    annotators = list(annotators or preset.annotators)
-    supervisor = supervisor or preset.supervisor
+    try:
+        chosen = get_preset(preset or settings.ENSEMBLE_PRESET)
+    except EngineError as exc:
+        raise LaunchError(str(exc)) from None
+    used_preset = not annotators or (spec.has_supervisor and not supervisor)
+    if not annotators:
+        annotators = list(chosen.annotators)[: spec.n_models]  # [:None] keeps them all
+    annotators = list(annotators)
+    supervisor = supervisor or chosen.supervisor
     if not annotators:
         raise LaunchError("an ensemble needs at least one annotator model")
     if spec.n_models is not None and len(annotators) != spec.n_models:
@@ -108,6 +117,7 @@ def run_create(
     digests = check_models(url, [phase.model for phase in phases]) if check else {}
     config = {
         "mode": spec.mode.value,
+        "preset": chosen.name if used_preset else "",
         "annotators": annotators,
         "supervisor": supervisor,
         "digests": digests,

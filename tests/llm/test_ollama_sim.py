@@ -344,3 +344,35 @@ def test_sim_default_reply_locations_come_from_the_output(output: str, model: st
     label = reply.splitlines()[-2].removeprefix("Overall score: ")
     assert label in {"Unacceptable", "Poor", "Fair", "Good", "Excellent"}
     assert ("Error 1:" in reply) == (label != "Excellent")
+
+
+def test_sim_default_reply_points_at_words_the_inputs_do_not_have() -> None:
+    prompt = "### Data\nname[Aromi] | food[Italian] | area[centre]\n### Output\nAromi serves Italian food in Paris."
+    # Every error of every model starts at a word the data lacks ("serves", "food", "Paris"); never at
+    # "Aromi" or "Italian", which the data has, nor at the common word "in".
+    starts = set()
+    for model in ("m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8"):
+        for line in default_reply(model, prompt).splitlines():
+            if line.startswith("Location: "):
+                starts.add(line.removeprefix("Location: ").split()[0])
+    assert starts and starts <= {"serves", "food", "Paris"}
+
+
+def test_sim_supervisor_reply_merges_the_quoted_error_lists() -> None:
+    text = "Aromi serves Italian food in Paris."
+    prompt = (
+        f"### Text\n{text}\n\n### Annotations\nAnnotation set 1:\nError 1:\nLocation: Paris\nExplanation: not in "
+        "the data\nSeverity: 2\n\nAnnotation set 2:\nError 1:\nLocation: in Paris\nExplanation: made up\nSeverity: 4\n"
+        "Error 2:\nLocation: serves\nExplanation: odd verb\nSeverity: 1\nError 3:\nLocation: Rome\nExplanation: x\n"
+        "Severity: 5\n\n### Answer format\nError 1:\nLocation: <a span>\nExplanation: <why>\nSeverity: <1-5>\n"
+    )
+    reply = default_reply("judge", prompt)
+    # "Paris" folds into "in Paris" with the higher severity; "Rome" is not in the text; the format's
+    # placeholder is not an error.
+    assert reply.splitlines()[:8] == [
+        "Error 1:", "Location: in Paris", "Explanation: not in the data", "Severity: 4",
+        "Error 2:", "Location: serves", "Explanation: odd verb", "Severity: 1",
+    ]
+    assert "Overall score: Fair" in reply
+    no_errors = prompt.split("### Annotations")[0] + "### Annotations\nAnnotation set 1:\nNo Error\n"
+    assert default_reply("judge", no_errors).startswith("No Error\n\nOverall score: Excellent")

@@ -1,7 +1,9 @@
-"""Run the simulated Ollama as a process: `python -m tests.ollama_sim --port N --config FILE.json`.
+"""Run the simulated Ollama as a process: `python -m tests.ollama_sim --port N [--preset NAME | --models A,B]`.
 
-The first line on stdout is the server's URL (flushed at once), so a parent process can read it
-before talking to the server. SIGTERM or SIGINT stops it.
+A SIMULATION for trying the project without a GPU and for tests: no language model runs; every answer is
+made up from the prompt's words (see answers.py). The first line on stdout is the server's URL (flushed at
+once), so a parent process can read it before talking to the server; the notice that it is a simulation
+goes to stderr. SIGTERM or SIGINT stops it.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from evaluation.engine.presets import PRESETS
+
 from .config import SimConfig
 from .server import OllamaSim
 
@@ -23,10 +27,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port (default)")
     parser.add_argument("--config", type=Path, help="JSON file with SimConfig fields")
+    parser.add_argument("--preset", choices=list(PRESETS), help="serve the models of this ensemble preset")
+    parser.add_argument("--models", default="", help="comma-separated model tags to serve (added to --preset's)")
+    parser.add_argument("--call-time", type=float, default=None, help="seconds of 'generation' per request")
     args = parser.parse_args(argv)
 
     try:
         data = json.loads(args.config.read_text()) if args.config else {}
+        models = list(PRESETS[args.preset].annotators) + [PRESETS[args.preset].supervisor] if args.preset else []
+        models += [m.strip() for m in args.models.split(",") if m.strip()]
+        if models:
+            data["models"] = list(dict.fromkeys([*data.get("models", []), *models]))
+        if args.call_time is not None:
+            data["call_time"] = args.call_time
         config = SimConfig.from_dict(data)
     except (OSError, TypeError, ValueError) as exc:
         print(f"ollama_sim: bad config {args.config}: {exc}", file=sys.stderr)
@@ -45,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, _on_signal)
     with sim:
         print(sim.url, flush=True)
+        print(f"SIMULATED Ollama at {sim.url} - no model runs here; answers are made up from the prompt's words.\n"
+              f"  Models it pretends to have: {', '.join(config.models)}\n  Stop it with Ctrl-C (or kill its pid).",
+              file=sys.stderr, flush=True)
         stop.wait()
     return 0
 

@@ -18,5 +18,6 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         user = User.objects.filter(username=options["username"]).first()
         if user is None:
-            raise CommandError(f"no user named {options['username']!r}")
+            names = ", ".join(User.objects.order_by("username").values_list("username", flat=True)[:20]) or "none yet"
+            raise CommandError(f"no user named {options['username']!r} (users: {names})")
         self.stdout.write(token_create(user=user, name=options["name"]))

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotator.services.importing import items_import
 from corpus.formats import FormatError
+from evaluation.engine.tasks import TASKS
 
 
 class Command(BaseCommand):
@@ -16,9 +17,13 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", type=Path)
         parser.add_argument("--dataset", required=True, help="Dataset name (created if it does not exist).")
-        parser.add_argument("--task", required=True, help="Task type slug, e.g. data-to-text, summarization.")
+        parser.add_argument("--task", required=True,
+                            help=f"The task of the dataset: {', '.join(TASKS)}, or a task an admin added "
+                                 "(`manage.py list_aspects` says which kind of file fits which task).")
         parser.add_argument("--source", default="gold", help="Source name of the objects' `spans` (default gold).")
-        parser.add_argument("--aspect", default="", help="Aspect the `spans` are about (default: none).")
+        parser.add_argument("--aspect", default="",
+                            help="Aspect the `spans` are about (default: none); `manage.py list_aspects --task TASK` "
+                                 "lists a task's aspects.")
 
     def handle(self, *args: object, **options: object) -> None:
         try:

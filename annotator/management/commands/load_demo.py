@@ -16,6 +16,7 @@ from evaluation.models import Aspect, Evaluator, EvaluatorRun, RunStatus
 
 DEMO_FILE = Path(settings.BASE_DIR) / "demo" / "restaurants.jsonl"
 DEMO_DATASET = "Demo: restaurants (data-to-text)"
+DEMO_CAMPAIGN = "Demo campaign: restaurant accuracy"
 DEMO_PASSWORD = "demo-pass-2026"
 USERS = [("admin", Role.ADMIN), ("researcher", Role.RESEARCHER), ("expert1", Role.ANNOTATOR),
          ("expert2", Role.ANNOTATOR)]
@@ -36,6 +37,7 @@ class Command(BaseCommand):
             users[username] = user
         if Dataset.objects.filter(name=DEMO_DATASET).exists():
             self.stdout.write("Demo already loaded.")
+            self._names()
             return
         items_import(path=DEMO_FILE, dataset_name=DEMO_DATASET, task_slug="data-to-text", user=users["admin"])
         dataset = Dataset.objects.get(name=DEMO_DATASET)
@@ -60,9 +62,15 @@ class Command(BaseCommand):
         if not imported.annotations.exists():
             imported.delete()
         campaign_create(
-            name="Demo campaign: restaurant accuracy", dataset=dataset, runs=[run],
+            name=DEMO_CAMPAIGN, dataset=dataset, runs=[run],
             annotators=[users["expert1"], users["expert2"]], aspects=["accuracy"], annotators_per_item=2,
             seed=7, created_by=users["admin"],
         )
         self.stdout.write(self.style.SUCCESS(f"Demo loaded: {dataset.items.count()} items, users "
                                              f"{', '.join(u for u, _ in USERS)} (password {DEMO_PASSWORD})."))
+        self._names()
+
+    def _names(self) -> None:
+        """Print the names the CLI wants (`--dataset "..."`), so nobody has to guess them."""
+        self.stdout.write(f'Demo dataset:  "{DEMO_DATASET}" (task data-to-text; aspect of its sample run: accuracy)')
+        self.stdout.write(f'Demo campaign: "{DEMO_CAMPAIGN}"')

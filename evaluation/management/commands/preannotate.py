@@ -1,4 +1,4 @@
-"""`manage.py preannotate --dataset NAME --aspect ASPECT [...] [--wait | --sync]` (contract in DESIGN.md)."""
+"""`manage.py preannotate --dataset NAME --aspect ASPECT [--preset NAME] [...] [--wait | --sync]` (README contract)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import time
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset
+from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, OUTLIER_RULES
+from evaluation.engine.presets import PRESETS
 from evaluation.models import EvaluatorRun, RunStatus
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_enqueue
@@ -17,13 +19,16 @@ class Command(BaseCommand):
     help = "Run the OpeNLGauge ensemble (or one model) over a dataset as a Celery job, or in-process with --sync."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--dataset", required=True)
-        parser.add_argument("--aspect", required=True)
+        parser.add_argument("--dataset", required=True, help="Dataset name, as import_items was given it.")
+        parser.add_argument("--aspect", required=True,
+                            help="An aspect of the dataset's task; `manage.py list_aspects --task TASK` lists them.")
+        parser.add_argument("--preset", choices=list(PRESETS), default=None, help=presets_help())
         parser.add_argument("--annotators", default="", help="Comma-separated Ollama model tags (default: preset).")
         parser.add_argument("--supervisor", default="", help="Supervisor model tag (default: preset).")
         parser.add_argument("--ollama-url", default="", help="Ollama server (default: OLLAMA_URL).")
         parser.add_argument("--parallel", type=int, default=0, help="Requests in flight per model.")
-        parser.add_argument("--outlier-rule", default="leave_one_out", choices=["leave_one_out", "literal"])
+        parser.add_argument("--outlier-rule", default=DEFAULT_OUTLIER_RULE, choices=list(OUTLIER_RULES),
+                            help="Which annotators' scores count as outliers, left out of the supervisor's input.")
         parser.add_argument("--mode", default=DEFAULT_MODE.value, choices=[mode.value for mode in MODES],
                             help=modes_help())
         mode = parser.add_mutually_exclusive_group()
@@ -33,17 +38,19 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
-            raise CommandError(f"no dataset named {options['dataset']!r}")
+            names = ", ".join(repr(n) for n in Dataset.objects.values_list("name", flat=True)[:20]) or "none yet"
+            raise CommandError(f"no dataset named {options['dataset']!r} (datasets: {names})")
         annotators = [m.strip() for m in str(options["annotators"]).split(",") if m.strip()] or None
         try:
             run = run_create(
                 dataset=dataset, aspect_name=options["aspect"], annotators=annotators,
                 supervisor=options["supervisor"] or None, ollama_url=options["ollama_url"] or None,
                 parallel=options["parallel"] or None, outlier_rule=options["outlier_rule"], mode=options["mode"],
+                preset=options["preset"],
             )
         except LaunchError as exc:
             raise CommandError(str(exc)) from None
-        self.stdout.write(f"Run {run.label} (id {run.pk}): {run.total_calls} steps, parallel {run.parallel}.")
+        self.stdout.write(describe_run(run))
         if options["sync"]:
             status = run_execute(run.pk)
             return self._report(EvaluatorRun.objects.get(pk=run.pk), status)
@@ -69,3 +76,25 @@ class Command(BaseCommand):
         )
         if status != RunStatus.DONE:
             raise CommandError(run.message or f"run ended as {status}")
+
+
+def presets_help() -> str:
+    """The presets with their models, for `--help` (the README's preset table says the same)."""
+    lines = [
+        f"{p.name}: {', '.join(p.annotators)}; supervisor {p.supervisor}" for p in PRESETS.values()
+    ]
+    return "Models to use when --annotators/--supervisor are not given (default ENSEMBLE_PRESET). " + " | ".join(lines)
+
+
+def describe_run(run: EvaluatorRun) -> str:
+    """The run's first line of output: what it will ask, of which models, where."""
+    config = run.config
+    models = f"annotators {', '.join(config['annotators'])}"
+    if config.get("supervisor"):
+        models += f"; supervisor {config['supervisor']}"
+    preset = config.get("preset")
+    source = f"preset {preset}" if preset else "models as given"
+    return (
+        f"Run {run.label} (id {run.pk}) on {run.dataset.name!r}, aspect {run.aspect.name}, mode {config['mode']}: "
+        f"{source} ({models}); {run.total_calls} steps, parallel {run.parallel}, Ollama at {run.ollama_url}."
+    )

@@ -1,0 +1,165 @@
+"""The README's worked path, as written: every bash block of "Your first hour" runs, in order, in a shell.
+
+The blocks run in the checkout with HOME in a temporary folder (they write `~/...` files), against the test
+database and a real Celery worker on Redis. Step 3 starts the simulated Ollama itself, exactly as the README
+says. Step 4 talks to "a real Ollama server": here a second simulated server named by OLLAMA_URL, with the
+`ollama` command replaced by a shell function that records what it was asked to pull. The browser steps
+(5: a campaign, then an expert's verdicts; 6: analytics) go through the same pages and API in-process.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from accounts.models import User
+from annotator.models import Assignment, Campaign
+from annotator.services.campaigns import DEFAULT_GUIDELINES
+from corpus.models import Annotation, Dataset
+from evaluation.engine.presets import PRESETS
+from evaluation.models import EvaluatorRun, RunStatus
+from tests.conftest import REPO
+from tests.integration.conftest import _database_url
+from tests.ollama_sim.config import SimConfig
+from tests.ollama_sim.process import SimProcess
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
+
+README = REPO / "README.md"
+SECTION = "## Your first hour"
+DATASET = "My restaurants"
+PASSWORD = "demo-pass-2026"
+# Leaves no background job behind when a block fails halfway (step 3 starts the simulation with `&`).
+PRELUDE = """set -euo pipefail
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+ollama() { echo "ollama $*" >> "$HOME/ollama.log"; }
+"""
+
+
+def readme_blocks() -> list[tuple[str, str]]:
+    """Return (step heading, code) for every bash block of the worked path, in README order."""
+    text = README.read_text()
+    start = text.index(SECTION)
+    section = text[start : text.index("\n## ", start + 1)]
+    blocks, heading = [], ""
+    for match in re.finditer(r"^### ([^\n]+)$|^```bash\n(.*?)^```$", section, re.MULTILINE | re.DOTALL):
+        if match.group(1):
+            heading = match.group(1)
+        else:
+            blocks.append((heading, match.group(2)))
+    return blocks
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _run(code: str, env: dict[str, str]) -> str:
+    result = subprocess.run(["bash", "-c", PRELUDE + code], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=180)
+    assert result.returncode == 0, f"README block failed:\n{code}\n--- stdout\n{result.stdout}\n--- stderr\n" \
+                                   f"{result.stderr}"
+    return result.stdout
+
+
+def test_readme_worked_path_blocks_cover_every_command_step():
+    steps = [heading.split(".")[0] for heading, _ in readme_blocks()]
+    assert steps == ["1", "2", "3", "4", "7"]  # 5 and 6 are browser steps, exercised below through the pages
+    laptop = PRESETS["laptop"]
+    pulls = re.findall(r"^ollama pull (\S+)$", dict(readme_blocks())["4. Run against a real Ollama server (the "
+                                                                     "`laptop` preset)"], re.MULTILINE)
+    assert set(pulls) == {*laptop.annotators, laptop.supervisor}
+
+
+def test_readme_worked_path_runs_as_written(celery_worker_factory, tmp_path: Path):
+    call_command("load_demo")  # what `bash scripts/run.sh` does before the worked path starts
+    blocks = dict(readme_blocks())
+    laptop = PRESETS["laptop"]
+    sim_port = _free_port()  # the README's 11435 may be taken on a shared machine
+    with SimProcess(SimConfig(models=[*laptop.annotators, laptop.supervisor])) as real_ollama:
+        worker = celery_worker_factory().start()
+        env = dict(os.environ, HOME=str(tmp_path), DATABASE_URL=_database_url(), DATABASE_CONN_MAX_AGE="0",
+                   CELERY_QUEUE=worker.queue, OLLAMA_URL=real_ollama.url, PYTHONUNBUFFERED="1")
+        outputs = {}
+        for heading, code in blocks.items():
+            if heading.startswith("7."):
+                continue
+            outputs[heading[:1]] = _run(code.replace("11435", str(sim_port)), env)
+
+        # 1. The file was written and imported: three items, the gold span where the README says.
+        dataset = Dataset.objects.get(name=DATASET)
+        assert dataset.task.slug == "data-to-text" and dataset.items.count() == 3
+        gold = Annotation.objects.get(item__dataset=dataset, kind="gold")
+        assert [s.text for s in gold.spans.all()] == ["where children are welcome"]
+        # 2. Aspect names, then the definitions of one task.
+        assert "accuracy" in outputs["2"] and "summarization" in outputs["2"]
+        assert "accuracy: Whether the facts in the text" in outputs["2"]
+        # 3. A simulated laptop-preset run, finished; its explanations say they are simulated; the server is gone.
+        simulated = EvaluatorRun.objects.get(dataset=dataset, ollama_url=f"http://127.0.0.1:{sim_port}")
+        assert simulated.status == RunStatus.DONE and simulated.config["preset"] == "laptop"
+        assert f"Run {simulated.label} (id {simulated.pk})" in outputs["3"] and "preset laptop" in outputs["3"]
+        explanations = [s.explanation for a in Annotation.objects.filter(source=simulated, kind="annotator")
+                        for s in a.spans.all()]
+        assert explanations and all(e.startswith("(simulated)") for e in explanations)
+        with socket.socket() as sock:
+            assert sock.connect_ex(("127.0.0.1", sim_port)) != 0, "`kill %1` left the simulation running"
+        # 4. Exactly the preset's models were pulled, then a worker ran the ensemble against OLLAMA_URL.
+        pulled = (tmp_path / "ollama.log").read_text().splitlines()
+        assert pulled == [f"ollama pull {m}" for m in dict.fromkeys([*laptop.annotators, laptop.supervisor])]
+        real = EvaluatorRun.objects.get(dataset=dataset, ollama_url=real_ollama.url)
+        assert real.status == RunStatus.DONE and real.config["annotators"] == list(laptop.annotators)
+        assert f"{real.label}: done; 15/15 steps" in outputs["4"]
+
+    # 5. The researcher opens a campaign on the real run; expert1 judges every machine error of its queue.
+    researcher, expert = Client(), Client()
+    assert researcher.login(username="researcher", password=PASSWORD)
+    page = researcher.get("/campaigns/new/", {"dataset": dataset.pk})
+    assert real.label in page.content.decode()
+    response = researcher.post("/campaigns/new/", {
+        "name": "My first campaign", "dataset": dataset.pk, "runs": [real.pk], "aspects": ["accuracy"],
+        "annotators": [User.objects.get(username=u).pk for u in ("expert1", "expert2")],
+        "annotators_per_item": 2, "seed": 0, "guidelines": DEFAULT_GUIDELINES, "control_items": "",
+    })
+    campaign = Campaign.objects.get(name="My first campaign")
+    assert response.status_code == 302 and response.url == f"/campaigns/{campaign.pk}/"
+    assert expert.login(username="expert1", password=PASSWORD)
+    assert "My first campaign" in expert.get("/").content.decode()
+    judged = 0
+    for assignment in Assignment.objects.filter(campaign=campaign, annotator__username="expert1"):
+        detail = expert.get(f"/api/assignments/{assignment.pk}").json()
+        for error in detail["errors"]:
+            saved = expert.post(f"/api/assignments/{assignment.pk}/judgments", {
+                "span_id": error["span_id"], "span_verdict": "error", "explanation_verdict": "correct",
+            }, content_type="application/json")
+            assert saved.status_code == 200, saved.content
+            judged += 1
+        assert expert.post(f"/api/assignments/{assignment.pk}/finish", {}, content_type="application/json"
+                           ).status_code == 200
+    assert judged > 0
+
+    # 6. The analytics page answers, and the accuracy table counts expert1's verdicts.
+    assert researcher.get(f"/analytics/campaigns/{campaign.pk}/").status_code == 200
+    table = researcher.get(f"/api/analytics/campaigns/{campaign.pk}/tables/accuracy").json()
+    (row,) = [r for r in table["rows"] if r["run"] == real.label]
+    assert row["judged"] == judged and row["span_ok_pct"] == 100 and row["exp_correct_pct"] == 100
+
+    # 7. Both exports carry expert1's verdicts.
+    _run(blocks["7. Export"], env)
+    records = [json.loads(line) for line in (tmp_path / "my-restaurants.jsonl").read_text().splitlines()]
+    verdicts = [j["span_verdict"] for r in records for a in r["annotations"] for s in a["spans"]
+                for j in s["judgments"] if j["annotator"] == "expert1"]
+    assert verdicts == ["error"] * judged
+    with (tmp_path / "my-restaurants.csv").open(newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r.get("annotator") == "expert1"]
+    assert len(rows) == judged
