@@ -29,6 +29,10 @@ Join = Literal["split", "cover"]
 DEFAULT_FUZZY_THRESHOLD = 85.0
 # below this many normalized characters a location is too short for fuzzy matching to mean anything
 _MIN_FUZZY_CHARS = 6
+# a location of a few words is mostly its anchors: "Charlotte at" is not "to Charlotte", so short ones must
+# be nearly verbatim to match fuzzily
+_SHORT_TOKENS = 3
+_SHORT_THRESHOLD = 92.0
 _MATCH_RANK = {"exact": 0, "normalized": 1, "fuzzy": 2, "none": 3}
 
 
@@ -169,10 +173,10 @@ def _find_fuzzy(
     bounds = _token_bounds(output, index)
     if not bounds:
         return None
-    anchors = anchors_of(location) if anchored else Anchors(frozenset(), frozenset(), ())
+    anchors = anchors_of(location) if anchored else Anchors((), frozenset(), ())
     n_tokens = sum(1 for token in nlp().make_doc(location) if not token.is_space)
     delta = max(2, n_tokens // 3)
-    best_score = threshold
+    best_score = max(threshold, _SHORT_THRESHOLD) if n_tokens <= _SHORT_TOKENS and anchored else threshold
     best: tuple[int, int] | None = None
     for i in range(len(bounds)):
         for length in range(max(1, n_tokens - delta), n_tokens + delta + 1):
@@ -249,6 +253,23 @@ def split_location(location: str) -> list[str]:
     return [part for part in _PART_SPLIT.split(location) if part.strip(_STRIP_EDGES + " ")]
 
 
+def _first_part_pick(parts: list[str], output: str) -> tuple[Pick | None, int]:
+    """Return the occurrence of the first part that the second part follows most closely, or (when several
+    are as close) where the closest ones begin: the parts of one '...'-joined location quote one stretch of
+    text, so of a first part that occurs twice the nearer one is meant."""
+    firsts = sorted(_find_exact(parts[0].strip(), output) or _find_normalized(parts[0], output))
+    seconds = _find_exact(parts[1].strip(), output) or _find_normalized(parts[1], output)
+    if len(firsts) < 2 or not seconds:
+        return None, 0
+    gaps = [min((s - end for s, _ in seconds if s >= end), default=len(output) + 1) for _, end in firsts]
+    best = min(gaps)
+    if best > len(output):
+        return None, 0
+    if gaps.count(best) > 1:
+        return None, firsts[gaps.index(best)][0]
+    return Pick(gaps.index(best) + 1, "occurrence", "nearest before the next part"), 0
+
+
 def align_location(
     location: str | None,
     output: str,
@@ -288,10 +309,10 @@ def align_location(
         start, end = choice.span
         return [AlignedSpan(start, end, written, match, "", choice.ambiguous, choice.note, output[start:end])]
     aligned: list[AlignedSpan] = []
-    after = 0
-    for part in parts:
+    first_pick, after = _first_part_pick(parts, output)
+    for n, part in enumerate(parts):
         span = _align_one(part, output, explanation=explanation, threshold=threshold, after=after,
-                          multi_part="split")
+                          multi_part="split", pick=first_pick if n == 0 else None)
         if span.end is not None:
             after = span.end
         aligned.append(span)

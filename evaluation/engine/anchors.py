@@ -8,6 +8,7 @@ anchor of the location is in it.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz
@@ -39,7 +40,7 @@ _NAME_SIMILARITY = 80.0
 
 @dataclass(frozen=True)
 class Anchors:
-    numbers: frozenset[str]
+    numbers: tuple[str, ...]  # with repeats: "0-3 3Pt" states 3 twice
     dates: frozenset[str]
     names: tuple[str, ...]  # lower-cased
 
@@ -69,7 +70,7 @@ def _number_value(word: str) -> str | None:
 def anchors_of(text: str) -> Anchors:
     """Return the numbers, dates and capitalised names a piece of text states."""
     words = _WORD.findall(text)
-    numbers = {value for w in words if (value := _number_value(w)) is not None}
+    numbers = sorted(value for w in words if (value := _number_value(w)) is not None)
     dates = {w.lower() for w in words if w.lower() in _DATE_WORDS or (w in ("May", "March"))}
     shouting = sum(1 for w in words if w.isalpha()) > 1 and all(w.isupper() for w in words if w.isalpha())
     stops = stop_words()
@@ -79,7 +80,7 @@ def anchors_of(text: str) -> Anchors:
             bare = w.strip(".'’-")
             if bare[:1].isupper() and bare.lower() not in stops and _number_value(bare) is None:
                 names.append(bare.lower())
-    return Anchors(frozenset(numbers), frozenset(dates), tuple(dict.fromkeys(names)))
+    return Anchors(tuple(numbers), frozenset(dates), tuple(dict.fromkeys(names)))
 
 
 def missing_anchor(location: Anchors, candidate_text: str) -> str | None:
@@ -87,9 +88,9 @@ def missing_anchor(location: Anchors, candidate_text: str) -> str | None:
     if not location:
         return None
     found = anchors_of(candidate_text)
-    for number in sorted(location.numbers):
-        if number not in found.numbers:
-            return number
+    lacking = Counter(location.numbers) - Counter(found.numbers)
+    if lacking:
+        return min(lacking)
     for date in sorted(location.dates):
         if date not in found.dates:
             return date

@@ -17,14 +17,14 @@ from functools import lru_cache
 from evaluation.engine.location_notes import Pick
 from evaluation.engine.nlp import doc, stop_words
 
-# words that open a new clause; a clause boundary is also any of , ; : — ( )
+# words that open a new clause; a clause boundary is also any of , ; : — outside brackets
 _CLAUSE_OPENERS = frozenset(
     [
         "and", "but", "while", "whereas", "although", "though", "as", "after", "before", "when", "who",
         "whom", "whose", "which", "where", "since", "because", "yet", "so", "or", "nor",
     ]
 )
-_BOUNDARY_PUNCT = frozenset(",;:—–()[]")
+_BOUNDARY_PUNCT = frozenset(",;:—–")
 _IN_CLAUSE = 1.0
 _IN_SENTENCE = 0.25
 # the best occurrence must lead the runner-up by this much to count as chosen by the explanation
@@ -33,6 +33,13 @@ _MARGIN = 0.5
 _CUE_QUOTED = re.compile(r"[\"“”‘’`']([^\"“”‘’`']{1,80})[\"“”‘’`']")
 _CUE_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?")
 _CUE_NAME = re.compile(r"\b[A-Z][\w'’-]+")
+# a value: a number (with its unit word) or a run of capitalised words
+_VALUE = r"(?:\d+(?:[.,-]\d+)*(?:\s+[a-z]+)?|(?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*|[a-z]+)"
+_REPLACEMENT = re.compile(
+    rf"(?P<value>{_VALUE})\s*,?\s+(?:and\s+|but\s+)?not\s"
+    rf"|(?:should\s+(?:be|read|say)|instead\s+of|rather\s+than|actually|in\s+fact|correct\s+(?:value|number|"
+    rf"answer)\s+is|gives|shows|says|lists)\s*:?\s*(?P<after>{_VALUE})"
+)
 _WORDS = re.compile(r"\d+(?:[.,]\d+)*|\w+")
 
 
@@ -66,11 +73,14 @@ def _layout(output: str) -> tuple[tuple[Clause, ...], tuple[tuple[int, int], ...
         start: int | None = None
         end = sent.start_char
         names: list[tuple[int, int]] = []
+        depth = 0  # a bracketed aside ("(4-7 FG, 2-2 FT)") belongs to its clause and is not split
         for token in sent:
             if token.is_space:
                 continue
+            depth += (token.text in "([") - (token.text in ")]")
+            depth = max(depth, 0)
             opens = token.lower_ in _CLAUSE_OPENERS and start is not None
-            if token.text in _BOUNDARY_PUNCT or opens:
+            if not depth and (token.text in _BOUNDARY_PUNCT or opens):
                 if start is not None:
                     clauses.append(Clause(start, end, s_index, tuple(names)))
                 start, names = (token.idx, []) if opens else (None, [])
@@ -80,22 +90,38 @@ def _layout(output: str) -> tuple[tuple[Clause, ...], tuple[tuple[int, int], ...
             if start is None:
                 start = token.idx
             end = token.idx + len(token.text)
-            if token.text[:1].isupper() and token.lower_ not in stops and token.is_alpha:
+            # capitalised words, but not abbreviations ("FG", "FT"): those are column names, not subjects
+            if token.text[:1].isupper() and token.lower_ not in stops and token.is_alpha and not (
+                token.is_upper and len(token.text) <= 3
+            ):
                 names.append((token.idx, token.idx + len(token.text)))
         if start is not None:
             clauses.append(Clause(start, end, s_index, tuple(names)))
     return tuple(clauses), tuple(sentences)
 
 
+def _replacements(explanation: str) -> set[str]:
+    """Return the words an explanation offers as the correct value ("Lakers, not Bucks", "should be 7").
+
+    The correct value is not a pointer to the place: it tends to stand near another occurrence ("the Bucks
+    defeated the Lakers"), so it would pull the choice the wrong way.
+    """
+    words: set[str] = set()
+    for match in _REPLACEMENT.finditer(explanation):
+        words |= _words(match.group("value") or match.group("after") or "")
+    return words
+
+
 def explanation_cues(explanation: str, location: str) -> set[str]:
-    """Return the explanation's cue words (quoted words, numbers, names), minus the location's own words."""
+    """Return the explanation's cue words (quoted words, numbers, names), minus the location's own words and
+    the correct values it offers."""
     stops = stop_words()
     cues: set[str] = set()
     for quoted in _CUE_QUOTED.findall(explanation):
         cues.update(w for w in _words(quoted) if w not in stops)
     cues.update(n.replace(",", "") for n in _CUE_NUMBER.findall(explanation))
     cues.update(re.sub(r"['’]s?$", "", w.lower()) for w in _CUE_NAME.findall(explanation) if w.lower() not in stops)
-    return {c for c in cues if len(c) >= 2 or c.isdigit()} - _words(location)
+    return {c for c in cues if len(c) >= 2 or c.isdigit()} - _words(location) - _replacements(explanation)
 
 
 def _context(output: str, span: tuple[int, int]) -> tuple[set[str], set[str]]:
