@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 LABELS: tuple[str, ...] = ("Unacceptable", "Poor", "Fair", "Good", "Excellent")
 _LABEL_BY_LOWER = {label.lower(): label for label in LABELS}
@@ -132,14 +133,35 @@ _COMMENT_START = re.compile(
 )
 
 
+# a JSON-looking line: "location": "12 threes",  (a broken JSON answer is still read line by line)
+_JSON_LINE = re.compile(r'^\s*"(?P<key>[A-Za-z][A-Za-z _-]{0,40})"\s*:\s*(?P<value>.*?)\s*,?\s*$')
+# a field name alone on its line ("### Explanation of the score"), its value on the lines that follow
+_BARE_FIELD = re.compile(
+    r"^(?P<name>" + "|".join(f"(?:{rx})" for rx, _ in _FIELD_NAMES) + r")\s*[:：]?$", re.IGNORECASE
+)
+
+
 def _strip_emphasis(text: str) -> str:
     return _EMPH.sub("", text)
 
 
 def _clean_line(line: str) -> str:
-    """Strip markdown decorations that only frame a line, keeping its words."""
+    """Strip markdown decorations that only frame a line, keeping its words; a "key": value line of JSON
+    becomes key: value."""
     stripped = _LEAD_DECOR.sub("", line)
-    return _strip_emphasis(stripped).strip()
+    json_line = _JSON_LINE.match(stripped)
+    if json_line:
+        value = json_line.group("value").rstrip(",").strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        if value in ("[", "{"):
+            value = ""
+        stripped = f"{json_line.group('key').replace('_', ' ')}: {value}"
+    stripped = _strip_emphasis(stripped).strip()
+    bare = _BARE_FIELD.match(stripped)
+    if bare and not _ERROR_HEADER.match(stripped):
+        return f"{bare.group('name')}:"
+    return stripped
 
 
 def _canonical_field(name: str) -> str:
@@ -477,6 +499,73 @@ def _is_empty_block(block: _Block) -> bool:
     return not any(_join(v) for v in block.fields.values())
 
 
+_JSON_ERROR_LISTS = re.compile(r"^(?:errors?|issues?|problems?|mistakes?)(?:[ _-]?(?:list|found))?$", re.IGNORECASE)
+
+
+def _json_value(value: Any) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, list):
+        return " ... ".join(_json_value(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _json_fields(obj: dict[str, Any], lines: list[str], ignored: list[str], *, top: bool) -> None:
+    for key, value in obj.items():
+        name = " ".join(str(key).replace("_", " ").replace("-", " ").split())
+        if top and _JSON_ERROR_LISTS.match(name) and isinstance(value, list):
+            continue
+        if not _FIELD.match(f"{name}: x"):
+            ignored.append(str(key))
+            continue
+        canon = _canonical_field(name)
+        if top and canon == "explanation":
+            name = "explanation of the score"  # beside the score, an explanation is the score's
+        lines.append(f"{name}: {_json_value(value)}")
+
+
+def _json_answer(text: str) -> tuple[str, list[str]] | None:
+    """Return a JSON answer rewritten as the usual "Error N: / Location: ..." text, and its problems;
+    None when the answer holds no JSON object or list of errors."""
+    body = _strip_fences(text)
+    start = next((i for i, ch in enumerate(body) if ch in "{["), None)
+    if start is None or body[:start].strip().count("\n") > 3:
+        return None
+    try:
+        data, end = json.JSONDecoder().raw_decode(body, start)
+    except ValueError:
+        return None
+    problems = ["answer given as JSON"]
+    errors: list[Any]
+    if isinstance(data, list):
+        errors, top = data, {}
+    elif isinstance(data, dict):
+        lists = [
+            v for k, v in data.items() if _JSON_ERROR_LISTS.match(str(k).replace("_", " ")) and isinstance(v, list)
+        ]
+        errors, top = (lists[0] if lists else []), data
+        if not lists and any(_canonical_field(str(k)) == "location" for k in data if _FIELD.match(f"{k}: x")):
+            errors, top = [data], {}
+    else:
+        return None
+    lines: list[str] = []
+    ignored: list[str] = []
+    for n, error in enumerate(errors, 1):
+        if not isinstance(error, dict):
+            problems.append(f"JSON error {n} is not an object")
+            continue
+        lines.append(f"Error {n}:")
+        _json_fields(error, lines, ignored, top=False)
+    _json_fields(top, lines, ignored, top=True)
+    if ignored:
+        problems.append(f"JSON field(s) not read: {', '.join(sorted(set(ignored)))}")
+    if body[end:].strip():
+        problems.append("text after the JSON ignored")
+    return "\n".join(lines), problems
+
+
 def _assemble(text: object, *, expect_score: bool, distilled: bool = False) -> ParsedAnswer:
     answer = ParsedAnswer()
     if not isinstance(text, str):
@@ -485,7 +574,12 @@ def _assemble(text: object, *, expect_score: bool, distilled: bool = False) -> P
     if not text.strip():
         answer.problems.append("answer is empty")
         return answer
+    from_json = _json_answer(text)
+    json_problems: list[str] = []
+    if from_json is not None:
+        text, json_problems = from_json
     blocks, tail, no_errors, issues = _parse(text)
+    issues[:0] = [_Issue(p, False) for p in json_problems]
     blocks = [b for b in blocks if not _is_empty_block(b)]
     answer.errors = [_build_error(b, issues) for b in blocks]
     # "Error 1:\nLocation: None\nExplanation: No errors" style: treat as a declaration, not an error
@@ -518,8 +612,14 @@ def _assemble(text: object, *, expect_score: bool, distilled: bool = False) -> P
         issues.append(_Issue("no explanation of the score", False))
     if not expect_score and "score" in tail:
         issues.append(_Issue("an overall score was given where none was asked for", False))
-    answer.problems = [i.text for i in issues]
     has_score = answer.score is not None or answer.score100 is not None
+    if not blocks and not tail and not no_errors and not has_score:
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        issues.append(_Issue(
+            "no error fields (Location, Explanation, Severity) and no score found; the answer begins "
+            f"{first[:80]!r}", True,
+        ))
+    answer.problems = [i.text for i in issues]
     if not has_score and not answer.errors and not answer.no_errors_declared:
         answer.status = "failed"
     elif any(i.degrades for i in issues):
