@@ -37,8 +37,8 @@ _CUE_NAME = re.compile(r"\b[A-Z][\w'’-]+")
 _VALUE = r"(?:\d+(?:[.,-]\d+)*(?:\s+[a-z]+)?|(?:[A-Z][\w'’.-]*\s+){0,3}[A-Z][\w'’.-]*|[a-z]+)"
 _REPLACEMENT = re.compile(
     rf"(?P<value>{_VALUE})\s*,?\s+(?:and\s+|but\s+)?not\s"
-    rf"|(?:should\s+(?:be|read|say)|instead\s+of|rather\s+than|actually|in\s+fact|correct\s+(?:value|number|"
-    rf"answer)\s+is|gives|shows|says|lists)\s*:?\s*(?P<after>{_VALUE})"
+    rf"|(?:should\s+(?:be|read|say)|instead\s+of|rather\s+than|correct\s+(?:value|number|answer)\s+is)"
+    rf"\s*:?\s*(?P<after>{_VALUE})"
 )
 _WORDS = re.compile(r"\d+(?:[.,]\d+)*|\w+")
 
