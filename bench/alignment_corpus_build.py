@@ -5,8 +5,11 @@ location an LLM would write and an explanation are stored. The right answer is k
 location is cut from the text at known offsets (then re-cased, re-punctuated, shortened, given a note or
 joined with '...'), so the answer is those offsets; or it is changed so that it is no longer in the text
 (a number or name swapped, a phrase from another text), so the answer is null - and the builder checks
-that the changed phrase occurs nowhere in the text, not even loosely. Repeated phrases take their
-right occurrence from the RotoWire gold error spans (the annotators' offsets). Deterministic (seeded).
+that the changed phrase occurs nowhere in the text, ignoring case, spaces and punctuation (an invented
+phrase must not even have a near copy: rapidfuzz partial ratio < 75). Repeated phrases take their
+right occurrence from the RotoWire gold error spans (the annotators' offsets). Twenty more cases were
+written by hand (bench/alignment_corpus_hand.jsonl: summaries read, the right occurrence chosen by
+reading). Deterministic (seeded).
 
     python bench/alignment_corpus_build.py [--data ../shared/data] [-o bench/alignment_corpus.jsonl]
 """
@@ -70,7 +73,7 @@ def _count(text: str, phrase: str) -> int:
 
 
 def _absent(text: str, phrase: str) -> bool:
-    """True when the phrase is nowhere in the text, not even with other case or a few letters changed."""
+    """True when the phrase is nowhere in the text, not even with other case, spacing or punctuation."""
     low = text.lower()
     squash = re.sub(r"\W+", "", low)
     return phrase.lower() not in low and re.sub(r"\W+", "", phrase.lower()) not in squash
@@ -315,10 +318,29 @@ class Builder:
             self._note(ref, text, phrase, span, why, 1)
 
 
+HAND = Path(__file__).resolve().parent / "alignment_corpus_hand.jsonl"
+
+
+def hand_written(builder: Builder) -> None:
+    """Add the cases written by hand (bench/alignment_corpus_hand.jsonl): RotoWire summaries read, locations
+    and explanations written as a model would, the right occurrence of `target` chosen by reading."""
+    for line in HAND.read_text().splitlines():
+        case = json.loads(line)
+        ref = {"file": "rotowire/train.jsonl", "record": case["record"], "record_id": case["record_id"],
+               "field": "Summary"}
+        text = load_text(builder.data, {"id": "hand", **ref})
+        starts = [m.start() for m in re.finditer(re.escape(case["target"]), text)]
+        start = starts[case["occurrence"] - 1]
+        builder.add(ref, case["location"], case["explanation"], case["style"],
+                    (start, start + len(case["target"])),
+                    f"written by hand: occurrence {case['occurrence']} of {len(starts)} of the target")
+
+
 def build(data: Path, seed: int = 12, per_file: int = 24) -> Iterator[dict]:
     builder = Builder(data, seed)
     builder.rotowire()
     builder.meta_eval(per_file)
+    hand_written(builder)
     for case in builder.cases:
         # every answer is checked against the text it was cut from before it is written
         text = load_text(data, case)

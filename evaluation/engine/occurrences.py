@@ -40,6 +40,7 @@ _REPLACEMENT = re.compile(
     rf"|(?:should\s+(?:be|read|say)|instead\s+of|rather\s+than|correct\s+(?:value|number|answer)\s+is)"
     rf"\s*:?\s*(?P<after>{_VALUE})"
 )
+_NUMBER_UNIT = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)\s+([A-Za-z]+)")
 _WORDS = re.compile(r"\d+(?:[.,]\d+)*|\w+")
 
 
@@ -121,7 +122,10 @@ def explanation_cues(explanation: str, location: str) -> set[str]:
         cues.update(w for w in _words(quoted) if w not in stops)
     cues.update(n.replace(",", "") for n in _CUE_NUMBER.findall(explanation))
     cues.update(re.sub(r"['’]s?$", "", w.lower()) for w in _CUE_NAME.findall(explanation) if w.lower() not in stops)
-    return {c for c in cues if len(c) >= 2 or c.isdigit()} - _words(location) - _replacements(explanation)
+    own = _words(location)
+    # "Pachulia had 10 rebounds" about the location "12 rebounds": 10 is the correction, not a pointer
+    corrections = {n.replace(",", "") for n, unit in _NUMBER_UNIT.findall(explanation) if unit.lower() in own}
+    return {c for c in cues if len(c) >= 2 or c.isdigit()} - own - _replacements(explanation) - corrections
 
 
 def _context(output: str, span: tuple[int, int]) -> tuple[set[str], set[str]]:
