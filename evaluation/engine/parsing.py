@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from evaluation.engine.location_notes import pick_in
+
 LABELS: tuple[str, ...] = ("Unacceptable", "Poor", "Fair", "Good", "Excellent")
 _LABEL_BY_LOWER = {label.lower(): label for label in LABELS}
 
@@ -235,19 +237,18 @@ def clean_location(raw: str) -> tuple[str | None, list[str]]:
     if not text:
         return None, ["location is empty"]
     segments, rest_start = _quoted_segments(text)
-    if segments:
-        prefix = text[: segments[0][0]].strip()
-        if prefix and not _LOCATION_PREFIX.match(prefix.rstrip(":").strip()):
-            # quotes are part of the text itself ("the "best" pizza"): keep the value as it is
-            segments = []
-        elif prefix:
-            notes.append(f"description {prefix!r} removed from location")
+    prefix = text[: segments[0][0]].strip() if segments else ""
+    if prefix and not _LOCATION_PREFIX.match(prefix.rstrip(":").strip()):
+        # quotes are part of the text itself ("the "best" pizza"): keep the value as it is
+        segments = []
     rest = text[rest_start:].strip() if segments else ""
     if segments and rest and not _COMMENT_AFTER_QUOTE.match(rest):
         # text goes on after the closing quote: the quotes belong to the output ("Hi," he said)
         segments = []
     if segments:
         parts = [seg for _, seg in segments]
+        if prefix:
+            notes.append(f"description {prefix!r} removed from location")
         if rest:
             notes.append(f"comment {rest!r} removed from location")
         location = " ... ".join(p for p in parts if p)
@@ -255,6 +256,11 @@ def clean_location(raw: str) -> tuple[str | None, list[str]]:
             return None, [*notes, "location is empty"]
         if len(parts) > 1:
             notes.append("several quoted spans joined with '...'")
+        # an ordinal in a removed remark ("(second mention)", "In the first sentence:") says which
+        # occurrence is meant: it stays, in brackets, for the aligner to read
+        cues = [pick.cue for removed in (prefix, rest) if removed and (pick := pick_in(removed)) is not None]
+        if cues:
+            location = f"{location} ({cues[0]})"
         return location, notes
     if _NO_LOCATION.match(text):
         return None, [f"no span given (location {text!r})"]

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evaluation.engine.alignment import align_location
 from evaluation.engine.location_notes import read_location
 from evaluation.engine.parsing import (
     LABELS,
@@ -73,7 +74,7 @@ def test_conflicting_label_and_number_is_noted() -> None:
      ("(omission)", None), ("Missing information", None), ("None (the date is omitted)", None),
      ("Omission of the final score", None), ("The entire summary", None), ("not applicable", None),
      ("None of the players scored", "None of the players scored"),
-     ("'don't stop'", "don't stop"), ("Sentence 2: \"the cat\"", "the cat"),
+     ("'don't stop'", "don't stop"), ("Sentence 2: \"the cat\"", "the cat (Sentence 2)"),
      ('"Hi," he said', '"Hi," he said'), ('the "best" pizza', 'the "best" pizza'),
      ("the big cat (which is not in the data)", "the big cat"), ("New York (NY)", "New York (NY)"),
      ("**foo**", "foo"), ("", None)],
@@ -313,3 +314,20 @@ def test_location_notes_are_read(location: str, text: str, nth: int | None, unit
     read = read_location(location)
     assert read.text == text
     assert (read.pick.nth, read.pick.unit) == (nth, unit) if read.pick else (nth, unit) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("raw", "nth"),
+    [('"9 rebounds" (second mention)', 2), ('"9 rebounds" [2nd occurrence]', 2),
+     ('In the third sentence: "9 rebounds"', 3), ('"9 rebounds" - the last occurrence', 3),
+     ('"9 rebounds" (this is wrong)', None)],
+)
+def test_ordinal_remarks_around_a_quoted_location_survive_parsing(raw: str, nth: int | None) -> None:
+    output = "Ana had 9 rebounds in the first half. Lee had 9 rebounds. Kim had 9 rebounds."
+    answer = parse_annotator_answer(f"Error 1:\nLocation: {raw}\nExplanation: Wrong.\nSeverity: 2\n{_WILD_TAIL}")
+    [span] = align_location(answer.errors[0].location, output, explanation=answer.errors[0].explanation)
+    starts = [i for i in range(len(output)) if output.startswith("9 rebounds", i)]
+    if nth is None:
+        assert span.start == starts[0] and span.ambiguous
+    else:
+        assert span.start == starts[nth - 1] and not span.ambiguous
