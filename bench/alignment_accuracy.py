@@ -2,7 +2,8 @@
 
 Reads a corpus of located errors (bench/alignment_corpus.jsonl, built by bench/alignment_corpus_build.py
 from the RotoWire and meta_eval outputs; each case names its text by file, record and field and gives the
-right offsets, or null when the location is not in the text), aligns every location with the engine and
+right offsets, or null when the location is not in the text), passes every location through the parser's
+`clean_location` and the aligner as a run does, and
 prints the confusion table - aligned to the right place, to a wrong place, left unaligned though present,
 aligned though absent - per match kind and per style, the precision of aligned spans and the recall of
 present locations beside the targets (precision >= 99%, recall >= 95%). Ambiguous spans (flagged for the
@@ -28,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from evaluation.engine.alignment import align_location  # noqa: E402
+from evaluation.engine.parsing import clean_location  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CORPUS = REPO / "bench" / "alignment_corpus.jsonl"
@@ -133,7 +135,9 @@ _RANK = {"exact": 0, "normalized": 1, "fuzzy": 2, "none": 3}
 
 def judge(case: Mapping[str, Any], text: str) -> Outcome:
     """Align one case and say where it landed; '...'-joined parts are judged by the span they cover."""
-    spans = align_location(case["location"], text, explanation=case.get("explanation") or "")
+    # as in a run: the parser cleans the Location value first, then the aligner places it
+    location, _ = clean_location(case["location"])
+    spans = align_location(location, text, explanation=case.get("explanation") or "")
     aligned = [s for s in spans if s.start is not None and s.end is not None]
     expected = tuple(case["expected"]) if case.get("expected") else None
     if not aligned:
