@@ -222,4 +222,10 @@ def choose_occurrence(
         if best > 0 and best - runner_up >= _MARGIN:
             position = candidates.index(scored[0][1]) + 1
             return Choice(scored[0][1], False, f"{prefix}occurrence {position} chosen by the explanation's context")
+        if best > 0:
+            # the cues fit several equally: still the likeliest place, but the expert must be told
+            fitting = [c for score, c in scored if best - score < _MARGIN]
+            if len(fitting) < len(pool):
+                return Choice(fitting[0], True, f"{prefix}the explanation fits {len(fitting)} of them; the first "
+                              "of those was taken")
     return Choice(pool[0], True, f"{prefix}the explanation does not say which; the first was taken")

@@ -297,3 +297,10 @@ def test_explanation_ordinal_before_the_quoted_location_picks_it() -> None:
     output = "He said no. She left. He said no."
     [span] = align_location("He said no", output, explanation='The second "He said no" repeats the first.')
     assert span.start == output.rindex("He said no") and not span.ambiguous
+
+
+def test_cues_that_fit_several_occurrences_take_the_first_of_those_and_flag_it() -> None:
+    output = "Ana Ruiz had 9 rebounds. Lee Wong had 9 rebounds. Lee Wong had 9 rebounds again."
+    [span] = align_location("9 rebounds", output, explanation="Lee Wong had 7 rebounds.")
+    assert span.start == output.index("9 rebounds", 20) and span.ambiguous
+    assert "fits 2 of them" in span.note
