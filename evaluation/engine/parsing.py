@@ -135,6 +135,14 @@ _COMMENT_START = re.compile(
 )
 
 
+# fields some models add to an error: read into the explanation (corrections) or named as not read
+_EXTRA_FIELD = re.compile(
+    r"^(?P<name>(?:error\s+)?(?:category|type|kind|tag|label|dimension|aspect|confidence|correction|"
+    r"correct(?:ed)?\s+(?:value|text|version|information)|suggest(?:ed|ion)(?:\s+(?:fix|correction))?|"
+    r"fix|evidence|source|reference))\s*[:：]\s*\S",
+    re.IGNORECASE,
+)
+_CORRECTION_FIELD = re.compile(r"^(?:error\s+)?(?:correct|suggest|fix|evidence|source|reference)", re.IGNORECASE)
 # a JSON-looking line: "location": "12 threes",  (a broken JSON answer is still read line by line)
 _JSON_LINE = re.compile(r'^\s*"(?P<key>[A-Za-z][A-Za-z _-]{0,40})"\s*:\s*(?P<value>.*?)\s*,?\s*$')
 # a field name alone on its line ("### Explanation of the score"), its value on the lines that follow
@@ -444,6 +452,17 @@ def _parse(text: str) -> tuple[list[_Block], dict[str, list[str]], bool, list[_I
         if not blocks and not in_tail and _NO_ERRORS.match(line):
             no_errors = True
             continue
+        extra = _EXTRA_FIELD.match(line)
+        if extra and current is not None and not in_tail:
+            name = " ".join(extra.group("name").split())
+            if _CORRECTION_FIELD.match(name):
+                # a correction belongs with the explanation it completes
+                current.fields.setdefault("explanation", []).append(line)
+                target = current.fields["explanation"]
+            else:
+                issues.append(_Issue(f"field {name!r} not read", False))
+                target = None
+            continue
         if in_tail and tail_paragraph_ended:
             if target is not None:
                 issues.append(_Issue("text after the score explanation ignored", False))
@@ -522,6 +541,9 @@ def _json_fields(obj: dict[str, Any], lines: list[str], ignored: list[str], *, t
     for key, value in obj.items():
         name = " ".join(str(key).replace("_", " ").replace("-", " ").split())
         if top and _JSON_ERROR_LISTS.match(name) and isinstance(value, list):
+            continue
+        if _EXTRA_FIELD.match(f"{name}: x") and not top:
+            lines.append(f"{name}: {_json_value(value)}")  # read, or named, like the same line in text
             continue
         if not _FIELD.match(f"{name}: x"):
             ignored.append(str(key))
