@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
+from evaluation.engine.answer_fields import CORRECTION_FIELD as _CORRECTION_FIELD
+from evaluation.engine.answer_fields import EXTRA_FIELD as _EXTRA_FIELD
+from evaluation.engine.answer_fields import FIELD as _FIELD
+from evaluation.engine.answer_fields import FIELD_NAMES as _FIELD_NAMES
+from evaluation.engine.answer_fields import canonical_field as _canonical_field
+from evaluation.engine.answer_fields import strip_fences as _strip_fences
+from evaluation.engine.answer_json import json_answer
 from evaluation.engine.location_notes import pick_in
 
 LABELS: tuple[str, ...] = ("Unacceptable", "Poor", "Fair", "Good", "Excellent")
@@ -58,28 +64,9 @@ def score_to_label(score: float) -> str:
 # ---------------------------------------------------------------------------------------------
 # line-level recognisers
 
-_FENCE = re.compile(r"^\s*(```|~~~|‘‘‘|'''|\"\"\")[\w-]*\s*$")
 # markdown decorations in front of a line: headers, quote marks, list bullets, emphasis markers
 _LEAD_DECOR = re.compile(r"^\s*(?:#{1,6}\s*|>\s*|[-+•]\s+|\*\s+)*")
 _EMPH = re.compile(r"\*\*|__|(?<!\w)[*_]|[*_](?!\w)")
-
-_FIELD_NAMES: list[tuple[str, str]] = [
-    # (regex, canonical field); longer names first so "Explanation of the score" beats "Explanation"
-    (r"explanation\s+(?:of|for)\s+(?:the\s+)?(?:overall\s+)?score", "score_explanation"),
-    (r"(?:overall\s+)?score\s+explanation", "score_explanation"),
-    (r"justification(?:\s+(?:of|for)\s+(?:the\s+)?score)?", "score_explanation"),
-    (r"(?:overall|final|total)\s+(?:score|rating|assessment|grade)", "score"),
-    (r"score|rating", "score"),
-    (r"(?:error\s+)?location|span|quote|position", "location"),
-    (r"(?:error\s+)?explanation|reason(?:ing)?|description|issue", "explanation"),
-    (r"(?:error\s+)?severity(?:\s+level)?|severity\s+score", "severity"),
-]
-_FIELD = re.compile(
-    r"^(?P<name>" + "|".join(f"(?:{rx})" for rx, _ in _FIELD_NAMES) + r")\s*(?:\(\s*[^)]*\))?\s*"
-    r"(?:[:：]|\s[-–—]\s|=)\s*(?P<value>.*)$",
-    re.IGNORECASE,
-)
-_FIELD_CANON = [(re.compile(rf"^(?:{rx})$", re.IGNORECASE), canon) for rx, canon in _FIELD_NAMES]
 
 _ERROR_HEADER = re.compile(
     r"^(?:errors?|issues?|problems?)\b\s*(?:#|no\.?|number)?\s*(?P<num>\d+)?\s*(?:[:.)\-–—]\s*)?(?P<rest>.*)$",
@@ -135,14 +122,6 @@ _COMMENT_START = re.compile(
 )
 
 
-# fields some models add to an error: read into the explanation (corrections) or named as not read
-_EXTRA_FIELD = re.compile(
-    r"^(?P<name>(?:error\s+)?(?:category|type|kind|tag|label|dimension|aspect|confidence|correction|"
-    r"correct(?:ed)?\s+(?:value|text|version|information)|suggest(?:ed|ion)(?:\s+(?:fix|correction))?|"
-    r"fix|evidence|source|reference))\s*[:：]\s*\S",
-    re.IGNORECASE,
-)
-_CORRECTION_FIELD = re.compile(r"^(?:error\s+)?(?:correct|suggest|fix|evidence|source|reference)", re.IGNORECASE)
 # a JSON-looking line: "location": "12 threes",  (a broken JSON answer is still read line by line)
 _JSON_LINE = re.compile(r'^\s*"(?P<key>[A-Za-z][A-Za-z _-]{0,40})"\s*:\s*(?P<value>.*?)\s*,?\s*$')
 # a field name alone on its line ("### Explanation of the score"), its value on the lines that follow
@@ -172,14 +151,6 @@ def _clean_line(line: str) -> str:
     if bare and not _ERROR_HEADER.match(stripped):
         return f"{bare.group('name')}:"
     return stripped
-
-
-def _canonical_field(name: str) -> str:
-    name = " ".join(name.split())
-    for rx, canon in _FIELD_CANON:
-        if rx.match(name):
-            return canon
-    return "explanation"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -352,11 +323,6 @@ class _Issue:
     degrades: bool  # True when the answer is incomplete because of it (status "partial")
 
 
-def _strip_fences(text: str) -> str:
-    lines = [ln for ln in text.splitlines() if not _FENCE.match(ln)]
-    return "\n".join(lines)
-
-
 def _split_lines(text: str) -> list[str]:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
     return _strip_fences(text).split("\n")
@@ -524,76 +490,6 @@ def _is_empty_block(block: _Block) -> bool:
     return not any(_join(v) for v in block.fields.values())
 
 
-_JSON_ERROR_LISTS = re.compile(r"^(?:errors?|issues?|problems?|mistakes?)(?:[ _-]?(?:list|found))?$", re.IGNORECASE)
-
-
-def _json_value(value: Any) -> str:
-    if value is None:
-        return "None"
-    if isinstance(value, list):
-        return " ... ".join(_json_value(v) for v in value)
-    if isinstance(value, dict):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
-
-
-def _json_fields(obj: dict[str, Any], lines: list[str], ignored: list[str], *, top: bool) -> None:
-    for key, value in obj.items():
-        name = " ".join(str(key).replace("_", " ").replace("-", " ").split())
-        if top and _JSON_ERROR_LISTS.match(name) and isinstance(value, list):
-            continue
-        if _EXTRA_FIELD.match(f"{name}: x") and not top:
-            lines.append(f"{name}: {_json_value(value)}")  # read, or named, like the same line in text
-            continue
-        if not _FIELD.match(f"{name}: x"):
-            ignored.append(str(key))
-            continue
-        canon = _canonical_field(name)
-        if top and canon == "explanation":
-            name = "explanation of the score"  # beside the score, an explanation is the score's
-        lines.append(f"{name}: {_json_value(value)}")
-
-
-def _json_answer(text: str) -> tuple[str, list[str]] | None:
-    """Return a JSON answer rewritten as the usual "Error N: / Location: ..." text, and its problems;
-    None when the answer holds no JSON object or list of errors."""
-    body = _strip_fences(text)
-    start = next((i for i, ch in enumerate(body) if ch in "{["), None)
-    if start is None or body[:start].strip().count("\n") > 3:
-        return None
-    try:
-        data, end = json.JSONDecoder().raw_decode(body, start)
-    except ValueError:
-        return None
-    problems = ["answer given as JSON"]
-    errors: list[Any]
-    if isinstance(data, list):
-        errors, top = data, {}
-    elif isinstance(data, dict):
-        lists = [
-            v for k, v in data.items() if _JSON_ERROR_LISTS.match(str(k).replace("_", " ")) and isinstance(v, list)
-        ]
-        errors, top = (lists[0] if lists else []), data
-        if not lists and any(_canonical_field(str(k)) == "location" for k in data if _FIELD.match(f"{k}: x")):
-            errors, top = [data], {}
-    else:
-        return None
-    lines: list[str] = []
-    ignored: list[str] = []
-    for n, error in enumerate(errors, 1):
-        if not isinstance(error, dict):
-            problems.append(f"JSON error {n} is not an object")
-            continue
-        lines.append(f"Error {n}:")
-        _json_fields(error, lines, ignored, top=False)
-    _json_fields(top, lines, ignored, top=True)
-    if ignored:
-        problems.append(f"JSON field(s) not read: {', '.join(sorted(set(ignored)))}")
-    if body[end:].strip():
-        problems.append("text after the JSON ignored")
-    return "\n".join(lines), problems
-
-
 def _assemble(text: object, *, expect_score: bool, distilled: bool = False) -> ParsedAnswer:
     answer = ParsedAnswer()
     if not isinstance(text, str):
@@ -602,7 +498,7 @@ def _assemble(text: object, *, expect_score: bool, distilled: bool = False) -> P
     if not text.strip():
         answer.problems.append("answer is empty")
         return answer
-    from_json = _json_answer(text)
+    from_json = json_answer(text)
     json_problems: list[str] = []
     if from_json is not None:
         text, json_problems = from_json
