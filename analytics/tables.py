@@ -11,12 +11,14 @@ from typing import Any, Literal
 
 from analytics.selectors import AccuracyGroup, DashboardData, RunInfo
 from corpus import protocol
+from corpus.models import MatchKind
 from evaluation.engine.stats import EXPLANATION_VERDICTS, PRF, SEVERITIES, SPAN_VERDICTS, Interval
 
 ColumnKind = Literal["text", "int", "pct", "num", "p"]
 SPAN_LABELS = dict(protocol.choices(protocol.SPAN_VERDICTS))
 EXPLANATION_LABELS = dict(protocol.choices(protocol.EXPLANATION_VERDICTS))
 FLAG_LABELS = dict(protocol.choices(protocol.FLAGS))
+MATCH_LABELS = dict(MatchKind.choices)
 
 
 @dataclass(frozen=True)
@@ -276,6 +278,28 @@ def overlap_table(data: DashboardData) -> Table:
     return table
 
 
+def alignment_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    columns = [
+        *RUN_COLUMNS, Column("spans", "Spans", "int"),
+        *[Column(f"match_{kind}", label, "int") for kind, label in MATCH_LABELS.items()],
+        Column("ambiguous", "Ambiguous", "int"), Column("ambiguous_pct", "Ambiguous % of placed", "pct"),
+    ]
+    table = Table(
+        "alignment", "Span alignment", columns,
+        note="Spans of each evaluator's final answers by how their location was found in the text. Ambiguous: "
+        "the location occurs more than once and neither its notes nor the explanation said which; the span "
+        "stands on the first such occurrence and the expert is told.",
+    )
+    for row in data.alignment:
+        table.rows.append(
+            _run_cells(runs, row.run_id) | {"spans": row.spans, "ambiguous": row.ambiguous,
+                                            "ambiguous_pct": _pct(row.ambiguous_share)}
+            | {f"match_{kind}": row.by_match.get(kind, 0) for kind in MATCH_LABELS}
+        )
+    return table
+
+
 def calibration_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
     table = Table("calibration", "Severity: machine against human-corrected", [
@@ -332,6 +356,7 @@ TABLE_BUILDERS: dict[str, Callable[[DashboardData], Table]] = {
     "pairwise": pairwise_table,
     "distribution": distribution_table,
     "overlap": overlap_table,
+    "alignment": alignment_table,
     "calibration": calibration_table,
     "severity_confusion": severity_confusion_table,
     "scores": scores_table,

@@ -146,8 +146,8 @@ def retrieve_assignment(request: HttpRequest, assignment_id: int):
     rows, _ = item_errors(assignment)
     errors = [
         ErrorOut(span_id=r.span.pk, number=r.number, label=r.label, text=r.span.text, start=r.span.start,
-                 end=r.span.end, match=r.span.match, explanation=r.span.explanation, severity=r.span.severity,
-                 category=r.span.category, judgment=_judgment_out(r.judgment))
+                 end=r.span.end, match=r.span.match, ambiguous=r.span.ambiguous, explanation=r.span.explanation,
+                 severity=r.span.severity, category=r.span.category, judgment=_judgment_out(r.judgment))
         for r in rows
     ]
     item = assignment.item

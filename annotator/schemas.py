@@ -57,6 +57,7 @@ class ErrorOut(Schema):
     start: int | None
     end: int | None
     match: str
+    ambiguous: bool  # the location occurs more than once and neither its notes nor the explanation said which
     explanation: str
     severity: int | None
     category: str

@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypedDict
+from typing import IO, Any, NotRequired, TypedDict
 
 from corpus.protocol import EXPLANATION_VERDICT_VALUES as EXPLANATION_VERDICTS
 from corpus.protocol import FLAG_VALUES as FLAGS
@@ -46,6 +46,7 @@ class SpanRecord(TypedDict):
     severity: int | None
     category: str
     match: str
+    ambiguous: NotRequired[bool]  # written only when true: the location occurs more than once, none was named
     judgments: list[JudgmentRecord]
 
 
@@ -326,6 +327,11 @@ def _parse_span(obj: Any, output: str, where: str) -> SpanRecord:
         )
     if start is None and not text:
         raise FormatError(where, "a span needs offsets or a 'text'")
+    ambiguous = obj.get("ambiguous", False)
+    if not isinstance(ambiguous, bool):
+        raise FormatError(where, f"field 'ambiguous' must be true or false, not {ambiguous!r}")
+    if ambiguous and start is None:
+        raise FormatError(where, "an ambiguous span needs offsets (it marks which of several occurrences was taken)")
     severity = obj.get("severity")
     if severity is not None and (isinstance(severity, bool) or severity not in (1, 2, 3, 4, 5)):
         raise FormatError(where, f"field 'severity' must be an integer 1-5 or null, not {severity!r}")
@@ -333,11 +339,14 @@ def _parse_span(obj: Any, output: str, where: str) -> SpanRecord:
         _parse_judgment(j, f"{where}, judgments[{i}]")
         for i, j in enumerate(_list(obj.get("judgments") or [], where, "judgments"))
     ]
-    return SpanRecord(
+    record = SpanRecord(
         start=start, end=end, text=text, explanation=_text(obj.get("explanation"), where, "explanation"),
         severity=severity, category=_text(obj.get("category"), where, "category"), match=match,
         judgments=judgments,
     )
+    if ambiguous:
+        record["ambiguous"] = True
+    return record
 
 
 def _parse_judgment(obj: Any, where: str) -> JudgmentRecord:

@@ -17,6 +17,7 @@ from analytics.selectors.agreement import (
     agreement_report,
     calibration_report,
 )
+from analytics.selectors.alignment import AlignmentRow, alignment_report
 from analytics.selectors.base import (
     DEFAULT_RESAMPLES,
     RunInfo,
@@ -57,6 +58,7 @@ class DashboardData:
     scores: list[ScoreRow]
     references: list[tuple[str, str]] = field(default_factory=list)
     reference_value: str = ""
+    alignment: list[AlignmentRow] = field(default_factory=list)
 
 
 def _side_by_side(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
@@ -98,22 +100,24 @@ def dashboard_data(
             agreement_report(scope),
             overlap_report(runs=runs, reference=ref, scope=scope) if ref else [],
             score_report(runs=runs, scope=scope),
+            alignment_report(runs=runs, scope=scope),
         )
 
-    (accuracy, (per_run, pooled)), (agreement, overlap, scores) = _side_by_side(
+    (accuracy, (per_run, pooled)), (agreement, overlap, scores, alignment) = _side_by_side(
         accuracy_and_calibration, agreement_overlap_scores
     )
     return DashboardData(
         scope=scope, runs=runs, accuracy=accuracy, agreement=agreement,
         calibration=per_run, calibration_pooled=pooled, overlap=overlap, reference=ref, scores=scores,
-        references=references, reference_value=reference if ref else "",
+        references=references, reference_value=reference if ref else "", alignment=alignment,
     )
 
 
 __all__ = [
-    "DEFAULT_RESAMPLES", "AccuracyGroup", "AccuracyReport", "AgreementReport", "AlphaSummary", "DashboardData",
+    "DEFAULT_RESAMPLES", "AccuracyGroup", "AccuracyReport", "AgreementReport", "AlignmentRow", "AlphaSummary",
+    "DashboardData",
     "OverlapRow", "PairAgreement", "Reference", "RunInfo", "ScoreRow", "Scope", "accuracy_report",
-    "agreement_report", "annotator_names", "calibration_report", "dashboard_data", "final_kinds",
+    "agreement_report", "alignment_report", "annotator_names", "calibration_report", "dashboard_data", "final_kinds",
     "judgments_in_scope", "overlap_report", "parse_reference", "reference_choices", "runs_in_scope",
     "score_report",
 ]

@@ -17,7 +17,7 @@ CHUNK = 200
 KIND_ORDER = {"gold": 0, "human": 1, "ensemble": 2, "supervisor": 3, "annotator": 4}
 CSV_COLUMNS = [
     "dataset", "item_id", "system", "aspect", "source", "kind", "model", "score", "score_label",
-    "span_index", "start", "end", "text", "explanation", "severity", "category", "match",
+    "span_index", "start", "end", "text", "explanation", "severity", "category", "match", "ambiguous",
     "annotator", "span_verdict", "explanation_verdict", *FLAGS, "comment",
 ]
 
@@ -54,11 +54,15 @@ def _judgment_record(judgment: SpanJudgment) -> JudgmentRecord:
 
 
 def _span_record(span: ErrorSpan) -> SpanRecord:
-    return SpanRecord(
+    record = SpanRecord(
         start=span.start, end=span.end, text=span.text, explanation=span.explanation, severity=span.severity,
         category=span.category, match=span.match,
         judgments=[_judgment_record(j) for j in span.judgments.all()],
     )
+    if span.ambiguous:
+        # only on such spans, so files of spans that were never ambiguous keep their old shape
+        record["ambiguous"] = True
+    return record
 
 
 def annotation_record(annotation: Annotation) -> AnnotationRecord:
@@ -107,6 +111,7 @@ def _csv_rows(dataset: Dataset) -> Iterator[list[object]]:
                 span_cells = [
                     index, _blank(span["start"]), _blank(span["end"]), span["text"], span["explanation"],
                     _blank(span["severity"]), span["category"], span["match"],
+                    "true" if span.get("ambiguous") else "",
                 ]
                 # A span nobody judged yet still gets its row, so the sheet loses nothing.
                 for judgment in span["judgments"] or [None]:

@@ -200,7 +200,8 @@ class _Importer:
                 spans.append(
                     ErrorSpan(
                         annotation=annotation, position=position, text=span["text"], start=span["start"],
-                        end=span["end"], match=span["match"], explanation=span["explanation"],
+                        end=span["end"], match=span["match"], ambiguous=span.get("ambiguous", False),
+                        explanation=span["explanation"],
                         severity=span["severity"], category=span["category"],
                     )
                 )

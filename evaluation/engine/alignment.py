@@ -1,4 +1,11 @@
-"""Find an LLM-quoted error location in the output text and return exact character offsets."""
+"""Find an LLM-quoted error location in the output text and return exact character offsets.
+
+Three rules keep a span on the words the model meant: a normalized or fuzzy match must contain the
+location's numbers, dates and names (`anchors`); notes written into a location are instructions, and their
+ordinals pick the occurrence (`location_notes`); among several occurrences the explanation's cues are
+looked for in each occurrence's clause, and a span the cues do not decide is marked ambiguous
+(`occurrences`).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +13,14 @@ import re
 import unicodedata
 from bisect import bisect_left
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from rapidfuzz import fuzz
 
-if TYPE_CHECKING:
-    from spacy.language import Language
-    from spacy.tokens import Doc
+from evaluation.engine.anchors import Anchors, anchors_of, digits_for_words, missing_anchor
+from evaluation.engine.location_notes import Pick, pick_in_explanation, read_location
+from evaluation.engine.nlp import doc, nlp
+from evaluation.engine.occurrences import choose_occurrence
 
 Match = Literal["exact", "normalized", "fuzzy", "none"]
 MultiPart = Literal["", "split", "cover"]
@@ -22,6 +29,10 @@ Join = Literal["split", "cover"]
 DEFAULT_FUZZY_THRESHOLD = 85.0
 # below this many normalized characters a location is too short for fuzzy matching to mean anything
 _MIN_FUZZY_CHARS = 6
+# a location of a few words is mostly its anchors: "Charlotte at" is not "to Charlotte", so short ones must
+# be nearly verbatim to match fuzzily
+_SHORT_TOKENS = 3
+_SHORT_THRESHOLD = 92.0
 _MATCH_RANK = {"exact": 0, "normalized": 1, "fuzzy": 2, "none": 3}
 
 
@@ -35,28 +46,6 @@ class AlignedSpan:
     ambiguous: bool = False
     note: str = ""
     matched_text: str = ""  # output[start:end], "" when not found
-
-
-# ---------------------------------------------------------------------------------------------
-# spaCy, built once
-
-_NLP: Language | None = None
-
-
-def _nlp() -> Language:
-    global _NLP
-    if _NLP is None:
-        import spacy
-
-        nlp = spacy.blank("en")
-        nlp.add_pipe("sentencizer")
-        _NLP = nlp
-    return _NLP
-
-
-@lru_cache(maxsize=128)
-def _doc(text: str) -> Doc:
-    return _nlp()(text)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -128,96 +117,6 @@ def _occurrences(needle: str, haystack: str) -> list[int]:
 
 
 # ---------------------------------------------------------------------------------------------
-# choosing among several occurrences
-
-_CUE_QUOTED = re.compile(r"[\"“”‘’`']([^\"“”‘’`']{1,80})[\"“”‘’`']")
-_CUE_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
-
-
-_CUE_NAME = re.compile(r"\b[A-Z][\w'-]+")
-
-
-def _explanation_cues(explanation: str, location: str) -> list[str]:
-    """Return normalized cue words of the explanation, minus those of the location itself.
-
-    Cues are the words inside quotes, numbers and capitalised non-stop words (names): the things an
-    explanation mentions to say which occurrence it means ("Love scored 18, not 30").
-    """
-    from spacy.lang.en.stop_words import STOP_WORDS
-
-    loc_norm, _ = normalize_with_map(location, keep_spaces=False)
-    cues: set[str] = set()
-    for quoted in _CUE_QUOTED.findall(explanation):
-        cues.update(w for w in re.findall(r"\w+", quoted) if w.lower() not in STOP_WORDS)
-    cues.update(_CUE_NUMBER.findall(explanation))
-    cues.update(w for w in _CUE_NAME.findall(explanation) if w.lower() not in STOP_WORDS)
-    result = []
-    for cue in cues:
-        norm, _ = normalize_with_map(cue, keep_spaces=False)
-        if len(norm) >= 2 and norm not in loc_norm:
-            result.append(norm)
-    return sorted(result)
-
-
-def _sentence_window(output: str, start: int, end: int) -> tuple[int, int]:
-    doc = _doc(output)
-    w_start, w_end = start, end
-    for sent in doc.sents:
-        if sent.start_char < end and start < sent.end_char:
-            w_start = min(w_start, sent.start_char)
-            w_end = max(w_end, sent.end_char)
-    return w_start, w_end
-
-
-# a cue this many normalized characters away from an occurrence counts half as much as an adjacent one
-_CUE_HALF_DISTANCE = 20.0
-# the best occurrence must beat the runner-up by this factor to count as chosen by context
-_CUE_MARGIN = 1.1
-
-
-def _context_score(output: str, span: tuple[int, int], cues: list[str]) -> float:
-    """Return how strongly the explanation's cues surround an occurrence: each cue found in the
-    occurrence's sentence adds 1 / (1 + gap / _CUE_HALF_DISTANCE), gap measured to its nearest instance."""
-    w_start, w_end = _sentence_window(output, *span)
-    before, _ = normalize_with_map(output[w_start : span[0]], keep_spaces=False)
-    inside, _ = normalize_with_map(output[span[0] : span[1]], keep_spaces=False)
-    window, _ = normalize_with_map(output[w_start:w_end], keep_spaces=False)
-    o_start, o_end = len(before), len(before) + len(inside)
-    total = 0.0
-    for cue in cues:
-        gaps = []
-        for pos in _occurrences(cue, window):
-            cue_end = pos + len(cue)
-            gaps.append(max(0, o_start - cue_end, pos - o_end))
-        if gaps:
-            total += 1.0 / (1.0 + min(gaps) / _CUE_HALF_DISTANCE)
-    return total
-
-
-def _choose(
-    candidates: list[tuple[int, int]], output: str, explanation: str, location: str, after: int
-) -> tuple[tuple[int, int], bool, str]:
-    """Pick one of several (start, end) occurrences; returns (span, ambiguous, note)."""
-    if len(candidates) == 1:
-        return candidates[0], False, ""
-    pool = [c for c in candidates if c[0] >= after] or candidates
-    if len(pool) == 1:
-        return pool[0], False, f"{len(candidates)} occurrences; took the one after the previous part"
-    cues = _explanation_cues(explanation, location)
-    if cues:
-        scored = sorted(((_context_score(output, c, cues), c) for c in pool), key=lambda sc: -sc[0])
-        best, runner_up = scored[0][0], scored[1][0]
-        if best > 0 and best >= runner_up * _CUE_MARGIN:
-            position = candidates.index(scored[0][1]) + 1
-            return (
-                scored[0][1],
-                False,
-                f"{len(candidates)} occurrences; occurrence {position} chosen by the explanation's context",
-            )
-    return pool[0], True, f"{len(candidates)} occurrences; the first was taken"
-
-
-# ---------------------------------------------------------------------------------------------
 # single-part alignment
 
 
@@ -227,15 +126,19 @@ def _find_exact(location: str, output: str) -> list[tuple[int, int]]:
     return bounded or spans
 
 
-def _find_normalized(location: str, output: str) -> list[tuple[int, int]]:
+def _find_normalized(location: str, output: str, anchors: Anchors | None = None) -> list[tuple[int, int]]:
     """Return occurrences of the normalized location, first as it is, then without edge punctuation."""
     full, _ = normalize_with_map(location, keep_spaces=False)
     out_norm, index = normalize_with_map(output, keep_spaces=False)
+    anchors = anchors if anchors is not None else anchors_of(location)
     for needle in (full, full.strip(_STRIP_EDGES)):
         if not needle:
             continue
         spans = [_original_range(index, s, s + len(needle), output) for s in _occurrences(needle, out_norm)]
-        spans = [sp for sp in spans if _at_word_boundary(output, *sp)]
+        spans = [
+            sp for sp in spans
+            if _at_word_boundary(output, *sp) and missing_anchor(anchors, output[sp[0] : sp[1]]) is None
+        ]
         if spans:
             return spans
     return []
@@ -245,7 +148,7 @@ def _token_bounds(output: str, index: list[int]) -> list[tuple[int, int, int, in
     """Return (soft start, soft end, original start, original end) of each spaCy token of the output
     that has characters in the soft-normalized text; `index` is that text's map to original offsets."""
     bounds = []
-    for token in _doc(output):
+    for token in doc(output):
         if token.is_space:
             continue
         o_start, o_end = token.idx, token.idx + len(token.text)
@@ -256,30 +159,37 @@ def _token_bounds(output: str, index: list[int]) -> list[tuple[int, int, int, in
     return bounds
 
 
-def _find_fuzzy(location: str, output: str, threshold: float) -> tuple[tuple[int, int], float] | None:
+def _find_fuzzy(
+    location: str, output: str, threshold: float, *, anchored: bool = True
+) -> tuple[tuple[int, int], float] | None:
     """Return the token window of the output most similar to the location (fuzz.ratio on soft-normalized
-    text) when it scores at least `threshold`; windows span the location's token count +- a third."""
+    text, written numbers as digits) when it scores at least `threshold` and keeps the location's anchors;
+    windows span the location's token count +- a third."""
     loc_soft, _ = normalize_with_map(location, keep_spaces=True)
-    loc_soft = loc_soft.strip(_STRIP_EDGES + " ")
+    loc_soft = digits_for_words(loc_soft.strip(_STRIP_EDGES + " "))
     if len(loc_soft.replace(" ", "")) < _MIN_FUZZY_CHARS:
         return None
     out_soft, index = normalize_with_map(output, keep_spaces=True)
     bounds = _token_bounds(output, index)
     if not bounds:
         return None
-    n_tokens = sum(1 for token in _nlp().make_doc(location) if not token.is_space)
+    anchors = anchors_of(location) if anchored else Anchors((), frozenset(), ())
+    n_tokens = sum(1 for token in nlp().make_doc(location) if not token.is_space)
     delta = max(2, n_tokens // 3)
-    best_score = threshold
+    best_score = max(threshold, _SHORT_THRESHOLD) if n_tokens <= _SHORT_TOKENS and anchored else threshold
     best: tuple[int, int] | None = None
     for i in range(len(bounds)):
         for length in range(max(1, n_tokens - delta), n_tokens + delta + 1):
             j = i + length - 1
             if j >= len(bounds):
                 break
-            candidate = out_soft[bounds[i][0] : bounds[j][1]]
+            candidate = digits_for_words(out_soft[bounds[i][0] : bounds[j][1]])
             score = fuzz.ratio(loc_soft, candidate, score_cutoff=best_score)
-            if score > best_score or (best is None and score >= best_score):
-                best_score, best = score, (bounds[i][2], bounds[j][3])
+            if not (score > best_score or (best is None and score >= best_score)):
+                continue
+            window = (bounds[i][2], bounds[j][3])
+            if missing_anchor(anchors, output[window[0] : window[1]]) is None:
+                best_score, best = score, window
     if best is None:
         return None
     return best, best_score
@@ -293,30 +203,42 @@ def _align_one(
     threshold: float,
     after: int = 0,
     multi_part: MultiPart = "",
+    pick: Pick | None = None,
+    written: str | None = None,
 ) -> AlignedSpan:
-    def found(span: tuple[int, int], match: Match, ambiguous: bool = False, note: str = "") -> AlignedSpan:
-        start, end = span
-        return AlignedSpan(start, end, location, match, multi_part, ambiguous, note, output[start:end])
+    """Align one phrase; `written` is the location as its author wrote it (notes and all), kept as the text."""
+    text = written if written is not None else location
+
+    def found(spans: list[tuple[int, int]], match: Match, note: str = "") -> AlignedSpan:
+        choice = choose_occurrence(spans, output, explanation=explanation, location=location, after=after, pick=pick)
+        start, end = choice.span
+        notes = "; ".join(n for n in (note, choice.note) if n)
+        return AlignedSpan(start, end, text, match, multi_part, choice.ambiguous, notes, output[start:end])
 
     if location.strip():
         exact = _find_exact(location.strip(), output)
         if exact:
-            return found(*_choose_with_match(exact, "exact", output, explanation, location, after))
+            return found(exact, "exact")
         normalized = _find_normalized(location, output)
         if normalized:
-            return found(*_choose_with_match(normalized, "normalized", output, explanation, location, after))
+            return found(normalized, "normalized")
         fuzzy = _find_fuzzy(location, output, threshold)
         if fuzzy is not None:
             span, score = fuzzy
-            return found(span, "fuzzy", False, f"fuzzy score {score:.0f}")
-    return AlignedSpan(None, None, location, "none", multi_part, False, "not found in the output", "")
+            return found([span], "fuzzy", f"fuzzy score {score:.0f}")
+    return AlignedSpan(None, None, text, "none", multi_part, False, _absent_note(location, output, threshold), "")
 
 
-def _choose_with_match(
-    spans: list[tuple[int, int]], match: Match, output: str, explanation: str, location: str, after: int
-) -> tuple[tuple[int, int], Match, bool, str]:
-    span, ambiguous, note = _choose(spans, output, explanation, location, after)
-    return span, match, ambiguous, note
+def _absent_note(location: str, output: str, threshold: float) -> str:
+    """Say why nothing was found; a near miss that changes a number or name is named, since it is the
+    typical hallucinated location (the model misread "12 threes" as "15 threes")."""
+    anchors = anchors_of(location)
+    near = _find_fuzzy(location, output, threshold, anchored=False) if anchors else None
+    if near is not None:
+        (start, end), _ = near
+        missing = missing_anchor(anchors, output[start:end])
+        return f"not found in the output; the nearest text {output[start:end]!r} lacks {missing!r}"
+    return "not found in the output"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -331,6 +253,23 @@ def split_location(location: str) -> list[str]:
     return [part for part in _PART_SPLIT.split(location) if part.strip(_STRIP_EDGES + " ")]
 
 
+def _first_part_pick(parts: list[str], output: str) -> tuple[Pick | None, int]:
+    """Return the occurrence of the first part that the second part follows most closely, or (when several
+    are as close) where the closest ones begin: the parts of one '...'-joined location quote one stretch of
+    text, so of a first part that occurs twice the nearer one is meant."""
+    firsts = sorted(_find_exact(parts[0].strip(), output) or _find_normalized(parts[0], output))
+    seconds = _find_exact(parts[1].strip(), output) or _find_normalized(parts[1], output)
+    if len(firsts) < 2 or not seconds:
+        return None, 0
+    gaps = [min((s - end for s, _ in seconds if s >= end), default=len(output) + 1) for _, end in firsts]
+    best = min(gaps)
+    if best > len(output):
+        return None, 0
+    if gaps.count(best) > 1:
+        return None, firsts[gaps.index(best)][0]
+    return Pick(gaps.index(best) + 1, "occurrence", "nearest before the next part"), 0
+
+
 def align_location(
     location: str | None,
     output: str,
@@ -341,30 +280,39 @@ def align_location(
 ) -> list[AlignedSpan]:
     """Return the spans of `output` that `location` points at (one per part for '...'-joined locations).
 
-    Order of attempts: exact substring, normalized match, fuzzy match (rapidfuzz, >= threshold, window
-    snapped to spaCy tokens). A location that cannot be found gets one span with no offsets. Offsets always
-    satisfy output[start:end] == matched_text.
+    A location found verbatim (or normalized) is taken as it is; otherwise its notes are read off first
+    ("(second mention)", "in the first sentence", quotes, "The phrase"). Order of attempts: exact
+    substring, normalized match, fuzzy match (rapidfuzz, >= threshold, window snapped to spaCy tokens);
+    the last two must keep the location's numbers, dates and names. A location that cannot be found gets
+    one span with no offsets.
+    Offsets always satisfy output[start:end] == matched_text.
     """
     if location is None or not location.strip():
         return [AlignedSpan(None, None, location or "", "none", "", False, "no location given", "")]
     if not output:
         return [AlignedSpan(None, None, location, "none", "", False, "the output is empty", "")]
+    written = location
+    pick = pick_in_explanation(explanation, location)
+    if not (_find_exact(location.strip(), output) or _find_normalized(location, output)):
+        read = read_location(location)
+        location = read.text or location
+        pick = read.pick or pick_in_explanation(explanation, location)
     parts = split_location(location)
     if len(parts) <= 1:
         single = parts[0] if parts else location
-        return [_align_one(single, output, explanation=explanation, threshold=threshold)]
+        return [_align_one(single, output, explanation=explanation, threshold=threshold, pick=pick, written=written)]
     # the whole location may occur verbatim (the output itself contains '...')
     whole = _find_exact(location.strip(), output) or _find_normalized(location, output)
     if whole:
         match: Match = "exact" if location.strip() in output else "normalized"
-        span, ambiguous, note = _choose(whole, output, explanation, location, 0)
-        start, end = span
-        return [AlignedSpan(start, end, location, match, "", ambiguous, note, output[start:end])]
+        choice = choose_occurrence(whole, output, explanation=explanation, location=location, pick=pick)
+        start, end = choice.span
+        return [AlignedSpan(start, end, written, match, "", choice.ambiguous, choice.note, output[start:end])]
     aligned: list[AlignedSpan] = []
-    after = 0
-    for part in parts:
+    first_pick, after = _first_part_pick(parts, output)
+    for n, part in enumerate(parts):
         span = _align_one(part, output, explanation=explanation, threshold=threshold, after=after,
-                          multi_part="split")
+                          multi_part="split", pick=first_pick if n == 0 else None)
         if span.end is not None:
             after = span.end
         aligned.append(span)
@@ -374,7 +322,7 @@ def align_location(
             worst = max((s.match for s in aligned), key=lambda m: _MATCH_RANK[m])
             notes = "; ".join(s.note for s in aligned if s.note)
             return [
-                AlignedSpan(first.start, last.end, location, worst, "cover",
+                AlignedSpan(first.start, last.end, written, worst, "cover",
                             any(s.ambiguous for s in aligned), notes, output[first.start : last.end])
             ]
     return aligned

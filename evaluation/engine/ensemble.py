@@ -101,6 +101,7 @@ class MergedError:
     severity: int | None
     match: str  # how the kept span was aligned: exact, normalized, fuzzy or none
     members: list[int] = field(default_factory=list)  # indices into the fallback_merge input
+    ambiguous: bool = False  # the kept span's location occurs more than once and nothing said which
 
 
 # spans whose overlap covers at least this share of the shorter one are about the same place
@@ -197,6 +198,7 @@ def fallback_merge(
                 severity=max(severities) if severities else None,
                 match=best.span.match,
                 members=sorted({u.index for u in members}),
+                ambiguous=best.span.ambiguous,
             )
         )
     merged.sort(key=lambda m: (-(m.severity or 0), m.start if m.start is not None else len(output) + 1))

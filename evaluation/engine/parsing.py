@@ -7,6 +7,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from evaluation.engine.answer_fields import CORRECTION_FIELD as _CORRECTION_FIELD
+from evaluation.engine.answer_fields import EXTRA_FIELD as _EXTRA_FIELD
+from evaluation.engine.answer_fields import FIELD as _FIELD
+from evaluation.engine.answer_fields import FIELD_NAMES as _FIELD_NAMES
+from evaluation.engine.answer_fields import canonical_field as _canonical_field
+from evaluation.engine.answer_fields import strip_fences as _strip_fences
+from evaluation.engine.answer_json import json_answer
+from evaluation.engine.location_notes import pick_in
+
 LABELS: tuple[str, ...] = ("Unacceptable", "Poor", "Fair", "Good", "Excellent")
 _LABEL_BY_LOWER = {label.lower(): label for label in LABELS}
 
@@ -55,28 +64,9 @@ def score_to_label(score: float) -> str:
 # ---------------------------------------------------------------------------------------------
 # line-level recognisers
 
-_FENCE = re.compile(r"^\s*(```|~~~|‘‘‘|'''|\"\"\")[\w-]*\s*$")
 # markdown decorations in front of a line: headers, quote marks, list bullets, emphasis markers
 _LEAD_DECOR = re.compile(r"^\s*(?:#{1,6}\s*|>\s*|[-+•]\s+|\*\s+)*")
 _EMPH = re.compile(r"\*\*|__|(?<!\w)[*_]|[*_](?!\w)")
-
-_FIELD_NAMES: list[tuple[str, str]] = [
-    # (regex, canonical field); longer names first so "Explanation of the score" beats "Explanation"
-    (r"explanation\s+(?:of|for)\s+(?:the\s+)?(?:overall\s+)?score", "score_explanation"),
-    (r"(?:overall\s+)?score\s+explanation", "score_explanation"),
-    (r"justification(?:\s+(?:of|for)\s+(?:the\s+)?score)?", "score_explanation"),
-    (r"(?:overall|final|total)\s+(?:score|rating|assessment|grade)", "score"),
-    (r"score|rating", "score"),
-    (r"(?:error\s+)?location|span|quote|position", "location"),
-    (r"(?:error\s+)?explanation|reason(?:ing)?|description|issue", "explanation"),
-    (r"(?:error\s+)?severity(?:\s+level)?|severity\s+score", "severity"),
-]
-_FIELD = re.compile(
-    r"^(?P<name>" + "|".join(f"(?:{rx})" for rx, _ in _FIELD_NAMES) + r")\s*(?:\(\s*[^)]*\))?\s*"
-    r"(?:[:：]|\s[-–—]\s|=)\s*(?P<value>.*)$",
-    re.IGNORECASE,
-)
-_FIELD_CANON = [(re.compile(rf"^(?:{rx})$", re.IGNORECASE), canon) for rx, canon in _FIELD_NAMES]
 
 _ERROR_HEADER = re.compile(
     r"^(?:errors?|issues?|problems?)\b\s*(?:#|no\.?|number)?\s*(?P<num>\d+)?\s*(?:[:.)\-–—]\s*)?(?P<rest>.*)$",
@@ -132,22 +122,35 @@ _COMMENT_START = re.compile(
 )
 
 
+# a JSON-looking line: "location": "12 threes",  (a broken JSON answer is still read line by line)
+_JSON_LINE = re.compile(r'^\s*"(?P<key>[A-Za-z][A-Za-z _-]{0,40})"\s*:\s*(?P<value>.*?)\s*,?\s*$')
+# a field name alone on its line ("### Explanation of the score"), its value on the lines that follow
+_BARE_FIELD = re.compile(
+    r"^(?P<name>" + "|".join(f"(?:{rx})" for rx, _ in _FIELD_NAMES) + r")\s*[:：]?$", re.IGNORECASE
+)
+
+
 def _strip_emphasis(text: str) -> str:
     return _EMPH.sub("", text)
 
 
 def _clean_line(line: str) -> str:
-    """Strip markdown decorations that only frame a line, keeping its words."""
+    """Strip markdown decorations that only frame a line, keeping its words; a "key": value line of JSON
+    becomes key: value."""
     stripped = _LEAD_DECOR.sub("", line)
-    return _strip_emphasis(stripped).strip()
-
-
-def _canonical_field(name: str) -> str:
-    name = " ".join(name.split())
-    for rx, canon in _FIELD_CANON:
-        if rx.match(name):
-            return canon
-    return "explanation"
+    json_line = _JSON_LINE.match(stripped)
+    if json_line:
+        value = json_line.group("value").rstrip(",").strip()
+        if len(value) >= 2 and value[0] == value[-1] == '"':
+            value = value[1:-1]
+        if value in ("[", "{"):
+            value = ""
+        stripped = f"{json_line.group('key').replace('_', ' ')}: {value}"
+    stripped = _strip_emphasis(stripped).strip()
+    bare = _BARE_FIELD.match(stripped)
+    if bare and not _ERROR_HEADER.match(stripped):
+        return f"{bare.group('name')}:"
+    return stripped
 
 
 # ---------------------------------------------------------------------------------------------
@@ -213,19 +216,18 @@ def clean_location(raw: str) -> tuple[str | None, list[str]]:
     if not text:
         return None, ["location is empty"]
     segments, rest_start = _quoted_segments(text)
-    if segments:
-        prefix = text[: segments[0][0]].strip()
-        if prefix and not _LOCATION_PREFIX.match(prefix.rstrip(":").strip()):
-            # quotes are part of the text itself ("the "best" pizza"): keep the value as it is
-            segments = []
-        elif prefix:
-            notes.append(f"description {prefix!r} removed from location")
+    prefix = text[: segments[0][0]].strip() if segments else ""
+    if prefix and not _LOCATION_PREFIX.match(prefix.rstrip(":").strip()):
+        # quotes are part of the text itself ("the "best" pizza"): keep the value as it is
+        segments = []
     rest = text[rest_start:].strip() if segments else ""
     if segments and rest and not _COMMENT_AFTER_QUOTE.match(rest):
         # text goes on after the closing quote: the quotes belong to the output ("Hi," he said)
         segments = []
     if segments:
         parts = [seg for _, seg in segments]
+        if prefix:
+            notes.append(f"description {prefix!r} removed from location")
         if rest:
             notes.append(f"comment {rest!r} removed from location")
         location = " ... ".join(p for p in parts if p)
@@ -233,6 +235,11 @@ def clean_location(raw: str) -> tuple[str | None, list[str]]:
             return None, [*notes, "location is empty"]
         if len(parts) > 1:
             notes.append("several quoted spans joined with '...'")
+        # an ordinal in a removed remark ("(second mention)", "In the first sentence:") says which
+        # occurrence is meant: it stays, in brackets, for the aligner to read
+        cues = [pick.cue for removed in (prefix, rest) if removed and (pick := pick_in(removed)) is not None]
+        if cues:
+            location = f"{location} ({cues[0]})"
         return location, notes
     if _NO_LOCATION.match(text):
         return None, [f"no span given (location {text!r})"]
@@ -314,11 +321,6 @@ class _Block:
 class _Issue:
     text: str
     degrades: bool  # True when the answer is incomplete because of it (status "partial")
-
-
-def _strip_fences(text: str) -> str:
-    lines = [ln for ln in text.splitlines() if not _FENCE.match(ln)]
-    return "\n".join(lines)
 
 
 def _split_lines(text: str) -> list[str]:
@@ -416,6 +418,17 @@ def _parse(text: str) -> tuple[list[_Block], dict[str, list[str]], bool, list[_I
         if not blocks and not in_tail and _NO_ERRORS.match(line):
             no_errors = True
             continue
+        extra = _EXTRA_FIELD.match(line)
+        if extra and current is not None and not in_tail:
+            name = " ".join(extra.group("name").split())
+            if _CORRECTION_FIELD.match(name):
+                # a correction belongs with the explanation it completes
+                current.fields.setdefault("explanation", []).append(line)
+                target = current.fields["explanation"]
+            else:
+                issues.append(_Issue(f"field {name!r} not read", False))
+                target = None
+            continue
         if in_tail and tail_paragraph_ended:
             if target is not None:
                 issues.append(_Issue("text after the score explanation ignored", False))
@@ -485,7 +498,12 @@ def _assemble(text: object, *, expect_score: bool, distilled: bool = False) -> P
     if not text.strip():
         answer.problems.append("answer is empty")
         return answer
+    from_json = json_answer(text)
+    json_problems: list[str] = []
+    if from_json is not None:
+        text, json_problems = from_json
     blocks, tail, no_errors, issues = _parse(text)
+    issues[:0] = [_Issue(p, False) for p in json_problems]
     blocks = [b for b in blocks if not _is_empty_block(b)]
     answer.errors = [_build_error(b, issues) for b in blocks]
     # "Error 1:\nLocation: None\nExplanation: No errors" style: treat as a declaration, not an error
@@ -518,8 +536,14 @@ def _assemble(text: object, *, expect_score: bool, distilled: bool = False) -> P
         issues.append(_Issue("no explanation of the score", False))
     if not expect_score and "score" in tail:
         issues.append(_Issue("an overall score was given where none was asked for", False))
-    answer.problems = [i.text for i in issues]
     has_score = answer.score is not None or answer.score100 is not None
+    if not blocks and not tail and not no_errors and not has_score:
+        first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+        issues.append(_Issue(
+            "no error fields (Location, Explanation, Severity) and no score found; the answer begins "
+            f"{first[:80]!r}", True,
+        ))
+    answer.problems = [i.text for i in issues]
     if not has_score and not answer.errors and not answer.no_errors_declared:
         answer.status = "failed"
     elif any(i.degrades for i in issues):

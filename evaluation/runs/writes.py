@@ -66,8 +66,9 @@ def spans_for_errors(errors: Iterable[ParsedError], output: str) -> list[ErrorSp
 def _merged_spans(merged: Iterable[MergedError]) -> list[ErrorSpan]:
     return [
         ErrorSpan(
-            text=m.location or "", start=m.start, end=m.end, match=m.match, explanation=m.explanation,
-            severity=m.severity, note="merged without the supervisor" if m.start is not None else
+            text=m.location or "", start=m.start, end=m.end, match=m.match, ambiguous=m.ambiguous,
+            explanation=m.explanation, severity=m.severity,
+            note="merged without the supervisor" if m.start is not None else
             "merged without the supervisor; no location in the text",
         )
         for m in merged

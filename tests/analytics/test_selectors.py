@@ -6,8 +6,9 @@ import math
 
 import pytest
 
-from analytics import selectors
+from analytics import selectors, tables
 from analytics.selectors import Reference, Scope
+from corpus.models import ErrorSpan
 from evaluation.engine import stats
 
 approx = pytest.approx
@@ -205,6 +206,24 @@ def test_overlap_report_against_gold(study):
     assert r3.overlap.precision is None
     assert (r3.overlap.recall, r3.overlap.f1, r3.overlap.missed) == (0.0, 0.0, 4)
     assert r3.chars.recall == 0.0
+
+
+def test_alignment_report_counts_ambiguous_spans_per_evaluator(study):
+    ErrorSpan.objects.filter(pk__in=[study.spans["s2"].pk, study.spans["s7"].pk]).update(ambiguous=True)
+    ErrorSpan.objects.filter(pk=study.spans["s3"].pk).update(match="fuzzy")
+    scope = _scope(study)
+    rows = {r.run_id: r for r in selectors.alignment_report(runs=selectors.runs_in_scope(scope), scope=scope)}
+    r1, r2, r3 = (rows[study.runs[name].pk] for name in ("ens-run", "single-run", "silent-run"))
+    # R1's final spans: s1 s2 s3 s4 s5 (the annotator-kind span is not final); s4 has no offsets
+    assert (r1.spans, r1.ambiguous) == (5, 1)
+    assert r1.by_match == {"exact": 3, "normalized": 0, "fuzzy": 1, "none": 1}
+    assert r1.ambiguous_share == approx(1 / 4)
+    assert (r2.spans, r2.ambiguous, r2.ambiguous_share) == (3, 1, approx(1 / 3))
+    assert (r3.spans, r3.ambiguous, r3.ambiguous_share) == (0, 0, None)
+    table = next(t for t in tables.dashboard_tables(selectors.dashboard_data(scope, n_resamples=10))
+                 if t.key == "alignment")
+    by_run = {row["run"]: row for row in table.rows}
+    assert by_run["ens-run"]["ambiguous"] == 1 and by_run["ens-run"]["ambiguous_pct"] == approx(25.0)
 
 
 def test_overlap_report_against_the_campaign_humans(study):

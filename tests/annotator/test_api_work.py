@@ -40,6 +40,12 @@ def test_api_judges_undoes_adds_and_finishes_like_the_screen(make_user):
     assert (detail["n_complete"], detail["n_total"]) == (0, 3)
     missing = next(e for e in detail["errors"] if e["start"] is None)
     assert missing["match"] == "none" and missing["text"] == "serves French food"
+    assert not any(e["ambiguous"] for e in detail["errors"])
+    flagged = ErrorSpan.objects.get(pk=detail["errors"][0]["span_id"])
+    flagged.ambiguous = True
+    flagged.save(update_fields=["ambiguous"])
+    again = api("get", f"/assignments/{item1.pk}").json()
+    assert [e["ambiguous"] for e in again["errors"]] == [True, False, False]
 
     for error in detail["errors"]:
         r = api("post", f"/assignments/{item1.pk}/judgments",

@@ -325,3 +325,29 @@ def test_api_import_items_twin(researcher):
                            FILES={"file": bad}, user=researcher)
     assert response.status_code == 422 and "line 1" in response.json()["detail"]
     assert not Dataset.objects.filter(name="via-api-2").exists()
+
+
+def test_import_reads_ambiguous_back_and_export_writes_it_only_where_true(tmp_path):
+    output = "Ana had 9 rebounds and Lee had 9 rebounds."
+    item = {"id": "a1", "inputs": {"Data": "x"}, "outputs": {"Text": output}, "spans": [
+        {"start": 8, "end": 18, "text": "9 rebounds", "ambiguous": True},
+        {"start": 31, "end": 41, "text": "9 rebounds", "ambiguous": False},
+        {"start": 0, "end": 3, "text": "Ana"},
+    ]}
+    path = _write_jsonl(tmp_path, [item])
+    _import(path, "amb", "data-to-text")
+    assert list(ErrorSpan.objects.order_by("position").values_list("ambiguous", flat=True)) == [True, False, False]
+    [record] = [json.loads(line) for line in _export("amb").splitlines()]
+    spans = record["annotations"][0]["spans"]
+    assert spans[0]["ambiguous"] is True and "ambiguous" not in spans[1] and "ambiguous" not in spans[2]
+    again = tmp_path / "again.jsonl"
+    again.write_text(_export("amb"))
+    _import(again, "amb-again", "data-to-text")
+    assert ErrorSpan.objects.filter(annotation__item__dataset__name="amb-again", ambiguous=True).count() == 1
+
+
+def test_import_items_refuses_a_bad_ambiguous_field(tmp_path):
+    bad = {**_good(1), "spans": [{"start": 0, "end": 6, "text": "Output", "ambiguous": "yes"}]}
+    _assert_refused(_write_jsonl(tmp_path, [bad]), "spans[0]", "field 'ambiguous' must be true or false, not 'yes'")
+    unplaced = {**_good(1), "spans": [{"text": "Output", "ambiguous": True}]}
+    _assert_refused(_write_jsonl(tmp_path, [unplaced]), "an ambiguous span needs offsets")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -201,3 +202,105 @@ def test_sample_gold_spans_align_exactly() -> None:
 
 def test_rotowire_gold_spans_align_exactly(rotowire_file: Path) -> None:
     assert _align_gold_spans(rotowire_file) > 300
+
+
+# ---------------------------------------------------------------------------------------------
+# issue 12: a loose match keeps numbers, dates and names; notes are instructions; the clause picks
+
+HAWKS = "Atlanta won 110 - 98 on Friday. The Hawks made 12 threes and Kyle Korver scored 18 points."
+REBOUNDS = "Ana Ruiz had 9 rebounds and Lee Wong had 9 rebounds."
+
+
+def test_fault_fuzzy_match_across_a_different_number_stays_unaligned() -> None:
+    [span] = align_location("15 threes", "the Hawks made 12 threes")
+    assert (span.start, span.match) == (None, "none")
+    assert "'12 threes' lacks '15'" in span.note
+
+
+def test_fault_note_inside_location_is_read_as_an_instruction() -> None:
+    output = "Lee Wong had 9 rebounds in the first half. Ana Ruiz had 9 rebounds too."
+    [span] = align_location("had 9 rebounds (second mention)", output)
+    assert (span.start, span.end, span.match) == (output.rindex("had 9 rebounds"), output.rindex(" too"), "exact")
+    assert span.text == "had 9 rebounds (second mention)" and not span.ambiguous
+
+
+def test_fault_repeated_phrase_goes_to_the_clause_of_the_named_subject() -> None:
+    [span] = align_location("9 rebounds", REBOUNDS, explanation="Lee Wong had 7 rebounds, not 9")
+    assert span.start == REBOUNDS.rindex("9 rebounds") and not span.ambiguous
+
+
+def test_repeated_phrase_first_subject_and_undecided_cues() -> None:
+    [first] = align_location("9 rebounds", REBOUNDS, explanation="Ana Ruiz had 7 rebounds, not 9")
+    assert first.start == REBOUNDS.index("9 rebounds") and not first.ambiguous
+    # both names in the explanation: nothing decides, the span says so
+    [both] = align_location("9 rebounds", REBOUNDS, explanation="Ana Ruiz and Lee Wong had 7 rebounds")
+    assert both.ambiguous and "2 occurrences" in both.note
+
+
+def test_subject_is_inherited_by_a_clause_without_a_name() -> None:
+    output = "Kevin Love had 20 points and 9 rebounds, while Lee Wong, who had 9 rebounds, led the bench."
+    [span] = align_location("9 rebounds", output, explanation="Wong grabbed 6 boards.")
+    assert span.start == output.rindex("9 rebounds")
+    [span] = align_location("9 rebounds", output, explanation="Love had 20 points and 12 rebounds.")
+    assert span.start == output.index("9 rebounds")
+
+
+@pytest.mark.parametrize(
+    ("location", "present"),
+    [
+        ("Hawks made 13 threes", False),  # another number
+        ("The Hawks made twelve threes", True),  # the same number written out
+        ("The Hawks made thirteen threes", False),
+        ("Atlanta won 110 - 99", False),  # one digit of a score
+        ("Atlanta won 110 - 98 on Saturday", False),  # another day
+        ("atlanta won 110 - 98 on friday", True),  # only the case differs
+        ("Kyle Korvr scored 18 points", True),  # a typo in a name
+        ("Kyle Lowry scored 18 points", False),  # another name
+        ("Kyle Korver scored 19 points", False),
+    ],
+)
+def test_loose_matches_keep_numbers_dates_and_names(location: str, present: bool) -> None:
+    [span] = align_location(location, HAWKS)
+    assert (span.start is not None) == present, span
+    if present:
+        assert span.match in ("normalized", "fuzzy")
+
+
+@pytest.mark.parametrize(
+    ("location", "nth"),
+    [
+        ("scored 30 points (first occurrence)", 0),
+        ("scored 30 points [2nd occurrence]", 1),
+        ('"scored 30 points" (last mention)', 2),
+        ("scored 30 points in the second sentence", 1),
+        ("In the third sentence: scored 30 points", 2),
+        ('The phrase "scored 30 points" (third)', 2),
+        ("the words 'scored 30 points', sentence 2", 1),
+    ],
+)
+def test_ordinal_notes_pick_the_occurrence(location: str, nth: int) -> None:
+    output = "James scored 30 points. Love scored 30 points. Irving scored 30 points."
+    starts = [i for i in range(len(output)) if output.startswith("scored 30 points", i)]
+    [span] = align_location(location, output)
+    assert span.start == starts[nth] and span.matched_text == "scored 30 points" and not span.ambiguous
+
+
+def test_notes_without_ordinal_are_stripped_and_text_in_brackets_is_kept() -> None:
+    [span] = align_location("Korver scored 18 points (repeated)", HAWKS)
+    assert span.matched_text == "Korver scored 18 points"
+    output = "Kevin Love (18 points) led the team."
+    [kept] = align_location("Love (18 points)", output)
+    assert kept.match == "exact" and kept.matched_text == "Love (18 points)"
+
+
+def test_explanation_ordinal_before_the_quoted_location_picks_it() -> None:
+    output = "He said no. She left. He said no."
+    [span] = align_location("He said no", output, explanation='The second "He said no" repeats the first.')
+    assert span.start == output.rindex("He said no") and not span.ambiguous
+
+
+def test_cues_that_fit_several_occurrences_take_the_first_of_those_and_flag_it() -> None:
+    output = "Ana Ruiz had 9 rebounds. Lee Wong had 9 rebounds. Lee Wong had 9 rebounds again."
+    [span] = align_location("9 rebounds", output, explanation="Lee Wong had 7 rebounds.")
+    assert span.start == output.index("9 rebounds", 20) and span.ambiguous
+    assert "fits 2 of them" in span.note

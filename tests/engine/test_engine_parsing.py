@@ -6,6 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evaluation.engine.alignment import align_location
+from evaluation.engine.location_notes import read_location
 from evaluation.engine.parsing import (
     LABELS,
     ParsedAnswer,
@@ -72,7 +74,7 @@ def test_conflicting_label_and_number_is_noted() -> None:
      ("(omission)", None), ("Missing information", None), ("None (the date is omitted)", None),
      ("Omission of the final score", None), ("The entire summary", None), ("not applicable", None),
      ("None of the players scored", "None of the players scored"),
-     ("'don't stop'", "don't stop"), ("Sentence 2: \"the cat\"", "the cat"),
+     ("'don't stop'", "don't stop"), ("Sentence 2: \"the cat\"", "the cat (Sentence 2)"),
      ('"Hi," he said', '"Hi," he said'), ('the "best" pizza', 'the "best" pizza'),
      ("the big cat (which is not in the data)", "the big cat"), ("New York (NY)", "New York (NY)"),
      ("**foo**", "foo"), ("", None)],
@@ -210,3 +212,134 @@ def test_error_mentioned_in_score_explanation_is_not_a_header() -> None:
     )
     assert len(answer.errors) == 1 and answer.status == "ok"
     assert answer.score_explanation == "Error 1 is the most severe problem here.\nIt drives the grade."
+
+
+# ---------------------------------------------------------------------------------------------
+# answers seen in the wild (issue 12): every shape is read, and what is not read is named
+
+_WILD_TAIL = "Overall score: Fair\nExplanation of the score: Two slips."
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ("**Error 1:**\n**Location:** \"12 threes\"\n**Explanation:** The box score says 15.\n**Severity:** 3/5\n"
+         "**Error 2:**\n**Location:** on Friday\n**Explanation:** It was Sunday.\n**Severity:** high\n\n"
+         "**Overall score:** Fair\n**Explanation of the score:** Two slips.",
+         [("12 threes", 3), ("on Friday", 4)]),
+        ("*Error 1*\n_Location_: 12 threes\n*Explanation*: The box score says 15.\n*Severity*: 3\n"
+         "*Error 2*\n_Location_: on Friday\n*Explanation*: It was Sunday.\n*Severity*: Medium\n" + _WILD_TAIL,
+         [("12 threes", 3), ("on Friday", 3)]),
+        ("1. Location: 12 threes\n   Explanation: The box score says 15.\n   Severity: 3\n"
+         "2. Location: on Friday\n   Explanation: It was Sunday.\n   Severity: 2\n" + _WILD_TAIL,
+         [("12 threes", 3), ("on Friday", 2)]),
+        ("- **Location**: 12 threes\n  - **Explanation**: The box score says 15.\n  - **Severity**: 3\n"
+         "- **Location**: on Friday\n  - **Explanation**: It was Sunday.\n  - **Severity**: 2\n\n" + _WILD_TAIL,
+         [("12 threes", 3), ("on Friday", 2)]),
+        ("### Error 1\n**Location:** 12 threes\n**Explanation:** The box score says 15.\n**Severity:** 3 (moderate)\n"
+         "### Error 2\n**Location:**\n\"on Friday\"\n**Explanation:** It was Sunday.\n**Severity:** 2\n\n"
+         "### Overall score: Fair\n### Explanation of the score\nTwo slips.",
+         [("12 threes", 3), ("on Friday", 2)]),
+    ],
+    ids=["bold", "italic", "numbered", "bulleted", "headings"],
+)
+def test_wild_markdown_shapes_are_read(answer: str, expected: list[tuple[str, int]]) -> None:
+    parsed = parse_annotator_answer(answer)
+    assert [(e.location, e.severity) for e in parsed.errors] == expected
+    assert (parsed.score_label, parsed.score_explanation, parsed.status) == ("Fair", "Two slips.", "ok")
+    assert all(e.explanation for e in parsed.errors)
+
+
+def test_wild_json_answer_is_read_and_named() -> None:
+    answer = ('```json\n{"errors": [{"location": "12 threes", "explanation": "The box score says 15.", '
+              '"severity": "3/5", "category": "number"}, {"location": ["Lee Wong", "9 rebounds"], '
+              '"explanation": "Wong had 7.", "severity": 2}], "overall_score": "Fair", '
+              '"explanation": "Two slips."}\n```\nLet me know if you need more.')
+    parsed = parse_annotator_answer(answer)
+    assert [(e.location, e.severity) for e in parsed.errors] == [("12 threes", 3), ("Lee Wong ... 9 rebounds", 2)]
+    assert (parsed.score_label, parsed.score_explanation, parsed.status) == ("Fair", "Two slips.", "ok")
+    assert parsed.problems[0] == "answer given as JSON"
+    assert {"field 'category' not read", "text after the JSON ignored"} <= set(parsed.problems)
+
+
+def test_wild_json_list_and_broken_json() -> None:
+    listed = parse_supervisor_answer('[{"error_location": "12 threes", "reason": "15 in the data", "severity": 3}]')
+    assert [(e.location, e.explanation, e.severity) for e in listed.errors] == [("12 threes", "15 in the data", 3)]
+    assert listed.status == "ok"
+    broken = parse_annotator_answer(
+        '{\n  "errors": [\n    {\n      "location": "12 threes",\n      "explanation": "15 in the data",\n'
+        '      "severity": 3\n    },\n    {\n      "location": "on Friday",\n      "explanation": "Sunday",\n'
+        '      "severity": 2\n    }\n  ],\n  "overall_score": "Good",\n  "score_explanation": "Close."\n'
+    )  # cut off before the closing brace: read line by line
+    assert [(e.location, e.severity) for e in broken.errors] == [("12 threes", 3), ("on Friday", 2)]
+    assert (broken.score_label, broken.score_explanation) == ("Good", "Close.")
+
+
+def test_wild_missing_error_header_and_trailing_chatter() -> None:
+    parsed = parse_annotator_answer(
+        "Location: 12 threes\nExplanation: 15 in the data.\nSeverity: 3\nOverall score: Good\n"
+        "Explanation of the score: Close.\n\nI hope this helps! Feel free to ask for more details."
+    )
+    assert [e.location for e in parsed.errors] == ["12 threes"]
+    assert parsed.errors[0].problems == ["no 'Error N:' header"]
+    assert parsed.score_explanation == "Close." and "text after the score explanation ignored" in parsed.problems
+    assert parsed.status == "ok"
+
+
+def test_wild_unreadable_answer_names_what_was_not_read() -> None:
+    parsed = parse_annotator_answer("I am sorry, but I cannot evaluate this text.")
+    assert parsed.status == "failed"
+    assert parsed.problems[-1] == ("no error fields (Location, Explanation, Severity) and no score found; "
+                                   "the answer begins 'I am sorry, but I cannot evaluate this text.'")
+    partial = parse_annotator_answer("Error 1:\nLocation: 12 threes\nSeverity: 3\nOverall score: Good\n"
+                                     "Explanation of the score: ok")
+    assert partial.status == "partial" and "error 1: no Explanation field" in partial.problems
+
+
+@pytest.mark.parametrize(
+    ("location", "text", "nth", "unit"),
+    [
+        ("had 9 rebounds (second mention)", "had 9 rebounds", 2, "occurrence"),
+        ("[2nd occurrence] 9 rebounds", "9 rebounds", 2, "occurrence"),
+        ("9 rebounds in the second paragraph", "9 rebounds", 2, "paragraph"),
+        ('The phrase "9 rebounds" (last)', "9 rebounds", -1, "occurrence"),
+        ("Sentence 3: he scored", "he scored", 3, "sentence"),
+        ("the word 'dominant'", "dominant", None, None),
+        ("9 rebounds (repeated)", "9 rebounds", None, None),
+        ("Love (18 points)", "Love (18 points)", None, None),  # text in brackets, not a note
+        ("scored for the second time", "scored for the second time", None, None),
+    ],
+)
+def test_location_notes_are_read(location: str, text: str, nth: int | None, unit: str | None) -> None:
+    read = read_location(location)
+    assert read.text == text
+    assert (read.pick.nth, read.pick.unit) == (nth, unit) if read.pick else (nth, unit) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("raw", "nth"),
+    [('"9 rebounds" (second mention)', 2), ('"9 rebounds" [2nd occurrence]', 2),
+     ('In the third sentence: "9 rebounds"', 3), ('"9 rebounds" - the last occurrence', 3),
+     ('"9 rebounds" (this is wrong)', None)],
+)
+def test_ordinal_remarks_around_a_quoted_location_survive_parsing(raw: str, nth: int | None) -> None:
+    output = "Ana had 9 rebounds in the first half. Lee had 9 rebounds. Kim had 9 rebounds."
+    answer = parse_annotator_answer(f"Error 1:\nLocation: {raw}\nExplanation: Wrong.\nSeverity: 2\n{_WILD_TAIL}")
+    [span] = align_location(answer.errors[0].location, output, explanation=answer.errors[0].explanation)
+    starts = [i for i in range(len(output)) if output.startswith("9 rebounds", i)]
+    if nth is None:
+        assert span.start == starts[0] and span.ambiguous
+    else:
+        assert span.start == starts[nth - 1] and not span.ambiguous
+
+
+def test_extra_fields_of_an_error_are_named_or_kept_with_the_explanation() -> None:
+    parsed = parse_annotator_answer(
+        "Error 1:\nLocation: 12 threes\nCategory: Number\nExplanation: The box score says 15.\n"
+        "Error type: factual\nCorrection: 15 threes\nSeverity: 3\n" + _WILD_TAIL
+    )
+    [error] = parsed.errors
+    assert error.location == "12 threes" and error.severity == 3
+    assert error.explanation == "The box score says 15.\nCorrection: 15 threes"
+    assert parsed.problems == ["field 'Category' not read", "field 'Error type' not read"]
+    assert parsed.status == "ok"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import csv
 import io
+import json
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -376,3 +378,28 @@ def test_run_fails_when_a_model_is_gone_by_the_time_it_runs(dataset, sim):
     run.refresh_from_db()
     assert "ollama pull gone:1b" in run.message and run.finished_at is not None
     assert sim.stats.requests == 0  # found out before any call
+
+
+def test_preannotate_export_shows_ambiguous_spans_as_such(dataset, sim):
+    from annotator.services.exporting import export_csv, export_jsonl
+
+    reply = ("**Error 1:**\n**Location:** restaurant\n**Explanation:** The word is repeated.\n**Severity:** 2\n"
+             "Error 2:\nLocation: restaurant (second mention)\nExplanation: Repeated word.\nSeverity: 2\n"
+             "Overall score: Good\nExplanation of the score: One slip.")
+    sim.configure(rules=(ReplyRule(reply=reply),))
+    call_command("preannotate", dataset="tiny", aspect="accuracy", annotators=",".join(ANNOTATORS),
+                 supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2, sync=True, stdout=io.StringIO())
+    output = OUTPUTS[1]  # "... Japanese restaurant restaurant ..."
+    records = [json.loads(line) for line in export_jsonl(dataset)]
+    record = next(r for r in records if r["item_id"] == "i1")
+    ensemble = next(a for a in record["annotations"] if a["kind"] == "ensemble")
+    first, second = ensemble["spans"]
+    assert first["ambiguous"] is True and (first["start"], first["end"]) == (output.index("restaurant"),
+                                                                          output.index("restaurant") + 10)
+    assert "ambiguous" not in second and second["start"] == output.rindex("restaurant")
+    # items where the word is absent: unaligned spans are never flagged
+    assert all("ambiguous" not in s for r in records if r["item_id"] != "i1"
+               for a in r["annotations"] for s in a["spans"])
+    rows = list(csv.DictReader(io.StringIO("".join(export_csv(dataset)))))
+    flagged = [r for r in rows if r["ambiguous"] == "true"]
+    assert flagged and all(r["item_id"] == "i1" and r["start"] == str(output.index("restaurant")) for r in flagged)
