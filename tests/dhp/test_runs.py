@@ -1,0 +1,121 @@
+"""DHP runs in-process (`--sync`) against the simulated Ollama: scores, statistics, cache, export."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from corpus.models import Item
+from dhp.engine.kinds import parse_kinds
+from dhp.models import DhpRun, DhpScore
+from dhp.services.runs import dhp_create, dhp_execute
+from evaluation.models import LLMCall, RunStatus
+from tests.dhp.conftest import MODEL, N_ITEMS, make_dataset
+from tests.ollama_sim import OllamaSim
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+KINDS = "typo:major,sentence-reorder:minor,llm-entities:minor"
+
+
+def _run(dataset, url, **kw) -> DhpRun:
+    run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence", "fluency"],
+                     kinds=parse_kinds(kw.pop("kinds", KINDS)), samples=2, seed=7, ollama_url=url, parallel=2, **kw)
+    assert dhp_execute(run.pk) == RunStatus.DONE, DhpRun.objects.get(pk=run.pk).message
+    return DhpRun.objects.get(pk=run.pk)
+
+
+def test_dhp_run_scores_tests_and_a_rerun_makes_no_call(sim_config):
+    dataset = make_dataset()
+    with OllamaSim(sim_config) as sim:
+        run = _run(dataset, sim.url)
+        n_texts = N_ITEMS * 4  # originals + three kinds
+        assert DhpScore.objects.filter(run=run).count() == n_texts * 2 * 2
+        assert run.llm_calls == n_texts * 2 * 2 and run.cache_hits == 0
+        llm_items = Item.objects.filter(dataset=dataset, perturbation__kind="llm-entities:minor")
+        assert llm_items.count() == N_ITEMS
+        assert all("eleven days" in i.output and "raw_answer" in i.perturbation for i in llm_items)
+        requests = sim.stats.requests
+        assert requests == n_texts * 2 * 2 + N_ITEMS  # scores + one LLM perturbation per item
+        per_kind = {p["kind"]: p for p in run.results["perturbations"]}
+        assert set(per_kind) == {"typo:major", "sentence-reorder:minor", "llm-entities:minor"}
+        for record in per_kind.values():
+            assert record["n_pairs"] == N_ITEMS and record["n_zero"] == 0, record
+            assert record["p_hmp"] < 0.05 and record["D"] > 1  # the simulated judge discerns every kind
+            assert record["D_ew"] is None
+        assert run.results["summary"]["D_min"] > 1
+
+        rerun = _run(dataset, sim.url)
+        assert sim.stats.requests == requests  # everything came from the cache
+        assert rerun.llm_calls == 0 and rerun.cache_hits == n_texts * 2 * 2
+        assert rerun.results["perturbations"] == run.results["perturbations"]
+        assert LLMCall.objects.count() == requests
+
+
+def test_sample_calls_have_distinct_cache_keys(sim_config):
+    dataset = make_dataset(n=3)
+    with OllamaSim(sim_config) as sim:
+        run = _run(dataset, sim.url, kinds="typo:minor")
+    seeds = sorted({c.options["seed"] for c in LLMCall.objects.all()})
+    assert len(seeds) == 2 and LLMCall.objects.count() == 3 * 2 * 2 * 2
+    assert run.samples == 2
+
+
+def test_export_json_follows_the_contract(sim_config, tmp_path):
+    dataset = make_dataset()
+    with OllamaSim(sim_config) as sim:
+        run = _run(dataset, sim.url, kinds="typo:major,word-delete:minor")
+    out = StringIO()
+    call_command("export_dhp", "--run", str(run.pk), "--format", "json", stdout=out)
+    record = json.loads(out.getvalue())
+    assert list(record) == ["run", "dataset", "evaluator", "metrics", "seed", "samples", "weights",
+                            "perturbations", "summary", "scores"]
+    assert record["weights"] is None and record["samples"] == 2 and record["seed"] == 7
+    first = record["perturbations"][0]
+    assert list(first) == ["kind", "level", "method", "degree", "n_pairs", "n_zero", "tests", "p_hmp", "p_hmp_ew",
+                           "D", "D_ew"]
+    assert set(first["tests"]) == {"coherence", "fluency"} and set(first["tests"]["fluency"]) == {"statistic", "p"}
+    assert set(record["summary"]) == {"D_avg", "D_min", "D_avg_ew", "D_min_ew"}
+    assert record["summary"]["D_avg_ew"] is None
+    score = record["scores"][0]
+    assert set(score) == {"item_id", "kind", "metric", "original", "perturbed"}
+    assert score["original"] in (4.5,) and score["perturbed"] in (2.5,)  # mean of the two samples: 4,5 / 2,3
+    path = tmp_path / "dhp.csv"
+    call_command("export_dhp", "--run", str(run.pk), "--format", "csv", "-o", str(path))
+    lines = path.read_text().splitlines()
+    assert lines[0].startswith("run,kind,level") and len(lines) == 1 + 2 * 2
+
+
+def test_commands_refuse_bad_input_with_clear_messages(sim_config):
+    make_dataset()
+    with pytest.raises(CommandError, match="no dataset named 'nope'"):
+        call_command("dhp", "--dataset", "nope", "--evaluator", MODEL, "--metrics", "fluency", "--sync")
+    with pytest.raises(CommandError, match="no aspect"):
+        call_command("dhp", "--dataset", "dhp-set", "--evaluator", MODEL, "--metrics", "fluency,tastiness", "--sync")
+    with pytest.raises(CommandError, match="unknown perturbation kind"):
+        call_command("perturb", "--dataset", "dhp-set", "--kinds", "typo:huge")
+    with pytest.raises(CommandError, match="no DHP run"):
+        call_command("export_dhp", "--run", "999", "--format", "json")
+
+
+def test_perturb_command_is_idempotent_and_skips_what_does_not_fit():
+    dataset = make_dataset(n=3)
+    factories_out = StringIO()
+    call_command("perturb", "--dataset", "dhp-set", "--kinds", "typo:minor,sentence-reorder:major", "--seed", "3",
+                 stdout=factories_out)
+    text = factories_out.getvalue()
+    assert "typo:minor (k=10): 3 made" in text and "sentence-reorder:major (k=all): 3 made" in text
+    again = StringIO()
+    call_command("perturb", "--dataset", "dhp-set", "--kinds", "typo:minor,sentence-reorder:major", "--seed", "3",
+                 stdout=again)
+    assert "0 made, 3 already there" in again.getvalue()
+    assert Item.objects.filter(dataset=dataset, derived_from__isnull=False).count() == 6
+    short = make_dataset("short-set", n=2)
+    Item.objects.filter(dataset=short).update(output="One sentence only")
+    out = StringIO()
+    call_command("perturb", "--dataset", "short-set", "--kinds", "sentence-reorder:minor", stdout=out)
+    assert "skipped: it fits none" in out.getvalue() and "one sentence" in out.getvalue()
