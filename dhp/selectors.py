@@ -127,3 +127,12 @@ def survey_results(survey: Survey) -> SurveyResults:
         survey=survey, metrics=metrics, issues=issues, n_experts=len({v[0] for v in votes}),
         n_invited=survey.invitations.count(), alpha=nominal_alpha(votes, survey.issues, metrics),
     )
+
+
+def dataset_summary(dataset) -> list[dict[str, Any]]:
+    """The latest finished run of each evaluator on the dataset, with its summary."""
+    rows: dict[str, dict[str, Any]] = {}
+    for run in DhpRun.objects.filter(dataset=dataset, status="done").order_by("-finished_at"):
+        if run.evaluator not in rows and run.results:
+            rows[run.evaluator] = {"evaluator": run.evaluator, "run": run, "summary": run.results.get("summary", {})}
+    return list(rows.values())

@@ -8,10 +8,13 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import Client
 
+from accounts.services.tokens import token_create
 from corpus.models import Item
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
+from dhp.services.perturbing import perturb_dataset
 from dhp.services.runs import dhp_create, dhp_execute
 from evaluation.models import LLMCall, RunStatus
 from tests.dhp.conftest import MODEL, N_ITEMS, make_dataset
@@ -119,3 +122,37 @@ def test_perturb_command_is_idempotent_and_skips_what_does_not_fit():
     out = StringIO()
     call_command("perturb", "--dataset", "short-set", "--kinds", "sentence-reorder:minor", stdout=out)
     assert "skipped: it fits none" in out.getvalue() and "one sentence" in out.getvalue()
+
+
+def test_results_page_pairs_page_and_api(sim_config, make_user):
+    dataset = make_dataset(n=6)
+    with OllamaSim(sim_config) as sim:
+        run = _run(dataset, sim.url, kinds="typo:minor,sentence-reorder:major")
+    researcher = make_user("reader", role="researcher")
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(f"/dhp/runs/{run.pk}/").content.decode()
+    assert "data:image/svg+xml;base64," in page and "Every p-value" in page and "sentence-reorder:major" in page
+    pairs = client.get(f"/dhp/runs/{run.pk}/pairs/?kind=typo:minor").content.decode()
+    assert pairs.count('<ins class="diff">') >= 6 and pairs.count('<del class="diff">') >= 6
+    assert client.get(f"/dhp/runs/{run.pk}/pairs/?kind=llm-insert:minor").status_code == 404
+    assert "data:image/svg+xml" in client.get(f"/dhp/datasets/{dataset.pk}/").content.decode()
+    api = Client().get(f"/api/dhp/runs/{run.pk}", HTTP_AUTHORIZATION=f"Bearer {token_create(user=researcher)}")
+    body = api.json()
+    assert body["status"] == "done" and len(body["perturbations"]) == 2
+    assert set(body["perturbations"][0]) >= {"p_hmp", "p_hmp_asym", "tests", "D"}
+    exported = Client().get(f"/api/dhp/runs/{run.pk}/export",
+                            HTTP_AUTHORIZATION=f"Bearer {token_create(user=researcher)}").json()
+    assert exported["run"] == run.pk and exported["summary"] == {**run.results["summary"]}
+
+
+def test_pairs_page_escapes_dataset_text(make_user):
+    dataset = make_dataset(n=2)
+    Item.objects.filter(dataset=dataset).update(output="<script>alert(1)</script> The river rose. The town slept.")
+    perturb_dataset(dataset=dataset, kinds=parse_kinds("sentence-reorder:minor"), seed=0)
+    run = DhpRun.objects.create(dataset=dataset, evaluator="x", metrics=["fluency"], kinds=["sentence-reorder:minor"],
+                                sizes={"sentence-reorder:minor": 2}, seed=0)
+    client = Client()
+    client.force_login(make_user("r2", role="researcher"))
+    page = client.get(f"/dhp/runs/{run.pk}/pairs/").content.decode()
+    assert "<script>alert" not in page and "&lt;script&gt;" in page

@@ -30,7 +30,7 @@ def test_worker_runs_dhp_job_and_rerun_makes_no_call(celery_worker_factory, sim_
                              kinds=parse_kinds("char-delete:minor,word-delete:major,llm-grammar:major"), samples=3,
                              seed=1, ollama_url=sim.url, parallel=2)
             run_dhp.apply_async((run.pk,), queue=worker.queue)
-            assert wait_for(lambda: _finished(run.pk), timeout=120), worker.log.read_text()[-3000:]
+            assert wait_for(lambda run_id=run.pk: _finished(run_id), timeout=120), worker.log.read_text()[-3000:]
             runs.append(DhpRun.objects.get(pk=run.pk))
             if len(runs) == 1:
                 after_first = sim.stats.requests
