@@ -124,12 +124,13 @@ def main() -> int:
     print(f"lower bound  models*swap + ceil(calls/P)*call = {bound:.2f} s")
     print(f"measured wall time (perturb + score + stats)  = {wall:.2f} s")
     print(f"ratio measured / bound                        = {wall / bound:.3f}")
-    print(f"LLM requests                                  = {requests}  ({calls} scores; {run.cache_hits} from the cache: "
-          f"texts that came out identical, e.g. two items' deletions of their only differing words); "
+    print(f"LLM requests                                  = {requests}  ({calls} scores; {run.cache_hits} from "
+          "the cache: texts that came out identical, e.g. two items' deletions of their only differing words); "
           f"model loads {loads}")
     print(f"rerun: LLM calls                              = {rerun_calls}  (target 0), {rerun.cache_hits} from the "
           f"cache, {rerun_wall:.2f} s")
-    print(f"discernment: D_avg {summary.get('D_avg', float('nan')):.3f}, D_min {summary.get('D_min', float('nan')):.3f}")
+    d_avg, d_min = summary.get("D_avg", float("nan")), summary.get("D_min", float("nan"))
+    print(f"discernment: D_avg {d_avg:.3f}, D_min {d_min:.3f}")
     return 0 if status == "done" and rerun_calls == 0 else 1
 
 
