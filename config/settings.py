@@ -145,7 +145,7 @@ OLLAMA_NUM_CTX = env_int("OLLAMA_NUM_CTX", 8192)
 OLLAMA_PARALLEL = env_int("OLLAMA_PARALLEL", 4)
 ENSEMBLE_PRESET = env_str("ENSEMBLE_PRESET", "paper")
 LLM_SEED = env_int("LLM_SEED", 42)
-# The model that writes LLM-based DHP perturbations when the evaluator is the ensemble (blank: the preset's supervisor).
+# The model that writes missing LLM-based DHP perturbations (blank: the evaluator's model, or the preset's supervisor).
 DHP_PERTURB_MODEL = env_str("DHP_PERTURB_MODEL", "")
 
 LOGGING = {

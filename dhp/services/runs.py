@@ -86,8 +86,11 @@ def dhp_create(
         raise DhpError("--parallel must be at least 1")
     if not originals(dataset):
         raise DhpError(f"dataset {dataset.name!r} has no items")
+    if survey is not None and survey.task_id != dataset.task_id:
+        raise DhpError(f"survey {survey.pk} is about task {survey.task.slug!r}, not {dataset.task.slug!r}")
+    weights_version = weights_for_run(survey) if survey is not None else None  # cheap checks before the server
     url = ollama_url or settings.OLLAMA_URL
-    perturb_model = model or settings.DHP_PERTURB_MODEL or get_preset(settings.ENSEMBLE_PRESET).supervisor
+    perturb_model = settings.DHP_PERTURB_MODEL or model or get_preset(settings.ENSEMBLE_PRESET).supervisor
     needed = [model] if model else []
     if any(kind.is_llm for kind in kinds):
         needed.append(perturb_model)
@@ -97,9 +100,6 @@ def dhp_create(
             digests = check_models(url, needed)
         except LaunchError as exc:
             raise DhpError(str(exc)) from None
-    weights_version = weights_for_run(survey) if survey is not None else None
-    if survey is not None and survey.task_id != dataset.task_id:
-        raise DhpError(f"survey {survey.pk} is about task {survey.task.slug!r}, not {dataset.task.slug!r}")
     return DhpRun.objects.create(
         dataset=dataset, evaluator=evaluator, metrics=metrics, kinds=[k.name for k in kinds],
         sizes=sizes_for(dataset, kinds), samples=samples, seed=seed, ollama_url=url, parallel=parallel,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from io import StringIO
 
 import pytest
@@ -16,6 +17,7 @@ from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import perturb_dataset
 from dhp.services.runs import dhp_create, dhp_execute
+from dhp.services.surveys import survey_create, votes_save
 from evaluation.models import LLMCall, RunStatus
 from tests.dhp.conftest import MODEL, N_ITEMS, make_dataset
 from tests.ollama_sim import OllamaSim
@@ -156,3 +158,37 @@ def test_pairs_page_escapes_dataset_text(make_user):
     client.force_login(make_user("r2", role="researcher"))
     page = client.get(f"/dhp/runs/{run.pk}/pairs/").content.decode()
     assert "<script>alert" not in page and "&lt;script&gt;" in page
+
+
+def test_run_with_survey_uses_and_records_expert_weights(sim_config, make_user):
+    dataset = make_dataset(n=6)
+    experts = [make_user(f"x{i}") for i in range(4)]
+    survey = survey_create(task=dataset.task, title="w", metrics=["coherence", "fluency"],
+                           issues=["typo", "word-delete"], experts=experts)
+    for expert, metric in zip(experts, ["fluency", "fluency", "fluency", "coherence"], strict=True):
+        votes_save(survey=survey, expert=expert, choices={"typo": metric})
+    with OllamaSim(sim_config) as sim:
+        run = _run(dataset, sim.url, kinds="typo:minor,sentence-reorder:minor", survey=survey)
+    assert run.weights.version == 1 and run.weights.survey == survey
+    record = json.loads(_export(run))
+    assert record["weights"] == {"typo:minor": {"coherence": 0.25, "fluency": 0.75}}
+    typo, reorder = record["perturbations"]
+    p = {m: t["p"] for m, t in typo["tests"].items()}
+    assert typo["p_hmp_ew"] == pytest.approx(1 / (0.25 / p["coherence"] + 0.75 / p["fluency"]))
+    assert typo["D_ew"] == pytest.approx(math.log(typo["p_hmp_ew"]) / math.log(0.05))
+    assert reorder["p_hmp_ew"] is None and reorder["D_ew"] is None  # the survey did not ask about reordering
+    assert record["summary"]["D_min_ew"] == pytest.approx(typo["D_ew"])
+
+
+def test_survey_without_answers_is_refused(make_user):
+    dataset = make_dataset(n=2)
+    survey = survey_create(task=dataset.task, title="empty", metrics=["coherence", "fluency"])
+    with pytest.raises(CommandError, match="no answers yet"):
+        call_command("dhp", "--dataset", dataset.name, "--evaluator", MODEL, "--metrics", "fluency",
+                     "--survey", str(survey.pk), "--sync")
+
+
+def _export(run: DhpRun) -> str:
+    out = StringIO()
+    call_command("export_dhp", "--run", str(run.pk), "--format", "json", stdout=out)
+    return out.getvalue()
