@@ -13,7 +13,7 @@ from dhp.engine.kinds import get_kind, parse_kinds
 from dhp.models import DhpRun, Survey
 from dhp.schemas import DhpRunIn, DhpRunOut, ErrorOut, SurveyResultsOut
 from dhp.selectors import export_record, survey_results
-from dhp.services.runs import dhp_create, dhp_enqueue
+from dhp.services.runs import dhp_cancel, dhp_create, dhp_enqueue, dhp_resume
 
 router = Router(tags=["dhp"])
 
@@ -64,6 +64,26 @@ def create_dhp_run(request: HttpRequest, body: DhpRunIn):
         return Status(400, {"detail": str(exc)})
     dhp_enqueue(run)
     return Status(201, _out(run))
+
+
+@router.post("/dhp/runs/{run_id}/cancel", response={200: DhpRunOut, 409: ErrorOut}, operation_id="cancel_dhp_run")
+def cancel_dhp_run(request: HttpRequest, run_id: int):
+    require_admin(request)
+    run = get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id)
+    if not dhp_cancel(run=run):
+        return Status(409, {"detail": f"run is {run.status}; only pending, paused or running runs can be cancelled"})
+    run.refresh_from_db()
+    return Status(200, _out(run))
+
+
+@router.post("/dhp/runs/{run_id}/resume", response={200: DhpRunOut, 409: ErrorOut}, operation_id="resume_dhp_run")
+def resume_dhp_run(request: HttpRequest, run_id: int):
+    require_admin(request)
+    run = get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id)
+    if not dhp_resume(run=run):
+        return Status(409, {"detail": f"run is {run.status}; only paused or failed runs can be resumed"})
+    run.refresh_from_db()
+    return Status(200, _out(run))
 
 
 @router.get("/dhp/surveys/{survey_id}/results", response=SurveyResultsOut, operation_id="retrieve_survey_results")

@@ -20,7 +20,7 @@ from dhp.forms import RunForm, SurveyForm
 from dhp.models import DhpRun, Survey, SurveyVote
 from dhp.rendering import diff_html
 from dhp.selectors import dataset_summary, run_weights, survey_results, surveys_for
-from dhp.services.runs import dhp_create, dhp_enqueue
+from dhp.services.runs import dhp_cancel, dhp_create, dhp_enqueue, dhp_resume
 from dhp.services.surveys import survey_close, survey_create, survey_for_expert, votes_save
 
 
@@ -77,6 +77,27 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         response = render(request, "dhp/run_detail.html#dhp-progress", context)
         return HttpResponseStopPolling(response.content) if run.is_finished() else response
     return render(request, "dhp/run_detail.html", context)
+
+
+@require_POST
+def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+    require_admin(request)
+    run = _run(pk)
+    if dhp_cancel(run=run):
+        messages.info(request, "Cancellation requested; the job stops at its next checkpoint.")
+    else:
+        messages.warning(request, f"The run is {run.get_status_display().lower()} and cannot be cancelled.")
+    return redirect("dhp_run", pk=pk)
+
+
+@require_POST
+def run_resume_view(request: HttpRequest, pk: int) -> HttpResponse:
+    require_admin(request)
+    if dhp_resume(run=_run(pk)):
+        messages.success(request, "Resumed: stored scores and calls are not asked again.")
+    else:
+        messages.warning(request, "Only paused or failed runs can be resumed.")
+    return redirect("dhp_run", pk=pk)
 
 
 @require_GET

@@ -5,11 +5,12 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
 from dhp.models import DhpRun
-from dhp.services.runs import dhp_execute
+from dhp.services.runs import dhp_execute, dhp_runs_needing_recovery
 from evaluation.models import RunStatus
 
 log = logging.getLogger(__name__)
@@ -29,3 +30,11 @@ def run_dhp(self, run_id: int) -> str | None:
     if status is None and DhpRun.objects.filter(pk=run_id, status=RunStatus.RUNNING).exists():
         raise self.retry(countdown=settings.RUN_STALE_SECONDS / 2 + 1)
     return status
+
+
+@worker_ready.connect
+def _recover_orphaned_dhp_runs(**kwargs: object) -> None:
+    """A starting worker re-queues DHP runs whose worker stopped beating; stored scores and calls are kept."""
+    for run_id in dhp_runs_needing_recovery():
+        log.info("re-queueing DHP run %s left running by a stopped worker", run_id)
+        run_dhp.delay(run_id)

@@ -32,6 +32,7 @@ from evaluation.models import Aspect, RunCall, RunStatus
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, check_models, run_create
 from evaluation.runs.modes import RunMode
+from evaluation.runs.recovery import stale_running
 
 log = logging.getLogger(__name__)
 
@@ -134,10 +135,10 @@ def dhp_resume(*, run: DhpRun, enqueue: bool = True) -> bool:
 
 
 def dhp_claim(run_id: int, token: str) -> DhpRun | None:
+    """Take the run for this worker: pending/paused ones, or running ones whose worker stopped beating."""
     now = timezone.now()
-    stale = Q(status=RunStatus.RUNNING, heartbeat_at__lt=now - timezone.timedelta(seconds=settings.RUN_STALE_SECONDS))
     claimed = DhpRun.objects.filter(pk=run_id, cancel_requested=False).filter(
-        Q(status__in=[RunStatus.PENDING, RunStatus.PAUSED]) | stale
+        Q(status__in=[RunStatus.PENDING, RunStatus.PAUSED]) | stale_running(now)
     ).update(status=RunStatus.RUNNING, heartbeat_at=now, celery_task_id=token, message="",
              started_at=Coalesce(F("started_at"), now))
     return DhpRun.objects.select_related("dataset__task").get(pk=run_id) if claimed else None
@@ -356,6 +357,11 @@ def _kind_record(kind: Kind, r) -> dict:
         "p_hmp": r.p_hmp, "p_hmp_asym": r.p_hmp_asym, "p_hmp_ew": r.p_hmp_ew, "p_hmp_ew_asym": r.p_hmp_ew_asym,
         "D": r.D, "D_ew": r.D_ew,
     }
+
+
+def dhp_runs_needing_recovery() -> list[int]:
+    """DHP runs left 'running' by a worker that died (the evaluation runs' staleness rule)."""
+    return list(DhpRun.objects.filter(stale_running(timezone.now())).values_list("pk", flat=True))
 
 
 def dhp_execute(run_id: int, *, token: str = "sync") -> str | None:
