@@ -46,7 +46,7 @@ def run_weights(run: DhpRun) -> dict[str, dict[str, float]] | None:
     return out
 
 
-def export_record(run: DhpRun, *, as_text: bool = False) -> dict[str, Any] | str:
+def export_record(run: DhpRun) -> dict[str, Any]:
     """The export object, exactly the README's fields; `scores` are means over samples."""
     results = run.results or {}
     perturbations: list[PerturbationRecord] = [
@@ -66,7 +66,11 @@ def export_record(run: DhpRun, *, as_text: bool = False) -> dict[str, Any] | str
         "summary": {key: summary.get(key) for key in ("D_avg", "D_min", "D_avg_ew", "D_min_ew")},
         "scores": results.get("scores", []),
     }
-    return json.dumps(record, indent=2) + "\n" if as_text else record
+    return record
+
+
+def export_json(run: DhpRun) -> str:
+    return json.dumps(export_record(run), indent=2) + "\n"
 
 
 CSV_COLUMNS = ["run", "kind", "level", "method", "degree", "n_pairs", "n_zero", "metric", "statistic", "p",
@@ -79,7 +83,6 @@ def export_csv(run: DhpRun) -> str:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     record = export_record(run)
-    assert isinstance(record, dict)
     for p in record["perturbations"]:
         for metric, test in p["tests"].items():
             writer.writerow([run.pk, p["kind"], p["level"], p["method"], p["degree"], p["n_pairs"], p["n_zero"],

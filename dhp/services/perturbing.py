@@ -29,6 +29,7 @@ class KindReport:
     made: int = 0
     existing: int = 0
     skipped: int = 0
+    calls: int = 0  # LLM requests sent (not from the cache)
     reasons: dict[str, int] = field(default_factory=dict)
 
     def line(self) -> str:
@@ -122,6 +123,7 @@ class Perturber:
 
         def on_batch(answered: list[Answered], interrupted: bool) -> None:
             new, skips = [], []
+            report.calls += sum(a.fresh for a in answered)
             for a in answered:
                 item: Item = a.ask.ref
                 try:
@@ -174,11 +176,11 @@ def perturb_dataset(
     if not perturber.items:
         raise DhpError(f"dataset {dataset.name!r} has no items")
     llm_kinds = [kind for kind in kinds if kind.is_llm]
-    if llm_kinds and not model:
-        raise DhpError(f"LLM-based kinds ({', '.join(k.name for k in llm_kinds)}) need --model and an Ollama server")
     reports = [perturber.rule(kind) for kind in kinds if not kind.is_llm]
     if llm_kinds:
-        assert model is not None
+        if not model:
+            raise DhpError(f"LLM-based kinds ({', '.join(k.name for k in llm_kinds)}) need --model and an Ollama "
+                           "server")
         with OllamaBackend(ollama_url or settings.OLLAMA_URL, timeout=settings.OLLAMA_TIMEOUT) as backend:
             digest = backend.check([model])[model]
             for kind in llm_kinds:

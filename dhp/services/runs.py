@@ -191,7 +191,8 @@ class DhpExecutor:
             with OllamaBackend(self.run.ollama_url, timeout=settings.OLLAMA_TIMEOUT) as backend:
                 digest = backend.check([model])[model]
                 for kind in llm_kinds:
-                    perturber.llm(kind, backend, model, digest, self.run.parallel)
+                    report = perturber.llm(kind, backend, model, digest, self.run.parallel)
+                    self._update(llm_calls=F("llm_calls") + report.calls)
                     self._check_cancel()
         pairs: dict[str, list[Item]] = {}
         for kind in self.kinds:

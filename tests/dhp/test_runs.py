@@ -40,7 +40,7 @@ def test_dhp_run_scores_tests_and_a_rerun_makes_no_call(sim_config):
         run = _run(dataset, sim.url)
         n_texts = N_ITEMS * 4  # originals + three kinds
         assert DhpScore.objects.filter(run=run).count() == n_texts * 2 * 2
-        assert run.llm_calls == n_texts * 2 * 2 and run.cache_hits == 0
+        assert run.llm_calls == n_texts * 2 * 2 + N_ITEMS and run.cache_hits == 0  # scores + LLM perturbations
         llm_items = Item.objects.filter(dataset=dataset, perturbation__kind="llm-entities:minor")
         assert llm_items.count() == N_ITEMS
         assert all("eleven days" in i.output and "raw_answer" in i.perturbation for i in llm_items)

@@ -37,7 +37,7 @@ def test_worker_runs_dhp_job_and_rerun_makes_no_call(celery_worker_factory, sim_
         first, second = runs
         assert first.status == RunStatus.DONE, first.message
         n_scores = N_ITEMS * 4 * 2 * 3
-        assert first.llm_calls == n_scores and first.done_steps == n_scores
+        assert first.llm_calls == n_scores + N_ITEMS and first.done_steps == n_scores
         assert after_first == n_scores + N_ITEMS  # one LLM perturbation per item
         assert second.status == RunStatus.DONE and second.llm_calls == 0 and second.cache_hits == n_scores
         assert sim.stats.requests == after_first

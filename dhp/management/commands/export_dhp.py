@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dhp.models import DhpRun
-from dhp.selectors import export_csv, export_record
+from dhp.selectors import export_csv, export_json
 from evaluation.models import RunStatus
 
 
@@ -23,7 +23,7 @@ class Command(BaseCommand):
             raise CommandError(f"no DHP run with id {options['run']}")
         if run.status != RunStatus.DONE or not run.results:
             raise CommandError(f"DHP run {run.pk} is {run.status}, not done; there are no results to export yet")
-        text = export_record(run, as_text=True) if options["format"] == "json" else export_csv(run)
+        text = export_json(run) if options["format"] == "json" else export_csv(run)
         if options["output"]:
             with open(str(options["output"]), "w", encoding="utf-8", newline="") as handle:
                 handle.write(text)
