@@ -21,6 +21,10 @@ class SurveyForm(forms.Form):
         return [m.strip() for m in self.cleaned_data["metrics"].split(",") if m.strip()]
 
 
+class InviteForm(forms.Form):
+    experts = forms.ModelMultipleChoiceField(queryset=User.objects.order_by("username"))
+
+
 class RunForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.all())
     evaluator = forms.CharField(max_length=200, help_text="An Ollama model, 'ensemble' or 'distilled:MODEL'.")

@@ -18,4 +18,5 @@ urlpatterns = [
     path("surveys/<int:pk>/", views.survey_answer, name="dhp_survey_answer"),
     path("surveys/<int:pk>/results/", views.survey_results_view, name="dhp_survey_results"),
     path("surveys/<int:pk>/close/", views.survey_close_view, name="dhp_survey_close"),
+    path("surveys/<int:pk>/invite/", views.survey_invite_view, name="dhp_survey_invite"),
 ]

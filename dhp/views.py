@@ -16,12 +16,12 @@ from corpus.models import Dataset, Item
 from dhp import plots
 from dhp.engine.errors import DhpError
 from dhp.engine.kinds import BASE_KINDS, get_kind, parse_kinds
-from dhp.forms import RunForm, SurveyForm
+from dhp.forms import InviteForm, RunForm, SurveyForm
 from dhp.models import DhpRun, Survey, SurveyVote
 from dhp.rendering import diff_html
 from dhp.selectors import dataset_summary, run_weights, survey_results, surveys_for
 from dhp.services.runs import dhp_cancel, dhp_create, dhp_enqueue, dhp_resume
-from dhp.services.surveys import survey_close, survey_create, survey_for_expert, votes_save
+from dhp.services.surveys import survey_close, survey_create, survey_for_expert, survey_invite, votes_save
 
 
 def _run(pk: int) -> DhpRun:
@@ -179,7 +179,21 @@ def survey_results_view(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "dhp/survey_results.html", {
         "survey": survey, "results": results, "plot": plot,
         "versions": survey.weight_versions.all(), "invited": survey.invitations.select_related("expert"),
+        "invite_form": InviteForm(),
     })
+
+
+@require_POST
+def survey_invite_view(request: HttpRequest, pk: int) -> HttpResponse:
+    require_admin(request)
+    survey = get_object_or_404(Survey, pk=pk)
+    form = InviteForm(request.POST)
+    if form.is_valid():
+        survey_invite(survey=survey, experts=form.cleaned_data["experts"])
+        messages.success(request, f"Invited {len(form.cleaned_data['experts'])} expert(s).")
+    else:
+        messages.warning(request, "Pick at least one existing user to invite.")
+    return redirect("dhp_survey_results", pk=pk)
 
 
 @require_POST

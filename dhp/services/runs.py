@@ -5,13 +5,15 @@ claimed again (or a new run with the same settings) asks nothing whose answer is
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict
 from functools import partial
 
 from celery import current_app
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Avg, F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -80,8 +82,10 @@ def dhp_create(
                        f"(aspects: {', '.join(sorted(known))})")
     if samples < 1:
         raise DhpError("--samples must be at least 1")
+    notes = []
     if mode != "direct" and samples != 1:
-        samples = 1  # the ensemble and the distilled model answer at temperature 0: one sample is all there is
+        notes.append(f"{mode} answers at temperature 0: one sample per text instead of {samples}")
+        samples = 1
     parallel = parallel or settings.OLLAMA_PARALLEL
     if parallel < 1:
         raise DhpError("--parallel must be at least 1")
@@ -104,8 +108,8 @@ def dhp_create(
     return DhpRun.objects.create(
         dataset=dataset, evaluator=evaluator, metrics=metrics, kinds=[k.name for k in kinds],
         sizes=sizes_for(dataset, kinds), samples=samples, seed=seed, ollama_url=url, parallel=parallel,
-        survey=survey, weights=weights_version, created_by=user,
-        config={"mode": mode, "model": model, "perturb_model": perturb_model, "digests": digests,
+        survey=survey, weights=weights_version, created_by=user, notes=notes,
+        config={"notes": notes, "mode": mode, "model": model, "perturb_model": perturb_model, "digests": digests,
                 "options": {"temperature": SAMPLE_TEMPERATURE if samples > 1 else 0.0, "seed": settings.LLM_SEED,
                             "num_ctx": settings.OLLAMA_NUM_CTX}},
     )
@@ -142,6 +146,27 @@ def dhp_claim(run_id: int, token: str) -> DhpRun | None:
     ).update(status=RunStatus.RUNNING, heartbeat_at=now, celery_task_id=token, message="",
              started_at=Coalesce(F("started_at"), now))
     return DhpRun.objects.select_related("dataset__task").get(pk=run_id) if claimed else None
+
+
+@contextmanager
+def heartbeat(run_id: int, every: float) -> Iterator[None]:
+    """Keep the run's heartbeat fresh while a long step (an in-process evaluation run) has no batches of ours."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(every):
+                DhpRun.objects.filter(pk=run_id).update(heartbeat_at=timezone.now())
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"dhp-{run_id}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 class DhpExecutor:
@@ -181,7 +206,7 @@ class DhpExecutor:
         """Make missing perturbations; return kind -> perturbed items (skipped kinds are noted, not errors)."""
         self._update(phase="perturbing")
         perturber = Perturber(self.run.dataset, seed=self.run.seed, sizes=self.run.sizes)
-        notes: list[str] = []
+        notes: list[str] = list(self.run.config.get("notes", []))  # what creation decided, then this phase's
         llm_kinds = [k for k in self.kinds if k.is_llm]
         for kind in self.kinds:
             if not kind.is_llm:
@@ -277,7 +302,8 @@ class DhpExecutor:
                     parallel=run.parallel, item_ids=ids,
                 )
                 run.evaluator_runs.add(eval_run)
-            status = run_execute(eval_run.pk, token=f"dhp-{run.pk}")
+            with heartbeat(run.pk, every=max(1.0, settings.RUN_STALE_SECONDS / 3)):
+                status = run_execute(eval_run.pk, token=f"dhp-{run.pk}")
             eval_run.refresh_from_db()
             if status is None and not eval_run.is_finished():
                 raise DhpStopped(RunStatus.PAUSED, f"evaluation run {eval_run.pk} is held by another worker")

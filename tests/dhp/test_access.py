@@ -37,6 +37,7 @@ def test_annotators_cannot_reach_admin_survey_pages(make_user, survey):
     for url in ("/dhp/surveys/new/", f"/dhp/surveys/{survey.pk}/results/", "/dhp/runs/new/"):
         assert client.get(url).status_code == 403, url
     assert client.post(f"/dhp/surveys/{survey.pk}/close/").status_code == 403
+    assert client.post(f"/dhp/surveys/{survey.pk}/invite/", {"experts": [annotator.pk]}).status_code == 403
     assert client.get(f"/dhp/surveys/{survey.pk}/").status_code == 404  # not invited: not even told it exists
     assert "S</a>" not in client.get("/dhp/").content.decode()
 
@@ -59,8 +60,11 @@ def test_admin_sees_results_with_plot_and_closes(make_user, survey):
     client = _client(admin)
     expert = survey.invitations.get().expert
     _client(expert).post(f"/dhp/surveys/{survey.pk}/", {"issue-typo": "fluency"})
+    late = make_user("late", role="annotator")
+    assert client.post(f"/dhp/surveys/{survey.pk}/invite/", {"experts": [late.pk]}).status_code == 302
+    assert _client(late).get(f"/dhp/surveys/{survey.pk}/").status_code == 200
     page = client.get(f"/dhp/surveys/{survey.pk}/results/").content.decode()
-    assert "data:image/svg+xml;base64," in page and "1 of 1 invited" in page
+    assert "data:image/svg+xml;base64," in page and "1 of 2 invited" in page
     assert client.post(f"/dhp/surveys/{survey.pk}/close/").status_code == 302
     survey.refresh_from_db()
     assert survey.status == "closed"

@@ -3,13 +3,15 @@ originals and perturbed texts, their scores in the DHP run, and a rerun that ask
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from corpus.models import Annotation, Item
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import perturb_dataset
-from dhp.services.runs import dhp_create, dhp_execute
+from dhp.services.runs import dhp_create, dhp_execute, heartbeat
 from evaluation.engine.presets import get_preset
 from evaluation.models import EvaluatorRun, RunStatus
 from evaluation.runs.launch import run_create
@@ -68,3 +70,13 @@ def test_normal_runs_leave_perturbed_items_alone():
     run = run_create(dataset=dataset, aspect_name="fluency", mode="single", annotators=["x:1b"], check=False)
     assert run.total_calls == N and "item_ids" not in run.config
     assert EvaluatorRun.objects.count() == 1
+
+
+def test_heartbeat_beats_while_a_long_step_runs(settings):
+    dataset = make_dataset(n=1)
+    run = dhp_create(dataset=dataset, evaluator="ensemble", metrics=["fluency"], kinds=parse_kinds("typo:minor"),
+                     samples=5, check=False)
+    assert run.samples == 1 and run.notes == ["ensemble answers at temperature 0: one sample per text instead of 5"]
+    with heartbeat(run.pk, every=0.05):
+        time.sleep(0.3)
+    assert DhpRun.objects.get(pk=run.pk).heartbeat_at is not None
