@@ -4,11 +4,12 @@ their scores. Perturbed texts themselves are corpus items (`Item.derived_from`, 
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
 from corpus.models import Dataset, Item, TaskType
-from dhp.engine.kinds import BASE_KINDS
+from dhp.engine.kinds import BASE_KINDS, default_k_table
 from evaluation.models import EvaluatorRun, LLMCall, RunStatus
 
 ISSUE_CHOICES = [(name, kind.title) for name, kind in BASE_KINDS.items()]
@@ -26,6 +27,20 @@ class PerturbationSizes(models.Model):
 
     def __str__(self) -> str:
         return f"k for {self.task.slug}"
+
+    def clean(self) -> None:
+        """Only sized kinds, with whole k >= 1; sentence reordering takes 2 (swap two) or 0 (shuffle all)."""
+        if not isinstance(self.sizes, dict):
+            raise ValidationError({"sizes": 'Give an object such as {"typo:major": 40}.'})
+        sized = default_k_table(self.task.slug if self.task_id else "")
+        for kind, k in self.sizes.items():
+            if kind not in sized:
+                raise ValidationError({"sizes": f"{kind!r} is not a kind with a size; sized kinds: {', '.join(sized)}"})
+            if kind.startswith("sentence-reorder"):
+                if k not in (0, 2) or isinstance(k, bool):
+                    raise ValidationError({"sizes": f"k of {kind} must be 2 (swap two) or 0 (shuffle all), not {k!r}"})
+            elif not isinstance(k, int) or isinstance(k, bool) or k < 1:
+                raise ValidationError({"sizes": f"k of {kind} must be a whole number >= 1, not {k!r}"})
 
 
 class PerturbationSkip(models.Model):

@@ -32,7 +32,7 @@ from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.models import Aspect, RunCall, RunStatus
 from evaluation.runs.execute import run_execute
-from evaluation.runs.launch import LaunchError, check_models, run_create
+from evaluation.runs.launch import LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
 from evaluation.runs.recovery import stale_running
 
@@ -302,6 +302,8 @@ class DhpExecutor:
                     parallel=run.parallel, item_ids=ids,
                 )
                 run.evaluator_runs.add(eval_run)
+            elif eval_run.status == RunStatus.FAILED:
+                run_resume(run=eval_run, enqueue=False)  # resuming the DHP run resumes its evaluation runs
             with heartbeat(run.pk, every=max(1.0, settings.RUN_STALE_SECONDS / 3)):
                 status = run_execute(eval_run.pk, token=f"dhp-{run.pk}")
             eval_run.refresh_from_db()

@@ -11,12 +11,12 @@ from corpus.models import Annotation, Item
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import perturb_dataset
-from dhp.services.runs import dhp_create, dhp_execute, heartbeat
+from dhp.services.runs import dhp_create, dhp_execute, dhp_resume, heartbeat
 from evaluation.engine.presets import get_preset
 from evaluation.models import EvaluatorRun, RunStatus
 from evaluation.runs.launch import run_create
 from tests.dhp.conftest import make_dataset
-from tests.ollama_sim import OllamaSim, SimConfig
+from tests.ollama_sim import FaultRule, OllamaSim, SimConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
 N = 5
@@ -80,3 +80,24 @@ def test_heartbeat_beats_while_a_long_step_runs(settings):
     with heartbeat(run.pk, every=0.05):
         time.sleep(0.3)
     assert DhpRun.objects.get(pk=run.pk).heartbeat_at is not None
+
+
+def test_failed_evaluation_run_is_resumed_with_the_dhp_run(settings):
+    settings.ENSEMBLE_PRESET = "laptop"
+    preset = get_preset("laptop")
+    dataset = make_dataset(n=3)
+    fault = FaultRule(kind="error", model=preset.annotators[1], status=404, message="model not found")
+    with OllamaSim(SimConfig(models=[*preset.annotators, preset.supervisor], parallel=2, faults=[fault])) as sim:
+        run = dhp_create(dataset=dataset, evaluator="ensemble", metrics=["fluency"], kinds=parse_kinds("typo:minor"),
+                         samples=1, ollama_url=sim.url, parallel=2)
+        assert dhp_execute(run.pk) == RunStatus.FAILED
+        eval_run = DhpRun.objects.get(pk=run.pk).evaluator_runs.get()
+        assert eval_run.status == RunStatus.FAILED and "ollama pull" in DhpRun.objects.get(pk=run.pk).message
+        sim.configure(faults=[])
+        asked = sim.stats.requests
+        assert dhp_resume(run=run, enqueue=False)
+        assert dhp_execute(run.pk) == RunStatus.DONE
+        eval_run.refresh_from_db()
+        assert eval_run.status == RunStatus.DONE
+        # The first annotator's answers were kept: only the rest of the ensemble was asked.
+        assert sim.stats.requests - asked == 6 * (len(preset.annotators) - 1 + 1)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.test import Client
 from django.utils import timezone
 
@@ -105,3 +106,14 @@ def test_admin_pages_create_a_survey_and_a_run(make_user):
     assert page.status_code == 200 and "Cannot reach Ollama at http://127.0.0.1:9" in page.content.decode()
     assert not DhpRun.objects.exists()
     assert factories.task("summarization").dhp_surveys.count() == 1
+
+
+@pytest.mark.django_db
+def test_sizes_are_checked_when_an_admin_edits_them():
+    task = factories.task("summarization")
+    for sizes, message in (({"typo": 3}, "not a kind with a size"), ({"typo:minor": 0}, "whole number"),
+                           ({"llm-grammar:minor": 2}, "not a kind with a size"), ([], "Give an object"),
+                           ({"sentence-reorder:minor": 3}, "swap two")):
+        with pytest.raises(ValidationError, match=message):
+            PerturbationSizes(task=task, sizes=sizes).full_clean()
+    PerturbationSizes(task=task, sizes={"typo:minor": 4, "sentence-reorder:major": 0}).full_clean()
