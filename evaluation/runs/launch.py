@@ -68,13 +68,12 @@ def run_create(
     mode: str = DEFAULT_MODE,
     user=None,
     check: bool = True,
-    item_ids: Sequence[int] | None = None,
+    item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
 
     `mode` names one of evaluation.runs.modes.MODES. With `check`, the Ollama server is asked first,
-    so a missing model or an unreachable server is refused before anything is queued. `item_ids` limits the
-    run to those items of the dataset (perturbed ones included); by default it scores the dataset's own items.
+    so a missing model or an unreachable server is refused before anything is queued.
     """
     try:
         spec = mode_spec(mode)
