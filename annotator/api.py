@@ -90,7 +90,7 @@ def list_items(request: HttpRequest, dataset_id: int, offset: int = 0, limit: in
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     limit = max(1, min(limit, 1000))
-    return list(dataset.items.order_by("position")[offset : offset + limit])
+    return list(dataset.items.filter(derived_from__isnull=True).order_by("position")[offset : offset + limit])
 
 
 @router.get("/datasets/{dataset_id}/export", operation_id="export_dataset")

@@ -50,11 +50,12 @@ class CampaignForm(forms.Form):
         if not raw:
             return []
         dataset = self.cleaned_data.get("dataset") or self.dataset_obj
-        found = dict(Item.objects.filter(dataset=dataset, external_id__in=raw).values_list("external_id", "pk"))
+        own = Item.objects.filter(dataset=dataset, derived_from__isnull=True, external_id__in=raw)
+        found = dict(own.values_list("external_id", "pk"))
         unknown = [r for r in raw if r not in found]
         if unknown:
             raise forms.ValidationError(f"Not items of this dataset: {', '.join(unknown)}")
-        return list(Item.objects.filter(dataset=dataset, external_id__in=raw).values_list("pk", flat=True))
+        return list(own.values_list("pk", flat=True))
 
     def clean(self) -> dict:
         data = super().clean()

@@ -15,7 +15,9 @@ from evaluation.answers import RUN_ANSWER_KINDS
 
 
 def datasets_for_home() -> QuerySet[Dataset]:
-    return Dataset.objects.select_related("task").annotate(n_items=Count("items", distinct=True)).order_by("name")
+    return Dataset.objects.select_related("task").annotate(
+        n_items=Count("items", filter=Q(items__derived_from__isnull=True), distinct=True)
+    ).order_by("name")
 
 
 def campaigns_visible_to(user: User) -> QuerySet[Campaign]:

@@ -47,7 +47,7 @@ class RunInfo:
 
 def _span_q(scope: Scope, prefix: str) -> Q:
     """Conditions on a machine span reached through `prefix` ("span__" from a judgment, "" from a span)."""
-    q = Q()
+    q = Q(**{f"{prefix}annotation__item__derived_from__isnull": True})  # DHP perturbations are not items here
     if scope.dataset_id is not None:
         q &= Q(**{f"{prefix}annotation__item__dataset_id": scope.dataset_id})
     if scope.aspect:

@@ -56,7 +56,9 @@ def score_report(*, runs: Sequence[RunInfo], scope: Scope) -> list[ScoreRow]:
             out.append(ScoreRow(run.run_id, run.aspect, "", stats.Correlation(n=0)))
             continue
         key = _human_key(datasets[run.dataset_id], run.aspect)
-        qs = Annotation.objects.filter(source_id=run.run_id, kind=kinds[run.run_id], score__isnull=False)
+        qs = Annotation.objects.filter(
+            source_id=run.run_id, kind=kinds[run.run_id], score__isnull=False, item__derived_from__isnull=True
+        )
         if scope.system:
             qs = qs.filter(item__system=scope.system)
         if scope.campaign_id is not None:

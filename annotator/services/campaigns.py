@@ -67,7 +67,8 @@ def campaign_create(
             annotated = annotated.filter(aspect__in=list(aspects))
         item_ids = list(annotated.values_list("item_id", flat=True).distinct())
     items = list(
-        Item.objects.filter(pk__in={*item_ids, *control_item_ids}, dataset=dataset)
+        # Perturbed texts (DHP) are never shown to annotators as items of their own.
+        Item.objects.filter(pk__in={*item_ids, *control_item_ids}, dataset=dataset, derived_from__isnull=True)
         .order_by("position")
         .values_list("pk", flat=True)
     )

@@ -36,7 +36,7 @@ def _items(dataset: Dataset) -> Iterator[Item]:
         Annotation.objects.select_related("source").order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
     )
     return (
-        Item.objects.filter(dataset=dataset)
+        Item.objects.filter(dataset=dataset, derived_from__isnull=True)
         .order_by("position")
         .prefetch_related(Prefetch("annotations", queryset=annotations))
         .iterator(chunk_size=CHUNK)

@@ -33,7 +33,8 @@ def home(request: AppRequest) -> HttpResponse:
 def dataset_detail(request: AppRequest, pk: int) -> HttpResponse:
     _require_researcher(request)
     dataset = get_object_or_404(Dataset.objects.select_related("task"), pk=pk)
-    page = Paginator(dataset.items.order_by("position").only("external_id", "system", "output", "position"), 50)
+    own = dataset.items.filter(derived_from__isnull=True)  # DHP perturbations are not items to list
+    page = Paginator(own.order_by("position").only("external_id", "system", "output", "position"), 50)
     return render(
         request, "annotator/dataset_detail.html",
         {"dataset": dataset, "page": page.get_page(request.GET.get("page"))},

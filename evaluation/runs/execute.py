@@ -13,14 +13,13 @@ from functools import partial
 
 from django.conf import settings
 
-from corpus.models import Item
 from evaluation.engine.parsing import ParsedAnswer, parse_supervisor_answer
 from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.models import EvaluatorRun, RunCall, RunStatus
 from evaluation.runs.modes import DEFAULT_MODE, Phase, mode_spec
 from evaluation.runs.scheduler import Outcome, Step, run_phase
-from evaluation.runs.steps import StepPlanner
+from evaluation.runs.steps import StepPlanner, run_items
 from evaluation.runs.writes import RunWriter, Written, run_claim
 
 log = logging.getLogger(__name__)
@@ -48,9 +47,7 @@ class RunExecutor:
         self.backend = backend or OllamaBackend(
             run.ollama_url, timeout=settings.OLLAMA_TIMEOUT, keep_alive=config.get("keep_alive", "10m")
         )
-        items = list(
-            Item.objects.filter(dataset_id=run.dataset_id).order_by("position").values_list("pk", "inputs", "output")
-        )
+        items = list(run_items(run).order_by("position").values_list("pk", "inputs", "output"))
         self.digests: dict[str, str] = dict(config.get("digests", {}))
         self.planner = StepPlanner(run, items, self.digests)
         self.writer = RunWriter(run, {pk: output for pk, _, output in items}, self.digests)

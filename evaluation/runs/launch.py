@@ -69,6 +69,7 @@ def run_create(
     preset: str | None = None,
     user=None,
     check: bool = True,
+    item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
 
@@ -111,7 +112,11 @@ def run_create(
     parallel = parallel or settings.OLLAMA_PARALLEL
     if parallel < 1:
         raise LaunchError("--parallel must be at least 1")
-    if not dataset.items.exists():
+    items = dataset.items.filter(pk__in=item_ids) if item_ids is not None else dataset.items.filter(
+        derived_from__isnull=True
+    )
+    n_items = items.count()
+    if not n_items:
         raise LaunchError(f"dataset {dataset.name!r} has no items")
     phases = spec.phases(annotators, supervisor)
     digests = check_models(url, [phase.model for phase in phases]) if check else {}
@@ -127,11 +132,12 @@ def run_create(
         "outlier_rule": outlier_rule,
         "keep_alive": settings.OLLAMA_KEEP_ALIVE,
     }
+    if item_ids is not None:
+        config["item_ids"] = sorted(set(item_ids))
     evaluator, _ = Evaluator.objects.get_or_create(
         name=spec.evaluator_name(annotators, supervisor)[:200],
         defaults={"kind": spec.evaluator_kind, "config": {"annotators": annotators, "supervisor": supervisor}},
     )
-    n_items = dataset.items.count()
     run = EvaluatorRun.objects.create(
         evaluator=evaluator, dataset=dataset, aspect=aspect, label=f"pending-{timezone.now().timestamp()}",
         config=config, ollama_url=url, parallel=parallel, created_by=user,

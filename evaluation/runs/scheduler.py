@@ -151,8 +151,9 @@ def run_phase(
     last_batch = time.monotonic()
     with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="llm") as pool:
 
-        def top_up() -> None:
-            while len(running) < parallel and not stop.is_set():
+        def top_up(finished: int = 0) -> None:
+            """Fill the free slots; `finished` futures in `running` are done and only wait to be stored."""
+            while len(running) - finished < parallel and not stop.is_set():
                 step = next(queue, None)
                 if step is None:
                     return
@@ -162,6 +163,9 @@ def run_phase(
             top_up()
             while running:
                 finished, _ = wait(running, timeout=batch_seconds, return_when=FIRST_COMPLETED)
+                if not any(future.exception() for future in finished):
+                    # Refill the freed slots before storing the answers, so the server never idles meanwhile.
+                    top_up(len(finished))
                 for future in finished:
                     running.discard(future)
                     outcome = future.result()

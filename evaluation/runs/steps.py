@@ -8,7 +8,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus.models import Annotation, AnnotationKind
+from django.db.models import QuerySet
+
+from corpus.models import Annotation, AnnotationKind, Item
 from evaluation.engine.aspects import AspectSpec
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, EnsembleItem, ensemble_item
 from evaluation.engine.parsing import parse_annotator_answer
@@ -20,6 +22,15 @@ from evaluation.runs.scheduler import Step, plan_attempts
 
 ItemRow = tuple[int, dict[str, str], str]  # (pk, inputs, output), in dataset order
 CACHE_CHUNK = 1000  # cache keys per query
+
+
+def run_items(run: EvaluatorRun) -> QuerySet[Item]:
+    """The items a run scores: the dataset's own items, or exactly `config["item_ids"]` when the run was
+    created for them (a DHP run scores perturbed items, which are never part of a dataset's normal runs)."""
+    item_ids = run.config.get("item_ids")
+    if item_ids is not None:
+        return Item.objects.filter(dataset_id=run.dataset_id, pk__in=item_ids)
+    return Item.objects.filter(dataset_id=run.dataset_id, derived_from__isnull=True)
 
 
 def run_specs(run: EvaluatorRun) -> tuple[TaskSpec, AspectSpec]:
@@ -122,16 +133,18 @@ class StepPlanner:
 
     @staticmethod
     def _with_cache(steps: list[Step]) -> list[Step]:
-        """Fill in the stored answers of every attempt the steps may make: they will not be asked again."""
-        keys = [attempt.key for step in steps for attempt in step.attempts]
-        cached: dict[str, str] = {}
-        for start in range(0, len(keys), CACHE_CHUNK):
-            chunk = keys[start : start + CACHE_CHUNK]
-            cached.update(
-                LLMCall.objects.filter(cache_key__in=chunk, status=LLMCall.Status.OK).values_list(
-                    "cache_key", "response"
-                )
-            )
-        for step in steps:
-            step.cached = {a.key: cached[a.key] for a in step.attempts if a.key in cached}
-        return steps
+        return fill_cache(steps)
+
+
+def fill_cache(steps: list[Step]) -> list[Step]:
+    """Fill in the stored answers of every attempt the steps may make: they will not be asked again."""
+    keys = [attempt.key for step in steps for attempt in step.attempts]
+    cached: dict[str, str] = {}
+    for start in range(0, len(keys), CACHE_CHUNK):
+        chunk = keys[start : start + CACHE_CHUNK]
+        cached.update(
+            LLMCall.objects.filter(cache_key__in=chunk, status=LLMCall.Status.OK).values_list("cache_key", "response")
+        )
+    for step in steps:
+        step.cached = {a.key: cached[a.key] for a in step.attempts if a.key in cached}
+    return steps

@@ -1,0 +1,1 @@
+"""DHP discernment benchmark: perturbations, scoring runs, statistics and expert-weight surveys."""

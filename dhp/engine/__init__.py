@@ -1,0 +1,1 @@
+"""The Django-free part of DHP: the perturbation vocabulary, perturbation functions, prompts, statistics."""

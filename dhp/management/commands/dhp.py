@@ -1,0 +1,84 @@
+"""`manage.py dhp --dataset NAME --evaluator MODEL|ensemble|distilled:MODEL --metrics a,b,... [...]` (README)."""
+
+from __future__ import annotations
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from corpus.models import Dataset
+from dhp.engine.errors import DhpError
+from dhp.engine.kinds import parse_kinds
+from dhp.models import DhpRun, Survey
+from dhp.services.runs import dhp_create, dhp_enqueue, dhp_execute
+from evaluation.models import RunStatus
+
+
+class Command(BaseCommand):
+    help = "Run the DHP discernment benchmark (perturb if needed, score, test) as one job; prints the run id."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dataset", required=True)
+        parser.add_argument("--evaluator", required=True, help="An Ollama model, 'ensemble' or 'distilled:MODEL'.")
+        parser.add_argument("--metrics", required=True, help="Comma-separated aspects of the dataset's task.")
+        parser.add_argument("--kinds", default="", help="Comma-separated perturbation kinds (default: rule-based).")
+        parser.add_argument("--samples", type=int, default=5, help="Scores per text and metric (direct scoring).")
+        parser.add_argument("--survey", type=int, default=None, help="Survey id whose expert weights to use.")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--ollama-url", default="")
+        parser.add_argument("--parallel", type=int, default=0)
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
+        mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
+
+    def handle(self, *args: object, **options: object) -> None:
+        dataset = Dataset.objects.select_related("task").filter(name=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"no dataset named {options['dataset']!r}")
+        survey = None
+        if options["survey"] is not None:
+            survey = Survey.objects.filter(pk=options["survey"]).first()
+            if survey is None:
+                raise CommandError(f"no survey with id {options['survey']}")
+        try:
+            run = dhp_create(
+                dataset=dataset, evaluator=str(options["evaluator"]), metrics=str(options["metrics"]).split(","),
+                kinds=parse_kinds(str(options["kinds"])), samples=int(options["samples"]), survey=survey,
+                seed=int(options["seed"]), ollama_url=str(options["ollama_url"]) or None,
+                parallel=int(options["parallel"]) or None,
+            )
+        except DhpError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(str(run.pk))
+        if options["sync"]:
+            dhp_execute(run.pk)
+            return self._report(DhpRun.objects.get(pk=run.pk))
+        dhp_enqueue(run)
+        if not options["wait"]:
+            self.stderr.write(f"Queued; follow it at /dhp/runs/{run.pk}/ or GET /api/dhp/runs/{run.pk}.")
+            return None
+        last = None
+        while True:
+            run.refresh_from_db()
+            line = f"{run.status} {run.phase}: {run.done_steps}/{run.total_steps}"
+            if line != last:
+                self.stderr.write(line)
+                last = line
+            if run.is_finished():
+                return self._report(run)
+            time.sleep(1)
+
+    def _report(self, run: DhpRun) -> None:
+        for note in run.notes:
+            self.stderr.write(note)
+        summary = (run.results or {}).get("summary") or {}
+        self.stderr.write(
+            f"DHP run {run.pk}: {run.status}; {run.done_steps}/{run.total_steps} scores, {run.llm_calls} LLM calls, "
+            f"{run.cache_hits} from the cache; D_avg={_fmt(summary.get('D_avg'))} D_min={_fmt(summary.get('D_min'))}"
+        )
+        if run.status != RunStatus.DONE:
+            raise CommandError(run.message or f"run ended as {run.status}")
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"

@@ -1,0 +1,67 @@
+"""Schemas of the DHP API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ninja import Field, Schema
+
+
+class DhpRunIn(Schema):
+    dataset: str
+    evaluator: str = Field(description="An Ollama model, 'ensemble' or 'distilled:MODEL'.")
+    metrics: list[str]
+    kinds: list[str] | None = Field(None, description="Perturbation kinds (default: every rule-based kind).")
+    samples: int = 5
+    survey: int | None = None
+    seed: int = 0
+    ollama_url: str | None = None
+    parallel: int | None = None
+
+
+class DhpRunOut(Schema):
+    id: int
+    dataset: str
+    evaluator: str
+    metrics: list[str]
+    kinds: list[str]
+    samples: int
+    seed: int
+    status: str
+    phase: str
+    message: str
+    notes: list[str]
+    done_steps: int
+    total_steps: int
+    llm_calls: int
+    cache_hits: int
+    weights_version: int | None
+    survey: int | None
+    perturbations: list[dict[str, Any]] = Field(
+        description="Per perturbation: every metric's test (statistic, p, method), p_hmp, p_hmp_asym, p_hmp_ew, "
+                    "p_hmp_ew_asym, D, D_ew."
+    )
+    summary: dict[str, float | None]
+
+
+class SurveyIssueOut(Schema):
+    issue: str
+    title: str
+    counts: dict[str, int]
+    shares: dict[str, float]
+
+
+class SurveyResultsOut(Schema):
+    id: int
+    task: str
+    status: str
+    metrics: list[str]
+    n_experts: int
+    n_invited: int
+    alpha: float | None
+    issues: list[SurveyIssueOut]
+    weight_versions: list[int]
+
+
+class ErrorOut(Schema):
+    detail: str

@@ -1,0 +1,1 @@
+"""Writes and workflows of the DHP app: perturbing, surveys, runs."""

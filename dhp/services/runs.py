@@ -1,0 +1,401 @@
+"""Create, enqueue and execute DHP runs: perturb (if needed), score every text per metric and sample,
+then test and combine. Resumable: scores are stored per batch, calls the moment they arrive; a run
+claimed again (or a new run with the same settings) asks nothing whose answer is stored."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict
+from functools import partial
+
+from celery import current_app
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import Avg, F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from corpus.models import Annotation, AnnotationKind, Dataset, Item
+from dhp.engine.errors import DhpError
+from dhp.engine.kinds import Kind, get_kind
+from dhp.engine.scoring import direct_prompt, parse_direct_score
+from dhp.engine.stats import KindInput, analyse_kind, summarize
+from dhp.models import DhpRun, DhpScore, Survey
+from dhp.services.calls import Answered, Ask, ask_many
+from dhp.services.perturbing import Perturber, originals, perturbed_items, sizes_for
+from dhp.services.surveys import weights_for_run
+from evaluation.engine.presets import get_preset
+from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
+from evaluation.llm.ollama_backend import OllamaBackend
+from evaluation.models import Aspect, RunCall, RunStatus
+from evaluation.runs.execute import run_execute
+from evaluation.runs.launch import LaunchError, check_models, run_create, run_resume
+from evaluation.runs.modes import RunMode
+from evaluation.runs.recovery import stale_running
+
+log = logging.getLogger(__name__)
+
+DHP_TASK = "tasks.dhp.run_dhp"
+SAMPLE_TEMPERATURE = 0.7  # n samples of one prompt differ only through sampling (and their seeds)
+MAX_ATTEMPTS = 3
+
+
+class DhpStopped(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def evaluator_mode(evaluator: str) -> tuple[str, str]:
+    """('direct', MODEL) | ('ensemble', '') | ('distilled', MODEL) from the CLI's --evaluator."""
+    if evaluator == "ensemble":
+        return "ensemble", ""
+    if evaluator.startswith("distilled:"):
+        model = evaluator.split(":", 1)[1].strip()
+        if not model:
+            raise DhpError("--evaluator distilled:MODEL needs a model name after the colon")
+        return "distilled", model
+    if not evaluator.strip():
+        raise DhpError("--evaluator is empty")
+    return "direct", evaluator.strip()
+
+
+@transaction.atomic
+def dhp_create(
+    *, dataset: Dataset, evaluator: str, metrics: Sequence[str], kinds: Sequence[Kind], samples: int = 5,
+    survey: Survey | None = None, seed: int = 0, ollama_url: str | None = None, parallel: int | None = None,
+    user=None, check: bool = True,
+) -> DhpRun:
+    """Check everything a run needs (metrics are aspects of the task, the models exist) and create it pending."""
+    mode, model = evaluator_mode(evaluator)
+    metrics = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
+    if not metrics:
+        raise DhpError("--metrics names no metric")
+    known = set(Aspect.objects.filter(task=dataset.task).values_list("name", flat=True))
+    unknown = [m for m in metrics if m not in known]
+    if unknown:
+        raise DhpError(f"task {dataset.task.slug!r} has no aspect(s) {', '.join(unknown)} "
+                       f"(aspects: {', '.join(sorted(known))})")
+    if samples < 1:
+        raise DhpError("--samples must be at least 1")
+    notes = []
+    if mode != "direct" and samples != 1:
+        notes.append(f"{mode} answers at temperature 0: one sample per text instead of {samples}")
+        samples = 1
+    parallel = parallel or settings.OLLAMA_PARALLEL
+    if parallel < 1:
+        raise DhpError("--parallel must be at least 1")
+    if not originals(dataset):
+        raise DhpError(f"dataset {dataset.name!r} has no items")
+    if survey is not None and survey.task_id != dataset.task_id:
+        raise DhpError(f"survey {survey.pk} is about task {survey.task.slug!r}, not {dataset.task.slug!r}")
+    weights_version = weights_for_run(survey) if survey is not None else None  # cheap checks before the server
+    url = ollama_url or settings.OLLAMA_URL
+    perturb_model = settings.DHP_PERTURB_MODEL or model or get_preset(settings.ENSEMBLE_PRESET).supervisor
+    needed = [model] if model else []
+    if any(kind.is_llm for kind in kinds):
+        needed.append(perturb_model)
+    digests = {}
+    if check and needed:
+        try:
+            digests = check_models(url, needed)
+        except LaunchError as exc:
+            raise DhpError(str(exc)) from None
+    return DhpRun.objects.create(
+        dataset=dataset, evaluator=evaluator, metrics=metrics, kinds=[k.name for k in kinds],
+        sizes=sizes_for(dataset, kinds), samples=samples, seed=seed, ollama_url=url, parallel=parallel,
+        survey=survey, weights=weights_version, created_by=user, notes=notes,
+        config={"notes": notes, "mode": mode, "model": model, "perturb_model": perturb_model, "digests": digests,
+                "options": {"temperature": SAMPLE_TEMPERATURE if samples > 1 else 0.0, "seed": settings.LLM_SEED,
+                            "num_ctx": settings.OLLAMA_NUM_CTX}},
+    )
+
+
+def dhp_enqueue(run: DhpRun) -> None:
+    """Queue the run's job (sent by name: tasks/ sits above every layer) once the transaction commits."""
+    transaction.on_commit(partial(current_app.send_task, DHP_TASK, args=[run.pk]))
+
+
+def dhp_cancel(*, run: DhpRun) -> bool:
+    now = timezone.now()
+    if DhpRun.objects.filter(pk=run.pk, status__in=[RunStatus.PENDING, RunStatus.PAUSED]).update(
+        status=RunStatus.CANCELLED, cancel_requested=True, finished_at=now, message="Cancelled before it ran."
+    ):
+        return True
+    return bool(DhpRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(cancel_requested=True))
+
+
+def dhp_resume(*, run: DhpRun, enqueue: bool = True) -> bool:
+    updated = DhpRun.objects.filter(pk=run.pk, status__in=[RunStatus.PAUSED, RunStatus.FAILED]).update(
+        status=RunStatus.PENDING, message="Resumed; waiting for a worker.", cancel_requested=False
+    )
+    if updated and enqueue:
+        dhp_enqueue(run)
+    return bool(updated)
+
+
+def dhp_claim(run_id: int, token: str) -> DhpRun | None:
+    """Take the run for this worker: pending/paused ones, or running ones whose worker stopped beating."""
+    now = timezone.now()
+    claimed = DhpRun.objects.filter(pk=run_id, cancel_requested=False).filter(
+        Q(status__in=[RunStatus.PENDING, RunStatus.PAUSED]) | stale_running(now)
+    ).update(status=RunStatus.RUNNING, heartbeat_at=now, celery_task_id=token, message="",
+             started_at=Coalesce(F("started_at"), now))
+    return DhpRun.objects.select_related("dataset__task").get(pk=run_id) if claimed else None
+
+
+@contextmanager
+def heartbeat(run_id: int, every: float) -> Iterator[None]:
+    """Keep the run's heartbeat fresh while a long step (an in-process evaluation run) has no batches of ours."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(every):
+                DhpRun.objects.filter(pk=run_id).update(heartbeat_at=timezone.now())
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"dhp-{run_id}-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+class DhpExecutor:
+    def __init__(self, run: DhpRun) -> None:
+        self.run = run
+        self.kinds = [get_kind(name) for name in run.kinds]
+        self.mode = run.config["mode"]
+        self.model = run.config.get("model", "")
+
+    def _update(self, **fields) -> None:
+        DhpRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now(), **fields)
+
+    def _check_cancel(self) -> None:
+        if DhpRun.objects.filter(pk=self.run.pk, cancel_requested=True).exists():
+            raise DhpStopped(RunStatus.CANCELLED, "Cancelled by an admin; stored scores and calls are kept.")
+
+    def execute(self) -> str:
+        try:
+            pairs = self._perturb()
+            texts = self._texts(pairs)
+            self._score(texts)
+            self._analyse(pairs)
+        except DhpStopped as stop:
+            self._finish(stop.status, stop.message)
+            return stop.status
+        except BackendUnavailable as exc:
+            self._finish(RunStatus.PAUSED, f"{exc} Stored calls are kept; resume the run when the server is back.")
+            return RunStatus.PAUSED
+        except (ModelMissing, BackendError, DhpError, LaunchError) as exc:
+            self._finish(RunStatus.FAILED, str(exc))
+            return RunStatus.FAILED
+        self._finish(RunStatus.DONE, "")
+        return RunStatus.DONE
+
+    # --- perturbation ------------------------------------------------------------------------
+    def _perturb(self) -> dict[str, list[Item]]:
+        """Make missing perturbations; return kind -> perturbed items (skipped kinds are noted, not errors)."""
+        self._update(phase="perturbing")
+        perturber = Perturber(self.run.dataset, seed=self.run.seed, sizes=self.run.sizes)
+        notes: list[str] = list(self.run.config.get("notes", []))  # what creation decided, then this phase's
+        llm_kinds = [k for k in self.kinds if k.is_llm]
+        for kind in self.kinds:
+            if not kind.is_llm:
+                perturber.rule(kind)
+        if llm_kinds:
+            model = self.run.config["perturb_model"]
+            with OllamaBackend(self.run.ollama_url, timeout=settings.OLLAMA_TIMEOUT) as backend:
+                digest = backend.check([model])[model]
+                for kind in llm_kinds:
+                    report = perturber.llm(kind, backend, model, digest, self.run.parallel)
+                    self._update(llm_calls=F("llm_calls") + report.calls)
+                    self._check_cancel()
+        pairs: dict[str, list[Item]] = {}
+        for kind in self.kinds:
+            items = perturbed_items(self.run.dataset, kind.name, self.run.seed, self.run.sizes.get(kind.name))
+            if items:
+                pairs[kind.name] = items
+            else:
+                notes.append(f"{kind.name} skipped: it fits none of the dataset's texts")
+        self._update(notes=notes)
+        if not pairs:
+            raise DhpError("no perturbation fits this dataset's texts; " + "; ".join(notes))
+        return pairs
+
+    def _texts(self, pairs: dict[str, list[Item]]) -> list[Item]:
+        """Every text to score: the originals that have a perturbation, then the perturbed ones."""
+        perturbed = [item for items in pairs.values() for item in items]
+        wanted = {item.derived_from_id for item in perturbed}
+        return [item for item in originals(self.run.dataset) if item.pk in wanted] + perturbed
+
+    # --- scoring ----------------------------------------------------------------------------
+    def _score(self, texts: list[Item]) -> None:
+        total = len(texts) * len(self.run.metrics) * self.run.samples
+        self._update(phase="scoring", total_steps=total)
+        if self.mode == "direct":
+            self._score_direct(texts)
+        else:
+            self._score_with_runs(texts)
+
+    def _score_direct(self, texts: list[Item]) -> None:
+        run = self.run
+        done = set(DhpScore.objects.filter(run=run).values_list("item_id", "metric", "sample"))
+        aspects = {a.name: a for a in Aspect.objects.filter(task=run.dataset.task, name__in=run.metrics)}
+        task = run.dataset.task
+        base = run.config["options"]
+        asks = []
+        for metric in run.metrics:
+            aspect = aspects[metric]
+            for item in texts:
+                prompt = direct_prompt(
+                    task=task.name, metric=metric, definition=aspect.definition, noun=task.output_noun or "text",
+                    inputs=item.inputs, output_header=run.dataset.output_header, text=item.output,
+                    output_only=aspect.output_only,
+                )
+                for sample in range(run.samples):
+                    if (item.pk, metric, sample) not in done:
+                        options = {**base, "seed": int(base["seed"]) + sample}
+                        asks.append(Ask((item.pk, metric, sample), prompt, options))
+        self._update(done_steps=len(done))
+        with OllamaBackend(run.ollama_url, timeout=settings.OLLAMA_TIMEOUT,
+                           keep_alive=settings.OLLAMA_KEEP_ALIVE) as backend:
+            digest = backend.check([self.model])[self.model]
+
+            def on_batch(answered: list[Answered], interrupted: bool) -> None:
+                with transaction.atomic():
+                    DhpScore.objects.bulk_create([
+                        DhpScore(run=run, item_id=a.ask.ref[0], metric=a.ask.ref[1], sample=a.ask.ref[2],
+                                 score=a.outcome.parsed.score, call_id=a.call_id, from_cache=a.fresh == 0)
+                        for a in answered
+                    ], ignore_conflicts=True)
+                    fresh = sum(a.fresh for a in answered)
+                    self._update(done_steps=F("done_steps") + len(answered), llm_calls=F("llm_calls") + fresh,
+                                 cache_hits=F("cache_hits") + sum(1 for a in answered if a.fresh == 0))
+                if not interrupted:
+                    self._check_cancel()
+
+            ask_many(backend, self.model, digest, asks, parse=parse_direct_score, parallel=run.parallel,
+                     attempts=MAX_ATTEMPTS, on_batch=on_batch)
+
+    def _score_with_runs(self, texts: list[Item]) -> None:
+        """The ensemble or the distilled model: one evaluation run per metric over exactly these texts."""
+        run = self.run
+        ids = [item.pk for item in texts]
+        mode = RunMode.ENSEMBLE if self.mode == "ensemble" else RunMode.DISTILLED
+        kind = AnnotationKind.ENSEMBLE if mode is RunMode.ENSEMBLE else AnnotationKind.ANNOTATOR
+        existing = {r.aspect.name: r for r in run.evaluator_runs.select_related("aspect")}
+        for metric in run.metrics:
+            eval_run = existing.get(metric)
+            if eval_run is None:
+                eval_run = run_create(
+                    dataset=run.dataset, aspect_name=metric, mode=mode,
+                    annotators=[self.model] if self.model else None, ollama_url=run.ollama_url,
+                    parallel=run.parallel, item_ids=ids,
+                )
+                run.evaluator_runs.add(eval_run)
+            elif eval_run.status == RunStatus.FAILED:
+                run_resume(run=eval_run, enqueue=False)  # resuming the DHP run resumes its evaluation runs
+            with heartbeat(run.pk, every=max(1.0, settings.RUN_STALE_SECONDS / 3)):
+                status = run_execute(eval_run.pk, token=f"dhp-{run.pk}")
+            eval_run.refresh_from_db()
+            if status is None and not eval_run.is_finished():
+                raise DhpStopped(RunStatus.PAUSED, f"evaluation run {eval_run.pk} is held by another worker")
+            if eval_run.status == RunStatus.PAUSED:
+                raise DhpStopped(RunStatus.PAUSED, eval_run.message)
+            if eval_run.status != RunStatus.DONE:
+                raise DhpStopped(RunStatus.FAILED, f"evaluation run {eval_run.pk}: {eval_run.message}")
+            scores = Annotation.objects.filter(source=eval_run, kind=kind).values_list("item_id", "score")
+            DhpScore.objects.bulk_create(
+                [DhpScore(run=run, item_id=item_id, metric=metric, sample=0, score=score) for item_id, score in scores],
+                ignore_conflicts=True,
+            )
+            calls = RunCall.objects.filter(run=eval_run)
+            self._update(
+                done_steps=DhpScore.objects.filter(run=run).count(),
+                llm_calls=F("llm_calls") + calls.filter(from_cache=False).count(),
+                cache_hits=F("cache_hits") + calls.filter(from_cache=True).count(),
+            )
+            self._check_cancel()
+
+    # --- statistics ---------------------------------------------------------------------------
+    def _analyse(self, pairs: dict[str, list[Item]]) -> None:
+        self._update(phase="statistics")
+        run = self.run
+        means = {
+            (row["item_id"], row["metric"]): row["mean"]
+            for row in DhpScore.objects.filter(run=run, score__isnull=False)
+            .values("item_id", "metric").annotate(mean=Avg("score"))
+        }
+        weights = run.weights.weights if run.weights_id else None
+        run.refresh_from_db(fields=["notes"])
+        notes = list(run.notes)
+        results, scores = [], []
+        for kind in self.kinds:
+            items = pairs.get(kind.name)
+            if not items:
+                continue
+            original: dict[str, list[float]] = {}
+            perturbed: dict[str, list[float]] = {}
+            for metric in run.metrics:
+                kept = [(means[(i.derived_from_id, metric)], means[(i.pk, metric)]) for i in items
+                        if (i.derived_from_id, metric) in means and (i.pk, metric) in means]
+                original[metric] = [o for o, _ in kept]
+                perturbed[metric] = [p for _, p in kept]
+                scores.extend(
+                    {"item_id": i.derived_from.external_id, "kind": kind.name, "metric": metric,
+                     "original": means.get((i.derived_from_id, metric)), "perturbed": means.get((i.pk, metric))}
+                    for i in items
+                )
+            if any(not values for values in original.values()):
+                notes.append(f"{kind.name}: a metric has no scored pair (every answer unparseable); left out")
+                continue
+            kind_weights = weights.get(kind.base.name) if weights else None
+            result = analyse_kind(KindInput(kind.name, kind.level, original, perturbed), kind_weights)
+            results.append((kind, result))
+        if not results:
+            raise DhpError("no perturbation has scored pairs to test")
+        summary = summarize([r for _, r in results])
+        self._update(notes=notes, results={
+            "perturbations": [_kind_record(kind, r) for kind, r in results],
+            "summary": asdict(summary),
+            "scores": scores,
+        })
+
+    def _finish(self, status: str, message: str) -> None:
+        now = timezone.now()
+        DhpRun.objects.filter(pk=self.run.pk).update(
+            status=status, message=message, heartbeat_at=now, finished_at=now if status != RunStatus.PAUSED else None,
+        )
+
+
+def _kind_record(kind: Kind, r) -> dict:
+    return {
+        "kind": kind.name, "level": kind.level, "method": kind.method, "degree": kind.degree,
+        "n_pairs": r.n_pairs, "n_zero": r.n_zero,
+        "tests": {m: {"statistic": t.statistic, "p": t.p, "method": t.method, "n_nonzero": t.n_nonzero}
+                  for m, t in r.tests.items()},
+        "p_hmp": r.p_hmp, "p_hmp_asym": r.p_hmp_asym, "p_hmp_ew": r.p_hmp_ew, "p_hmp_ew_asym": r.p_hmp_ew_asym,
+        "D": r.D, "D_ew": r.D_ew,
+    }
+
+
+def dhp_runs_needing_recovery() -> list[int]:
+    """DHP runs left 'running' by a worker that died (the evaluation runs' staleness rule)."""
+    return list(DhpRun.objects.filter(stale_running(timezone.now())).values_list("pk", flat=True))
+
+
+def dhp_execute(run_id: int, *, token: str = "sync") -> str | None:
+    """Claim and execute a DHP run; return its final status, or None when another worker owns it."""
+    run = dhp_claim(run_id, token)
+    if run is None:
+        return None
+    return DhpExecutor(run).execute()
