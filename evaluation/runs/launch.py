@@ -15,10 +15,12 @@ from corpus.models import Dataset
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, get_outlier_rule
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
-from evaluation.llm.errors import BackendError
-from evaluation.llm.ollama_backend import OllamaBackend
+from evaluation.llm.errors import BackendError, ModelMissing
+from evaluation.llm.servers import Server, ServerListError, models_on, open_backend, parse_servers
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate, RunStatus
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
+from evaluation.runs.placement import place, placement_record
+from evaluation.runs.timings import model_works
 
 RETRY_TEMPERATURE = 0.1
 MAX_ANSWER_ATTEMPTS = 4  # the first try and three warmer retries of an unparseable answer
@@ -46,13 +48,38 @@ def _templates(spec: ModeSpec, task_id: int) -> dict[str, str]:
     return {str(kind): _template_text(kind, task_id) for kind in spec.template_kinds}
 
 
-def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
-    """Return model -> digest, or raise LaunchError naming the URL tried or the `ollama pull` commands to run."""
+def servers_given(ollama_url: str | Sequence[str] | None) -> list[Server]:
+    """The job's servers: those given (a comma-separated string or a list), else OLLAMA_URLS."""
+    given = [ollama_url] if isinstance(ollama_url, str) else list(ollama_url or [])
+    if not any(entry.strip() for entry in given):
+        given = list(settings.OLLAMA_URLS)
     try:
-        with OllamaBackend(url, timeout=settings.OLLAMA_TIMEOUT) as backend:
-            return backend.check(list(dict.fromkeys(models)))
-    except BackendError as exc:
-        raise LaunchError(str(exc)) from exc
+        return parse_servers(given)
+    except ServerListError as exc:
+        raise LaunchError(str(exc)) from None
+
+
+def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Ask every server which of `models` it has: server -> model -> digest.
+
+    Raise LaunchError naming a server that cannot be reached, or the models no server has with the
+    `ollama pull` commands to run."""
+    available: dict[str, dict[str, str]] = {}
+    for server in servers:
+        backend = open_backend(server, timeout=settings.OLLAMA_TIMEOUT)
+        try:
+            if len(servers) == 1:
+                available[server.name] = backend.check(list(dict.fromkeys(models)))
+            else:
+                available[server.name] = models_on(backend, models)
+        except BackendError as exc:
+            raise LaunchError(str(exc)) from exc
+        finally:
+            backend.close()
+    missing = [m for m in dict.fromkeys(models) if not any(m in have for have in available.values())]
+    if missing:
+        raise LaunchError(str(ModelMissing(missing, url=", ".join(available))))
+    return available
 
 
 @transaction.atomic
@@ -62,7 +89,7 @@ def run_create(
     aspect_name: str,
     annotators: Sequence[str] | None = None,
     supervisor: str | None = None,
-    ollama_url: str | None = None,
+    ollama_url: str | Sequence[str] | None = None,
     parallel: int | None = None,
     outlier_rule: str = DEFAULT_OUTLIER_RULE,
     mode: str = DEFAULT_MODE,
@@ -71,8 +98,10 @@ def run_create(
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
 
-    `mode` names one of evaluation.runs.modes.MODES. With `check`, the Ollama server is asked first,
-    so a missing model or an unreachable server is refused before anything is queued.
+    `mode` names one of evaluation.runs.modes.MODES. `ollama_url` is one server or several (a list, or a
+    comma-separated string; default OLLAMA_URLS). With `check`, every server is asked for its models
+    first, so a missing model or an unreachable server is refused before anything is queued, and the
+    models are placed on the servers (recorded on the run; the executor places again from what is left).
     """
     try:
         spec = mode_spec(mode)
@@ -98,14 +127,22 @@ def run_create(
         get_outlier_rule(outlier_rule)
     except EngineError as exc:
         raise LaunchError(str(exc)) from None
-    url = ollama_url or settings.OLLAMA_URL
+    servers = servers_given(ollama_url)
     parallel = parallel or settings.OLLAMA_PARALLEL
     if parallel < 1:
         raise LaunchError("--parallel must be at least 1")
     if not dataset.items.exists():
         raise LaunchError(f"dataset {dataset.name!r} has no items")
     phases = spec.phases(annotators, supervisor)
-    digests = check_models(url, [phase.model for phase in phases]) if check else {}
+    models = [phase.model for phase in phases]
+    available = check_servers(servers, models) if check else {}
+    n_items = dataset.items.count()
+    placement: dict[str, object] = {}
+    digests: dict[str, str] = {}
+    if available:
+        placed = place(model_works(dict.fromkeys(phases, n_items)), available, parallel=parallel)
+        digests = {model: available[server][model] for model, server in placed.models.items()}
+        placement = placement_record(placed, {s.name: s.kind.value for s in servers})
     config = {
         "mode": spec.mode.value,
         "annotators": annotators,
@@ -121,10 +158,10 @@ def run_create(
         name=spec.evaluator_name(annotators, supervisor)[:200],
         defaults={"kind": spec.evaluator_kind, "config": {"annotators": annotators, "supervisor": supervisor}},
     )
-    n_items = dataset.items.count()
     run = EvaluatorRun.objects.create(
         evaluator=evaluator, dataset=dataset, aspect=aspect, label=f"pending-{timezone.now().timestamp()}",
-        config=config, ollama_url=url, parallel=parallel, created_by=user,
+        config=config, ollama_url=",".join(s.name for s in servers), servers=[s.name for s in servers],
+        placement=placement, parallel=parallel, created_by=user,
         templates=_templates(spec, aspect.task_id),
         total_calls=n_items * len(phases),
         progress={phase.progress_key: {"done": 0, "total": n_items} for phase in phases},

@@ -140,6 +140,14 @@ class RunWriter:
             failed_calls=F("failed_calls") + failed, heartbeat_at=timezone.now(),
         )
 
+    def beat(self) -> None:
+        """The heartbeat alone: a live job waiting on slow calls is not taken for a dead one."""
+        EvaluatorRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now())
+
+    def placed(self, placement: dict[str, Any]) -> None:
+        """Record where the models run (what the run page and the API show)."""
+        EvaluatorRun.objects.filter(pk=self.run.pk).update(placement=placement)
+
     def cancel_requested(self) -> bool:
         return EvaluatorRun.objects.filter(pk=self.run.pk, cancel_requested=True).exists()
 
