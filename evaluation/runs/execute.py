@@ -90,7 +90,7 @@ class RunExecutor:
         try:
             lanes = self._plan()
             LaneScheduler(
-                lanes, parallel=self.run.parallel, on_answer=self._store, on_batch=self._record,
+                lanes, parallel=self.run.parallel, on_answers=self._store, on_batch=self._record,
                 on_server_lost=self._server_lost, on_tick=self.writer.beat,
             ).run()
         except RunStopped as stop:
@@ -120,7 +120,7 @@ class RunExecutor:
         kinds = {s.name: s.kind.value for s in self.servers}
         self.record = placement_record(placement, kinds, down=down)
         self.writer.placed(self.record)
-        lanes = {s.name: Lane(s.name, self.backends[s.name]) for s in self.servers if s.name not in down}
+        lanes = {s.name: self._lane(s.name) for s in self.servers if s.name not in down}
         for phase in self.phases:
             server = placement.models.get(phase.model)
             if server is None or not calls[phase]:
@@ -129,6 +129,12 @@ class RunExecutor:
         if self.supervisor is not None:
             self._supervise({pk for pk, _, _ in self.items})
         return list(lanes.values())
+
+    def _lane(self, server: str) -> Lane:
+        backend = self.backends[server]
+        load = getattr(backend, "load", None)  # Ollama loads on request; OpenAI-compatible servers keep theirs
+        warm = partial(load, options=self.run.config["options"]) if load is not None else None
+        return Lane(server, backend, warm=warm)
 
     def _ask_servers(self, models: list[str]) -> dict[str, str]:
         """Fill `available` from every server; return the unreachable ones with why."""
@@ -194,8 +200,8 @@ class RunExecutor:
         self.waiting -= ready
         feed.closed = not self.waiting
 
-    def _store(self, feed: Feed, outcome: Outcome) -> None:
-        self.writer.store_calls(feed.model, outcome)
+    def _store(self, answers: list[tuple[Feed, Outcome]]) -> None:
+        self.writer.store_calls((feed.model, outcome) for feed, outcome in answers)
 
     def _record(self, feed: Feed, outcomes: list[Outcome], interrupted: bool) -> None:
         phase: Phase = feed.tag

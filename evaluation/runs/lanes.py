@@ -16,6 +16,7 @@ calling thread, which stores what comes back.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import deque
@@ -29,6 +30,8 @@ from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.errors import BackendError, BackendUnavailable
 from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, ChatBackend, Outcome, Step, _Interrupted, perform
 
+log = logging.getLogger(__name__)
+
 
 @dataclass(eq=False)
 class Feed:
@@ -40,6 +43,7 @@ class Feed:
     steps: deque[Step] = field(default_factory=deque)
     closed: bool = True
     running: int = 0
+    warmed: bool = False
 
     def add(self, steps: Iterable[Step]) -> None:
         self.steps.extend(steps)
@@ -56,6 +60,7 @@ class Lane:
     stop: threading.Event = field(default_factory=threading.Event)
     failure: BackendError | None = None
     lost: bool = False
+    warm: Callable[[str], None] | None = None  # loads a model before its requests come (None: no such call)
 
     def unfinished(self) -> list[Feed]:
         return [feed for feed in self.feeds if not feed.finished()]
@@ -76,8 +81,9 @@ ServerLost = Callable[[str, BackendError, list[Feed]], Mapping[str, str]]
 
 
 class LaneScheduler:
-    """Runs lanes to the end. Callbacks: `on_answer(feed, outcome)` for each finished step at once (store
-    its calls); `on_batch(feed, outcomes, interrupted)` for them again in batches (write annotations; may
+    """Runs lanes to the end. Callbacks: `on_answers([(feed, outcome), ...])` with the steps that ended
+    since the last call, right after the freed slots got new requests (store their calls: steps cut short
+    come here only); `on_batch(feed, outcomes, interrupted)` for them again in batches (write annotations; may
     raise to stop); `on_tick()` at least every `batch_seconds` (heartbeat); `on_server_lost(server, error,
     feeds)` returns model -> server for each unfinished feed of a lost server, or raises to stop the job.
     """
@@ -87,7 +93,7 @@ class LaneScheduler:
         lanes: Sequence[Lane],
         *,
         parallel: int,
-        on_answer: Callable[[Feed, Outcome], None],
+        on_answers: Callable[[list[tuple[Feed, Outcome]]], None],
         on_batch: Callable[[Feed, list[Outcome], bool], None],
         on_server_lost: ServerLost,
         on_tick: Callable[[], None] = lambda: None,
@@ -98,7 +104,8 @@ class LaneScheduler:
             raise ValueError("parallel must be at least 1")
         self.lanes = {lane.server: lane for lane in lanes}
         self.parallel = parallel
-        self.on_answer = on_answer
+        self.on_answers = on_answers
+        self.arrived: list[tuple[Feed, Outcome]] = []  # ended since the last on_answers
         self.on_batch = on_batch
         self.on_server_lost = on_server_lost
         self.on_tick = on_tick
@@ -140,12 +147,17 @@ class LaneScheduler:
             ended_feed = False
             for future in finished:
                 ended_feed |= self._collect(future)
+            self._top_up()  # new requests go out before the answers are written
+            self._store()
             self._hand_over()
             now = time.monotonic()
             big = any(len(outcomes) >= self.batch_size for outcomes in self.pending.values())
-            if ended_feed or big or self._hungry() or now - last_flush >= self.batch_seconds:
+            due = now - last_flush >= self.batch_seconds
+            if ended_feed or big or due or self._hungry() or self._feeding():
                 self._flush(interrupted=False)
                 last_flush = now
+                self._top_up()
+                self._warm_idle()
             if now - last_tick >= self.batch_seconds:
                 self.on_tick()
                 last_tick = now
@@ -172,11 +184,11 @@ class LaneScheduler:
         error = future.exception()
         if error is None:
             outcome = future.result()
-            self.on_answer(feed, outcome)
+            self.arrived.append((feed, outcome))
             self.pending.setdefault(feed, []).append(outcome)
             return feed.finished()
         if isinstance(error, _Interrupted):
-            self.on_answer(feed, error.outcome)
+            self.arrived.append((feed, error.outcome))
             _keep_answers(step, error.outcome)
             feed.steps.appendleft(step)
             return False
@@ -196,6 +208,30 @@ class LaneScheduler:
             for lane in self.lanes.values()
         )
 
+    def _feeding(self) -> bool:
+        """Whether a live lane is on (or next to start) a feed that still takes steps from answers
+        elsewhere: then every answer is written at once, since it may complete an item for it."""
+        for lane in self.lanes.values():
+            if lane.failure is None and not lane.lost:
+                first = next(iter(lane.unfinished()), None)
+                if first is not None and not first.closed:
+                    return True
+        return False
+
+    def _warm_idle(self) -> None:
+        """Load the next model of a lane that waits for its steps (a supervisor whose annotators run
+        elsewhere), so the load overlaps the wait instead of following it."""
+        busy = {owner.server for owner, _, _ in self.running.values()}
+        for lane in self.lanes.values():
+            if lane.warm is None or lane.failure is not None or lane.lost or lane.server in busy:
+                continue
+            waiting = next(iter(lane.unfinished()), None)
+            if waiting is None or waiting.steps or waiting.warmed:
+                continue
+            waiting.warmed = True
+            threading.Thread(target=_warm, args=(lane.warm, waiting.model), daemon=True,
+                             name=f"warm-{waiting.model}").start()
+
     def _hand_over(self) -> None:
         """Move the unfinished feeds of every failed lane whose requests have all ended."""
         busy = {owner.server for owner, _, _ in self.running.values()}
@@ -213,7 +249,13 @@ class LaneScheduler:
                     raise RuntimeError(f"no live server was named for {feed.model}")
                 target.feeds.append(feed)
 
+    def _store(self) -> None:
+        arrived, self.arrived = self.arrived, []
+        if arrived:
+            self.on_answers(arrived)
+
     def _flush(self, *, interrupted: bool) -> None:
+        self._store()  # a batch never counts a step whose calls are not stored
         while self.pending:
             feed = next(iter(self.pending))
             outcomes = self.pending.pop(feed)
@@ -232,12 +274,19 @@ class LaneScheduler:
                 continue
             error = future.exception()
             if error is None:
-                self.on_answer(feed, future.result())
+                self.arrived.append((feed, future.result()))
                 self.pending.setdefault(feed, []).append(future.result())
             elif isinstance(error, _Interrupted):
-                self.on_answer(feed, error.outcome)
+                self.arrived.append((feed, error.outcome))
         self.running.clear()
         self._flush(interrupted=True)
+
+
+def _warm(load: Callable[[str], None], model: str) -> None:
+    try:
+        load(model)
+    except Exception:  # only a head start: the model's first request loads it anyway
+        log.warning("could not load %s ahead of its requests", model, exc_info=True)
 
 
 def _keep_answers(step: Step, outcome: Outcome) -> None:

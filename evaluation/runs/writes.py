@@ -88,9 +88,13 @@ class RunWriter:
         self.progress: dict[str, dict[str, int]] = run.progress
 
     # --- calls --------------------------------------------------------------------------------
-    def store_calls(self, model: str, outcome: Outcome) -> None:
-        """Store a step's new answers at once: the cache is what makes a resumed run repeat no call."""
-        fresh = [(a, a.result) for a in outcome.attempts if a.result is not None]
+    def store_calls(self, answers: Iterable[tuple[str, Outcome]]) -> None:
+        """Store new answers (model, step) at once, in one query: the cache is what makes a resumed run
+        repeat no call."""
+        fresh = [
+            (model, outcome, a, a.result)
+            for model, outcome in answers for a in outcome.attempts if a.result is not None
+        ]
         if not fresh:
             return
         LLMCall.objects.bulk_create(
@@ -103,7 +107,7 @@ class RunWriter:
                     prompt_eval_duration_ns=result.prompt_eval_duration_ns,
                     eval_duration_ns=result.eval_duration_ns, wall_seconds=a.wall, attempts=result.attempts,
                 )
-                for a, result in fresh
+                for model, outcome, a, result in fresh
             ],
             ignore_conflicts=True,
         )
