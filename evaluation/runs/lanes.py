@@ -28,7 +28,7 @@ from typing import Any
 
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.errors import BackendError, BackendUnavailable
-from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, ChatBackend, Outcome, Step, _Interrupted, perform
+from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, ChatBackend, Outcome, Step, StepInterrupted, perform
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ class LaneScheduler:
             self.arrived.append((feed, outcome))
             self.pending.setdefault(feed, []).append(outcome)
             return feed.finished()
-        if isinstance(error, _Interrupted):
+        if isinstance(error, StepInterrupted):
             self.arrived.append((feed, error.outcome))
             _keep_answers(step, error.outcome)
             feed.steps.appendleft(step)
@@ -276,7 +276,7 @@ class LaneScheduler:
             if error is None:
                 self.arrived.append((feed, future.result()))
                 self.pending.setdefault(feed, []).append(future.result())
-            elif isinstance(error, _Interrupted):
+            elif isinstance(error, StepInterrupted):
                 self.arrived.append((feed, error.outcome))
         self.running.clear()
         self._flush(interrupted=True)

@@ -1,10 +1,9 @@
-"""One phase of a run: every step of one model with P requests in flight, retrying unparseable answers.
+"""One step of a run and how it is asked: the cache keys of its attempts, and retries of unparseable answers.
 
-Model-major scheduling asks one model for the whole dataset before the next, so each model is loaded
-once, and keeps `parallel` requests in flight (the server's OLLAMA_NUM_PARALLEL). This module touches no
-database and imports no Django: it gets plain steps (prompt, the cache key and options of every possible
-attempt, the answers the cache already holds) and a backend, and hands each finished step to the caller,
-who stores it. Worker threads only talk HTTP and parse; the callbacks run on the calling thread.
+A step is one (item, model) request: its prompt, the cache key and options of every attempt it may
+need (known up front, so the cache is asked once), and the answers the cache already holds. `perform`
+asks (or reads the cache) until an answer parses; `lanes` runs the steps of every server. No database
+and no Django here.
 """
 
 from __future__ import annotations
@@ -13,8 +12,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -92,7 +90,7 @@ class Outcome:
         return self.attempts[-1].text if self.attempts else ""
 
 
-class _Interrupted(Exception):
+class StepInterrupted(Exception):
     """A step given up between attempts because the phase is stopping; its answers so far travel along."""
 
     def __init__(self, outcome: Outcome) -> None:
@@ -107,7 +105,7 @@ def perform(
     outcome = Outcome(step, ParsedAnswer())
     for number, attempt in enumerate(step.attempts):
         if stop.is_set():
-            raise _Interrupted(outcome)
+            raise StepInterrupted(outcome)
         if attempt.key in step.cached:
             text, result, wall = step.cached[attempt.key], None, 0.0
         else:
@@ -119,73 +117,3 @@ def perform(
         if outcome.parsed.status != "failed":
             break
     return outcome
-
-
-def run_phase(
-    backend: ChatBackend,
-    model: str,
-    steps: Sequence[Step],
-    *,
-    parse: Callable[[str], ParsedAnswer],
-    parallel: int,
-    on_answer: Callable[[Outcome], None],
-    on_batch: Callable[[list[Outcome], bool], None],
-    batch_size: int = BATCH_SIZE,
-    batch_seconds: float = BATCH_SECONDS,
-) -> None:
-    """Perform `steps` against `model`, `parallel` at a time, in their order.
-
-    `on_answer(outcome)` gets every finished step at once (store its new calls: that is what lets a
-    resumed run repeat no call). `on_batch(outcomes, interrupted)` gets them again in batches, and at least
-    every `batch_seconds` even when empty; it may raise to stop the phase (a cancelled run). When anything
-    raises (a backend error, a callback), no new request starts, the requests in flight end, answers that
-    arrived are still handed over - whole steps to one last `on_batch(..., interrupted=True)`, the calls
-    of steps cut short between attempts to `on_answer` only - and the exception propagates.
-    """
-    if not steps:
-        return
-    stop = threading.Event()
-    queue = iter(steps)
-    running: set[Future[Outcome]] = set()
-    pending: list[Outcome] = []
-    last_batch = time.monotonic()
-    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="llm") as pool:
-
-        def top_up() -> None:
-            while len(running) < parallel and not stop.is_set():
-                step = next(queue, None)
-                if step is None:
-                    return
-                running.add(pool.submit(perform, backend, model, step, parse, stop))
-
-        try:
-            top_up()
-            while running:
-                finished, _ = wait(running, timeout=batch_seconds, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    running.discard(future)
-                    outcome = future.result()
-                    on_answer(outcome)
-                    pending.append(outcome)
-                if len(pending) >= batch_size or time.monotonic() - last_batch >= batch_seconds:
-                    batch, pending = pending, []
-                    last_batch = time.monotonic()
-                    on_batch(batch, False)
-                top_up()
-        except BaseException:
-            stop.set()
-            for future in running:
-                future.cancel()
-            wait(running)
-            for future in running:
-                if future.cancelled():
-                    continue
-                error = future.exception()
-                if error is None:
-                    on_answer(future.result())
-                    pending.append(future.result())
-                elif isinstance(error, _Interrupted):
-                    on_answer(error.outcome)
-            on_batch(pending, True)
-            raise
-    on_batch(pending, False)
