@@ -9,7 +9,9 @@ from collections import Counter
 
 import pytest
 from django.core.management import call_command
+from ninja.testing import TestClient
 
+from config.api import api
 from corpus.models import Annotation
 from evaluation.llm import OllamaBackend
 from evaluation.models import EvaluatorRun, LLMCall, RunStatus
@@ -208,3 +210,44 @@ def test_a_lost_server_whose_model_is_nowhere_else_pauses_the_job_naming_it(data
     finally:
         only.stop()
         other.stop()
+
+
+def test_api_takes_a_server_list_and_reports_the_placement(dataset, make_user):
+    sims = _sims(MODELS, MODELS)
+    try:
+        client = TestClient(api)
+        admin = make_user("root", role="admin")
+        body = {"dataset": dataset.name, "aspect": "accuracy", "annotators": ANNOTATORS, "supervisor": SUPERVISOR,
+                "ollama_url": [sims[0].url, f"openai+{sims[1].url}"], "parallel": 2}
+        response = client.post("/runs", json=body, user=admin)
+        assert response.status_code == 201, response.content
+        run_id = response.json()["id"]
+        assert run_execute(run_id) == RunStatus.DONE
+        progress = client.get(f"/runs/{run_id}", user=admin).json()
+        assert progress["servers"] == [sims[0].url, f"openai+{sims[1].url}"]
+        assert [e["models"] for e in progress["placement"]["servers"]] == [["ann-a:1b", "ann-c:1b"],
+                                                                           ["ann-b:1b", "sup:1b"]]
+        bad = client.post("/runs", json={**body, "ollama_url": ["http://a:1", "ftp://b"]}, user=admin)
+        assert bad.status_code == 400 and "'ftp://b'" in bad.json()["detail"]
+    finally:
+        for sim in sims:
+            sim.stop()
+
+
+def test_run_form_launches_on_several_servers_and_the_page_shows_where_each_model_runs(client, dataset, make_user):
+    sims = _sims(MODELS, MODELS)
+    try:
+        client.force_login(make_user("root", role="admin"))
+        response = client.post("/runs/new/", {
+            "dataset": dataset.pk, "aspect": "accuracy", "annotators": ",".join(ANNOTATORS), "mode": "ensemble",
+            "supervisor": SUPERVISOR, "ollama_url": f"{sims[0].url}, {sims[1].url}", "parallel": 2,
+            "outlier_rule": "leave_one_out",
+        })
+        assert response.status_code == 302, response.content.decode()[-2000:]
+        run = EvaluatorRun.objects.get()
+        page = client.get(f"/runs/{run.pk}/").content.decode()
+        assert 'id="run-placement"' in page
+        assert f"<td><code>{sims[1].url}</code></td><td>ollama</td><td>ann-b:1b, sup:1b</td>" in page
+    finally:
+        for sim in sims:
+            sim.stop()
