@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 
@@ -79,7 +80,7 @@ class RunExecutor:
         self.writer = RunWriter(run, {pk: output for pk, _, output in self.items}, self.digests)
         self.available: dict[str, dict[str, str]] = {}  # server -> model -> digest, of the servers that answered
         self.expected: dict[str, float] = {}
-        self.record: dict[str, object] = {}
+        self.record: dict[str, Any] = {}
         # The pipelined supervisor: items still to merge, and which annotators answered each item so far.
         self.supervisor: Feed | None = None
         self.waiting: set[int] = set()
@@ -254,16 +255,15 @@ class RunExecutor:
     def _note_handoff(self, server: str, error: BackendError, targets: dict[str, str]) -> None:
         log.warning("server %s lost (%s); its models go to %s", server, error, targets)
         record = self.record
-        for entry in record["servers"]:  # type: ignore[union-attr]
+        for entry in record["servers"]:
             if entry["server"] == server:
                 entry["state"] = f"lost mid-job: {error}"
             entry["models"] = [m for m in entry["models"] if m not in targets] + [
                 m for m, to in targets.items() if to == entry["server"]
             ]
-        record["models"] = {**record["models"], **targets}  # type: ignore[dict-item]
-        record["handoffs"] = [*record["handoffs"], *(  # type: ignore[misc]
-            {"model": model, "from": server, "to": to} for model, to in targets.items()
-        )]
+        record["models"] = {**record["models"], **targets}
+        moves = [{"model": model, "from": server, "to": to} for model, to in targets.items()]
+        record["handoffs"] = [*record["handoffs"], *moves]
         self.writer.placed(record)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import Any
 
 from celery import current_app
 from django.conf import settings
@@ -137,7 +138,7 @@ def run_create(
     models = [phase.model for phase in phases]
     available = check_servers(servers, models) if check else {}
     n_items = dataset.items.count()
-    placement: dict[str, object] = {}
+    placement: dict[str, Any] = {}
     digests: dict[str, str] = {}
     if available:
         placed = place(model_works(dict.fromkeys(phases, n_items)), available, parallel=parallel)

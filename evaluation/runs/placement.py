@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 DEFAULT_CALL_SECONDS = 20.0  # a call of a 70B model with a few hundred tokens out, before anything is measured
 DEFAULT_LOAD_SECONDS = 30.0  # loading such a model from disk into GPU memory
@@ -122,7 +123,7 @@ def job_bound(annotators: Sequence[float], supervisor: float | None, servers: in
 
 def placement_record(
     placement: Placement, kinds: Mapping[str, str], *, down: Mapping[str, str] | None = None
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """The JSON stored on the run (`EvaluatorRun.placement`) and shown on its page: per server, in the
     job's order, its kind, its models, their expected seconds, and why it is left out if it is."""
     return {
