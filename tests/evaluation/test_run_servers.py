@@ -251,3 +251,19 @@ def test_run_form_launches_on_several_servers_and_the_page_shows_where_each_mode
     finally:
         for sim in sims:
             sim.stop()
+
+
+def test_a_model_that_annotates_and_supervises_is_placed_once_with_both_phases(dataset):
+    sims = _sims(MODELS, MODELS)
+    try:
+        run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-a:1b", "ann-b:1b"],
+                         supervisor="ann-a:1b", ollama_url=[s.url for s in sims], parallel=2)
+        # ann-a has twice the calls of ann-b (both phases), so it is placed first, on its own server
+        assert run.placement["models"] == {"ann-a:1b": sims[0].url, "ann-b:1b": sims[1].url}
+        assert run_execute(run.pk) == RunStatus.DONE
+        assert sims[0].stats.load_order == ["ann-a:1b"]  # loaded once for both of its phases
+        assert Annotation.objects.filter(source=run, kind="ensemble").count() == N
+        assert sum(_ok(sims).values()) == N * 3
+    finally:
+        for sim in sims:
+            sim.stop()
