@@ -5,8 +5,13 @@ its own process, then prints the lower bound `models*swap + sum_models ceil(call
 wall time, their ratio, the number of model loads, a rerun's LLM calls (the cache should make it 0),
 and the same calls made by a naive item-by-item sequential loop for contrast.
 
+With `--servers K` (K > 1) it then runs the same job over another fresh dataset on K simulated servers
+(each a process with every model, one loaded at a time) and prints the wall time beside the K-server
+bound: the best spread of the models' work over K servers, and the last annotator answer plus one
+supervisor call (`evaluation.runs.placement.job_bound`).
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/spanjudge_bench python bench/ensemble_schedule.py \
-        [--items 24] [--annotators 5] [--swap 1.0] [--call 0.3] [--parallel 4] [--skip-naive]
+        [--items 24] [--annotators 5] [--swap 1.0] [--call 0.3] [--parallel 4] [--servers 1] [--skip-naive]
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ def main() -> int:
     parser.add_argument("--swap", type=float, default=1.0)
     parser.add_argument("--call", type=float, default=0.3)
     parser.add_argument("--parallel", type=int, default=4)
+    parser.add_argument("--servers", type=int, default=1, help="also run the job on this many servers")
     parser.add_argument("--skip-naive", action="store_true")
     args = parser.parse_args()
 
@@ -50,6 +56,7 @@ def main() -> int:
     from evaluation.llm.ollama_backend import OllamaBackend
     from evaluation.runs.execute import run_execute
     from evaluation.runs.launch import run_create
+    from evaluation.runs.placement import job_bound
     from evaluation.runs.steps import run_specs
     from tests.ollama_sim.config import SimConfig
     from tests.ollama_sim.process import SimProcess
@@ -58,14 +65,21 @@ def main() -> int:
     supervisor = "bench-sup:7b"
     models = [*annotators, supervisor]
     config = SimConfig(models=models, swap_cost=args.swap, call_time=args.call, parallel=args.parallel, max_loaded=1)
-    nonce = uuid.uuid4().hex[:8]
     task = TaskType.objects.get(slug="data-to-text")
-    dataset = Dataset.objects.create(name=f"bench-{nonce}", task=task, input_headers=["Data"], output_header="Text")
-    Item.objects.bulk_create(
-        Item(dataset=dataset, position=i, external_id=str(i), inputs={"Data": f"home {i} | away {i + 1} | run {nonce}"},
-             output=f"The home side {i} beat the visitors {i + 1} by {3 + i} points in front of a full arena.")
-        for i in range(args.items)
-    )
+
+    def fresh_dataset() -> Dataset:
+        """A dataset no call was cached for: every prompt carries a new nonce."""
+        nonce = uuid.uuid4().hex[:8]
+        made = Dataset.objects.create(name=f"bench-{nonce}", task=task, input_headers=["Data"], output_header="Text")
+        Item.objects.bulk_create(
+            Item(dataset=made, position=i, external_id=str(i),
+                 inputs={"Data": f"home {i} | away {i + 1} | run {nonce}"},
+                 output=f"The home side {i} beat the visitors {i + 1} by {3 + i} points in front of a full arena.")
+            for i in range(args.items)
+        )
+        return made
+
+    dataset = fresh_dataset()
     calls_per_model = args.items
     bound = len(models) * args.swap + len(models) * math.ceil(calls_per_model / args.parallel) * args.call
 
@@ -104,6 +118,29 @@ def main() -> int:
             naive_wall = time.perf_counter() - began
             naive_loads = sim.stats().loads
 
+    spread = None
+    if args.servers > 1:
+        per_model = args.swap + math.ceil(calls_per_model / args.parallel) * args.call
+        k_bound = job_bound([per_model] * args.annotators, per_model, args.servers, args.call)
+        sims = [SimProcess(config) for _ in range(args.servers)]
+        try:
+            for server in sims:
+                server.start()
+            k_run = run_create(dataset=fresh_dataset(), aspect_name="accuracy", annotators=annotators,
+                               supervisor=supervisor, ollama_url=[server.url for server in sims],
+                               parallel=args.parallel)
+            for server in sims:
+                server.reset(models=True)
+            began = time.perf_counter()
+            k_status = run_execute(k_run.pk)
+            k_wall = time.perf_counter() - began
+            k_stats = [server.stats() for server in sims]
+            k_run.refresh_from_db()
+            spread = (k_bound, k_wall, k_status, k_stats, k_run.placement)
+        finally:
+            for server in sims:
+                server.stop()
+
     print(f"job: {args.items} items x ({args.annotators} annotators + supervisor), swap {args.swap}s, "
           f"call {args.call}s, P={args.parallel}, one loaded model; status {status}")
     print(f"lower bound  models*swap + sum ceil(calls/P)*call = {bound:.2f} s")
@@ -116,6 +153,20 @@ def main() -> int:
     if naive_wall is not None:
         print(f"naive item-by-item sequential loop              = {naive_wall:.2f} s, {naive_loads} model loads "
               f"({naive_wall / wall:.1f}x slower)")
+    if spread is not None:
+        k_bound, k_wall, k_status, k_stats, placement = spread
+        print(f"{args.servers} servers (every model on each, one loaded at a time per server); status {k_status}")
+        for entry in placement["servers"]:
+            print(f"  placement {entry['server']}: {', '.join(entry['models'])}")
+        print(f"{args.servers}-server bound  best spread of per-model work, last annotator + supervisor call "
+              f"= {k_bound:.2f} s")
+        print(f"{args.servers}-server measured wall time                    = {k_wall:.2f} s")
+        print(f"{args.servers}-server ratio measured / bound                = {k_wall / k_bound:.3f}  (target <= 1.30)")
+        print(f"{args.servers}-server model loads per server                = "
+              f"{[stats.loads for stats in k_stats]}")
+        print(f"{args.servers}-server LLM requests                          = "
+              f"{sum(stats.requests for stats in k_stats)}  (calls needed {needed}), repeated answered calls "
+              f"{sum(stats.repeated_calls() for stats in k_stats)}")
     return 0
 
 

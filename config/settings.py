@@ -139,6 +139,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Ollama and the ensemble defaults.
 OLLAMA_URL = env_str("OLLAMA_URL", "http://127.0.0.1:11434")
+# The known LLM servers, comma-separated: http://HOST:PORT (Ollama) or openai+http://HOST:PORT (vLLM,
+# llama.cpp server, TGI). A job given no servers uses all of them.
+OLLAMA_URLS = env_list("OLLAMA_URLS", [OLLAMA_URL])
 OLLAMA_TIMEOUT = env_float("OLLAMA_TIMEOUT", 600.0)
 OLLAMA_KEEP_ALIVE = env_str("OLLAMA_KEEP_ALIVE", "10m")
 OLLAMA_NUM_CTX = env_int("OLLAMA_NUM_CTX", 8192)

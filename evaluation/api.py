@@ -39,7 +39,7 @@ def retrieve_run(request: HttpRequest, run_id: int):
 
 @router.post("/runs", response={201: RunOut, 400: ErrorOut, 404: ErrorOut}, operation_id="create_run")
 def create_run(request: HttpRequest, payload: RunIn):
-    """Check the Ollama server and models, then queue the ensemble job (like `manage.py preannotate`)."""
+    """Check every server and its models, place them, then queue the ensemble job (like `manage.py preannotate`)."""
     require_admin(request)
     dataset = Dataset.objects.filter(name=payload.dataset).first()
     if dataset is None:

@@ -19,7 +19,11 @@ class RunLaunchForm(forms.Form):
     )
     annotators = forms.CharField(required=False, help_text="Comma-separated Ollama tags; overrides the preset.")
     supervisor = forms.CharField(required=False, help_text="Overrides the preset's supervisor.")
-    ollama_url = forms.CharField(required=False, help_text=f"Default {settings.OLLAMA_URL}")
+    ollama_url = forms.CharField(
+        required=False, label="LLM servers",
+        help_text="Comma-separated: http://HOST:PORT (Ollama) or openai+http://HOST:PORT (OpenAI-compatible); "
+        f"the models are spread over them. Default {', '.join(settings.OLLAMA_URLS)}",
+    )
     parallel = forms.IntegerField(min_value=1, max_value=64, initial=settings.OLLAMA_PARALLEL)
     mode = forms.ChoiceField(choices=mode_choices, initial=DEFAULT_MODE)
     outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])

@@ -116,7 +116,15 @@ class EvaluatorRun(Source):
     status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.PENDING)
     config = models.JSONField(default=dict, blank=True, help_text="Snapshot of the evaluator's config.")
     templates = models.JSONField(default=dict, blank=True, help_text="Exact template texts used, by kind.")
-    ollama_url = models.CharField(max_length=300, blank=True, default="")
+    ollama_url = models.CharField(
+        max_length=2000, blank=True, default="", help_text="The servers as given, comma-separated (see `servers`)."
+    )
+    servers = models.JSONField(
+        default=list, blank=True, help_text="LLM servers, in order: http://... (Ollama) or openai+http://..."
+    )
+    placement = models.JSONField(
+        default=dict, blank=True, help_text="Which server runs which model, expected seconds, hand-overs."
+    )
     parallel = models.PositiveSmallIntegerField(default=1)
     message = models.TextField(blank=True, default="", help_text="Why it failed or paused; what to do.")
     progress = models.JSONField(default=dict, blank=True, help_text="Per-model done/total counters.")

@@ -26,7 +26,10 @@ class RunIn(Schema):
     aspect: str
     annotators: list[str] | None = None
     supervisor: str | None = None
-    ollama_url: str | None = None
+    ollama_url: str | list[str] | None = Field(
+        None, description="LLM server(s): a list, or one comma-separated string, of http://HOST:PORT (Ollama) or "
+        "openai+http://HOST:PORT (OpenAI-compatible); default OLLAMA_URLS",
+    )
     parallel: int | None = None
     outlier_rule: str = "leave_one_out"
     mode: str = Field(DEFAULT_MODE.value, description=modes_help())
@@ -63,6 +66,8 @@ class RunProgressOut(Schema):
     models: list[ModelProgressOut]
     failures: list[dict[str, Any]]
     finished: bool
+    servers: list[str]
+    placement: dict[str, Any]
 
 
 class ErrorOut(Schema):

@@ -58,4 +58,6 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
         "models": models,
         "failures": failures,
         "finished": run.is_finished(),
+        "servers": list(run.servers),
+        "placement": run.placement,
     }

@@ -216,6 +216,13 @@ class OllamaBackend:
             return self._result(model, response, attempt)
         raise self._exhausted(model, last)
 
+    def load(self, model: str, *, options: Mapping[str, Any]) -> None:
+        """Ask the server to load `model` now (a chat without messages), so a model whose requests are
+        still to come (a supervisor waiting for annotators elsewhere) is ready when they arrive. `options`
+        must carry the run's num_ctx, or the first real request reloads. One attempt; errors propagate."""
+        _check_options(options)
+        self._connection().chat(model=model, messages=[], options=dict(options), keep_alive=self.keep_alive)
+
     def _delay(self, attempt: int) -> float:
         return min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
 

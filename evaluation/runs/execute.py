@@ -1,30 +1,38 @@
-"""Execute a claimed run: its mode's phases in order, each a model-major pass with P requests in flight.
+"""Execute a claimed run over its servers: each works the models placed on it, model-major, all at once.
 
-This module only coordinates: `steps` reads what each phase has left to ask, `scheduler` asks it (no
-database there), `writes` stores what comes back. Backend failures become the run's status here: an
-unreachable server pauses it (resume later; nothing finished is lost), a missing model fails it.
+This module only coordinates: `timings` and `placement` decide which server runs which model, `steps`
+reads what each model has left to ask, `lanes` asks it (no database there), `writes` stores what comes
+back. The supervisor's steps are fed item by item, as soon as every annotator of an item has answered.
+Backend failures become the run's status here: a server that stops answering hands its models to
+another server that has them, or pauses the run with a message naming it; a missing model fails it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Mapping
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 
-from evaluation.engine.parsing import ParsedAnswer, parse_supervisor_answer
-from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
-from evaluation.llm.ollama_backend import OllamaBackend
+from corpus.models import Annotation, AnnotationKind
+from evaluation.engine.parsing import parse_supervisor_answer
+from evaluation.llm.errors import BackendError, ModelMissing
+from evaluation.llm.servers import LLMBackend, Server, models_on, open_backend, parse_servers
 from evaluation.models import EvaluatorRun, RunCall, RunStatus
+from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.modes import DEFAULT_MODE, Phase, mode_spec
-from evaluation.runs.scheduler import Outcome, Step, run_phase
-from evaluation.runs.steps import StepPlanner, run_items
-from evaluation.runs.writes import RunWriter, Written, run_claim
+from evaluation.runs.placement import ModelWork, Placement, PlacementError, place, placement_record
+from evaluation.runs.scheduler import Outcome
+from evaluation.runs.steps import ItemAnswers, StepPlanner, run_items
+from evaluation.runs.timings import calls_left, model_works
+from evaluation.runs.writes import RunWriter, run_claim
 
 log = logging.getLogger(__name__)
 
 CANCELLED = "Cancelled by an admin; completed calls and annotations are kept."
+KEPT = "Completed calls are kept; resume the run afterwards."
 
 
 class RunStopped(Exception):
@@ -36,83 +44,233 @@ class RunStopped(Exception):
         self.message = message
 
 
-class RunExecutor:
-    """Runs one claimed EvaluatorRun to the end, or until it is cancelled, paused or fails."""
+def run_servers(run: EvaluatorRun) -> list[Server]:
+    """The servers a run was created with (runs from before several servers name one URL)."""
+    return parse_servers(run.servers or run.ollama_url or settings.OLLAMA_URL)
 
-    def __init__(self, run: EvaluatorRun, backend: OllamaBackend | None = None) -> None:
+
+class RunExecutor:
+    """Runs one claimed EvaluatorRun to the end, or until it is cancelled, paused or fails.
+
+    `backends` maps a server's name to a client to use for it (tests); the others are opened here."""
+
+    def __init__(
+        self, run: EvaluatorRun, backend: LLMBackend | None = None, *, backends: Mapping[str, LLMBackend] | None = None
+    ) -> None:
         self.run = run
         config = run.config
         self.spec = mode_spec(config.get("mode", DEFAULT_MODE))
         self.phases = self.spec.phases(config["annotators"], config.get("supervisor", ""))
-        self.backend = backend or OllamaBackend(
-            run.ollama_url, timeout=settings.OLLAMA_TIMEOUT, keep_alive=config.get("keep_alive", "10m")
-        )
-        items = list(run_items(run).order_by("position").values_list("pk", "inputs", "output"))
+        self.servers = run_servers(run)
+        given = dict(backends or {})
+        if backend is not None:
+            given.setdefault(self.servers[0].name, backend)
+        self.backends: dict[str, LLMBackend] = {
+            s.name: given.get(s.name) or open_backend(
+                s, timeout=settings.OLLAMA_TIMEOUT, keep_alive=config.get("keep_alive", "10m")
+            )
+            for s in self.servers
+        }
+        self.items = list(run_items(run).order_by("position").values_list("pk", "inputs", "output"))
+        self.position = {pk: i for i, (pk, _, _) in enumerate(self.items)}
         self.digests: dict[str, str] = dict(config.get("digests", {}))
-        self.planner = StepPlanner(run, items, self.digests)
-        self.writer = RunWriter(run, {pk: output for pk, _, output in items}, self.digests)
+        self.planner = StepPlanner(run, self.items, self.digests)
+        self.writer = RunWriter(run, {pk: output for pk, _, output in self.items}, self.digests)
+        self.available: dict[str, dict[str, str]] = {}  # server -> model -> digest, of the servers that answered
+        self.expected: dict[str, float] = {}
+        self.record: dict[str, Any] = {}
+        # The pipelined supervisor: items still to merge, and which annotators answered each item so far.
+        self.supervisor: Feed | None = None
+        self.waiting: set[int] = set()
+        self.answered: dict[int, set[str]] = {}
+        self.merging: dict[int, ItemAnswers] = {}
 
     def execute(self) -> str:
         try:
-            self._refresh_digests()
-            for phase in self.phases:
-                self._phase(phase)
+            lanes = self._plan()
+            LaneScheduler(
+                lanes, parallel=self.run.parallel, on_answers=self._store, on_batch=self._record,
+                on_server_lost=self._server_lost, on_tick=self.writer.beat,
+            ).run()
         except RunStopped as stop:
             self.writer.finish(stop.status, stop.message)
             return stop.status
+        except ModelMissing as exc:  # a model deleted mid-job: waiting will not bring it back
+            self.writer.finish(RunStatus.FAILED, str(exc))
+            return RunStatus.FAILED
+        except BackendError as exc:  # a refused request
+            self.writer.finish(RunStatus.FAILED, str(exc))
+            return RunStatus.FAILED
         finally:
-            self.backend.close()
+            for backend in self.backends.values():
+                backend.close()
         self.writer.finish(RunStatus.DONE, "")
         return RunStatus.DONE
 
-    def _refresh_digests(self) -> None:
-        """Ask the server for the models' digests now: the cache keys must name the builds that answer."""
-        models = [phase.model for phase in self.phases]
-        try:
-            digests = self.backend.check(models)
-        except ModelMissing as exc:
-            raise RunStopped(RunStatus.FAILED, str(exc)) from exc
-        except BackendError as exc:
-            raise RunStopped(RunStatus.PAUSED, f"{exc} Completed calls are kept; resume the run afterwards.") from exc
-        changed = [m for m in models if self.digests.get(m) and self.digests[m] != digests[m]]
-        if changed:
-            log.warning("model digests changed since the run was created: %s", ", ".join(changed))
-        self.digests.update(digests)
+    # --- before the first call: ask every server, place the models, build the lanes --------------
+    def _plan(self) -> list[Lane]:
+        calls = calls_left(self.run, self.phases, len(self.items))
+        works = model_works(calls)
+        down = self._ask_servers([w.model for w in works if w.calls > 0])
+        placement = self._place(works, down)
+        self.expected = dict(placement.seconds)
+        for model, server in placement.models.items():
+            self._use_digest(model, server)
+        kinds = {s.name: s.kind.value for s in self.servers}
+        self.record = placement_record(placement, kinds, down=down)
+        self.writer.placed(self.record)
+        lanes = {s.name: self._lane(s.name) for s in self.servers if s.name not in down}
+        for phase in self.phases:
+            server = placement.models.get(phase.model)
+            if server is None or not calls[phase]:
+                continue
+            lanes[server].feeds.append(self._feed(phase))
+        if self.supervisor is not None:
+            self._supervise({pk for pk, _, _ in self.items})
+        return list(lanes.values())
 
-    def _phase(self, phase: Phase) -> None:
-        steps: list[Step]
-        parse: Callable[[str], ParsedAnswer]
-        annotate: Callable[[Outcome], list[Written]]
+    def _lane(self, server: str) -> Lane:
+        backend = self.backends[server]
+        load = getattr(backend, "load", None)  # Ollama loads on request; OpenAI-compatible servers keep theirs
+        warm = partial(load, options=self.run.config["options"]) if load is not None else None
+        return Lane(server, backend, warm=warm)
+
+    def _ask_servers(self, models: list[str]) -> dict[str, str]:
+        """Fill `available` from every server; return the unreachable ones with why."""
+        down: dict[str, str] = {}
+        for name, backend in self.backends.items():
+            try:
+                self.available[name] = models_on(backend, models) if models else {}
+            except BackendError as exc:
+                down[name] = str(exc)
+        if len(down) == len(self.backends):
+            if len(down) == 1:
+                raise RunStopped(RunStatus.PAUSED, f"{next(iter(down.values()))} {KEPT}")
+            raise RunStopped(RunStatus.PAUSED, f"No server of this run answers: {'; '.join(down.values())} {KEPT}")
+        return down
+
+    def _place(self, works: list[ModelWork], down: Mapping[str, str]) -> Placement:
+        try:
+            return place(works, self.available, parallel=self.run.parallel)
+        except PlacementError as exc:
+            if not down:
+                where = ", ".join(self.available)
+                raise RunStopped(RunStatus.FAILED, str(ModelMissing(exc.models, url=where))) from exc
+            raise RunStopped(RunStatus.PAUSED, (
+                f"No reachable server has {', '.join(exc.models)}; unreachable: "
+                + "; ".join(f"{server} ({why})" for server, why in down.items())
+                + f". Start the server(s) again, or pull the model(s) on a running server of this run. {KEPT}"
+            )) from exc
+
+    def _use_digest(self, model: str, server: str) -> None:
+        digest = self.available[server][model]
+        if self.digests.get(model) and self.digests[model] != digest:
+            log.warning("model %s answers from another build than when the run was created", model)
+        self.digests[model] = digest
+
+    def _feed(self, phase: Phase) -> Feed:
         if phase.role == RunCall.Role.SUPERVISOR:
-            plan = self.planner.supervisor_plan(phase.model)
-            for answers in plan.unmerged:
-                self.writer.unmerged_item(phase, answers)
-            steps, parse = plan.steps, parse_supervisor_answer
-            annotate = partial(self.writer.supervised_answer, phase.model, plan.items)
+            self.supervisor = Feed(phase.model, parse_supervisor_answer, phase, closed=False)
+            ensembled = set(Annotation.objects.filter(source=self.run, kind=AnnotationKind.ENSEMBLE)
+                            .values_list("item_id", flat=True))
+            self.waiting = {pk for pk, _, _ in self.items if pk not in ensembled}
+            for item_id, model in Annotation.objects.filter(
+                source=self.run, kind=AnnotationKind.ANNOTATOR
+            ).values_list("item_id", "model"):
+                self.answered.setdefault(item_id, set()).add(model)
+            return self.supervisor
+        feed = Feed(phase.model, self.spec.parse, phase)
+        feed.add(self.planner.annotator_steps(phase.model, self.spec))
+        return feed
+
+    # --- while it runs ----------------------------------------------------------------------------
+    def _supervise(self, item_ids: set[int]) -> None:
+        """Give the supervisor the items whose annotators have all answered; close its feed after the last."""
+        feed = self.supervisor
+        annotators = set(self.run.config["annotators"])
+        ready = {pk for pk in item_ids & self.waiting if annotators <= self.answered.get(pk, set())}
+        if feed is None or not ready:
+            return
+        plan = self.planner.supervisor_plan(feed.model, ready)
+        for answers in plan.unmerged:
+            self.writer.unmerged_item(feed.tag, answers)
+        self.merging.update(plan.items)
+        feed.add(sorted(plan.steps, key=lambda step: self.position[step.item_id]))
+        self.waiting -= ready
+        feed.closed = not self.waiting
+
+    def _store(self, answers: list[tuple[Feed, Outcome]]) -> None:
+        self.writer.store_calls((feed.model, outcome) for feed, outcome in answers)
+
+    def _record(self, feed: Feed, outcomes: list[Outcome], interrupted: bool) -> None:
+        phase: Phase = feed.tag
+        if phase.role == RunCall.Role.SUPERVISOR:
+            annotate = partial(self.writer.supervised_answer, phase.model, self.merging)
         else:
-            steps, parse = self.planner.annotator_steps(phase.model, self.spec), self.spec.parse
             annotate = partial(self.writer.annotator_answer, phase.model, self.spec.score_scale)
+        self.writer.record_batch(phase, outcomes, annotate)
+        if interrupted:
+            return
+        if self.writer.cancel_requested():
+            raise RunStopped(RunStatus.CANCELLED, CANCELLED)
+        if phase.role == RunCall.Role.ANNOTATOR and self.supervisor is not None:
+            for outcome in outcomes:
+                self.answered.setdefault(outcome.step.item_id, set()).add(phase.model)
+            self._supervise({outcome.step.item_id for outcome in outcomes})
 
-        def on_batch(outcomes: list[Outcome], interrupted: bool) -> None:
-            self.writer.record_batch(phase, outcomes, annotate)
-            if not interrupted and self.writer.cancel_requested():
-                raise RunStopped(RunStatus.CANCELLED, CANCELLED)
+    def _server_lost(self, server: str, error: BackendError, feeds: list[Feed]) -> dict[str, str]:
+        """Hand a lost server's unfinished models to live servers that have them, or pause the run."""
+        self.available.pop(server, None)
+        self.expected.pop(server, None)
+        models = [feed.model for feed in feeds]
+        orphans = [m for m in models if not any(m in have for have in self.available.values())]
+        if orphans and len(self.servers) == 1:
+            message = f"{error} Completed calls are kept; resume the run when the server is back."
+            raise RunStopped(RunStatus.PAUSED, message)
+        if orphans:
+            others = ", ".join(self.available) or "none left"
+            raise RunStopped(RunStatus.PAUSED, (
+                f"The server {server} stopped answering ({error}). No other server of this run has "
+                f"{', '.join(orphans)}: start {server} again, or pull the model(s) on one of the run's other "
+                f"servers ({others}), then resume the run. Completed calls are kept."
+            ))
+        targets: dict[str, str] = {}
+        for feed in feeds:
+            work = ModelWork(feed.model, len(feed.steps) or 1)
+            moved = place([work], self.available, parallel=self.run.parallel, busy=self.expected)
+            target = moved.models[feed.model]
+            self.expected = dict(moved.seconds)
+            before = self.digests.get(feed.model)
+            self._use_digest(feed.model, target)
+            if self.digests[feed.model] != before and feed.steps:
+                steps = self.planner.rekeyed(feed.model, list(feed.steps))
+                feed.steps.clear()
+                feed.add(steps)
+            targets[feed.model] = target
+        self._note_handoff(server, error, targets)
+        return targets
 
-        try:
-            run_phase(
-                self.backend, phase.model, steps, parse=parse, parallel=self.run.parallel,
-                on_answer=partial(self.writer.store_calls, phase.model), on_batch=on_batch,
-            )
-        except BackendUnavailable as exc:
-            message = f"{exc} Completed calls are kept; resume the run when the server is back."
-            raise RunStopped(RunStatus.PAUSED, message) from exc
-        except BackendError as exc:  # a missing model or a refused request: waiting will not help
-            raise RunStopped(RunStatus.FAILED, str(exc)) from exc
+    def _note_handoff(self, server: str, error: BackendError, targets: dict[str, str]) -> None:
+        log.warning("server %s lost (%s); its models go to %s", server, error, targets)
+        record = self.record
+        for entry in record["servers"]:
+            if entry["server"] == server:
+                entry["state"] = f"lost mid-job: {error}"
+            entry["models"] = [m for m in entry["models"] if m not in targets] + [
+                m for m, to in targets.items() if to == entry["server"]
+            ]
+        record["models"] = {**record["models"], **targets}
+        moves = [{"model": model, "from": server, "to": to} for model, to in targets.items()]
+        record["handoffs"] = [*record["handoffs"], *moves]
+        self.writer.placed(record)
 
 
-def run_execute(run_id: int, *, token: str = "sync", backend: OllamaBackend | None = None) -> str | None:
+def run_execute(
+    run_id: int, *, token: str = "sync", backend: LLMBackend | None = None,
+    backends: Mapping[str, LLMBackend] | None = None,
+) -> str | None:
     """Claim and execute a run; return its final status, or None when another worker owns it."""
     run = run_claim(run_id, token)
     if run is None:
         return None
-    return RunExecutor(run, backend).execute()
+    return RunExecutor(run, backend, backends=backends).execute()

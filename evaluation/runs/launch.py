@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
+from typing import Any
 
 from celery import current_app
 from django.conf import settings
@@ -15,10 +16,12 @@ from corpus.models import Dataset
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, get_outlier_rule
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
-from evaluation.llm.errors import BackendError
-from evaluation.llm.ollama_backend import OllamaBackend
+from evaluation.llm.errors import BackendError, ModelMissing
+from evaluation.llm.servers import Server, ServerListError, models_on, open_backend, parse_servers
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate, RunStatus
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
+from evaluation.runs.placement import place, placement_record
+from evaluation.runs.timings import model_works
 
 RETRY_TEMPERATURE = 0.1
 MAX_ANSWER_ATTEMPTS = 4  # the first try and three warmer retries of an unparseable answer
@@ -46,13 +49,47 @@ def _templates(spec: ModeSpec, task_id: int) -> dict[str, str]:
     return {str(kind): _template_text(kind, task_id) for kind in spec.template_kinds}
 
 
-def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
-    """Return model -> digest, or raise LaunchError naming the URL tried or the `ollama pull` commands to run."""
+def servers_given(ollama_url: str | Sequence[str] | None) -> list[Server]:
+    """The job's servers: those given (a comma-separated string or a list), else OLLAMA_URLS."""
+    given = [ollama_url] if isinstance(ollama_url, str) else list(ollama_url or [])
+    if not any(entry.strip() for entry in given):
+        given = list(settings.OLLAMA_URLS)
     try:
-        with OllamaBackend(url, timeout=settings.OLLAMA_TIMEOUT) as backend:
-            return backend.check(list(dict.fromkeys(models)))
-    except BackendError as exc:
-        raise LaunchError(str(exc)) from exc
+        return parse_servers(given)
+    except ServerListError as exc:
+        raise LaunchError(str(exc)) from None
+
+
+def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str, dict[str, str]]:
+    """Ask every server which of `models` it has: server -> model -> digest.
+
+    Raise LaunchError naming a server that cannot be reached, or the models no server has with the
+    `ollama pull` commands to run."""
+    available: dict[str, dict[str, str]] = {}
+    for server in servers:
+        backend = open_backend(server, timeout=settings.OLLAMA_TIMEOUT)
+        try:
+            if len(servers) == 1:
+                available[server.name] = backend.check(list(dict.fromkeys(models)))
+            else:
+                available[server.name] = models_on(backend, models)
+        except BackendError as exc:
+            raise LaunchError(str(exc)) from exc
+        finally:
+            backend.close()
+    missing = [m for m in dict.fromkeys(models) if not any(m in have for have in available.values())]
+    if missing:
+        raise LaunchError(str(ModelMissing(missing, url=", ".join(available))))
+    return available
+
+
+def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
+    """Return model -> digest on one server (jobs that score on a single server, such as DHP's), or raise
+    LaunchError naming the URL tried or the `ollama pull` commands to run."""
+    servers = servers_given(url)
+    if len(servers) != 1:
+        raise LaunchError(f"this job uses one LLM server; {len(servers)} were given ({url})")
+    return check_servers(servers, models)[servers[0].name]
 
 
 @transaction.atomic
@@ -62,7 +99,7 @@ def run_create(
     aspect_name: str,
     annotators: Sequence[str] | None = None,
     supervisor: str | None = None,
-    ollama_url: str | None = None,
+    ollama_url: str | Sequence[str] | None = None,
     parallel: int | None = None,
     outlier_rule: str = DEFAULT_OUTLIER_RULE,
     mode: str = DEFAULT_MODE,
@@ -75,8 +112,11 @@ def run_create(
 
     `mode` names one of evaluation.runs.modes.MODES. Models not given come from `preset` (default the
     ENSEMBLE_PRESET setting); a one-model mode takes the preset's first annotator. The preset used is
-    recorded in `config["preset"]` (empty when every model was given). With `check`, the Ollama server is
-    asked first, so a missing model or an unreachable server is refused before anything is queued.
+    recorded in `config["preset"]` (empty when every model was given). `ollama_url` is one server or
+    several (a list, or a comma-separated string; default OLLAMA_URLS). With `check`, every server is asked
+    for its models first, so a missing model or an unreachable server is refused before anything is
+    queued, and the models are placed on the servers (recorded on the run; the executor places again from
+    what is left).
     """
     try:
         spec = mode_spec(mode)
@@ -108,7 +148,7 @@ def run_create(
         get_outlier_rule(outlier_rule)
     except EngineError as exc:
         raise LaunchError(str(exc)) from None
-    url = ollama_url or settings.OLLAMA_URL
+    servers = servers_given(ollama_url)
     parallel = parallel or settings.OLLAMA_PARALLEL
     if parallel < 1:
         raise LaunchError("--parallel must be at least 1")
@@ -119,7 +159,14 @@ def run_create(
     if not n_items:
         raise LaunchError(f"dataset {dataset.name!r} has no items")
     phases = spec.phases(annotators, supervisor)
-    digests = check_models(url, [phase.model for phase in phases]) if check else {}
+    models = [phase.model for phase in phases]
+    available = check_servers(servers, models) if check else {}
+    placement: dict[str, Any] = {}
+    digests: dict[str, str] = {}
+    if available:
+        placed = place(model_works(dict.fromkeys(phases, n_items)), available, parallel=parallel)
+        digests = {model: available[server][model] for model, server in placed.models.items()}
+        placement = placement_record(placed, {s.name: s.kind.value for s in servers})
     config = {
         "mode": spec.mode.value,
         "preset": chosen.name if used_preset else "",
@@ -140,7 +187,8 @@ def run_create(
     )
     run = EvaluatorRun.objects.create(
         evaluator=evaluator, dataset=dataset, aspect=aspect, label=f"pending-{timezone.now().timestamp()}",
-        config=config, ollama_url=url, parallel=parallel, created_by=user,
+        config=config, ollama_url=",".join(s.name for s in servers), servers=[s.name for s in servers],
+        placement=placement, parallel=parallel, created_by=user,
         templates=_templates(spec, aspect.task_id),
         total_calls=n_items * len(phases),
         progress={phase.progress_key: {"done": 0, "total": n_items} for phase in phases},

@@ -1,10 +1,10 @@
-"""One phase of a run: every step of one model with P requests in flight, retrying unparseable answers.
+"""One step of a run and how it is asked: the cache keys of its attempts, and retries of unparseable answers.
 
-Model-major scheduling asks one model for the whole dataset before the next, so each model is loaded
-once, and keeps `parallel` requests in flight (the server's OLLAMA_NUM_PARALLEL). This module touches no
-database and imports no Django: it gets plain steps (prompt, the cache key and options of every possible
-attempt, the answers the cache already holds) and a backend, and hands each finished step to the caller,
-who stores it. Worker threads only talk HTTP and parse; the callbacks run on the calling thread.
+A step is one (item, model) request: its prompt, the cache key and options of every attempt it may
+need (known up front, so the cache is asked once), and the answers the cache already holds. `perform`
+asks (or reads the cache) until an answer parses; `lanes` runs the steps of every server of a run, and
+`run_phase` runs one model's steps on one server P at a time (DHP's scoring jobs). No database and no
+Django here.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ class Outcome:
         return self.attempts[-1].text if self.attempts else ""
 
 
-class _Interrupted(Exception):
+class StepInterrupted(Exception):
     """A step given up between attempts because the phase is stopping; its answers so far travel along."""
 
     def __init__(self, outcome: Outcome) -> None:
@@ -107,7 +107,7 @@ def perform(
     outcome = Outcome(step, ParsedAnswer())
     for number, attempt in enumerate(step.attempts):
         if stop.is_set():
-            raise _Interrupted(outcome)
+            raise StepInterrupted(outcome)
         if attempt.key in step.cached:
             text, result, wall = step.cached[attempt.key], None, 0.0
         else:
@@ -188,7 +188,7 @@ def run_phase(
                 if error is None:
                     on_answer(future.result())
                     pending.append(future.result())
-                elif isinstance(error, _Interrupted):
+                elif isinstance(error, StepInterrupted):
                     on_answer(error.outcome)
             on_batch(pending, True)
             raise

@@ -4,7 +4,7 @@ answers the call cache already holds, and for the supervisor the annotator answe
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,17 +88,21 @@ class StepPlanner:
         ]
         return self._with_cache(steps)
 
-    def supervisor_plan(self, model: str) -> SupervisorPlan:
+    def supervisor_plan(self, model: str, item_ids: Collection[int] | None = None) -> SupervisorPlan:
+        """The merges left to ask, of every item or of `item_ids` (those whose annotators all answered)."""
         done = self._done_items(kind=AnnotationKind.ENSEMBLE)
         annotators: list[str] = self.config["annotators"]
         rows: dict[int, list[Annotation]] = {}
-        for annotation in Annotation.objects.filter(source=self.run, kind=AnnotationKind.ANNOTATOR):
+        answered = Annotation.objects.filter(source=self.run, kind=AnnotationKind.ANNOTATOR)
+        if item_ids is not None:
+            answered = answered.filter(item_id__in=list(item_ids))
+        for annotation in answered:
             rows.setdefault(annotation.item_id, []).append(annotation)
         template = self.run.templates[PromptTemplate.Kind.SUPERVISOR]
         rule = self.config.get("outlier_rule", DEFAULT_OUTLIER_RULE)
         plan = SupervisorPlan()
         for pk, inputs, output in self.items:
-            if pk in done:
+            if pk in done or (item_ids is not None and pk not in item_ids):
                 continue
             annotations = sorted(rows.get(pk, []), key=lambda a: annotators.index(a.model))
             answers = ItemAnswers(
@@ -118,6 +122,10 @@ class StepPlanner:
             plan.steps.append(self._step(model, pk, prompt))
         self._with_cache(plan.steps)
         return plan
+
+    def rekeyed(self, model: str, steps: Sequence[Step]) -> list[Step]:
+        """The same steps keyed by the model's digest now in `digests` (another server's build answers)."""
+        return self._with_cache([self._step(model, step.item_id, step.prompt) for step in steps])
 
     def _done_items(self, **match: str) -> set[int]:
         """Items this run already answered in the phase: a resumed run starts after them."""

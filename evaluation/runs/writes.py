@@ -89,9 +89,13 @@ class RunWriter:
         self.progress: dict[str, dict[str, int]] = run.progress
 
     # --- calls --------------------------------------------------------------------------------
-    def store_calls(self, model: str, outcome: Outcome) -> None:
-        """Store a step's new answers at once: the cache is what makes a resumed run repeat no call."""
-        fresh = [(a, a.result) for a in outcome.attempts if a.result is not None]
+    def store_calls(self, answers: Iterable[tuple[str, Outcome]]) -> None:
+        """Store new answers (model, step) at once, in one query: the cache is what makes a resumed run
+        repeat no call."""
+        fresh = [
+            (model, outcome, a, a.result)
+            for model, outcome in answers for a in outcome.attempts if a.result is not None
+        ]
         if not fresh:
             return
         LLMCall.objects.bulk_create(
@@ -104,7 +108,7 @@ class RunWriter:
                     prompt_eval_duration_ns=result.prompt_eval_duration_ns,
                     eval_duration_ns=result.eval_duration_ns, wall_seconds=a.wall, attempts=result.attempts,
                 )
-                for a, result in fresh
+                for model, outcome, a, result in fresh
             ],
             ignore_conflicts=True,
         )
@@ -140,6 +144,14 @@ class RunWriter:
             progress=self.progress, done_calls=F("done_calls") + len(outcomes), cache_hits=F("cache_hits") + cached,
             failed_calls=F("failed_calls") + failed, heartbeat_at=timezone.now(),
         )
+
+    def beat(self) -> None:
+        """The heartbeat alone: a live job waiting on slow calls is not taken for a dead one."""
+        EvaluatorRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now())
+
+    def placed(self, placement: dict[str, Any]) -> None:
+        """Record where the models run (what the run page and the API show)."""
+        EvaluatorRun.objects.filter(pk=self.run.pk).update(placement=placement)
 
     def cancel_requested(self) -> bool:
         return EvaluatorRun.objects.filter(pk=self.run.pk, cancel_requested=True).exists()

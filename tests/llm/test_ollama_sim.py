@@ -185,6 +185,10 @@ def test_sim_changing_num_ctx_reloads_the_model(sim: OllamaSim) -> None:
 
 def test_sim_keep_alive_zero_unloads(sim: OllamaSim) -> None:
     _chat(sim.url, "llama3", keep_alive=0)
+    # The slot is released just after the answer is written, as in Ollama: allow that moment.
+    deadline = time.monotonic() + 2
+    while sim.loaded_models() and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert sim.loaded_models() == []
     _chat(sim.url, "llama3")
     assert sim.loaded_models() == ["llama3:latest"]

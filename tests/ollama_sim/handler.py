@@ -293,6 +293,9 @@ class Handler(BaseHTTPRequestHandler):
             prompt = "\n".join(p for p in (system, body.get("prompt") or "") if p)
         if not openai_api.is_openai(endpoint):
             stream = body.get("stream", True) is not False  # Ollama streams unless told not to
+        if endpoint == "chat" and not messages:
+            self._load_only(requested, model, options, body, config)
+            return
         record = CallRecord(
             model=model,
             endpoint=endpoint,
@@ -335,6 +338,33 @@ class Handler(BaseHTTPRequestHandler):
         except (RequestAbandoned, BrokenPipeError, ConnectionResetError):
             sim.end_call(record, "cancelled")
             raise
+
+    def _load_only(
+        self, requested: str, model: str, options: dict[str, Any], body: dict[str, Any], config: SimConfig
+    ) -> None:
+        """A chat without messages, as in Ollama: load the model (if needed) and answer with nothing.
+
+        It is no request (not in `requests` or the log), but a load it pays counts in `loads`."""
+        if config.digest(model) is None:
+            self._error(404, f'model "{requested}" not found, try pulling it first')
+            return
+        try:
+            num_ctx = int(options.get("num_ctx") or config.default_num_ctx)
+            keep_alive = keep_alive_seconds(body.get("keep_alive", config.default_keep_alive))
+        except (TypeError, ValueError) as exc:
+            self._error(400, str(exc))
+            return
+        runner, must_load = self.sim.scheduler.admit(
+            model, num_ctx=num_ctx, max_loaded=config.max_loaded, gone=self._client_gone
+        )
+        try:
+            load_ns = self._load(runner, must_load, config)
+        finally:
+            self.sim.scheduler.release(runner, keep_alive)
+        self._send_json(200, {
+            "model": requested, "created_at": _now_iso(), "message": {"role": "assistant", "content": ""},
+            "done": True, "done_reason": "load", "load_duration": load_ns,
+        })
 
     def _load(self, runner: Runner, must_load: bool, config: SimConfig) -> int:
         if not must_load:

@@ -25,7 +25,11 @@ class Command(BaseCommand):
         parser.add_argument("--preset", choices=list(PRESETS), default=None, help=presets_help())
         parser.add_argument("--annotators", default="", help="Comma-separated Ollama model tags (default: preset).")
         parser.add_argument("--supervisor", default="", help="Supervisor model tag (default: preset).")
-        parser.add_argument("--ollama-url", default="", help="Ollama server (default: OLLAMA_URL).")
+        parser.add_argument(
+            "--ollama-url", default="",
+            help="LLM server(s), comma-separated: http://HOST:PORT (Ollama) or openai+http://HOST:PORT "
+            "(an OpenAI-compatible server such as vLLM); the job spreads its models over them (default: OLLAMA_URLS).",
+        )
         parser.add_argument("--parallel", type=int, default=0, help="Requests in flight per model.")
         parser.add_argument("--outlier-rule", default=DEFAULT_OUTLIER_RULE, choices=list(OUTLIER_RULES),
                             help="Which annotators' scores count as outliers, left out of the supervisor's input.")
@@ -51,6 +55,9 @@ class Command(BaseCommand):
         except LaunchError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(describe_run(run))
+        for entry in run.placement.get("servers", []):
+            models = ", ".join(entry["models"]) or "nothing"
+            self.stdout.write(f"  {entry['server']}: {models} (about {entry['expected_seconds']:.0f} s)")
         if options["sync"]:
             status = run_execute(run.pk)
             return self._report(EvaluatorRun.objects.get(pk=run.pk), status)

@@ -1,0 +1,49 @@
+"""What placement needs from the database: each model's measured call and load times, and its calls left."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from django.db.models import Avg, Count, Max
+
+from corpus.models import Annotation, AnnotationKind
+from evaluation.models import EvaluatorRun, LLMCall, RunCall
+from evaluation.runs.modes import Phase
+from evaluation.runs.placement import DEFAULT_CALL_SECONDS, DEFAULT_LOAD_SECONDS, ModelWork
+
+LOADED = 10**8  # a load_duration above 0.1 s means the call paid for loading the model
+
+
+def model_works(calls: dict[Phase, int]) -> list[ModelWork]:
+    """Each model with its calls left (over its phases: a model may annotate and supervise) and its times
+    as measured by earlier calls, or the defaults."""
+    models = list(dict.fromkeys(phase.model for phase in calls))
+    measured = {
+        row["model"]: row["call"]
+        for row in LLMCall.objects.filter(model__in=models, status=LLMCall.Status.OK, wall_seconds__gt=0)
+        .values("model").annotate(call=Avg("wall_seconds"))
+    }
+    loads = {
+        row["model"]: row["load"] / 1e9
+        for row in LLMCall.objects.filter(model__in=models, load_duration_ns__gt=LOADED)
+        .values("model").annotate(load=Max("load_duration_ns"))
+    }
+    return [
+        ModelWork(model, sum(n for phase, n in calls.items() if phase.model == model),
+                  measured.get(model) or DEFAULT_CALL_SECONDS, loads.get(model) or DEFAULT_LOAD_SECONDS)
+        for model in models
+    ]
+
+
+def calls_left(run: EvaluatorRun, phases: Sequence[Phase], n_items: int) -> dict[Phase, int]:
+    """Steps each phase still has: items without its annotation (a new run: every item)."""
+    done = {
+        (row["kind"], row["model"]): row["n"]
+        for row in Annotation.objects.filter(source=run).values("kind", "model").annotate(n=Count("id"))
+    }
+    ensembles = sum(n for (kind, _), n in done.items() if kind == AnnotationKind.ENSEMBLE)
+    return {
+        phase: n_items - (ensembles if phase.role == RunCall.Role.SUPERVISOR
+                                else done.get((AnnotationKind.ANNOTATOR, phase.model), 0))
+        for phase in phases
+    }

@@ -1,0 +1,269 @@
+"""One job over several simulated servers: placement, both server dialects, a server lost mid-job."""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from collections import Counter
+
+import pytest
+from django.core.management import call_command
+from ninja.testing import TestClient
+
+from config.api import api
+from corpus.models import Annotation
+from evaluation.llm import OllamaBackend
+from evaluation.models import EvaluatorRun, LLMCall, RunStatus
+from evaluation.runs.execute import run_execute
+from evaluation.runs.launch import LaunchError, run_create, run_resume
+from tests import factories
+from tests.ollama_sim.config import FaultRule, SimConfig
+from tests.ollama_sim.openai_api import CHAT
+from tests.ollama_sim.server import OllamaSim
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ANNOTATORS = ["ann-a:1b", "ann-b:1b", "ann-c:1b"]
+SUPERVISOR = "sup:1b"
+MODELS = [*ANNOTATORS, SUPERVISOR]
+N = 6
+
+
+@pytest.fixture
+def dataset(db):
+    return factories.dataset("multi", input_headers=["Data"], output_header="Text", items=[
+        {"external_id": f"m{i}", "inputs": {"Data": f"record {i}"},
+         "output": f"The Copper Kettle {i} is a cheap coffee shop in the city centre with {i + 2} tables."}
+        for i in range(N)
+    ])
+
+
+def _sims(*model_lists: list[str], **config: object) -> list[OllamaSim]:
+    return [OllamaSim(SimConfig(models=models, parallel=2, **config)).start() for models in model_lists]
+
+
+def _ok(sims: list[OllamaSim]) -> Counter:
+    """Answered calls over every server: (model, prompt, options) -> how often."""
+    return Counter(
+        (r.model, r.prompt_sha256, repr(sorted(r.options.items())))
+        for sim in sims for r in sim.stats.log if r.status == "ok"
+    )
+
+
+def _create(dataset, urls, **kw) -> EvaluatorRun:
+    return run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
+                      ollama_url=urls, parallel=2, **kw)
+
+
+def test_run_spreads_its_models_over_three_servers(dataset):
+    sims = _sims(MODELS, MODELS, MODELS, call_time=0.02, swap_cost=0.05)
+    try:
+        run = _create(dataset, [s.url for s in sims])
+        assert run.servers == [s.url for s in sims]
+        placed = run.placement["models"]
+        # four models of equal expected work over three servers: one each, the fourth on the first
+        assert placed == {"ann-a:1b": sims[0].url, "ann-b:1b": sims[1].url, "ann-c:1b": sims[2].url,
+                          "sup:1b": sims[0].url}
+        assert run_execute(run.pk) == RunStatus.DONE
+        run.refresh_from_db()
+        for sim in sims:  # each server loaded only what was placed on it, each once
+            assert sorted(sim.stats.load_order) == sorted(m for m, url in placed.items() if url == sim.url)
+        assert sum(_ok(sims).values()) == N * 4 == LLMCall.objects.count()
+        assert Annotation.objects.filter(source=run, kind="ensemble").count() == N
+        assert [entry["state"] for entry in run.placement["servers"]] == ["up"] * 3
+    finally:
+        for sim in sims:
+            sim.stop()
+
+
+def test_run_places_a_model_only_on_a_server_that_has_it(dataset):
+    sims = _sims(["ann-a:1b", "ann-b:1b"], ["ann-c:1b", SUPERVISOR])
+    try:
+        run = _create(dataset, ",".join(s.url for s in sims))
+        assert run.placement["models"] == {"ann-a:1b": sims[0].url, "ann-b:1b": sims[0].url,
+                                           "ann-c:1b": sims[1].url, "sup:1b": sims[1].url}
+        assert run_execute(run.pk) == RunStatus.DONE
+        assert sims[0].stats.load_order == ANNOTATORS[:2]
+        assert sims[1].stats.load_order == ["ann-c:1b", SUPERVISOR]
+    finally:
+        for sim in sims:
+            sim.stop()
+
+
+def test_run_create_refuses_a_model_no_server_has_and_a_bad_address(dataset):
+    sims = _sims(["ann-a:1b"], ["ann-b:1b"])
+    try:
+        urls = [s.url for s in sims]
+        with pytest.raises(LaunchError) as caught:
+            _create(dataset, urls)
+        message = str(caught.value)
+        assert "ollama pull ann-c:1b" in message and "ollama pull sup:1b" in message
+        assert urls[0] in message and urls[1] in message
+        with pytest.raises(LaunchError, match="'gpu1:11434' is not an address"):
+            _create(dataset, f"{urls[0]},gpu1:11434")
+        assert not EvaluatorRun.objects.exists()
+    finally:
+        for sim in sims:
+            sim.stop()
+
+
+def test_run_against_an_openai_compatible_server(dataset):
+    (sim,) = _sims(MODELS)
+    try:
+        run = _create(dataset, f"openai+{sim.url}")
+        assert run.placement["servers"][0]["kind"] == "openai"
+        assert run_execute(run.pk) == RunStatus.DONE
+        stats = sim.stats
+        assert stats.requests == N * 4 and {r.endpoint for r in stats.log} == {CHAT}  # only the /v1 dialect
+        assert Annotation.objects.filter(source=run, kind="ensemble").count() == N
+        assert set(LLMCall.objects.values_list("model_digest", flat=True)) == {""}  # no digest in this dialect
+    finally:
+        sim.stop()
+
+
+def test_run_mixes_an_ollama_and_an_openai_compatible_server(dataset):
+    ollama, vllm = _sims(MODELS, MODELS)
+    try:
+        run = _create(dataset, [ollama.url, f"openai+{vllm.url}"])
+        assert run_execute(run.pk) == RunStatus.DONE
+        kinds = {entry["server"]: entry["kind"] for entry in run.placement["servers"]}
+        assert kinds == {ollama.url: "ollama", f"openai+{vllm.url}": "openai"}
+        assert ollama.stats.requests > 0 and vllm.stats.requests > 0
+        assert sum(_ok([ollama, vllm]).values()) == N * 4
+    finally:
+        ollama.stop()
+        vllm.stop()
+
+
+def test_preannotate_takes_a_comma_separated_server_list(dataset):
+    sims = _sims(MODELS, MODELS)
+    try:
+        out = io.StringIO()
+        call_command("preannotate", dataset="multi", aspect="accuracy", annotators=",".join(ANNOTATORS),
+                     supervisor=SUPERVISOR, ollama_url=f"{sims[0].url}, {sims[1].url}", parallel=2, sync=True,
+                     stdout=out)
+        text = out.getvalue()
+        assert f"{sims[0].url}: ann-a:1b, ann-c:1b" in text and f"{sims[1].url}: ann-b:1b, sup:1b" in text
+        assert "done" in text
+    finally:
+        for sim in sims:
+            sim.stop()
+
+
+def _fast(sims: list[OllamaSim]) -> dict[str, OllamaBackend]:
+    return {s.url: OllamaBackend(s.url, timeout=5, max_retries=1, backoff=0.01) for s in sims}
+
+
+def _kill_after(sim: OllamaSim, answered: int) -> threading.Thread:
+    def watch() -> None:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and sum(r.status == "ok" for r in sim.stats.log) < answered:
+            time.sleep(0.01)
+        sim.stop()
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_server_killed_mid_job_hands_its_models_over_and_no_answered_call_is_repeated(dataset):
+    sims = _sims(MODELS, MODELS, MODELS, call_time=0.05)
+    try:
+        run = _create(dataset, [s.url for s in sims])
+        doomed = sims[0]  # it runs ann-a, then the supervisor
+        killer = _kill_after(doomed, 3)
+        assert run_execute(run.pk, backends=_fast(sims)) == RunStatus.DONE
+        killer.join()
+        run.refresh_from_db()
+        assert run.placement["handoffs"] and {h["from"] for h in run.placement["handoffs"]} == {doomed.url}
+        moved = {h["model"] for h in run.placement["handoffs"]}
+        assert "ann-a:1b" in moved
+        state = next(e["state"] for e in run.placement["servers"] if e["server"] == doomed.url)
+        assert state.startswith("lost mid-job")
+        answered = _ok(sims)
+        assert max(answered.values()) == 1  # no answered call was asked twice, on any server
+        assert sum(answered.values()) == N * 4 == LLMCall.objects.count()
+        assert Annotation.objects.filter(source=run, kind="ensemble").count() == N
+    finally:
+        for sim in sims:
+            sim.stop()
+
+
+def test_a_lost_server_whose_model_is_nowhere_else_pauses_the_job_naming_it(dataset):
+    only, other = _sims(MODELS, [m for m in MODELS if m != "ann-b:1b"], call_time=0.02)
+    try:
+        run = _create(dataset, [only.url, other.url])
+        assert run.placement["models"]["ann-b:1b"] == only.url
+        only.configure(faults=[FaultRule(kind="error", status=503)])  # it stops answering anything
+        assert run_execute(run.pk, backends=_fast([only, other])) == RunStatus.PAUSED
+        run.refresh_from_db()
+        assert f"The server {only.url} stopped answering" in run.message
+        assert "No other server of this run has ann-b:1b" in run.message and "resume" in run.message
+        only.configure(faults=[])
+        only.reset_stats()
+        other_before = _ok([other])
+        assert run_resume(run=run, enqueue=False)
+        assert run_execute(run.pk) == RunStatus.DONE
+        assert not set(_ok([only])) & set(other_before)  # nothing answered before was asked again
+        assert Annotation.objects.filter(source=run, kind="ensemble").count() == N
+    finally:
+        only.stop()
+        other.stop()
+
+
+def test_api_takes_a_server_list_and_reports_the_placement(dataset, make_user):
+    sims = _sims(MODELS, MODELS)
+    try:
+        client = TestClient(api)
+        admin = make_user("root", role="admin")
+        body = {"dataset": dataset.name, "aspect": "accuracy", "annotators": ANNOTATORS, "supervisor": SUPERVISOR,
+                "ollama_url": [sims[0].url, f"openai+{sims[1].url}"], "parallel": 2}
+        response = client.post("/runs", json=body, user=admin)
+        assert response.status_code == 201, response.content
+        run_id = response.json()["id"]
+        assert run_execute(run_id) == RunStatus.DONE
+        progress = client.get(f"/runs/{run_id}", user=admin).json()
+        assert progress["servers"] == [sims[0].url, f"openai+{sims[1].url}"]
+        assert [e["models"] for e in progress["placement"]["servers"]] == [["ann-a:1b", "ann-c:1b"],
+                                                                           ["ann-b:1b", "sup:1b"]]
+        bad = client.post("/runs", json={**body, "ollama_url": ["http://a:1", "ftp://b"]}, user=admin)
+        assert bad.status_code == 400 and "'ftp://b'" in bad.json()["detail"]
+    finally:
+        for sim in sims:
+            sim.stop()
+
+
+def test_run_form_launches_on_several_servers_and_the_page_shows_where_each_model_runs(client, dataset, make_user):
+    sims = _sims(MODELS, MODELS)
+    try:
+        client.force_login(make_user("root", role="admin"))
+        response = client.post("/runs/new/", {
+            "dataset": dataset.pk, "aspect": "accuracy", "annotators": ",".join(ANNOTATORS), "mode": "ensemble",
+            "supervisor": SUPERVISOR, "ollama_url": f"{sims[0].url}, {sims[1].url}", "parallel": 2,
+            "outlier_rule": "leave_one_out",
+        })
+        assert response.status_code == 302, response.content.decode()[-2000:]
+        run = EvaluatorRun.objects.get()
+        page = client.get(f"/runs/{run.pk}/").content.decode()
+        assert 'id="run-placement"' in page
+        assert f"<td><code>{sims[1].url}</code></td><td>ollama</td><td>ann-b:1b, sup:1b</td>" in page
+    finally:
+        for sim in sims:
+            sim.stop()
+
+
+def test_a_model_that_annotates_and_supervises_is_placed_once_with_both_phases(dataset):
+    sims = _sims(MODELS, MODELS)
+    try:
+        run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-a:1b", "ann-b:1b"],
+                         supervisor="ann-a:1b", ollama_url=[s.url for s in sims], parallel=2)
+        # ann-a has twice the calls of ann-b (both phases), so it is placed first, on its own server
+        assert run.placement["models"] == {"ann-a:1b": sims[0].url, "ann-b:1b": sims[1].url}
+        assert run_execute(run.pk) == RunStatus.DONE
+        assert sims[0].stats.load_order == ["ann-a:1b"]  # loaded once for both of its phases
+        assert Annotation.objects.filter(source=run, kind="ensemble").count() == N
+        assert sum(_ok(sims).values()) == N * 3
+    finally:
+        for sim in sims:
+            sim.stop()
