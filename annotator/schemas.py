@@ -106,9 +106,14 @@ class JudgmentIn(JudgmentFieldsIn):
 
 
 class UndoOut(Schema):
+    """An undo or redo step: `undone` is true when a step was taken (for redo too); `field` names the judgment
+    field, or is "added_span" for an added error; `reopened` says a finished item is open again."""
+
     undone: bool
     field: str | None = None
     judgment: JudgmentOut | None = None
+    message: str = ""
+    reopened: bool = False
 
 
 class AddedSpanIn(Schema):

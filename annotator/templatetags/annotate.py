@@ -23,6 +23,7 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
     exact offsets; machine pieces list their span ids and error numbers, added pieces their span ids. Every
     text goes through format_html, so dataset and LLM text is always escaped."""
     machine = {r.span.pk: r.number for r in rows if r.has_offsets}
+    styles = {r.span.pk: r.style for r in rows if r.has_offsets}
     refs = [SpanRef(r.span.pk, r.span.start, r.span.end) for r in rows if r.has_offsets]
     # Added spans get negative ids so both kinds share one cut of the text.
     refs += [SpanRef(-s.pk, s.start, s.end) for s in added if s.start is not None]
@@ -35,6 +36,10 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
                                       seg.text))
             continue
         classes = "seg hl" if spans else "seg"
+        if spans:
+            # Each neutral label has its own colour and underline; a piece two labels share says so too.
+            looks = sorted({styles[i] for i in spans})
+            classes += f" ev-{looks[0]}" + (" hl-overlap" if len(looks) > 1 else "")
         if mine:
             classes += " hl-added"
         numbers = " ".join(str(machine[i]) for i in spans)
