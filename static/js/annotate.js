@@ -500,5 +500,5 @@
 
   // Resume where the annotator stopped: the first error still missing a verdict.
   updateProgress();
-  focusCard(firstIncomplete());
+  focusCard(firstIncomplete(), wide.matches); // on a phone the page opens at the top: inputs, then the text
 })();
