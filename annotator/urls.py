@@ -10,6 +10,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("datasets/import/", views.dataset_import, name="dataset_import"),
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
+    path("datasets/<int:pk>/items/<int:item_pk>/", views.item_detail, name="item_detail"),
     path("datasets/<int:pk>/export.<str:fmt>", views.dataset_export, name="dataset_export"),
     path("campaigns/new/", views.campaign_new, name="campaign_new"),
     path("campaigns/<int:pk>/", views.campaign_entry, name="campaign_entry"),

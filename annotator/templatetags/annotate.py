@@ -52,6 +52,23 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
     return format_html_join("", "{}", ((p,) for p in pieces))
 
 
+@register.simple_tag
+def source_highlighted(text: str, spans: Sequence[ErrorSpan]) -> SafeString:
+    """Return the output with one annotation's spans marked and numbered (the item browser): each piece lists
+    the numbers of the spans covering it, so overlaps inside one source stay readable. Escaped like above."""
+    numbers = {s.pk: n for n, s in enumerate(spans, start=1)}
+    refs = [SpanRef(s.pk, s.start, s.end) for s in spans if s.start is not None]
+    pieces = []
+    for seg in segments(text, refs):
+        if not seg.span_ids:
+            pieces.append(format_html("<span>{}</span>", seg.text))
+            continue
+        label = ", ".join(str(numbers[i]) for i in seg.span_ids)
+        pieces.append(format_html('<mark class="hl{}" title="Span {}">{}</mark>',
+                                  " hl-overlap" if len(seg.span_ids) > 1 else "", label, seg.text))
+    return format_html_join("", "{}", ((p,) for p in pieces))
+
+
 @register.filter
 def browser_length(text: str) -> int:
     """The output's length as the page counts it (CR LF is one character there)."""

@@ -12,7 +12,8 @@ from tests.factories import build_campaign
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 IN_VIEWPORT = """(sel) => { const r = document.querySelector(sel).getBoundingClientRect();
-  return r.height > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= window.innerHeight && r.right <= window.innerWidth; }"""
+  return r.height > 0 && r.top >= 0 && r.left >= 0
+    && r.bottom <= window.innerHeight && r.right <= window.innerWidth; }"""
 
 
 def _open(page, live_server, login, username: str):
@@ -30,7 +31,8 @@ def _drag_select(page, start: int, end: int) -> None:
         for (const seg of document.querySelectorAll('#output-text [data-o]')) {
           const o = Number(seg.dataset.o), n = seg.textContent.length;
           if (offset >= o && offset < o + n) {
-            const r = document.createRange(); r.setStart(seg.firstChild, offset - o); r.setEnd(seg.firstChild, offset - o + 1);
+            const r = document.createRange();
+            r.setStart(seg.firstChild, offset - o); r.setEnd(seg.firstChild, offset - o + 1);
             const box = r.getClientRects()[0]; return [box.left + 1, box.top + box.height / 2];
           }
         }
@@ -53,7 +55,7 @@ def test_j_brings_the_focused_span_into_view_on_a_long_document(page, live_serve
     assert page.locator(".data-table th").first.evaluate("th => getComputedStyle(th).position") == "sticky"
     assert spans["late_b"].start > 3000
     page.keyboard.press("j")
-    page.wait_for_function(f"() => document.querySelector('#error-{spans['late_b'].pk}').classList.contains('is-focus')")
+    page.locator(f"#error-{spans['late_b'].pk}.is-focus").wait_for()
     page.wait_for_function(f"() => ({IN_VIEWPORT})('#output-text mark.is-focus')")
     assert page.evaluate(IN_VIEWPORT, "#output-text mark.is-focus")
     assert page.evaluate(IN_VIEWPORT, f"#error-{spans['late_b'].pk}")
@@ -64,7 +66,7 @@ def test_j_brings_the_focused_span_into_view_on_a_long_document(page, live_serve
     assert all(h < 60 for h in heights if h != focused) and focused > 120
     # A click on another highlight moves the focus to its card and keeps both in view.
     page.locator(f"#output-text mark[data-spans~='{spans['last'].pk}']").first.click()
-    page.wait_for_function(f"() => document.querySelector('#error-{spans['last'].pk}').classList.contains('is-focus')")
+    page.locator(f"#error-{spans['last'].pk}.is-focus").wait_for()
     assert page.evaluate(IN_VIEWPORT, f"#error-{spans['last'].pk}")
     assert page.evaluate(IN_VIEWPORT, "#output-text mark.is-focus")
 

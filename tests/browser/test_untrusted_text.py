@@ -36,7 +36,8 @@ def test_script_and_img_payloads_render_as_text_everywhere(page, live_server, lo
     # No element was injected: the only images are none, the only scripts are htmx and our own, and the only
     # data blocks are the protocol's key map and the campaign's categories (JSON that never runs).
     assert page.locator("img").count() == 0
-    assert page.locator("script[type='application/json']").evaluate_all("els => els.map(e => e.id)") == ["sj-keys", "sj-categories"]
+    data_blocks = page.locator("script[type='application/json']").evaluate_all("els => els.map(e => e.id)")
+    assert data_blocks == ["sj-keys", "sj-categories"]
     sources = page.locator("script:not([type='application/json'])").evaluate_all(
         "els => els.map(e => e.getAttribute('src') || e.textContent)")
     assert all(src and src.endswith(".js") for src in sources), sources
