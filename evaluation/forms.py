@@ -2,27 +2,59 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django import forms
 from django.conf import settings
 
 from corpus.models import Dataset
 from evaluation.engine.presets import PRESETS
+from evaluation.models import Aspect
 from evaluation.runs.modes import DEFAULT_MODE, mode_choices, mode_spec
 
 
 class RunLaunchForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
-    aspect = forms.CharField(max_length=200, help_text="An aspect of the dataset's task, e.g. accuracy.")
+    aspect = forms.ChoiceField(help_text="An aspect of the dataset's task (grouped by task).")
     preset = forms.ChoiceField(
         choices=[(name, f"{name}: {p.note}") for name, p in PRESETS.items()], required=False,
         help_text="Used when the model fields are left empty.",
     )
     annotators = forms.CharField(required=False, help_text="Comma-separated Ollama tags; overrides the preset.")
     supervisor = forms.CharField(required=False, help_text="Overrides the preset's supervisor.")
-    ollama_url = forms.CharField(required=False, help_text=f"Default {settings.OLLAMA_URL}")
+    ollama_url = forms.CharField(required=False, max_length=300, help_text=f"Default {settings.OLLAMA_URL}")
     parallel = forms.IntegerField(min_value=1, max_value=64, initial=settings.OLLAMA_PARALLEL)
     mode = forms.ChoiceField(choices=mode_choices, initial=DEFAULT_MODE)
     outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for slug, name in Aspect.objects.order_by("task__slug", "name").values_list("task__slug", "name"):
+            groups.setdefault(slug, []).append((name, name))
+        self.fields["aspect"].choices = [("", "— choose an aspect —"), *groups.items()]
+
+    def clean_ollama_url(self) -> str:
+        """An http(s) URL with a host (service names such as http://ollama:11434 are fine), or empty."""
+        url = self.cleaned_data["ollama_url"].strip()
+        if not url:
+            return ""
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname or " " in url:
+            raise forms.ValidationError(f"{url!r} is not an http:// or https:// URL with a host, "
+                                        "e.g. http://127.0.0.1:11434")
+        return url
+
+    def clean(self) -> dict:
+        data = super().clean()
+        dataset, aspect = data.get("dataset"), data.get("aspect")
+        if dataset is not None and aspect and not Aspect.objects.filter(task=dataset.task, name=aspect).exists():
+            self.add_error("aspect", f"{aspect!r} is not an aspect of {dataset.task.slug} (the dataset's task).")
+        return data
 
     def models(self) -> tuple[list[str], str]:
         preset = PRESETS[self.cleaned_data.get("preset") or settings.ENSEMBLE_PRESET]
