@@ -171,8 +171,8 @@ class WorkAction(models.Model):
 
     `payload` holds both sides of the change: for a judgment field {span, field, old, new}; for an added
     error {span: id, before: {...} or null, after: {...} or null} (null = the error does not exist on that
-    side). Undo walks back through rows not undone, newest first; redo replays the undone rows, but only
-    until the annotator does something new (then `redoable` is cleared, as in any editor).
+    side). Undo walks back through rows not undone, newest first; redo replays the most recently undone row,
+    but only while no action was taken after that undo (as in any editor), which `at` > `undone_at` tells.
     """
 
     class Kind(models.TextChoices):
@@ -184,7 +184,6 @@ class WorkAction(models.Model):
     kind = models.CharField(max_length=12, choices=Kind.choices)
     payload = models.JSONField()
     undone = models.BooleanField(default=False)
-    redoable = models.BooleanField(default=True)
     at = models.DateTimeField(auto_now_add=True)
     undone_at = models.DateTimeField(null=True, blank=True)
 

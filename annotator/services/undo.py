@@ -60,9 +60,9 @@ def action_undo(*, assignment: Assignment, user: User) -> StepResult | None:
 def action_redo(*, assignment: Assignment, user: User) -> StepResult | None:
     """Replay the most recently undone action, unless the user has done something new since."""
     check_can_work(assignment, user)
-    action = _stack(assignment, user).filter(undone=True, redoable=True).order_by("-undone_at", "-id").first()
-    if action is None:
-        return None
+    action = _stack(assignment, user).filter(undone=True).order_by("-undone_at", "-id").first()
+    if action is None or _stack(assignment, user).filter(undone=False, at__gt=action.undone_at).exists():
+        return None  # nothing undone, or something new was done since: the undone branch is gone
     result = _apply(assignment, user, action, backwards=False)
     action.undone, action.undone_at = False, None
     action.save(update_fields=["undone", "undone_at", "payload"])
