@@ -468,7 +468,15 @@
   const redoButton = document.getElementById("redo-button");
   if (redoButton) redoButton.addEventListener("click", () => whenIdle(redo));
   const autoBox = document.getElementById("auto-advance");
-  if (autoBox) autoBox.addEventListener("change", () => { autoAdvance = autoBox.checked; });
+  if (autoBox) {
+    autoBox.addEventListener("change", () => {
+      autoAdvance = autoBox.checked;
+      // Hand the keys back to the cards (a focused checkbox would swallow them).
+      autoBox.blur();
+      const card = currentCard();
+      if (card) card.focus({ preventScroll: true });
+    });
+  }
   const cancel = document.getElementById("add-cancel");
   if (cancel) cancel.addEventListener("click", () => document.getElementById("add-dialog").close());
   const help = document.getElementById("help-button");

@@ -138,3 +138,23 @@ def test_phone_width_has_no_horizontal_scroll(browser, live_server, make_user):
         assert max(widths) > 200
     finally:
         context.close()
+
+
+def test_auto_advance_is_a_remembered_setting_that_moves_on_after_both_verdicts(page, live_server, login, make_user):
+    ann = make_user("advancer")
+    built = build_campaign([ann], per_item=1)
+    assignment = Assignment.objects.get(annotator=ann, item=built.items[0])
+    s = built.spans
+    login("advancer")
+    page.goto(f"{live_server.url}/work/{assignment.pk}/")
+    page.locator(f"#error-{s['b1_family'].pk}.is-focus").wait_for()
+    page.locator("#auto-advance").check()
+    page.locator("#flash", has_text="Auto-advance is on").wait_for()
+    ann.refresh_from_db()
+    assert ann.auto_advance is True
+    page.keyboard.press("1")
+    page.keyboard.press("q")
+    page.locator(f"#error-{s['a1_family'].pk}.is-focus").wait_for()  # moved on by itself
+    # Remembered: after a reload the box is still ticked.
+    page.reload()
+    assert page.locator("#auto-advance").is_checked()
