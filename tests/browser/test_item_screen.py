@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, SpanJudgment
-from corpus.models import ErrorSpan
+from annotator.services.campaigns import campaign_create
+from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item
+from corpus.services.importing import items_import
 from tests.browser.long_item import build_long_campaign
-from tests.factories import build_campaign
+from tests.factories import annotation, build_campaign, run, span
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -158,3 +160,26 @@ def test_auto_advance_is_a_remembered_setting_that_moves_on_after_both_verdicts(
     # Remembered: after a reload the box is still ticked.
     page.reload()
     assert page.locator("#auto-advance").is_checked()
+
+
+def test_on_a_real_rotowire_item_every_j_keeps_the_focused_span_in_view(page, live_server, login, make_user,
+                                                                        rotowire_file, tmp_path):
+    """The shared RotoWire summaries (skips without them): its gold spans, posed as a run's errors."""
+    first = tmp_path / "one.jsonl"
+    first.write_text(rotowire_file.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    items_import(path=first, dataset_name="rotowire one", task_slug="data-to-text")
+    game = Item.objects.get(dataset__name="rotowire one")
+    machine = run(game.dataset, "rotowire-as-run")
+    answer = annotation(game, machine)
+    golds = Annotation.objects.get(item=game, kind=AnnotationKind.GOLD).spans.order_by("start")
+    for n, g in enumerate(golds):
+        span(answer, n, g.start, g.end, text=g.text, explanation=g.explanation or "gold error", severity=3)
+    ann = make_user("rotoreader")
+    campaign_create(name="rotowire screen", dataset=game.dataset, runs=[machine], annotators=[ann],
+                    aspects=["accuracy"])
+    _open(page, live_server, login, "rotoreader")
+    for _ in range(golds.count() - 1):
+        page.keyboard.press("j")
+        assert page.evaluate(IN_VIEWPORT, "#output-text mark.is-focus")
+        assert page.evaluate(IN_VIEWPORT, "#errors .error-card.is-focus")
+    assert page.locator("#errors .error-card").last.get_attribute("class").find("is-focus") >= 0
