@@ -29,6 +29,10 @@ class SourceColumn:
     def kind_label(self) -> str:
         return SourceKind(self.kind).label
 
+    @property
+    def short_kind(self) -> str:
+        return {SourceKind.IMPORT: "file", SourceKind.RUN: "run", SourceKind.CAMPAIGN: "expert"}.get(self.kind, "")
+
 
 def _source_label(source_id: int, label: str, kind: str, campaigns: dict[int, str]) -> str:
     if kind == SourceKind.CAMPAIGN and source_id in campaigns:

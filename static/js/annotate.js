@@ -507,6 +507,8 @@
   window.addEventListener("pagehide", () => flushTime(true));
 
   // Resume where the annotator stopped: the first error still missing a verdict.
+  // On a phone the inputs start folded, so the text is the first thing below the bar.
+  if (!wide.matches) document.querySelectorAll(".work-inputs details[open]").forEach((d) => { d.open = false; });
   updateProgress();
-  focusCard(firstIncomplete(), wide.matches); // on a phone the page opens at the top: inputs, then the text
+  focusCard(firstIncomplete(), wide.matches); // on a phone the page opens at the top
 })();
