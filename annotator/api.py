@@ -11,6 +11,7 @@ from ninja.files import UploadedFile
 
 from accounts.access import require_researcher
 from accounts.models import User
+from accounts.services.settings import user_set_auto_advance
 from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit
 from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.schemas import (
@@ -30,6 +31,8 @@ from annotator.schemas import (
     JudgmentFieldsIn,
     JudgmentIn,
     JudgmentOut,
+    SettingsIn,
+    SettingsOut,
     UndoOut,
     WorkItemOut,
 )
@@ -308,3 +311,11 @@ def campaign_control_accuracy(request: HttpRequest, campaign_id: int):
                            explanation_correct=r.explanation_correct, explanation_percent=r.explanation_percent)
         for r in control_accuracy(campaign)
     ]
+
+
+@router.patch("/me/settings", response=SettingsOut, operation_id="update_settings", tags=["annotation"])
+def update_settings(request: HttpRequest, payload: SettingsIn):
+    """The twin of the item screen's auto-advance switch."""
+    if payload.auto_advance is not None:
+        user_set_auto_advance(user=request.user, on=payload.auto_advance)
+    return SettingsOut(auto_advance=request.user.auto_advance)

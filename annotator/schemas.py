@@ -185,3 +185,13 @@ class ImportOut(Schema):
     annotations: int
     spans: int
     judgments: int
+
+
+class SettingsIn(Schema):
+    """The signed-in user's item-screen settings; a field left out is left as it is."""
+
+    auto_advance: bool | None = None
+
+
+class SettingsOut(Schema):
+    auto_advance: bool

@@ -135,3 +135,13 @@ def test_create_campaign_refuses_runs_of_another_dataset(make_user, researcher):
     body = {"name": "mixed", "dataset_id": one.dataset.pk, "run_ids": [other.runs[0].pk], "annotators": ["c3"]}
     r = Api(researcher)("post", "/campaigns", body)
     assert r.status_code == 422 and "dataset" in r.json()["detail"]
+
+
+def test_api_sets_the_auto_advance_setting_like_the_switch(make_user):
+    ann = make_user("switcher")
+    api = Api(ann)
+    assert api("patch", "/me/settings", {"auto_advance": True}).json() == {"auto_advance": True}
+    ann.refresh_from_db()
+    assert ann.auto_advance is True
+    assert api("patch", "/me/settings", {}).json() == {"auto_advance": True}
+    assert api("patch", "/me/settings", {"auto_advance": "maybe"}).status_code == 422
