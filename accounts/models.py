@@ -16,6 +16,9 @@ class User(AbstractUser):
     """A person with one role; admins and researchers see everything, annotators only their work."""
 
     role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+    auto_advance = models.BooleanField(
+        default=False, help_text="On the item screen, move to the next open error once both verdicts are set.",
+    )
 
     @property
     def is_admin_role(self) -> bool:

@@ -266,6 +266,9 @@ def overlap_table(data: DashboardData) -> Table:
         "overlap", "Overlap with reference spans", columns,
         note=f"Reference: {where}. One-to-one maximum matching; missed = reference spans no prediction overlaps.",
     )
+    if not any(value.startswith("gold") for value, _ in data.references):
+        table.note += (" This dataset has no gold spans (import them with import_items --source gold), so "
+                       + ("the reference is the campaign's humans." if ref else "there is nothing to compare with."))
     for row in data.overlap:
         table.rows.append(
             _run_cells(runs, row.run_id) | {

@@ -69,10 +69,9 @@ def _dashboard(request: AppRequest, template_context: dict, scope: Scope, datase
     data = cached(key, lambda: dashboard_data(scope, **_params(request)))
     plots = cached(f"{key}:plots" if key else None, lambda: _plots().dashboard_plots(data))
     systems = list(
-        Item.objects.filter(dataset=dataset, derived_from__isnull=True)
-        .exclude(system="")
-        .values_list("system", flat=True)
-        .distinct()[:200]
+        # order_by: without it the model's default ordering joins the DISTINCT and repeats each system per item.
+        Item.objects.filter(dataset=dataset, derived_from__isnull=True).exclude(system="").order_by("system")
+        .values_list("system", flat=True).distinct()[:200]
     )
     context = template_context | {
         "data": data, "tables": dashboard_tables(data), "plots": plots,

@@ -11,6 +11,7 @@ from ninja.files import UploadedFile
 
 from accounts.access import require_researcher
 from accounts.models import User
+from accounts.services.settings import user_set_auto_advance
 from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit
 from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.schemas import (
@@ -30,6 +31,8 @@ from annotator.schemas import (
     JudgmentFieldsIn,
     JudgmentIn,
     JudgmentOut,
+    SettingsIn,
+    SettingsOut,
     UndoOut,
     WorkItemOut,
 )
@@ -45,7 +48,8 @@ from annotator.services.added_spans import AddedSpanError, added_span_create, ad
 from annotator.services.assignments import AssignmentError, assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.services.exporting import export_csv, export_jsonl
-from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
+from annotator.services.judgments import JudgmentError, judgment_set
+from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.services.uploads import upload_import
 from corpus.formats import FormatError
 from corpus.models import Dataset, ErrorSpan
@@ -186,19 +190,34 @@ def update_judgment(request: HttpRequest, assignment_id: int, span_id: int, payl
     return _set_fields(request, assignment_id, span_id, payload.dict(exclude_unset=True))
 
 
+def _step_out(result: StepResult | None) -> UndoOut:
+    if result is None:
+        return UndoOut(undone=False)
+    field = result.action.payload.get("field", "added_span")
+    judgment = _judgment_out(result.judgment) if result.judgment is not None else None
+    return UndoOut(undone=True, field=field, judgment=judgment, message=result.message, reopened=result.reopened)
+
+
 @router.post("/assignments/{assignment_id}/undo", response=UndoOut, operation_id="undo_judgment",
              tags=["annotation"])
 def undo_judgment(request: HttpRequest, assignment_id: int):
-    """Revert the caller's latest change on this assignment (like pressing u on the screen)."""
+    """Reverse the caller's newest action on this assignment of any kind (like pressing u on the screen)."""
     assignment = assignment_to_edit(request.user, assignment_id)
     try:
-        result = judgment_undo(assignment=assignment, user=request.user)
-    except JudgmentError as exc:
+        return _step_out(action_undo(assignment=assignment, user=request.user))
+    except (JudgmentError, AddedSpanError) as exc:
         raise HttpError(422, str(exc)) from None
-    if result is None:
-        return UndoOut(undone=False)
-    judgment, event = result
-    return UndoOut(undone=True, field=event.field, judgment=_judgment_out(judgment))
+
+
+@router.post("/assignments/{assignment_id}/redo", response=UndoOut, operation_id="redo_judgment",
+             tags=["annotation"])
+def redo_judgment(request: HttpRequest, assignment_id: int):
+    """Replay the caller's most recently undone action (like Shift+U on the screen)."""
+    assignment = assignment_to_edit(request.user, assignment_id)
+    try:
+        return _step_out(action_redo(assignment=assignment, user=request.user))
+    except (JudgmentError, AddedSpanError) as exc:
+        raise HttpError(422, str(exc)) from None
 
 
 @router.post("/assignments/{assignment_id}/added-spans", response={201: AddedSpanOut},
@@ -292,3 +311,11 @@ def campaign_control_accuracy(request: HttpRequest, campaign_id: int):
                            explanation_correct=r.explanation_correct, explanation_percent=r.explanation_percent)
         for r in control_accuracy(campaign)
     ]
+
+
+@router.patch("/me/settings", response=SettingsOut, operation_id="update_settings", tags=["annotation"])
+def update_settings(request: HttpRequest, payload: SettingsIn):
+    """The twin of the item screen's auto-advance switch."""
+    if payload.auto_advance is not None:
+        user_set_auto_advance(user=request.user, on=payload.auto_advance)
+    return SettingsOut(auto_advance=request.user.auto_advance)

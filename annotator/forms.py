@@ -5,10 +5,11 @@ from __future__ import annotations
 from django import forms
 
 from accounts.models import Role, User
+from annotator.categories import CategoryError, default_categories, parse_category_names
 from annotator.services.campaigns import DEFAULT_GUIDELINES
 from corpus import protocol
 from corpus.models import Dataset, Item, TaskType
-from evaluation.models import EvaluatorRun
+from evaluation.models import EvaluatorRun, RunStatus
 
 
 class CampaignForm(forms.Form):
@@ -30,13 +31,21 @@ class CampaignForm(forms.Form):
     seed = forms.IntegerField(initial=0, help_text="Seeds the per-annotator item order and the neutral labels.")
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 14}), initial=DEFAULT_GUIDELINES,
                                  help_text="Markdown shown to the annotators.")
+    categories = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Categories experts pick for an added error, comma-separated, in key order (1-9). "
+                  "Empty: the task's defaults.",
+    )
 
     def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.dataset_obj = dataset
         runs = EvaluatorRun.objects.none()
         if dataset is not None:
-            runs = EvaluatorRun.objects.filter(dataset=dataset).select_related("aspect", "evaluator").order_by("label")
+            # A cancelled run is not offered: its answers are incomplete by decision.
+            runs = (EvaluatorRun.objects.filter(dataset=dataset).exclude(status=RunStatus.CANCELLED)
+                    .select_related("aspect", "evaluator").order_by("label"))
+            self.fields["categories"].initial = ", ".join(c["name"] for c in default_categories(dataset.task.slug))
         self.run_objects = {str(r.pk): r for r in runs}
         self.fields["runs"].choices = [
             (pk, f"{r.label} — {r.evaluator.name} ({r.aspect.name}, {r.get_status_display()})")
@@ -44,6 +53,12 @@ class CampaignForm(forms.Form):
         ]
         aspect_names = sorted({r.aspect.name for r in self.run_objects.values()})
         self.fields["aspects"].choices = [(a, a) for a in aspect_names]
+
+    def clean_categories(self) -> list[str]:
+        try:
+            return [c["name"] for c in parse_category_names(self.cleaned_data["categories"])]
+        except CategoryError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean_control_items(self) -> list[int]:
         raw = [part.strip() for part in self.cleaned_data["control_items"].split(",") if part.strip()]

@@ -28,6 +28,10 @@ class Campaign(models.Model):
     guidelines = models.TextField(blank=True, default="", help_text="Markdown shown to the annotators.")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DRAFT)
     seed = models.IntegerField(default=0, help_text="Seeds the per-annotator item order.")
+    categories = models.JSONField(
+        default=list, blank=True,
+        help_text="Keyed, coloured categories for added errors: [{key, name, colour}] (annotator.categories).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -160,6 +164,32 @@ class JudgmentEvent(models.Model):
     class Meta:
         ordering = ["judgment_id", "at", "id"]
         indexes = [models.Index(fields=["user", "at"], name="judgmentevent_user_at")]
+
+
+class WorkAction(models.Model):
+    """The undo/redo stack: one row per action an annotator took on an assignment, with what reverses it.
+
+    `payload` holds both sides of the change: for a judgment field {span, field, old, new}; for an added
+    error {span: id, before: {...} or null, after: {...} or null} (null = the error does not exist on that
+    side). Undo walks back through rows not undone, newest first; redo replays the most recently undone row,
+    but only while no action was taken after that undo (as in any editor), which `at` > `undone_at` tells.
+    """
+
+    class Kind(models.TextChoices):
+        JUDGMENT = "judgment", "Judgment field"
+        ADDED = "added", "Added error"
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="actions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    payload = models.JSONField()
+    undone = models.BooleanField(default=False)
+    at = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["assignment_id", "id"]
+        indexes = [models.Index(fields=["assignment", "user", "undone"], name="workaction_stack")]
 
 
 class ControlVerdict(models.Model):

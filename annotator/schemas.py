@@ -107,9 +107,14 @@ class JudgmentIn(JudgmentFieldsIn):
 
 
 class UndoOut(Schema):
+    """An undo or redo step: `undone` is true when a step was taken (for redo too); `field` names the judgment
+    field, or is "added_span" for an added error; `reopened` says a finished item is open again."""
+
     undone: bool
     field: str | None = None
     judgment: JudgmentOut | None = None
+    message: str = ""
+    reopened: bool = False
 
 
 class AddedSpanIn(Schema):
@@ -181,3 +186,13 @@ class ImportOut(Schema):
     annotations: int
     spans: int
     judgments: int
+
+
+class SettingsIn(Schema):
+    """The signed-in user's item-screen settings; a field left out is left as it is."""
+
+    auto_advance: bool | None = None
+
+
+class SettingsOut(Schema):
+    auto_advance: bool

@@ -44,6 +44,7 @@ class ErrorRow:
     label: str
     number: int
     judgment: SpanJudgment | None = None
+    style: int = 0  # which colour/underline style the screen gives this row's neutral label
 
     @property
     def has_offsets(self) -> bool:

@@ -77,9 +77,9 @@ GROUPS: tuple[Group, ...] = (
     Group("Flags", None, FLAGS),
 )
 
-# Keys the item screen keeps for itself (moving, comment, undo, selection, add, finish, items, guidelines, help,
-# severity; see static/js/annotate.js). No verdict or flag may take one, or its key would silently do nothing.
-SCREEN_KEYS: frozenset[str] = frozenset("jkmusafnpg?-=+0")
+# Keys the item screen keeps for itself (moving, comment, undo, redo, selection, add, finish, items, guidelines,
+# help, severity; see static/js/annotate.js). No verdict or flag may take one, or its key would silently do nothing.
+SCREEN_KEYS: frozenset[str] = frozenset("jkmuUsafnpg?-=+0")
 
 
 def choices(terms: tuple[Term, ...]) -> list[tuple[str, str]]:

@@ -7,12 +7,14 @@ from django.conf import settings
 
 from corpus.models import Dataset
 from evaluation.engine.presets import PRESETS
+from evaluation.llm.servers import ServerListError, parse_servers
+from evaluation.models import Aspect
 from evaluation.runs.modes import DEFAULT_MODE, mode_choices, mode_spec
 
 
 class RunLaunchForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
-    aspect = forms.CharField(max_length=200, help_text="An aspect of the dataset's task, e.g. accuracy.")
+    aspect = forms.ChoiceField(help_text="An aspect of the dataset's task (grouped by task).")
     preset = forms.ChoiceField(
         choices=[(name, f"{name}: {p.note}") for name, p in PRESETS.items()], required=False,
         help_text="Used when the model fields are left empty.",
@@ -27,6 +29,31 @@ class RunLaunchForm(forms.Form):
     parallel = forms.IntegerField(min_value=1, max_value=64, initial=settings.OLLAMA_PARALLEL)
     mode = forms.ChoiceField(choices=mode_choices, initial=DEFAULT_MODE)
     outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for slug, name in Aspect.objects.order_by("task__slug", "name").values_list("task__slug", "name"):
+            groups.setdefault(slug, []).append((name, name))
+        self.fields["aspect"].choices = [("", "— choose an aspect —"), *groups.items()]
+
+    def clean_ollama_url(self) -> str:
+        """Each server an http(s) address with a host, optionally `openai+` for an OpenAI-compatible one."""
+        value = self.cleaned_data["ollama_url"].strip()
+        if not value:
+            return ""
+        try:
+            parse_servers(value)
+        except ServerListError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return value
+
+    def clean(self) -> dict:
+        data = super().clean()
+        dataset, aspect = data.get("dataset"), data.get("aspect")
+        if dataset is not None and aspect and not Aspect.objects.filter(task=dataset.task, name=aspect).exists():
+            self.add_error("aspect", f"{aspect!r} is not an aspect of {dataset.task.slug} (the dataset's task).")
+        return data
 
     def models(self) -> tuple[list[str] | None, str | None]:
         """Return the models typed in; None where the field is empty, so that run_create takes the preset's."""

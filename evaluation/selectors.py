@@ -8,7 +8,7 @@ from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from corpus.models import Annotation, ParseStatus
-from evaluation.models import EvaluatorRun, LLMCall
+from evaluation.models import EvaluatorRun, LLMCall, RunStatus
 
 
 def runs_for_home() -> QuerySet[EvaluatorRun]:
@@ -18,14 +18,18 @@ def runs_for_home() -> QuerySet[EvaluatorRun]:
 def run_progress(run: EvaluatorRun) -> dict[str, Any]:
     """Return what the job page and the API show: per-model counts, rates, ETA and recent failures."""
     now = timezone.now()
-    elapsed = ((run.finished_at or now) - run.started_at).total_seconds() if run.started_at else 0.0
+    # A paused (or resumed, not yet picked up) run stopped working at its last heartbeat: neither the elapsed
+    # time nor the ETA may keep counting while nothing runs.
+    idle = run.status in (RunStatus.PAUSED, RunStatus.PENDING)
+    until = run.finished_at or ((run.heartbeat_at or now) if idle else now)
+    elapsed = max((until - run.started_at).total_seconds(), 0.0) if run.started_at else 0.0
     fresh = LLMCall.objects.filter(run_calls__run=run, run_calls__from_cache=False).distinct()
     tokens = fresh.aggregate(prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
     n_fresh = fresh.count()
     done = run.done_calls
     rate = done / elapsed if elapsed > 0 else 0.0
     remaining = max(run.total_calls - done, 0)
-    eta = remaining / rate if rate > 0 and not run.is_finished() else None
+    eta = remaining / rate if rate > 0 and not run.is_finished() and not idle else None
     failures = list(
         Annotation.objects.filter(source=run, parse_status=ParseStatus.FAILED)
         .select_related("item")
@@ -60,4 +64,7 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
         "finished": run.is_finished(),
         "servers": list(run.servers),
         "placement": run.placement,
+        # A run without steps wrote its annotations some other way (the demo's hand-written samples, an import).
+        "has_steps": run.total_calls > 0,
+        "is_sample": Annotation.objects.filter(source=run, is_sample=True).exists() if not run.total_calls else False,
     }

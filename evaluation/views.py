@@ -11,7 +11,7 @@ from django_htmx.http import HttpResponseStopPolling
 
 from accounts.access import require_admin, require_researcher
 from evaluation.forms import RunLaunchForm
-from evaluation.models import EvaluatorRun
+from evaluation.models import EvaluatorRun, RunStatus
 from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
 from evaluation.selectors import run_progress
 
@@ -61,7 +61,11 @@ def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
     require_admin(request)
     run = _get_run(pk)
     if run_cancel(run=run):
-        messages.info(request, "Cancellation requested; the job stops at its next checkpoint.")
+        run.refresh_from_db(fields=["status", "message"])
+        if run.status == RunStatus.CANCELLED:
+            messages.info(request, run.message)
+        else:
+            messages.info(request, "Cancellation requested; the job stops at its next checkpoint.")
     else:
         messages.warning(request, f"The run is {run.get_status_display().lower()} and cannot be cancelled.")
     return redirect("run_detail", pk=pk)

@@ -161,7 +161,8 @@ def overlap_report(*, runs: Sequence[RunInfo], reference: Reference, scope: Scop
 def reference_choices(scope: Scope) -> list[tuple[str, str]]:
     """Return the references available in scope as (value, label): gold sources, and the campaign's humans."""
     choices = []
-    gold = Annotation.objects.filter(kind=AnnotationKind.GOLD)
+    # Only gold sources that hold spans: a gold annotation without spans would make a table of zeros.
+    gold = Annotation.objects.filter(kind=AnnotationKind.GOLD, spans__isnull=False)
     if scope.dataset_id is not None:
         gold = gold.filter(item__dataset_id=scope.dataset_id)
     for source in gold.values_list("source__label", flat=True).distinct().order_by("source__label"):

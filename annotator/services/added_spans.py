@@ -7,7 +7,8 @@ from django.db.models import Max
 
 from accounts.models import User
 from annotator.access import check_can_work
-from annotator.models import AddedSource, Assignment, Campaign
+from annotator.models import AddedSource, Assignment, Campaign, WorkAction
+from annotator.services.actions import action_record
 from corpus import protocol
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
 
@@ -51,6 +52,21 @@ def _text(value: object, limit: int, name: str) -> str:
     return text
 
 
+def _category(campaign: Campaign, value: object) -> str:
+    """A category of the campaign's label set (any short text when the campaign defines none)."""
+    text = _text(value, MAX_CATEGORY, "category")
+    names = [c["name"] for c in campaign.categories or []]
+    if text and names and text not in names:
+        raise AddedSpanError(f"category {text!r} is not one of this campaign's: {', '.join(names)}")
+    return text
+
+
+def snapshot(span: ErrorSpan) -> dict[str, object]:
+    """What it takes to recreate an added error exactly (the undo stack keeps it)."""
+    return {"start": span.start, "end": span.end, "category": span.category, "severity": span.severity,
+            "note": span.explanation, "aspect": span.annotation.aspect}
+
+
 def _aspect(campaign: Campaign, aspect: str | None) -> str:
     aspects = list(campaign.aspects or [])
     if not aspect:
@@ -63,7 +79,7 @@ def _aspect(campaign: Campaign, aspect: str | None) -> str:
 @transaction.atomic
 def added_span_create(
     *, assignment: Assignment, user: User, start: object, end: object, aspect: str | None = None,
-    category: object = "", severity: object = None, note: object = "",
+    category: object = "", severity: object = None, note: object = "", record: bool = True,
 ) -> ErrorSpan:
     """Store a missed error as a span of the annotator's own human annotation of the item.
 
@@ -81,20 +97,25 @@ def added_span_create(
         defaults={"author": user},
     )
     position = (annotation.spans.aggregate(m=Max("position"))["m"] or 0) + 1
-    return ErrorSpan.objects.create(
+    span = ErrorSpan.objects.create(
         annotation=annotation, position=position, text=output[a:b], start=a, end=b, match=MatchKind.EXACT,
-        category=_text(category, MAX_CATEGORY, "category"), severity=_severity(severity),
+        category=_category(assignment.campaign, category), severity=_severity(severity),
         explanation=_text(note, MAX_NOTE, "note"),  # the annotator's note is this error's explanation
     )
+    if record:
+        action_record(assignment=assignment, user=user, kind=WorkAction.Kind.ADDED,
+                      payloads=[{"span": span.pk, "before": None, "after": snapshot(span)}])
+    return span
 
 
 @transaction.atomic
 def added_span_update(
     *, span: ErrorSpan, assignment: Assignment, user: User, category: object = KEEP, severity: object = KEEP,
-    note: object = KEEP, start: object = KEEP, end: object = KEEP,
+    note: object = KEEP, start: object = KEEP, end: object = KEEP, record: bool = True,
 ) -> ErrorSpan:
     """Change an added span's category, severity, note and (optionally) its offsets; KEEP leaves a field."""
     check_can_work(assignment, user)
+    before = snapshot(span)
     fields: list[str] = []
     if start is not KEEP or end is not KEEP:
         a, b = _offsets(
@@ -105,7 +126,7 @@ def added_span_update(
         span.start, span.end, span.text = a, b, assignment.item.output[a:b]
         fields += ["start", "end", "text"]
     if category is not KEEP:
-        span.category = _text(category, MAX_CATEGORY, "category")
+        span.category = _category(assignment.campaign, category)
         fields.append("category")
     if severity is not KEEP:
         span.severity = _severity(severity)
@@ -115,13 +136,20 @@ def added_span_update(
         fields.append("explanation")
     if fields:
         span.save(update_fields=fields)
+        after = snapshot(span)
+        if record and after != before:
+            action_record(assignment=assignment, user=user, kind=WorkAction.Kind.ADDED,
+                          payloads=[{"span": span.pk, "before": before, "after": after}])
     return span
 
 
 @transaction.atomic
-def added_span_delete(*, span: ErrorSpan, assignment: Assignment, user: User) -> None:
+def added_span_delete(*, span: ErrorSpan, assignment: Assignment, user: User, record: bool = True) -> None:
     """Delete an added span, and its annotation when no span is left in it."""
     check_can_work(assignment, user)
+    if record:
+        action_record(assignment=assignment, user=user, kind=WorkAction.Kind.ADDED,
+                      payloads=[{"span": span.pk, "before": snapshot(span), "after": None}])
     annotation_id = span.annotation_id
     span.delete()
     if not ErrorSpan.objects.filter(annotation_id=annotation_id).exists():

@@ -11,6 +11,7 @@ from pathlib import Path
 from django.db import transaction
 
 from accounts.models import User
+from annotator.categories import category_set, default_categories
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, ExplanationVerdict, SpanVerdict
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
 
@@ -36,6 +37,7 @@ def campaign_create(
     item_ids: Sequence[int] | None = None,
     control_item_ids: Sequence[int] = (),
     created_by: User | None = None,
+    categories: Sequence[str] | None = None,
 ) -> Campaign:
     """Create an open campaign and its assignments.
 
@@ -50,9 +52,12 @@ def campaign_create(
     if any(getattr(run, "dataset_id", dataset.pk) != dataset.pk for run in runs):
         raise ValueError("every evaluator run of a campaign must be on the campaign's dataset")
     rng = random.Random(seed)
+    # The categories experts pick from when they add an error: the researcher's, else the task's defaults.
+    label_set = category_set(list(categories)) if categories else default_categories(dataset.task.slug)
     campaign = Campaign.objects.create(
         name=name, dataset=dataset, aspects=list(aspects), annotators_per_item=annotators_per_item,
         guidelines=guidelines or DEFAULT_GUIDELINES, seed=seed, status=Campaign.Status.OPEN, created_by=created_by,
+        categories=label_set,
     )
     campaign.annotators.set(annotators)
     shuffled_runs = list(runs)

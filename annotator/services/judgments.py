@@ -14,7 +14,9 @@ from annotator.models import (
     Assignment,
     JudgmentEvent,
     SpanJudgment,
+    WorkAction,
 )
+from annotator.services.actions import action_record
 from corpus import protocol
 from corpus.models import ErrorSpan
 
@@ -72,7 +74,8 @@ def _as_text(value: object) -> str:
     return str(value)
 
 
-def _from_text(field: str, text: str) -> object:
+def from_text(field: str, text: str) -> object:
+    """The inverse of the audit trail's text form: what a field held, as the model stores it."""
     if field in FLAG_FIELDS:
         return text == "true"
     if field == "corrected_severity":
@@ -82,12 +85,13 @@ def _from_text(field: str, text: str) -> object:
 
 @transaction.atomic
 def judgment_set(
-    *, assignment: Assignment, span: ErrorSpan, user: User, changes: Mapping[str, object]
+    *, assignment: Assignment, span: ErrorSpan, user: User, changes: Mapping[str, object], record: bool = True
 ) -> SpanJudgment:
     """Apply `changes` (field -> value) to the user's judgment of `span`, creating it on first use.
 
-    Writes one audit event per field whose value really changed. The caller has checked that `span` is
-    judged on `assignment` (selectors.judged_span_for_assignment)."""
+    Writes one audit event per field whose value really changed, and (unless `record` is off, as when undo
+    itself applies a change) one action on the undo stack. The caller has checked that `span` is judged on
+    `assignment` (selectors.judged_span_for_assignment)."""
     check_can_work(assignment, user)
     clean = {field: _coerce(field, value) for field, value in changes.items()}
     judgment = SpanJudgment.objects.select_for_update().filter(assignment_id=assignment.pk, span_id=span.pk).first()
@@ -102,7 +106,7 @@ def judgment_set(
                 judgment.save(force_insert=True)
         except IntegrityError:
             # Another request created it a moment ago (double click): apply the change to that row instead.
-            return judgment_set(assignment=assignment, span=span, user=user, changes=changes)
+            return judgment_set(assignment=assignment, span=span, user=user, changes=changes, record=record)
         changed = [field for field, value in clean.items() if value != olds[field]]
     else:
         olds = {field: getattr(judgment, field) for field in clean}
@@ -118,6 +122,10 @@ def judgment_set(
     ]
     if events:
         JudgmentEvent.objects.bulk_create(events)
+    if record:
+        action_record(assignment=assignment, user=user, kind=WorkAction.Kind.JUDGMENT, payloads=[
+            {"span": span.pk, "field": e.field, "old": e.old_value, "new": e.new_value} for e in events
+        ])
     if assignment.status == Assignment.Status.TODO:
         _mark_started(assignment)
     return judgment
@@ -130,35 +138,3 @@ def _mark_started(assignment: Assignment) -> None:
     )
     assignment.status = Assignment.Status.IN_PROGRESS
     assignment.started_at = assignment.started_at or now
-
-
-@transaction.atomic
-def judgment_undo(*, assignment: Assignment, user: User) -> tuple[SpanJudgment, JudgmentEvent] | None:
-    """Revert the user's latest change on this assignment that is not undone yet; None if there is none.
-
-    The reverted event is marked `undone`; the revert itself is written as an event too (so the audit trail
-    says who undid what and when) and is born `undone` so it never lands on the undo stack itself."""
-    check_can_work(assignment, user)
-    event = (
-        JudgmentEvent.objects.select_for_update()
-        .filter(judgment__assignment_id=assignment.pk, user_id=user.pk, undone=False)
-        .order_by("-id")
-        .first()
-    )
-    if event is None:
-        return None
-    judgment = SpanJudgment.objects.select_for_update().get(pk=event.judgment_id)
-    current = _as_text(getattr(judgment, event.field))
-    setattr(judgment, event.field, _from_text(event.field, event.old_value))
-    judgment.save(update_fields=[event.field, "updated_at"])
-    event.undone = True
-    event.save(update_fields=["undone"])
-    JudgmentEvent.objects.create(judgment=judgment, user_id=user.pk, field=event.field, old_value=current,
-                                 new_value=event.old_value, undone=True)
-    if not judgment.is_complete() and Assignment.objects.filter(
-        pk=assignment.pk, status=Assignment.Status.DONE
-    ).update(status=Assignment.Status.IN_PROGRESS, finished_at=None):
-        # A done item lost a verdict: it is no longer done.
-        assignment.status = Assignment.Status.IN_PROGRESS
-        assignment.finished_at = None
-    return judgment, event

@@ -23,6 +23,7 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
     exact offsets; machine pieces list their span ids and error numbers, added pieces their span ids. Every
     text goes through format_html, so dataset and LLM text is always escaped."""
     machine = {r.span.pk: r.number for r in rows if r.has_offsets}
+    styles = {r.span.pk: r.style for r in rows if r.has_offsets}
     refs = [SpanRef(r.span.pk, r.span.start, r.span.end) for r in rows if r.has_offsets]
     # Added spans get negative ids so both kinds share one cut of the text.
     refs += [SpanRef(-s.pk, s.start, s.end) for s in added if s.start is not None]
@@ -35,6 +36,10 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
                                       seg.text))
             continue
         classes = "seg hl" if spans else "seg"
+        if spans:
+            # Each neutral label has its own colour and underline; a piece two labels share says so too.
+            looks = sorted({styles[i] for i in spans})
+            classes += f" ev-{looks[0]}" + (" hl-overlap" if len(looks) > 1 else "")
         if mine:
             classes += " hl-added"
         numbers = " ".join(str(machine[i]) for i in spans)
@@ -44,6 +49,23 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
             classes, to_browser_offset(text, seg.start), " ".join(map(str, spans)), " ".join(map(str, mine)), title,
             seg.text,
         ))
+    return format_html_join("", "{}", ((p,) for p in pieces))
+
+
+@register.simple_tag
+def source_highlighted(text: str, spans: Sequence[ErrorSpan]) -> SafeString:
+    """Return the output with one annotation's spans marked and numbered (the item browser): each piece lists
+    the numbers of the spans covering it, so overlaps inside one source stay readable. Escaped like above."""
+    numbers = {s.pk: n for n, s in enumerate(spans, start=1)}
+    refs = [SpanRef(s.pk, s.start, s.end) for s in spans if s.start is not None]
+    pieces = []
+    for seg in segments(text, refs):
+        if not seg.span_ids:
+            pieces.append(format_html("<span>{}</span>", seg.text))
+            continue
+        label = ", ".join(str(numbers[i]) for i in seg.span_ids)
+        pieces.append(format_html('<mark class="hl{}" title="Span {}">{}</mark>',
+                                  " hl-overlap" if len(seg.span_ids) > 1 else "", label, seg.text))
     return format_html_join("", "{}", ((p,) for p in pieces))
 
 

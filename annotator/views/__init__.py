@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from annotator.views.browse import dataset_detail, item_detail
 from annotator.views.campaigns import (
     campaign_control,
     campaign_entry,
@@ -9,20 +10,25 @@ from annotator.views.campaigns import (
     campaign_new,
     campaign_resume,
 )
-from annotator.views.pages import dataset_detail, dataset_export, dataset_import, home
+from annotator.views.pages import dataset_export, dataset_import, home
 from annotator.views.work import (
     added_span_add,
     added_span_edit,
     added_span_remove,
     assignment_finish_view,
     assignment_time,
+    auto_advance_view,
     item_screen,
+    judgment_redo_view,
     judgment_save,
     judgment_undo_view,
 )
 
 __all__ = [
     "added_span_add", "added_span_edit", "added_span_remove", "assignment_finish_view", "assignment_time",
+    "auto_advance_view",
     "campaign_control", "campaign_entry", "campaign_guidelines", "campaign_new", "campaign_resume",
-    "dataset_detail", "dataset_export", "dataset_import", "home", "item_screen", "judgment_save", "judgment_undo_view",
+    "dataset_detail", "dataset_export", "dataset_import", "home", "item_detail", "item_screen", "judgment_save",
+    "judgment_redo_view",
+    "judgment_undo_view",
 ]

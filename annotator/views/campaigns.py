@@ -18,14 +18,19 @@ from annotator.selectors import campaign_run_labels, control_accuracy, control_s
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.views.common import AppRequest, require_researcher
 from corpus.models import Dataset
-from evaluation.models import EvaluatorRun
+from evaluation.models import EvaluatorRun, RunStatus
+
+KEPT_FIELDS = ("name", "annotators_per_item", "control_items", "seed", "guidelines")
 
 
 @vary_on_headers("HX-Request")
 @require_http_methods(["GET", "POST"])
 def campaign_new(request: AppRequest) -> HttpResponse:
     require_researcher(request)
-    dataset_pk = request.POST.get("dataset") or request.GET.get("dataset")
+    run_pk = request.GET.get("run", "")
+    run = (EvaluatorRun.objects.select_related("dataset", "aspect").exclude(status=RunStatus.CANCELLED)
+           .filter(pk=run_pk).first() if run_pk.isdigit() else None)
+    dataset_pk = request.POST.get("dataset") or request.GET.get("dataset") or (str(run.dataset_id) if run else "")
     dataset = Dataset.objects.filter(pk=dataset_pk).first() if dataset_pk and dataset_pk.isdigit() else None
     if request.method == "POST":
         form = CampaignForm(request.POST, dataset=dataset)
@@ -37,6 +42,7 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                     annotators=list(data["annotators"]), aspects=data["aspects"],
                     annotators_per_item=data["annotators_per_item"], guidelines=data["guidelines"],
                     seed=data["seed"], control_item_ids=data["control_items"], created_by=request.user,
+                    categories=data["categories"] or None,
                 )
             except (ValueError, IntegrityError) as exc:
                 form.add_error(None, str(exc) if isinstance(exc, ValueError) else "A campaign of that name exists.")
@@ -44,7 +50,13 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                 messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")
                 return redirect("campaign_entry", pk=campaign.pk)
     else:
-        form = CampaignForm(initial={"dataset": dataset}, dataset=dataset)
+        # Picking a dataset re-renders the form: what was typed so far comes along (hx-include) and stays.
+        initial = {key: request.GET.get(key) for key in KEPT_FIELDS if request.GET.get(key)}
+        initial["annotators"] = request.GET.getlist("annotators")
+        initial["dataset"] = dataset
+        if run is not None:  # "Start a campaign" on a run page: that run (and its aspect) preselected
+            initial.update(runs=[str(run.pk)], aspects=[run.aspect.name])
+        form = CampaignForm(initial=initial, dataset=dataset)
     template = "annotator/campaign_new.html#campaign-form" if request.htmx else "annotator/campaign_new.html"
     return render(request, template, {"form": form})
 

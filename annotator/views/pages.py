@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.paginator import Paginator
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -27,18 +26,6 @@ def home(request: AppRequest) -> HttpResponse:
         context["datasets"] = datasets_for_home()
         context["runs"] = runs_for_home()[:20]
     return render(request, "annotator/home.html", context)
-
-
-@require_GET
-def dataset_detail(request: AppRequest, pk: int) -> HttpResponse:
-    _require_researcher(request)
-    dataset = get_object_or_404(Dataset.objects.select_related("task"), pk=pk)
-    own = dataset.items.filter(derived_from__isnull=True)  # DHP perturbations are not items to list
-    page = Paginator(own.order_by("position").only("external_id", "system", "output", "position"), 50)
-    return render(
-        request, "annotator/dataset_detail.html",
-        {"dataset": dataset, "page": page.get_page(request.GET.get("page"))},
-    )
 
 
 @require_GET

@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
+from accounts.services.settings import user_set_auto_advance
 from annotator.access import added_span_for_user, assignment_for_user, assignment_for_work, assignment_to_edit
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
 from annotator.models import Assignment, Campaign, SpanJudgment
@@ -32,7 +33,8 @@ from annotator.services.added_spans import (
     added_span_update,
 )
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
-from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
+from annotator.services.judgments import JudgmentError, judgment_set
+from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
 from corpus import protocol
 
@@ -62,9 +64,12 @@ SHORTCUTS = (
     *protocol.shortcut_lines(),
     ("- / =", "lower / raise the corrected severity"), ("0", "clear the severity correction"),
     ("m", "write a comment (Enter saves, Esc leaves)"),
-    ("u / Ctrl+Z", "undo my last change on this item"),
+    ("u / Ctrl+Z", "undo my last action on this item (verdicts, flags, severity, comment, added errors)"),
+    ("Shift+U / Ctrl+Y", "redo what was undone"),
     ("s", "select text in the output with the keyboard (arrows; Shift+arrows extend; Alt+arrows by word)"),
-    ("a", "add the selected text as a missed error"),
+    ("a", "add the selected text as a missed error (a mouse selection snaps to whole words; hold Alt to keep "
+          "it exact)"),
+    ("1-9 (in the add dialog)", "choose the category of the added error"),
     ("f", "finish this item and open the next one"), ("n / p", "next / previous item"),
     ("g", "guidelines"), ("?", "this list"), ("Esc", "close a dialog or leave a field"),
 )
@@ -110,9 +115,27 @@ def _card(row: ErrorRow, assignment: Assignment, can_edit: bool, saved: bool = F
     }
 
 
+N_STYLES = 6
+"""Evaluator labels cycle through this many colour + underline styles (static/css/app.css, .ev-0 ... .ev-5)."""
+
+
+def _evaluator_styles(rows: list[ErrorRow]) -> list[dict]:
+    """Give each neutral label a style by its place in the label order (blind: nothing but the label)."""
+    labels = sorted({r.label for r in rows})
+    style = {label: i % N_STYLES for i, label in enumerate(labels)}
+    for row in rows:
+        row.style = style[row.label]
+    return [{"label": label, "style": style[label], "short": label.removeprefix("Evaluator ")} for label in labels]
+
+
 def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
     rows, groups = item_errors(assignment)
+    evaluators = _evaluator_styles(rows)
     added = added_spans(assignment)
+    categories = assignment.campaign.categories or []
+    keys = {c["name"]: c["key"] for c in categories}
+    for span in added:
+        span.cat_key = keys.get(span.category, "")  # its colour class (static/css/app.css mirrors the palette)
     can_edit = assignment.annotator_id == request.user.pk and assignment.campaign.status == Campaign.Status.OPEN
     return {
         "assignment": assignment, "campaign": assignment.campaign, "item": assignment.item,
@@ -122,6 +145,7 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
         "added": added, "can_edit": can_edit,
         "n_complete": sum(r.is_complete for r in rows), "n_total": len(rows),
         "aspects": assignment.campaign.aspects, "severities": protocol.SEVERITIES,
+        "evaluators": evaluators, "categories": categories,
     }
 
 
@@ -156,7 +180,9 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
     except JudgmentError as exc:
         return _unprocessable(str(exc))
     number = request.POST.get("number", "")
-    row = ErrorRow(span=span, label=label, number=int(number) if number.isdigit() else 0, judgment=judgment)
+    style = request.POST.get("style", "")
+    row = ErrorRow(span=span, label=label, number=int(number) if number.isdigit() else 0, judgment=judgment,
+                   style=int(style) % N_STYLES if style.isdigit() else 0)
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
 
 
@@ -166,18 +192,50 @@ def _errors_oob(request: AppRequest, assignment: Assignment) -> str:
     return render_to_string("annotator/item.html#errors", context, request=request)
 
 
+def _screen_oob(request: AppRequest, assignment: Assignment) -> str:
+    """The parts of the screen an undo or redo can change, as out-of-band swaps."""
+    context = _screen_context(request, assignment)
+    context["oob"] = True
+    return "".join(render_to_string(f"annotator/item.html#{part}", context, request=request)
+                   for part in ("errors", "output", "added-list", "item-status"))
+
+
+def _step_response(request: AppRequest, assignment: Assignment, result: StepResult | None, none: str) -> HttpResponse:
+    if result is None:
+        return trigger_client_event(HttpResponse(status=204), "sj:notice", {"message": none})
+    response = HttpResponse(_screen_oob(request, assignment))
+    return trigger_client_event(response, "sj:undone", {
+        "span": result.span_id, "message": result.message, "reopened": result.reopened,
+    })
+
+
 @require_POST
 def judgment_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
     try:
-        result = judgment_undo(assignment=assignment, user=request.user)
-    except JudgmentError as exc:
+        result = action_undo(assignment=assignment, user=request.user)
+    except (JudgmentError, AddedSpanError) as exc:
         return _unprocessable(str(exc))
-    if result is None:
-        return trigger_client_event(HttpResponse(status=204), "sj:notice", {"message": "Nothing to undo."})
-    judgment, event = result
-    response = HttpResponse(_errors_oob(request, assignment))
-    return trigger_client_event(response, "sj:undone", {"span": judgment.span_id, "field": event.field})
+    return _step_response(request, assignment, result, "Nothing to undo.")
+
+
+@require_POST
+def judgment_redo_view(request: AppRequest, pk: int) -> HttpResponse:
+    assignment = assignment_to_edit(request.user, pk)
+    try:
+        result = action_redo(assignment=assignment, user=request.user)
+    except (JudgmentError, AddedSpanError) as exc:
+        return _unprocessable(str(exc))
+    return _step_response(request, assignment, result, "Nothing to redo.")
+
+
+@require_POST
+def auto_advance_view(request: AppRequest) -> HttpResponse:
+    """Switch the signed-in user's auto-advance setting (a checkbox on the item screen)."""
+    on = request.POST.get("auto_advance", "") in ("on", "true", "1")
+    user_set_auto_advance(user=request.user, on=on)
+    message = "Auto-advance is on." if on else "Auto-advance is off."
+    return trigger_client_event(HttpResponse(status=204), "sj:notice", {"message": message})
 
 
 def _added_response(request: AppRequest, assignment: Assignment, message: str) -> HttpResponse:
@@ -185,6 +243,7 @@ def _added_response(request: AppRequest, assignment: Assignment, message: str) -
     context["oob"] = True
     html = render_to_string("annotator/item.html#added-list", context, request=request)
     html += render_to_string("annotator/item.html#output", context, request=request)
+    html += render_to_string("annotator/item.html#item-status", context, request=request)
     return trigger_client_event(HttpResponse(html), "sj:notice", {"message": message})
 
 

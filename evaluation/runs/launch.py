@@ -211,8 +211,11 @@ def run_enqueue(run: EvaluatorRun) -> None:
 def run_cancel(*, run: EvaluatorRun) -> bool:
     """Ask a run to stop; a pending or paused one stops at once, a running one at its next checkpoint."""
     now = timezone.now()
+    done = EvaluatorRun.objects.filter(pk=run.pk).values_list("done_calls", "total_calls").first() or (0, 0)
+    message = (f"Cancelled after {done[0]} of {done[1]} calls; their answers are kept (a new run reuses them)."
+               if done[0] else "Cancelled before it ran.")
     stopped = EvaluatorRun.objects.filter(pk=run.pk, status__in=[RunStatus.PENDING, RunStatus.PAUSED]).update(
-        status=RunStatus.CANCELLED, cancel_requested=True, finished_at=now, message="Cancelled before it ran."
+        status=RunStatus.CANCELLED, cancel_requested=True, finished_at=now, message=message
     )
     if stopped:
         return True

@@ -1,10 +1,14 @@
-// spanjudge annotation screen: keyboard-first judging, exact offsets from DOM selections, working time.
+// spanjudge annotation screen: keyboard-first judging, exact offsets from DOM selections, undo/redo of every
+// action, mouse selections that snap to words, working time. No inline script: the page hands data over in
+// json_script tags (the protocol's key map, the campaign's categories).
 (function () {
   "use strict";
 
   const work = document.getElementById("work");
   if (!work) return;
   const canEdit = work.dataset.canEdit === "true";
+  let autoAdvance = work.dataset.autoAdvance === "true";
+  const wide = window.matchMedia("(min-width: 900px)");
   let currentSpan = null; // span id of the error card in focus (ids survive re-rendering; indexes may not)
   let selectMode = false;
 
@@ -45,11 +49,28 @@
     const card = list[Math.max(0, Math.min(index, list.length - 1))];
     currentSpan = card.dataset.span;
     list.forEach((c) => c.classList.toggle("is-focus", c === card));
+    highlightFocus(card.dataset.span);
     if (scroll !== false) {
       card.focus({ preventScroll: true });
-      card.scrollIntoView({ block: "nearest" });
+      bringIntoView(card);
     }
-    highlightFocus(card.dataset.span);
+  }
+
+  // The card and its place in the text both come into view: on a wide screen each pane scrolls on its own;
+  // on a phone (one column) the card wins, since the text and the card cannot both be on screen.
+  function bringIntoView(card) {
+    const mark = document.querySelector("#output-text mark.is-focus");
+    if (wide.matches && mark && !inView(mark)) mark.scrollIntoView({ block: "center" });
+    if (!inView(card)) card.scrollIntoView({ block: "nearest" });
+  }
+
+  function inView(el) {
+    const r = el.getBoundingClientRect();
+    const pane = el.closest(".pane");
+    const p = pane && wide.matches ? pane.getBoundingClientRect() : { top: 0, bottom: window.innerHeight };
+    const bar = document.querySelector(".work-bar");
+    const top = Math.max(p.top, bar && !wide.matches ? bar.getBoundingClientRect().bottom : 0);
+    return r.top >= top && r.bottom <= Math.min(p.bottom, window.innerHeight);
   }
 
   function highlightFocus(spanId) {
@@ -180,11 +201,73 @@
     sel.modify(e.shiftKey ? "extend" : "move", dir, unit);
   }
 
+  // ---- mouse selections: snap to whole words, offer "Add error" beside them -------------------------------
+  const WORD = /[\p{L}\p{N}_'’-]/u;
+  const EDGE = /['’-]/;
+
+  // Trim spaces and punctuation at both ends, then grow to whole words ("Olive Grov" -> "Olive Grove",
+  // "restaurant," -> "restaurant"). Null when nothing word-like is selected.
+  function snapToWords(text, start, end) {
+    while (start < end && !WORD.test(text[start])) start++;
+    while (end > start && !WORD.test(text[end - 1])) end--;
+    if (start >= end) return null;
+    while (start > 0 && WORD.test(text[start - 1])) start--;
+    while (end < text.length && WORD.test(text[end])) end++;
+    while (start < end && EDGE.test(text[start])) start++;
+    while (end > start && EDGE.test(text[end - 1])) end--;
+    return start < end ? { start, end } : null;
+  }
+
+  function selectOffsets(start, end) {
+    const [a, ao] = toPoint(start);
+    const [b, bo] = toPoint(end);
+    const range = document.createRange();
+    range.setStart(a, ao);
+    range.setEnd(b, bo);
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+  }
+
+  const addFloat = document.getElementById("add-at-selection");
+  let floatRange = null;
+  function hideFloat() { if (addFloat) addFloat.hidden = true; floatRange = null; }
+  function showFloat(range) {
+    if (!addFloat) return;
+    const rect = window.getSelection().getRangeAt(0).getBoundingClientRect();
+    floatRange = range;
+    addFloat.hidden = false;
+    const width = addFloat.offsetWidth || 130;
+    addFloat.style.left = Math.max(4, Math.min(rect.left, window.innerWidth - width - 8)) + "px";
+    const below = rect.bottom + 6;
+    addFloat.style.top = (below + 40 < window.innerHeight ? below : Math.max(4, rect.top - 40)) + "px";
+  }
+
+  document.addEventListener("mouseup", (e) => {
+    if (!canEdit || selectMode || (addFloat && addFloat.contains(e.target))) return;
+    if (document.querySelector("dialog[open]")) return;
+    const exact = e.altKey; // Alt keeps the selection exactly as dragged
+    setTimeout(() => {
+      const range = selectionOffsets();
+      if (!range) { hideFloat(); return; }
+      const snapped = exact ? range : snapToWords(outputString(), range.start, range.end);
+      if (!snapped) { hideFloat(); return; }
+      if (snapped.start !== range.start || snapped.end !== range.end) selectOffsets(snapped.start, snapped.end);
+      showFloat(snapped);
+    }, 0);
+  });
+  if (addFloat) {
+    addFloat.addEventListener("mousedown", (e) => e.preventDefault()); // keep the selection
+    addFloat.addEventListener("click", () => openAddDialog());
+  }
+  document.querySelectorAll(".pane").forEach((p) => p.addEventListener("scroll", hideFloat, { passive: true }));
+
   // ---- adding a missed error ----------------------------------------------------------------------------
   function openAddDialog() {
     const dialog = document.getElementById("add-dialog");
     if (!dialog) return;
-    const range = selectionOffsets();
+    const range = selectionOffsets() || floatRange;
+    hideFloat();
     if (!range) {
       say("Select some text in the output first (mouse, or press s and use Shift+arrows).", "problem");
       return;
@@ -197,7 +280,20 @@
     document.getElementById("add-problem").textContent = "";
     leaveSelectMode();
     dialog.showModal();
-    document.getElementById("add-category").focus();
+    const first = document.getElementById("add-category");
+    if (first) first.focus();
+  }
+
+  // In the add dialog a category's key picks it and Enter adds the error (outside the note field).
+  const addDialog = document.getElementById("add-dialog");
+  if (addDialog) {
+    addDialog.addEventListener("keydown", (e) => {
+      const tag = (e.target.tagName || "").toLowerCase();
+      if (tag === "textarea" || (tag === "input" && e.target.type === "text") || tag === "select") return;
+      const radio = addDialog.querySelector('input[type="radio"][data-key="' + CSS.escape(e.key) + '"]');
+      if (radio) { e.preventDefault(); radio.checked = true; radio.focus(); return; }
+      if (e.key === "Enter") { e.preventDefault(); document.getElementById("add-form").requestSubmit(); }
+    });
   }
 
   // ---- actions ------------------------------------------------------------------------------------------
@@ -218,7 +314,9 @@
     const button = card.querySelector(selector);
     if (!button || button.disabled || button.closest("fieldset[disabled]")) return;
     const values = JSON.parse(button.getAttribute("hx-vals") || "{}");
+    const cardVals = JSON.parse(card.getAttribute("hx-vals") || "{}");
     values.number = card.dataset.number;
+    values.style = cardVals.style || "0";
     // Count the request from now, not from htmx's beforeRequest, so the next queued key cannot slip in between.
     inflight += 1;
     htmx.ajax("POST", button.getAttribute("hx-post"), { source: card, target: "#" + card.id, swap: "outerHTML", values })
@@ -236,6 +334,10 @@
   function undo() {
     if (!canEdit) return;
     htmx.ajax("POST", work.dataset.undoUrl, { swap: "none", source: work });
+  }
+  function redo() {
+    if (!canEdit) return;
+    htmx.ajax("POST", work.dataset.redoUrl, { swap: "none", source: work });
   }
 
   function openDialog(id) {
@@ -259,7 +361,7 @@
     j: () => focusCard(currentIndex() + 1), ArrowDown: () => focusCard(currentIndex() + 1),
     k: () => focusCard(currentIndex() - 1), ArrowUp: () => focusCard(currentIndex() - 1),
     m: () => { const card = currentCard(); if (card && canEdit) card.querySelector("textarea").focus(); },
-    u: undo,
+    u: undo, U: redo,
     s: enterSelectMode,
     a: openAddDialog,
     f: () => { const b = document.getElementById("finish-button"); if (b) b.click(); },
@@ -292,7 +394,8 @@
       if (e.key === "Escape") { e.preventDefault(); leaveSelectMode(); window.getSelection().removeAllRanges(); return; }
       if (e.key === "Enter" || e.key === "a") { e.preventDefault(); openAddDialog(); return; }
     }
-    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "z") { e.preventDefault(); whenIdle(undo); return; }
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "z") { e.preventDefault(); whenIdle(e.shiftKey ? redo : undo); return; }
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "y") { e.preventDefault(); whenIdle(redo); return; }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
     const action = KEYS[e.key];
     if (action) { e.preventDefault(); whenIdle(action); }
@@ -312,14 +415,24 @@
       e.detail.parameters.seconds = takeSeconds();
     }
   });
+  let advanceFrom = null; // the card whose save may complete it (auto-advance moves on from it)
   document.body.addEventListener("htmx:beforeRequest", (e) => {
     inflight += 1;
     const card = e.detail.elt.closest && e.detail.elt.closest(".error-card");
+    if (card && !card.classList.contains("is-complete")) advanceFrom = card.dataset.span;
     if (card) { const s = card.querySelector(".save-state"); if (s) s.textContent = "saving…"; }
   });
   document.body.addEventListener("htmx:afterSettle", () => {
     updateProgress();
     refreshFocus(document.activeElement === document.body || !document.activeElement);
+    const card = currentCard();
+    if (autoAdvance && advanceFrom && card && card.dataset.span === advanceFrom && card.classList.contains("is-complete")) {
+      advanceFrom = null;
+      const list = cards();
+      const from = list.indexOf(card);
+      const next = list.findIndex((c, i) => i > from && !c.classList.contains("is-complete"));
+      if (next >= 0) focusCard(next);
+    }
     setTimeout(drain, 0); // queued keys run once the new card is in place and wired up
   });
   document.body.addEventListener("htmx:responseError", (e) => {
@@ -347,9 +460,23 @@
   });
   document.body.addEventListener("sj:notice", (e) => say(e.detail.message));
   document.body.addEventListener("sj:undone", (e) => {
-    focusSpan(e.detail.span);
-    say("Undone: " + e.detail.field.replace(/_/g, " ") + ".");
+    if (e.detail.span) focusSpan(e.detail.span);
+    say(e.detail.message, e.detail.reopened ? "problem" : undefined);
   });
+  const undoButton = document.getElementById("undo-button");
+  if (undoButton) undoButton.addEventListener("click", () => whenIdle(undo));
+  const redoButton = document.getElementById("redo-button");
+  if (redoButton) redoButton.addEventListener("click", () => whenIdle(redo));
+  const autoBox = document.getElementById("auto-advance");
+  if (autoBox) {
+    autoBox.addEventListener("change", () => {
+      autoAdvance = autoBox.checked;
+      // Hand the keys back to the cards (a focused checkbox would swallow them).
+      autoBox.blur();
+      const card = currentCard();
+      if (card) card.focus({ preventScroll: true });
+    });
+  }
   const cancel = document.getElementById("add-cancel");
   if (cancel) cancel.addEventListener("click", () => document.getElementById("add-dialog").close());
   const help = document.getElementById("help-button");
@@ -380,6 +507,8 @@
   window.addEventListener("pagehide", () => flushTime(true));
 
   // Resume where the annotator stopped: the first error still missing a verdict.
+  // On a phone the inputs start folded, so the text is the first thing below the bar.
+  if (!wide.matches) document.querySelectorAll(".work-inputs details[open]").forEach((d) => { d.open = false; });
   updateProgress();
-  focusCard(firstIncomplete());
+  focusCard(firstIncomplete(), wide.matches); // on a phone the page opens at the top
 })();

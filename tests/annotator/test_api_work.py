@@ -68,10 +68,18 @@ def test_api_judges_undoes_adds_and_finishes_like_the_screen(make_user):
     added = r.json()
     assert (added["text"], added["aspect"], added["severity"]) == ("coffee shop", "accuracy", 3)
     assert api("post", f"/assignments/{item1.pk}/added-spans", {"start": 80, "end": 99}).status_code == 422
-    r = api("patch", f"/added-spans/{added['id']}", {"note": "kind of venue", "category": "venue"})
-    assert (r.json()["note"], r.json()["category"]) == ("kind of venue", "venue")
+    # The category comes from the campaign's label set (data-to-text: the RotoWire categories).
+    refused = api("patch", f"/added-spans/{added['id']}", {"category": "venue"})
+    assert refused.status_code == 422 and "NAME, NUMBER, WORD" in refused.json()["detail"]
+    r = api("patch", f"/added-spans/{added['id']}", {"note": "kind of venue", "category": "WORD"})
+    assert (r.json()["note"], r.json()["category"]) == ("kind of venue", "WORD")
     extra = api("post", f"/assignments/{item1.pk}/added-spans", {"start": 0, "end": 3}).json()
     assert api("delete", f"/added-spans/{extra['id']}").status_code == 204
+    # Undo brings the deleted error back, redo deletes it again.
+    undone = api("post", f"/assignments/{item1.pk}/undo").json()
+    assert (undone["undone"], undone["field"]) == (True, "added_span")
+    assert ErrorSpan.objects.filter(annotation__kind="human", text="The").count() == 1
+    assert api("post", f"/assignments/{item1.pk}/redo").json()["undone"] is True
     assert list(ErrorSpan.objects.filter(annotation__kind="human").values_list("text", flat=True)) == ["coffee shop"]
 
     r = api("post", f"/assignments/{item1.pk}/finish", {"seconds": 30})
@@ -133,3 +141,13 @@ def test_create_campaign_refuses_runs_of_another_dataset(make_user, researcher):
     body = {"name": "mixed", "dataset_id": one.dataset.pk, "run_ids": [other.runs[0].pk], "annotators": ["c3"]}
     r = Api(researcher)("post", "/campaigns", body)
     assert r.status_code == 422 and "dataset" in r.json()["detail"]
+
+
+def test_api_sets_the_auto_advance_setting_like_the_switch(make_user):
+    ann = make_user("switcher")
+    api = Api(ann)
+    assert api("patch", "/me/settings", {"auto_advance": True}).json() == {"auto_advance": True}
+    ann.refresh_from_db()
+    assert ann.auto_advance is True
+    assert api("patch", "/me/settings", {}).json() == {"auto_advance": True}
+    assert api("patch", "/me/settings", {"auto_advance": "maybe"}).status_code == 422

@@ -20,7 +20,8 @@ from annotator.services.added_spans import (
     added_span_update,
 )
 from annotator.services.assignments import AssignmentError, assignment_finish
-from annotator.services.judgments import JudgmentError, judgment_set, judgment_undo
+from annotator.services.judgments import JudgmentError, judgment_set
+from annotator.services.undo import action_undo
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
 from tests.factories import OUTPUT_1
 
@@ -80,13 +81,14 @@ def test_undo_walks_back_the_users_own_changes_in_reverse_order(built, work, two
     judgment_set(assignment=work, span=a, user=ann1, changes={"span_verdict": "error"})
     judgment_set(assignment=work, span=b, user=ann1, changes={"explanation_verdict": "vague"})
     judgment_set(assignment=work, span=a, user=ann1, changes={"span_verdict": "not_error"})
-    judgment, event = judgment_undo(assignment=work, user=ann1)
-    assert (judgment.span_id, event.field, judgment.span_verdict) == (a.pk, "span_verdict", "error")
-    judgment, _ = judgment_undo(assignment=work, user=ann1)
+    step = action_undo(assignment=work, user=ann1)
+    judgment = step.judgment
+    assert (judgment.span_id, step.action.payload["field"], judgment.span_verdict) == (a.pk, "span_verdict", "error")
+    judgment = action_undo(assignment=work, user=ann1).judgment
     assert (judgment.span_id, judgment.explanation_verdict) == (b.pk, "")
-    judgment, _ = judgment_undo(assignment=work, user=ann1)
+    judgment = action_undo(assignment=work, user=ann1).judgment
     assert (judgment.span_id, judgment.span_verdict) == (a.pk, "")
-    assert judgment_undo(assignment=work, user=ann1) is None
+    assert action_undo(assignment=work, user=ann1) is None
     # Three changes, three reverts; the reverts are themselves born undone.
     assert JudgmentEvent.objects.filter(undone=True).count() == 6
     assert JudgmentEvent.objects.filter(undone=False).count() == 0
@@ -107,7 +109,8 @@ def test_finish_needs_both_verdicts_on_every_error_and_undo_reopens(built, work,
     judgment_set(assignment=work, span=rows[2].span, user=ann1, changes={"explanation_verdict": "incorrect"})
     done = assignment_finish(assignment=work, user=ann1, seconds=42)
     assert done.status == Assignment.Status.DONE and done.seconds_spent == 42
-    judgment_undo(assignment=work, user=ann1)  # clears the last explanation verdict
+    step = action_undo(assignment=work, user=ann1)  # clears the last explanation verdict
+    assert step.reopened and "open again" in step.message
     work.refresh_from_db()
     assert work.status == Assignment.Status.IN_PROGRESS and work.finished_at is None
 
@@ -158,7 +161,7 @@ def test_added_span_offsets_are_checked_and_text_comes_from_the_output(built, wo
     for start, end in [(-1, 3), (5, 5), (9, 4), (0, len(OUTPUT_1) + 1), ("a", 3)]:
         with pytest.raises(AddedSpanError):
             added_span_create(assignment=work, user=ann1, start=start, end=end)
-    span = added_span_create(assignment=work, user=ann1, start=4, end=17, category="name", severity=2, note="n")
+    span = added_span_create(assignment=work, user=ann1, start=4, end=17, category="NAME", severity=2, note="n")
     assert (span.text, span.start, span.end, span.match) == ("Copper Kettle", 4, 17, "exact")
     annotation = span.annotation
     source = annotation.source.added
@@ -171,7 +174,7 @@ def test_added_span_offsets_are_checked_and_text_comes_from_the_output(built, wo
     added_span_update(span=span, assignment=work, user=ann1, severity=None, note="better", start=0)
     span.refresh_from_db()
     assert (span.start, span.end, span.text, span.severity, span.explanation, span.category) == (
-        0, 17, "The Copper Kettle", None, "better", "name")
+        0, 17, "The Copper Kettle", None, "better", "NAME")
     with pytest.raises(AddedSpanError):
         added_span_update(span=span, assignment=work, user=ann1, severity=9)
 
@@ -209,7 +212,7 @@ def test_judging_in_one_campaign_leaves_another_untouched(built, work, two_annot
     # Judging there creates a second judgment of the same span; undo there touches only that one.
     span = rows[0].span
     judgment_set(assignment=other, span=span, user=ann1, changes={"span_verdict": "not_error"})
-    judgment_undo(assignment=other, user=ann1)
+    action_undo(assignment=other, user=ann1)
     verdicts = dict(
         SpanJudgment.objects.filter(span=span, annotator=ann1).values_list("assignment_id", "span_verdict")
     )

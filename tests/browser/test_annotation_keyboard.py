@@ -87,7 +87,7 @@ def test_keyboard_only_annotation_of_an_item(page, live_server, login, make_user
     page.keyboard.press("Escape")
 
     # A missed error, selected by keyboard: s puts the caret at the start, Shift+Right x17 selects
-    # "The Copper Kettle", a opens the form, type a category, Enter adds it.
+    # "The Copper Kettle", a opens the form, 1 picks the campaign's first category (NAME), Enter adds it.
     page.keyboard.press("s")
     for _ in range(17):
         page.keyboard.press("Shift+ArrowRight")
@@ -95,7 +95,8 @@ def test_keyboard_only_annotation_of_an_item(page, live_server, login, make_user
     page.keyboard.press("a")
     page.locator("#add-dialog[open]").wait_for()
     assert page.locator("#add-preview").inner_text() == "The Copper Kettle"
-    page.keyboard.type("naming")
+    page.keyboard.press("1")
+    assert page.locator("#add-categories input[data-key='1']").is_checked()
     page.keyboard.press("Enter")
     page.locator("#added-list li", has_text="The Copper Kettle").wait_for()
     assert page.locator("#output-text mark.hl-added").first.inner_text() == "The Copper Kettle"
@@ -123,7 +124,7 @@ def test_keyboard_only_annotation_of_an_item(page, live_server, login, make_user
 
     added = ErrorSpan.objects.get(annotation__kind="human", annotation__author=ann)
     assert (added.start, added.end, added.text, added.category, added.match) == (
-        0, 17, "The Copper Kettle", "naming", "exact"
+        0, 17, "The Copper Kettle", "NAME", "exact"
     )
     annotation = Annotation.objects.get(pk=added.annotation_id)
     assert (annotation.source.label, annotation.source.added.campaign_id, annotation.aspect) == (

@@ -101,7 +101,8 @@ def test_run_new_form_refuses_unreachable_server(client, dataset, make_user):
                                           "supervisor": "b:1b", "ollama_url": "http://127.0.0.1:9", "parallel": 2,
                                           "outlier_rule": "leave_one_out"})
     assert response.status_code == 200
-    assert "Cannot reach Ollama at http://127.0.0.1:9" in response.content.decode()
+    # Said once: in the red box, not again in a bullet list above the fields.
+    assert response.content.decode().count("Cannot reach Ollama at http://127.0.0.1:9") == 1
     assert not EvaluatorRun.objects.exists()
     client.force_login(make_user("res", role="researcher"))
     assert client.get("/runs/new/").status_code == 403

@@ -1,0 +1,72 @@
+"""The run page tells the truth: actions inside the polled part, a paused clock, honest messages, checked input."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from corpus.models import Annotation
+from evaluation.models import RunStatus
+from evaluation.runs.launch import run_cancel
+from evaluation.selectors import run_progress
+from tests import factories
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def data():
+    return factories.dataset("run page data", items=[{"external_id": "1", "output": "A text."}])
+
+
+def test_a_paused_run_offers_resume_in_the_polled_part_and_stops_its_clock(client, data, make_user):
+    admin = make_user("boss", role="admin")
+    started = timezone.now() - timedelta(seconds=100)
+    run = factories.run(data, "paused-run", status=RunStatus.PAUSED, total_calls=10, done_calls=4,
+                        started_at=started, heartbeat_at=started + timedelta(seconds=40))
+    client.force_login(admin)
+    partial = client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="resume-run"' in partial and 'id="cancel-run"' in partial
+    progress = run_progress(run)
+    assert progress["eta_seconds"] is None and progress["elapsed_seconds"] == 40.0
+    # Cancelling it after 4 calls says so (not "before it ran").
+    assert run_cancel(run=run)
+    run.refresh_from_db()
+    assert run.message.startswith("Cancelled after 4 of 10 calls")
+    assert 'id="resume-run"' not in client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
+
+
+def test_a_running_run_has_an_eta_and_no_resume(client, data, make_user):
+    admin = make_user("boss2", role="admin")
+    run = factories.run(data, "busy-run", status=RunStatus.RUNNING, total_calls=10, done_calls=5,
+                        started_at=timezone.now() - timedelta(seconds=10))
+    client.force_login(admin)
+    partial = client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
+    assert 'id="resume-run"' not in partial and 'id="cancel-run"' in partial
+    assert run_progress(run)["eta_seconds"] is not None
+
+
+def test_a_finished_sample_run_does_not_read_zero_of_zero_steps(client, data, researcher):
+    run = factories.run(data, "sample-run", status=RunStatus.DONE)
+    Annotation.objects.create(item=data.items.get(), source=run, kind="ensemble", aspect="accuracy", is_sample=True)
+    client.force_login(researcher)
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "0 / 0 steps" not in html and "hand-written sample annotations" in html
+
+
+def test_run_form_checks_the_url_and_offers_aspects_as_a_choice(client, data, make_user):
+    client.force_login(make_user("boss3", role="admin"))
+    page = client.get("/runs/new/")
+    aspect_choices = dict(page.context["form"].fields["aspect"].choices)
+    assert ("accuracy", "accuracy") in aspect_choices["data-to-text"]
+    response = client.post("/runs/new/", {"dataset": data.pk, "aspect": "coherence", "ollama_url": "ftp://x:1",
+                                          "parallel": 1, "mode": "ensemble", "outlier_rule": "leave_one_out"})
+    errors = response.context["form"].errors
+    assert "'ftp://x:1' is not an address of the form http://HOST:PORT" in errors["ollama_url"][0]
+    assert "not an aspect of data-to-text" in errors["aspect"][0]
+    assert response.content.decode().count("is not an address of the form") == 1  # each error shown once
+    fine = client.post("/runs/new/", {"dataset": data.pk, "aspect": "coherence", "ollama_url": "http://ollama:11434",
+                                      "parallel": 1, "mode": "ensemble", "outlier_rule": "leave_one_out"})
+    assert "ollama_url" not in fine.context["form"].errors
