@@ -36,6 +36,7 @@ INSTALLED_APPS = [
     "evaluation",
     "annotator",
     "analytics",
+    "comparison",
 ]
 
 MIDDLEWARE = [
@@ -133,7 +134,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 24 * 3600 -
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 90)  # a running job with no heartbeat for this long is resumable
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
-CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance"]
+CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.comparison"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Ollama and the ensemble defaults.
@@ -144,6 +145,8 @@ OLLAMA_NUM_CTX = env_int("OLLAMA_NUM_CTX", 8192)
 OLLAMA_PARALLEL = env_int("OLLAMA_PARALLEL", 4)
 ENSEMBLE_PRESET = env_str("ENSEMBLE_PRESET", "paper")
 LLM_SEED = env_int("LLM_SEED", 42)
+GPTSCORE_URL = env_str("GPTSCORE_URL", "")  # an OpenAI-compatible /v1 server with echo+logprobs (vLLM, llama.cpp)
+COMPARISON_BOOTSTRAP = env_int("COMPARISON_BOOTSTRAP", 1000)  # resamples per bootstrap interval
 
 LOGGING = {
     "version": 1,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "tasks", "analytics", "annotator", "evaluation", "corpus", "accounts")
+PACKAGES = ("config", "tasks", "analytics", "comparison", "annotator", "evaluation", "corpus", "accounts")
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 
