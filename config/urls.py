@@ -14,6 +14,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", api.urls),
     path("analytics/", include("analytics.urls")),
+    path("", include("comparison.urls")),
     path("", include("annotator.urls")),
     path("", include("evaluation.urls")),
 ]
