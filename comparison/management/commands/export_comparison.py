@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
-import sys
 from typing import TextIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -29,7 +29,10 @@ class Command(BaseCommand):
             raise CommandError(f"comparison {job.pk} is {job.status}, not done: it has no results yet"
                                + (f" ({job.message})" if job.message else ""))
         if not options["output"]:
-            return self._write(job, options["format"], sys.stdout)
+            buffer = io.StringIO()
+            self._write(job, options["format"], buffer)
+            self.stdout.write(buffer.getvalue(), ending="")
+            return None
         with open(options["output"], "w", newline="", encoding="utf-8") as handle:
             return self._write(job, options["format"], handle)
 
