@@ -113,6 +113,5 @@ def test_annotator_metric_runs_the_model_once_then_never_again(dialogue):
 
 
 def test_run_metric_refused_for_a_missing_ollama_model(dialogue):
-    with OllamaSim(SimConfig(models=["qwen2.5:3b"])) as sim:
-        with pytest.raises(JobError, match="ollama pull nope:1b"):
-            job_create(dataset=dialogue, metrics="distilled:nope:1b", aspects=["coherence"], ollama_url=sim.url)
+    with OllamaSim(SimConfig(models=["qwen2.5:3b"])) as sim, pytest.raises(JobError, match="ollama pull nope:1b"):
+        job_create(dataset=dialogue, metrics="distilled:nope:1b", aspects=["coherence"], ollama_url=sim.url)

@@ -47,7 +47,9 @@ def test_researchers_read_but_do_not_launch(client, researcher, done_job, dialog
     assert results.status_code == 200 and results.json()["job"] == done_job.pk
 
 
-def test_admins_launch_through_the_api_and_bad_requests_say_why(make_user, dialogue, django_capture_on_commit_callbacks):
+def test_admins_launch_through_the_api_and_bad_requests_say_why(
+    make_user, dialogue, django_capture_on_commit_callbacks
+):
     call = _api(make_user("root", role="admin"))
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = call("post", "/comparisons", json={"dataset": dialogue.name, "metrics": ["length", "bleu"]})

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.integration
 
 def test_baseline_comparison_runs_on_a_worker_and_exports(celery_worker_factory, tmp_path):
     worker = celery_worker_factory().start()
-    items_import(path=SAMPLE_DATA / "meta_eval" / "simplification.json", dataset_name="simp", task_slug="simplification")
+    items_import(path=SAMPLE_DATA / "meta_eval" / "simplification.json", dataset_name="simp",
+                 task_slug="simplification")
     dataset = Dataset.objects.get(name="simp")
     job = job_create(dataset=dataset, metrics="length,chrf@input,rouge2@input,wordllama@input")
     current_app.send_task(COMPARISON_TASK, args=[job.pk], queue=worker.queue)  # the queue of this test's worker
