@@ -99,27 +99,33 @@ def system_level(metric: Sequence[float], human: Sequence[float], systems: Seque
     h_means = {s: float(human[systems == s].mean()) for s in names}
     human_rank, metric_rank = _ranking(h_means), _ranking(m_means)
 
-    def pair(a: str, b: str) -> dict:
+    def ordered(a: str, b: str) -> tuple[str, str]:
         lo, hi = sorted((a, b), key=lambda s: (h_means[s], s))
-        metric_order = _ranking({lo: m_means[lo], hi: m_means[hi]})
+        return lo, hi
+
+    def similarity(lo: str, hi: str) -> float | None:
+        return ranking_similarity([lo, hi], _ranking({lo: m_means[lo], hi: m_means[hi]}))
+
+    def pair(a: str, b: str) -> dict:
+        lo, hi = ordered(a, b)
         return {
             "systems": [lo, hi],
             "human_gap": h_means[hi] - h_means[lo],
             "ks_metric": ks_distance(metric[systems == lo], metric[systems == hi]),
             "ks_human": ks_distance(human[systems == lo], human[systems == hi]),
-            "similarity": ranking_similarity([lo, hi], metric_order),
+            "similarity": similarity(lo, hi),
         }
 
-    pairs = [pair(a, b) for a, b in combinations(names, 2)]
-    hard = min(pairs, key=lambda p: (p["human_gap"], p["systems"]))
-    pair_sims = [p["similarity"] for p in pairs if p["similarity"] is not None]
+    pairs = [ordered(a, b) for a, b in combinations(names, 2)]
+    hard = min(pairs, key=lambda p: (h_means[p[1]] - h_means[p[0]], p))
+    pair_sims = [v for v in (similarity(lo, hi) for lo, hi in pairs) if v is not None]
     return {
         "human_ranking": human_rank,
         "metric_ranking": metric_rank,
         "ranking_similarity": ranking_similarity(human_rank, metric_rank),
         "pairwise_similarity_mean": float(np.mean(pair_sims)) if pair_sims else None,
         "easy": pair(human_rank[0], human_rank[-1]),
-        "hard": hard,
+        "hard": pair(*hard),
         "metric_means": m_means,
         "human_means": h_means,
     }
