@@ -5,11 +5,13 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
+from celery.signals import worker_ready
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
 from comparison.models import ComparisonJob, JobStatus
 from comparison.services.execute import job_execute
+from comparison.services.jobs import jobs_needing_recovery
 
 log = logging.getLogger(__name__)
 
@@ -28,3 +30,11 @@ def run_comparison(self, job_id: int) -> str | None:
     if status is None and ComparisonJob.objects.filter(pk=job_id, status=JobStatus.RUNNING).exists():
         raise self.retry(countdown=settings.RUN_STALE_SECONDS / 2 + 1)
     return status
+
+
+@worker_ready.connect
+def _recover_orphaned_jobs(**kwargs: object) -> None:
+    """A starting worker re-queues comparisons whose worker died; their stored scores are not computed again."""
+    for job_id in jobs_needing_recovery():
+        log.info("re-queueing comparison %s left running by a stopped worker", job_id)
+        run_comparison.delay(job_id)

@@ -167,6 +167,11 @@ def job_claim(job_id: int, token: str) -> ComparisonJob | None:
     return ComparisonJob.objects.select_related("dataset__task").get(pk=job_id) if claimed else None
 
 
+def jobs_needing_recovery() -> list[int]:
+    """Jobs left running by a worker that stopped beating: a starting worker queues them again."""
+    return list(ComparisonJob.objects.filter(stale_running()).values_list("pk", flat=True))
+
+
 def job_cancel(*, job: ComparisonJob) -> bool:
     """A pending or paused job stops at once, a running one at its next batch."""
     stopped = ComparisonJob.objects.filter(pk=job.pk, status__in=[JobStatus.PENDING, JobStatus.PAUSED]).update(

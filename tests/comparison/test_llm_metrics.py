@@ -115,3 +115,15 @@ def test_annotator_metric_runs_the_model_once_then_never_again(dialogue):
 def test_run_metric_refused_for_a_missing_ollama_model(dialogue):
     with OllamaSim(SimConfig(models=["qwen2.5:3b"])) as sim, pytest.raises(JobError, match="ollama pull nope:1b"):
         job_create(dataset=dialogue, metrics="distilled:nope:1b", aspects=["coherence"], ollama_url=sim.url)
+
+
+def test_distilled_metric_stores_the_0_to_100_score(dialogue):
+    with OllamaSim(SimConfig(models=["gemma2:2b"])) as sim:
+        job = _execute(job_create(dataset=dialogue, metrics="distilled:gemma2:2b", aspects=["coherence"],
+                                  ollama_url=sim.url))
+        run = EvaluatorRun.objects.get(pk=job.runs["distilled:gemma2:2b"]["coherence"])
+        assert run.config["mode"] == "distilled"
+        values = {s.item_id: s.value for s in MetricScore.objects.filter(metric="distilled:gemma2:2b")}
+        answers = {a.item_id: a.score for a in Annotation.objects.filter(source_id=run.pk, score__isnull=False)}
+        assert values == pytest.approx(answers) and len(values) == 6
+        assert all(0 <= v <= 100 for v in values.values()) and max(values.values()) > 5  # not the 1-5 scale

@@ -35,6 +35,17 @@ def test_baseline_comparison_runs_on_a_worker_and_exports(celery_worker_factory,
     assert {r["level"] for r in job.results["correlations"]} == {"dataset", "sample", "system"}
     assert "run_comparison" in worker.log.read_text()
 
+    # the command's --wait queues the same task and follows it to the end
+    env = {**worker.env, "PATH": "/usr/bin:/bin"}
+    waited = subprocess.run([sys.executable, "manage.py", "compare_metrics", "--dataset", "simp", "--metrics",
+                             "length,bleu@input", "--aspects", "simplicity", "--wait"],
+                            cwd=REPO, env=env, capture_output=True, text=True, timeout=180)
+    assert waited.returncode == 0, waited.stderr
+    second = ComparisonJob.objects.get(pk=int(waited.stdout.splitlines()[0]))
+    assert second.status == JobStatus.DONE and second.aspects == ["simplicity"]
+    assert "done: 12/12 scores" in waited.stderr
+    assert MetricScore.objects.filter(item__dataset=dataset, metric="length").count() == 6  # reused, not redone
+
     out = tmp_path / "c.json"
     env = {"DATABASE_URL": worker.env["DATABASE_URL"], "PATH": "/usr/bin:/bin",
            "DJANGO_SETTINGS_MODULE": "config.settings"}
