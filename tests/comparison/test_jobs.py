@@ -14,6 +14,7 @@ from comparison.models import ComparisonJob, JobStatus, MetricScore
 from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_cancel, job_create, job_resume
 from corpus.models import Item
+from tests import factories
 
 
 def _run(dataset, metrics, **kw) -> ComparisonJob:
@@ -117,3 +118,19 @@ def test_transfer_shows_other_datasets(dialogue, summaries):
     transfer = job.results["checklist"]["transfer"]
     assert transfer and transfer[0]["out_of_domain"]["dataset"] == "sums"
     assert transfer[0]["in_domain"]["dataset"] == dialogue.name
+
+
+def test_reference_based_metrics_use_the_reference_when_every_item_has_one(db):
+    dataset = factories.dataset("refs", task="summarization", score_aspects=["fluency"], items=[
+        {"external_id": str(i), "inputs": {"Article": f"Input text {i}."}, "output": out, "reference": ref,
+         "human_scores": {"fluency": float(i)}}
+        for i, (out, ref) in enumerate([("the cat sat", "the cat sat"), ("the cat", "the cat sat"),
+                                        ("a dog ran", "the cat sat")])
+    ])
+    job = _run(dataset, "rouge1,bleu,rouge1@input")
+    items = {i.external_id: i for i in Item.objects.filter(dataset=dataset)}
+    rouge = {k: MetricScore.objects.get(item=v, metric="rouge1").value for k, v in items.items()}
+    assert rouge == pytest.approx({"0": 1.0, "1": 0.8, "2": 0.0})  # F1 against the reference, by hand
+    assert MetricScore.objects.get(item=items["0"], metric="bleu").value == pytest.approx(100.0)
+    assert MetricScore.objects.get(item=items["0"], metric="rouge1@input").value == pytest.approx(0.0)
+    assert job.status == JobStatus.DONE
