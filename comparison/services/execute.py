@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from django.db import DatabaseError
 from django.db.models import F
 from django.utils import timezone
 
@@ -59,6 +60,8 @@ def job_execute(job_id: int, *, token: str = "sync") -> str | None:
     except Stop as stop:
         _finish(job, stop.status, stop.message)
         return stop.status
+    except DatabaseError:
+        raise  # the task retries once the heartbeat is stale; every stored score stays stored
     except Exception as exc:
         log.exception("comparison job %s failed", job_id)
         _finish(job, JobStatus.FAILED, f"{type(exc).__name__}: {exc}")

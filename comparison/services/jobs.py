@@ -19,7 +19,7 @@ from corpus.models import Dataset
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError
 from evaluation.llm.openai_backend import OpenAICompatBackend
-from evaluation.models import Aspect
+from evaluation.models import Aspect, EvaluatorRun, RunStatus
 from evaluation.runs.launch import LaunchError, check_models
 
 COMPARISON_TASK = "tasks.comparison.run_comparison"
@@ -82,8 +82,18 @@ def _run_models(spec: MetricSpec, preset_annotators: list[str], preset_superviso
     return [spec.model]
 
 
-def _check_servers(specs: Sequence[MetricSpec], options: dict) -> None:
-    run_models = [m for s in specs if s.family is Family.RUN
+def _has_finished_runs(dataset: Dataset, spec: MetricSpec, aspects: Sequence[str], options: dict) -> bool:
+    """Every aspect already has a finished run of this mode and models: the metric needs no server."""
+    annotators = options["annotators"] if spec.base == "ensemble" else [spec.model]
+    runs = EvaluatorRun.objects.filter(dataset=dataset, config__mode=spec.run_mode, config__annotators=annotators,
+                                       status=RunStatus.DONE)
+    if spec.base == "ensemble":
+        runs = runs.filter(config__supervisor=options["supervisor"])
+    return all(runs.filter(aspect__name__iexact=a).exists() for a in aspects)
+
+
+def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Sequence[str], options: dict) -> None:
+    run_models = [m for s in specs if s.family is Family.RUN and not _has_finished_runs(dataset, s, aspects, options)
                   for m in _run_models(s, options["annotators"], options["supervisor"])]
     if run_models:
         try:
@@ -135,7 +145,7 @@ def job_create(
     if any(s.family is Family.GPTSCORE for s in specs) and not options["gptscore_url"]:
         raise JobError(f"no GPTScore server given. {NO_LOGPROBS_IN_OLLAMA}")
     if check:
-        _check_servers(specs, options)
+        _check_servers(dataset, specs, chosen, options)
     n_items = dataset.items.count()
     progress = {
         s.name: {"done": 0, "total": n_items * (len(chosen) if s.per_aspect else 1)} for s in specs

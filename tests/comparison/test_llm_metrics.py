@@ -91,9 +91,14 @@ def test_ensemble_metric_reuses_an_existing_run_without_a_call(dialogue, setting
                                   ollama_url=sim.url))
         assert _requests(sim) == before and job.llm_calls == 0
         assert job.runs == {"ensemble": {"naturalness": run.pk}}
-        for ann in Annotation.objects.filter(source_id=run.pk, kind=AnnotationKind.ENSEMBLE):
-            stored = MetricScore.objects.get(item=ann.item, metric="ensemble", aspect="naturalness")
-            assert stored.value == pytest.approx(ann.score)
+        url = sim.url
+    for ann in Annotation.objects.filter(source_id=run.pk, kind=AnnotationKind.ENSEMBLE):
+        stored = MetricScore.objects.get(item=ann.item, metric="ensemble", aspect="naturalness")
+        assert stored.value == pytest.approx(ann.score)
+    # with the run finished the Ollama server is not needed, not even to launch: the run's answers are read
+    MetricScore.objects.all().delete()
+    later = _execute(job_create(dataset=dialogue, metrics="ensemble", aspects=["naturalness"], ollama_url=url))
+    assert later.llm_calls == 0 and MetricScore.objects.filter(metric="ensemble").count() == 6
 
 
 def test_annotator_metric_runs_the_model_once_then_never_again(dialogue):
