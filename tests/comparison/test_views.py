@@ -104,3 +104,15 @@ def test_progress_polling_partial(client, researcher, dialogue):
     job_execute(job.pk)
     response = client.get(f"/comparisons/{job.pk}/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="job-progress")
     assert response.status_code == 286 and response["HX-Refresh"] == "true"  # stop polling, reload with results
+
+
+def test_django_admin_cancels_a_pending_job(client, django_user_model, dialogue):
+    boss = django_user_model.objects.create_superuser("boss", "boss@example.org", "boss-pass-2026", role="admin")
+    job = job_create(dataset=dialogue, metrics="length", check=False)
+    client.force_login(boss)
+    assert client.get("/admin/comparison/comparisonjob/").status_code == 200
+    response = client.post("/admin/comparison/comparisonjob/",
+                           {"action": "cancel_jobs", "_selected_action": [job.pk]}, follow=True)
+    assert response.status_code == 200
+    job.refresh_from_db()
+    assert job.status == JobStatus.CANCELLED
