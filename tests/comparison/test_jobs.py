@@ -13,7 +13,8 @@ from scipy import stats
 from comparison.models import ComparisonJob, JobStatus, MetricScore
 from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_cancel, job_create, job_resume
-from corpus.models import Item
+from corpus.models import Dataset, Item
+from corpus.services.importing import items_import
 from tests import factories
 
 
@@ -134,3 +135,15 @@ def test_reference_based_metrics_use_the_reference_when_every_item_has_one(db):
     assert MetricScore.objects.get(item=items["0"], metric="bleu").value == pytest.approx(100.0)
     assert MetricScore.objects.get(item=items["0"], metric="rouge1@input").value == pytest.approx(0.0)
     assert job.status == JobStatus.DONE
+
+
+def test_topical_chat_groups_outputs_by_context_and_system(db, meta_eval_dir, settings):
+    """The shared file repeats `id` across its six systems: 60 contexts, each answered by every system."""
+    settings.COMPARISON_BOOTSTRAP = 100
+    items_import(path=meta_eval_dir / "topical_chat.json", dataset_name="tc", task_slug="dialogue")
+    job = _run(Dataset.objects.get(name="tc"), "length", aspects=["coherence"])
+    rows = {r["level"]: r for r in job.results["correlations"]}
+    assert (rows["dataset"]["n"], rows["sample"]["n"], rows["system"]["n"]) == (360, 60, 6)
+    assert all(rows[level]["ci"]["spearman"] is not None for level in rows)
+    panel = job.results["checklist"]["system_level"][0]
+    assert len(panel["human_ranking"]) == 6 and panel["easy"]["systems"][0] == panel["human_ranking"][0]
