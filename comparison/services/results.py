@@ -13,6 +13,7 @@ from comparison.engine import checklist
 from comparison.engine.correlation import COEFFICIENTS, LEVELS, Points, correlate, paired_bootstrap_p, williams_p
 from comparison.engine.metrics import parse_metric
 from comparison.models import ComparisonJob, JobStatus, MetricScore
+from comparison.services.scoring import storage_key
 from corpus.models import Item
 
 LEVEL_RULE = (
@@ -33,13 +34,19 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
 
 
+def _stored_names(job: ComparisonJob) -> dict[str, str]:
+    """Storage key -> the job's metric name (they differ only for `ensemble`, see scoring.storage_key)."""
+    return {storage_key(name, job.options): name for name in job.metrics}
+
+
 def _frame(job: ComparisonJob) -> tuple[list[tuple], dict[tuple[str, str], dict[int, float]]]:
     items = list(Item.objects.filter(dataset_id=job.dataset_id).order_by("position")
                  .values_list("pk", "system", "inputs", "human_scores"))
     scores: dict[tuple[str, str], dict[int, float]] = {}
-    rows = MetricScore.objects.filter(item__dataset_id=job.dataset_id, metric__in=job.metrics)
+    names = _stored_names(job)
+    rows = MetricScore.objects.filter(item__dataset_id=job.dataset_id, metric__in=names)
     for item_id, metric, aspect, value in rows.values_list("item_id", "metric", "aspect", "value"):
-        scores.setdefault((metric, aspect), {})[item_id] = value
+        scores.setdefault((names[metric], aspect), {})[item_id] = value
     return items, scores
 
 
@@ -159,12 +166,13 @@ def export_document(job: ComparisonJob) -> dict:
 
 def score_records(job: ComparisonJob) -> Iterator[dict]:
     """One record per stored score of the job's metrics; `aspect` is null for metrics that ignore it."""
-    rows = (MetricScore.objects.filter(item__dataset_id=job.dataset_id, metric__in=job.metrics)
+    names = _stored_names(job)
+    rows = (MetricScore.objects.filter(item__dataset_id=job.dataset_id, metric__in=names)
             .filter(aspect__in=["", *job.aspects])
             .order_by("item__position", "metric", "aspect")
             .values_list("item__external_id", "item__system", "metric", "aspect", "value"))
     for item_id, system, metric, aspect, value in rows.iterator(chunk_size=2000):
-        yield {"item_id": item_id, "system": system or None, "metric": metric, "aspect": aspect or None,
+        yield {"item_id": item_id, "system": system or None, "metric": names[metric], "aspect": aspect or None,
                "value": value}
 
 

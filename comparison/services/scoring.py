@@ -57,6 +57,14 @@ class ItemRow:
 Progress = Callable[[str, int], None]  # (metric, done so far); raises Stop when the job is cancelled
 
 
+def storage_key(name: str, options: dict) -> str:
+    """The name a metric's scores are stored under: the metric's name, except that `ensemble` also names the
+    preset's models, so a job after ENSEMBLE_PRESET changed does not reuse another ensemble's scores."""
+    if name == "ensemble":
+        return f"ensemble:{'+'.join(options.get('annotators', []))}/{options.get('supervisor', '')}"
+    return name
+
+
 def dataset_items(dataset_id: int) -> list[ItemRow]:
     rows = Item.objects.filter(dataset_id=dataset_id).order_by("position").values_list(
         "pk", "system", "inputs", "output", "reference")
@@ -211,9 +219,10 @@ def run_scores(run: EvaluatorRun) -> dict[int, float]:
 def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,
                count_call: Callable[[int], None], remember_run: Callable[[str, str, int], None]) -> None:
     """Per aspect: reuse a finished run of this mode and models (no call), or create/continue one and run it."""
+    key = storage_key(spec.name, job.options)
     done = 0
     for aspect in job.aspects:
-        have = _existing(items, spec.name, aspect)
+        have = _existing(items, key, aspect)
         if len(have) == len(items):
             done += len(have)
             progress(spec.name, done)
@@ -244,7 +253,7 @@ def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], p
                 job_status = JobStatus.PAUSED if status == RunStatus.PAUSED else JobStatus.FAILED
                 raise Stop(job_status, f"{spec.name} on {aspect}: run {run.label} ended {status}: {run.message}")
         scores = run_scores(run)
-        done += _store(spec.name, aspect, [(i.pk, scores[i.pk]) for i in items
+        done += _store(key, aspect, [(i.pk, scores[i.pk]) for i in items
                                            if i.pk in scores and i.pk not in have]) + len(have)
         progress(spec.name, done)
 

@@ -10,6 +10,7 @@ import pytest
 from comparison.models import ComparisonJob, JobStatus, MetricScore
 from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_create
+from comparison.services.results import export_document
 from corpus.models import Annotation, AnnotationKind, Item
 from evaluation.models import EvaluatorRun, LLMCall, RunStatus
 from evaluation.runs.execute import run_execute
@@ -92,13 +93,16 @@ def test_ensemble_metric_reuses_an_existing_run_without_a_call(dialogue, setting
         assert _requests(sim) == before and job.llm_calls == 0
         assert job.runs == {"ensemble": {"naturalness": run.pk}}
         url = sim.url
+    # stored under the preset's models, so another preset's ensemble never reuses these scores
+    key = "ensemble:llama3.2:3b+qwen2.5:3b+gemma2:2b+phi3.5:3.8b/llama3.2:3b"
     for ann in Annotation.objects.filter(source_id=run.pk, kind=AnnotationKind.ENSEMBLE):
-        stored = MetricScore.objects.get(item=ann.item, metric="ensemble", aspect="naturalness")
+        stored = MetricScore.objects.get(item=ann.item, metric=key, aspect="naturalness")
         assert stored.value == pytest.approx(ann.score)
+    assert {r["metric"] for r in export_document(job)["scores"]} == {"ensemble", "length"}
     # with the run finished the Ollama server is not needed, not even to launch: the run's answers are read
     MetricScore.objects.all().delete()
     later = _execute(job_create(dataset=dialogue, metrics="ensemble", aspects=["naturalness"], ollama_url=url))
-    assert later.llm_calls == 0 and MetricScore.objects.filter(metric="ensemble").count() == 6
+    assert later.llm_calls == 0 and MetricScore.objects.filter(metric=key).count() == 6
 
 
 def test_annotator_metric_runs_the_model_once_then_never_again(dialogue):
