@@ -11,6 +11,7 @@ from accounts.access import AccessError
 from accounts.services.tokens import user_for_token
 from analytics.api import router as analytics_router
 from annotator.api import router as annotator_router
+from comparison.api import router as comparison_router
 from dhp.api import router as dhp_router
 from evaluation.api import router as evaluation_router
 
@@ -33,6 +34,7 @@ api.add_router("/", annotator_router)
 api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)
 api.add_router("/", dhp_router)
+api.add_router("/", comparison_router)
 
 
 @api.exception_handler(PermissionDenied)

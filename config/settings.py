@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "annotator",
     "analytics",
     "dhp",
+    "comparison",
 ]
 
 MIDDLEWARE = [
@@ -134,7 +135,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 24 * 3600 -
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 90)  # a running job with no heartbeat for this long is resumable
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
-CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp"]
+CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp", "tasks.comparison"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Ollama and the ensemble defaults.
@@ -150,6 +151,8 @@ ENSEMBLE_PRESET = env_str("ENSEMBLE_PRESET", "paper")
 LLM_SEED = env_int("LLM_SEED", 42)
 # The model that writes missing LLM-based DHP perturbations (blank: the evaluator's model, or the preset's supervisor).
 DHP_PERTURB_MODEL = env_str("DHP_PERTURB_MODEL", "")
+GPTSCORE_URL = env_str("GPTSCORE_URL", "")  # an OpenAI-compatible /v1 server with echo+logprobs (vLLM, llama.cpp)
+COMPARISON_BOOTSTRAP = env_int("COMPARISON_BOOTSTRAP", 1000)  # resamples per bootstrap interval
 
 LOGGING = {
     "version": 1,

@@ -15,6 +15,7 @@ urlpatterns = [
     path("api/", api.urls),
     path("analytics/", include("analytics.urls")),
     path("dhp/", include("dhp.urls")),
+    path("", include("comparison.urls")),
     path("", include("annotator.urls")),
     path("", include("evaluation.urls")),
 ]

@@ -1,0 +1,1 @@
+"""Metric comparison without Django: baselines, GPTScore prompts, correlations, the preference checklist."""

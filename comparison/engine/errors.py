@@ -1,0 +1,7 @@
+"""The one exception the comparison engine raises: bad metric names, impossible requests."""
+
+from __future__ import annotations
+
+
+class ComparisonError(ValueError):
+    """A metric or request the comparison cannot honour; the message says what to do instead."""

@@ -1,0 +1,23 @@
+"""The launch form of a comparison job."""
+
+from __future__ import annotations
+
+from django import forms
+
+from comparison.engine.metrics import metric_names_help
+from corpus.models import Dataset
+
+
+class ComparisonLaunchForm(forms.Form):
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), to_field_name="name")
+    metrics = forms.CharField(max_length=2000, help_text=f"Comma-separated: {metric_names_help()}.")
+    aspects = forms.CharField(max_length=2000, required=False,
+                              help_text="Comma-separated human-score aspects; empty = all of the dataset's.")
+    ollama_url = forms.CharField(max_length=300, required=False, label="Ollama URL",
+                                 help_text="For ensemble / annotator / distilled metrics (default: OLLAMA_URL).")
+    gptscore_url = forms.CharField(max_length=300, required=False, label="GPTScore server URL",
+                                   help_text="An OpenAI-compatible server with echo + logprobs on /v1/completions "
+                                             "(vLLM, llama.cpp server); Ollama cannot score a given text.")
+
+    def aspect_list(self) -> list[str] | None:
+        return [a.strip() for a in self.cleaned_data["aspects"].split(",") if a.strip()] or None

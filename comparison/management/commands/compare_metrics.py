@@ -1,0 +1,66 @@
+"""`manage.py compare_metrics --dataset NAME --metrics m1,m2 [--aspects a,b] [--ollama-url URL] [--wait|--sync]`."""
+
+from __future__ import annotations
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from comparison.engine.metrics import metric_names_help
+from comparison.models import ComparisonJob, JobStatus
+from comparison.services.execute import job_execute
+from comparison.services.jobs import JobError, job_create, job_enqueue
+from corpus.models import Dataset
+
+
+class Command(BaseCommand):
+    help = "Compare metrics with a dataset's human scores (correlations, checklist); prints the job id."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dataset", required=True)
+        parser.add_argument("--metrics", required=True, help=f"Comma-separated: {metric_names_help()}.")
+        parser.add_argument("--aspects", default="", help="Comma-separated human-score aspects (default: all).")
+        parser.add_argument("--ollama-url", default="", help="Ollama server for LLM evaluators (default: OLLAMA_URL).")
+        parser.add_argument("--gptscore-url", default="",
+                            help="OpenAI-compatible server with echo+logprobs for gptscore:MODEL (default: "
+                                 "GPTSCORE_URL); Ollama cannot return log-probabilities of a given text.")
+        mode = parser.add_mutually_exclusive_group()
+        mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
+        mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
+
+    def handle(self, *args: object, **options: object) -> None:
+        dataset = Dataset.objects.filter(name=options["dataset"]).first()
+        if dataset is None:
+            raise CommandError(f"no dataset named {options['dataset']!r}")
+        aspects = [a.strip() for a in str(options["aspects"]).split(",") if a.strip()] or None
+        try:
+            job = job_create(dataset=dataset, metrics=str(options["metrics"]), aspects=aspects,
+                             ollama_url=options["ollama_url"] or None, gptscore_url=options["gptscore_url"] or None)
+        except JobError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(str(job.pk))  # the first line is the job id alone, for scripts
+        if options["sync"]:
+            job_execute(job.pk)
+            return self._report(ComparisonJob.objects.get(pk=job.pk))
+        job_enqueue(job)
+        if not options["wait"]:
+            self.stderr.write(f"Queued; follow it on /comparisons/{job.pk}/ or GET /api/comparisons/{job.pk}.")
+            return None
+        last = None
+        while True:
+            job.refresh_from_db()
+            done = sum(p["done"] for p in job.progress.values())
+            total = sum(p["total"] for p in job.progress.values())
+            line = f"{job.status}: {done}/{total} scores"
+            if line != last:
+                self.stderr.write(line)
+                last = line
+            if job.is_finished():
+                return self._report(job)
+            time.sleep(0.5)
+
+    def _report(self, job: ComparisonJob) -> None:
+        done = sum(p["done"] for p in job.progress.values())
+        self.stderr.write(f"comparison {job.pk}: {job.status}; {done} scores, {job.llm_calls} LLM call(s).")
+        if job.status != JobStatus.DONE:
+            raise CommandError(job.message or f"comparison {job.pk} ended {job.status}")

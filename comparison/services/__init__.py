@@ -1,0 +1,1 @@
+"""Comparison services: launching jobs, computing metric scores, results and exports."""

@@ -1,0 +1,202 @@
+"""Create, check, enqueue, cancel and resume metric comparison jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from functools import partial
+
+from celery import current_app
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from comparison.engine.errors import ComparisonError
+from comparison.engine.metrics import Family, MetricSpec, parse_metrics
+from comparison.models import ComparisonJob, JobStatus
+from corpus.models import Dataset
+from evaluation.engine.presets import get_preset
+from evaluation.llm.errors import BackendError
+from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.models import Aspect, EvaluatorRun, RunStatus
+from evaluation.runs.launch import LaunchError, check_models
+
+COMPARISON_TASK = "tasks.comparison.run_comparison"
+NO_LOGPROBS_IN_OLLAMA = (
+    "Ollama returns log-probabilities only of tokens it generates, never of a given text, so GPTScore cannot "
+    "run through it: give an OpenAI-compatible server with echo and logprobs on /v1/completions (vLLM, the "
+    "llama.cpp server) as --gptscore-url or GPTSCORE_URL."
+)
+
+
+class JobError(Exception):
+    """A comparison job cannot be created or changed; the message says what to do."""
+
+
+def _aspects(dataset: Dataset, wanted: Sequence[str] | None) -> list[str]:
+    known = list(dataset.score_aspects or [])
+    if not known:
+        raise JobError(f"dataset {dataset.name!r} has no human scores to compare metrics with")
+    if not wanted:
+        return known
+    out = []
+    for name in wanted:
+        match = next((k for k in known if k == name), None) or next(
+            (k for k in known if k.lower() == name.lower()), None)
+        if match is None:
+            raise JobError(f"dataset {dataset.name!r} has no human scores for aspect {name!r} "
+                           f"(aspects: {', '.join(known)})")
+        if match not in out:
+            out.append(match)
+    return out
+
+
+def _check_references(dataset: Dataset, specs: Sequence[MetricSpec]) -> None:
+    needing = [s.name for s in specs if s.needs_reference]
+    if needing and dataset.items.filter(reference="").exists():
+        missing = dataset.items.filter(reference="").count()
+        raise JobError(
+            f"{', '.join(needing)} compare(s) an output with a reference, but {missing} item(s) of dataset "
+            f"{dataset.name!r} have none. Ask for the comparison with the input instead by naming the metric "
+            f"with '@input' (e.g. {needing[0]}@input); it is labelled so in every table."
+        )
+
+
+def _check_run_aspects(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Sequence[str]) -> None:
+    if not any(s.family is Family.RUN for s in specs):
+        return
+    names = {n.lower() for n in Aspect.objects.filter(task=dataset.task).values_list("name", flat=True)}
+    missing = [a for a in aspects if a.lower() not in names]
+    if missing:
+        raise JobError(
+            f"task {dataset.task.slug!r} defines no evaluation aspect named {', '.join(map(repr, missing))}, so "
+            "the LLM evaluators have no definition to judge it by; add it on the admin's aspect page or pass "
+            "--aspects with the others"
+        )
+
+
+def _run_models(spec: MetricSpec, preset_annotators: list[str], preset_supervisor: str) -> list[str]:
+    if spec.base == "ensemble":
+        return [*preset_annotators, preset_supervisor]
+    return [spec.model]
+
+
+def _has_finished_runs(dataset: Dataset, spec: MetricSpec, aspects: Sequence[str], options: dict) -> bool:
+    """Every aspect already has a finished run of this mode and models: the metric needs no server."""
+    annotators = options["annotators"] if spec.base == "ensemble" else [spec.model]
+    runs = EvaluatorRun.objects.filter(dataset=dataset, config__mode=spec.run_mode, config__annotators=annotators,
+                                       status=RunStatus.DONE)
+    if spec.base == "ensemble":
+        runs = runs.filter(config__supervisor=options["supervisor"])
+    return all(runs.filter(aspect__name__iexact=a).exists() for a in aspects)
+
+
+def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Sequence[str], options: dict) -> None:
+    run_models = [m for s in specs if s.family is Family.RUN and not _has_finished_runs(dataset, s, aspects, options)
+                  for m in _run_models(s, options["annotators"], options["supervisor"])]
+    if run_models:
+        try:
+            check_models(options["ollama_url"], run_models)
+        except LaunchError as exc:
+            raise JobError(str(exc)) from None
+    gpt = [s.model for s in specs if s.family is Family.GPTSCORE]
+    if gpt:
+        try:
+            with OpenAICompatBackend(options["gptscore_url"], timeout=settings.OLLAMA_TIMEOUT, max_retries=0) as b:
+                b.check(gpt)
+        except BackendError as exc:
+            raise JobError(str(exc)) from None
+
+
+@transaction.atomic
+def job_create(
+    *,
+    dataset: Dataset,
+    metrics: Sequence[str] | str,
+    aspects: Sequence[str] | None = None,
+    ollama_url: str | None = None,
+    gptscore_url: str | None = None,
+    user=None,
+    check: bool = True,
+) -> ComparisonJob:
+    """Create a pending job after checking everything that can be checked before any work.
+
+    With `check`, the Ollama server (ensemble / annotator / distilled metrics) and the GPTScore server are
+    asked for their models, so an unreachable server or a missing model is refused before anything is queued."""
+    try:
+        specs = parse_metrics(metrics)
+    except ComparisonError as exc:
+        raise JobError(str(exc)) from None
+    if not dataset.items.exists():
+        raise JobError(f"dataset {dataset.name!r} has no items")
+    chosen = _aspects(dataset, aspects)
+    _check_references(dataset, specs)
+    _check_run_aspects(dataset, specs, chosen)
+    preset = get_preset(settings.ENSEMBLE_PRESET)
+    options = {
+        "ollama_url": ollama_url or settings.OLLAMA_URL,
+        "gptscore_url": gptscore_url or settings.GPTSCORE_URL,
+        "annotators": list(preset.annotators),
+        "supervisor": preset.supervisor,
+        "bootstrap": settings.COMPARISON_BOOTSTRAP,
+        "seed": settings.LLM_SEED,
+    }
+    if any(s.family is Family.GPTSCORE for s in specs) and not options["gptscore_url"]:
+        raise JobError(f"no GPTScore server given. {NO_LOGPROBS_IN_OLLAMA}")
+    if check:
+        _check_servers(dataset, specs, chosen, options)
+    n_items = dataset.items.count()
+    progress = {
+        s.name: {"done": 0, "total": n_items * (len(chosen) if s.per_aspect else 1)} for s in specs
+    }
+    return ComparisonJob.objects.create(
+        dataset=dataset, metrics=[s.name for s in specs], aspects=chosen, options=options, progress=progress,
+        created_by=user,
+    )
+
+
+def job_enqueue(job: ComparisonJob) -> None:
+    """Queue the job once the surrounding transaction commits (sent by name: tasks/ sits above every layer)."""
+    transaction.on_commit(partial(current_app.send_task, COMPARISON_TASK, args=[job.pk]))
+
+
+def stale_running() -> Q:
+    since = timezone.now() - timedelta(seconds=settings.RUN_STALE_SECONDS)
+    return Q(status=JobStatus.RUNNING, heartbeat_at__lt=since)
+
+
+def job_claim(job_id: int, token: str) -> ComparisonJob | None:
+    """Take the job for this worker: pending or paused, or running with a stopped heartbeat."""
+    now = timezone.now()
+    claimed = (
+        ComparisonJob.objects.filter(pk=job_id, cancel_requested=False)
+        .filter(Q(status__in=[JobStatus.PENDING, JobStatus.PAUSED]) | stale_running())
+        .update(status=JobStatus.RUNNING, heartbeat_at=now, celery_task_id=token, message="", started_at=now)
+    )
+    return ComparisonJob.objects.select_related("dataset__task").get(pk=job_id) if claimed else None
+
+
+def jobs_needing_recovery() -> list[int]:
+    """Jobs left running by a worker that stopped beating: a starting worker queues them again."""
+    return list(ComparisonJob.objects.filter(stale_running()).values_list("pk", flat=True))
+
+
+def job_cancel(*, job: ComparisonJob) -> bool:
+    """A pending or paused job stops at once, a running one at its next batch."""
+    stopped = ComparisonJob.objects.filter(pk=job.pk, status__in=[JobStatus.PENDING, JobStatus.PAUSED]).update(
+        status=JobStatus.CANCELLED, cancel_requested=True, finished_at=timezone.now(), message="Cancelled."
+    )
+    if stopped:
+        return True
+    return bool(ComparisonJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(cancel_requested=True))
+
+
+def job_resume(*, job: ComparisonJob, enqueue: bool = True) -> bool:
+    """Queue a paused, failed or abandoned job again; every stored score is kept and not asked again."""
+    updated = ComparisonJob.objects.filter(pk=job.pk).filter(
+        Q(status__in=[JobStatus.PAUSED, JobStatus.FAILED]) | stale_running()
+    ).update(status=JobStatus.PENDING, message="Resumed; waiting for a worker.", cancel_requested=False)
+    if updated and enqueue:
+        job_enqueue(job)
+    return bool(updated)

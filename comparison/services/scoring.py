@@ -1,0 +1,268 @@
+"""Compute the metric scores a job still lacks and store them per (item, metric, aspect).
+
+Each family writes in batches, so a stopped job keeps what it finished and a resumed or later job asks
+only for the missing pairs. LLM metrics never invent a score: an item the backend cannot score stops the
+job (paused when the server is away, failed otherwise) instead of being filled in."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db.models import Avg
+
+from comparison.engine.baselines import baseline_scores
+from comparison.engine.gptscore import gptscore_context
+from comparison.engine.metrics import Family, MetricSpec
+from comparison.models import ComparisonJob, JobStatus, MetricScore
+from corpus.models import Annotation, Item
+from evaluation.answers import RUN_ANSWER_KINDS
+from evaluation.llm.errors import BackendError, BackendUnavailable
+from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall, RunStatus
+from evaluation.runs.execute import run_execute
+from evaluation.runs.launch import LaunchError, run_create, run_resume
+from evaluation.runs.scheduler import cache_key
+
+BATCH = 256
+GPTSCORE_OPTIONS = {"endpoint": "completions", "echo": True, "logprobs": 0, "max_tokens": 1, "temperature": 0}
+
+
+class Stop(Exception):
+    """Scoring must stop; `status` is the job's new status (paused, failed or cancelled)."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    pk: int
+    system: str
+    inputs: dict
+    output: str
+    reference: str
+
+    @property
+    def input_text(self) -> str:
+        return "\n".join(str(v) for v in self.inputs.values())
+
+
+Progress = Callable[[str, int], None]  # (metric, done so far); raises Stop when the job is cancelled
+
+
+def storage_key(name: str, options: dict) -> str:
+    """The name a metric's scores are stored under: the metric's name, except that `ensemble` also names the
+    preset's models, so a job after ENSEMBLE_PRESET changed does not reuse another ensemble's scores."""
+    if name == "ensemble":
+        return f"ensemble:{'+'.join(options.get('annotators', []))}/{options.get('supervisor', '')}"
+    return name
+
+
+def dataset_items(dataset_id: int) -> list[ItemRow]:
+    rows = Item.objects.filter(dataset_id=dataset_id).order_by("position").values_list(
+        "pk", "system", "inputs", "output", "reference")
+    return [ItemRow(*row) for row in rows]
+
+
+def _existing(items: Sequence[ItemRow], metric: str, aspect: str) -> set[int]:
+    return set(MetricScore.objects.filter(item__in=[i.pk for i in items], metric=metric, aspect=aspect)
+               .values_list("item_id", flat=True))
+
+
+def _store(metric: str, aspect: str, values: Iterable[tuple[int, float]]) -> int:
+    rows = [MetricScore(item_id=pk, metric=metric, aspect=aspect, value=v) for pk, v in values]
+    MetricScore.objects.bulk_create(rows, ignore_conflicts=True)
+    return len(rows)
+
+
+def score_baseline(spec: MetricSpec, items: Sequence[ItemRow], progress: Progress) -> None:
+    have = _existing(items, spec.name, "")
+    todo = [i for i in items if i.pk not in have]
+    done = len(items) - len(todo)
+    progress(spec.name, done)
+    for start in range(0, len(todo), BATCH):
+        chunk = todo[start:start + BATCH]
+        others = [i.input_text if spec.against_input else i.reference for i in chunk]
+        values = baseline_scores(spec, [i.output for i in chunk], others)
+        done += _store(spec.name, "", zip([i.pk for i in chunk], values, strict=True))
+        progress(spec.name, done)
+
+
+# ---------------------------------------------------------------------------------------------- GPTScore
+
+
+def _aspect_definitions(job: ComparisonJob) -> dict[str, str]:
+    defs = {a.name.lower(): a.definition for a in Aspect.objects.filter(task=job.dataset.task)}
+    return {key: defs.get(key.lower(), "") for key in job.aspects}
+
+
+def _task_description(job: ComparisonJob) -> tuple[str, str]:
+    task = job.dataset.task
+    return task.description, task.output_noun
+
+
+def _gptscore_one(backend: OpenAICompatBackend, model: str, context: str, output: str) -> tuple[dict, int, float]:
+    started = time.perf_counter()
+    result = backend.text_logprobs(model, context, output)
+    return {"mean": result.mean, "tokens": len(result.logprobs)}, result.attempts, time.perf_counter() - started
+
+
+def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,
+                   count_call: Callable[[int], None]) -> None:
+    """Average token log-probability of each output given an instruction with the aspect (cached in LLMCall)."""
+    url = job.options.get("gptscore_url", "")
+    definitions = _aspect_definitions(job)
+    task_text, noun = _task_description(job)
+    header = job.dataset.output_header
+    done = 0
+    todo: list[tuple[str, ItemRow]] = []
+    for aspect in job.aspects:
+        have = _existing(items, spec.name, aspect)
+        done += len(have)
+        todo += [(aspect, i) for i in items if i.pk not in have]
+    progress(spec.name, done)
+    if not todo:
+        return
+    options = {**GPTSCORE_OPTIONS}
+    with OpenAICompatBackend(url, timeout=settings.OLLAMA_TIMEOUT) as backend:
+        try:
+            backend.check([spec.model])
+        except BackendUnavailable as exc:
+            raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
+        except BackendError as exc:
+            raise Stop(JobStatus.FAILED, str(exc)) from exc
+        pool = ThreadPoolExecutor(max_workers=max(1, settings.OLLAMA_PARALLEL))
+        try:
+            for start in range(0, len(todo), BATCH):
+                chunk = todo[start:start + BATCH]
+                prompts = []
+                for aspect, item in chunk:
+                    context = gptscore_context(task=task_text, output_noun=noun, aspect=aspect,
+                                               definition=definitions.get(aspect, ""), inputs=item.inputs,
+                                               output_header=header)
+                    key_options = {**options, "scored_from": len(context)}
+                    prompts.append((context, key_options, cache_key(spec.model, "", context + item.output,
+                                                                    key_options)))
+                cached = dict(LLMCall.objects.filter(cache_key__in=[p[2] for p in prompts], status=LLMCall.Status.OK)
+                              .values_list("cache_key", "response"))
+                missing = [(n, p) for n, p in enumerate(prompts) if p[2] not in cached]
+                futures = {n: pool.submit(_gptscore_one, backend, spec.model, p[0], chunk[n][1].output)
+                           for n, p in missing}
+                for n, future in futures.items():
+                    context, key_options, key = prompts[n]
+                    try:
+                        answer, attempts, seconds = future.result()
+                    except BackendUnavailable as exc:
+                        raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
+                            from exc
+                    except BackendError as exc:
+                        raise Stop(JobStatus.FAILED, f"GPTScore of item {chunk[n][1].pk}: {exc}") from exc
+                    LLMCall.objects.get_or_create(cache_key=key, defaults={
+                        "model": spec.model, "prompt": context + chunk[n][1].output, "options": key_options,
+                        "response": json.dumps(answer), "prompt_tokens": answer["tokens"], "wall_seconds": seconds,
+                        "attempts": attempts,
+                    })
+                    cached[key] = json.dumps(answer)
+                    count_call(1)
+                by_aspect: dict[str, list[tuple[int, float]]] = {}
+                for (aspect, item), (_, _, key) in zip(chunk, prompts, strict=True):
+                    by_aspect.setdefault(aspect, []).append((item.pk, float(json.loads(cached[key])["mean"])))
+                for aspect, values in by_aspect.items():
+                    done += _store(spec.name, aspect, values)
+                progress(spec.name, done)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ------------------------------------------------------------------------------- evaluator runs (Ollama)
+
+
+def _run_config(job: ComparisonJob, spec: MetricSpec) -> tuple[list[str], str]:
+    if spec.base == "ensemble":
+        return list(job.options["annotators"]), job.options["supervisor"]
+    return [spec.model], ""
+
+
+def _find_run(job: ComparisonJob, spec: MetricSpec, aspect: str) -> EvaluatorRun | None:
+    """A run of this mode, models and aspect on the dataset that is done or can go on (its calls are cached)."""
+    run_id = job.runs.get(spec.name, {}).get(aspect)
+    if run_id and EvaluatorRun.objects.filter(pk=run_id).exists():
+        return EvaluatorRun.objects.get(pk=run_id)
+    annotators, supervisor = _run_config(job, spec)
+    runs = EvaluatorRun.objects.filter(
+        dataset=job.dataset, aspect__name__iexact=aspect, config__mode=spec.run_mode,
+        config__annotators=annotators,
+    ).exclude(status=RunStatus.CANCELLED)
+    if supervisor:
+        runs = runs.filter(config__supervisor=supervisor)
+    return runs.order_by("status", "-created_at").first() if runs.exists() else None
+
+
+def run_scores(run: EvaluatorRun) -> dict[int, float]:
+    """Item -> the run's overall score: the mean score of its answer annotations (evaluation.answers)."""
+    kinds = set(Annotation.objects.filter(source_id=run.pk).values_list("kind", flat=True).distinct())
+    kind = next((k for k in RUN_ANSWER_KINDS if k in kinds), None)
+    if kind is None:
+        return {}
+    rows = (Annotation.objects.filter(source_id=run.pk, kind=kind, score__isnull=False)
+            .values("item_id").annotate(s=Avg("score")).values_list("item_id", "s"))
+    return {pk: float(s) for pk, s in rows}
+
+
+def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,
+               count_call: Callable[[int], None], remember_run: Callable[[str, str, int], None]) -> None:
+    """Per aspect: reuse a finished run of this mode and models (no call), or create/continue one and run it."""
+    key = storage_key(spec.name, job.options)
+    done = 0
+    for aspect in job.aspects:
+        have = _existing(items, key, aspect)
+        if len(have) == len(items):
+            done += len(have)
+            progress(spec.name, done)
+            continue
+        run = _find_run(job, spec, aspect)
+        if run is None:
+            annotators, supervisor = _run_config(job, spec)
+            aspect_name = Aspect.objects.filter(task=job.dataset.task, name__iexact=aspect).values_list(
+                "name", flat=True).first() or aspect
+            try:
+                run = run_create(dataset=job.dataset, aspect_name=aspect_name, annotators=annotators,
+                                 supervisor=supervisor or None, ollama_url=job.options["ollama_url"],
+                                 mode=spec.run_mode, user=job.created_by, check=False)
+            except LaunchError as exc:
+                raise Stop(JobStatus.FAILED, f"{spec.name} on {aspect}: {exc}") from exc
+        remember_run(spec.name, aspect, run.pk)
+        if run.status != RunStatus.DONE:
+            if run.status == RunStatus.FAILED:
+                run_resume(run=run, enqueue=False)
+            before = RunCall.objects.filter(run=run, from_cache=False).count()
+            status = run_execute(run.pk, token=f"comparison-{job.pk}")
+            count_call(RunCall.objects.filter(run=run, from_cache=False).count() - before)
+            run.refresh_from_db()
+            if status is None:
+                raise Stop(JobStatus.PAUSED, f"run {run.label} is being executed by another worker; resume this "
+                                             "job when it has finished")
+            if status != RunStatus.DONE:
+                job_status = JobStatus.PAUSED if status == RunStatus.PAUSED else JobStatus.FAILED
+                raise Stop(job_status, f"{spec.name} on {aspect}: run {run.label} ended {status}: {run.message}")
+        scores = run_scores(run)
+        done += _store(key, aspect, [(i.pk, scores[i.pk]) for i in items
+                                           if i.pk in scores and i.pk not in have]) + len(have)
+        progress(spec.name, done)
+
+
+def score_metric(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,
+                 count_call: Callable[[int], None], remember_run: Callable[[str, str, int], None]) -> None:
+    if spec.family in (Family.LENGTH, Family.OVERLAP, Family.SEMANTIC):
+        score_baseline(spec, items, progress)
+    elif spec.family is Family.GPTSCORE:
+        score_gptscore(job, spec, items, progress, count_call)
+    else:
+        score_runs(job, spec, items, progress, count_call, remember_run)

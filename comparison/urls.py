@@ -1,0 +1,17 @@
+"""URLs of the comparison app."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from comparison import views
+
+urlpatterns = [
+    path("comparisons/", views.comparison_list, name="comparison_list"),
+    path("comparisons/new/", views.comparison_new, name="comparison_new"),
+    path("comparisons/<int:pk>/", views.comparison_detail, name="comparison_detail"),
+    path("comparisons/<int:pk>/cancel/", views.comparison_cancel, name="comparison_cancel"),
+    path("comparisons/<int:pk>/resume/", views.comparison_resume, name="comparison_resume"),
+    path("comparisons/<int:pk>/export.<str:fmt>", views.comparison_export, name="comparison_export"),
+    path("comparisons/<int:pk>/plots/<str:name>.<str:fmt>", views.comparison_plot, name="comparison_plot"),
+]
