@@ -81,6 +81,7 @@ class SourceKind(models.TextChoices):
     RUN = "run", "Evaluator run"
     IMPORT = "import", "Imported file"
     CAMPAIGN = "campaign", "Added by an expert in a campaign"
+    EXTERNAL = "external", "Imported from another tool"
 
 
 class Source(models.Model):
@@ -93,6 +94,10 @@ class Source(models.Model):
 
     label = models.CharField(max_length=200, help_text="The name written in exports: a run label, 'gold', a person.")
     kind = models.CharField(max_length=12, choices=SourceKind.choices, default=SourceKind.IMPORT)
+    # Provenance of an external source (another tool's annotations): which tool, whose, from which file.
+    tool = models.CharField(max_length=32, blank=True, default="", help_text="jsonl, factgenie or labelstudio.")
+    producer = models.CharField(max_length=200, blank=True, default="", help_text="The annotator or model named.")
+    file_name = models.CharField(max_length=500, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
