@@ -1,4 +1,4 @@
-"""Our `char_factgenie` figures against factgenie's own function on a small fixture (runs when factgenie is installed)."""
+"""Our `char_factgenie` figures against factgenie's own function (runs when factgenie is installed)."""
 
 from __future__ import annotations
 
