@@ -10,7 +10,7 @@ from ninja import Router, Schema
 from ninja.errors import HttpError
 
 from accounts.access import require_researcher
-from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference
 from analytics.selectors.cache import cached_dashboard_data
 from analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
 from annotator.models import Campaign
@@ -50,7 +50,10 @@ class DashboardOut(Schema):
 def _compute(scope: Scope, reference: str, resamples: int, seed: int) -> DashboardData:
     if not 0 <= resamples <= MAX_RESAMPLES:
         raise HttpError(422, f"resamples must be between 0 and {MAX_RESAMPLES}")
-    return cached_dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
+    try:
+        return cached_dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
+    except UnknownReference as exc:
+        raise HttpError(422, str(exc)) from None
 
 
 def _dashboard_out(data: DashboardData, resamples: int, seed: int) -> dict[str, Any]:

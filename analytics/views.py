@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from accounts.access import require_researcher
 from accounts.models import User
-from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from analytics.tables import TABLE_BUILDERS, dashboard_tables
 from annotator.models import Campaign
@@ -19,6 +22,19 @@ MAX_RESAMPLES = 10_000
 
 class AppRequest(HttpRequest):
     user: User
+
+
+def _refuses_unknown_reference(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A reference that does not exist answers 400 with the references there are, not an empty table."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except UnknownReference as exc:
+            return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+
+    return wrapper
 
 
 
@@ -102,6 +118,7 @@ def _plot_response(data: DashboardData, name: str, fmt: str) -> HttpResponse:
 
 
 @require_GET
+@_refuses_unknown_reference
 def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign"}
@@ -109,18 +126,21 @@ def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
+@_refuses_unknown_reference
 def campaign_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     return _table_response(_compute(request, scope), key, fmt, f"campaign-{campaign.pk}")
 
 
 @require_GET
+@_refuses_unknown_reference
 def campaign_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
     _, scope = _campaign_scope(request, pk)
     return _plot_response(_compute(request, scope), name, fmt)
 
 
 @require_GET
+@_refuses_unknown_reference
 def dataset_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     dataset, scope = _dataset_scope(request, pk)
     context = {
@@ -131,12 +151,14 @@ def dataset_dashboard(request: AppRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
+@_refuses_unknown_reference
 def dataset_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
     dataset, scope = _dataset_scope(request, pk)
     return _table_response(_compute(request, scope), key, fmt, f"dataset-{dataset.pk}")
 
 
 @require_GET
+@_refuses_unknown_reference
 def dataset_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
     _, scope = _dataset_scope(request, pk)
     return _plot_response(_compute(request, scope), name, fmt)

@@ -29,6 +29,8 @@ from analytics.selectors.base import (
 from analytics.selectors.overlap import (
     OverlapRow,
     Reference,
+    UnknownReference,
+    imported_sources,
     overlap_report,
     parse_reference,
     reference_choices,
@@ -48,6 +50,7 @@ class DashboardData:
 
     scope: Scope
     runs: list[RunInfo]
+    imported: list[RunInfo]
     accuracy: AccuracyReport
     agreement: AgreementReport
     calibration: dict[int | None, SeverityCalibration]
@@ -88,7 +91,8 @@ def dashboard_data(
     references = reference_choices(scope)
     if not reference and references:
         reference = references[0][0]
-    ref = parse_reference(reference, scope) if reference else None
+    ref = parse_reference(reference, scope, references) if reference else None
+    imported = imported_sources(scope)
 
     def accuracy_and_calibration():
         return accuracy_report(scope, n_resamples=n_resamples, seed=seed), calibration_report(scope)
@@ -96,7 +100,7 @@ def dashboard_data(
     def agreement_overlap_scores():
         return (
             agreement_report(scope),
-            overlap_report(runs=runs, reference=ref, scope=scope) if ref else [],
+            overlap_report(runs=runs, reference=ref, scope=scope, imported=imported) if ref else [],
             score_report(runs=runs, scope=scope),
         )
 
@@ -104,7 +108,7 @@ def dashboard_data(
         accuracy_and_calibration, agreement_overlap_scores
     )
     return DashboardData(
-        scope=scope, runs=runs, accuracy=accuracy, agreement=agreement,
+        scope=scope, runs=runs, imported=imported, accuracy=accuracy, agreement=agreement,
         calibration=per_run, calibration_pooled=pooled, overlap=overlap, reference=ref, scores=scores,
         references=references, reference_value=reference if ref else "",
     )
@@ -112,7 +116,7 @@ def dashboard_data(
 
 __all__ = [
     "DEFAULT_RESAMPLES", "AccuracyGroup", "AccuracyReport", "AgreementReport", "AlphaSummary", "DashboardData",
-    "OverlapRow", "PairAgreement", "Reference", "RunInfo", "ScoreRow", "Scope", "accuracy_report",
+    "OverlapRow", "PairAgreement", "Reference", "UnknownReference", "RunInfo", "ScoreRow", "Scope", "accuracy_report",
     "agreement_report", "annotator_names", "calibration_report", "dashboard_data", "final_kinds",
     "judgments_in_scope", "overlap_report", "parse_reference", "reference_choices", "runs_in_scope",
     "score_report",

@@ -71,3 +71,21 @@ def test_compare_sources_gamma_with_pygamma(study, tmp_path):
     # two of gold's three spans on these outputs repeated exactly and nothing else: high, below 1
     assert 0.3 < rows[0]["gamma"] < 1.0
     assert rows[0]["mode"] == "categories" and "" in rows[0]["categories"]
+
+
+def test_overlap_table_lists_imported_sources_and_refuses_unknown_reference(study, tmp_path, client):
+    from tests import factories as make
+
+    _external(tmp_path, study)
+    client.force_login(make.user("rosa", role="researcher"))
+    url = f"/api/analytics/datasets/{study.dataset.pk}/tables/overlap"
+    rows = {r["run"]: r for r in client.get(url, {"reference": "gold:gold"}).json()["rows"]}
+    assert "llm (imported)" in rows and "ens-run" in rows
+    assert (rows["llm (imported)"]["items"], rows["llm (imported)"]["matched_exact"]) == (2, 2)
+    # the imported source can be the reference too
+    as_reference = client.get(url, {"reference": "external:llm"}).json()["rows"]
+    assert {r["run"] for r in as_reference} >= {"ens-run"}
+    refused = client.get(url, {"reference": "gold:nope"})
+    assert refused.status_code == 422 and "unknown reference 'gold:nope'" in refused.json()["detail"]
+    page = client.get(f"/analytics/datasets/{study.dataset.pk}/", {"reference": "gold:nope"})
+    assert page.status_code == 400 and "gold:gold" in page.content.decode()
