@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404
 from ninja import File, Form, Router, Status
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
+from ninja.pagination import paginate
 
 from accounts.access import require_researcher
 from accounts.models import User
@@ -56,6 +57,7 @@ router = Router(tags=["datasets"])
 
 
 @router.get("/datasets", response=list[DatasetOut], operation_id="list_datasets")
+@paginate
 def list_datasets(request: HttpRequest):
     require_researcher(request)
     return [
@@ -86,11 +88,11 @@ def import_items(
 
 
 @router.get("/datasets/{dataset_id}/items", response=list[ItemOut], operation_id="list_items")
-def list_items(request: HttpRequest, dataset_id: int, offset: int = 0, limit: int = 100):
+@paginate
+def list_items(request: HttpRequest, dataset_id: int):
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    limit = max(1, min(limit, 1000))
-    return list(dataset.items.order_by("position")[offset : offset + limit])
+    return dataset.items.order_by("position")
 
 
 @router.get("/datasets/{dataset_id}/export", operation_id="export_dataset")
@@ -127,6 +129,7 @@ def _added_out(span: ErrorSpan) -> AddedSpanOut:
 
 
 @router.get("/assignments", response=list[AssignmentOut], operation_id="list_assignments", tags=["annotation"])
+@paginate
 def list_assignments(request: HttpRequest, campaign_id: int | None = None, status: str | None = None):
     """The caller's own assignments in their order (researchers too: this is a work list, not an overview)."""
     rows = Assignment.objects.filter(annotator=request.user).select_related("campaign")
@@ -282,6 +285,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
 
 @router.get("/campaigns/{campaign_id}/control-accuracy", response=list[ControlAccuracyOut],
             operation_id="campaign_control_accuracy", tags=["campaigns"])
+@paginate
 def campaign_control_accuracy(request: HttpRequest, campaign_id: int):
     """Each annotator's agreement with the known verdicts on control items (researchers and admins only)."""
     require_researcher(request)

@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "ninja",
     "template_partials",
     # The project's layers, bottom first; imports only point down (see .importlinter).
     "accounts",
@@ -104,6 +105,10 @@ STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request when it is
 WHITENOISE_USE_FINDERS = True  # serve static/ directly without collectstatic (demo and tests)
 STATICFILES_DIRS = [BASE_DIR / "static"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# API lists are paginated (?limit=&offset=, answers {"items", "count"}); no page is larger than this.
+NINJA_PAGINATION_PER_PAGE = 100
+NINJA_PAGINATION_MAX_LIMIT = 1000
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
