@@ -11,6 +11,7 @@ from ninja.security import HttpBearer, django_auth
 from accounts.access import AccessError
 from accounts.models import TokenScope
 from accounts.services.tokens import token_lookup
+from analytics.api import datasets_router as analytics_datasets_router
 from analytics.api import router as analytics_router
 from annotator.api import router as annotator_router
 from evaluation.api import router as evaluation_router
@@ -43,6 +44,7 @@ api = NinjaAPI(
 api.add_router("/", annotator_router)
 api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)
+api.add_router("/", analytics_datasets_router)
 
 
 @api.exception_handler(PermissionDenied)

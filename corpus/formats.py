@@ -33,6 +33,12 @@ class FormatError(Exception):
         self.message = message
 
 
+def named(error: FormatError, name: str) -> str:
+    """The message of `error` about the file called `name`, with the name once (never twice, never a temp path)."""
+    text = str(error)
+    return text if text.startswith(f"{name}:") else f"{name}: {text}"
+
+
 class JudgmentRecord(TypedDict):
     annotator: str
     span_verdict: str | None

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from annotator.services.exporting import CSV_COLUMNS, ExportFilter, csv_rows, dataset_records, export_csv, export_jsonl
+from annotator.services.exporting import (
+    CSV_COLUMNS,
+    ExportFilter,
+    Progress,
+    csv_rows,
+    dataset_records,
+    export_csv,
+    export_jsonl,
+)
 from corpus.annotation_files import (
     OutputAnnotation,
     factgenie_metadata,
@@ -23,8 +31,6 @@ from corpus.models import Dataset, ErrorSpan
 FORMATS = ("jsonl", "csv", "parquet", "labelstudio", "factgenie")
 EXTENSIONS = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet", "labelstudio": "json", "factgenie": "jsonl"}
 PARQUET_BATCH = 5000
-Progress = Callable[[int], None]
-"""Called with the number of records written so far."""
 
 _INTS = {"span_index", "start", "end", "severity"}
 _FLAGS = set(CSV_COLUMNS[CSV_COLUMNS.index("explanation_verdict") + 1 : CSV_COLUMNS.index("comment")])
@@ -53,28 +59,21 @@ def _outputs(record: ExportRecord) -> list[OutputAnnotation]:
     ]
 
 
-def _counted(records: Iterator[ExportRecord], progress: Progress | None) -> Iterator[ExportRecord]:
-    for n, record in enumerate(records, start=1):
-        yield record
-        if progress is not None and n % 100 == 0:
-            progress(n)
-
-
 def text_chunks(dataset: Dataset, fmt: str, keep: ExportFilter, progress: Progress | None = None) -> Iterator[str]:
     """The export as text chunks (every format but Parquet, which is binary and written by `write_export`)."""
     if fmt == "jsonl":
-        yield from export_jsonl(dataset, keep)
+        yield from export_jsonl(dataset, keep, progress)
     elif fmt == "csv":
-        yield from export_csv(dataset, keep)
+        yield from export_csv(dataset, keep, progress)
     elif fmt == "factgenie":
         names = categories(dataset, keep)
-        for record in _counted(dataset_records(dataset, keep), progress):
+        for record in dataset_records(dataset, keep, progress):
             for annotation in _outputs(record):
                 yield to_factgenie(annotation, dataset=dataset.name, categories=names)
     elif fmt == "labelstudio":
         yield "["
         number = 0
-        for record in _counted(dataset_records(dataset, keep), progress):
+        for record in dataset_records(dataset, keep, progress):
             outputs = _outputs(record)
             if outputs:
                 number += 1
@@ -85,10 +84,10 @@ def text_chunks(dataset: Dataset, fmt: str, keep: ExportFilter, progress: Progre
         raise ValueError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
 
 
-def _parquet(dataset: Dataset, keep: ExportFilter, path: Path) -> None:
+def _parquet(dataset: Dataset, keep: ExportFilter, path: Path, progress: Progress | None) -> None:
     with pq.ParquetWriter(path, PARQUET_SCHEMA) as writer:
         batch: list[list[object]] = []
-        for row in csv_rows(dataset, keep):
+        for row in csv_rows(dataset, keep, progress):
             batch.append([None if cell == "" else cell for cell in row])
             if len(batch) >= PARQUET_BATCH:
                 writer.write_table(_table(batch))
@@ -114,7 +113,7 @@ def write_export(
         raise ValueError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
     written = [path]
     if fmt == "parquet":
-        _parquet(dataset, keep, path)
+        _parquet(dataset, keep, path, progress)
         return written
     newline = "" if fmt == "csv" else None
     with path.open("w", encoding="utf-8", newline=newline) as handle:

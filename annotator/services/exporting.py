@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from django.db.models import Prefetch, QuerySet
@@ -130,9 +130,18 @@ def _aspects_of(item: Item, annotations: list[Annotation], score_order: list[str
     return ordered
 
 
-def dataset_records(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[ExportRecord]:
+Progress = Callable[[int], None]
+"""Told the number of items exported so far (every PROGRESS_EVERY items)."""
+PROGRESS_EVERY = 50
+
+
+def dataset_records(
+    dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None
+) -> Iterator[ExportRecord]:
     """Yield one export record per (item, aspect), items in file order, annotations in a stable order."""
-    for item in _items(dataset, keep):
+    for number, item in enumerate(_items(dataset, keep), start=1):
+        if progress is not None and number % PROGRESS_EVERY == 0:
+            progress(number)
         annotations = sorted(item.annotations.all(), key=lambda a: (KIND_ORDER[a.kind], a.source.label, a.model))
         inputs = _ordered(item.inputs, dataset.input_headers)
         scores = _ordered(item.human_scores, dataset.score_aspects)
@@ -146,14 +155,16 @@ def dataset_records(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterat
             )
 
 
-def export_jsonl(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[str]:
-    for record in dataset_records(dataset, keep):
+def export_jsonl(dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None) -> Iterator[str]:
+    for record in dataset_records(dataset, keep, progress):
         yield json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def csv_rows(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[list[object]]:
+def csv_rows(
+    dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None
+) -> Iterator[list[object]]:
     """One row per span judgment (CSV_COLUMNS); a span nobody judged yet gets one row with empty judgment cells."""
-    for record in dataset_records(dataset, keep):
+    for record in dataset_records(dataset, keep, progress):
         base = [record["dataset"], record["item_id"], record["system"], record["aspect"] or ""]
         for annotation in record["annotations"]:
             head = [*base, annotation["source"], annotation["kind"], annotation["model"],
@@ -179,7 +190,7 @@ def _blank(value: object) -> object:
     return "" if value is None else value
 
 
-def export_csv(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[str]:
+def export_csv(dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -191,4 +202,4 @@ def export_csv(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[st
             buffer.truncate(0)
 
     yield from emit([CSV_COLUMNS])
-    yield from emit(csv_rows(dataset, keep))
+    yield from emit(csv_rows(dataset, keep, progress))

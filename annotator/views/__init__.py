@@ -9,7 +9,7 @@ from annotator.views.campaigns import (
     campaign_new,
     campaign_resume,
 )
-from annotator.views.pages import dataset_detail, dataset_export, dataset_import, home
+from annotator.views.pages import annotations_import, dataset_detail, dataset_export, dataset_import, home
 from annotator.views.work import (
     added_span_add,
     added_span_edit,
@@ -22,7 +22,8 @@ from annotator.views.work import (
 )
 
 __all__ = [
-    "added_span_add", "added_span_edit", "added_span_remove", "assignment_finish_view", "assignment_time",
+    "added_span_add", "added_span_edit", "added_span_remove", "annotations_import", "assignment_finish_view",
+    "assignment_time",
     "campaign_control", "campaign_entry", "campaign_guidelines", "campaign_new", "campaign_resume",
     "dataset_detail", "dataset_export", "dataset_import", "home", "item_screen", "judgment_save", "judgment_undo_view",
 ]

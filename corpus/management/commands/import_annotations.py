@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.annotation_files import FORMATS
-from corpus.formats import FormatError
+from corpus.formats import FormatError, named
 from corpus.services.annotation_import import annotations_import
 
 
@@ -32,5 +32,5 @@ class Command(BaseCommand):
                 skip_bad_spans=options["skip_bad_spans"], file_name=path.name,
             )
         except FormatError as exc:
-            raise CommandError(f"{path.name}: {exc} - nothing was imported") from None
+            raise CommandError(f"{named(exc, path.name)} - nothing was imported") from None
         self.stdout.write(report.summary())
