@@ -27,8 +27,8 @@ def check_upload_size(upload: UploadedFile) -> None:
     limit = settings.IMPORT_MAX_UPLOAD_MB
     if upload.size is not None and upload.size > limit * 1024 * 1024:
         raise UploadTooLarge(
-            "the file", f"is {upload.size / 1024 / 1024:.1f} MB; uploads are limited to {limit} MB "
-            "(IMPORT_MAX_UPLOAD_MB), or use `manage.py import_items` on the server"
+            "upload size", f"{upload.size / 1024 / 1024:.1f} MB is over the limit of {limit} MB "
+            "(IMPORT_MAX_UPLOAD_MB); import large files with manage.py on the server"
         )
 
 

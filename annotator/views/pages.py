@@ -59,6 +59,7 @@ def dataset_import(request: AppRequest) -> HttpResponse:
     """Upload an item file; a bad file is refused with the line and field, and nothing of it is kept."""
     _require_researcher(request)
     form = DatasetImportForm(request.POST or None, request.FILES or None)
+    status = 400 if request.method == "POST" else 200
     if request.method == "POST" and form.is_valid():
         name = form.cleaned_data["dataset"].strip()
         try:
@@ -69,13 +70,14 @@ def dataset_import(request: AppRequest) -> HttpResponse:
             )
         except FormatError as exc:
             form.add_error(None, f"{named(exc, form.cleaned_data['file'].name)} - nothing was imported.")
+            status = 413 if isinstance(exc, UploadTooLarge) else 400
         else:
             messages.success(
                 request, f"Imported {report.created_items} new items ({report.reused_items} existing), "
                 f"{report.annotations} annotations, {report.spans} spans, {report.judgments} judgments.",
             )
             return redirect("dataset_detail", pk=Dataset.objects.get(name=name).pk)
-    return render(request, "annotator/dataset_import.html", {"form": form})
+    return render(request, "annotator/dataset_import.html", {"form": form}, status=status)
 
 
 @require_http_methods(["GET", "POST"])
