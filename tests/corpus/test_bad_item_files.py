@@ -110,7 +110,8 @@ def test_upload_errors_name_the_users_file_not_a_temp_path(client, researcher):
 
     client.force_login(researcher)
     upload = SimpleUploadedFile("my items.jsonl", b"\xff\xfe not text\n")
-    response = client.post("/datasets/import/", {"file": upload, "dataset": "d", "task": "data-to-text", "source": "gold"})
+    response = client.post("/datasets/import/",
+                           {"file": upload, "dataset": "d", "task": "data-to-text", "source": "gold"})
     page = response.content.decode()
     assert "my items.jsonl: line 1: not UTF-8 text" in page and "/tmp" not in page
 
