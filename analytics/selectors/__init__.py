@@ -93,6 +93,8 @@ def dashboard_data(
         reference = references[0][0]
     ref = parse_reference(reference, scope, references) if reference else None
     imported = imported_sources(scope)
+    if ref is not None and ref.kind == "external":  # the reference is not compared with itself
+        imported = [r for r in imported if r.label != f"{ref.source} (imported)"]
 
     def accuracy_and_calibration():
         return accuracy_report(scope, n_resamples=n_resamples, seed=seed), calibration_report(scope)
