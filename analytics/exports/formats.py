@@ -6,9 +6,6 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from annotator.services.exporting import (
     CSV_COLUMNS,
     ExportFilter,
@@ -34,11 +31,6 @@ PARQUET_BATCH = 5000
 
 _INTS = {"span_index", "start", "end", "severity"}
 _FLAGS = set(CSV_COLUMNS[CSV_COLUMNS.index("explanation_verdict") + 1 : CSV_COLUMNS.index("comment")])
-PARQUET_SCHEMA = pa.schema([
-    (name, pa.int64() if name in _INTS else pa.int8() if name in _FLAGS else pa.float64() if name == "score"
-     else pa.string())
-    for name in CSV_COLUMNS
-])
 
 
 def categories(dataset: Dataset, keep: ExportFilter) -> list[str]:
@@ -85,23 +77,31 @@ def text_chunks(dataset: Dataset, fmt: str, keep: ExportFilter, progress: Progre
 
 
 def _parquet(dataset: Dataset, keep: ExportFilter, path: Path, progress: Progress | None) -> None:
-    with pq.ParquetWriter(path, PARQUET_SCHEMA) as writer:
+    """The CSV's rows in a typed Parquet table, written in batches (memory stays flat)."""
+    # pyarrow adds ~40 MB to a process: loaded by the processes that write Parquet, not by every web worker
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pa.schema([
+        (name, pa.int64() if name in _INTS else pa.int8() if name in _FLAGS else pa.float64() if name == "score"
+         else pa.string())
+        for name in CSV_COLUMNS
+    ])
+
+    def table(rows: list[list[object]]) -> pa.Table:
+        columns = list(zip(*rows, strict=True))
+        arrays = [pa.array(list(column), type=field.type) for column, field in zip(columns, schema, strict=True)]
+        return pa.Table.from_arrays(arrays, schema=schema)
+
+    with pq.ParquetWriter(path, schema) as writer:
         batch: list[list[object]] = []
         for row in csv_rows(dataset, keep, progress):
             batch.append([None if cell == "" else cell for cell in row])
             if len(batch) >= PARQUET_BATCH:
-                writer.write_table(_table(batch))
+                writer.write_table(table(batch))
                 batch = []
         if batch:
-            writer.write_table(_table(batch))
-
-
-def _table(rows: list[list[object]]) -> pa.Table:
-    columns = list(zip(*rows, strict=True))
-    return pa.Table.from_arrays(
-        [pa.array(list(column), type=field.type) for column, field in zip(columns, PARQUET_SCHEMA, strict=True)],
-        schema=PARQUET_SCHEMA,
-    )
+            writer.write_table(table(batch))
 
 
 def write_export(
