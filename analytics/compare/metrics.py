@@ -10,6 +10,9 @@ The category-matched mode pairs only spans of the same category; the soft mode i
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -182,7 +185,13 @@ def gamma_agreement(
     dissimilarity = pa.CombinedCategoricalDissimilarity(alpha=1, beta=1)
     state = np.random.get_state()
     np.random.seed(seed)  # pygamma samples shuffled continua from numpy's global generator
+    quiet = logging.getLogger()
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # its "CBC solver not installed. Using GLPK." warnings
     try:
-        return float(continuum.compute_gamma(dissimilarity, precision_level=0.05).gamma)
+        # it prints its progress to stdout, which would spoil a command's JSON
+        with contextlib.redirect_stdout(io.StringIO()):
+            return float(continuum.compute_gamma(dissimilarity, precision_level=0.05).gamma)
     finally:
+        quiet.setLevel(level)
         np.random.set_state(state)
