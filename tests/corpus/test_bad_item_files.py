@@ -127,3 +127,13 @@ def test_upload_over_the_size_limit_is_refused_with_413(client, researcher, sett
     assert response.status_code == 413
     assert "big.jsonl: upload size: 1.0 MB is over the limit of 1 MB (IMPORT_MAX_UPLOAD_MB)" in (
         response.content.decode())
+
+
+def test_request_body_over_the_limit_is_refused_before_it_is_read(client, researcher, settings):
+    settings.IMPORT_MAX_UPLOAD_MB = 1
+    client.force_login(researcher)
+    response = client.post("/datasets/import/", data=b"x" * (2 * 1024 * 1024 + 1),
+                           content_type="application/octet-stream")
+    assert response.status_code == 413 and "uploads are limited to 1 MB" in response.content.decode()
+    api = client.post("/api/datasets/import", data=b"x" * (2 * 1024 * 1024 + 1), content_type="multipart/form-data")
+    assert api.status_code == 413 and "IMPORT_MAX_UPLOAD_MB" in api.json()["detail"]
