@@ -29,11 +29,17 @@ class User(AbstractUser):
         return self.is_admin_role or self.role == Role.RESEARCHER
 
 
+class TokenScope(models.TextChoices):
+    READ = "read", "Read only (GET)"
+    WRITE = "write", "Read and write"
+
+
 class ApiToken(models.Model):
-    """A bearer token for scripts; only its sha256 is stored."""
+    """A bearer token for scripts; only its sha256 is stored. A read token may only look (GET, HEAD, OPTIONS)."""
 
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100, default="script")
+    scope = models.CharField(max_length=5, choices=TokenScope.choices, default=TokenScope.WRITE)
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)

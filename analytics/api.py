@@ -4,19 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema
+from ninja import Router, Schema, Status
 from ninja.errors import HttpError
+from ninja.pagination import paginate
 
 from accounts.access import require_researcher
-from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
+from analytics.compare.sources import UnknownSource, available_sources, comparison_csv, sources_compare
+from analytics.exports.formats import FORMATS
+from analytics.exports.jobs import export_file, export_job_create
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference
 from analytics.selectors.cache import cached_dashboard_data
 from analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
-from annotator.models import Campaign
-from corpus.models import Dataset
+from annotator.models import Assignment, Campaign
+from annotator.services.exporting import ExportFilter
+from corpus.models import Dataset, ExportJob
 
 router = Router(tags=["analytics"])
+# Comparing sources and exports live beside the datasets (/api/datasets/ID/compare, /api/exports/ID).
+datasets_router = Router(tags=["sources and exports"])
 MAX_RESAMPLES = 10_000
 
 
@@ -50,7 +57,10 @@ class DashboardOut(Schema):
 def _compute(scope: Scope, reference: str, resamples: int, seed: int) -> DashboardData:
     if not 0 <= resamples <= MAX_RESAMPLES:
         raise HttpError(422, f"resamples must be between 0 and {MAX_RESAMPLES}")
-    return cached_dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
+    try:
+        return cached_dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
+    except UnknownReference as exc:
+        raise HttpError(422, str(exc)) from None
 
 
 def _dashboard_out(data: DashboardData, resamples: int, seed: int) -> dict[str, Any]:
@@ -125,3 +135,107 @@ def retrieve_dataset_analytics_table(
 ):
     scope = _dataset_scope(request, dataset_id, campaign, aspect, system)
     return _one_table(_compute(scope, reference, resamples, seed), key, format)
+
+
+# ---- comparing sources, export jobs -------------------------------------------------------------------------
+
+
+class SourceOut(Schema):
+    name: str
+    kind: str
+
+
+class ExportIn(Schema):
+    format: str = "jsonl"
+    campaign_id: int | None = None
+    aspect: str = ""
+    source: str = ""
+    annotator: str = ""
+    system: str = ""
+    status: str = ""
+
+
+class ExportJobOut(Schema):
+    id: int
+    dataset_id: int
+    format: str
+    filters: dict[str, Any]
+    status: str
+    done: int
+    total: int
+    files: list[str]
+    message: str
+
+
+def _job_out(job: ExportJob) -> ExportJobOut:
+    return ExportJobOut(id=job.pk, dataset_id=job.dataset_id, format=job.format, filters=job.filters,
+                        status=job.status, done=job.done, total=job.total, files=job.files, message=job.message)
+
+
+@datasets_router.get("/datasets/{dataset_id}/sources", response=list[SourceOut], operation_id="list_sources")
+@paginate
+def list_sources(request: HttpRequest, dataset_id: int):
+    """The names `compare` accepts: runs, imported files (external, gold, import) and campaign humans."""
+    require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    return [SourceOut(name=s.name, kind=s.kind) for s in available_sources(dataset)]
+
+
+@datasets_router.get("/datasets/{dataset_id}/compare", response=list[dict[str, Any]], operation_id="compare_sources")
+def compare_sources(
+    request: HttpRequest, dataset_id: int, reference: str, sources: str = "", categories: bool = False,
+    gamma: bool = False, aspect: str = "", format: str = "json",
+):
+    """`manage.py compare_sources` over HTTP; an unknown reference or source is a 422 naming the sources there are.
+    gamma is off by default here (pygamma-agreement can take minutes on large sets)."""
+    require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    if format not in ("json", "csv"):
+        raise HttpError(422, "format must be json or csv")
+    names = [n.strip() for n in sources.split(",") if n.strip()]
+    try:
+        rows = sources_compare(dataset, reference=reference, sources=names, by_category=categories, gamma=gamma,
+                               aspect=aspect)
+    except UnknownSource as exc:
+        raise HttpError(422, str(exc)) from None
+    if format == "csv":
+        return HttpResponse(comparison_csv(rows), content_type="text/csv; charset=utf-8")
+    return rows
+
+
+@datasets_router.post("/datasets/{dataset_id}/exports", response={202: ExportJobOut}, operation_id="create_export")
+def create_export(request: HttpRequest, dataset_id: int, payload: ExportIn):
+    """Queue an export (any format, with filters) for a worker; poll `GET /exports/ID`, then download its files."""
+    require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    if payload.campaign_id is not None:
+        get_object_or_404(Campaign, pk=payload.campaign_id, dataset=dataset)
+    if payload.format not in FORMATS:
+        raise HttpError(422, f"format must be one of {', '.join(FORMATS)}")
+    if payload.status and payload.status not in Assignment.Status.values:
+        raise HttpError(422, f"status must be one of {', '.join(Assignment.Status.values)}")
+    keep = ExportFilter(**payload.dict(exclude={"format"}))
+    return Status(202, _job_out(export_job_create(dataset=dataset, fmt=payload.format, keep=keep, user=request.user)))
+
+
+@datasets_router.get("/exports", response=list[ExportJobOut], operation_id="list_exports")
+@paginate
+def list_exports(request: HttpRequest):
+    require_researcher(request)
+    return [_job_out(job) for job in ExportJob.objects.order_by("-pk")]
+
+
+@datasets_router.get("/exports/{job_id}", response=ExportJobOut, operation_id="retrieve_export")
+def retrieve_export(request: HttpRequest, job_id: int):
+    require_researcher(request)
+    return _job_out(get_object_or_404(ExportJob, pk=job_id))
+
+
+@datasets_router.get("/exports/{job_id}/files/{name}", operation_id="download_export_file")
+def download_export_file(request: HttpRequest, job_id: int, name: str):
+    """One file of a finished export (the export, the data card, a labeling config or campaign metadata)."""
+    require_researcher(request)
+    path = export_file(get_object_or_404(ExportJob, pk=job_id), name)
+    if path is None:
+        raise HttpError(404, f"no file {name!r} in a finished export {job_id}")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=name)

@@ -248,7 +248,7 @@ def _prf_cells(prefix: str, prf: PRF) -> dict[str, Any]:
 
 
 def overlap_table(data: DashboardData) -> Table:
-    runs = {r.run_id: r for r in data.runs}
+    runs = {r.run_id: r for r in [*data.runs, *data.imported]}
     columns = [
         *RUN_COLUMNS, Column("items", "Items", "int"), Column("predicted", "Predicted spans", "int"),
         Column("unlocated", "Without offsets", "int"), Column("reference", "Reference spans", "int"),

@@ -13,4 +13,7 @@ urlpatterns = [
     path("datasets/<int:pk>/", views.dataset_dashboard, name="analytics_dataset"),
     path("datasets/<int:pk>/tables/<slug:key>.<str:fmt>", views.dataset_table, name="analytics_dataset_table"),
     path("datasets/<int:pk>/plots/<slug:name>.<str:fmt>", views.dataset_plot, name="analytics_dataset_plot"),
+    path("datasets/<int:pk>/exports/", views.dataset_exports, name="dataset_exports"),
+    path("exports/<int:pk>/", views.export_job, name="export_job"),
+    path("exports/<int:pk>/files/<str:name>", views.export_download, name="export_download"),
 ]

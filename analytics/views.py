@@ -2,23 +2,43 @@
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from collections.abc import Callable
+from functools import wraps
+
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseStopPolling
 
 from accounts.access import require_researcher
 from accounts.models import User
-from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
+from analytics.exports.jobs import export_file, export_job_create
+from analytics.forms import ExportForm
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from analytics.tables import TABLE_BUILDERS, dashboard_tables
 from annotator.models import Campaign
-from corpus.models import Dataset, Item
+from corpus.models import Dataset, ExportJob, Item
 
 MAX_RESAMPLES = 10_000
 
 
 class AppRequest(HttpRequest):
     user: User
+
+
+def _refuses_unknown_reference(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A reference that does not exist answers 400 with the references there are, not an empty table."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except UnknownReference as exc:
+            return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+
+    return wrapper
 
 
 
@@ -104,6 +124,7 @@ def _plot_response(data: DashboardData, name: str, fmt: str) -> HttpResponse:
 
 
 @require_GET
+@_refuses_unknown_reference
 def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign"}
@@ -111,18 +132,21 @@ def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
+@_refuses_unknown_reference
 def campaign_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     return _table_response(_compute(request, scope), key, fmt, f"campaign-{campaign.pk}")
 
 
 @require_GET
+@_refuses_unknown_reference
 def campaign_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
     _, scope = _campaign_scope(request, pk)
     return _plot_response(_compute(request, scope), name, fmt)
 
 
 @require_GET
+@_refuses_unknown_reference
 def dataset_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     dataset, scope = _dataset_scope(request, pk)
     context = {
@@ -133,12 +157,14 @@ def dataset_dashboard(request: AppRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
+@_refuses_unknown_reference
 def dataset_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
     dataset, scope = _dataset_scope(request, pk)
     return _table_response(_compute(request, scope), key, fmt, f"dataset-{dataset.pk}")
 
 
 @require_GET
+@_refuses_unknown_reference
 def dataset_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
     _, scope = _dataset_scope(request, pk)
     return _plot_response(_compute(request, scope), name, fmt)
@@ -149,3 +175,42 @@ def _plots():
     from analytics import plots
 
     return plots
+
+
+# ---- exports as jobs --------------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "POST"])
+def dataset_exports(request: AppRequest, pk: int) -> HttpResponse:
+    """Choose a format and filters; the export runs as a worker job whose page shows progress and the download."""
+    require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=pk)
+    form = ExportForm(request.POST or None, dataset=dataset)
+    if request.method == "POST" and form.is_valid():
+        job = export_job_create(dataset=dataset, fmt=form.cleaned_data["format"], keep=form.export_filter(),
+                                user=request.user)
+        return redirect("export_job", pk=job.pk)
+    jobs = ExportJob.objects.filter(dataset=dataset).order_by("-pk")[:20]
+    return render(request, "analytics/exports.html", {"dataset": dataset, "form": form, "jobs": jobs})
+
+
+@require_GET
+@vary_on_headers("HX-Request")
+def export_job(request: AppRequest, pk: int) -> HttpResponse:
+    require_researcher(request)
+    job = get_object_or_404(ExportJob.objects.select_related("dataset"), pk=pk)
+    percent = round(100 * job.done / job.total) if job.total else (100 if job.status == job.Status.DONE else 0)
+    context = {"job": job, "percent": min(percent, 100), "finished": job.status in (job.Status.DONE, job.Status.FAILED)}
+    if request.htmx:
+        response = render(request, "analytics/export_job.html#export-progress", context)
+        return HttpResponseStopPolling(response.content) if context["finished"] else response
+    return render(request, "analytics/export_job.html", context)
+
+
+@require_GET
+def export_download(request: AppRequest, pk: int, name: str) -> FileResponse:
+    require_researcher(request)
+    path = export_file(get_object_or_404(ExportJob, pk=pk), name)
+    if path is None:
+        raise Http404("No such file in a finished export.")
+    return FileResponse(path.open("rb"), as_attachment=True, filename=name)

@@ -8,20 +8,24 @@ from django.shortcuts import get_object_or_404
 from ninja import File, Form, Router, Status
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
+from ninja.pagination import paginate
 
 from accounts.access import require_researcher
 from accounts.models import User
 from accounts.services.settings import user_set_auto_advance
-from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit
+from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit, campaign_for_user
 from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.schemas import (
     AddedSpanIn,
     AddedSpanOut,
     AddedSpanPatchIn,
+    AnnotationImportOut,
     AssignmentDetailOut,
     AssignmentOut,
+    CampaignDetailOut,
     CampaignIn,
     CampaignOut,
+    CampaignSummaryOut,
     ControlAccuracyOut,
     DatasetOut,
     ErrorOut,
@@ -33,25 +37,27 @@ from annotator.schemas import (
     JudgmentOut,
     SettingsIn,
     SettingsOut,
+    TimeIn,
     UndoOut,
     WorkItemOut,
 )
 from annotator.selectors import (
     added_spans,
     campaign_run_labels,
+    campaigns_visible_to,
     control_accuracy,
     datasets_for_home,
     item_errors,
     judged_span_for_assignment,
 )
 from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete, added_span_update
-from annotator.services.assignments import AssignmentError, assignment_finish
+from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.services.exporting import export_csv, export_jsonl
 from annotator.services.judgments import JudgmentError, judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
-from annotator.services.uploads import upload_import
-from corpus.formats import FormatError
+from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
+from corpus.formats import FormatError, named
 from corpus.models import Dataset, ErrorSpan
 from evaluation.models import EvaluatorRun
 
@@ -60,6 +66,7 @@ router = Router(tags=["datasets"])
 
 
 @router.get("/datasets", response=list[DatasetOut], operation_id="list_datasets")
+@paginate
 def list_datasets(request: HttpRequest):
     require_researcher(request)
     return [
@@ -82,7 +89,8 @@ def import_items(
         report = upload_import(upload=file, dataset_name=dataset.strip(), task_slug=task, source=source.strip(),
                                aspect=aspect.strip(), user=request.user)
     except FormatError as exc:
-        raise HttpError(422, f"{file.name}: {exc} - nothing was imported") from None
+        raise HttpError(413 if isinstance(exc, UploadTooLarge) else 422,
+                        f"{named(exc, file.name or 'the upload')} - nothing was imported") from None
     ds = Dataset.objects.get(name=dataset.strip())
     return Status(201, ImportOut(dataset_id=ds.pk, dataset=ds.name, created_items=report.created_items,
                                  reused_items=report.reused_items, annotations=report.annotations,
@@ -90,11 +98,11 @@ def import_items(
 
 
 @router.get("/datasets/{dataset_id}/items", response=list[ItemOut], operation_id="list_items")
-def list_items(request: HttpRequest, dataset_id: int, offset: int = 0, limit: int = 100):
+@paginate
+def list_items(request: HttpRequest, dataset_id: int):
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    limit = max(1, min(limit, 1000))
-    return list(dataset.items.filter(derived_from__isnull=True).order_by("position")[offset : offset + limit])
+    return dataset.items.filter(derived_from__isnull=True).order_by("position")
 
 
 @router.get("/datasets/{dataset_id}/export", operation_id="export_dataset")
@@ -131,6 +139,7 @@ def _added_out(span: ErrorSpan) -> AddedSpanOut:
 
 
 @router.get("/assignments", response=list[AssignmentOut], operation_id="list_assignments", tags=["annotation"])
+@paginate
 def list_assignments(request: HttpRequest, campaign_id: int | None = None, status: str | None = None):
     """The caller's own assignments in their order (researchers too: this is a work list, not an overview)."""
     rows = Assignment.objects.filter(annotator=request.user).select_related("campaign")
@@ -301,6 +310,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
 
 @router.get("/campaigns/{campaign_id}/control-accuracy", response=list[ControlAccuracyOut],
             operation_id="campaign_control_accuracy", tags=["campaigns"])
+@paginate
 def campaign_control_accuracy(request: HttpRequest, campaign_id: int):
     """Each annotator's agreement with the known verdicts on control items (researchers and admins only)."""
     require_researcher(request)
@@ -319,3 +329,65 @@ def update_settings(request: HttpRequest, payload: SettingsIn):
     if payload.auto_advance is not None:
         user_set_auto_advance(user=request.user, on=payload.auto_advance)
     return SettingsOut(auto_advance=request.user.auto_advance)
+
+
+@router.get("/campaigns", response=list[CampaignSummaryOut], operation_id="list_campaigns", tags=["campaigns"])
+@paginate
+def list_campaigns(request: HttpRequest):
+    """Campaigns the caller may see: all of them for researchers, those with own assignments for annotators."""
+    return [
+        CampaignSummaryOut(id=c.pk, name=c.name, dataset_id=c.dataset_id, status=c.status, aspects=c.aspects,
+                           annotators_per_item=c.annotators_per_item)
+        for c in campaigns_visible_to(request.user).order_by("pk")
+    ]
+
+
+@router.get("/campaigns/{campaign_id}", response=CampaignDetailOut, operation_id="retrieve_campaign",
+            tags=["campaigns"])
+def retrieve_campaign(request: HttpRequest, campaign_id: int):
+    """A campaign with its guidelines (markdown) and progress; the caller's own progress for annotators."""
+    campaign = campaign_for_user(request.user, campaign_id)
+    assignments = campaign.assignments.all()
+    if not request.user.sees_everything:
+        assignments = assignments.filter(annotator=request.user)
+    return CampaignDetailOut(
+        id=campaign.pk, name=campaign.name, dataset_id=campaign.dataset_id, status=campaign.status,
+        aspects=campaign.aspects, annotators_per_item=campaign.annotators_per_item, guidelines=campaign.guidelines,
+        n_assignments=assignments.count(), n_done=assignments.filter(status=Assignment.Status.DONE).count(),
+    )
+
+
+@router.post("/assignments/{assignment_id}/time", response={204: None}, operation_id="add_assignment_time",
+             tags=["annotation"])
+def add_assignment_time(request: HttpRequest, assignment_id: int, payload: TimeIn):
+    """Report active working seconds on an item (the screen's timer); 409 once the campaign is closed."""
+    assignment = assignment_to_edit(request.user, assignment_id)
+    try:
+        assignment_add_time(assignment=assignment, user=request.user, seconds=payload.seconds)
+    except AssignmentError as exc:
+        raise HttpError(409, str(exc)) from None
+    return Status(204, None)
+
+
+@router.post("/datasets/{dataset_id}/annotations", response={201: AnnotationImportOut},
+             operation_id="import_annotations")
+def import_annotations(
+    request: HttpRequest, dataset_id: int, file: File[UploadedFile], source: Form[str],
+    format: Form[str] = "jsonl", skip_bad_spans: Form[bool] = False,
+):
+    """Import another tool's annotations of this dataset's items, exactly like `manage.py import_annotations`;
+    422 lists every problem of the file (line, span index)."""
+    require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    try:
+        report = upload_annotations_import(
+            upload=file, dataset_name=dataset.name, source=source.strip(), fmt=format, skip_bad_spans=skip_bad_spans
+        )
+    except FormatError as exc:
+        raise HttpError(413 if isinstance(exc, UploadTooLarge) else 422,
+                        f"{named(exc, file.name or 'the upload')} - nothing was imported") from None
+    return Status(201, AnnotationImportOut(
+        dataset=report.dataset, source=report.source, tool=report.tool, annotations=report.annotations,
+        spans=report.spans, normalized=report.normalized, no_error_outputs=report.no_error_outputs,
+        skipped=report.skipped,
+    ))

@@ -8,6 +8,7 @@ from accounts.models import Role, User
 from annotator.categories import CategoryError, default_categories, parse_category_names
 from annotator.services.campaigns import DEFAULT_GUIDELINES
 from corpus import protocol
+from corpus.annotation_files import FORMATS
 from corpus.models import Dataset, Item, TaskType
 from evaluation.models import EvaluatorRun, RunStatus
 
@@ -119,3 +120,14 @@ class DatasetImportForm(forms.Form):
 
         super().__init__(*args, **kwargs)
         self.fields["task"].queryset = TaskType.objects.order_by("slug")
+
+
+class AnnotationImportForm(forms.Form):
+    """Another tool's annotations of a dataset's items (the form of `manage.py import_annotations`)."""
+
+    file = forms.FileField(help_text="Our JSONL, a factgenie campaign file (JSONL) or a Label Studio JSON export.")
+    source = forms.CharField(max_length=200, help_text="Name of the new annotation source.")
+    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="jsonl")
+    skip_bad_spans = forms.BooleanField(
+        required=False, help_text="Import the good spans of a file with empty or impossible ones (each is reported)."
+    )

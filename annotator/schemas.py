@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ninja import Schema
+from ninja import Field, Schema
 from pydantic import create_model
 
 from corpus import protocol
@@ -196,3 +196,33 @@ class SettingsIn(Schema):
 
 class SettingsOut(Schema):
     auto_advance: bool
+
+
+class CampaignSummaryOut(Schema):
+    id: int
+    name: str
+    dataset_id: int
+    status: str
+    aspects: list[str]
+    annotators_per_item: int
+
+
+class CampaignDetailOut(CampaignSummaryOut):
+    guidelines: str
+    n_assignments: int
+    n_done: int
+
+
+class TimeIn(Schema):
+    seconds: int = Field(ge=0, le=86_400)
+
+
+class AnnotationImportOut(Schema):
+    dataset: str
+    source: str
+    tool: str
+    annotations: int
+    spans: int
+    normalized: int
+    no_error_outputs: int
+    skipped: list[str]

@@ -12,6 +12,7 @@ urlpatterns = [
     path("datasets/<int:pk>/", views.dataset_detail, name="dataset_detail"),
     path("datasets/<int:pk>/items/<int:item_pk>/", views.item_detail, name="item_detail"),
     path("datasets/<int:pk>/export.<str:fmt>", views.dataset_export, name="dataset_export"),
+    path("datasets/<int:pk>/annotations/import/", views.annotations_import, name="annotations_import"),
     path("campaigns/new/", views.campaign_new, name="campaign_new"),
     path("campaigns/<int:pk>/", views.campaign_entry, name="campaign_entry"),
     path("campaigns/<int:pk>/resume/", views.campaign_resume, name="campaign_resume"),

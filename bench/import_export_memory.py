@@ -1,7 +1,8 @@
 """Benchmark: import and export of a large dataset stream at (nearly) constant memory.
 
 Writes a JSONL file of N items with S gold spans each (200k spans by default), then runs
-`manage.py import_items` and `manage.py export_items --format jsonl` (and csv) as child processes and
+`manage.py import_items` and `manage.py export_items --format jsonl` (and csv, parquet, labelstudio; each
+with its data card) as child processes and
 prints each one's wall time and peak RSS beside the 300 MB bound of DESIGN.md. A second, 4x smaller
 file is run too, so that flat memory shows as peak RSS that does not grow with the file.
 
@@ -90,10 +91,16 @@ def main() -> int:
         t_exp, rss_exp = _run(["export_items", "--dataset", name, "--format", "jsonl", "-o", str(tmp / "out.jsonl")],
                               env)
         t_csv, rss_csv = _run(["export_items", "--dataset", name, "--format", "csv", "-o", str(tmp / "out.csv")], env)
+        t_pq, rss_pq = _run(["export_items", "--dataset", name, "--format", "parquet", "-o",
+                             str(tmp / "out.parquet")], env)
+        t_ls, rss_ls = _run(["export_items", "--dataset", name, "--format", "labelstudio", "-o",
+                             str(tmp / "out.json")], env)
         print(f"{items} items, {n_spans} spans, file {size:.0f} MB:")
         print(f"  import_items       {t_imp:6.1f} s   peak RSS {rss_imp:6.0f} MB  (bound {BOUND_MB} MB)")
         print(f"  export_items jsonl {t_exp:6.1f} s   peak RSS {rss_exp:6.0f} MB  (bound {BOUND_MB} MB)")
         print(f"  export_items csv   {t_csv:6.1f} s   peak RSS {rss_csv:6.0f} MB  (bound {BOUND_MB} MB)")
+        print(f"  export_items parquet {t_pq:4.1f} s   peak RSS {rss_pq:6.0f} MB  (bound {BOUND_MB} MB)")
+        print(f"  export_items labelstudio {t_ls:.1f} s peak RSS {rss_ls:6.0f} MB  (bound {BOUND_MB} MB)")
         subprocess.run([sys.executable, "-c", (
             "import django,os;django.setup();from annotator.models import Dataset;"
             f"Dataset.objects.filter(name='{name}').delete()")], cwd=ROOT, env=env, check=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router, Status
+from ninja.pagination import paginate
 
 from accounts.access import require_admin, require_researcher
 from comparison.models import ComparisonJob, JobStatus
@@ -22,7 +23,9 @@ def _job(job_id: int) -> ComparisonJob:
 
 
 @router.get("/comparisons", response=list[ComparisonOut], operation_id="list_comparisons")
+@paginate
 def list_comparisons(request: HttpRequest):
+    """Comparison jobs, newest first, paginated like every list (`?limit=`, `?offset=`)."""
     require_researcher(request)
     return [job_progress(j) for j in jobs_for_list()]
 

@@ -2,26 +2,36 @@
 
 from __future__ import annotations
 
+from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import NinjaAPI
 from ninja.security import HttpBearer, django_auth
 
 from accounts.access import AccessError
-from accounts.services.tokens import user_for_token
+from accounts.models import TokenScope
+from accounts.services.tokens import token_lookup
+from analytics.api import datasets_router as analytics_datasets_router
 from analytics.api import router as analytics_router
 from annotator.api import router as annotator_router
 from comparison.api import router as comparison_router
 from dhp.api import router as dhp_router
 from evaluation.api import router as evaluation_router
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
 
 class TokenAuth(HttpBearer):
+    """Bearer tokens; a read-scoped token is refused (403) on anything that could change data."""
+
     def authenticate(self, request: HttpRequest, token: str):
-        user = user_for_token(token)
-        if user is not None:
-            request.user = user
-        return user
+        row = token_lookup(token)
+        if row is None:
+            return None
+        if row.scope == TokenScope.READ and request.method not in SAFE_METHODS:
+            raise AccessError(403, "this token is read-only (scope 'read'); use a token made with --scope write")
+        request.user = row.user
+        return row.user
 
 
 api = NinjaAPI(
@@ -29,12 +39,16 @@ api = NinjaAPI(
     version="1",
     urls_namespace="api",
     auth=[TokenAuth(), django_auth],
+    # The docs and schema are for people who may use the API: signed in, and served from our own static files
+    # ("ninja" in INSTALLED_APPS makes ninja render Swagger UI from its bundled copy instead of a CDN).
+    docs_decorator=login_required,
 )
 api.add_router("/", annotator_router)
 api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)
 api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)
+api.add_router("/", analytics_datasets_router)
 
 
 @api.exception_handler(PermissionDenied)

@@ -1,10 +1,12 @@
-"""Login-required everywhere except the API (which answers 401 itself); access errors as HTTP statuses."""
+"""Login-required everywhere except the API (which answers 401 itself); access errors as HTTP statuses; the
+upload size limit."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 
 from accounts.access import FORBIDDEN, NOT_FOUND, AccessError
 
@@ -36,3 +38,28 @@ class AccessErrorMiddleware:
         if exception.status == FORBIDDEN:
             raise PermissionDenied(exception.message) from exception
         return HttpResponse(exception.message, status=exception.status, content_type="text/plain; charset=utf-8")
+
+
+class UploadSizeLimitMiddleware:
+    """Refuse a request body larger than the upload limit with 413 before anything reads it.
+
+    The import services check each file's size too; this stops a huge upload before Django spools it to
+    disk (the CSRF check would read the body first). One megabyte of slack covers the form's other fields.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        limit = settings.IMPORT_MAX_UPLOAD_MB
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > (limit + 1) * 1024 * 1024:
+            message = (f"the upload is {length / 1024 / 1024:.1f} MB; uploads are limited to {limit} MB "
+                       "(IMPORT_MAX_UPLOAD_MB); import large files with manage.py on the server")
+            if request.path.startswith("/api/"):
+                return JsonResponse({"detail": message}, status=413)
+            return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)

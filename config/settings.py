@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
+    "ninja",
     "template_partials",
     # The project's layers, bottom first; imports only point down (see .importlinter).
     "accounts",
@@ -42,6 +43,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "config.middleware.UploadSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -107,6 +109,15 @@ WHITENOISE_USE_FINDERS = True  # serve static/ directly without collectstatic (d
 STATICFILES_DIRS = [BASE_DIR / "static"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Exports written by workers (browser and API export jobs); web and workers must share this folder.
+EXPORT_DIR = Path(env_str("SPANJUDGE_EXPORT_DIR", str(VAR_DIR / "exports")))
+# Uploads larger than this (item files, annotation files) are refused with 413 before they are read.
+IMPORT_MAX_UPLOAD_MB = env_int("IMPORT_MAX_UPLOAD_MB", 512)
+
+# API lists are paginated (?limit=&offset=, answers {"items", "count"}); no page is larger than this.
+NINJA_PAGINATION_PER_PAGE = 100
+NINJA_PAGINATION_MAX_LIMIT = 1000
+
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
 # Celery: Redis in production and tests; the demo falls back to an embedded SQLite-backed broker
@@ -135,7 +146,7 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 24 * 3600 -
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 90)  # a running job with no heartbeat for this long is resumable
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
-CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp", "tasks.comparison"]
+CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp", "tasks.comparison", "tasks.exporting"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Ollama and the ensemble defaults.

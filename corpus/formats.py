@@ -5,12 +5,15 @@ No Django here: the import service stores what this module returns, and tests us
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NotRequired, TypedDict
+
+import ijson
 
 from corpus.protocol import EXPLANATION_VERDICT_VALUES as EXPLANATION_VERDICTS
 from corpus.protocol import FLAG_VALUES as FLAGS
@@ -28,6 +31,12 @@ class FormatError(Exception):
         super().__init__(f"{where}: {message}")
         self.where = where
         self.message = message
+
+
+def named(error: FormatError, name: str) -> str:
+    """The message of `error` about the file called `name`, with the name once (never twice, never a temp path)."""
+    text = str(error)
+    return text if text.startswith(f"{name}:") else f"{name}: {text}"
 
 
 class JudgmentRecord(TypedDict):
@@ -91,131 +100,170 @@ class ParsedItem:
 
 # --- reading -----------------------------------------------------------------------------------------
 
+MAX_DEPTH = 64
+"""Deepest nesting of arrays and objects accepted; real item files need a handful of levels."""
 
-def iter_objects(path: Path) -> Iterator[tuple[str, Any]]:
+# Column widths of the fields stored in a CharField (corpus.models); longer values are refused by name.
+FIELD_LIMITS = {
+    "id": 200, "system": 200, "outputs (header)": 200, "aspect": 200, "category": 100, "score_label": 32,
+    "source": 200, "model": 200, "dataset": 200, "annotator": 150,
+}
+
+
+class _Sink(list):
+    """The target ijson's push parsers send to: collects what one chunk produced."""
+
+    def send(self, value: Any) -> None:
+        self.append(value)
+
+
+def iter_objects(path: Path, *, name: str = "") -> Iterator[tuple[str, Any]]:
     """Yield (place, decoded value) for each object of a JSON list or a JSONL file, streaming.
 
     The place names the line (JSONL) or the object's index and starting line (JSON list), so every
-    later error message can point at it.
+    later error message can point at it. `name` is how the file is called in messages about the whole
+    file (an upload's own name, never the temporary path it was spooled to).
     """
-    with path.open("r", encoding="utf-8") as handle:
-        try:
-            first = _first_significant_char(handle)
-        except UnicodeDecodeError as exc:
-            raise FormatError(str(path), f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    with path.open("rb") as handle:
+        first = _first_significant_byte(handle)
         handle.seek(0)
-        if first == "":
-            raise FormatError(str(path), "the file is empty")
-        if first == "[":
+        if first == b"":
+            raise FormatError(name or "the file", "the file is empty")
+        if first == b"[":
             yield from _iter_json_list(handle)
         else:
             yield from _iter_jsonl(handle)
 
 
-def _first_significant_char(handle: IO[str]) -> str:
+def _first_significant_byte(handle: IO[bytes]) -> bytes:
     while True:
         chunk = handle.read(4096)
         if not chunk:
-            return ""
-        stripped = chunk.lstrip("\ufeff \t\r\n")
+            return b""
+        stripped = chunk.lstrip(b" \t\r\n").removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
         if stripped:
-            return stripped[0]
+            return stripped[:1]
 
 
-def _iter_jsonl(handle: IO[str]) -> Iterator[tuple[str, Any]]:
-    for number, line in enumerate(_lines_with_errors(handle), start=1):
-        text = line.strip().lstrip("\ufeff")
+def _decode_line(raw: bytes, number: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        reason = f"not UTF-8 text ({exc.reason} at byte {exc.start + 1} of the line)"
+        raise FormatError(f"line {number}", reason) from None
+
+
+def _iter_jsonl(handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
+    # Binary lines decoded one at a time: an encoding error is reported on the line it is on.
+    for number, raw in enumerate(handle, start=1):
+        text = _decode_line(raw, number).strip().lstrip("\ufeff")
         if not text:
             continue
         where = f"line {number}"
         try:
-            yield where, json.loads(text)
+            value = json.loads(text)
         except json.JSONDecodeError as exc:
             raise FormatError(where, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-
-
-def _lines_with_errors(handle: IO[str]) -> Iterator[str]:
-    number = 0
-    while True:
-        try:
-            line = handle.readline()
-        except UnicodeDecodeError as exc:
-            raise FormatError(f"line {number + 1}", f"not UTF-8 text ({exc.reason})") from None
-        if not line:
-            return
-        number += 1
-        yield line
-
-
-def _iter_json_list(handle: IO[str]) -> Iterator[tuple[str, Any]]:
-    """Decode a top-level JSON array one element at a time, holding at most one element in memory."""
-    decoder = json.JSONDecoder()
-    buffer = ""
-    line = 1  # line number of buffer[0]
-    eof = False
-
-    def fill() -> bool:
-        nonlocal buffer, eof
-        if eof:
-            return False
-        try:
-            chunk = handle.read(_CHUNK)
-        except UnicodeDecodeError as exc:
-            raise FormatError(f"near line {line}", f"not UTF-8 text ({exc.reason})") from None
-        if not chunk:
-            eof = True
-            return False
-        buffer += chunk
-        return True
-
-    def skip_ws() -> None:
-        nonlocal buffer, line
-        while True:
-            stripped = buffer.lstrip("\ufeff \t\r\n")
-            line += buffer.count("\n", 0, len(buffer) - len(stripped))
-            buffer = stripped
-            if buffer or not fill():
-                return
-
-    skip_ws()
-    buffer = buffer[1:]  # the opening "["
-    index = 0
-    expect_value = True
-    while True:
-        skip_ws()
-        if not buffer:
-            raise FormatError(f"line {line}", "invalid JSON: the list is not closed with ']'")
-        if buffer[0] == "]":
-            if expect_value and index > 0:
-                raise FormatError(f"line {line}", "invalid JSON: trailing comma before ']'")
-            break
-        if not expect_value:
-            if buffer[0] != ",":
-                raise FormatError(f"line {line}", "invalid JSON: expected ',' or ']' between objects")
-            buffer = buffer[1:]
-            expect_value = True
-            continue
-        where = f"object #{index + 1} (line {line})"
-        while True:
-            try:
-                value, end = decoder.raw_decode(buffer)
-                break
-            except json.JSONDecodeError as exc:
-                if not fill():
-                    raise FormatError(
-                        f"object #{index + 1} (line {line + exc.lineno - 1})",
-                        f"invalid JSON: {exc.msg} (column {exc.colno})",
-                    ) from None
-        line += buffer.count("\n", 0, end)
-        buffer = buffer[end:]
+        except RecursionError:
+            raise FormatError(where, f"invalid JSON: nested deeper than {MAX_DEPTH} levels") from None
+        check_depth(value, where)
         yield where, value
+
+
+def check_depth(value: Any, where: str) -> None:
+    """Refuse values nested deeper than MAX_DEPTH (they break recursive code further on)."""
+    stack = [(value, 1)]
+    while stack:
+        current, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise FormatError(where, f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
+        if isinstance(current, dict):
+            stack.extend((v, depth + 1) for v in current.values() if isinstance(v, dict | list))
+        elif isinstance(current, list):
+            stack.extend((v, depth + 1) for v in current if isinstance(v, dict | list))
+
+
+def _pieces(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """Yield (line number, bytes) pieces of at most _CHUNK bytes that never run past a line's end."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    number = 1
+    for raw in iter(lambda: handle.readline(_CHUNK), b""):
+        try:
+            decoder.decode(raw)
+        except UnicodeDecodeError as exc:
+            raise FormatError(f"line {number}", f"not UTF-8 text ({exc.reason})") from None
+        yield number, raw
+        if raw.endswith(b"\n"):
+            number += 1
+
+
+def _iter_json_list(handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
+    """Decode a top-level JSON array one element at a time with ijson's push parser (linear in the file).
+
+    Each piece sent to the parser lies within one line, so the parse events of a piece tell on which
+    line an element starts; the elements themselves come from ijson's C object builder.
+    """
+    items, events = _Sink(), _Sink()
+    item_parser, event_parser = ijson.items_coro(items, "item", use_float=True), ijson.parse_coro(events)
+    starts: list[int] = []
+    index = 0
+    depth = 0
+    number = 1
+    first = True
+    try:
+        for number, piece in _pieces(handle):
+            if first:
+                piece = piece.removeprefix(b"\xef\xbb\xbf")
+                first = False
+            item_parser.send(piece)
+            event_parser.send(piece)
+            for prefix, event, _ in events:
+                if event in ("start_map", "start_array"):
+                    depth += 1
+                    if depth > MAX_DEPTH:
+                        reason = f"invalid JSON: nested deeper than {MAX_DEPTH} levels"
+                        raise FormatError(f"object #{len(starts)} (line {number})", reason)
+                    if prefix == "item":
+                        starts.append(number)
+                elif event in ("end_map", "end_array"):
+                    depth -= 1
+                elif prefix == "item" and event != "map_key":
+                    starts.append(number)
+            events.clear()
+            for value in items:
+                yield f"object #{index + 1} (line {starts[index]})", value
+                index += 1
+            items.clear()
+        item_parser.close()
+        event_parser.close()
+    except ijson.JSONError as exc:
+        # the objects before were complete, so the error lies in the next one (or just before it)
+        reason = _ijson_reason(exc)
+        if "trailing garbage" in reason:
+            raise FormatError(f"line {number}", "invalid JSON: text after the closing ']'") from None
+        raise FormatError(f"object #{index + 1} (line {number})", f"invalid JSON: {reason}") from None
+    for value in items:
+        yield f"object #{index + 1} (line {starts[index]})", value
         index += 1
-        expect_value = False
-    rest = buffer[1:].strip()
-    while not rest and fill():
-        rest = buffer[1:].strip()
-    if rest:
-        raise FormatError(f"line {line}", "invalid JSON: text after the closing ']'")
+
+
+def _ijson_reason(exc: Exception) -> str:
+    """The first line of yajl's message ('parse error: trailing garbage'), without its excerpt of the file."""
+    text = str(exc.args[0] if exc.args else exc)
+    if text.startswith(("b'", 'b"')):
+        text = text[2:]
+    reason = text.strip().splitlines()[0].strip() if text.strip() else "invalid JSON"
+    return reason.replace("\\n", " ").rstrip(".")
+
+
+def check_text(value: str, where: str, name: str) -> str:
+    """Refuse NUL characters (PostgreSQL text cannot hold them) and values wider than their column."""
+    if "\x00" in value:
+        raise FormatError(where, f"field '{name}' contains a NUL character (\\u0000)")
+    limit = FIELD_LIMITS.get(name.split(".")[0])
+    if limit is not None and len(value) > limit:
+        raise FormatError(where, f"field '{name}' is {len(value)} characters long; at most {limit} are allowed")
+    return value
 
 
 # --- validation --------------------------------------------------------------------------------------
@@ -228,7 +276,7 @@ def _text(value: Any, where: str, name: str, *, required: bool = False) -> str:
         return ""
     if not isinstance(value, str):
         raise FormatError(where, f"field '{name}' must be a string, not {type(value).__name__}")
-    return value
+    return check_text(value, where, name)
 
 
 def _number(value: Any, where: str, name: str) -> float:
@@ -243,6 +291,8 @@ def _str_dict(value: Any, where: str, name: str) -> dict[str, str]:
     for key, text in value.items():
         if not isinstance(text, str):
             raise FormatError(where, f"field '{name}.{key}' must be a string, not {type(text).__name__}")
+        check_text(key, where, f"{name} (header)")
+        check_text(text, where, f"{name}.{key}")
     return dict(value)
 
 
@@ -253,8 +303,8 @@ def parse_item(obj: Any, where: str) -> ParsedItem:
     raw_id = obj.get("id", obj.get("item_id"))
     if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, str | int):
         raise FormatError(where, "field 'id' is missing or not a string/integer")
-    external_id = str(raw_id)
-    where = f"{where}, id {external_id!r}"
+    external_id = check_text(str(raw_id), where, "id")
+    where = f"{where}, id {external_id[:60]!r}"
     system = _text(obj.get("system"), where, "system")
     inputs = _str_dict(obj.get("inputs", {}), where, "inputs")
     if "outputs" not in obj:
@@ -268,7 +318,7 @@ def parse_item(obj: Any, where: str) -> ParsedItem:
     scores_raw = obj.get("score", obj.get("human_scores")) or {}
     if not isinstance(scores_raw, dict):
         raise FormatError(where, "field 'score' must be an object of aspect -> number")
-    scores = {str(k): _number(v, where, f"score.{k}") for k, v in scores_raw.items()}
+    scores = {check_text(str(k), where, "aspect"): _number(v, where, f"score.{k}") for k, v in scores_raw.items()}
     aspect = obj.get("aspect")
     aspect = "" if aspect is None else _text(aspect, where, "aspect")
     spans = None
@@ -283,11 +333,27 @@ def parse_item(obj: Any, where: str) -> ParsedItem:
     known = {"id", "item_id", "system", "inputs", "outputs", "score", "human_scores", "aspect", "spans",
              "annotations", "dataset", "reference"}
     extra = {k: v for k, v in obj.items() if k not in known}
+    _no_nul(extra, where)
     return ParsedItem(
         where=where, external_id=external_id, system=system, inputs=inputs, output_header=output_header,
         output=output, reference=_text(obj.get("reference"), where, "reference"), human_scores=scores,
         aspect=aspect, spans=spans, annotations=annotations, extra=extra,
     )
+
+
+def _no_nul(extra: dict[str, Any], where: str) -> None:
+    """Refuse NUL characters anywhere in the kept unknown fields (PostgreSQL's jsonb cannot hold them)."""
+    stack: list[tuple[str, Any]] = list(extra.items())
+    while stack:
+        name, value = stack.pop()
+        if isinstance(value, str):
+            check_text(value, where, name)
+        elif isinstance(value, dict):
+            for key, inner in value.items():
+                check_text(str(key), where, f"{name} (key)")
+                stack.append((f"{name}.{key}", inner))
+        elif isinstance(value, list):
+            stack.extend((f"{name}[{i}]", inner) for i, inner in enumerate(value))
 
 
 def _list(value: Any, where: str, name: str) -> list[Any]:

@@ -81,6 +81,7 @@ class SourceKind(models.TextChoices):
     RUN = "run", "Evaluator run"
     IMPORT = "import", "Imported file"
     CAMPAIGN = "campaign", "Added by an expert in a campaign"
+    EXTERNAL = "external", "Imported from another tool"
 
 
 class Source(models.Model):
@@ -93,6 +94,10 @@ class Source(models.Model):
 
     label = models.CharField(max_length=200, help_text="The name written in exports: a run label, 'gold', a person.")
     kind = models.CharField(max_length=12, choices=SourceKind.choices, default=SourceKind.IMPORT)
+    # Provenance of an external source (another tool's annotations): which tool, whose, from which file.
+    tool = models.CharField(max_length=32, blank=True, default="", help_text="jsonl, factgenie or labelstudio.")
+    producer = models.CharField(max_length=200, blank=True, default="", help_text="The annotator or model named.")
+    file_name = models.CharField(max_length=500, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -212,3 +217,33 @@ class ErrorSpan(models.Model):
     def __str__(self) -> str:
         where = f"{self.start}-{self.end}" if self.start is not None else "no offsets"
         return f"{self.text[:40]!r} ({where})"
+
+
+class ExportJob(models.Model):
+    """A dataset export written by a worker (large exports from the browser); progress is polled from here."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a worker"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="export_jobs")
+    format = models.CharField(max_length=16)
+    filters = models.JSONField(default=dict, blank=True, help_text="The export filter's non-empty fields.")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    done = models.PositiveIntegerField(default=0, help_text="Records written so far.")
+    total = models.PositiveIntegerField(default=0, help_text="Items to export.")
+    files = models.JSONField(default=list, blank=True, help_text="File names written (in the export folder).")
+    message = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"export {self.pk} of {self.dataset_id} ({self.format}, {self.status})"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router, Status
+from ninja.pagination import paginate
 
 from accounts.access import require_admin, require_researcher
 from corpus.models import Dataset
@@ -26,6 +27,7 @@ def _out(run: EvaluatorRun) -> RunOut:
 
 
 @router.get("/runs", response=list[RunOut], operation_id="list_runs")
+@paginate
 def list_runs(request: HttpRequest):
     require_researcher(request)
     return [_out(r) for r in runs_for_home()]

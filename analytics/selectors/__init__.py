@@ -30,6 +30,8 @@ from analytics.selectors.base import (
 from analytics.selectors.overlap import (
     OverlapRow,
     Reference,
+    UnknownReference,
+    imported_sources,
     overlap_report,
     parse_reference,
     reference_choices,
@@ -49,6 +51,7 @@ class DashboardData:
 
     scope: Scope
     runs: list[RunInfo]
+    imported: list[RunInfo]
     accuracy: AccuracyReport
     agreement: AgreementReport
     calibration: dict[int | None, SeverityCalibration]
@@ -90,7 +93,10 @@ def dashboard_data(
     references = reference_choices(scope)
     if not reference and references:
         reference = references[0][0]
-    ref = parse_reference(reference, scope) if reference else None
+    ref = parse_reference(reference, scope, references) if reference else None
+    imported = imported_sources(scope)
+    if ref is not None and ref.kind == "external":  # the reference is not compared with itself
+        imported = [r for r in imported if r.label != f"{ref.source} (imported)"]
 
     def accuracy_and_calibration():
         return accuracy_report(scope, n_resamples=n_resamples, seed=seed), calibration_report(scope)
@@ -98,7 +104,7 @@ def dashboard_data(
     def agreement_overlap_scores():
         return (
             agreement_report(scope),
-            overlap_report(runs=runs, reference=ref, scope=scope) if ref else [],
+            overlap_report(runs=runs, reference=ref, scope=scope, imported=imported) if ref else [],
             score_report(runs=runs, scope=scope),
             alignment_report(runs=runs, scope=scope),
         )
@@ -107,7 +113,7 @@ def dashboard_data(
         accuracy_and_calibration, agreement_overlap_scores
     )
     return DashboardData(
-        scope=scope, runs=runs, accuracy=accuracy, agreement=agreement,
+        scope=scope, runs=runs, imported=imported, accuracy=accuracy, agreement=agreement,
         calibration=per_run, calibration_pooled=pooled, overlap=overlap, reference=ref, scores=scores,
         references=references, reference_value=reference if ref else "", alignment=alignment,
     )
@@ -115,9 +121,9 @@ def dashboard_data(
 
 __all__ = [
     "DEFAULT_RESAMPLES", "AccuracyGroup", "AccuracyReport", "AgreementReport", "AlignmentRow", "AlphaSummary",
-    "DashboardData",
-    "OverlapRow", "PairAgreement", "Reference", "RunInfo", "ScoreRow", "Scope", "accuracy_report",
-    "agreement_report", "alignment_report", "annotator_names", "calibration_report", "dashboard_data", "final_kinds",
+    "DashboardData", "OverlapRow", "PairAgreement", "Reference", "UnknownReference", "RunInfo", "ScoreRow", "Scope",
+    "accuracy_report", "agreement_report", "alignment_report", "annotator_names", "calibration_report",
+    "dashboard_data", "final_kinds",
     "judgments_in_scope", "overlap_report", "parse_reference", "reference_choices", "runs_in_scope",
     "score_report",
 ]

@@ -17,7 +17,7 @@ from analytics.selectors.base import (
     final_kinds,
 )
 from annotator.models import Assignment, Campaign, CampaignRun
-from corpus.models import Annotation, AnnotationKind, ErrorSpan
+from corpus.models import Annotation, AnnotationKind, ErrorSpan, SourceKind
 from corpus.protocol import SPAN_OK
 from evaluation.engine import stats
 from evaluation.engine.stats import (
@@ -38,10 +38,14 @@ class Reference:
     a finished assignment count, since only there is the human reference complete.
     """
 
-    kind: Literal["gold", "human"] = "gold"
+    kind: Literal["gold", "human", "external"] = "gold"
     source: str = ""
     campaign_id: int | None = None
     include_confirmed: bool = True
+
+
+class UnknownReference(ValueError):
+    """A reference that names no reference of the scope; the message lists the ones there are."""
 
 
 @dataclass(frozen=True)
@@ -62,8 +66,11 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
     if scope.system:
         items &= Q(item__system=scope.system)
     spans: dict[tuple[int, str], list[tuple[int, int] | None]] = defaultdict(list)
-    if reference.kind == "gold":
-        annotations = Annotation.objects.filter(items, kind=AnnotationKind.GOLD)
+    if reference.kind in ("gold", "external"):
+        if reference.kind == "gold":
+            annotations = Annotation.objects.filter(items, kind=AnnotationKind.GOLD)
+        else:
+            annotations = Annotation.objects.filter(items, source__kind=SourceKind.EXTERNAL)
         if reference.source:
             annotations = annotations.filter(source__label=reference.source)
         if scope.campaign_id is not None:
@@ -113,20 +120,24 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
     return keys, spans, items
 
 
-def overlap_report(*, runs: Sequence[RunInfo], reference: Reference, scope: Scope) -> list[OverlapRow]:
+def overlap_report(
+    *, runs: Sequence[RunInfo], reference: Reference, scope: Scope, imported: Sequence[RunInfo] = ()
+) -> list[OverlapRow]:
     """Return each run's span-level (exact, any-overlap; one-to-one) and character-level P/R/F1.
 
     An item counts for a run when the reference covers it (for the run's aspect or for any aspect) and
     the run gave it a final annotation, with or without spans; spans without offsets are predictions
-    that match nothing.
+    that match nothing. `imported` sources (other tools' files) count like runs, all their annotations
+    being their answers.
     """
     keys, ref_spans, items = _reference_spans(reference, scope)
     ref_items = {i for i, _ in keys}
     kinds = final_kinds([r.run_id for r in runs])
     answered: dict[int, set[int]] = defaultdict(set)
     predicted: dict[tuple[int, int], list[tuple[int, int] | None]] = defaultdict(list)
-    if kinds and ref_items:
-        final = Annotation.objects.filter(_final_q(kinds), items)
+    answers = _final_q(kinds) | Q(source_id__in=[s.run_id for s in imported])
+    if (kinds or imported) and ref_items:
+        final = Annotation.objects.filter(answers, items)
         for run_id, item_id in final.values_list("source_id", "item_id").order_by().distinct():
             if item_id in ref_items:
                 answered[run_id].add(item_id)
@@ -136,7 +147,7 @@ def overlap_report(*, runs: Sequence[RunInfo], reference: Reference, scope: Scop
             if item_id in ref_items:
                 predicted[(run_id, item_id)].append(None if start is None else (start, end))
     out = []
-    for run in runs:
+    for run in [*runs, *imported]:
         pred_rows: list[tuple[int, int, int]] = []
         ref_rows: list[tuple[int, int, int]] = []
         n_items = 0
@@ -167,18 +178,47 @@ def reference_choices(scope: Scope) -> list[tuple[str, str]]:
         gold = gold.filter(item__dataset_id=scope.dataset_id)
     for source in gold.values_list("source__label", flat=True).distinct().order_by("source__label"):
         choices.append((f"gold:{source}", f"gold ({source})"))
+    external = Annotation.objects.filter(source__kind=SourceKind.EXTERNAL)
+    if scope.dataset_id is not None:
+        external = external.filter(item__dataset_id=scope.dataset_id)
+    for source in external.values_list("source__label", flat=True).distinct().order_by("source__label"):
+        choices.append((f"external:{source}", f"imported {source}"))
     if scope.campaign_id is not None:
         choices.append(("human", "humans of this campaign (added + confirmed)"))
         choices.append(("human-added", "spans humans added only"))
     return choices
 
 
-def parse_reference(value: str, scope: Scope) -> Reference | None:
-    """Turn a reference choice ("gold:SOURCE", "gold", "human", "human-added") into a Reference."""
+def parse_reference(value: str, scope: Scope, choices: Sequence[tuple[str, str]] | None = None) -> Reference:
+    """Turn a reference choice ("gold:SOURCE", "gold", "external:SOURCE", "human", "human-added") into a Reference.
+
+    A value that is not among the scope's choices raises UnknownReference: an empty table would hide the typo.
+    """
+    choices = reference_choices(scope) if choices is None else choices
+    values = [v for v, _ in choices]
+    if value not in values and not (value == "gold" and any(v.startswith("gold:") for v in values)):
+        raise UnknownReference(
+            f"unknown reference {value!r}; references here: {', '.join(values) or 'none (import gold spans first)'}"
+        )
     if value.startswith("gold"):
         return Reference(kind="gold", source=value.partition(":")[2])
-    if value in ("human", "human-added") and scope.campaign_id is not None:
-        return Reference(kind="human", campaign_id=scope.campaign_id, include_confirmed=value == "human")
-    return None
+    if value.startswith("external:"):
+        return Reference(kind="external", source=value.partition(":")[2])
+    return Reference(kind="human", campaign_id=scope.campaign_id, include_confirmed=value == "human")
+
+
+def imported_sources(scope: Scope) -> list[RunInfo]:
+    """Other tools' sources with annotations in scope, shaped like runs for the overlap table."""
+    annotations = Annotation.objects.filter(source__kind=SourceKind.EXTERNAL)
+    if scope.dataset_id is not None:
+        annotations = annotations.filter(item__dataset_id=scope.dataset_id)
+    elif scope.campaign_id is not None:
+        annotations = annotations.filter(item__dataset__campaigns=scope.campaign_id)
+    rows = annotations.values_list("source_id", "source__label", "source__tool", "item__dataset_id").distinct()
+    return sorted(
+        (RunInfo(run_id=pk, label=f"{label} (imported)", evaluator=tool, aspect="", dataset_id=dataset)
+         for pk, label, tool, dataset in rows),
+        key=lambda r: r.label,
+    )
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, QuerySet
 
-from annotator.models import SpanJudgment
+from annotator.models import Assignment, SpanJudgment
 from corpus.formats import FLAGS, AnnotationRecord, ExportRecord, JudgmentRecord, SpanRecord
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
 
@@ -29,14 +30,65 @@ def _ordered(mapping: dict, order: list[str]) -> dict:
     return result
 
 
-def _items(dataset: Dataset) -> Iterator[Item]:
-    judgments = SpanJudgment.objects.select_related("annotator").order_by("annotator__username", "pk")
+@dataclass(frozen=True)
+class ExportFilter:
+    """What an export keeps; every field left empty keeps everything.
+
+    campaign: its items and only its judgments; aspect: records of that aspect; source: annotations by that
+    source label; annotator: only that person's judgments (and, with a campaign, the items assigned to them);
+    system: items of that system; status: items whose assignment (in the campaign, if one is given) has it.
+    """
+
+    campaign_id: int | None = None
+    aspect: str = ""
+    source: str = ""
+    annotator: str = ""
+    system: str = ""
+    status: str = ""
+
+    def items(self, dataset: Dataset) -> QuerySet[Item]:
+        items = Item.objects.filter(dataset=dataset, derived_from__isnull=True)  # DHP perturbations are not exported
+        if self.system:
+            items = items.filter(system=self.system)
+        assignments = Assignment.objects.all()
+        if self.campaign_id is not None:
+            assignments = assignments.filter(campaign_id=self.campaign_id)
+        if self.annotator and self.campaign_id is not None:
+            assignments = assignments.filter(annotator__username=self.annotator)
+        if self.status:
+            assignments = assignments.filter(status=self.status)
+        if self.campaign_id is not None or self.status:
+            items = items.filter(pk__in=assignments.values("item_id"))
+        return items
+
+    def annotations(self) -> QuerySet[Annotation]:
+        annotations = Annotation.objects.all()
+        if self.source:
+            annotations = annotations.filter(source__label=self.source)
+        if self.aspect:
+            annotations = annotations.filter(aspect__in=[self.aspect, ""])
+        return annotations
+
+    def judgments(self) -> QuerySet[SpanJudgment]:
+        judgments = SpanJudgment.objects.all()
+        if self.campaign_id is not None:
+            judgments = judgments.filter(assignment__campaign_id=self.campaign_id)
+        if self.annotator:
+            judgments = judgments.filter(annotator__username=self.annotator)
+        return judgments
+
+
+EVERYTHING = ExportFilter()
+
+
+def _items(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[Item]:
+    judgments = keep.judgments().select_related("annotator").order_by("annotator__username", "pk")
     spans = ErrorSpan.objects.order_by("position", "pk").prefetch_related(Prefetch("judgments", queryset=judgments))
     annotations = (
-        Annotation.objects.select_related("source").order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
+        keep.annotations().select_related("source").order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
     )
     return (
-        Item.objects.filter(dataset=dataset, derived_from__isnull=True)
+        keep.items(dataset)
         .order_by("position")
         .prefetch_related(Prefetch("annotations", queryset=annotations))
         .iterator(chunk_size=CHUNK)
@@ -82,13 +134,24 @@ def _aspects_of(item: Item, annotations: list[Annotation], score_order: list[str
     return ordered
 
 
-def dataset_records(dataset: Dataset) -> Iterator[ExportRecord]:
+Progress = Callable[[int], None]
+"""Told the number of items exported so far (every PROGRESS_EVERY items)."""
+PROGRESS_EVERY = 50
+
+
+def dataset_records(
+    dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None
+) -> Iterator[ExportRecord]:
     """Yield one export record per (item, aspect), items in file order, annotations in a stable order."""
-    for item in _items(dataset):
+    for number, item in enumerate(_items(dataset, keep), start=1):
+        if progress is not None and number % PROGRESS_EVERY == 0:
+            progress(number)
         annotations = sorted(item.annotations.all(), key=lambda a: (KIND_ORDER[a.kind], a.source.label, a.model))
         inputs = _ordered(item.inputs, dataset.input_headers)
         scores = _ordered(item.human_scores, dataset.score_aspects)
         for aspect in _aspects_of(item, annotations, dataset.score_aspects):
+            if keep.aspect and aspect not in (keep.aspect, None):
+                continue
             yield ExportRecord(
                 dataset=dataset.name, item_id=item.external_id, system=item.system, inputs=inputs,
                 outputs={dataset.output_header: item.output}, aspect=aspect, human_scores=scores,
@@ -96,13 +159,16 @@ def dataset_records(dataset: Dataset) -> Iterator[ExportRecord]:
             )
 
 
-def export_jsonl(dataset: Dataset) -> Iterator[str]:
-    for record in dataset_records(dataset):
+def export_jsonl(dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None) -> Iterator[str]:
+    for record in dataset_records(dataset, keep, progress):
         yield json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def _csv_rows(dataset: Dataset) -> Iterator[list[object]]:
-    for record in dataset_records(dataset):
+def csv_rows(
+    dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None
+) -> Iterator[list[object]]:
+    """One row per span judgment (CSV_COLUMNS); a span nobody judged yet gets one row with empty judgment cells."""
+    for record in dataset_records(dataset, keep, progress):
         base = [record["dataset"], record["item_id"], record["system"], record["aspect"] or ""]
         for annotation in record["annotations"]:
             head = [*base, annotation["source"], annotation["kind"], annotation["model"],
@@ -129,7 +195,7 @@ def _blank(value: object) -> object:
     return "" if value is None else value
 
 
-def export_csv(dataset: Dataset) -> Iterator[str]:
+def export_csv(dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
 
@@ -141,4 +207,4 @@ def export_csv(dataset: Dataset) -> Iterator[str]:
             buffer.truncate(0)
 
     yield from emit([CSV_COLUMNS])
-    yield from emit(_csv_rows(dataset))
+    yield from emit(csv_rows(dataset, keep, progress))

@@ -77,10 +77,11 @@ class _JudgmentWriter:
 
 
 def items_import(
-    *, path: Path, dataset_name: str, task_slug: str, source: str = "gold", aspect: str = "", user=None
+    *, path: Path, dataset_name: str, task_slug: str, source: str = "gold", aspect: str = "", user=None,
+    file_name: str = "",
 ) -> ImportReport:
     """Import `path` like the corpus importer, storing the judgments it carries too (one transaction)."""
     return corpus_items_import(
         path=path, dataset_name=dataset_name, task_slug=task_slug, source=source, aspect=aspect, user=user,
-        on_judgments=_JudgmentWriter(),
+        on_judgments=_JudgmentWriter(), file_name=file_name,
     )

@@ -10,7 +10,7 @@ from annotator.views.campaigns import (
     campaign_new,
     campaign_resume,
 )
-from annotator.views.pages import dataset_export, dataset_import, home
+from annotator.views.pages import annotations_import, dataset_export, dataset_import, home
 from annotator.views.work import (
     added_span_add,
     added_span_edit,
@@ -25,8 +25,8 @@ from annotator.views.work import (
 )
 
 __all__ = [
-    "added_span_add", "added_span_edit", "added_span_remove", "assignment_finish_view", "assignment_time",
-    "auto_advance_view",
+    "added_span_add", "added_span_edit", "added_span_remove", "annotations_import", "assignment_finish_view",
+    "assignment_time", "auto_advance_view",
     "campaign_control", "campaign_entry", "campaign_guidelines", "campaign_new", "campaign_resume",
     "dataset_detail", "dataset_export", "dataset_import", "home", "item_detail", "item_screen", "judgment_save",
     "judgment_redo_view",

@@ -7,13 +7,13 @@ from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from annotator.forms import DatasetImportForm
+from annotator.forms import AnnotationImportForm, DatasetImportForm
 from annotator.selectors import campaigns_visible_to, datasets_for_home
 from annotator.services.exporting import export_csv, export_jsonl
-from annotator.services.uploads import upload_import
+from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
 from annotator.views.common import AppRequest
 from annotator.views.common import require_researcher as _require_researcher
-from corpus.formats import FormatError
+from corpus.formats import FormatError, named
 from corpus.models import Dataset
 from evaluation.selectors import runs_for_home
 
@@ -47,6 +47,7 @@ def dataset_import(request: AppRequest) -> HttpResponse:
     """Upload an item file; a bad file is refused with the line and field, and nothing of it is kept."""
     _require_researcher(request)
     form = DatasetImportForm(request.POST or None, request.FILES or None)
+    status = 400 if request.method == "POST" else 200
     if request.method == "POST" and form.is_valid():
         name = form.cleaned_data["dataset"].strip()
         try:
@@ -56,11 +57,37 @@ def dataset_import(request: AppRequest) -> HttpResponse:
                 user=request.user,
             )
         except FormatError as exc:
-            form.add_error(None, f"{form.cleaned_data['file'].name}: {exc} - nothing was imported.")
+            form.add_error(None, f"{named(exc, form.cleaned_data['file'].name)} - nothing was imported.")
+            status = 413 if isinstance(exc, UploadTooLarge) else 400
         else:
             messages.success(
                 request, f"Imported {report.created_items} new items ({report.reused_items} existing), "
                 f"{report.annotations} annotations, {report.spans} spans, {report.judgments} judgments.",
             )
             return redirect("dataset_detail", pk=Dataset.objects.get(name=name).pk)
-    return render(request, "annotator/dataset_import.html", {"form": form})
+    return render(request, "annotator/dataset_import.html", {"form": form}, status=status)
+
+
+@require_http_methods(["GET", "POST"])
+def annotations_import(request: AppRequest, pk: int) -> HttpResponse:
+    """Upload another tool's annotations of this dataset; every problem of a refused file is listed."""
+    _require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=pk)
+    form = AnnotationImportForm(request.POST or None, request.FILES or None)
+    status = 200
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            report = upload_annotations_import(
+                upload=upload, dataset_name=dataset.name, source=form.cleaned_data["source"].strip(),
+                fmt=form.cleaned_data["format"], skip_bad_spans=form.cleaned_data["skip_bad_spans"],
+            )
+        except FormatError as exc:
+            form.add_error(None, f"{named(exc, upload.name)} - nothing was imported.")
+            status = 413 if isinstance(exc, UploadTooLarge) else 400
+        else:
+            messages.success(request, report.summary())
+            return redirect("dataset_detail", pk=dataset.pk)
+    elif request.method == "POST":
+        status = 400
+    return render(request, "annotator/annotations_import.html", {"form": form, "dataset": dataset}, status=status)

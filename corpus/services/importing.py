@@ -21,6 +21,7 @@ from corpus.formats import (
     JudgmentRecord,
     ParsedItem,
     SpanRecord,
+    check_text,
     iter_objects,
     parse_item,
 )
@@ -241,19 +242,23 @@ class _Importer:
 @transaction.atomic
 def items_import(
     *, path: Path, dataset_name: str, task_slug: str, source: str = "gold", aspect: str = "", user=None,
-    on_judgments: JudgmentWriter | None = None,
+    on_judgments: JudgmentWriter | None = None, file_name: str = "",
 ) -> ImportReport:
     """Import `path` into dataset `dataset_name` (created if new); raise FormatError and keep nothing on bad input."""
+    name = file_name or path.name
+    check_text(dataset_name, "--dataset", "dataset")
+    check_text(source, "--source", "source")
+    check_text(aspect, "--aspect", "aspect")
     task = TaskType.objects.filter(slug=task_slug).first()
     if task is None:
         known = ", ".join(TaskType.objects.values_list("slug", flat=True))
         raise FormatError("--task", f"unknown task {task_slug!r} (known: {known})")
     if not path.exists():
-        raise FormatError(str(path), "no such file")
+        raise FormatError(name, "no such file")
     dataset = Dataset.objects.select_for_update().filter(name=dataset_name).first()
     new_dataset = dataset is None
     if dataset is None:
-        dataset = Dataset.objects.create(name=dataset_name, task=task, source_file=str(path), created_by=user)
+        dataset = Dataset.objects.create(name=dataset_name, task=task, source_file=name[:500], created_by=user)
     elif dataset.task_id != task.pk:
         raise FormatError(
             "--task", f"dataset {dataset_name!r} exists with task {dataset.task.slug!r}, not {task_slug!r}"
@@ -261,6 +266,6 @@ def items_import(
     importer = _Importer(
         dataset, source=source, aspect=aspect, new_dataset=new_dataset, on_judgments=on_judgments
     )
-    for where, obj in iter_objects(path):
+    for where, obj in iter_objects(path, name=name):
         importer.add(parse_item(obj, where))
     return importer.finish()

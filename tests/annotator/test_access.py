@@ -55,7 +55,7 @@ def test_annotator_cannot_open_or_change_another_annotators_assignment_api(built
     assert _api(ann1, "post", f"/assignments/{theirs.pk}/undo").status_code == 404
     assert _api(ann1, "post", f"/assignments/{theirs.pk}/finish", {}).status_code == 404
     assert _api(ann1, "post", f"/assignments/{theirs.pk}/added-spans", {"start": 0, "end": 3}).status_code == 404
-    listed = _api(ann1, "get", "/assignments").json()
+    listed = _api(ann1, "get", "/assignments").json()["items"]
     assert theirs.pk not in {a["id"] for a in listed}
     assert {a["id"] for a in listed} == set(Assignment.objects.filter(annotator=ann1).values_list("pk", flat=True))
 

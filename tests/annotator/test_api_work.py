@@ -31,7 +31,7 @@ def test_api_judges_undoes_adds_and_finishes_like_the_screen(make_user):
     ann = make_user("scripted")
     built = build_campaign([ann], per_item=1)
     api = Api(ann)
-    listed = api("get", "/assignments").json()
+    listed = api("get", "/assignments").json()["items"]
     assert [a["order"] for a in listed] == [1, 2]
     item1 = Assignment.objects.get(annotator=ann, item=built.items[0])
     detail = api("get", f"/assignments/{item1.pk}").json()
@@ -125,7 +125,7 @@ def test_researcher_creates_a_campaign_with_controls_and_reads_accuracy(make_use
                          ("a1_missing", "hallucination", "vague")]:
         work("post", f"/assignments/{control.pk}/judgments",
              {"span_id": s[span].pk, "span_verdict": sv, "explanation_verdict": ev})
-    rows = {r["annotator"]: r for r in api("get", f"/campaigns/{out['id']}/control-accuracy").json()}
+    rows = {r["annotator"]: r for r in api("get", f"/campaigns/{out['id']}/control-accuracy").json()["items"]}
     assert (rows["c1"]["span_correct"], rows["c1"]["spans"], rows["c1"]["span_percent"]) == (2, 3, 66.7)
     assert (rows["c1"]["explanation_correct"], rows["c1"]["explanations"]) == (1, 2)
     assert rows["c2"]["spans"] == 0 and rows["c2"]["span_percent"] is None

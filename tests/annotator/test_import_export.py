@@ -301,7 +301,7 @@ def test_dataset_import_page_imports_and_refuses_bad_file(client, researcher, an
     response = client.post("/datasets/import/", {
         "file": SimpleUploadedFile("bad.jsonl", bad.encode()), "dataset": "uploaded-2", "task": "data-to-text",
         "source": "gold"})
-    assert response.status_code == 200
+    assert response.status_code == 400
     assert "line 4" in response.content.decode() and "score.q" in response.content.decode()
     assert not Dataset.objects.filter(name="uploaded-2").exists()
     client.force_login(annotator_user)

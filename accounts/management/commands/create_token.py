@@ -1,4 +1,4 @@
-"""`manage.py create_token USERNAME [--name NAME]`: print a new API bearer token for a user."""
+"""`manage.py create_token USERNAME [--name NAME] [--scope read|write]`: print a new API bearer token for a user."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--name", default="script")
+        parser.add_argument("--scope", default="write", choices=["read", "write"],
+                            help="read: GET requests only; write: everything the user's role allows (default).")
 
     def handle(self, *args: object, **options: object) -> None:
         user = User.objects.filter(username=options["username"]).first()
         if user is None:
             names = ", ".join(User.objects.order_by("username").values_list("username", flat=True)[:20]) or "none yet"
             raise CommandError(f"no user named {options['username']!r} (users: {names})")
-        self.stdout.write(token_create(user=user, name=options["name"]))
+        self.stdout.write(token_create(user=user, name=options["name"], scope=options["scope"]))

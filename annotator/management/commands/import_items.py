@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from annotator.services.importing import items_import
-from corpus.formats import FormatError
+from corpus.formats import FormatError, named
 from evaluation.engine.tasks import TASKS
 
 
@@ -29,10 +29,10 @@ class Command(BaseCommand):
         try:
             report = items_import(
                 path=options["path"], dataset_name=options["dataset"], task_slug=options["task"],
-                source=options["source"], aspect=options["aspect"],
+                source=options["source"], aspect=options["aspect"], file_name=str(options["path"]),
             )
         except FormatError as exc:
-            raise CommandError(f"{options['path']}: {exc} - nothing was imported") from None
+            raise CommandError(f"{named(exc, str(options['path']))} - nothing was imported") from None
         self.stdout.write(
             f"Imported into {report.dataset!r}: {report.created_items} new items, {report.reused_items} existing, "
             f"{report.annotations} annotations, {report.spans} spans, {report.judgments} judgments."

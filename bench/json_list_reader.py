@@ -1,0 +1,77 @@
+"""Benchmark: the JSON-list reader (ijson's push parser) takes time linear in the file's size.
+
+Builds (a) a list holding one large object (the case that took 300 s for 200 MB when the list was
+re-decoded on a growing buffer) at two sizes, and (b) a list of many small objects and the same objects
+as JSONL, then times `corpus.formats.iter_objects` over each and prints seconds, MB/s and peak RSS of the
+process. Linear means the larger single object takes about twice the time of the half-size one.
+
+    python bench/json_list_reader.py [--mb 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from corpus.formats import iter_objects  # noqa: E402
+
+
+def _big_object(path: Path, mb: int) -> None:
+    chunk = "word " * 200
+    n = mb * 2**20 // len(chunk)
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write('[{"id": 1, "outputs": {"Text": "x"}, "extra": [')
+        handle.write(",\n".join(json.dumps(chunk) for _ in range(n)))
+        handle.write("]}]")
+
+
+def _many(path: Path, n: int, jsonl: bool) -> None:
+    objects = (json.dumps({"id": i, "inputs": {"Data": "d" * 300}, "outputs": {"Text": "t" * 500}}) for i in range(n))
+    with path.open("w", encoding="utf-8") as handle:
+        handle.write("\n".join(objects) if jsonl else "[\n" + ",\n".join(objects) + "\n]")
+
+
+def _time(path: Path) -> tuple[float, int]:
+    began = time.perf_counter()
+    count = sum(1 for _ in iter_objects(path))
+    return time.perf_counter() - began, count
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mb", type=int, default=100, help="size of the larger single-object file")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="spanjudge-bench-"))
+    times = {}
+    for mb in (args.mb // 2, args.mb):
+        path = tmp / f"one-{mb}.json"
+        _big_object(path, mb)
+        size = path.stat().st_size / 2**20
+        seconds, _ = _time(path)
+        times[mb] = seconds
+        print(f"one object, {size:6.1f} MB JSON list: {seconds:6.2f} s ({size / seconds:5.1f} MB/s)")
+        path.unlink()
+    print(f"  time ratio for twice the size: {times[args.mb] / times[args.mb // 2]:.2f} (linear: 2.0)")
+    n = args.mb * 2**20 // 900
+    for jsonl in (False, True):
+        path = tmp / ("many.jsonl" if jsonl else "many.json")
+        _many(path, n, jsonl)
+        size = path.stat().st_size / 2**20
+        seconds, count = _time(path)
+        kind = "JSONL    " if jsonl else "JSON list"
+        print(f"{count} objects, {size:6.1f} MB {kind}: {seconds:6.2f} s ({size / seconds:5.1f} MB/s)")
+        path.unlink()
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

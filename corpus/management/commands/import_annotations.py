@@ -1,0 +1,36 @@
+"""`manage.py import_annotations PATH --dataset NAME --source NAME [--format ...] [--skip-bad-spans]` (README)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from corpus.annotation_files import FORMATS
+from corpus.formats import FormatError, named
+from corpus.services.annotation_import import annotations_import
+
+
+class Command(BaseCommand):
+    help = "Import another tool's span annotations of existing items as a named external source."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("path", type=Path, help="The file (or a factgenie campaign folder).")
+        parser.add_argument("--dataset", required=True, help="The dataset whose items are annotated.")
+        parser.add_argument("--source", required=True, help="Name of the new annotation source.")
+        parser.add_argument("--format", default="jsonl", choices=FORMATS)
+        parser.add_argument(
+            "--skip-bad-spans", action="store_true",
+            help="Import the good spans of a file with empty or impossible ones, reporting each one skipped.",
+        )
+
+    def handle(self, *args: object, **options: object) -> None:
+        path: Path = options["path"]  # type: ignore[assignment]
+        try:
+            report = annotations_import(
+                path=path, dataset_name=options["dataset"], source=options["source"], fmt=options["format"],
+                skip_bad_spans=options["skip_bad_spans"], file_name=path.name,
+            )
+        except FormatError as exc:
+            raise CommandError(f"{named(exc, path.name)} - nothing was imported") from None
+        self.stdout.write(report.summary())

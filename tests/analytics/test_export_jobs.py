@@ -1,0 +1,85 @@
+"""Exports as jobs: the browser page and the API queue them, a worker writes them, the page offers the files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from celery import current_app
+from django.test import Client
+
+from accounts.services.tokens import token_create
+from analytics.exports.jobs import export_job_run
+from corpus.models import ExportJob
+from tests import factories as make
+
+
+@pytest.fixture
+def export_dir(settings, tmp_path):
+    settings.EXPORT_DIR = tmp_path / "exports"
+    return settings.EXPORT_DIR
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """Tasks sent by name, recorded instead of reaching a broker (the worker test sends them for real)."""
+    calls: list[tuple[str, list]] = []
+    monkeypatch.setattr(current_app, "send_task", lambda name, args=None, **kw: calls.append((name, args)))
+    return calls
+
+
+def test_browser_export_runs_as_a_job_with_progress_and_download(study, client, export_dir, sent,
+                                                                django_capture_on_commit_callbacks):
+    client.force_login(make.user("rosa", role="researcher"))
+    page = client.get(f"/analytics/datasets/{study.dataset.pk}/exports/")
+    assert page.status_code == 200 and "parquet" in page.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/analytics/datasets/{study.dataset.pk}/exports/",
+                               {"format": "labelstudio", "system": "sysA"})
+    job = ExportJob.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/analytics/exports/{job.pk}/"
+    assert sent == [("tasks.exporting.run_export", [job.pk])]
+    waiting = client.get(f"/analytics/exports/{job.pk}/", HTTP_HX_REQUEST="true")
+    assert waiting.status_code == 200 and 'hx-trigger="every 1s"' in waiting.content.decode()
+    assert export_job_run(job.pk) == "done"
+    assert export_job_run(job.pk) is None  # claimed once
+    job.refresh_from_db()
+    assert job.filters == {"system": "sysA"} and job.done == job.total == 2
+    assert job.files == [f"{study.dataset.pk}-tiny-study.json", f"{study.dataset.pk}-tiny-study.labels.xml",
+                         f"{study.dataset.pk}-tiny-study.card.json"]
+    finished = client.get(f"/analytics/exports/{job.pk}/", HTTP_HX_REQUEST="true")
+    assert finished.status_code == 286  # htmx: stop polling
+    assert f"/analytics/exports/{job.pk}/files/{job.files[0]}" in finished.content.decode()
+    download = client.get(f"/analytics/exports/{job.pk}/files/{job.files[0]}")
+    tasks = json.loads(b"".join(download.streaming_content))
+    assert {t["data"]["item_id"] for t in tasks} == {"i1", "i2"}
+    assert client.get(f"/analytics/exports/{job.pk}/files/..%2Fsecret").status_code == 404
+
+
+def test_export_api_queues_reports_and_serves_files(study, export_dir, sent, django_capture_on_commit_callbacks):
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token_create(user=make.user('rosa', role='researcher'))}")
+    with django_capture_on_commit_callbacks(execute=True):
+        created = api.post(f"/api/datasets/{study.dataset.pk}/exports",
+                           data=json.dumps({"format": "parquet", "annotator": study.ann1.username}),
+                           content_type="application/json")
+    assert created.status_code == 202 and created.json()["status"] == "pending"
+    job_id = created.json()["id"]
+    export_job_run(job_id)
+    job = api.get(f"/api/exports/{job_id}").json()
+    assert job["status"] == "done" and job["files"][0].endswith(".parquet")
+    assert api.get(f"/api/exports/{job_id}/files/{job['files'][1]}").status_code == 200
+    assert api.get(f"/api/exports/{job_id}/files/nope.csv").status_code == 404
+    bad = api.post(f"/api/datasets/{study.dataset.pk}/exports", data=json.dumps({"format": "xlsx"}),
+                   content_type="application/json")
+    assert bad.status_code == 422 and "format must be one of" in bad.json()["detail"]
+
+
+def test_exports_are_for_researchers_only(study, client, export_dir):
+    client.force_login(study.ann1)
+    assert client.get(f"/analytics/datasets/{study.dataset.pk}/exports/").status_code == 403
+    job = ExportJob.objects.create(dataset=study.dataset, format="jsonl")
+    assert client.get(f"/analytics/exports/{job.pk}/").status_code == 403
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token_create(user=study.ann1)}")
+    assert api.post(f"/api/datasets/{study.dataset.pk}/exports", data="{}",
+                    content_type="application/json").status_code == 403
+    assert api.get(f"/api/exports/{job.pk}").status_code == 403
