@@ -83,9 +83,9 @@ def test_perturbed_items_never_appear_as_normal_items(make_user):
     assert "~typo:minor" not in page and "d0" in page
     api = Client().get(f"/api/datasets/{dataset.pk}/items?limit=1000",
                        HTTP_AUTHORIZATION=f"Bearer {token_create(user=researcher)}").json()
-    assert len(api) == N_ITEMS
+    assert api["count"] == N_ITEMS and len(api["items"]) == N_ITEMS
     listed = Client().get("/api/datasets", HTTP_AUTHORIZATION=f"Bearer {token_create(user=researcher)}").json()
-    assert [d["n_items"] for d in listed if d["name"] == dataset.name] == [N_ITEMS]
+    assert [d["n_items"] for d in listed["items"] if d["name"] == dataset.name] == [N_ITEMS]
     exported = list(dataset_records(dataset))
     assert {r["item_id"] for r in exported} == {f"d{i}" for i in range(N_ITEMS)}
     # A campaign over a run that (wrongly) annotated perturbed items still never assigns them.

@@ -43,6 +43,7 @@ def test_readme_script_imports_preannotates_waits_and_downloads(
     (tmp_path / "example.py").write_text(_script())
     with SimProcess(SimConfig(models=MODELS, parallel=2, call_time=0.01, swap_cost=0.01)) as sim:
         settings.OLLAMA_URL = sim.url
+        settings.OLLAMA_URLS = [sim.url]  # a job given no server uses every known server
         worker = celery_worker_factory({"SPANJUDGE_EXPORT_DIR": str(exports)}).start()
         monkeypatch.setitem(current_app.conf, "task_default_queue", worker.queue)
         token = token_create(user=factories.user("scripter", role="admin"))
