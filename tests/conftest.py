@@ -64,3 +64,13 @@ def _empty_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture
+def allow_ollama(settings):
+    """Add servers (the simulated Ollama's random port) to the OLLAMA_URLS allowlist for one test."""
+
+    def allow(*urls: str) -> None:
+        settings.OLLAMA_URLS = [*settings.OLLAMA_URLS, *(u.rstrip("/") for u in urls)]
+
+    return allow

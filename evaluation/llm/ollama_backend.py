@@ -85,7 +85,10 @@ def _check_options(options: Mapping[str, Any]) -> None:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, ollama.ResponseError):
-        return f"HTTP {exc.status_code}: {exc.error}"
+        # The body is not repeated: whatever the server answered stays out of messages users can read.
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, ValueError):  # JSON or schema errors quote the answer they could not read
+        return f"{type(exc).__name__}: the answer is not what an Ollama server sends"
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -153,6 +156,8 @@ class OllamaBackend:
             listing = self._connection().list()
         except (ConnectionError, httpx.TransportError, ollama.ResponseError) as exc:
             raise self._check_failure(exc) from exc
+        except ValueError as exc:
+            raise BackendError(f"{self.url} did not answer like an Ollama server ({_describe(exc)})") from exc
         return self._match_models(models, listing)
 
     def _check_failure(self, exc: Exception) -> BackendError:

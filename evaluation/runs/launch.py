@@ -55,6 +55,20 @@ def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
         raise LaunchError(str(exc)) from exc
 
 
+def allowed_ollama_url(requested: str | None) -> str:
+    """Return the server a run may use: OLLAMA_URL by default, otherwise one listed in OLLAMA_URLS.
+
+    The app fetches this URL itself, so a free-form value would let a user make the server probe its network."""
+    if not requested:
+        return settings.OLLAMA_URL
+    url = requested.strip().rstrip("/")
+    allowed = [u.rstrip("/") for u in settings.OLLAMA_URLS]
+    if url not in allowed:
+        raise LaunchError(f"ollama_url {requested[:200]!r} is not an allowed Ollama server; allowed: "
+                          f"{', '.join(allowed)} (an admin adds servers with the OLLAMA_URLS environment variable)")
+    return url
+
+
 @transaction.atomic
 def run_create(
     *,
@@ -98,7 +112,7 @@ def run_create(
         get_outlier_rule(outlier_rule)
     except EngineError as exc:
         raise LaunchError(str(exc)) from None
-    url = ollama_url or settings.OLLAMA_URL
+    url = allowed_ollama_url(ollama_url)
     parallel = parallel or settings.OLLAMA_PARALLEL
     if parallel < 1:
         raise LaunchError("--parallel must be at least 1")

@@ -18,8 +18,9 @@ MODELS = ["m-a:1b", "m-b:1b", "m-s:1b"]
 
 
 @pytest.fixture
-def sim():
+def sim(allow_ollama):
     with OllamaSim(SimConfig(models=MODELS, parallel=2)) as server:
+        allow_ollama(server.url)
         yield server
 
 
@@ -94,7 +95,8 @@ def test_run_page_polls_until_finished_and_escapes_text(client, dataset, sim, ma
     assert "every 2s" not in partial.content.decode() and "9 / 9" in partial.content.decode()
 
 
-def test_run_new_form_refuses_unreachable_server(client, dataset, make_user):
+def test_run_new_form_refuses_unreachable_server(client, dataset, make_user, allow_ollama):
+    allow_ollama("http://127.0.0.1:9")
     client.force_login(make_user("root", role="admin"))
     response = client.post("/runs/new/", {"dataset": dataset.pk, "aspect": "relevance", "annotators": "a:1b",
                                           "mode": "ensemble",
