@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
-
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_float, env_int, env_list, env_str

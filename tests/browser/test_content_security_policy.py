@@ -21,7 +21,7 @@ def test_pages_work_under_the_csp_without_violations(page, live_server, login, m
     page.on("console", lambda msg: console.append(msg.text))
     page.add_init_script(_WATCH)
     ann = make_user("cspann")
-    admin = make_user("cspadmin", role="admin")
+    make_user("cspadmin", role="admin")
     built = build_campaign([ann], per_item=1)
     assignment = Assignment.objects.get(annotator=ann, item=built.items[0])
 
