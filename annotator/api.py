@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import File, Form, Router, Status
+from ninja import File, Form, Query, Router, Status
 from ninja.errors import HttpError
 from ninja.files import UploadedFile
 
@@ -52,6 +52,7 @@ from corpus.models import Dataset, ErrorSpan
 from evaluation.models import EvaluatorRun
 
 router = Router(tags=["datasets"])
+MAX_OFFSET = 10**9  # far past any dataset; a larger one is a mistake, and PostgreSQL's OFFSET is 64-bit
 
 
 
@@ -86,10 +87,14 @@ def import_items(
 
 
 @router.get("/datasets/{dataset_id}/items", response=list[ItemOut], operation_id="list_items")
-def list_items(request: HttpRequest, dataset_id: int, offset: int = 0, limit: int = 100):
+def list_items(
+    request: HttpRequest, dataset_id: int,
+    offset: int = Query(0, ge=0, le=MAX_OFFSET),
+    limit: int = Query(100, ge=1, le=1000),
+):
+    """Items in file order, `limit` (1..1000) from `offset`; other values are a 422 naming the parameter."""
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
-    limit = max(1, min(limit, 1000))
     return list(dataset.items.order_by("position")[offset : offset + limit])
 
 

@@ -12,6 +12,7 @@ from django.db.models import Prefetch
 from annotator.models import SpanJudgment
 from corpus.formats import FLAGS, AnnotationRecord, ExportRecord, JudgmentRecord, SpanRecord
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
+from corpus.spreadsheet import csv_row
 
 CHUNK = 200
 KIND_ORDER = {"gold": 0, "human": 1, "ensemble": 2, "supervisor": 3, "annotator": 4}
@@ -130,7 +131,7 @@ def export_csv(dataset: Dataset) -> Iterator[str]:
 
     def emit(rows: Iterable[list[object]]) -> Iterator[str]:
         for row in rows:
-            writer.writerow(row)
+            writer.writerow(csv_row(row))
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate(0)
