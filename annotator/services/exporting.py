@@ -7,7 +7,8 @@ import io
 import json
 from collections.abc import Iterable, Iterator
 
-from django.db.models import Prefetch
+from django.db.models import Prefetch, Value
+from django.db.models.functions import Coalesce, NullIf
 
 from annotator.models import SpanJudgment
 from corpus.formats import FLAGS, AnnotationRecord, ExportRecord, JudgmentRecord, SpanRecord
@@ -31,7 +32,9 @@ def _ordered(mapping: dict, order: list[str]) -> dict:
 
 
 def _items(dataset: Dataset) -> Iterator[Item]:
-    judgments = SpanJudgment.objects.select_related("annotator").order_by("annotator__username", "pk")
+    # By the name written in the export (an import identity's original name, else the username).
+    export_name = Coalesce(NullIf("annotator__imported_name", Value("")), "annotator__username")
+    judgments = SpanJudgment.objects.select_related("annotator").order_by(export_name, "pk")
     spans = ErrorSpan.objects.order_by("position", "pk").prefetch_related(Prefetch("judgments", queryset=judgments))
     annotations = (
         Annotation.objects.select_related("source").order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
@@ -46,7 +49,7 @@ def _items(dataset: Dataset) -> Iterator[Item]:
 
 def _judgment_record(judgment: SpanJudgment) -> JudgmentRecord:
     return JudgmentRecord(
-        annotator=judgment.annotator.username,
+        annotator=judgment.annotator.export_name,
         span_verdict=judgment.span_verdict or None,
         explanation_verdict=judgment.explanation_verdict or None,
         flags=judgment.flags(),
