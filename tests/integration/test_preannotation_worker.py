@@ -22,8 +22,8 @@ SUPERVISOR = "sup:1b"
 N_ITEMS = 10
 
 
-def _dataset() -> Dataset:
-    return factories.dataset("worker-set", input_headers=["Data"], output_header="Text", items=[
+def _dataset(name: str = "worker-set") -> Dataset:
+    return factories.dataset(name, input_headers=["Data"], output_header="Text", items=[
         {"external_id": f"w{i}", "inputs": {"Data": f"team {i} | points {90 + i}"},
          "output": f"Team {i} scored {95 + i} points in a close game, and their coach praised the defence."}
         for i in range(N_ITEMS)
