@@ -31,6 +31,7 @@ from corpus.services.importing import ImportReport, JudgedSpan
 from corpus.services.importing import items_import as corpus_items_import
 
 MAX_ANNOTATOR_NAME = 200  # User.imported_name
+MAX_NAME = 200  # Dataset.name, Source.label, Annotation.aspect
 IMPORT_EVENT_FIELD = "import"
 
 
@@ -139,6 +140,16 @@ class _JudgmentWriter:
         return self.assignments[key]
 
 
+def _check_name(option: str, value: str, *, required: bool) -> None:
+    """Names given with the import (not read from the file) fit their columns and hold no NUL."""
+    if required and not value.strip():
+        raise FormatError(option, "must not be blank")
+    if len(value) > MAX_NAME:
+        raise FormatError(option, f"{value[:40]!r}... is longer than {MAX_NAME} characters")
+    if "\x00" in value:
+        raise FormatError(option, "contains a NUL character (\\x00)")
+
+
 def items_import(
     *, path: Path, dataset_name: str, task_slug: str, source: str = "gold", aspect: str = "", user=None,
     annotator_map: Mapping[str, str] | None = None,
@@ -146,6 +157,9 @@ def items_import(
     """Import `path` like the corpus importer, storing the judgments it carries too (one transaction).
 
     Judgments go to import identities, except names in `annotator_map` (file name -> existing username)."""
+    _check_name("--dataset", dataset_name, required=True)
+    _check_name("--source", source, required=True)
+    _check_name("--aspect", aspect, required=False)
     mapped = resolve_annotator_map(annotator_map or {})
     return corpus_items_import(
         path=path, dataset_name=dataset_name, task_slug=task_slug, source=source, aspect=aspect, user=user,

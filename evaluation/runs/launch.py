@@ -55,6 +55,9 @@ def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
         raise LaunchError(str(exc)) from exc
 
 
+MAX_PARALLEL = 64  # requests in flight per model; EvaluatorRun.parallel is a small integer
+
+
 def allowed_ollama_url(requested: str | None) -> str:
     """Return the server a run may use: OLLAMA_URL by default, otherwise one listed in OLLAMA_URLS.
 
@@ -114,8 +117,8 @@ def run_create(
         raise LaunchError(str(exc)) from None
     url = allowed_ollama_url(ollama_url)
     parallel = parallel or settings.OLLAMA_PARALLEL
-    if parallel < 1:
-        raise LaunchError("--parallel must be at least 1")
+    if not 1 <= parallel <= MAX_PARALLEL:
+        raise LaunchError(f"--parallel must be between 1 and {MAX_PARALLEL}")
     if not dataset.items.exists():
         raise LaunchError(f"dataset {dataset.name!r} has no items")
     phases = spec.phases(annotators, supervisor)

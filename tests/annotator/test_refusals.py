@@ -203,3 +203,34 @@ def test_download_filename_cleans_control_and_path_characters():
     assert download_filename("a\r\nb/c\\d\x00e") == "a_b_c_d_e"
     assert download_filename("\r\n", fallback="dataset-3") == "dataset-3"
     assert download_filename("Résumé ünïcode") == "Résumé ünïcode"
+
+
+# --- names given with an import (CLI, upload page, API) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("field,value,named", [
+    ("dataset", "d" * 201, "--dataset"), ("dataset", "nul\x00name", "--dataset"), ("source", "s" * 201, "--source"),
+    ("aspect", "a" * 201, "--aspect"),
+])
+def test_import_names_too_long_or_with_nul_are_422_from_the_api(make_user, field, value, named):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from corpus.models import Dataset
+
+    client, auth = _api(make_user("res-imp", role="researcher"))
+    good = json.dumps({"id": "g1", "inputs": {"Data": "x"}, "outputs": {"Text": "Out."}}) + "\n"
+    data = {"dataset": "fine", "task": "data-to-text", "source": "gold", "aspect": "", field: value,
+            "file": SimpleUploadedFile("ok.jsonl", good.encode())}
+    response = client.post("/api/datasets/import", data=data, **auth)
+    assert response.status_code == 422, response.content
+    assert named in response.json()["detail"]
+    assert not Dataset.objects.exists()
+
+
+def test_import_name_too_long_from_the_cli_is_a_command_error(tmp_path):
+    from django.core.management import CommandError, call_command
+
+    path = tmp_path / "ok.jsonl"
+    path.write_text(json.dumps({"id": "g1", "inputs": {"Data": "x"}, "outputs": {"Text": "Out."}}) + "\n")
+    with pytest.raises(CommandError, match="--dataset.*longer than 200"):
+        call_command("import_items", str(path), "--dataset", "d" * 300, "--task", "data-to-text")

@@ -107,3 +107,17 @@ def test_run_new_form_refuses_unreachable_server(client, dataset, make_user, all
     assert not EvaluatorRun.objects.exists()
     client.force_login(make_user("res", role="researcher"))
     assert client.get("/runs/new/").status_code == 403
+
+
+@pytest.mark.parametrize("change,named", [
+    ({"ollama_url": "http://169.254.169.254/latest"}, "not an allowed Ollama server"),
+    ({"parallel": 10**12}, "--parallel must be between 1 and 64"),
+    ({"aspect": "a" * 5000}, "has no aspect"),
+])
+def test_api_create_run_bad_values_are_400_not_500(dataset, sim, make_user, change, named):
+    call = _client(make_user("root", role="admin"))
+    body = {"dataset": dataset.name, "aspect": "relevance", "annotators": MODELS[:2], "supervisor": MODELS[2],
+            "ollama_url": sim.url, **change}
+    response = call("post", "/runs", json=body)
+    assert response.status_code == 400 and named in response.json()["detail"]
+    assert not EvaluatorRun.objects.exists()
