@@ -8,6 +8,7 @@ backoff; a missing model (HTTP 404) is reported at once, since waiting will not 
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -18,6 +19,8 @@ import httpx
 import ollama
 
 from .errors import BackendError, BackendUnavailable, ModelMissing
+
+log = logging.getLogger(__name__)
 
 DEFAULT_REGISTRY = "registry.ollama.ai"
 DEFAULT_NAMESPACE = "library"
@@ -85,7 +88,9 @@ def _check_options(options: Mapping[str, Any]) -> None:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, ollama.ResponseError):
-        # The body is not repeated: whatever the server answered stays out of messages users can read.
+        # The body is not repeated: what the server answered stays out of messages users can read (it goes to
+        # the worker's log for the operator).
+        log.warning("Ollama answered HTTP %s: %.500s", exc.status_code, exc.error)
         return f"HTTP {exc.status_code}"
     if isinstance(exc, ValueError):  # JSON or schema errors quote the answer they could not read
         return f"{type(exc).__name__}: the answer is not what an Ollama server sends"

@@ -33,3 +33,13 @@ def test_negative_seed_on_the_dashboard_page_is_not_a_500(rita_client, study):
     assert response.status_code == 200
     response = rita_client.get(f"/analytics/campaigns/{study.campaign.pk}/tables/accuracy.csv?seed=-1&resamples=10")
     assert response.status_code == 200
+
+
+@pytest.mark.parametrize("query", ["aspect=%00", "system=a%00b", "reference=%00", "a%00=1"])
+def test_nul_in_a_query_parameter_is_400_naming_it(rita_client, study, query):
+    for path in (f"/analytics/campaigns/{study.campaign.pk}/", f"/api/analytics/campaigns/{study.campaign.pk}",
+                 f"/api/datasets/{study.dataset.pk}/items"):
+        response = rita_client.get(f"{path}?{query}")
+        assert response.status_code == 400, (path, response.status_code)
+        body = response.content.decode()
+        assert "NUL" in body and query.split("=")[0].replace("%00", "") in body

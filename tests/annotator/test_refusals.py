@@ -234,3 +234,11 @@ def test_import_name_too_long_from_the_cli_is_a_command_error(tmp_path):
     path.write_text(json.dumps({"id": "g1", "inputs": {"Data": "x"}, "outputs": {"Text": "Out."}}) + "\n")
     with pytest.raises(CommandError, match="--dataset.*longer than 200"):
         call_command("import_items", str(path), "--dataset", "d" * 300, "--task", "data-to-text")
+
+
+@pytest.mark.parametrize("page", ["-5", "1e20", "100000000000000000000", "x"])
+def test_bad_page_numbers_on_list_pages_are_not_500(client, work, make_user, page):
+    _, built, _ = work
+    client.force_login(make_user("res-page", role="researcher"))
+    for path in (f"/datasets/{built.dataset.pk}/?page={page}", f"/?page={page}"):
+        assert client.get(path).status_code == 200
