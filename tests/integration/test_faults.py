@@ -151,16 +151,23 @@ def test_redis_stopped_and_restarted_mid_job(celery_worker_factory, allow_ollama
         private_redis.stop()
         time.sleep(3)
         private_redis.start()
-        time.sleep(2)
-        if worker.proc.poll() is not None:
-            # celery 5.7 / kombu can exit with "Unrecoverable error" when the Redis connection drops (known
-            # upstream); scripts/serve.sh restarts its worker, and so does this test, like a supervisor would.
-            # A job the dead worker was running is then taken over once its heartbeat is stale.
-            assert "Connection to broker lost" in worker.log.read_text()
-            worker = celery_worker_factory({"CELERY_BROKER_URL": private_redis.url, "RUN_STALE_SECONDS": "3"})
-            worker.start()
+
+        def supervise() -> None:
+            """Restart the worker if it gave up, as scripts/serve.sh does: celery 5.7 / kombu can exit with
+            "Unrecoverable error" when the Redis connection drops (known upstream). A job the dead worker
+            was running is taken over by the new one once its heartbeat is stale."""
+            nonlocal worker
+            if worker.proc.poll() is not None:
+                assert "Connection to broker lost" in worker.log.read_text()
+                worker = celery_worker_factory({"CELERY_BROKER_URL": private_redis.url, "RUN_STALE_SECONDS": "3"})
+                worker.start()
+
+        assert wait_for(lambda: _finished(run.pk)() or worker.proc.poll() is not None, timeout=120)
+        supervise()
         assert wait_for(_finished(run.pk), timeout=120), worker.log.read_text()[-4000:]
         _assert_complete(run, sim)
+        time.sleep(3)  # let a worker that is going to give up on the lost connection do so
+        supervise()
         # A job sent after the restart runs too: the broker and a worker work again.
         again = run_create(dataset=_dataset(name="after-restart"), aspect_name="accuracy", annotators=ANNOTATORS,
                            supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
