@@ -19,10 +19,14 @@ class RunLaunchForm(forms.Form):
     )
     annotators = forms.CharField(required=False, help_text="Comma-separated Ollama tags; overrides the preset.")
     supervisor = forms.CharField(required=False, help_text="Overrides the preset's supervisor.")
-    ollama_url = forms.CharField(required=False, help_text=f"Default {settings.OLLAMA_URL}")
+    ollama_url = forms.ChoiceField(required=False, help_text="The servers an admin allowed (OLLAMA_URL, OLLAMA_URLS).")
     parallel = forms.IntegerField(min_value=1, max_value=64, initial=settings.OLLAMA_PARALLEL)
     mode = forms.ChoiceField(choices=mode_choices, initial=DEFAULT_MODE)
     outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["ollama_url"].choices = [(url, url) for url in settings.OLLAMA_URLS]
 
     def models(self) -> tuple[list[str], str]:
         preset = PRESETS[self.cleaned_data.get("preset") or settings.ENSEMBLE_PRESET]

@@ -121,3 +121,15 @@ def test_api_create_run_bad_values_are_400_not_500(dataset, sim, make_user, chan
     response = call("post", "/runs", json=body)
     assert response.status_code == 400 and named in response.json()["detail"]
     assert not EvaluatorRun.objects.exists()
+
+
+def test_run_new_form_offers_only_allowed_servers(client, dataset, make_user, settings):
+    settings.OLLAMA_URLS = [settings.OLLAMA_URL, "http://gpu-box:11434"]
+    client.force_login(make_user("root", role="admin"))
+    page = client.get("/runs/new/").content.decode()
+    assert 'value="http://gpu-box:11434"' in page
+    response = client.post("/runs/new/", {"dataset": dataset.pk, "aspect": "relevance", "annotators": "a:1b",
+                                          "mode": "ensemble", "supervisor": "b:1b", "parallel": 2,
+                                          "ollama_url": "http://10.0.0.1:11434", "outlier_rule": "leave_one_out"})
+    assert response.status_code == 200 and "Select a valid choice" in response.content.decode()
+    assert not EvaluatorRun.objects.exists()
