@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from annotator.rendering import (
     MAX_PYTHON_LITERAL_CHARS,
     MAX_STRUCTURED_CHARS,
@@ -130,3 +132,20 @@ def test_large_python_literal_inside_json_is_not_evaluated():
     view = render_input("Data", text)
     assert view.kind == "json" and not view.tables
     assert view.facts[0][0] == "box score" and view.facts[0][1].startswith("[{'PLAYER_NAME'")
+
+
+@pytest.mark.django_db
+def test_item_page_with_a_huge_structured_input_opens(client, make_user):
+    from annotator.models import Assignment
+    from tests.factories import build_campaign
+
+    ann = make_user("huge-input")
+    built = build_campaign([ann], per_item=1)
+    item = built.items[0]
+    item.inputs = {"Data": _box_score_input(70_000) + "\n<b>not markup</b>"}
+    item.save(update_fields=["inputs"])
+    client.force_login(ann)
+    response = client.get(f"/work/{Assignment.objects.get(annotator=ann, item=item).pk}/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Player 69999" in page and "&lt;b&gt;not markup&lt;/b&gt;" in page
