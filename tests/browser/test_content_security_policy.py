@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from accounts.models import User
 from annotator.models import Assignment, SpanJudgment
 from tests.factories import build_campaign
 
@@ -21,7 +22,7 @@ def test_pages_work_under_the_csp_without_violations(page, live_server, login, m
     page.on("console", lambda msg: console.append(msg.text))
     page.add_init_script(_WATCH)
     ann = make_user("cspann")
-    make_user("cspadmin", role="admin")
+    User.objects.create_superuser("cspadmin", password="pass-1234", role="admin")
     built = build_campaign([ann], per_item=1)
     assignment = Assignment.objects.get(annotator=ann, item=built.items[0])
 
@@ -45,7 +46,8 @@ def test_pages_work_under_the_csp_without_violations(page, live_server, login, m
     page.context.clear_cookies()
     login("cspadmin")
     for path in ("/", f"/datasets/{built.dataset.pk}/", "/campaigns/new/", "/runs/new/", "/datasets/import/",
-                 f"/analytics/campaigns/{built.campaign.pk}/", "/api/docs", "/admin/"):
+                 f"/analytics/campaigns/{built.campaign.pk}/", "/api/docs", "/admin/",
+                 "/admin/accounts/user/", f"/admin/accounts/user/{ann.pk}/change/", "/admin/accounts/user/add/"):
         page.goto(f"{live_server.url}{path}")
         page.wait_for_load_state("networkidle")
         violations = page.evaluate("window.__cspViolations")
