@@ -76,7 +76,9 @@ def _sim_config(**kw) -> SimConfig:
 @pytest.mark.skipif(os.environ.get("SPANJUDGE_DISRUPTIVE_TESTS") != "1",
                     reason="restarts the shared PostgreSQL cluster; set SPANJUDGE_DISRUPTIVE_TESTS=1 (CI does)")
 def test_postgres_restart_mid_job_loses_and_repeats_nothing(celery_worker_factory, allow_ollama):
-    cluster = os.environ.get("SPANJUDGE_PG_CLUSTER", "15 main").split()
+    # The local cluster, found as scripts/setup.sh finds it (SPANJUDGE_PG_CLUSTER="15 main" overrides).
+    versions = sorted(os.listdir("/etc/postgresql")) if os.path.isdir("/etc/postgresql") else []
+    cluster = os.environ.get("SPANJUDGE_PG_CLUSTER", f"{versions[0] if versions else '15'} main").split()
     with SimProcess(_sim_config(call_time=0.15, swap_cost=0.05)) as sim:
         allow_ollama(sim.url)
         worker = celery_worker_factory({"RUN_STALE_SECONDS": "3"}).start()
