@@ -57,7 +57,7 @@ class InputView:
     facts: list[tuple[str, str]] = field(default_factory=list)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)  # a parsed 1 MB input keeps about 6 MB: at most ~100 MB per process
 def render_input(header: str, text: str) -> InputView:
     """Return the most readable structure for one input text; fall back to plain text when unsure or when the
     text is too large to parse cheaply. Cached: an item's inputs are parsed once per process, not per page view
