@@ -242,3 +242,15 @@ def test_bad_page_numbers_on_list_pages_are_not_500(client, work, make_user, pag
     client.force_login(make_user("res-page", role="researcher"))
     for path in (f"/datasets/{built.dataset.pk}/?page={page}", f"/?page={page}"):
         assert client.get(path).status_code == 200
+
+
+@pytest.mark.parametrize("path", [
+    "/work/99999999999999999999/", "/datasets/99999999999999999999/",
+    "/api/assignments?campaign_id=99999999999999999999", "/api/datasets/99999999999999999999/items",
+    "/analytics/datasets/1/?campaign=99999999999999999999",
+])
+def test_huge_ids_are_404_or_empty_not_500(make_user, path):
+    client = Client(raise_request_exception=False)
+    client.force_login(make_user("root-ids", role="admin"))
+    response = client.get(path)
+    assert response.status_code in (200, 404, 422), (path, response.status_code)
