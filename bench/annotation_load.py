@@ -308,6 +308,9 @@ def main() -> None:
           f"{os.cpu_count()} CPUs, PostgreSQL; server: gunicorn, {args.workers} gthread workers x {SERVER_THREADS} "
           "threads, DEBUG off")
     print(f"queries per verdict save (incl. session + user): {n_queries}")
+    if elapsed < args.duration - 5 * args.think:
+        print(f"NOTE: the annotators ran out of work after {elapsed:.0f} s of the {args.duration:.0f} s asked; "
+              "raise --items (about duration / 9 s x annotators / 2)")
     print(f"{'':14}{'n':>7}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'target p95':>12}{'client p95':>12}  verdict")
     for kind, target in (("save", TARGET_SAVE_MS), ("page", TARGET_PAGE_MS)):
         server_ms = [s for s, _ in results[kind]]
