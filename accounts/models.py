@@ -19,6 +19,22 @@ class User(AbstractUser):
     auto_advance = models.BooleanField(
         default=False, help_text="On the item screen, move to the next open error once both verdicts are set.",
     )
+    imported_name = models.CharField(
+        max_length=200, blank=True, default="",
+        help_text="Set on import identities only: the annotator name an imported file used. Such an account "
+                  "holds imported judgments and cannot log in; it is never a real annotator's account.",
+    )
+
+    class Meta(AbstractUser.Meta):
+        constraints = [
+            models.UniqueConstraint(fields=["imported_name"], condition=~models.Q(imported_name=""),
+                                    name="user_one_identity_per_imported_name"),
+        ]
+
+    @property
+    def export_name(self) -> str:
+        """The annotator name written in exports: an import identity's original name, else the username."""
+        return self.imported_name or self.username
 
     @property
     def is_admin_role(self) -> bool:

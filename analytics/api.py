@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema, Status
+from ninja import Query, Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.pagination import paginate
 
@@ -20,6 +20,9 @@ from analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
 from annotator.models import Assignment, Campaign
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset, ExportJob
+
+# A seed outside 0..2**31-1 is a 422 naming the parameter (numpy refuses negative seeds with a 500 otherwise).
+_SEED = Query(0, ge=0, le=2**31 - 1, description="bootstrap seed, 0..2**31-1")
 
 router = Router(tags=["analytics"])
 # Comparing sources and exports live beside the datasets (/api/datasets/ID/compare, /api/exports/ID).
@@ -100,7 +103,7 @@ def _dataset_scope(request: HttpRequest, dataset_id: int, campaign: int | None, 
 @router.get("/campaigns/{campaign_id}", response=DashboardOut, operation_id="retrieve_campaign_analytics")
 def retrieve_campaign_analytics(
     request: HttpRequest, campaign_id: int, aspect: str = "", system: str = "", reference: str = "",
-    resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES, seed: int = _SEED,
 ):
     """All tables of a campaign's dashboard (Table 4 with CIs, flags, agreement, overlap, calibration, scores)."""
     scope = _campaign_scope(request, campaign_id, aspect, system)
@@ -112,7 +115,7 @@ def retrieve_campaign_analytics(
 )
 def retrieve_campaign_analytics_table(
     request: HttpRequest, campaign_id: int, key: str, format: str = "json", aspect: str = "", system: str = "",
-    reference: str = "", resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+    reference: str = "", resamples: int = DEFAULT_RESAMPLES, seed: int = _SEED,
 ):
     scope = _campaign_scope(request, campaign_id, aspect, system)
     return _one_table(_compute(scope, reference, resamples, seed), key, format)
@@ -121,7 +124,7 @@ def retrieve_campaign_analytics_table(
 @router.get("/datasets/{dataset_id}", response=DashboardOut, operation_id="retrieve_dataset_analytics")
 def retrieve_dataset_analytics(
     request: HttpRequest, dataset_id: int, campaign: int | None = None, aspect: str = "", system: str = "",
-    reference: str = "", resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+    reference: str = "", resamples: int = DEFAULT_RESAMPLES, seed: int = _SEED,
 ):
     """All tables of a dataset's dashboard: its runs over all its campaigns (or one), gold overlap, scores."""
     scope = _dataset_scope(request, dataset_id, campaign, aspect, system)
@@ -131,7 +134,7 @@ def retrieve_dataset_analytics(
 @router.get("/datasets/{dataset_id}/tables/{key}", response=TableOut, operation_id="retrieve_dataset_analytics_table")
 def retrieve_dataset_analytics_table(
     request: HttpRequest, dataset_id: int, key: str, format: str = "json", campaign: int | None = None,
-    aspect: str = "", system: str = "", reference: str = "", resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+    aspect: str = "", system: str = "", reference: str = "", resamples: int = DEFAULT_RESAMPLES, seed: int = _SEED,
 ):
     scope = _dataset_scope(request, dataset_id, campaign, aspect, system)
     return _one_table(_compute(scope, reference, resamples, seed), key, format)

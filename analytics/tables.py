@@ -12,6 +12,7 @@ from typing import Any, Literal
 from analytics.selectors import AccuracyGroup, DashboardData, RunInfo
 from corpus import protocol
 from corpus.models import MatchKind
+from corpus.spreadsheet import csv_row
 from evaluation.engine.stats import EXPLANATION_VERDICTS, PRF, SEVERITIES, SPAN_VERDICTS, Interval
 
 ColumnKind = Literal["text", "int", "pct", "num", "p"]
@@ -53,7 +54,7 @@ class Table:
         writer = csv.writer(out)
         writer.writerow([c.key for c in self.columns])
         for row in self.rows:
-            writer.writerow(["" if row.get(c.key) is None else row.get(c.key) for c in self.columns])
+            writer.writerow(csv_row(["" if row.get(c.key) is None else row.get(c.key) for c in self.columns]))
         return out.getvalue()
 
     def display_rows(self) -> list[list[str]]:

@@ -29,7 +29,8 @@ class CampaignForm(forms.Form):
     control_items = forms.CharField(
         required=False, help_text="Item ids (external ids, comma-separated) used as control items for everyone.",
     )
-    seed = forms.IntegerField(initial=0, help_text="Seeds the per-annotator item order and the neutral labels.")
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1,
+                              help_text="Seeds the per-annotator item order and the neutral labels.")
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 14}), initial=DEFAULT_GUIDELINES,
                                  help_text="Markdown shown to the annotators.")
     categories = forms.CharField(

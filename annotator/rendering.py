@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Literal
 
 InputKind = Literal["text", "key_value", "triples", "table", "dialogue", "json"]
@@ -24,6 +25,12 @@ _TURN = re.compile(r"^\s*([A-Za-z][\w .'-]{0,24}?)\s*:\s(.*)$")
 _BOX_FIRST = ("PLAYER_NAME", "TEAM_CITY", "START_POSITION", "MIN", "PTS", "REB", "AST", "STL", "BLK", "TO",
               "FGM", "FGA", "FG3M", "FG3A", "FTM", "FTA", "PF")
 _BOX_SKIP = frozenset({"FIRST_NAME", "SECOND_NAME"})
+
+# Size caps, in characters. Parsing costs a multiple of the text's size in memory (ast.literal_eval about 150x,
+# json about 10x), and one item with a 6 MB value once took 3 GB to open. Larger inputs are shown as text; real
+# tables and box scores are a few kB.
+MAX_STRUCTURED_CHARS = 1_000_000
+MAX_PYTHON_LITERAL_CHARS = 200_000
 
 
 @dataclass
@@ -50,8 +57,13 @@ class InputView:
     facts: list[tuple[str, str]] = field(default_factory=list)
 
 
+@lru_cache(maxsize=16)  # a parsed 1 MB input keeps about 6 MB: at most ~100 MB per process
 def render_input(header: str, text: str) -> InputView:
-    """Return the most readable structure for one input text; fall back to plain text when unsure."""
+    """Return the most readable structure for one input text; fall back to plain text when unsure or when the
+    text is too large to parse cheaply. Cached: an item's inputs are parsed once per process, not per page view
+    (callers only read the view)."""
+    if len(text) > MAX_STRUCTURED_CHARS:
+        return InputView(header=header, kind="text", text=text)
     for parse in (_as_json, _as_key_value, _as_triples, _as_pipe_table, _as_dialogue, _as_csv):
         view = parse(header, text)
         if view is not None:
@@ -71,7 +83,8 @@ def _loose_literal(value: Any) -> Any:
     stripped = value.strip()
     if not stripped or stripped[0] not in "[{":
         return value
-    for decode in (json.loads, ast.literal_eval):
+    decoders = (json.loads, ast.literal_eval) if len(stripped) <= MAX_PYTHON_LITERAL_CHARS else (json.loads,)
+    for decode in decoders:
         try:
             return decode(stripped)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):

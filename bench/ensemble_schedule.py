@@ -26,6 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# Benches run with DEBUG off, where the settings require a key; this one signs nothing that outlives the run.
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-" + "x" * 50)
 
 from bench.pgdb import ensure_postgres_database  # noqa: E402
 

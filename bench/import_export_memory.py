@@ -75,6 +75,7 @@ def main() -> int:
     env = dict(os.environ)
     env.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_bench")
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    env.setdefault("DJANGO_SECRET_KEY", "bench-only-key-" + "x" * 50)  # DEBUG is off: the settings require a key
     os.environ["DATABASE_URL"] = env["DATABASE_URL"]
     ensure_postgres_database("bench/import_export_memory.py")
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)

@@ -1,12 +1,12 @@
 """Login-required everywhere except the API (which answers 401 itself); access errors as HTTP statuses; the
-upload size limit."""
+upload size limit; NUL characters in query strings refused."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
 
 from accounts.access import FORBIDDEN, NOT_FOUND, AccessError
 
@@ -62,4 +62,23 @@ class UploadSizeLimitMiddleware:
             if request.path.startswith("/api/"):
                 return JsonResponse({"detail": message}, status=413)
             return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
+
+
+class NulInQueryMiddleware:
+    """Answers 400 naming the parameter when a query string holds a NUL character.
+
+    No parameter of the app may contain one, and PostgreSQL refuses it in any query, so a filter such as
+    `?aspect=%00` would otherwise end as a 500. (Form and JSON bodies are checked by the services, which can
+    name the field in their own words.)"""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                shown = name.replace("\x00", "\\x00")
+                return HttpResponseBadRequest(f"query parameter {shown!r} contains a NUL character (\\x00)",
+                                              content_type="text/plain; charset=utf-8")
         return self.get_response(request)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 from config.env import env_bool, env_float, env_int, env_list, env_str
 
@@ -15,11 +16,27 @@ VAR_DIR.mkdir(parents=True, exist_ok=True)
 DEBUG = env_bool("DJANGO_DEBUG", False)
 SECRET_KEY = env_str("DJANGO_SECRET_KEY", "")
 if not SECRET_KEY:
-    if not DEBUG and not env_bool("SPANJUDGE_INSECURE_DEFAULT_KEY", True):
-        raise RuntimeError("DJANGO_SECRET_KEY must be set")
-    SECRET_KEY = "insecure-development-key-set-DJANGO_SECRET_KEY-in-production"
+    if not DEBUG:
+        # A built-in key is public: anyone could forge sessions and password-reset tokens with it.
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY is not set. Outside DEBUG spanjudge refuses to start with a built-in key: set "
+            "DJANGO_SECRET_KEY to a long random value (python -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+            "or DJANGO_DEBUG=true for local development."
+        )
+    SECRET_KEY = "django-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+# HTTPS: off by default (the demo and tests speak plain HTTP); production turns them on (README, Production).
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+if env_bool("DJANGO_SECURE_PROXY_SSL_HEADER", False):
+    # Only behind a proxy that sets X-Forwarded-Proto itself and strips it from clients' requests.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -29,8 +46,10 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_htmx",
-    "ninja",
     "template_partials",
+    "ninja",  # serves the API docs' Swagger UI from our static files (the CSP allows no CDN)
+    "csp",
+    "axes",
     # The project's layers, bottom first; imports only point down (see .importlinter).
     "accounts",
     "corpus",
@@ -47,6 +66,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "config.middleware.NulInQueryMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "config.middleware.LoginRequiredExceptApiMiddleware",
@@ -54,7 +74,27 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
+
+# Content-Security-Policy (django-csp 4.x dict style): scripts and styles only from our own static files; the
+# pages keep data in json_script tags and behaviour in static/js, and htmx is told not to inject its
+# indicator <style> (meta htmx-config in _base.html). Charts are data: SVG images.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "font-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -90,8 +130,22 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 8}},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",  # refuses a locked-out login before the password is checked
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login throttling (django-axes): after AXES_FAILURE_LIMIT wrong passwords for one username from one address
+# that pair is locked for AXES_COOLOFF_MINUTES; the right password is refused meanwhile.
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = env_float("AXES_COOLOFF_MINUTES", 15.0) / 60.0  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_IPWARE_PROXY_COUNT = env_int("AXES_PROXY_COUNT", 0)
 PASSWORD_HASHERS = env_list(
     "DJANGO_PASSWORD_HASHERS",
     ["django.contrib.auth.hashers.PBKDF2PasswordHasher"],
@@ -117,6 +171,7 @@ IMPORT_MAX_UPLOAD_MB = env_int("IMPORT_MAX_UPLOAD_MB", 512)
 # API lists are paginated (?limit=&offset=, answers {"items", "count"}); no page is larger than this.
 NINJA_PAGINATION_PER_PAGE = 100
 NINJA_PAGINATION_MAX_LIMIT = 1000
+NINJA_PAGINATION_CLASS = "config.pagination.BoundedLimitOffsetPagination"
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -145,14 +200,17 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 24 * 3600 - 60)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 90)  # a running job with no heartbeat for this long is resumable
+# How long a run keeps retrying to store an arrived LLM answer while PostgreSQL is unreachable (a restart).
+RUN_DB_PATIENCE_SECONDS = env_float("RUN_DB_PATIENCE_SECONDS", 120.0)
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
 CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp", "tasks.comparison", "tasks.exporting"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
-# Ollama and the ensemble defaults.
+# Ollama and the ensemble defaults. A run may only name a server from OLLAMA_URLS (plus OLLAMA_URL): the
+# app fetches that URL itself, so a free-form one would let a user probe the network behind the server.
 OLLAMA_URL = env_str("OLLAMA_URL", "http://127.0.0.1:11434")
 # The known LLM servers, comma-separated: http://HOST:PORT (Ollama) or openai+http://HOST:PORT (vLLM,
-# llama.cpp server, TGI). A job given no servers uses all of them.
+# llama.cpp server, TGI). A job given no servers uses all of them; a job may name only these and OLLAMA_URL.
 OLLAMA_URLS = env_list("OLLAMA_URLS", [OLLAMA_URL])
 OLLAMA_TIMEOUT = env_float("OLLAMA_TIMEOUT", 600.0)
 OLLAMA_KEEP_ALIVE = env_str("OLLAMA_KEEP_ALIVE", "10m")
@@ -170,12 +228,14 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # django-axes logs every login at INFO; lockouts and failed attempts it logs at WARNING, and those stay.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True
     X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
 # PromptTemplate's "one active template per kind and task" needs NULLS NOT DISTINCT, which only PostgreSQL has.
 SILENCED_SYSTEM_CHECKS = ["models.W047"]

@@ -7,8 +7,8 @@ from django.conf import settings
 
 from corpus.models import Dataset
 from evaluation.engine.presets import PRESETS
-from evaluation.llm.servers import ServerListError, parse_servers
 from evaluation.models import Aspect
+from evaluation.runs.launch import LaunchError, allowed_server_names, servers_given
 from evaluation.runs.modes import DEFAULT_MODE, mode_choices, mode_spec
 
 
@@ -32,19 +32,25 @@ class RunLaunchForm(forms.Form):
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
+        self.fields["ollama_url"].help_text = (
+            "Comma-separated: http://HOST:PORT (Ollama) or openai+http://HOST:PORT (OpenAI-compatible); the models "
+            f"are spread over them. Allowed: {', '.join(sorted(allowed_server_names()))}. Default: "
+            f"{', '.join(settings.OLLAMA_URLS)}."
+        )
         groups: dict[str, list[tuple[str, str]]] = {}
         for slug, name in Aspect.objects.order_by("task__slug", "name").values_list("task__slug", "name"):
             groups.setdefault(slug, []).append((name, name))
         self.fields["aspect"].choices = [("", "— choose an aspect —"), *groups.items()]
 
     def clean_ollama_url(self) -> str:
-        """Each server an http(s) address with a host, optionally `openai+` for an OpenAI-compatible one."""
+        """Each server an http(s) address with a host, optionally `openai+` for an OpenAI-compatible one, and
+        one of the allowed servers (OLLAMA_URL, OLLAMA_URLS)."""
         value = self.cleaned_data["ollama_url"].strip()
         if not value:
             return ""
         try:
-            parse_servers(value)
-        except ServerListError as exc:
+            servers_given(value)  # well-formed, and each one a server the admin allowed
+        except LaunchError as exc:
             raise forms.ValidationError(str(exc)) from None
         return value
 

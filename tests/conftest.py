@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -64,3 +65,29 @@ def _empty_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+@pytest.fixture(autouse=True)
+def _loopback_servers_allowed(request, monkeypatch):
+    """Simulated LLM servers listen on random loopback ports, so a test may use any loopback server; a test
+    marked `strict_allowlist` gets the allowlist exactly as production applies it (OLLAMA_URL, OLLAMA_URLS)."""
+    if request.node.get_closest_marker("strict_allowlist"):
+        return
+    from evaluation.runs import launch
+
+    exact = launch.server_allowed
+    monkeypatch.setattr(launch, "server_allowed",
+                        lambda server: exact(server) or urlsplit(server.url).hostname in ("127.0.0.1", "localhost"))
+
+
+@pytest.fixture
+def allow_ollama(monkeypatch):
+    """Allow these servers for one test (on top of OLLAMA_URL and OLLAMA_URLS, which stay as they are)."""
+    from evaluation.runs import launch
+
+    def allow(*urls: str) -> None:
+        allowed = launch.server_allowed
+        names = {u.rstrip("/") for u in urls}
+        monkeypatch.setattr(launch, "server_allowed", lambda server: server.name in names or allowed(server))
+
+    return allow

@@ -17,6 +17,7 @@ KEEP: object = object()
 MAX_NOTE = 4000
 SEVERITY_RULE = f"severity must be {min(protocol.SEVERITIES)} to {max(protocol.SEVERITIES)}"
 MAX_CATEGORY = 100
+MAX_ASPECT = 200  # Annotation.aspect
 
 
 class AddedSpanError(ValueError):
@@ -49,6 +50,8 @@ def _text(value: object, limit: int, name: str) -> str:
     text = "" if value is None else str(value).strip()
     if len(text) > limit:
         raise AddedSpanError(f"{name} is longer than {limit} characters")
+    if "\x00" in text:  # PostgreSQL text cannot hold NUL
+        raise AddedSpanError(f"{name} contains a NUL character (\\x00), which cannot be stored")
     return text
 
 
@@ -71,6 +74,7 @@ def _aspect(campaign: Campaign, aspect: str | None) -> str:
     aspects = list(campaign.aspects or [])
     if not aspect:
         return aspects[0] if aspects else ""
+    aspect = _text(aspect, MAX_ASPECT, "aspect")
     if aspects and aspect not in aspects:
         raise AddedSpanError(f"aspect {aspect!r} is not judged in this campaign ({', '.join(aspects)})")
     return aspect

@@ -23,6 +23,22 @@ def neutral_labels(n: int) -> list[str]:
     return [f"Evaluator {letters[i % 26]}{'' if i < 26 else i // 26}" for i in range(n)]
 
 
+MAX_NAME = 200  # Campaign.name
+MAX_ASPECT = 200  # Annotation.aspect
+MAX_GUIDELINES = 200_000
+SEED_MIN, SEED_MAX = 0, 2**31 - 1  # Campaign.seed is a 32-bit integer
+
+
+def _check_text(field: str, value: str, limit: int, *, required: bool = False) -> None:
+    """Refuse text the database would reject (too long, NUL) with the field's name, before any row is written."""
+    if required and not value.strip():
+        raise ValueError(f"{field}: must not be blank")
+    if len(value) > limit:
+        raise ValueError(f"{field}: {value[:40]!r}... is longer than {limit} characters")
+    if "\x00" in value:
+        raise ValueError(f"{field}: contains a NUL character (\\x00), which cannot be stored")
+
+
 @transaction.atomic
 def campaign_create(
     *,
@@ -45,6 +61,12 @@ def campaign_create(
     chosen round-robin so loads stay balanced; control items go to every annotator. Run labels are
     shuffled with the seed so "Evaluator A" says nothing about which run it is.
     """
+    _check_text("name", name, MAX_NAME, required=True)
+    for aspect in aspects:
+        _check_text("aspects", aspect, MAX_ASPECT, required=True)
+    _check_text("guidelines", guidelines, MAX_GUIDELINES)
+    if not SEED_MIN <= seed <= SEED_MAX:
+        raise ValueError(f"seed: must be between {SEED_MIN} and {SEED_MAX}")
     if not annotators:
         raise ValueError("a campaign needs at least one annotator")
     if annotators_per_item > len(annotators):

@@ -8,11 +8,13 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet, Value
+from django.db.models.functions import Coalesce, NullIf
 
 from annotator.models import Assignment, SpanJudgment
 from corpus.formats import FLAGS, AnnotationRecord, ExportRecord, JudgmentRecord, SpanRecord
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
+from corpus.spreadsheet import csv_row
 
 CHUNK = 200
 KIND_ORDER = {"gold": 0, "human": 1, "ensemble": 2, "supervisor": 3, "annotator": 4}
@@ -82,7 +84,9 @@ EVERYTHING = ExportFilter()
 
 
 def _items(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[Item]:
-    judgments = keep.judgments().select_related("annotator").order_by("annotator__username", "pk")
+    # By the name written in the export (an import identity's original name, else the username).
+    export_name = Coalesce(NullIf("annotator__imported_name", Value("")), "annotator__username")
+    judgments = keep.judgments().select_related("annotator").order_by(export_name, "pk")
     spans = ErrorSpan.objects.order_by("position", "pk").prefetch_related(Prefetch("judgments", queryset=judgments))
     annotations = (
         keep.annotations().select_related("source").order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
@@ -97,7 +101,7 @@ def _items(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[Item]:
 
 def _judgment_record(judgment: SpanJudgment) -> JudgmentRecord:
     return JudgmentRecord(
-        annotator=judgment.annotator.username,
+        annotator=judgment.annotator.export_name,
         span_verdict=judgment.span_verdict or None,
         explanation_verdict=judgment.explanation_verdict or None,
         flags=judgment.flags(),
@@ -201,7 +205,7 @@ def export_csv(dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Prog
 
     def emit(rows: Iterable[list[object]]) -> Iterator[str]:
         for row in rows:
-            writer.writerow(row)
+            writer.writerow(csv_row(row))
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate(0)

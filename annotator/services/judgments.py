@@ -51,6 +51,8 @@ def _coerce(field: str, value: object) -> object:
         text = "" if value is None else str(value)
         if len(text) > MAX_COMMENT:
             raise JudgmentError(f"comment: longer than {MAX_COMMENT} characters")
+        if "\x00" in text:  # PostgreSQL text cannot hold NUL
+            raise JudgmentError("comment: contains a NUL character (\\x00), which cannot be stored")
         return text
     if field == "corrected_severity":
         if value in (None, ""):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.forms import AnnotationImportForm, DatasetImportForm
@@ -15,6 +16,7 @@ from annotator.views.common import AppRequest
 from annotator.views.common import require_researcher as _require_researcher
 from corpus.formats import FormatError, named
 from corpus.models import Dataset
+from corpus.spreadsheet import download_filename
 from evaluation.selectors import runs_for_home
 
 
@@ -38,7 +40,8 @@ def dataset_export(request: AppRequest, pk: int, fmt: str) -> StreamingHttpRespo
         response = StreamingHttpResponse(export_csv(dataset), content_type="text/csv; charset=utf-8")
     else:
         response = StreamingHttpResponse(export_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{dataset.pk}-{dataset.name[:40]}.{fmt}"'
+    name = download_filename(f"{dataset.pk}-{dataset.name[:40]}", fallback=f"dataset-{dataset.pk}")
+    response["Content-Disposition"] = content_disposition_header(True, f"{name}.{fmt}")
     return response
 
 

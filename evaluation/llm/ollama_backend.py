@@ -23,6 +23,8 @@ from .errors import BackendError, BackendUnavailable, ModelMissing
 # httpx logs every request at INFO; a run makes thousands, which would bury the command's own output.
 logging.getLogger("httpx").setLevel(logging.WARNING)
 
+log = logging.getLogger(__name__)
+
 DEFAULT_REGISTRY = "registry.ollama.ai"
 DEFAULT_NAMESPACE = "library"
 DEFAULT_TAG = "latest"
@@ -89,7 +91,12 @@ def _check_options(options: Mapping[str, Any]) -> None:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, ollama.ResponseError):
-        return f"HTTP {exc.status_code}: {exc.error}"
+        # The body is not repeated: what the server answered stays out of messages users can read (it goes to
+        # the worker's log for the operator).
+        log.warning("Ollama answered HTTP %s: %.500s", exc.status_code, exc.error)
+        return f"HTTP {exc.status_code}"
+    if isinstance(exc, ValueError):  # JSON or schema errors quote the answer they could not read
+        return f"{type(exc).__name__}: the answer is not what an Ollama server sends"
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -157,6 +164,8 @@ class OllamaBackend:
             listing = self._connection().list()
         except (ConnectionError, httpx.TransportError, ollama.ResponseError) as exc:
             raise self._check_failure(exc) from exc
+        except ValueError as exc:
+            raise BackendError(f"{self.url} did not answer like an Ollama server ({_describe(exc)})") from exc
         return self._match_models(models, listing)
 
     def _check_failure(self, exc: Exception) -> BackendError:

@@ -55,9 +55,32 @@ def servers_given(ollama_url: str | Sequence[str] | None) -> list[Server]:
     if not any(entry.strip() for entry in given):
         given = list(settings.OLLAMA_URLS)
     try:
-        return parse_servers(given)
+        servers = parse_servers(given)
     except ServerListError as exc:
         raise LaunchError(str(exc)) from None
+    refused = [server.name for server in servers if not server_allowed(server)]
+    if refused:
+        allowed = ", ".join(sorted(allowed_server_names()))
+        shown = ", ".join(name[:200] for name in refused)
+        raise LaunchError(f"{shown}: not an allowed LLM server; allowed: {allowed} (an admin adds servers with "
+                          "the OLLAMA_URLS environment variable)")
+    return servers
+
+
+def allowed_server_names() -> set[str]:
+    """The servers a job may use: OLLAMA_URL and OLLAMA_URLS. The app fetches a job's servers itself, so a
+    free-form address would let a user make it probe the network behind it."""
+    names: set[str] = set()
+    for entry in [settings.OLLAMA_URL, *settings.OLLAMA_URLS]:
+        try:
+            names.update(server.name for server in parse_servers(entry))
+        except ServerListError:
+            continue  # a bad entry in the settings allows nothing
+    return names
+
+
+def server_allowed(server: Server) -> bool:
+    return server.name in allowed_server_names()
 
 
 def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -90,6 +113,9 @@ def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
     if len(servers) != 1:
         raise LaunchError(f"this job uses one LLM server; {len(servers)} were given ({url})")
     return check_servers(servers, models)[servers[0].name]
+
+
+MAX_PARALLEL = 64  # requests in flight per model; EvaluatorRun.parallel is a small integer
 
 
 @transaction.atomic
@@ -150,8 +176,8 @@ def run_create(
         raise LaunchError(str(exc)) from None
     servers = servers_given(ollama_url)
     parallel = parallel or settings.OLLAMA_PARALLEL
-    if parallel < 1:
-        raise LaunchError("--parallel must be at least 1")
+    if not 1 <= parallel <= MAX_PARALLEL:
+        raise LaunchError(f"--parallel must be between 1 and {MAX_PARALLEL}")
     items = dataset.items.filter(pk__in=item_ids) if item_ids is not None else dataset.items.filter(
         derived_from__isnull=True
     )

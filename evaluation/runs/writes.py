@@ -7,10 +7,13 @@ is written per batch in one transaction, so a batch's progress never counts anno
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from django.db import transaction
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connection, transaction
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -30,6 +33,26 @@ NOTHING_TO_MERGE = "No annotator gave a usable answer, so there was nothing to m
 
 # An annotation row and the spans to save with it.
 Written = tuple[Annotation, list[ErrorSpan]]
+
+log = logging.getLogger(__name__)
+
+
+def _patiently(write: Callable[[], object]) -> None:
+    """Run `write`, retrying while the database cannot be reached (a restart, a failover) for up to
+    RUN_DB_PATIENCE_SECONDS: an answer that arrived must be stored, or the resumed run would ask for it again."""
+    deadline = time.monotonic() + settings.RUN_DB_PATIENCE_SECONDS
+    delay = 0.25
+    while True:
+        try:
+            write()
+            return
+        except (OperationalError, InterfaceError) as exc:
+            if connection.in_atomic_block or time.monotonic() >= deadline:
+                raise
+            log.warning("storing LLM answers: database unreachable (%s); retrying in %.1f s", exc, delay)
+            connection.close()  # a broken connection is replaced on the next query
+            time.sleep(delay)
+            delay = min(delay * 2, 4.0)
 
 
 def run_claim(run_id: int, token: str) -> EvaluatorRun | None:
@@ -98,7 +121,7 @@ class RunWriter:
         ]
         if not fresh:
             return
-        LLMCall.objects.bulk_create(
+        _patiently(lambda: LLMCall.objects.bulk_create(
             [
                 LLMCall(
                     cache_key=a.key, model=model, model_digest=self.digests.get(model, ""),
@@ -111,7 +134,7 @@ class RunWriter:
                 for model, outcome, a, result in fresh
             ],
             ignore_conflicts=True,
-        )
+        ))
 
     # --- batches ------------------------------------------------------------------------------
     @transaction.atomic

@@ -52,7 +52,7 @@ def test_queue_shows_progress_and_resumes_at_the_item_in_progress(client, make_u
     assert client.get(f"/campaigns/{built.campaign.pk}/resume/").url == f"/work/{rows[1].pk}/"
     Assignment.objects.filter(pk=rows[0].pk).update(status=Assignment.Status.DONE)
     page = client.get(f"/campaigns/{built.campaign.pk}/").content.decode()
-    assert "<strong>1 of 2</strong> items done" in page and 'aria-valuenow="1"' in page and "width: 50%" in page
+    assert "<strong>1 of 2</strong> items done" in page and 'max="2" value="1"' in page and ">50%</progress>" in page
 
 
 def test_control_key_page_stores_known_verdicts(client, researcher, make_user):

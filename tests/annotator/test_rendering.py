@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import json
 
-from annotator.rendering import SpanRef, group_spans, markdown_html, render_input, segments
+import pytest
+
+from annotator.rendering import (
+    MAX_PYTHON_LITERAL_CHARS,
+    MAX_STRUCTURED_CHARS,
+    SpanRef,
+    group_spans,
+    markdown_html,
+    render_input,
+    segments,
+)
 from tests.conftest import SAMPLE_DATA
 
 
@@ -95,3 +105,47 @@ def test_browser_offsets_count_crlf_once_and_round_trip():
         # the same characters before the boundary, as the page and as stored
         assert text[:stored].replace("\r\n", "\n").replace("\r", "\n") == shown[:page_offset]
     assert from_browser_offset("no breaks", 4) == 4 and to_browser_offset("no breaks", 4) == 4
+
+
+def _box_score_input(rows: int) -> str:
+    players = [{"PLAYER_NAME": f"Player {i}", "PTS": str(i)} for i in range(rows)]
+    return json.dumps({"box_score": repr(players)})  # RotoWire nests Python-repr strings inside JSON
+
+
+def test_structured_input_is_parsed_once_and_cached():
+    text = _box_score_input(30)
+    first = render_input("Data", text)
+    assert first.kind == "json" and first.tables[0].rows[29][0] == "Player 29"
+    assert render_input("Data", text) is first  # the second page view reuses the parsed view
+
+
+def test_huge_structured_input_is_shown_as_text_without_parsing():
+    text = _box_score_input(70_000)  # about 3 MB: parsing it once cost gigabytes
+    assert len(text) > MAX_STRUCTURED_CHARS
+    view = render_input("Data", text)
+    assert view.kind == "text" and view.text == text and not view.tables
+
+
+def test_large_python_literal_inside_json_is_not_evaluated():
+    text = _box_score_input(7_000)  # the nested repr is over the literal cap, the whole input under the cap
+    assert MAX_PYTHON_LITERAL_CHARS < len(text) < MAX_STRUCTURED_CHARS
+    view = render_input("Data", text)
+    assert view.kind == "json" and not view.tables
+    assert view.facts[0][0] == "box score" and view.facts[0][1].startswith("[{'PLAYER_NAME'")
+
+
+@pytest.mark.django_db
+def test_item_page_with_a_huge_structured_input_opens(client, make_user):
+    from annotator.models import Assignment
+    from tests.factories import build_campaign
+
+    ann = make_user("huge-input")
+    built = build_campaign([ann], per_item=1)
+    item = built.items[0]
+    item.inputs = {"Data": _box_score_input(70_000) + "\n<b>not markup</b>"}
+    item.save(update_fields=["inputs"])
+    client.force_login(ann)
+    response = client.get(f"/work/{Assignment.objects.get(annotator=ann, item=item).pk}/")
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "Player 69999" in page and "&lt;b&gt;not markup&lt;/b&gt;" in page

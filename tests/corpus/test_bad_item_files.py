@@ -80,7 +80,7 @@ def test_field_longer_than_its_column_is_refused_by_name(tmp_path, field, change
 
 
 def test_dataset_name_longer_than_its_column_is_refused(tmp_path):
-    _refused(_jsonl(tmp_path, [_good(1)]), "--dataset", "field 'dataset' is 201 characters long", dataset="d" * 201)
+    _refused(_jsonl(tmp_path, [_good(1)]), "--dataset", "is longer than 200 characters", dataset="d" * 201)
 
 
 def test_invalid_utf8_is_reported_on_its_own_line_in_jsonl(tmp_path):

@@ -152,8 +152,7 @@ def test_api_run_takes_a_preset_and_lists_presets_when_it_is_unknown(dataset, la
 
 @pytest.mark.django_db(transaction=True)
 def test_run_form_with_empty_model_fields_takes_and_records_the_preset(client, dataset, laptop_sim, make_user):
-    make_user("root", role="admin")
-    client.login(username="root", password="pass-1234")
+    client.force_login(make_user("root", role="admin"))
     form = {"dataset": dataset.pk, "aspect": "accuracy", "preset": "laptop", "annotators": "", "supervisor": "",
             "ollama_url": laptop_sim.url, "parallel": 2, "mode": "single", "outlier_rule": "leave_one_out"}
     response = client.post("/runs/new/", form)

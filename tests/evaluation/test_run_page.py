@@ -56,7 +56,8 @@ def test_a_finished_sample_run_does_not_read_zero_of_zero_steps(client, data, re
     assert "0 / 0 steps" not in html and "hand-written sample annotations" in html
 
 
-def test_run_form_checks_the_url_and_offers_aspects_as_a_choice(client, data, make_user):
+def test_run_form_checks_the_url_and_offers_aspects_as_a_choice(client, data, make_user, settings):
+    settings.OLLAMA_URLS = [settings.OLLAMA_URL, "http://ollama:11434"]  # a service name an admin allowed
     client.force_login(make_user("boss3", role="admin"))
     page = client.get("/runs/new/")
     aspect_choices = dict(page.context["form"].fields["aspect"].choices)

@@ -18,8 +18,9 @@ MODELS = ["m-a:1b", "m-b:1b", "m-s:1b"]
 
 
 @pytest.fixture
-def sim():
+def sim(allow_ollama):
     with OllamaSim(SimConfig(models=MODELS, parallel=2)) as server:
+        allow_ollama(server.url)
         yield server
 
 
@@ -94,7 +95,8 @@ def test_run_page_polls_until_finished_and_escapes_text(client, dataset, sim, ma
     assert "every 2s" not in partial.content.decode() and "9 / 9" in partial.content.decode()
 
 
-def test_run_new_form_refuses_unreachable_server(client, dataset, make_user):
+def test_run_new_form_refuses_unreachable_server(client, dataset, make_user, allow_ollama):
+    allow_ollama("http://127.0.0.1:9")
     client.force_login(make_user("root", role="admin"))
     response = client.post("/runs/new/", {"dataset": dataset.pk, "aspect": "relevance", "annotators": "a:1b",
                                           "mode": "ensemble",
@@ -106,3 +108,30 @@ def test_run_new_form_refuses_unreachable_server(client, dataset, make_user):
     assert not EvaluatorRun.objects.exists()
     client.force_login(make_user("res", role="researcher"))
     assert client.get("/runs/new/").status_code == 403
+
+
+@pytest.mark.parametrize("change,named", [
+    ({"ollama_url": "http://169.254.169.254/latest"}, "not an allowed LLM server"),
+    ({"parallel": 10**12}, "--parallel must be between 1 and 64"),
+    ({"aspect": "a" * 5000}, "has no aspect"),
+])
+def test_api_create_run_bad_values_are_400_not_500(dataset, sim, make_user, change, named):
+    call = _client(make_user("root", role="admin"))
+    body = {"dataset": dataset.name, "aspect": "relevance", "annotators": MODELS[:2], "supervisor": MODELS[2],
+            "ollama_url": sim.url, **change}
+    response = call("post", "/runs", json=body)
+    assert response.status_code == 400 and named in response.json()["detail"]
+    assert not EvaluatorRun.objects.exists()
+
+
+def test_run_new_form_offers_only_allowed_servers(client, dataset, make_user, settings):
+    settings.OLLAMA_URLS = [settings.OLLAMA_URL, "http://gpu-box:11434"]
+    client.force_login(make_user("root", role="admin"))
+    page = client.get("/runs/new/").content.decode()
+    assert "http://gpu-box:11434" in page  # the allowed servers are listed beside the field
+    response = client.post("/runs/new/", {"dataset": dataset.pk, "aspect": "relevance", "annotators": "a:1b",
+                                          "mode": "ensemble", "supervisor": "b:1b", "parallel": 2,
+                                          "ollama_url": "http://10.0.0.1:11434", "outlier_rule": "leave_one_out"})
+    assert response.status_code == 200
+    assert "http://10.0.0.1:11434: not an allowed LLM server" in response.content.decode()
+    assert not EvaluatorRun.objects.exists()

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from corpus.models import Annotation, ErrorSpan
+from evaluation.llm import BackendError, OllamaBackend
 from evaluation.models import EvaluatorRun, LLMCall, RunCall, RunStatus
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_resume
@@ -38,9 +39,10 @@ def dataset(db):
 
 
 @pytest.fixture
-def sim():
+def sim(allow_ollama):
     config = SimConfig(models=[*ANNOTATORS, SUPERVISOR], parallel=2)
     with OllamaSim(config) as server:
+        allow_ollama(server.url)
         yield server
 
 
@@ -131,7 +133,8 @@ def test_run_create_refuses_missing_model_up_front(dataset, sim):
     assert sim.stats.requests == 0
 
 
-def test_run_create_refuses_unreachable_server_naming_url(dataset):
+def test_run_create_refuses_unreachable_server_naming_url(dataset, allow_ollama):
+    allow_ollama("http://127.0.0.1:9")
     with pytest.raises(LaunchError) as excinfo:
         run_create(dataset=dataset, aspect_name="accuracy", annotators=["a"], supervisor="b",
                    ollama_url="http://127.0.0.1:9")
@@ -150,8 +153,6 @@ def test_run_pauses_when_server_keeps_failing_then_resumes_without_repeats(datas
     # ann-b fails every request: the run pauses after the backend's retries, keeping ann-a's answers.
     sim.configure(faults=(FaultRule(kind="error", model="ann-b:1b", status=503),))
     run = _create(dataset, sim)
-    from evaluation.llm import OllamaBackend
-
     backend = OllamaBackend(sim.url, timeout=5, max_retries=1, backoff=0.01)
     assert run_execute(run.pk, backend=backend) == RunStatus.PAUSED
     run.refresh_from_db()
@@ -403,3 +404,49 @@ def test_preannotate_export_shows_ambiguous_spans_as_such(dataset, sim):
     rows = list(csv.DictReader(io.StringIO("".join(export_csv(dataset)))))
     flagged = [r for r in rows if r["ambiguous"] == "true"]
     assert flagged and all(r["item_id"] == "i1" and r["start"] == str(output.index("restaurant")) for r in flagged)
+
+
+@pytest.mark.strict_allowlist
+def test_run_create_refuses_ollama_url_outside_allowlist(dataset, settings):
+    settings.OLLAMA_URLS = [settings.OLLAMA_URL]
+    with OllamaSim(SimConfig(models=[*ANNOTATORS, SUPERVISOR])) as unlisted:  # its port is not listed
+        for given in (unlisted.url, f"{settings.OLLAMA_URL},{unlisted.url}", f"openai+{unlisted.url}"):
+            with pytest.raises(LaunchError) as excinfo:
+                run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
+                           ollama_url=given)
+            assert "not an allowed LLM server" in str(excinfo.value) and "OLLAMA_URLS" in str(excinfo.value)
+        assert unlisted.stats.requests == 0  # nothing was fetched from the unlisted server
+    assert not EvaluatorRun.objects.exists()
+
+
+def test_ollama_errors_never_echo_the_fetched_body(allow_ollama):
+    """A server that answers with a page of its own: the message says what went wrong, not what it said."""
+    import http.server
+    import threading
+
+    secret = "internal-admin-panel-secret-token"
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = f"<html>{secret}</html>".encode()
+            self.send_response(self.server.status)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        allow_ollama(url)
+        for status in (200, 404, 500):  # a page that is not JSON, a refusal, a server error
+            server.status = status
+            with pytest.raises(BackendError) as excinfo:
+                OllamaBackend(url, timeout=5, max_retries=0).check(["a:1b"])
+            assert secret not in str(excinfo.value) and url in str(excinfo.value), (status, str(excinfo.value))
+    finally:
+        server.shutdown()

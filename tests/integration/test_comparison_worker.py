@@ -48,7 +48,7 @@ def test_baseline_comparison_runs_on_a_worker_and_exports(celery_worker_factory,
 
     out = tmp_path / "c.json"
     env = {"DATABASE_URL": worker.env["DATABASE_URL"], "PATH": "/usr/bin:/bin",
-           "DJANGO_SETTINGS_MODULE": "config.settings"}
+           "DJANGO_SETTINGS_MODULE": "config.settings", "DJANGO_SECRET_KEY": worker.env["DJANGO_SECRET_KEY"]}
     done = subprocess.run([sys.executable, "manage.py", "export_comparison", "--job", str(job.pk), "--format", "json",
                            "-o", str(out)], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -24,8 +24,8 @@ SUPERVISOR = "sup:1b"
 N_ITEMS = 10
 
 
-def _dataset() -> Dataset:
-    return factories.dataset("worker-set", input_headers=["Data"], output_header="Text", items=[
+def _dataset(name: str = "worker-set") -> Dataset:
+    return factories.dataset(name, input_headers=["Data"], output_header="Text", items=[
         {"external_id": f"w{i}", "inputs": {"Data": f"team {i} | points {90 + i}"},
          "output": f"Team {i} scored {95 + i} points in a close game, and their coach praised the defence."}
         for i in range(N_ITEMS)
@@ -53,7 +53,7 @@ def _stored_calls() -> set[tuple[str, str, str]]:
     }
 
 
-def test_worker_runs_full_ensemble_job_through_server_faults(celery_worker_factory):
+def test_worker_runs_full_ensemble_job_through_server_faults(celery_worker_factory, allow_ollama):
     faults = [
         FaultRule(kind="error", nth=(2, 9), status=500),  # HTTP 500 twice
         FaultRule(kind="drop", nth=(15,)),  # a dropped connection
@@ -61,6 +61,7 @@ def test_worker_runs_full_ensemble_job_through_server_faults(celery_worker_facto
     ]
     config = SimConfig(models=[*ANNOTATORS, SUPERVISOR], parallel=2, call_time=0.02, swap_cost=0.05, faults=faults)
     with SimProcess(config) as sim:
+        allow_ollama(sim.url)
         worker = celery_worker_factory().start()
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
                          supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
@@ -78,9 +79,10 @@ def test_worker_runs_full_ensemble_job_through_server_faults(celery_worker_facto
         assert Annotation.objects.filter(source=run, kind="ensemble").count() == N_ITEMS
 
 
-def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_factory):
+def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_factory, allow_ollama):
     config = SimConfig(models=[*ANNOTATORS, SUPERVISOR], parallel=2, call_time=0.25, swap_cost=0.1)
     with SimProcess(config) as sim:
+        allow_ollama(sim.url)
         first = celery_worker_factory({"RUN_STALE_SECONDS": "3"}).start()
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
                          supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
@@ -113,8 +115,9 @@ def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_fac
         assert Annotation.objects.filter(source=run, kind="annotator").count() == N_ITEMS * 3
 
 
-def test_worker_job_refused_up_front_when_model_missing(celery_worker_factory):
+def test_worker_job_refused_up_front_when_model_missing(celery_worker_factory, allow_ollama):
     with SimProcess(SimConfig(models=ANNOTATORS)) as sim:
+        allow_ollama(sim.url)
         from evaluation.runs.launch import LaunchError
 
         with pytest.raises(LaunchError, match="ollama pull sup:1b"):

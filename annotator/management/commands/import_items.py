@@ -11,6 +11,16 @@ from corpus.formats import FormatError, named
 from evaluation.engine.tasks import TASKS
 
 
+def _annotator_map(pairs: list[str]) -> dict[str, str]:
+    mapping: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, username = pair.partition("=")
+        if not sep or not name or not username:
+            raise CommandError(f"--map-annotator {pair!r}: expected NAME=USERNAME")
+        mapping[name] = username
+    return mapping
+
+
 class Command(BaseCommand):
     help = "Import items (JSON list or JSONL in the OpeNLGauge meta-evaluation format) into a dataset."
 
@@ -24,12 +34,18 @@ class Command(BaseCommand):
         parser.add_argument("--aspect", default="",
                             help="Aspect the `spans` are about (default: none); `manage.py list_aspects --task TASK` "
                                  "lists a task's aspects.")
+        parser.add_argument(
+            "--map-annotator", action="append", default=[], metavar="NAME=USERNAME",
+            help="Write the judgments of annotator NAME in the file under the existing user USERNAME "
+                 "(repeatable). Unmapped names get import identities, never a real account.",
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         try:
             report = items_import(
                 path=options["path"], dataset_name=options["dataset"], task_slug=options["task"],
                 source=options["source"], aspect=options["aspect"], file_name=str(options["path"]),
+                annotator_map=_annotator_map(options["map_annotator"]),
             )
         except FormatError as exc:
             raise CommandError(f"{named(exc, str(options['path']))} - nothing was imported") from None

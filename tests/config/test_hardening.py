@@ -1,0 +1,103 @@
+"""Production settings refuse a missing key, pass `check --deploy`, throttle logins and reject weak passwords."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+
+from accounts.models import User
+from tests.conftest import REPO
+
+# The production environment the README documents (## Production), with example host names.
+PRODUCTION_ENV = {
+    "DJANGO_DEBUG": "false",
+    "DJANGO_SECRET_KEY": "k3Jq9vX2-example-only-4rT8mZpL0wYc7bN1sD5fG6hH2jK9lQ3eR8tY0uI4oP7aS1dF",
+    "DJANGO_ALLOWED_HOSTS": "spanjudge.example.org",
+    "DJANGO_CSRF_TRUSTED_ORIGINS": "https://spanjudge.example.org",
+    "DJANGO_SECURE_SSL_REDIRECT": "true",
+    "DJANGO_SECURE_HSTS_SECONDS": "31536000",
+    "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS": "true",
+    "DJANGO_SECURE_HSTS_PRELOAD": "true",
+    "DJANGO_SECURE_COOKIES": "true",
+    "DJANGO_SECURE_PROXY_SSL_HEADER": "true",
+}
+
+
+def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_SECURE", "DJANGO_SECRET"))}
+    for name in ("DJANGO_DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"):  # the browser tests set the latter for themselves
+        base.pop(name, None)
+    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env={**base, **env},
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_check_deploy_is_clean_with_the_documented_production_environment():
+    done = _manage("check", "--deploy", "--fail-level", "WARNING", env=PRODUCTION_ENV)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "no issues" in done.stdout
+
+
+def test_check_deploy_warns_without_the_https_switches():
+    done = _manage("check", "--deploy", "--fail-level", "WARNING",
+                   env={"DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": PRODUCTION_ENV["DJANGO_SECRET_KEY"]})
+    assert done.returncode != 0
+    for warning in ("security.W004", "security.W008", "security.W012", "security.W016"):
+        assert warning in done.stderr + done.stdout
+
+
+def test_settings_refuse_to_start_without_secret_key_outside_debug():
+    for command in ("check", "migrate", "makemigrations"):
+        done = _manage(command, env={"DJANGO_DEBUG": "false"})
+        assert done.returncode != 0
+        # The refusal itself, not Django's deferred "Models aren't loaded yet".
+        assert "spanjudge cannot start: DJANGO_SECRET_KEY is not set" in done.stderr, done.stderr[-500:]
+        assert "Traceback" not in done.stderr
+    demo = _manage("check", env={"DJANGO_DEBUG": "true"})  # the demo keeps its built-in development key
+    assert demo.returncode == 0, demo.stderr
+
+
+@pytest.mark.django_db
+def test_login_locked_after_wrong_passwords_even_with_the_right_one(client, make_user):
+    make_user("victim")  # password pass-1234 (tests/factories.py)
+    for _ in range(50):
+        response = client.post("/accounts/login/", {"username": "victim", "password": "wrong-guess"})
+        assert response.status_code in (200, 429)
+    response = client.post("/accounts/login/", {"username": "victim", "password": "pass-1234"})
+    assert response.status_code == 429
+    assert "_auth_user_id" not in client.session
+    # Another account from the same address is not locked by the attack on this one.
+    make_user("bystander")
+    response = client.post("/accounts/login/", {"username": "bystander", "password": "pass-1234"})
+    assert response.status_code == 302 and client.session["_auth_user_id"]
+
+
+@pytest.mark.django_db
+def test_login_succeeds_after_a_few_wrong_passwords(client, make_user):
+    make_user("typo")
+    for _ in range(3):
+        client.post("/accounts/login/", {"username": "typo", "password": "wrong"})
+    response = client.post("/accounts/login/", {"username": "typo", "password": "pass-1234"})
+    assert response.status_code == 302
+
+
+@pytest.mark.parametrize("weak", ["12345678", "password123", "1234567890", "short1!"])
+def test_standard_password_validators_refuse_weak_passwords(weak):
+    with pytest.raises(ValidationError):
+        validate_password(weak)
+
+
+@pytest.mark.django_db
+def test_admin_refuses_a_new_user_with_a_weak_password(client):
+    client.force_login(User.objects.create_superuser("root", password="a-long-passphrase-2026", role="admin"))
+    response = client.post("/admin/accounts/user/add/", {
+        "username": "newbie", "password1": "12345678", "password2": "12345678", "usable_password": "true",
+        "role": "annotator",
+    })
+    assert response.status_code == 200
+    assert not User.objects.filter(username="newbie").exists()
+    assert "too common" in response.content.decode() or "entirely numeric" in response.content.decode()
