@@ -229,7 +229,9 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     # django-axes logs every login at INFO; lockouts and failed attempts it logs at WARNING, and those stay.
-    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
+    # Django's own console handler would print each of its messages a second time beside the root's.
+    "loggers": {"django": {"handlers": [], "level": "INFO"}, "django.db.backends": {"level": "WARNING"},
+                "axes": {"level": "WARNING"}},
 }
 
 if not DEBUG:
