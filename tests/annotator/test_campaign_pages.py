@@ -84,3 +84,18 @@ def test_demo_campaign_is_workable_for_expert1(client):
     page = client.get(resume.url)
     assert page.status_code == 200 and "sample-ensemble" not in page.content.decode()
     assert 'id="output-text"' in page.content.decode()
+
+
+def test_item_screen_marks_a_span_whose_location_is_ambiguous(client, make_user):
+    """The aligner's doubt reaches the expert: only the flagged span carries the badge."""
+    ann = make_user("amb1")
+    built = build_campaign([ann], per_item=1)
+    flagged = built.spans["b2_rating"]
+    flagged.ambiguous = True
+    flagged.save(update_fields=["ambiguous"])
+    client.force_login(ann)
+    pages = {a.item_id: client.get(f"/work/{a.pk}/").content.decode()
+             for a in Assignment.objects.filter(annotator=ann)}
+    assert pages[flagged.annotation.item_id].count("ambiguous location") == 1
+    assert all("ambiguous location" not in page for item_id, page in pages.items()
+               if item_id != flagged.annotation.item_id)
