@@ -248,6 +248,10 @@ def test_run_form_launches_on_several_servers_and_the_page_shows_where_each_mode
         page = client.get(f"/runs/{run.pk}/").content.decode()
         assert 'id="run-placement"' in page
         assert f"<td><code>{sims[1].url}</code></td><td>ollama</td><td>ann-b:1b, sup:1b</td>" in page
+        assert f"LLM servers {sims[0].url}, {sims[1].url}" in page
+        # The placement is part of what the page polls, so a hand-over mid-job shows without a reload.
+        polled = client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
+        assert 'id="run-placement"' in polled and "<h1>" not in polled
     finally:
         for sim in sims:
             sim.stop()
