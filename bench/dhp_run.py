@@ -26,8 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-" + "x" * 50)  # DEBUG is off: the settings want a key
 
-from bench.pgdb import ensure_postgres_database  # noqa: E402
+from bench.pgdb import allow_servers, ensure_postgres_database  # noqa: E402
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_i10")
 
@@ -96,6 +97,8 @@ def main() -> int:
     config = SimConfig(models=[MODEL], swap_cost=args.swap, call_time=args.call, parallel=args.parallel,
                        max_loaded=1, answer=judge)
     with OllamaSim(config) as sim:
+        allow_servers(sim.url)
+
         def launch() -> DhpRun:
             return dhp_create(dataset=dataset, evaluator=MODEL, metrics=METRICS, kinds=kinds, samples=args.samples,
                               seed=1, ollama_url=sim.url, parallel=args.parallel)

@@ -29,7 +29,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Benches run with DEBUG off, where the settings require a key; this one signs nothing that outlives the run.
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-" + "x" * 50)
 
-from bench.pgdb import ensure_postgres_database  # noqa: E402
+from bench.pgdb import allow_servers, ensure_postgres_database  # noqa: E402
 
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_bench")
 
@@ -86,6 +86,7 @@ def main() -> int:
     bound = len(models) * args.swap + len(models) * math.ceil(calls_per_model / args.parallel) * args.call
 
     with SimProcess(config) as sim:
+        allow_servers(sim.url)
         run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
                          ollama_url=sim.url, parallel=args.parallel)
         sim.reset(models=True)
@@ -128,6 +129,7 @@ def main() -> int:
         try:
             for server in sims:
                 server.start()
+            allow_servers(*(server.url for server in sims))
             k_run = run_create(dataset=fresh_dataset(), aspect_name="accuracy", annotators=annotators,
                                supervisor=supervisor, ollama_url=[server.url for server in sims],
                                parallel=args.parallel)

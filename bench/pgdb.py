@@ -19,3 +19,10 @@ def ensure_postgres_database(script: str) -> None:
     with psycopg.connect(admin, autocommit=True) as conn:
         if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
             conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def allow_servers(*urls: str) -> None:
+    """List the bench's simulated servers in OLLAMA_URLS, as an admin lists real ones: jobs may use no other."""
+    from django.conf import settings
+
+    settings.OLLAMA_URLS = [*settings.OLLAMA_URLS, *(url for url in urls if url not in settings.OLLAMA_URLS)]
