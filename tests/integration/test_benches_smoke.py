@@ -1,0 +1,54 @@
+"""The benches still run end to end (tiny sizes, no timing asserted): a bench that no longer starts is caught here,
+not by the next person who wants a figure. The figures themselves come from running the benches (README, Measured)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import urllib.parse
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.integration
+
+
+def _bench(script: str, *args: str, database: str) -> str:
+    base = urllib.parse.urlparse(os.environ["DATABASE_URL"])
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SECRET_KEY", "DJANGO_DEBUG")}
+    env["DATABASE_URL"] = base._replace(path=f"/{database}").geturl()
+    done = subprocess.run([sys.executable, f"bench/{script}", *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def _drop(database: str) -> None:
+    import psycopg
+
+    admin = urllib.parse.urlparse(os.environ["DATABASE_URL"])._replace(path="/postgres").geturl()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{database}" WITH (FORCE)')
+
+
+@pytest.fixture
+def bench_database():
+    name = f"spanjudge_bench_smoke_{os.getpid()}"
+    _drop(name)
+    yield name
+    _drop(name)
+
+
+def test_ensemble_bench_runs_on_one_and_on_three_servers(bench_database):
+    out = _bench("ensemble_schedule.py", "--items", "3", "--annotators", "2", "--swap", "0", "--call", "0.01",
+                 "--parallel", "2", "--servers", "3", "--skip-naive", database=bench_database)
+    assert "status done" in out and "3-server measured wall time" in out
+    assert "rerun of the finished job: LLM calls            = 0" in out
+
+
+def test_dhp_bench_runs_and_its_rerun_makes_no_call(bench_database):
+    out = _bench("dhp_run.py", "--items", "3", "--samples", "1", "--swap", "0", "--call", "0.01", "--parallel", "2",
+                 database=bench_database)
+    assert "status done" in out and "rerun: LLM calls                              = 0" in out
