@@ -9,12 +9,15 @@ says. Step 4 talks to "a real Ollama server": here a second simulated server nam
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -72,11 +75,21 @@ def _sign_in(client: Client, username: str) -> None:
 
 
 def _run(code: str, env: dict[str, str]) -> str:
-    result = subprocess.run(["bash", "-c", PRELUDE + code], cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=180)
-    assert result.returncode == 0, f"README block failed:\n{code}\n--- stdout\n{result.stdout}\n--- stderr\n" \
-                                   f"{result.stderr}"
-    return result.stdout
+    """Run one README block with bash. Output goes to files, not pipes, so a background process of the block
+    that outlives bash cannot hold the test; whatever is left of the block's session is killed afterwards."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(["bash", "-c", PRELUDE + code], cwd=REPO, env=env, stdout=out, stderr=err,
+                                start_new_session=True)
+        try:
+            returncode = proc.wait(timeout=180)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    assert returncode == 0, f"README block failed:\n{code}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    return stdout
 
 
 def test_readme_worked_path_blocks_cover_every_command_step():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -53,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def _on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
+        # A graceful stop that hangs (a stuck client connection) must not keep the process alive:
+        # `kill PID` always ends it, within a few seconds at the latest.
+        threading.Timer(5.0, os._exit, args=(0,)).start()
 
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
