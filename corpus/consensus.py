@@ -1,0 +1,104 @@
+"""The final label of a judged span: the reviewer's decision, else the judges' majority, else `unresolved`.
+
+Django-free on purpose: the labeled-set export, `export_items` and the estimates all call `consensus_label`,
+so the rule exists once. The rule, per field (span verdict, explanation verdict):
+
+- a reviewer's decision on the field wins (method `adjudicated`);
+- else a value given by MORE than half of the judges who set the field (`MAJORITY_SHARE` = 0.5, strict) is the
+  label: all of them agree -> `unanimous` (two or more judges) or `single` (one judge), else `majority`;
+- else (a tie, or a plurality short of a majority, e.g. 1-1 or 1-1-1) the field is left `None` and the span's
+  method is `unresolved`: ties are never broken by order, seniority or chance.
+
+`agreement` is measured on the judges' votes before any adjudication (a decision never changes it): the
+share of votes that go to the most common value, taken for each field that has votes, and the smaller of
+the two (so a span is only as agreed as its less agreed field). It is None when nobody voted.
+
+Added errors use the same rule: every judge of the output votes, `error` if they marked an overlapping
+error and `not_error` if they did not (see `added_error_votes`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+MAJORITY_SHARE = 0.5  # a label needs strictly more than this share of the votes cast on its field
+
+ADJUDICATED = "adjudicated"
+UNANIMOUS = "unanimous"
+MAJORITY = "majority"
+SINGLE = "single"
+UNRESOLVED = "unresolved"
+UNJUDGED = "unjudged"
+METHODS: tuple[str, ...] = (ADJUDICATED, UNANIMOUS, MAJORITY, SINGLE, UNRESOLVED, UNJUDGED)
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One judge's verdicts on one span ('' or None = the judge left that field open)."""
+
+    span_verdict: str | None
+    explanation_verdict: str | None = None
+
+
+@dataclass(frozen=True)
+class Consensus:
+    span_verdict: str | None
+    explanation_verdict: str | None
+    method: str
+    agreement: float | None
+    judges: int
+
+    def as_record(self) -> dict[str, object]:
+        """The `consensus` object of export records."""
+        return {"span_verdict": self.span_verdict, "explanation_verdict": self.explanation_verdict,
+                "method": self.method, "agreement": self.agreement}
+
+
+def majority_value(votes: Iterable[str | None]) -> tuple[str | None, float | None, bool]:
+    """Return (the majority value or None, the modal share, whether every vote agrees) over the votes cast."""
+    counts = Counter(v for v in votes if v)
+    cast = sum(counts.values())
+    if not cast:
+        return None, None, True
+    ranked = counts.most_common()
+    share = ranked[0][1] / cast
+    value = ranked[0][0] if share > MAJORITY_SHARE else None
+    return value, share, len(ranked) == 1
+
+
+def consensus_label(votes: Sequence[Vote], decision: Vote | None = None) -> Consensus:
+    """The final verdicts of one span from its judges' votes and an optional reviewer decision (module doc)."""
+    span_value, span_share, span_all = majority_value(v.span_verdict for v in votes)
+    exp_value, exp_share, exp_all = majority_value(v.explanation_verdict for v in votes)
+    shares = [s for s in (span_share, exp_share) if s is not None]
+    agreement = round(min(shares), 4) if shares else None
+    judges = sum(1 for v in votes if v.span_verdict or v.explanation_verdict)
+    # A field with votes but no majority is what makes a span unresolved.
+    unresolved = (span_share is not None and span_value is None) or (exp_share is not None and exp_value is None)
+    if decision is not None and (decision.span_verdict or decision.explanation_verdict):
+        return Consensus(decision.span_verdict or span_value, decision.explanation_verdict or exp_value,
+                         ADJUDICATED, agreement, judges)
+    if judges == 0:
+        return Consensus(None, None, UNJUDGED, None, 0)
+    if unresolved:
+        return Consensus(span_value, exp_value, UNRESOLVED, agreement, judges)
+    if judges == 1:
+        method = SINGLE
+    else:
+        method = UNANIMOUS if span_all and exp_all else MAJORITY
+    return Consensus(span_value, exp_value, method, agreement, judges)
+
+
+def is_disagreement(votes: Sequence[Vote]) -> bool:
+    """Two or more judges set a field to different values (what puts a machine span in the review queue)."""
+    spans = {v.span_verdict for v in votes if v.span_verdict}
+    explanations = {v.explanation_verdict for v in votes if v.explanation_verdict}
+    return len(spans) > 1 or len(explanations) > 1
+
+
+def added_error_votes(found_by: int, judges: int) -> list[Vote]:
+    """The votes on an added error: the judges who marked it say `error`, the other judges of the output
+    (who read the same text and did not) say `not_error`."""
+    return [Vote("error")] * found_by + [Vote("not_error")] * max(0, judges - found_by)
