@@ -48,7 +48,7 @@ def assignment_for_work(user: User, pk: int) -> Assignment:
     assignment = (
         Assignment.objects.select_related("campaign")
         .only("pk", "status", "order", "annotator_id", "item_id", "campaign_id", "started_at", "finished_at",
-              "campaign__status", "campaign__aspects", "campaign__name")
+              "campaign__status", "campaign__aspects", "campaign__name", "campaign__is_sampled")
         .filter(pk=pk, annotator=user)
         .first()
     )
@@ -86,3 +86,23 @@ def added_span_for_user(user: User, pk: int) -> tuple[ErrorSpan, Assignment]:
     if assignment is None:
         raise AccessError.not_found("No such added error.")
     return span, assignment
+
+
+def can_review(user: User, campaign: Campaign) -> bool:
+    """A campaign's named reviewers adjudicate it; with none named, every researcher and admin does.
+    Admins always may."""
+    if not user.is_authenticated:
+        return False
+    if user.is_admin_role:
+        return True
+    if campaign.reviewers.exists():
+        return campaign.reviewers.filter(pk=user.pk).exists()
+    return user.sees_everything
+
+
+def campaign_for_reviewer(user: User, pk: int) -> Campaign:
+    """The campaign to adjudicate: 404 for whoever may not even see it, 403 for a reader who is no reviewer."""
+    campaign = campaign_for_user(user, pk)
+    if not can_review(user, campaign):
+        raise AccessError.forbidden("Only this campaign's reviewers adjudicate its disagreements.")
+    return campaign

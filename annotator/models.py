@@ -25,6 +25,13 @@ class Campaign(models.Model):
     runs = models.ManyToManyField(EvaluatorRun, through="CampaignRun", related_name="campaigns")
     annotators = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True, related_name="campaigns")
     annotators_per_item = models.PositiveSmallIntegerField(default=1)
+    reviewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="reviewing",
+        help_text="Who adjudicates disagreements; empty = every researcher and admin.",
+    )
+    is_sampled = models.BooleanField(
+        default=False, help_text="Judges a stratified sample of the machine spans (SampleDesign), not all.",
+    )
     guidelines = models.TextField(blank=True, default="", help_text="Markdown shown to the annotators.")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DRAFT)
     seed = models.IntegerField(default=0, help_text="Seeds the per-annotator item order.")
@@ -221,3 +228,77 @@ class AddedSource(Source):
     def save(self, *args, **kwargs) -> None:
         self.kind = SourceKind.CAMPAIGN
         super().save(*args, **kwargs)
+
+
+class Adjudication(models.Model):
+    """A reviewer's final verdicts on a span the judges disagreed on (a machine span or an added error).
+
+    Blank fields leave the judges' majority in force (corpus.consensus). The judges' own verdicts are never
+    changed, so agreement before adjudication stays measurable."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="adjudications")
+    span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="adjudications")
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    span_verdict = models.CharField(max_length=16, choices=SpanVerdict.choices, blank=True, default="")
+    explanation_verdict = models.CharField(
+        max_length=20, choices=ExplanationVerdict.choices, blank=True, default=""
+    )
+    note = models.TextField(blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["campaign_id", "span_id"]
+        constraints = [models.UniqueConstraint(fields=["campaign", "span"], name="adjudication_one_per_span")]
+
+    def is_decided(self) -> bool:
+        return bool(self.span_verdict or self.explanation_verdict)
+
+
+class AdjudicationEvent(models.Model):
+    """Audit trail and undo stack of adjudication: who set which field of a decision, from what to what."""
+
+    adjudication = models.ForeignKey(Adjudication, on_delete=models.CASCADE, related_name="events")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    field = models.CharField(max_length=32)
+    old_value = models.TextField(blank=True, default="")
+    new_value = models.TextField(blank=True, default="")
+    undone = models.BooleanField(default=False)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["adjudication_id", "at", "id"]
+        indexes = [models.Index(fields=["user", "undone"], name="adjevent_user_undone")]
+
+
+class SampleDesign(models.Model):
+    """How a sampled campaign drew the machine spans it judges (evaluation.engine.sampling)."""
+
+    class Strata(models.TextChoices):
+        EVALUATOR = "evaluator", "Evaluator"
+        CATEGORY = "evaluator+category", "Evaluator and category"
+        SEVERITY = "evaluator+severity", "Evaluator and severity"
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="sample_design")
+    strata = models.CharField(max_length=24, choices=Strata.choices, default=Strata.EVALUATOR)
+    seed = models.IntegerField(default=0)
+    per_stratum = models.PositiveIntegerField(null=True, blank=True)
+    total = models.PositiveIntegerField(null=True, blank=True)
+    population = models.JSONField(default=dict, help_text="run id -> stratum -> number of machine spans.")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(per_stratum__isnull=True) ^ Q(total__isnull=True),
+                                   name="sampledesign_one_size"),
+        ]
+
+
+class SampledSpan(models.Model):
+    """A machine span drawn into a sampled campaign, with the stratum it was drawn from."""
+
+    design = models.ForeignKey(SampleDesign, on_delete=models.CASCADE, related_name="spans")
+    span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="sampled_in")
+    run_id = models.PositiveIntegerField()
+    stratum = models.CharField(max_length=120)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["design", "span"], name="sampledspan_unique")]

@@ -74,9 +74,11 @@ def campaign_run_labels(campaign_id: int) -> dict[int, str]:
 
 
 def _aspect_filter(campaign: Campaign) -> Q:
+    """The campaign's aspects and, in a sampled campaign, only the machine spans drawn into its sample."""
+    sampled = Q(sampled_in__design__campaign_id=campaign.pk) if campaign.is_sampled else Q()
     if not campaign.aspects:
-        return Q()
-    return Q(annotation__aspect__in=[*campaign.aspects, ""])
+        return sampled
+    return sampled & Q(annotation__aspect__in=[*campaign.aspects, ""])
 
 
 def judged_spans(assignment: Assignment, labels: dict[int, str] | None = None) -> list[tuple[ErrorSpan, str]]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 MAJORITY_SHARE = 0.5  # a label needs strictly more than this share of the votes cast on its field
 
@@ -50,8 +51,8 @@ class Consensus:
     agreement: float | None
     judges: int
 
-    def as_record(self) -> dict[str, object]:
-        """The `consensus` object of export records."""
+    def as_record(self) -> Any:
+        """The `consensus` object of export records (corpus.formats.ConsensusRecord)."""
         return {"span_verdict": self.span_verdict, "explanation_verdict": self.explanation_verdict,
                 "method": self.method, "agreement": self.agreement}
 
@@ -84,10 +85,7 @@ def consensus_label(votes: Sequence[Vote], decision: Vote | None = None) -> Cons
         return Consensus(None, None, UNJUDGED, None, 0)
     if unresolved:
         return Consensus(span_value, exp_value, UNRESOLVED, agreement, judges)
-    if judges == 1:
-        method = SINGLE
-    else:
-        method = UNANIMOUS if span_all and exp_all else MAJORITY
+    method = SINGLE if judges == 1 else UNANIMOUS if span_all and exp_all else MAJORITY
     return Consensus(span_value, exp_value, method, agreement, judges)
 
 

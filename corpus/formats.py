@@ -47,6 +47,15 @@ class JudgmentRecord(TypedDict):
     comment: str
 
 
+class ConsensusRecord(TypedDict):
+    """A span's final label in exports (corpus.consensus.consensus_label)."""
+
+    span_verdict: str | None
+    explanation_verdict: str | None
+    method: str
+    agreement: float | None
+
+
 class SpanRecord(TypedDict):
     start: int | None
     end: int | None
@@ -57,6 +66,7 @@ class SpanRecord(TypedDict):
     match: str
     ambiguous: NotRequired[bool]  # written only when true: the location occurs more than once, none was named
     judgments: list[JudgmentRecord]
+    consensus: NotRequired[ConsensusRecord]  # written by export_items; absent in files other tools wrote
 
 
 class AnnotationRecord(TypedDict):

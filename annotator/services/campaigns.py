@@ -13,6 +13,7 @@ from django.db import transaction
 from accounts.models import User
 from annotator.categories import category_set, default_categories
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, ExplanationVerdict, SpanVerdict
+from annotator.services.sampling import SampleSpec, campaign_sample_draw
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
 
 DEFAULT_GUIDELINES = (Path(__file__).resolve().parent.parent / "guidelines.md").read_text(encoding="utf-8")
@@ -54,6 +55,8 @@ def campaign_create(
     control_item_ids: Sequence[int] = (),
     created_by: User | None = None,
     categories: Sequence[str] | None = None,
+    reviewers: Sequence[User] = (),
+    sample: SampleSpec | None = None,
 ) -> Campaign:
     """Create an open campaign and its assignments.
 
@@ -93,6 +96,10 @@ def campaign_create(
         if aspects:
             annotated = annotated.filter(aspect__in=list(aspects))
         item_ids = list(annotated.values_list("item_id", flat=True).distinct())
+    campaign.reviewers.set(reviewers)
+    if sample is not None:
+        # A sampled campaign judges only the drawn spans, so only the outputs holding one are assigned.
+        item_ids = campaign_sample_draw(campaign=campaign, item_ids=list(item_ids), spec=sample)
     items = list(
         # Perturbed texts (DHP) are never shown to annotators as items of their own.
         Item.objects.filter(pk__in={*item_ids, *control_item_ids}, dataset=dataset, derived_from__isnull=True)

@@ -5,14 +5,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from django.db.models import Prefetch, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 
-from annotator.models import Assignment, SpanJudgment
-from corpus.formats import FLAGS, AnnotationRecord, ExportRecord, JudgmentRecord, SpanRecord
+from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
+from annotator.review import campaign_votes
+from corpus.consensus import Consensus, Vote, consensus_label
+from corpus.formats import FLAGS, AnnotationRecord, ConsensusRecord, ExportRecord, JudgmentRecord, SpanRecord
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
 from corpus.spreadsheet import csv_row
 
@@ -87,7 +89,11 @@ def _items(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[Item]:
     # By the name written in the export (an import identity's original name, else the username).
     export_name = Coalesce(NullIf("annotator__imported_name", Value("")), "annotator__username")
     judgments = keep.judgments().select_related("annotator").order_by(export_name, "pk")
-    spans = ErrorSpan.objects.order_by("position", "pk").prefetch_related(Prefetch("judgments", queryset=judgments))
+    decisions = Adjudication.objects.all()
+    if keep.campaign_id is not None:
+        decisions = decisions.filter(campaign_id=keep.campaign_id)
+    spans = ErrorSpan.objects.order_by("position", "pk").prefetch_related(
+        Prefetch("judgments", queryset=judgments), Prefetch("adjudications", queryset=decisions))
     annotations = (
         keep.annotations().select_related("source").order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
     )
@@ -109,11 +115,24 @@ def _judgment_record(judgment: SpanJudgment) -> JudgmentRecord:
     )
 
 
-def _span_record(span: ErrorSpan) -> SpanRecord:
+def _span_consensus(span: ErrorSpan, added: Mapping[int, Consensus]) -> ConsensusRecord:
+    """The span's final label (corpus.consensus): an added error's from its campaign's grouping, a machine
+    span's from the exported judgments and the newest reviewer decision among the exported campaigns."""
+    if span.pk in added:
+        return added[span.pk].as_record()
+    decisions = sorted(span.adjudications.all(), key=lambda a: a.updated_at)
+    decision = next((Vote(d.span_verdict or None, d.explanation_verdict or None)
+                     for d in reversed(decisions) if d.is_decided()), None)
+    votes = [Vote(j.span_verdict, j.explanation_verdict) for j in span.judgments.all()]
+    return consensus_label(votes, decision).as_record()
+
+
+def _span_record(span: ErrorSpan, added: Mapping[int, Consensus] | None = None) -> SpanRecord:
     record = SpanRecord(
         start=span.start, end=span.end, text=span.text, explanation=span.explanation, severity=span.severity,
         category=span.category, match=span.match,
         judgments=[_judgment_record(j) for j in span.judgments.all()],
+        consensus=_span_consensus(span, added or {}),
     )
     if span.ambiguous:
         # only on such spans, so files of spans that were never ambiguous keep their old shape
@@ -121,12 +140,23 @@ def _span_record(span: ErrorSpan) -> SpanRecord:
     return record
 
 
-def annotation_record(annotation: Annotation) -> AnnotationRecord:
+def annotation_record(annotation: Annotation, added: Mapping[int, Consensus] | None = None) -> AnnotationRecord:
     return AnnotationRecord(
         source=annotation.source.label, kind=annotation.kind, model=annotation.model, score=annotation.score,
         score_label=annotation.score_label, score_explanation=annotation.score_explanation,
-        spans=[_span_record(s) for s in annotation.spans.all()],
+        spans=[_span_record(s, added) for s in annotation.spans.all()],
     )
+
+
+def _added_consensus(dataset: Dataset, keep: ExportFilter) -> dict[int, Consensus]:
+    """The consensus of every added error in the exported campaigns (added errors are grouped per campaign)."""
+    campaigns = Campaign.objects.filter(dataset=dataset)
+    if keep.campaign_id is not None:
+        campaigns = campaigns.filter(pk=keep.campaign_id)
+    result: dict[int, Consensus] = {}
+    for campaign in campaigns.filter(added_sources__isnull=False).distinct():
+        result.update(campaign_votes(campaign, machine_spans=False).consensus_by_span())
+    return result
 
 
 def _aspects_of(item: Item, annotations: list[Annotation], score_order: list[str]) -> list[str | None]:
@@ -147,6 +177,7 @@ def dataset_records(
     dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None
 ) -> Iterator[ExportRecord]:
     """Yield one export record per (item, aspect), items in file order, annotations in a stable order."""
+    added = _added_consensus(dataset, keep)
     for number, item in enumerate(_items(dataset, keep), start=1):
         if progress is not None and number % PROGRESS_EVERY == 0:
             progress(number)
@@ -159,7 +190,7 @@ def dataset_records(
             yield ExportRecord(
                 dataset=dataset.name, item_id=item.external_id, system=item.system, inputs=inputs,
                 outputs={dataset.output_header: item.output}, aspect=aspect, human_scores=scores,
-                annotations=[annotation_record(a) for a in annotations if (a.aspect or None) == aspect],
+                annotations=[annotation_record(a, added) for a in annotations if (a.aspect or None) == aspect],
             )
 
 

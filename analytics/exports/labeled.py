@@ -1,0 +1,208 @@
+"""The labeled set of a campaign: one record per judged output with its final error spans, and its data card.
+
+Each machine span and each added error carries its consensus label (corpus.consensus.consensus_label):
+`errors` holds the spans whose final span verdict is `error` (confirmed machine spans and kept added
+errors), `rejected` the machine spans (and added errors) the experts turned down, `unresolved` those left
+without a final span verdict (a tie nobody adjudicated, or a span nobody judged).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TypedDict
+
+from django.utils import timezone
+
+from analytics.selectors import Scope, agreement_report
+from annotator.models import AdjudicationEvent, Assignment, Campaign
+from annotator.review import ADDED, MACHINE, CampaignVotes, campaign_machine_spans, campaign_votes, review_queue
+from corpus import consensus
+from corpus.models import ErrorSpan, Item
+
+FORMATS = ("jsonl", "parquet")
+REJECTED = "rejected"
+KEPT = "errors"
+OPEN = "unresolved"
+
+
+class LabeledSpan(TypedDict):
+    origin: str  # "machine" or "added"
+    evaluator: str | None  # the run's label (machine spans)
+    aspect: str
+    start: int | None
+    end: int | None
+    text: str
+    category: str
+    severity: int | None
+    explanation: str
+    span_verdict: str | None
+    explanation_verdict: str | None
+    method: str
+    agreement: float | None
+    judges: int
+    found_by: list[str]  # added errors: the judges who marked it
+
+
+class LabeledRecord(TypedDict):
+    campaign: str
+    dataset: str
+    item_id: str
+    system: str
+    inputs: dict[str, str]
+    outputs: dict[str, str]
+    errors: list[LabeledSpan]
+    rejected: list[LabeledSpan]
+    unresolved: list[LabeledSpan]
+
+
+def _bucket(label: consensus.Consensus) -> str:
+    if label.span_verdict is None:
+        return OPEN
+    return KEPT if label.span_verdict == "error" else REJECTED
+
+
+def _judged_items(campaign: Campaign, votes: CampaignVotes) -> list[Item]:
+    """The campaign's outputs that at least one judge judged or added an error to, in dataset order."""
+    judged = set(ErrorSpan.objects.filter(pk__in=list(votes.machine)).values_list("annotation__item_id", flat=True))
+    judged |= {g.item_id for g in votes.added}
+    assigned = Assignment.objects.filter(campaign=campaign).values("item_id")
+    return list(Item.objects.filter(pk__in=judged).filter(pk__in=assigned).order_by("position"))
+
+
+def labeled_records(campaign: Campaign, votes: CampaignVotes | None = None) -> Iterator[LabeledRecord]:
+    """Yield one record per judged output of the campaign (module docstring)."""
+    votes = votes or campaign_votes(campaign)
+    dataset = campaign.dataset
+    added_by_item: dict[int, list] = {}
+    for group in votes.added:
+        added_by_item.setdefault(group.item_id, []).append(group)
+    for item in _judged_items(campaign, votes):
+        buckets: dict[str, list[LabeledSpan]] = {KEPT: [], REJECTED: [], OPEN: []}
+        for span, run_label in campaign_machine_spans(campaign, item):
+            label = votes.machine_consensus(span.pk)
+            buckets[_bucket(label)].append(LabeledSpan(
+                origin=MACHINE, evaluator=run_label, aspect=span.annotation.aspect, start=span.start, end=span.end,
+                text=span.text, category=span.category, severity=span.severity, explanation=span.explanation,
+                span_verdict=label.span_verdict, explanation_verdict=label.explanation_verdict, method=label.method,
+                agreement=label.agreement, judges=label.judges, found_by=[],
+            ))
+        for group in added_by_item.get(item.pk, []):
+            label = votes.added_consensus(group)
+            key = next(s for s in group.spans if s.pk == group.key)
+            buckets[_bucket(label)].append(LabeledSpan(
+                origin=ADDED, evaluator=None, aspect=key.annotation.aspect, start=key.start, end=key.end,
+                text=key.text, category=key.category, severity=key.severity, explanation=key.note,
+                span_verdict=label.span_verdict, explanation_verdict=None, method=label.method,
+                agreement=label.agreement, judges=len(group.judges), found_by=group.finders,
+            ))
+        for spans in buckets.values():
+            spans.sort(key=lambda s: (s["start"] if s["start"] is not None else 1 << 30, s["origin"], s["text"]))
+        yield LabeledRecord(
+            campaign=campaign.name, dataset=dataset.name, item_id=item.external_id, system=item.system,
+            inputs={h: item.inputs[h] for h in [*dataset.input_headers, *item.inputs] if h in item.inputs},
+            outputs={dataset.output_header: item.output}, errors=buckets[KEPT], rejected=buckets[REJECTED],
+            unresolved=buckets[OPEN],
+        )
+
+
+def labeled_jsonl(campaign: Campaign) -> Iterator[str]:
+    for record in labeled_records(campaign):
+        yield json.dumps(record, ensure_ascii=False) + "\n"
+
+
+def _parquet_schema():
+    import pyarrow as pa
+
+    span = pa.struct([
+        ("origin", pa.string()), ("evaluator", pa.string()), ("aspect", pa.string()), ("start", pa.int64()),
+        ("end", pa.int64()), ("text", pa.string()), ("category", pa.string()), ("severity", pa.int64()),
+        ("explanation", pa.string()), ("span_verdict", pa.string()), ("explanation_verdict", pa.string()),
+        ("method", pa.string()), ("agreement", pa.float64()), ("judges", pa.int64()),
+        ("found_by", pa.list_(pa.string())),
+    ])
+    return pa.schema([
+        ("campaign", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("system", pa.string()),
+        ("inputs", pa.map_(pa.string(), pa.string())), ("outputs", pa.map_(pa.string(), pa.string())),
+        ("errors", pa.list_(span)), ("rejected", pa.list_(span)), ("unresolved", pa.list_(span)),
+    ])
+
+
+def write_labeled(campaign: Campaign, fmt: str, path: Path) -> Path:
+    """Write the labeled set to `path` as JSONL or Parquet (the same records; maps for inputs and outputs)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown labeled-set format {fmt!r} (formats: {', '.join(FORMATS)})")
+    if fmt == "jsonl":
+        with path.open("w", encoding="utf-8") as handle:
+            handle.writelines(labeled_jsonl(campaign))
+        return path
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = []
+    for record in labeled_records(campaign):
+        row: dict[str, Any] = dict(record)
+        row["inputs"] = list(record["inputs"].items())
+        row["outputs"] = list(record["outputs"].items())
+        rows.append(row)
+    pq.write_table(pa.Table.from_pylist(rows, schema=_parquet_schema()), path)
+    return path
+
+
+CONSENSUS_RULE = (
+    "Final label per span and field: the reviewer's decision, else the value more than half of the judges "
+    "who set the field gave (strict majority), else none (method 'unresolved'; ties are never broken). "
+    "Added errors: each judge of the output votes 'error' if they marked an overlapping error, 'not_error' if "
+    "not. 'agreement' is the share of votes for the most common value, the smaller of the two fields, "
+    "measured on the judges' votes before adjudication."
+)
+
+
+def labeled_card(campaign: Campaign, *, fmt: str) -> dict[str, Any]:
+    """The data card of a labeled set: campaign, guidelines version, judges, counts, agreement before
+    adjudication, adjudication counts and what was left unresolved."""
+    votes = campaign_votes(campaign)
+    records = list(labeled_records(campaign, votes))
+    queue = review_queue(campaign, votes)
+    spans = [(r["item_id"], bucket, s) for r in records for bucket in (KEPT, REJECTED, OPEN) for s in r[bucket]]
+    methods = Counter(s["method"] for _, _, s in spans)
+    agreements = [s["agreement"] for _, _, s in spans if s["agreement"] is not None]
+    alpha = agreement_report(Scope(campaign_id=campaign.pk)).pooled
+    return {
+        "kind": "labeled set", "format": fmt, "exported_at": timezone.now().isoformat(),
+        "campaign": {"id": campaign.pk, "name": campaign.name, "status": campaign.status,
+                     "aspects": campaign.aspects, "runs": sorted(campaign.runs.values_list("label", flat=True)),
+                     "sampled": campaign.is_sampled},
+        "dataset": campaign.dataset.name,
+        "guidelines": {"sha256": hashlib.sha256(campaign.guidelines.encode()).hexdigest(),
+                       "characters": len(campaign.guidelines)},
+        "judges": sorted(campaign.annotators.values_list("username", flat=True)),
+        "reviewers": sorted(campaign.reviewers.values_list("username", flat=True)) or "researchers and admins",
+        "counts": {
+            "records": len(records),
+            "machine_spans": sum(1 for _, _, s in spans if s["origin"] == MACHINE),
+            "added_errors": sum(1 for _, _, s in spans if s["origin"] == ADDED),
+            "errors": sum(1 for _, b, _ in spans if b == KEPT),
+            "rejected": sum(1 for _, b, _ in spans if b == REJECTED),
+            "unresolved": sum(1 for _, b, _ in spans if b == OPEN),
+            "by_method": {m: methods.get(m, 0) for m in consensus.METHODS},
+        },
+        "agreement_before_adjudication": {
+            "mean_span_agreement": round(sum(agreements) / len(agreements), 4) if agreements else None,
+            "alpha_span": alpha.alpha_span, "alpha_explanation": alpha.alpha_explanation,
+            "observed_span": alpha.observed_span, "observed_explanation": alpha.observed_explanation,
+        },
+        "adjudication": {
+            "disagreements": len(queue), "decided": sum(e.is_decided for e in queue),
+            "open": sum(not e.is_decided for e in queue),
+            "changes": AdjudicationEvent.objects.filter(adjudication__campaign=campaign, undone=False).count(),
+        },
+        "left_unresolved": [{"item_id": item_id, "origin": s["origin"], "text": s["text"], "method": s["method"]}
+                            for item_id, b, s in spans if b == OPEN],
+        "consensus_rule": CONSENSUS_RULE,
+        "notes": "Offsets are character offsets into the output (end exclusive). An added error is given by "
+                 "the earliest of the overlapping errors the judges added; its explanation is that judge's note.",
+    }

@@ -1,0 +1,47 @@
+"""`manage.py export_labeled --campaign ID --format jsonl|parquet [-o PATH]`: the labeled set and its data card."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from analytics.exports.labeled import FORMATS, labeled_card, labeled_jsonl, write_labeled
+from annotator.models import Campaign
+
+
+class Command(BaseCommand):
+    help = ("Export a campaign's labeled set: one record per judged output with its final error spans "
+            "(stdout by default), and its data card.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--campaign", required=True, help="Campaign id (or name).")
+        parser.add_argument("--format", choices=FORMATS, default="jsonl")
+        parser.add_argument("-o", "--output", type=Path, default=None, help="File to write (default stdout).")
+        parser.add_argument("--card", type=Path, default=None,
+                            help="Where to write the data card (default: beside -o as NAME.card.json).")
+
+    def handle(self, *args: object, **options: object) -> None:
+        value = str(options["campaign"])
+        campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
+                    else Campaign.objects.filter(name=value).first())
+        if campaign is None:
+            raise CommandError(f"no campaign {value!r} (give its id or name)")
+        fmt: str = options["format"]  # type: ignore[assignment]
+        output: Path | None = options["output"]  # type: ignore[assignment]
+        card: Path | None = options["card"]  # type: ignore[assignment]
+        if output is None:
+            if fmt == "parquet":
+                raise CommandError("Parquet is binary: give a file with -o")
+            for line in labeled_jsonl(campaign):
+                sys.stdout.write(line)
+            sys.stdout.flush()
+        else:
+            write_labeled(campaign, fmt, output)
+            self.stderr.write(f"Wrote {output}")
+            card = card or output.with_name(output.stem + ".card.json")
+        if card is not None:
+            card.write_text(json.dumps(labeled_card(campaign, fmt=fmt), indent=1, ensure_ascii=False), "utf-8")
+            self.stderr.write(f"Wrote {card}")
