@@ -127,8 +127,10 @@ def accuracy_summary_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
     table = Table(
         "accuracy", "Accuracy per evaluator (Table 4)", RUN_COLUMNS + RATE_COLUMNS,
-        note="Span OK = Error / all judged spans; Exp. correct = Correct / all. 95% percentile bootstrap "
-        "intervals resample items.",
+        note="Plain figures over the judged spans, as in the paper's Table 4: every judgment counts; Span OK = "
+        "Error / all judged spans; Exp. correct = Correct / all. 95% percentile bootstrap intervals resample "
+        "items. In a campaign that judged a designed sample, these describe the sample only: the estimates "
+        "for all spans are in 'Estimates for all spans (designed sample)'.",
     )
     for run_id in _run_order(data, set(data.accuracy.by_run)):
         table.rows.append(_run_cells(runs, run_id) | _rate_cells(data.accuracy.by_run[run_id]))
@@ -369,3 +371,40 @@ TABLE_BUILDERS: dict[str, Callable[[DashboardData], Table]] = {
 
 def dashboard_tables(data: DashboardData) -> list[Table]:
     return [build(data) for build in TABLE_BUILDERS.values()]
+
+
+def _share(value: float | None) -> float | None:
+    return None if value is None else round(100 * value, 1)
+
+
+def estimates_table(rows: list, half_width: float) -> Table:
+    """The designed sample's estimates per evaluator (analytics.selectors.estimates), beside the plain figures."""
+    columns = [Column("run", "Run"), Column("spans", "All spans", "int"), Column("sampled", "Sampled", "int")]
+    for key, name in (("span_ok", "Span OK"), ("exp_correct", "Exp. correct")):
+        columns += [
+            Column(f"{key}_judged", f"{name}: judged", "int"),
+            Column(f"{key}_plain", f"{name} % over judged", "pct"),
+            Column(f"{key}_est", f"{name} % est. for all", "pct"),
+            Column(f"{key}_low", "95% low", "pct"), Column(f"{key}_high", "95% high", "pct"),
+            Column(f"{key}_method", "interval"),
+            Column(f"{key}_more", f"more for ±{100 * half_width:g}", "int"),
+        ]
+    table = Table(
+        "estimates", "Estimates for all spans (designed sample)", columns,
+        note="Stratified estimator over the campaign's random sample of each evaluator's spans, with its 95% "
+        "interval (design-based, finite population correction; 'bootstrap' where a judged stratum has fewer "
+        "than 10 spans). 'over judged' is the plain share of the judged spans; 'more' is how many more "
+        "consensus-labelled spans the evaluator needs for an interval of the given half-width.",
+    )
+    for row in rows:
+        cells: dict[str, Any] = {"run": row.label, "spans": row.spans, "sampled": row.sampled}
+        for key in ("span_ok", "exp_correct"):
+            metric = getattr(row, key)
+            est = metric.estimate
+            cells |= {
+                f"{key}_judged": est.judged, f"{key}_plain": _share(metric.plain), f"{key}_est": _share(est.point),
+                f"{key}_low": _share(est.low), f"{key}_high": _share(est.high), f"{key}_method": est.method,
+                f"{key}_more": metric.plan.more,
+            }
+        table.rows.append(cells)
+    return table

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import wraps
 
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
@@ -14,10 +14,12 @@ from django_htmx.http import HttpResponseStopPolling
 from accounts.access import require_researcher
 from accounts.models import User
 from analytics.exports.jobs import export_file, export_job_create
+from analytics.exports.labeled import labeled_card, labeled_response
 from analytics.forms import ExportForm
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
-from analytics.tables import TABLE_BUILDERS, dashboard_tables
+from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
+from analytics.tables import TABLE_BUILDERS, dashboard_tables, estimates_table
 from annotator.models import Campaign
 from corpus.models import Dataset, ExportJob, Item
 
@@ -128,7 +130,28 @@ def _plot_response(data: DashboardData, name: str, fmt: str) -> HttpResponse:
 def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign"}
+    if campaign.is_sampled:
+        try:
+            half_width = half_width_param(request.GET.get("half_width", ""))
+        except ValueError as exc:
+            return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+        context |= {"estimates": estimates_table(sample_estimates(campaign, half_width=half_width), half_width),
+                    "half_width": half_width}
     return _dashboard(request, context, scope, campaign.dataset)
+
+
+def half_width_param(text: str) -> float:
+    """The planner's half-width from a query string: a share (0.05) or percentage points (5); default 0.05."""
+    if not text:
+        return DEFAULT_HALF_WIDTH
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"half_width: {text!r} is not a number (give 0.05 or 5 for ±5 points)") from None
+    value = value / 100 if value >= 1 else value
+    if not 0 < value < 0.5:
+        raise ValueError(f"half_width: {text!r} must be between 0 and 50 points")
+    return value
 
 
 @require_GET
@@ -214,3 +237,16 @@ def export_download(request: AppRequest, pk: int, name: str) -> FileResponse:
     if path is None:
         raise Http404("No such file in a finished export.")
     return FileResponse(path.open("rb"), as_attachment=True, filename=name)
+
+
+@require_GET
+def labeled_export(request: AppRequest, pk: int, fmt: str) -> HttpResponse:
+    """The campaign's labeled set (the browser twin of `manage.py export_labeled`)."""
+    campaign, _ = _campaign_scope(request, pk)
+    return labeled_response(campaign, fmt)
+
+
+@require_GET
+def labeled_card_view(request: AppRequest, pk: int) -> HttpResponse:
+    campaign, _ = _campaign_scope(request, pk)
+    return JsonResponse(labeled_card(campaign, fmt="jsonl"), json_dumps_params={"ensure_ascii": False, "indent": 1})

@@ -81,7 +81,9 @@ def campaign_votes(campaign: Campaign, *, machine_spans: bool = True) -> Campaig
     """Collect every judgment, added error and decision of the campaign (a handful of queries); without
     `machine_spans`, only the added errors and their decisions (what an export that streams judgments needs)."""
     machine: dict[int, list[JudgeVerdict]] = defaultdict(list)
-    judgments = SpanJudgment.objects.filter(assignment__campaign=campaign) if machine_spans else SpanJudgment.objects.none()
+    judgments = SpanJudgment.objects.filter(assignment__campaign=campaign)
+    if not machine_spans:
+        judgments = judgments.none()
     judgments = judgments.select_related("annotator").order_by("span_id", "annotator__username")
     for j in judgments:
         if j.span_verdict or j.explanation_verdict:

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TypedDict
 
+from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 
 from analytics.selectors import Scope, agreement_report
@@ -206,3 +208,20 @@ def labeled_card(campaign: Campaign, *, fmt: str) -> dict[str, Any]:
         "notes": "Offsets are character offsets into the output (end exclusive). An added error is given by "
                  "the earliest of the overlapping errors the judges added; its explanation is that judge's note.",
     }
+
+
+def labeled_response(campaign: Campaign, fmt: str) -> HttpResponse:
+    """The labeled set as a download: JSONL streams; Parquet is written to a temporary file first."""
+    name = f"labeled-{campaign.pk}.{fmt}"
+    if fmt == "jsonl":
+        response: HttpResponse = StreamingHttpResponse(labeled_jsonl(campaign),
+                                                       content_type="application/x-ndjson; charset=utf-8")
+    elif fmt == "parquet":
+        with tempfile.TemporaryDirectory() as folder:
+            data = write_labeled(campaign, fmt, Path(folder) / name).read_bytes()
+        response = HttpResponse(data, content_type="application/vnd.apache.parquet")
+    else:
+        return HttpResponse(f"format: {fmt!r} is not one of {', '.join(FORMATS)}", status=400,
+                            content_type="text/plain; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response

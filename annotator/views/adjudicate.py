@@ -1,0 +1,137 @@
+"""The reviewers' screen: the campaign's disagreements, every judge's say by name, final verdicts by keyboard."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.views.decorators.http import require_GET, require_POST
+
+from annotator.access import campaign_for_reviewer
+from annotator.models import Campaign
+from annotator.review import ADDED, ReviewEntry, review_queue
+from annotator.services.adjudication import (
+    ADDED_SPAN_VERDICTS,
+    DECISION_FIELDS,
+    AdjudicationError,
+    adjudication_set,
+    adjudication_undo,
+)
+from annotator.views.common import AppRequest
+from corpus import protocol
+
+CONTEXT_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Chip:
+    field: str
+    value: str
+    label: str
+    key: str
+    pressed: bool
+
+
+@dataclass
+class Card:
+    """What one disagreement's card shows."""
+
+    number: int
+    entry: ReviewEntry
+    excerpt: SafeString
+    span_chips: list[Chip]
+    explanation_chips: list[Chip]
+    rows: list[tuple[str, str, str, str, str]]  # judge, span verdict, explanation verdict, flags, comment
+    final_span: str
+    final_explanation: str
+
+    @property
+    def dom_id(self) -> str:
+        return f"dispute-{self.entry.span.pk}"
+
+
+def _excerpt(output: str, start: int | None, end: int | None) -> SafeString:
+    """The output around the span with the span marked; every piece escaped (format_html)."""
+    if start is None or end is None:
+        return format_html("{}", output[: 2 * CONTEXT_CHARS])
+    left = max(0, start - CONTEXT_CHARS)
+    right = min(len(output), end + CONTEXT_CHARS)
+    return format_html("{}{}<mark class=\"hl\">{}</mark>{}{}", "…" if left else "", output[left:start],
+                       output[start:end], output[end:right], "…" if right < len(output) else "")
+
+
+def _card(number: int, entry: ReviewEntry) -> Card:
+    decision = entry.decision
+    span_terms = [t for t in protocol.SPAN_VERDICTS if entry.kind != ADDED or t.value in ADDED_SPAN_VERDICTS]
+    span_chips = [Chip("span_verdict", t.value, t.label, t.key,
+                       bool(decision and decision.span_verdict == t.value)) for t in span_terms]
+    explanation_chips = [] if entry.kind == ADDED else [
+        Chip("explanation_verdict", t.value, t.label, t.key, bool(decision and decision.explanation_verdict == t.value))
+        for t in protocol.EXPLANATION_VERDICTS
+    ]
+    labels = _labels()
+    if entry.kind == ADDED:
+        rows = [(v.judge, "marked it" if v.added else "did not mark it", "", "", v.comment) for v in entry.verdicts]
+    else:
+        rows = [(v.judge, labels.get(v.span_verdict, "—"), labels.get(v.explanation_verdict, "—"),
+                 ", ".join(v.flags), v.comment) for v in entry.verdicts]
+    final = entry.consensus
+    return Card(number, entry, _excerpt(entry.item.output, entry.span.start, entry.span.end), span_chips,
+                explanation_chips, rows, labels.get(final.span_verdict or "", "unresolved"),
+                labels.get(final.explanation_verdict or "", "unresolved"))
+
+
+def _cards(campaign: Campaign) -> list[Card]:
+    return [_card(n, e) for n, e in enumerate(review_queue(campaign), start=1)]
+
+
+def _labels() -> dict[str, str]:
+    return {t.value: t.label for t in (*protocol.SPAN_VERDICTS, *protocol.EXPLANATION_VERDICTS)}
+
+
+def _card_html(request: AppRequest, campaign: Campaign, span_id: int) -> HttpResponse:
+    card = next((c for c in _cards(campaign) if c.entry.span.pk == span_id), None)
+    if card is None:  # no longer a disagreement (a judge changed a verdict meanwhile)
+        return HttpResponse(status=204)
+    html = render_to_string("annotator/adjudicate.html#dispute-card", {"card": card, "campaign": campaign},
+                            request=request)
+    return HttpResponse(html)
+
+
+@require_GET
+def adjudicate(request: AppRequest, pk: int) -> HttpResponse:
+    campaign = campaign_for_reviewer(request.user, pk)
+    cards = _cards(campaign)
+    keys = {t.key: {"field": g.field, "value": t.value} for g in protocol.GROUPS if g.field for t in g.terms}
+    return render(request, "annotator/adjudicate.html", {
+        "campaign": campaign, "cards": cards, "key_map": keys,
+        "n_decided": sum(c.entry.is_decided for c in cards),
+    })
+
+
+@require_POST
+def adjudication_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
+    campaign = campaign_for_reviewer(request.user, pk)
+    field = request.POST.get("field", "")
+    if field not in DECISION_FIELDS:
+        return HttpResponse(f"field: {field!r} is not one of {', '.join(DECISION_FIELDS)}", status=400,
+                            content_type="text/plain; charset=utf-8")
+    try:
+        adjudication_set(campaign=campaign, span_id=span_pk, user=request.user,
+                         changes={field: request.POST.get("value", "")})
+    except AdjudicationError as exc:
+        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+    return _card_html(request, campaign, span_pk)
+
+
+@require_POST
+def adjudication_undo_view(request: AppRequest, pk: int) -> HttpResponse:
+    campaign = campaign_for_reviewer(request.user, pk)
+    decision = adjudication_undo(campaign=campaign, user=request.user)
+    if decision is None:
+        return HttpResponse("Nothing to undo.", status=409, content_type="text/plain; charset=utf-8")
+    return _card_html(request, campaign, decision.span_id)
