@@ -55,6 +55,7 @@ from annotator.services.assignments import AssignmentError, assignment_add_time,
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.services.exporting import export_csv, export_jsonl
 from annotator.services.judgments import JudgmentError, judgment_set
+from annotator.services.sampling import SampleSpec
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
 from corpus.formats import FormatError, named
@@ -287,13 +288,18 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
     missing = [name for name in payload.annotators if name not in users]
     if missing:
         raise HttpError(422, f"unknown or inactive annotators: {', '.join(missing)}")
+    reviewers = list(User.objects.filter(username__in=payload.reviewers, is_active=True))
+    if unknown := sorted(set(payload.reviewers) - {u.username for u in reviewers}):
+        raise HttpError(422, f"reviewers: unknown or inactive users: {', '.join(unknown)}")
+    sample = SampleSpec(**payload.sample.dict()) if payload.sample else None
     try:
         with transaction.atomic():
             campaign = campaign_create(
                 name=payload.name, dataset=dataset, runs=runs, annotators=[users[n] for n in payload.annotators],
                 aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
                 guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
-                control_item_ids=payload.control_item_ids, created_by=request.user,
+                control_item_ids=payload.control_item_ids, created_by=request.user, reviewers=reviewers,
+                sample=sample,
             )
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])

@@ -144,6 +144,16 @@ class ControlKeyIn(Schema):
     explanation_verdict: str = ""
 
 
+class SampleIn(Schema):
+    """Judge a stratified random sample of each evaluator's spans: strata 'evaluator', 'evaluator+category'
+    or 'evaluator+severity'; exactly one of per_stratum or total (per evaluator); a seed."""
+
+    strata: str = "evaluator"
+    per_stratum: int | None = None
+    total: int | None = None
+    seed: int = 0
+
+
 class CampaignIn(Schema):
     name: str
     dataset_id: int
@@ -156,6 +166,8 @@ class CampaignIn(Schema):
     item_ids: list[int] | None = None
     control_item_ids: list[int] = []
     control_verdicts: list[ControlKeyIn] = []
+    reviewers: list[str] = []  # usernames; empty = every researcher and admin adjudicates
+    sample: SampleIn | None = None
 
 
 class CampaignOut(Schema):

@@ -13,7 +13,9 @@ from accounts.models import TokenScope
 from accounts.services.tokens import token_lookup
 from analytics.api import datasets_router as analytics_datasets_router
 from analytics.api import router as analytics_router
+from analytics.api_labeled import router as labeled_router
 from annotator.api import router as annotator_router
+from annotator.api_review import router as review_router
 from comparison.api import router as comparison_router
 from dhp.api import router as dhp_router
 from evaluation.api import router as evaluation_router
@@ -44,8 +46,10 @@ api = NinjaAPI(
     docs_decorator=login_required,
 )
 api.add_router("/", annotator_router)
+api.add_router("/", review_router)
 api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)
+api.add_router("/analytics/", labeled_router)
 api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)
 api.add_router("/", analytics_datasets_router)
