@@ -56,7 +56,7 @@ def _dispute_out(entry: ReviewEntry) -> DisputeOut:
     return DisputeOut(
         span_id=entry.span.pk, kind=entry.kind, item_id=entry.item.external_id, evaluator=entry.evaluator,
         start=entry.span.start, end=entry.span.end, text=entry.span.text,
-        explanation=entry.span.explanation if entry.kind == "machine" else entry.span.note,
+        explanation=entry.span.explanation,
         verdicts=[JudgeVerdictOut(judge=v.judge, span_verdict=v.span_verdict,
                                   explanation_verdict=v.explanation_verdict, flags=v.flags, comment=v.comment)
                   for v in entry.verdicts],
@@ -74,6 +74,18 @@ def list_disputes(request: HttpRequest, campaign_id: int):
     return [_dispute_out(e) for e in review_queue(campaign)]
 
 
+# Declared before the /disputes/{span_id} route, which would otherwise take "undo" for a span id.
+@router.post("/campaigns/{campaign_id}/disputes/undo", response=DisputeOut | None,
+             operation_id="undo_dispute_decision")
+def undo_dispute_decision(request: HttpRequest, campaign_id: int):
+    """Reverse the reviewer's newest decision change in this campaign; 409 when there is none."""
+    campaign = campaign_for_reviewer(request.user, campaign_id)
+    decision = adjudication_undo(campaign=campaign, user=request.user)
+    if decision is None:
+        raise HttpError(409, "nothing to undo")
+    return next((_dispute_out(e) for e in review_queue(campaign) if e.span.pk == decision.span_id), None)
+
+
 @router.put("/campaigns/{campaign_id}/disputes/{span_id}", response=DisputeOut | None,
             operation_id="update_dispute_decision")
 def update_dispute_decision(request: HttpRequest, campaign_id: int, span_id: int, payload: DecisionIn):
@@ -87,14 +99,3 @@ def update_dispute_decision(request: HttpRequest, campaign_id: int, span_id: int
     except AdjudicationError as exc:
         raise HttpError(422, str(exc)) from None
     return next((_dispute_out(e) for e in review_queue(campaign) if e.span.pk == span_id), None)
-
-
-@router.post("/campaigns/{campaign_id}/disputes/undo", response=DisputeOut | None,
-             operation_id="undo_dispute_decision")
-def undo_dispute_decision(request: HttpRequest, campaign_id: int):
-    """Reverse the reviewer's newest decision change in this campaign; 409 when there is none."""
-    campaign = campaign_for_reviewer(request.user, campaign_id)
-    decision = adjudication_undo(campaign=campaign, user=request.user)
-    if decision is None:
-        raise HttpError(409, "nothing to undo")
-    return next((_dispute_out(e) for e in review_queue(campaign) if e.span.pk == decision.span_id), None)

@@ -145,7 +145,7 @@ def review_queue(campaign: Campaign, votes: CampaignVotes | None = None) -> list
     for group in added:
         by_judge = {s.annotation.source.added.annotator.export_name: s for s in group.spans}
         verdicts = [JudgeVerdict(name, "error" if name in by_judge else "not_error", added=by_judge.get(name),
-                                 comment=by_judge[name].note if name in by_judge else "")
+                                 comment=by_judge[name].explanation if name in by_judge else "")
                     for name in group.judges]
         key_span = next(s for s in group.spans if s.pk == group.key)
         entries.append(ReviewEntry(ADDED, key_span, items[group.item_id], "added by experts", verdicts,

@@ -97,7 +97,7 @@ def labeled_records(campaign: Campaign, votes: CampaignVotes | None = None) -> I
             key = next(s for s in group.spans if s.pk == group.key)
             buckets[_bucket(label)].append(LabeledSpan(
                 origin=ADDED, evaluator=None, aspect=key.annotation.aspect, start=key.start, end=key.end,
-                text=key.text, category=key.category, severity=key.severity, explanation=key.note,
+                text=key.text, category=key.category, severity=key.severity, explanation=key.explanation,
                 span_verdict=label.span_verdict, explanation_verdict=None, method=label.method,
                 agreement=label.agreement, judges=len(group.judges), found_by=group.finders,
             ))
