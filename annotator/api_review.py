@@ -7,7 +7,7 @@ from ninja import Router, Schema
 from ninja.errors import HttpError
 
 from annotator.access import campaign_for_reviewer
-from annotator.review import ReviewEntry, review_queue
+from annotator.review import ReviewEntry, review_entry, review_queue
 from annotator.services.adjudication import AdjudicationError, adjudication_set, adjudication_undo
 
 router = Router(tags=["adjudication"])
@@ -83,7 +83,8 @@ def undo_dispute_decision(request: HttpRequest, campaign_id: int):
     decision = adjudication_undo(campaign=campaign, user=request.user)
     if decision is None:
         raise HttpError(409, "nothing to undo")
-    return next((_dispute_out(e) for e in review_queue(campaign) if e.span.pk == decision.span_id), None)
+    entry = review_entry(campaign, decision.span_id)
+    return None if entry is None else _dispute_out(entry)
 
 
 @router.put("/campaigns/{campaign_id}/disputes/{span_id}", response=DisputeOut | None,
@@ -98,4 +99,5 @@ def update_dispute_decision(request: HttpRequest, campaign_id: int, span_id: int
         adjudication_set(campaign=campaign, span_id=span_id, user=request.user, changes=changes)
     except AdjudicationError as exc:
         raise HttpError(422, str(exc)) from None
-    return next((_dispute_out(e) for e in review_queue(campaign) if e.span.pk == span_id), None)
+    entry = review_entry(campaign, span_id)
+    return None if entry is None else _dispute_out(entry)

@@ -9,6 +9,7 @@ pages (annotator.access.campaign_for_reviewer).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
@@ -77,11 +78,22 @@ def _decision_vote(decision: Adjudication | None) -> Vote | None:
     return Vote(decision.span_verdict or None, decision.explanation_verdict or None)
 
 
-def campaign_votes(campaign: Campaign, *, machine_spans: bool = True) -> CampaignVotes:
+def campaign_votes(campaign: Campaign, *, machine_spans: bool = True,
+                   item_ids: Collection[int] | None = None) -> CampaignVotes:
     """Collect every judgment, added error and decision of the campaign (a handful of queries); without
-    `machine_spans`, only the added errors and their decisions (what an export that streams judgments needs)."""
+    `machine_spans`, only the added errors and their decisions (what an export that streams judgments needs);
+    with `item_ids`, only those outputs' (what re-rendering one card needs)."""
     machine: dict[int, list[JudgeVerdict]] = defaultdict(list)
     judgments = SpanJudgment.objects.filter(assignment__campaign=campaign)
+    assignments = Assignment.objects.filter(campaign=campaign)
+    spans = ErrorSpan.objects.filter(annotation__kind=AnnotationKind.HUMAN,
+                                     annotation__source__added__campaign=campaign, start__isnull=False)
+    decided = Adjudication.objects.filter(campaign=campaign)
+    if item_ids is not None:
+        judgments = judgments.filter(assignment__item_id__in=item_ids)
+        assignments = assignments.filter(item_id__in=item_ids)
+        spans = spans.filter(annotation__item_id__in=item_ids)
+        decided = decided.filter(span__annotation__item_id__in=item_ids)
     if not machine_spans:
         judgments = judgments.none()
     judgments = judgments.select_related("annotator").order_by("span_id", "annotator__username")
@@ -90,14 +102,11 @@ def campaign_votes(campaign: Campaign, *, machine_spans: bool = True) -> Campaig
             machine[j.span_id].append(JudgeVerdict(j.annotator.export_name, j.span_verdict, j.explanation_verdict,
                                                    j.flags(), j.comment))
     judges_of: dict[int, list[str]] = defaultdict(list)
-    for item_id, name, imported in (Assignment.objects.filter(campaign=campaign).order_by("annotator__username")
+    for item_id, name, imported in (assignments.order_by("annotator__username")
                                     .values_list("item_id", "annotator__username", "annotator__imported_name")):
         judges_of[item_id].append(imported or name)  # the name exports use (User.export_name)
     added_by_item: dict[int, list[ErrorSpan]] = defaultdict(list)
-    spans = (ErrorSpan.objects.filter(annotation__kind=AnnotationKind.HUMAN,
-                                      annotation__source__added__campaign=campaign, start__isnull=False)
-             .select_related("annotation__source__added__annotator").order_by("start", "pk"))
-    for span in spans:
+    for span in spans.select_related("annotation__source__added__annotator").order_by("start", "pk"):
         added_by_item[span.annotation.item_id].append(span)
     groups: list[AddedGroup] = []
     for item_id, item_spans in sorted(added_by_item.items()):
@@ -106,7 +115,7 @@ def campaign_votes(campaign: Campaign, *, machine_spans: bool = True) -> Campaig
             members = [by_id[i] for i in ids]
             finders = sorted({s.annotation.source.added.annotator.export_name for s in members})
             groups.append(AddedGroup(item_id, members, finders, judges_of.get(item_id, [])))
-    decisions = {a.span_id: a for a in Adjudication.objects.filter(campaign=campaign).select_related("reviewer")}
+    decisions = {a.span_id: a for a in decided.select_related("reviewer")}
     return CampaignVotes(dict(machine), groups, decisions)
 
 
@@ -161,3 +170,12 @@ def campaign_machine_spans(campaign: Campaign, item: Item) -> list[tuple[ErrorSp
     run_labels = dict(campaign.runs.values_list("pk", "label"))
     return [(span, run_labels.get(span.annotation.source_id, neutral.get(span.annotation.source_id, "?")))
             for span, _ in judged_spans(probe, neutral)]
+
+
+def review_entry(campaign: Campaign, span_id: int) -> ReviewEntry | None:
+    """One span's entry in the queue, computed from its output's votes alone; None when it is no disagreement."""
+    item_id = ErrorSpan.objects.filter(pk=span_id).values_list("annotation__item_id", flat=True).first()
+    if item_id is None:
+        return None
+    entries = review_queue(campaign, campaign_votes(campaign, item_ids=[item_id]))
+    return next((e for e in entries if e.span.pk == span_id), None)

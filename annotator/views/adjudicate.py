@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotator.access import campaign_for_reviewer
 from annotator.models import Campaign
-from annotator.review import ADDED, ReviewEntry, review_queue
+from annotator.review import ADDED, ReviewEntry, review_entry, review_queue
 from annotator.services.adjudication import (
     ADDED_SPAN_VERDICTS,
     DECISION_FIELDS,
@@ -94,10 +94,11 @@ def _labels() -> dict[str, str]:
 
 
 def _card_html(request: AppRequest, campaign: Campaign, span_id: int) -> HttpResponse:
-    card = next((c for c in _cards(campaign) if c.entry.span.pk == span_id), None)
-    if card is None:  # no longer a disagreement (a judge changed a verdict meanwhile)
+    """One card re-rendered from its output's votes alone (the page keeps the number it showed)."""
+    entry = review_entry(campaign, span_id)
+    if entry is None:  # no longer a disagreement (a judge changed a verdict meanwhile)
         return HttpResponse(status=204)
-    html = render_to_string("annotator/adjudicate.html#dispute-card", {"card": card, "campaign": campaign},
+    html = render_to_string("annotator/adjudicate.html#dispute-card", {"card": _card(0, entry), "campaign": campaign},
                             request=request)
     return HttpResponse(html)
 

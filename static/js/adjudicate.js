@@ -31,6 +31,9 @@ function swap(html) {
   const fresh = template.content.firstElementChild;
   const old = document.getElementById(fresh.id);
   if (!old) return null;
+  // The server renders one card alone; its number in the queue is the one this page gave it.
+  fresh.dataset.number = old.dataset.number;
+  fresh.querySelector("header strong").textContent = old.querySelector("header strong").textContent;
   old.replaceWith(fresh);
   fresh.classList.add("is-focus");
   return fresh;

@@ -32,9 +32,11 @@ def test_reviewer_adjudicates_by_keyboard_and_exports_labeled_set(page, live_ser
     assert "ann3" in page.locator(f"#dispute-{b1}").inner_text()
 
     _focus(page, b1)
+    number = page.locator(f"#dispute-{b1} header strong").inner_text()
     page.keyboard.press("r")  # explanation: Vague
     card = page.locator(f"#dispute-{b1}")
     card.locator("button[aria-pressed='true']", has_text="Vague").wait_for()
+    assert card.locator("header strong").inner_text() == number  # the card keeps its place in the queue
     assert "Decided" in card.inner_text() and "(adjudicated)" in card.inner_text()
     page.keyboard.press("w")  # change of mind: Partially correct ...
     page.locator(f"#dispute-{b1} button[aria-pressed='true']", has_text="Partially correct").wait_for()
