@@ -6,7 +6,9 @@ from django import forms
 
 from accounts.models import Role, User
 from annotator.categories import CategoryError, default_categories, parse_category_names
+from annotator.models import SampleDesign
 from annotator.services.campaigns import DEFAULT_GUIDELINES
+from annotator.services.sampling import SampleSpec
 from corpus import protocol
 from corpus.annotation_files import FORMATS
 from corpus.models import Dataset, Item, TaskType
@@ -38,6 +40,20 @@ class CampaignForm(forms.Form):
         help_text="Categories experts pick for an added error, comma-separated, in key order (1-9). "
                   "Empty: the task's defaults.",
     )
+
+    reviewers = forms.ModelMultipleChoiceField(
+        queryset=User.objects.filter(role__in=[Role.RESEARCHER, Role.ADMIN], is_active=True).order_by("username"),
+        widget=forms.CheckboxSelectMultiple, required=False,
+        help_text="Who adjudicates disagreements. None chosen: every researcher and admin.",
+    )
+    sample_strata = forms.ChoiceField(
+        required=False, label="Judge a sample",
+        choices=[("", "No: judge every machine span"), *SampleDesign.Strata.choices],
+        help_text="Judge a stratified random sample of each evaluator's spans (strata: evaluator, and optionally "
+                  "category or severity); the analytics then estimate Span OK and Exp. correct for all spans.",
+    )
+    sample_per_stratum = forms.IntegerField(required=False, min_value=1, label="Spans per stratum")
+    sample_total = forms.IntegerField(required=False, min_value=1, label="or spans per evaluator in all")
 
     def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -81,6 +97,14 @@ class CampaignForm(forms.Form):
         if annotators is not None and per_item and per_item > len(annotators):
             self.add_error("annotators_per_item", f"Only {len(annotators)} annotators chosen.")
         data["run_objects"] = [self.run_objects[pk] for pk in data.get("runs", []) if pk in self.run_objects]
+        data["sample"] = None
+        if data.get("sample_strata"):
+            per, total = data.get("sample_per_stratum"), data.get("sample_total")
+            if (per is None) == (total is None):
+                self.add_error("sample_per_stratum", "Give either a size per stratum or a total per evaluator.")
+            else:
+                data["sample"] = SampleSpec(strata=data["sample_strata"], per_stratum=per, total=total,
+                                            seed=data.get("seed") or 0)
         return data
 
 

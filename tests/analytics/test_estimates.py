@@ -7,7 +7,7 @@ from django.test import Client
 
 from accounts.access import AccessError
 from analytics.selectors.estimates import sample_estimates
-from annotator.models import Assignment, SampledSpan
+from annotator.models import Assignment, Campaign, SampledSpan
 from annotator.selectors import judged_span_for_assignment, judged_spans
 from annotator.services.campaigns import campaign_create
 from annotator.services.sampling import SampleSpec
@@ -140,3 +140,22 @@ def test_estimates_api_dashboard_and_refusals(judged, researcher, population):
     data, alpha_run, beta_run = population
     full = campaign_create(name="Everything", dataset=data, runs=[alpha_run], annotators=[researcher])
     assert client.get(f"/api/analytics/campaigns/{full.pk}/estimates").status_code == 409
+
+
+def test_campaign_form_creates_a_sampled_campaign_with_reviewers(population, researcher, make_user, client):
+    data, alpha, beta = population
+    ann = make_user("sampler")
+    reviewer = make_user("reviewer1", role="researcher")
+    client.force_login(researcher)
+    form = {"name": "Form sample", "dataset": data.pk, "runs": [str(alpha.pk), str(beta.pk)],
+            "aspects": ["accuracy"], "annotators": [ann.pk], "annotators_per_item": 1, "seed": 2,
+            "guidelines": "x", "reviewers": [reviewer.pk], "sample_strata": "evaluator", "sample_total": 5}
+    response = client.post("/campaigns/new/", form)
+    assert response.status_code == 302
+    campaign = Campaign.objects.get(name="Form sample")
+    assert campaign.is_sampled and list(campaign.reviewers.all()) == [reviewer]
+    assert SampledSpan.objects.filter(design__campaign=campaign).count() == 10
+    assert campaign.sample_design.seed == 2
+    both = client.post("/campaigns/new/", form | {"name": "Both sizes", "sample_per_stratum": 3})
+    assert both.status_code == 200 and "either a size per stratum or a total" in both.content.decode()
+    assert not Campaign.objects.filter(name="Both sizes").exists()
