@@ -52,3 +52,10 @@ def test_dhp_bench_runs_and_its_rerun_makes_no_call(bench_database):
     out = _bench("dhp_run.py", "--items", "3", "--samples", "1", "--swap", "0", "--call", "0.01", "--parallel", "2",
                  database=bench_database)
     assert "status done" in out and "rerun: LLM calls                              = 0" in out
+
+
+def test_sample_coverage_bench_runs():
+    done = subprocess.run([sys.executable, "bench/sample_coverage.py", "--samples", "2000"], cwd=REPO,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("coverage") == 6 and "via draw_stratified" in done.stdout
