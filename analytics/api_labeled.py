@@ -66,7 +66,11 @@ def export_labeled_set(request: HttpRequest, campaign_id: int, format: str = "js
 
 @router.get("/campaigns/{campaign_id}/labeled/card", response=dict[str, Any], operation_id="retrieve_labeled_card")
 def retrieve_labeled_card(request: HttpRequest, campaign_id: int, format: str = "jsonl"):
-    return labeled_card(_campaign(request, campaign_id), fmt=format)
+    """The labeled set's data card (`format` is written into it: the file it describes)."""
+    campaign = _campaign(request, campaign_id)
+    if format not in FORMATS:
+        raise HttpError(422, f"format: {format!r} is not one of {', '.join(FORMATS)}")
+    return labeled_card(campaign, fmt=format)
 
 
 @router.get("/campaigns/{campaign_id}/estimates", response=list[EstimateOut], operation_id="list_sample_estimates")

@@ -8,7 +8,12 @@ from ninja.errors import HttpError
 
 from annotator.access import campaign_for_reviewer
 from annotator.review import ReviewEntry, review_entry, review_queue
-from annotator.services.adjudication import AdjudicationError, adjudication_set, adjudication_undo
+from annotator.services.adjudication import (
+    AdjudicationError,
+    adjudication_redo,
+    adjudication_set,
+    adjudication_undo,
+)
 
 router = Router(tags=["adjudication"])
 
@@ -74,7 +79,7 @@ def list_disputes(request: HttpRequest, campaign_id: int):
     return [_dispute_out(e) for e in review_queue(campaign)]
 
 
-# Declared before the /disputes/{span_id} route, which would otherwise take "undo" for a span id.
+# Undo and redo are declared before the /disputes/{span_id} route, which would otherwise take "undo" for a span id.
 @router.post("/campaigns/{campaign_id}/disputes/undo", response=DisputeOut | None,
              operation_id="undo_dispute_decision")
 def undo_dispute_decision(request: HttpRequest, campaign_id: int):
@@ -83,6 +88,18 @@ def undo_dispute_decision(request: HttpRequest, campaign_id: int):
     decision = adjudication_undo(campaign=campaign, user=request.user)
     if decision is None:
         raise HttpError(409, "nothing to undo")
+    entry = review_entry(campaign, decision.span_id)
+    return None if entry is None else _dispute_out(entry)
+
+
+@router.post("/campaigns/{campaign_id}/disputes/redo", response=DisputeOut | None,
+             operation_id="redo_dispute_decision")
+def redo_dispute_decision(request: HttpRequest, campaign_id: int):
+    """Replay the reviewer's most recently undone change; 409 when there is none (or a change came since)."""
+    campaign = campaign_for_reviewer(request.user, campaign_id)
+    decision = adjudication_redo(campaign=campaign, user=request.user)
+    if decision is None:
+        raise HttpError(409, "nothing to redo")
     entry = review_entry(campaign, decision.span_id)
     return None if entry is None else _dispute_out(entry)
 

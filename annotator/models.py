@@ -264,6 +264,7 @@ class AdjudicationEvent(models.Model):
     new_value = models.TextField(blank=True, default="")
     undone = models.BooleanField(default=False)
     at = models.DateTimeField(auto_now_add=True)
+    undone_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["adjudication_id", "at", "id"]

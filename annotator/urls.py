@@ -21,6 +21,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/adjudicate/", views.adjudicate, name="adjudicate"),
     path("campaigns/<int:pk>/adjudicate/<int:span_pk>/", views.adjudication_save, name="adjudication_save"),
     path("campaigns/<int:pk>/adjudicate/undo/", views.adjudication_undo_view, name="adjudication_undo"),
+    path("campaigns/<int:pk>/adjudicate/redo/", views.adjudication_redo_view, name="adjudication_redo"),
     path("work/<int:pk>/", views.item_screen, name="item_screen"),
     path("work/<int:pk>/errors/<int:span_pk>/", views.judgment_save, name="judgment_save"),
     path("work/<int:pk>/undo/", views.judgment_undo_view, name="judgment_undo"),

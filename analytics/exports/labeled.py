@@ -182,7 +182,8 @@ def labeled_card(campaign: Campaign, *, fmt: str) -> dict[str, Any]:
         "guidelines": {"sha256": hashlib.sha256(campaign.guidelines.encode()).hexdigest(),
                        "characters": len(campaign.guidelines)},
         "judges": sorted(campaign.annotators.values_list("username", flat=True)),
-        "reviewers": sorted(campaign.reviewers.values_list("username", flat=True)) or "researchers and admins",
+        # Empty: the campaign named nobody, so every researcher and admin could adjudicate.
+        "reviewers": sorted(campaign.reviewers.values_list("username", flat=True)),
         "counts": {
             "records": len(records),
             "machine_spans": sum(1 for _, _, s in spans if s["origin"] == MACHINE),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.db import transaction
+from django.utils import timezone
 
 from accounts.models import User
 from annotator.models import Adjudication, AdjudicationEvent, Campaign, SpanJudgment
@@ -73,15 +74,32 @@ def adjudication_set(*, campaign: Campaign, span_id: int, user: User, changes: M
     return decision
 
 
+def _events(campaign: Campaign, user: User):
+    return AdjudicationEvent.objects.select_for_update().filter(adjudication__campaign=campaign, user=user)
+
+
 @transaction.atomic
 def adjudication_undo(*, campaign: Campaign, user: User) -> Adjudication | None:
     """Put back the reviewer's newest change in this campaign that is not undone; None when there is none."""
-    event = (AdjudicationEvent.objects.select_for_update()
-             .filter(adjudication__campaign=campaign, user=user, undone=False).order_by("-id").first())
+    event = _events(campaign, user).filter(undone=False).order_by("-id").first()
     if event is None:
         return None
     decision = adjudication_set(campaign=campaign, span_id=event.adjudication.span_id, user=user,
                                 changes={event.field: event.old_value}, record=False)
-    event.undone = True
-    event.save(update_fields=["undone"])
+    event.undone, event.undone_at = True, timezone.now()
+    event.save(update_fields=["undone", "undone_at"])
+    return decision
+
+
+@transaction.atomic
+def adjudication_redo(*, campaign: Campaign, user: User) -> Adjudication | None:
+    """Replay the most recently undone change, unless the reviewer has changed something since (as in any
+    editor, and as on the item screen); None when there is nothing to redo."""
+    event = _events(campaign, user).filter(undone=True).order_by("-undone_at", "-id").first()
+    if event is None or _events(campaign, user).filter(undone=False, at__gt=event.undone_at).exists():
+        return None
+    decision = adjudication_set(campaign=campaign, span_id=event.adjudication.span_id, user=user,
+                                changes={event.field: event.new_value}, record=False)
+    event.undone, event.undone_at = False, None
+    event.save(update_fields=["undone", "undone_at"])
     return decision

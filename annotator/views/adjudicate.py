@@ -18,6 +18,7 @@ from annotator.services.adjudication import (
     ADDED_SPAN_VERDICTS,
     DECISION_FIELDS,
     AdjudicationError,
+    adjudication_redo,
     adjudication_set,
     adjudication_undo,
 )
@@ -135,4 +136,13 @@ def adjudication_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     decision = adjudication_undo(campaign=campaign, user=request.user)
     if decision is None:
         return HttpResponse("Nothing to undo.", status=409, content_type="text/plain; charset=utf-8")
+    return _card_html(request, campaign, decision.span_id)
+
+
+@require_POST
+def adjudication_redo_view(request: AppRequest, pk: int) -> HttpResponse:
+    campaign = campaign_for_reviewer(request.user, pk)
+    decision = adjudication_redo(campaign=campaign, user=request.user)
+    if decision is None:
+        return HttpResponse("Nothing to redo.", status=409, content_type="text/plain; charset=utf-8")
     return _card_html(request, campaign, decision.span_id)

@@ -62,15 +62,15 @@ async function save(card, field, value) {
   if (fresh) fresh.focus({ preventScroll: true });
 }
 
-async function undo() {
-  const html = await post(list.dataset.undoUrl, {});
+async function step(url, done) {
+  const html = await post(url, {});
   if (html === null) return;
   const fresh = swap(html);
   if (fresh) {
     current = cards().indexOf(fresh);
     focusCard(current);
   }
-  say("Undone.");
+  say(done);
 }
 
 list.addEventListener("click", (event) => {
@@ -101,7 +101,8 @@ document.addEventListener("keydown", (event) => {
   const card = cards()[current];
   if (event.key === "j") return focusCard(current + 1);
   if (event.key === "k") return focusCard(current - 1);
-  if (event.key === "u") return undo();
+  if (event.key === "u") return step(list.dataset.undoUrl, "Undone.");
+  if (event.key === "U") return step(list.dataset.redoUrl, "Redone.");
   if (!card) return;
   if (event.key === "m") {
     event.preventDefault();

@@ -10,8 +10,13 @@ from django.core.management import call_command
 from django.test import Client
 
 from annotator.models import AdjudicationEvent, Assignment
-from annotator.review import ADDED, MACHINE, review_queue
-from annotator.services.adjudication import AdjudicationError, adjudication_set, adjudication_undo
+from annotator.review import ADDED, MACHINE, review_entry, review_queue
+from annotator.services.adjudication import (
+    AdjudicationError,
+    adjudication_redo,
+    adjudication_set,
+    adjudication_undo,
+)
 from annotator.services.exporting import export_jsonl
 from tests.adjudication_study import three_judge_study
 from tests.factories import OUTPUT_1, Built, build_campaign
@@ -61,11 +66,26 @@ def test_adjudication_overrides_majority_keeps_agreement_and_undoes(study, resea
     entry = next(e for e in review_queue(built.campaign) if e.span.pk == span.pk)
     assert entry.consensus.explanation_verdict == "vague"
     assert AdjudicationEvent.objects.filter(undone=True).count() == 1
+    adjudication_redo(campaign=built.campaign, user=researcher)
+    assert review_entry(built.campaign, span.pk).consensus.explanation_verdict == "incorrect"
+    assert adjudication_redo(campaign=built.campaign, user=researcher) is None  # nothing undone any more
+    adjudication_undo(campaign=built.campaign, user=researcher)
+    assert AdjudicationEvent.objects.filter(undone=True).count() == 1
     adjudication_undo(campaign=built.campaign, user=researcher)
     adjudication_undo(campaign=built.campaign, user=researcher)
     entry = next(e for e in review_queue(built.campaign) if e.span.pk == span.pk)
     assert entry.consensus.method == "unresolved" and entry.decision.note == ""
     assert adjudication_undo(campaign=built.campaign, user=researcher) is None
+
+
+def test_adjudication_redo_is_gone_once_something_new_is_decided(study, researcher):
+    built, _ = study
+    span = built.spans["a1_missing"].pk
+    adjudication_set(campaign=built.campaign, span_id=span, user=researcher, changes={"span_verdict": "error"})
+    adjudication_undo(campaign=built.campaign, user=researcher)
+    adjudication_set(campaign=built.campaign, span_id=span, user=researcher, changes={"note": "new branch"})
+    assert adjudication_redo(campaign=built.campaign, user=researcher) is None
+    assert review_entry(built.campaign, span).decision.span_verdict == ""
 
 
 def test_adjudication_refuses_bad_values_and_foreign_spans(study, researcher):

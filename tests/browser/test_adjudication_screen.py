@@ -42,6 +42,10 @@ def test_reviewer_adjudicates_by_keyboard_and_exports_labeled_set(page, live_ser
     page.locator(f"#dispute-{b1} button[aria-pressed='true']", has_text="Partially correct").wait_for()
     page.keyboard.press("u")  # ... undone: Vague again
     page.locator(f"#dispute-{b1} button[aria-pressed='true']", has_text="Vague").wait_for()
+    page.keyboard.press("Shift+U")  # redo: Partially correct, and undo once more
+    page.locator(f"#dispute-{b1} button[aria-pressed='true']", has_text="Partially correct").wait_for()
+    page.keyboard.press("u")
+    page.locator(f"#dispute-{b1} button[aria-pressed='true']", has_text="Vague").wait_for()
     page.keyboard.press("m")
     page.keyboard.type("Data says family friendly; the explanation only hints at it.")
     page.keyboard.press("Escape")
