@@ -76,6 +76,9 @@ def campaign_create(
         raise ValueError(f"{annotators_per_item} annotators per item, but only {len(annotators)} annotators")
     if any(getattr(run, "dataset_id", dataset.pk) != dataset.pk for run in runs):
         raise ValueError("every evaluator run of a campaign must be on the campaign's dataset")
+    if judging := sorted({r.username for r in reviewers} & {a.username for a in annotators}):
+        # Reviewers read every judge's name and verdicts; a judge of the same campaign must not.
+        raise ValueError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge")
     rng = random.Random(seed)
     # The categories experts pick from when they add an error: the researcher's, else the task's defaults.
     label_set = category_set(list(categories)) if categories else default_categories(dataset.task.slug)

@@ -156,6 +156,15 @@ def test_campaign_form_creates_a_sampled_campaign_with_reviewers(population, res
     assert campaign.is_sampled and list(campaign.reviewers.all()) == [reviewer]
     assert SampledSpan.objects.filter(design__campaign=campaign).count() == 10
     assert campaign.sample_design.seed == 2
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "Reviewers: reviewer1." in page and "5 spans per evaluator" in page and "10 spans drawn" in page
     both = client.post("/campaigns/new/", form | {"name": "Both sizes", "sample_per_stratum": 3})
     assert both.status_code == 200 and "either a size per stratum or a total" in both.content.decode()
     assert not Campaign.objects.filter(name="Both sizes").exists()
+
+
+def test_a_judge_cannot_review_the_same_campaign(population, researcher):
+    data, alpha, _ = population
+    with pytest.raises(ValueError, match="cannot be a judge"):
+        campaign_create(name="Self review", dataset=data, runs=[alpha], annotators=[researcher],
+                        reviewers=[researcher])
