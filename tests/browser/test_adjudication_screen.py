@@ -37,6 +37,7 @@ def test_reviewer_adjudicates_by_keyboard_and_exports_labeled_set(page, live_ser
     card = page.locator(f"#dispute-{b1}")
     card.locator("button[aria-pressed='true']", has_text="Vague").wait_for()
     assert card.locator("header strong").inner_text() == number  # the card keeps its place in the queue
+    assert "✓" in card.locator("button[aria-pressed='true']").inner_text()  # said in text, not only colour
     assert "Decided" in card.inner_text() and "(adjudicated)" in card.inner_text()
     page.keyboard.press("w")  # change of mind: Partially correct ...
     page.locator(f"#dispute-{b1} button[aria-pressed='true']", has_text="Partially correct").wait_for()
