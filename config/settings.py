@@ -24,6 +24,12 @@ if not SECRET_KEY:
             "or DJANGO_DEBUG=true for local development."
         )
     SECRET_KEY = "django-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"
+MIN_SECRET_KEY_LENGTH = 50  # Django's own deploy check (security.W009) warns below this
+if not DEBUG and len(SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
+    raise ImproperlyConfigured(
+        f"DJANGO_SECRET_KEY is {len(SECRET_KEY)} characters long; outside DEBUG it must have at least "
+        f"{MIN_SECRET_KEY_LENGTH} (python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+    )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -66,7 +72,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "config.middleware.NulInQueryMiddleware",
+    "config.middleware.InputCleaningMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "config.middleware.LoginRequiredExceptApiMiddleware",

@@ -10,7 +10,11 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import not_a_server_error
-from schemathesis.specs.openapi.checks import response_schema_conformance
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from accounts.services.tokens import token_create
 from config.api import api
@@ -52,4 +56,4 @@ def test_api_operations_never_answer_500_and_match_the_schema(case, token):
     if case.operation.path == "/api/datasets/{dataset_id}/compare":
         case.query = {**(case.query or {}), "gamma": False}  # pygamma takes seconds per call
     response = case.call(app=application, headers={"Authorization": f"Bearer {token}"})
-    case.validate_response(response, checks=[not_a_server_error, response_schema_conformance])
+    case.validate_response(response, checks=[not_a_server_error, response_schema_conformance, status_code_conformance, content_type_conformance])
