@@ -17,6 +17,7 @@ from typing import Any
 INT32_MAX = 2**31 - 1  # PostgreSQL `integer`
 INT64_MAX = 2**63 - 1  # PostgreSQL `bigint`: the widest integer any column or JSON number may hold
 MAX_NUMBER = 1e15  # scores and other measured numbers beyond this are a mistake or an attack
+MAX_INT_DIGITS = 4300  # sys.get_int_max_str_digits(): int() refuses longer text
 MAX_JSON_DEPTH = 64  # request bodies are flat; deeper nesting is refused before anything walks it
 
 _DIGITS = re.compile(r"[0-9]+")
@@ -145,7 +146,9 @@ def loads(data: str | bytes, name: str = "body") -> Any:
         raise CleaningError(f"{name}: {word} is not a number JSON allows")
 
     def _integer(text: str) -> int:
-        if len(text.lstrip("-")) > len(str(INT64_MAX)):
+        # Python refuses to read more than 4,300 digits (ValueError); shorter ones are bounded by check_tree,
+        # which can name where they are.
+        if len(text.lstrip("-")) > MAX_INT_DIGITS:
             raise CleaningError(f"{name}: an integer of {len(text.lstrip('-'))} digits is not accepted "
                                 f"(at most {INT64_MAX} in size)")
         return int(text)
