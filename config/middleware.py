@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.http.request import RawPostDataException
 
 from accounts.access import FORBIDDEN, NOT_FOUND, AccessError
@@ -72,43 +72,42 @@ class InputCleaningMiddleware:
 
     The rules (corpus.cleaning): no NUL character and no lone surrogate in any text (PostgreSQL refuses both
     in any query), JSON integers within 64 bits (a 4,301-digit one makes `json.loads` raise), no NaN or
-    Infinity, bounded nesting. One check here covers every form and API schema; the services still bound
-    each value to its column and name it in their own words. Uploaded files are checked by the importers."""
-
-    FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+    Infinity, bounded nesting. One check here covers every query string and API body. Form bodies are
+    checked by Django's form fields (NUL refused by default; form decoding cannot yield a lone surrogate)
+    and by the services, which name the field in the page's own words; uploaded files by the importers."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        problem = self._problem(request)
+        status, problem = self._problem(request)
         if problem is None:
             return self.get_response(request)
         if request.path.startswith("/api/"):
-            return JsonResponse({"detail": problem}, status=400)
-        return HttpResponseBadRequest(problem, content_type="text/plain; charset=utf-8")
+            return JsonResponse({"detail": problem}, status=status)
+        return HttpResponse(problem, status=status, content_type="text/plain; charset=utf-8")
 
-    def _problem(self, request) -> str | None:
+    def _problem(self, request) -> tuple[int, str | None]:
+        """(status, reason): a bad query parameter is a bad request (400), a bad value in a body the request
+        carries is unprocessable content (422), as the services answer for values they refuse."""
         found = self._fields(request.GET, "query parameter")
         if found:
-            return found
+            return 400, found
         content_type = (request.content_type or "").lower()
-        if request.method in ("POST", "PUT", "PATCH") and content_type in self.FORM_TYPES:
-            return self._fields(request.POST, "field")
         if content_type == "application/json" or content_type.endswith("+json"):
             try:
                 body = request.body
             except RawPostDataException:
-                return None
+                return 422, None
             if not body.strip():
-                return None
+                return 422, None
             try:
                 cleaning.loads(body, "body")
             except cleaning.CleaningError as exc:
-                return f"the JSON body is refused: {exc}"
+                return 422, f"the JSON body is refused: {exc}"
             except ValueError:
-                return None  # not JSON (or not UTF-8): the API's own parser answers 400 with its reason
-        return None
+                return 400, None  # not JSON (or not UTF-8): the API's own parser answers 400 with its reason
+        return 400, None
 
     @staticmethod
     def _fields(data, kind: str) -> str | None:

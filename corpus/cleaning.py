@@ -99,8 +99,9 @@ def check_number(value: Any, name: str, *, maximum: float = MAX_NUMBER) -> float
     return value
 
 
-def tree_problems(value: Any, name: str = "body") -> Iterator[str]:
-    """Yield a message for each text or number in a decoded JSON value that breaks the rules (keys included).
+def tree_problems(value: Any, name: str = "body", *, texts: bool = True) -> Iterator[str]:
+    """Yield a message for each text (unless `texts` is off) or number in a decoded JSON value that breaks the
+    rules (keys included).
 
     Iterative, so a deep value cannot exhaust the stack; depth beyond MAX_JSON_DEPTH is one problem."""
     stack: list[tuple[str, Any, int]] = [(name, value, 0)]
@@ -110,7 +111,7 @@ def tree_problems(value: Any, name: str = "body") -> Iterator[str]:
             yield f"{path}: nested deeper than {MAX_JSON_DEPTH} levels"
             continue
         if isinstance(item, str):
-            problem = text_problem(item)
+            problem = text_problem(item) if texts else None
             if problem:
                 yield f"{path}: {problem}"
         elif isinstance(item, bool) or item is None:
@@ -123,7 +124,7 @@ def tree_problems(value: Any, name: str = "body") -> Iterator[str]:
                 yield f"{path}: {item!r} is not a finite number"
         elif isinstance(item, dict):
             for key, inner in item.items():
-                problem = text_problem(str(key))
+                problem = text_problem(str(key)) if texts else None
                 if problem:
                     yield f"{path} (a key): {problem}"
                 stack.append((f"{path}.{_shown_key(key)}", inner, depth + 1))
@@ -131,16 +132,17 @@ def tree_problems(value: Any, name: str = "body") -> Iterator[str]:
             stack.extend((f"{path}[{i}]", inner, depth + 1) for i, inner in enumerate(item))
 
 
-def check_tree(value: Any, name: str = "body") -> Any:
+def check_tree(value: Any, name: str = "body", *, texts: bool = True) -> Any:
     """Return `value`, or raise CleaningError with the first problem `tree_problems` finds."""
-    for problem in tree_problems(value, name):
+    for problem in tree_problems(value, name, texts=texts):
         raise CleaningError(problem)
     return value
 
 
-def loads(data: str | bytes, name: str = "body") -> Any:
+def loads(data: str | bytes, name: str = "body", *, texts: bool = True) -> Any:
     """`json.loads` that refuses, as CleaningError naming `name`, what json accepts and the database cannot hold:
-    integers too long to convert (> 4,300 digits), NaN/Infinity, and anything `check_tree` refuses."""
+    integers too long to convert (> 4,300 digits), NaN/Infinity, and anything `check_tree` refuses (texts
+    are left to the caller when `texts` is off, as the importers name each field in their own words)."""
 
     def _constant(word: str) -> float:
         raise CleaningError(f"{name}: {word} is not a number JSON allows")
@@ -157,7 +159,7 @@ def loads(data: str | bytes, name: str = "body") -> Any:
         value = json.loads(data, parse_constant=_constant, parse_int=_integer)
     except RecursionError:
         raise CleaningError(f"{name}: nested deeper than {MAX_JSON_DEPTH} levels") from None
-    return check_tree(value, name)
+    return check_tree(value, name, texts=texts)
 
 
 def _shown(value: Any) -> str:

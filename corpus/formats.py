@@ -161,7 +161,7 @@ def _iter_jsonl(handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
             continue
         where = f"line {number}"
         try:
-            value = cleaning.loads(text, "the object")
+            value = cleaning.loads(text, "the object", texts=False)
         except cleaning.CleaningError as exc:
             raise FormatError(where, str(exc)) from None
         except json.JSONDecodeError as exc:
