@@ -15,6 +15,7 @@ from analytics.api import datasets_router as analytics_datasets_router
 from analytics.api import router as analytics_router
 from annotator.api import router as annotator_router
 from comparison.api import router as comparison_router
+from config.openapi import document_responses
 from dhp.api import router as dhp_router
 from evaluation.api import router as evaluation_router
 
@@ -34,7 +35,14 @@ class TokenAuth(HttpBearer):
         return row.user
 
 
-api = NinjaAPI(
+class SpanjudgeAPI(NinjaAPI):
+    """The NinjaAPI whose schema also documents the shared refusals and non-JSON answers (config.openapi)."""
+
+    def get_openapi_schema(self, *args, **kwargs):
+        return document_responses(super().get_openapi_schema(*args, **kwargs))
+
+
+api = SpanjudgeAPI(
     title="spanjudge API",
     version="1",
     urls_namespace="api",
