@@ -32,8 +32,8 @@ def main() -> int:
         env = {**os.environ, "SPANJUDGE_API_FUZZ_EXAMPLES": str(args.examples), "SPANJUDGE_API_FUZZ_LOG": str(log),
                "DJANGO_SETTINGS_MODULE": "config.settings"}
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_api_schema.py", "-q", "-p", "no:cacheprovider"],
-                              cwd=REPO, env=env)
+        command = [sys.executable, "-m", "pytest", "tests/test_api_schema.py", "-q", "-p", "no:cacheprovider"]
+        done = subprocess.run(command, cwd=REPO, env=env)
         elapsed = time.perf_counter() - started
         lines = log.read_text().splitlines() if log.exists() else []
     statuses = collections.Counter(line.rsplit(" ", 1)[1] for line in lines)

@@ -9,6 +9,7 @@ from ninja import NinjaAPI
 from ninja.security import HttpBearer, django_auth
 
 from accounts.access import AccessError
+from accounts.api import router as tokens_router
 from accounts.models import TokenScope
 from accounts.services.tokens import token_lookup
 from analytics.api import datasets_router as analytics_datasets_router
@@ -51,6 +52,7 @@ api = SpanjudgeAPI(
     # ("ninja" in INSTALLED_APPS makes ninja render Swagger UI from its bundled copy instead of a CDN).
     docs_decorator=login_required,
 )
+api.add_router("/", tokens_router)
 api.add_router("/", annotator_router)
 api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)

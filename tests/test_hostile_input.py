@@ -107,6 +107,16 @@ def test_nul_or_lone_surrogate_in_a_json_body_is_a_422_naming_the_field(make_use
         assert "body.dataset" in response.json()["detail"]
 
 
+def test_nul_in_the_import_api_task_field_is_a_422_naming_it(make_user):
+    rita = make_user("rita", role="researcher")
+    upload = io.BytesIO(b'{"id": "1", "outputs": {"T": "x"}}\n')
+    upload.name = "items.jsonl"
+    response = Client().post("/api/datasets/import", {"dataset": "d", "task": "data\x00to-text", "file": upload},
+                             HTTP_AUTHORIZATION=f"Bearer {token_create(user=rita)}")
+    assert response.status_code == 422 and "--task" in response.json()["detail"]
+    assert not Dataset.objects.exists()
+
+
 def test_an_integer_of_4301_digits_in_a_json_body_is_a_422(make_user):
     admin = make_user("root", role="admin")
     response = _api(admin, "post", "/dhp/runs", '{"dataset": "d", "evaluator": "m", "metrics": ["a"], "seed": '
