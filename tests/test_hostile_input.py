@@ -16,7 +16,7 @@ from annotator.services.judgments import JudgmentError, judgment_set
 from corpus import cleaning
 from corpus.annotation_files import read_annotations
 from corpus.formats import FormatError, iter_objects
-from corpus.models import Item
+from corpus.models import Dataset, Item
 from tests import factories as make
 from tests.factories import build_campaign
 
