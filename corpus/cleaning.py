@@ -162,6 +162,26 @@ def loads(data: str | bytes, name: str = "body", *, texts: bool = True) -> Any:
     return check_tree(value, name, texts=texts)
 
 
+_QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'', re.S)
+_BRACKET = re.compile(r"[\[\]{}()]")
+
+
+def nested_deeper_than(text: str, limit: int) -> bool:
+    """Whether JSON (or a Python literal) in `text` nests brackets deeper than `limit`, found without parsing.
+
+    Parsers and printers recurse once per level: a 3,000-deep value raises RecursionError wherever it is
+    decoded or dumped. Quoted strings are skipped; the scan is linear and stops at the first level too deep."""
+    depth = 0
+    for bracket in _BRACKET.finditer(_QUOTED.sub("", text)):
+        if bracket.group() in "[{(":
+            depth += 1
+            if depth > limit:
+                return True
+        else:
+            depth = max(depth - 1, 0)
+    return False
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -234,3 +234,25 @@ def test_label_studio_textarea_of_numbers_is_a_format_error(tmp_path):
     path.write_text(json.dumps([task]))
     with pytest.raises(FormatError, match="textarea's 'text' must be a string"):
         list(read_annotations(path, "labelstudio"))
+
+
+# --- deeply nested JSON inside an input value -------------------------------------------------------------
+
+def test_an_input_holding_3000_deep_json_text_imports_and_shows_as_text_on_every_page(tmp_path, client, make_user):
+    deep = '{"a": ' + "[" * 3000 + "]" * 3000 + "}"
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps({"id": "1", "inputs": {"Data": deep, "Table": '{"x": {"y": 1}}'},
+                                "outputs": {"Text": "Fine."}}) + "\n")
+    _import(path, "deep")
+    item = Item.objects.get()
+    researcher = make_user("rita", role="researcher")
+    client.force_login(researcher)
+    page = client.get(f"/datasets/{item.dataset_id}/items/{item.pk}/")
+    assert page.status_code == 200
+    assert b"[[[[[[[[" in page.content  # the value as text, escaped, not a structure
+    ann = make_user("ann")
+    campaign = make.campaign("deep", item.dataset, [], [ann])
+    assignment = make.assignment(campaign, ann, item, 1)
+    client.force_login(ann)
+    screen = client.get(f"/work/{assignment.pk}/")
+    assert screen.status_code == 200 and b"[[[[[[[[" in screen.content
