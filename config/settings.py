@@ -195,6 +195,15 @@ if not CELERY_BROKER_URL:
         "control_folder": str(_queue_dir / "control"),
         "store_processed": False,
     }
+# Results a worker computes for the web (the API's gamma): shared by every process, so not the locmem default.
+# Redis when the broker is Redis (a key prefix keeps them apart from the queue); files under VAR_DIR otherwise.
+RESULTS_CACHE = "results"
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CACHES[RESULTS_CACHE] = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CELERY_BROKER_URL,
+                             "KEY_PREFIX": "spanjudge-results"}
+else:
+    CACHES[RESULTS_CACHE] = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                             "LOCATION": str(VAR_DIR / "results-cache")}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -209,7 +218,8 @@ RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 90)  # a running job with no he
 # How long a run keeps retrying to store an arrived LLM answer while PostgreSQL is unreachable (a restart).
 RUN_DB_PATIENCE_SECONDS = env_float("RUN_DB_PATIENCE_SECONDS", 120.0)
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
-CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp", "tasks.comparison", "tasks.exporting"]
+CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp", "tasks.comparison", "tasks.exporting",
+                  "tasks.analytics"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Ollama and the ensemble defaults. A run may only name a server from OLLAMA_URLS (plus OLLAMA_URL): the
