@@ -34,7 +34,7 @@ def token(db, settings, tmp_path) -> str:
     settings.CELERY_TASK_ALWAYS_EAGER = False
     dataset = make.dataset("fuzzed", items=[{"external_id": str(i), "output": f"Output number {i}."} for i in range(3)])
     make.gold(dataset.items.first(), [(0, 6)])
-    return token_create(user=make.user("fuzz", role="researcher"))
+    return token_create(user=make.user("fuzz", role=ROLE))
 
 
 @pytest.fixture(autouse=True)
@@ -57,6 +57,7 @@ def _in_process(monkeypatch):
 # through SPANJUDGE_API_FUZZ_EXAMPLES and collects each answer's status in SPANJUDGE_API_FUZZ_LOG.
 EXAMPLES = int(os.environ.get("SPANJUDGE_API_FUZZ_EXAMPLES") or 4)
 LOG = os.environ.get("SPANJUDGE_API_FUZZ_LOG")
+ROLE = os.environ.get("SPANJUDGE_API_FUZZ_ROLE") or "researcher"  # the bench runs "admin" too
 
 
 @schema.parametrize()
