@@ -68,7 +68,7 @@ class UploadSizeLimitMiddleware:
 
 
 class InputCleaningMiddleware:
-    """Answers 400 naming the field when a query parameter, a form field or a JSON body breaks the input rules.
+    """Answers 400 (query parameter) or 422 (JSON body) naming the field when a value breaks the input rules.
 
     The rules (corpus.cleaning): no NUL character and no lone surrogate in any text (PostgreSQL refuses both
     in any query), JSON integers within 64 bits (a 4,301-digit one makes `json.loads` raise), no NaN or

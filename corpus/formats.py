@@ -290,7 +290,9 @@ def _number(value: Any, where: str, name: str) -> float:
     try:
         return float(cleaning.check_number(value, name))
     except cleaning.CleaningError:
-        shown = f"{str(value)[:20]}... ({len(str(value))} digits)" if isinstance(value, int) else repr(value)[:40]
+        # str() of an integer of more than 4,300 digits raises: describe a huge one by its size
+        big = isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64
+        shown = f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits" if big else repr(value)[:40]
         raise FormatError(where, f"field '{name}' must be a finite number no larger than "
                                  f"{cleaning.MAX_NUMBER:g} in size, not {shown}") from None
 
