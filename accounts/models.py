@@ -51,14 +51,24 @@ class TokenScope(models.TextChoices):
 
 
 class ApiToken(models.Model):
-    """A bearer token for scripts; only its sha256 is stored. A read token may only look (GET, HEAD, OPTIONS)."""
+    """A bearer token for scripts; only its sha256 is stored. A read token may only look (GET, HEAD, OPTIONS).
+
+    A revoked token, or one past its expiry, is refused (401); the row stays so the list shows what it was."""
 
     user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="api_tokens")
     name = models.CharField(max_length=100, default="script")
     scope = models.CharField(max_length=5, choices=TokenScope.choices, default=TokenScope.WRITE)
     key_hash = models.CharField(max_length=64, unique=True)
+    prefix = models.CharField(max_length=8, blank=True, default="",
+                              help_text="The token's first characters, to tell tokens apart ('' for older tokens).")
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, help_text="Refused after this moment; empty: never.")
+    revoked_at = models.DateTimeField(null=True, blank=True, help_text="Refused since this moment.")
 
     def __str__(self) -> str:
         return f"{self.user} / {self.name}"
+
+    def is_usable(self, now) -> bool:
+        """Neither revoked nor expired at `now`."""
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.pagination import paginate
 
 from accounts.access import require_researcher
+from analytics.compare.gamma import RETRY_AFTER_SECONDS, GammaQuestion, gamma_answer
 from analytics.compare.sources import UnknownSource, available_sources, comparison_csv, sources_compare
 from analytics.exports.formats import FORMATS
 from analytics.exports.jobs import export_file, export_job_create
@@ -184,23 +185,42 @@ def list_sources(request: HttpRequest, dataset_id: int):
     return [SourceOut(name=s.name, kind=s.kind) for s in available_sources(dataset)]
 
 
-@datasets_router.get("/datasets/{dataset_id}/compare", response=list[dict[str, Any]], operation_id="compare_sources")
+class GammaPendingOut(Schema):
+    state: str
+    detail: str
+    retry_after: int
+
+
+@datasets_router.get("/datasets/{dataset_id}/compare",
+                     response={200: list[dict[str, Any]], 202: GammaPendingOut, 409: GammaPendingOut},
+                     operation_id="compare_sources")
 def compare_sources(
     request: HttpRequest, dataset_id: int, reference: str, sources: str = "", categories: bool = False,
     gamma: bool = False, aspect: str = "", format: str = "json",
 ):
     """`manage.py compare_sources` over HTTP; an unknown reference or source is a 422 naming the sources there are.
-    gamma is off by default here (pygamma-agreement can take minutes on large sets)."""
+    With gamma=true a worker computes the figures (pygamma-agreement takes minutes): 202 with a Retry-After
+    until the result is ready, then 200 with it (analytics.compare.gamma)."""
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     if format not in ("json", "csv"):
         raise HttpError(422, "format must be json or csv")
     names = [n.strip() for n in sources.split(",") if n.strip()]
-    try:
-        rows = sources_compare(dataset, reference=reference, sources=names, by_category=categories, gamma=gamma,
+    try:  # without gamma, quick: it checks the names before anything is queued
+        rows = sources_compare(dataset, reference=reference, sources=names, by_category=categories, gamma=False,
                                aspect=aspect)
     except UnknownSource as exc:
         raise HttpError(422, str(exc)) from None
+    if gamma:
+        answer = gamma_answer(GammaQuestion(dataset_id=dataset.pk, reference=reference, sources=tuple(names),
+                                            by_category=categories, aspect=aspect))
+        if answer.state != "done":
+            status = 202 if answer.state == "pending" else 409
+            response = JsonResponse({"state": answer.state, "detail": answer.detail,
+                                     "retry_after": RETRY_AFTER_SECONDS}, status=status)
+            response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+            return response
+        rows = answer.rows or []
     if format == "csv":
         return HttpResponse(comparison_csv(rows), content_type="text/csv; charset=utf-8")
     return rows

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Literal
 
+from corpus.cleaning import nested_deeper_than
+
 InputKind = Literal["text", "key_value", "triples", "table", "dialogue", "json"]
 
 _KV_PAIR = re.compile(r"\s*([^\[\]|,]+?)\s*\[([^\]]*)\]\s*")
@@ -31,6 +33,7 @@ _BOX_SKIP = frozenset({"FIRST_NAME", "SECOND_NAME"})
 # tables and box scores are a few kB.
 MAX_STRUCTURED_CHARS = 1_000_000
 MAX_PYTHON_LITERAL_CHARS = 200_000
+MAX_STRUCTURED_DEPTH = 32  # deeper JSON is shown as text: decoding and printing it recurse once per level
 
 
 @dataclass
@@ -81,7 +84,7 @@ def _loose_literal(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     stripped = value.strip()
-    if not stripped or stripped[0] not in "[{":
+    if not stripped or stripped[0] not in "[{" or nested_deeper_than(stripped, MAX_STRUCTURED_DEPTH):
         return value
     decoders = (json.loads, ast.literal_eval) if len(stripped) <= MAX_PYTHON_LITERAL_CHARS else (json.loads,)
     for decode in decoders:
@@ -102,7 +105,7 @@ def _cell(value: Any) -> str:
 
 def _as_json(header: str, text: str) -> InputView | None:
     stripped = text.strip()
-    if not stripped.startswith("{"):
+    if not stripped.startswith("{") or nested_deeper_than(stripped, MAX_STRUCTURED_DEPTH):
         return None
     try:
         data = json.loads(stripped)

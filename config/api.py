@@ -9,6 +9,7 @@ from ninja import NinjaAPI
 from ninja.security import HttpBearer, django_auth
 
 from accounts.access import AccessError
+from accounts.api import router as tokens_router
 from accounts.models import TokenScope
 from accounts.services.tokens import token_lookup
 from analytics.api import datasets_router as analytics_datasets_router
@@ -17,6 +18,7 @@ from analytics.api_labeled import router as labeled_router
 from annotator.api import router as annotator_router
 from annotator.api_review import router as review_router
 from comparison.api import router as comparison_router
+from config.openapi import document_responses
 from dhp.api import router as dhp_router
 from evaluation.api import router as evaluation_router
 
@@ -36,7 +38,14 @@ class TokenAuth(HttpBearer):
         return row.user
 
 
-api = NinjaAPI(
+class SpanjudgeAPI(NinjaAPI):
+    """The NinjaAPI whose schema also documents the shared refusals and non-JSON answers (config.openapi)."""
+
+    def get_openapi_schema(self, *args, **kwargs):
+        return document_responses(super().get_openapi_schema(*args, **kwargs))
+
+
+api = SpanjudgeAPI(
     title="spanjudge API",
     version="1",
     urls_namespace="api",
@@ -45,6 +54,7 @@ api = NinjaAPI(
     # ("ninja" in INSTALLED_APPS makes ninja render Swagger UI from its bundled copy instead of a CDN).
     docs_decorator=login_required,
 )
+api.add_router("/", tokens_router)
 api.add_router("/", annotator_router)
 api.add_router("/", review_router)
 api.add_router("/", evaluation_router)

@@ -1,14 +1,16 @@
 """Login-required everywhere except the API (which answers 401 itself); access errors as HTTP statuses; the
-upload size limit; NUL characters in query strings refused."""
+upload size limit; the input rules (NUL, lone surrogates, huge numbers) applied to every request."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
+from django.http.request import RawPostDataException
 
 from accounts.access import FORBIDDEN, NOT_FOUND, AccessError
+from corpus import cleaning
 
 
 class LoginRequiredExceptApiMiddleware(LoginRequiredMiddleware):
@@ -65,20 +67,57 @@ class UploadSizeLimitMiddleware:
         return self.get_response(request)
 
 
-class NulInQueryMiddleware:
-    """Answers 400 naming the parameter when a query string holds a NUL character.
+class InputCleaningMiddleware:
+    """Answers 400 (query parameter) or 422 (JSON body) naming the field when a value breaks the input rules.
 
-    No parameter of the app may contain one, and PostgreSQL refuses it in any query, so a filter such as
-    `?aspect=%00` would otherwise end as a 500. (Form and JSON bodies are checked by the services, which can
-    name the field in their own words.)"""
+    The rules (corpus.cleaning): no NUL character and no lone surrogate in any text (PostgreSQL refuses both
+    in any query), JSON integers within 64 bits (a 4,301-digit one makes `json.loads` raise), no NaN or
+    Infinity, bounded nesting. One check here covers every query string and API body. Form bodies are
+    checked by Django's form fields (NUL refused by default; form decoding cannot yield a lone surrogate)
+    and by the services, which name the field in the page's own words; uploaded files by the importers."""
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        for name, values in request.GET.lists():
-            if "\x00" in name or any("\x00" in value for value in values):
-                shown = name.replace("\x00", "\\x00")
-                return HttpResponseBadRequest(f"query parameter {shown!r} contains a NUL character (\\x00)",
-                                              content_type="text/plain; charset=utf-8")
-        return self.get_response(request)
+        status, problem = self._problem(request)
+        if problem is None:
+            return self.get_response(request)
+        if request.path.startswith("/api/"):
+            return JsonResponse({"detail": problem}, status=status)
+        return HttpResponse(problem, status=status, content_type="text/plain; charset=utf-8")
+
+    def _problem(self, request) -> tuple[int, str | None]:
+        """(status, reason): a bad query parameter is a bad request (400), a bad value in a body the request
+        carries is unprocessable content (422), as the services answer for values they refuse."""
+        found = self._fields(request.GET, "query parameter")
+        if found:
+            return 400, found
+        content_type = (request.content_type or "").lower()
+        if content_type == "application/json" or content_type.endswith("+json"):
+            try:
+                body = request.body
+            except RawPostDataException:
+                return 422, None
+            if not body.strip():
+                return 422, None
+            try:
+                cleaning.loads(body, "body")
+            except cleaning.CleaningError as exc:
+                return 422, f"the JSON body is refused: {exc}"
+            except ValueError:
+                return 400, None  # not JSON (or not UTF-8): the API's own parser answers 400 with its reason
+        return 400, None
+
+    @staticmethod
+    def _fields(data, kind: str) -> str | None:
+        for name, values in data.lists():
+            shown = ascii(name)[1:-1]
+            problem = cleaning.text_problem(name)
+            if problem:
+                return f"{kind} name {shown!r} {problem}"
+            for value in values:
+                problem = cleaning.text_problem(value)
+                if problem:
+                    return f"{kind} {shown!r} {problem}"
+        return None

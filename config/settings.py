@@ -24,6 +24,12 @@ if not SECRET_KEY:
             "or DJANGO_DEBUG=true for local development."
         )
     SECRET_KEY = "django-insecure-development-key-set-DJANGO_SECRET_KEY-in-production"
+MIN_SECRET_KEY_LENGTH = 50  # Django's own deploy check (security.W009) warns below this
+if not DEBUG and len(SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
+    raise ImproperlyConfigured(
+        f"DJANGO_SECRET_KEY is {len(SECRET_KEY)} characters long; outside DEBUG it must have at least "
+        f"{MIN_SECRET_KEY_LENGTH} (python -c 'import secrets; print(secrets.token_urlsafe(50))')."
+    )
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
@@ -66,7 +72,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "config.middleware.NulInQueryMiddleware",
+    "config.middleware.InputCleaningMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "config.middleware.LoginRequiredExceptApiMiddleware",
@@ -189,6 +195,15 @@ if not CELERY_BROKER_URL:
         "control_folder": str(_queue_dir / "control"),
         "store_processed": False,
     }
+# Results a worker computes for the web (the API's gamma): shared by every process, so not the locmem default.
+# Redis when the broker is Redis (a key prefix keeps them apart from the queue); files under VAR_DIR otherwise.
+RESULTS_CACHE = "results"
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CACHES[RESULTS_CACHE] = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CELERY_BROKER_URL,
+                             "KEY_PREFIX": "spanjudge-results"}
+else:
+    CACHES[RESULTS_CACHE] = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+                             "LOCATION": str(VAR_DIR / "results-cache")}
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -203,7 +218,8 @@ RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 90)  # a running job with no he
 # How long a run keeps retrying to store an arrived LLM answer while PostgreSQL is unreachable (a restart).
 RUN_DB_PATIENCE_SECONDS = env_float("RUN_DB_PATIENCE_SECONDS", 120.0)
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
-CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp", "tasks.comparison", "tasks.exporting"]
+CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp", "tasks.comparison", "tasks.exporting",
+                  "tasks.analytics"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Ollama and the ensemble defaults. A run may only name a server from OLLAMA_URLS (plus OLLAMA_URL): the

@@ -12,6 +12,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/", include("accounts.urls")),
     path("api/", api.urls),
     path("analytics/", include("analytics.urls")),
     path("dhp/", include("dhp.urls")),

@@ -107,7 +107,11 @@ def _category_names(meta: Any) -> list[str]:
     if not isinstance(meta, dict):
         return []
     names = []
-    for category in meta.get("annotation_span_categories") or []:
+    categories = meta.get("annotation_span_categories") or []
+    if not isinstance(categories, list):
+        raise FormatError("metadata.json", "field 'annotation_span_categories' must be a list of categories, "
+                                           f"not {type(categories).__name__}")
+    for category in categories:
         names.append(str(category.get("name", "")) if isinstance(category, dict) else str(category))
     return names
 
@@ -198,6 +202,10 @@ def _labelstudio(path: Path, name: str) -> Iterator[RawAnnotation]:
                     order.append(key)
                 elif result.get("type") == "textarea":
                     texts = value.get("text") or []
+                    if not isinstance(texts, str) and not (
+                            isinstance(texts, list) and all(isinstance(t, str) for t in texts)):
+                        raise FormatError(f"{where}, annotations[{number}], result[{index}]",
+                                          "a textarea's 'text' must be a string or a list of strings")
                     region["explanation"] = "\n".join(texts) if isinstance(texts, list) else texts
                 elif result.get("type") == "rating":
                     region["severity"] = value.get("rating")

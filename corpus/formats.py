@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import IO, Any, NotRequired, TypedDict
 
 import ijson
 
+from corpus import cleaning
 from corpus.protocol import EXPLANATION_VERDICT_VALUES as EXPLANATION_VERDICTS
 from corpus.protocol import FLAG_VALUES as FLAGS
 from corpus.protocol import SPAN_VERDICT_VALUES as SPAN_VERDICTS
@@ -171,7 +171,9 @@ def _iter_jsonl(handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
             continue
         where = f"line {number}"
         try:
-            value = json.loads(text)
+            value = cleaning.loads(text, "the object", texts=False)
+        except cleaning.CleaningError as exc:
+            raise FormatError(where, str(exc)) from None
         except json.JSONDecodeError as exc:
             raise FormatError(where, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
         except RecursionError:
@@ -202,6 +204,9 @@ def _pieces(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
             decoder.decode(raw)
         except UnicodeDecodeError as exc:
             raise FormatError(f"line {number}", f"not UTF-8 text ({exc.reason})") from None
+        lone = cleaning.escaped_surrogate(raw)
+        if lone:  # yajl would store it as '?'
+            raise FormatError(f"line {number}", f"the escape \\{lone} is a lone UTF-16 surrogate, not a character")
         yield number, raw
         if raw.endswith(b"\n"):
             number += 1
@@ -267,9 +272,11 @@ def _ijson_reason(exc: Exception) -> str:
 
 
 def check_text(value: str, where: str, name: str) -> str:
-    """Refuse NUL characters (PostgreSQL text cannot hold them) and values wider than their column."""
-    if "\x00" in value:
-        raise FormatError(where, f"field '{name}' contains a NUL character (\\u0000)")
+    """Refuse NUL characters and lone surrogates (PostgreSQL text cannot hold them) and values wider than their
+    column."""
+    problem = cleaning.text_problem(value)
+    if problem:
+        raise FormatError(where, f"field '{name}' {problem}")
     limit = FIELD_LIMITS.get(name.split(".")[0])
     if limit is not None and len(value) > limit:
         raise FormatError(where, f"field '{name}' is {len(value)} characters long; at most {limit} are allowed")
@@ -290,9 +297,14 @@ def _text(value: Any, where: str, name: str, *, required: bool = False) -> str:
 
 
 def _number(value: Any, where: str, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise FormatError(where, f"field '{name}' must be a finite number, not {value!r}")
-    return float(value)
+    try:
+        return float(cleaning.check_number(value, name))
+    except cleaning.CleaningError:
+        # str() of an integer of more than 4,300 digits raises: describe a huge one by its size
+        big = isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64
+        shown = f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits" if big else repr(value)[:40]
+        raise FormatError(where, f"field '{name}' must be a finite number no larger than "
+                                 f"{cleaning.MAX_NUMBER:g} in size, not {shown}") from None
 
 
 def _str_dict(value: Any, where: str, name: str) -> dict[str, str]:

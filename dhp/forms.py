@@ -5,8 +5,10 @@ from __future__ import annotations
 from django import forms
 
 from accounts.models import User
+from corpus.cleaning import INT32_MAX
 from corpus.models import Dataset, TaskType
 from dhp.engine.kinds import BASE_KINDS, KINDS
+from dhp.services.runs import MAX_SAMPLES
 
 
 class SurveyForm(forms.Form):
@@ -31,7 +33,7 @@ class RunForm(forms.Form):
     metrics = forms.CharField(help_text="Comma-separated aspects of the dataset's task.")
     kinds = forms.MultipleChoiceField(choices=[(k, k) for k in KINDS], required=False,
                                       help_text="Default: every rule-based kind.")
-    samples = forms.IntegerField(min_value=1, max_value=20, initial=5)
-    seed = forms.IntegerField(initial=0)
+    samples = forms.IntegerField(min_value=1, max_value=MAX_SAMPLES, initial=5)
+    seed = forms.IntegerField(min_value=0, max_value=INT32_MAX, initial=0)
     ollama_url = forms.CharField(required=False)
     parallel = forms.IntegerField(min_value=1, max_value=64, required=False)

@@ -6,17 +6,21 @@ from typing import Any
 
 from ninja import Field, Schema
 
+from corpus.cleaning import INT32_MAX, INT64_MAX
+from dhp.services.runs import MAX_SAMPLES
+from evaluation.runs.launch import MAX_PARALLEL
+
 
 class DhpRunIn(Schema):
     dataset: str
     evaluator: str = Field(description="An Ollama model, 'ensemble' or 'distilled:MODEL'.")
     metrics: list[str]
     kinds: list[str] | None = Field(None, description="Perturbation kinds (default: every rule-based kind).")
-    samples: int = 5
-    survey: int | None = None
-    seed: int = 0
+    samples: int = Field(5, ge=1, le=MAX_SAMPLES)
+    survey: int | None = Field(None, ge=1, le=INT64_MAX)
+    seed: int = Field(0, ge=0, le=INT32_MAX)
     ollama_url: str | None = None
-    parallel: int | None = None
+    parallel: int | None = Field(None, ge=1, le=MAX_PARALLEL)
 
 
 class DhpRunOut(Schema):

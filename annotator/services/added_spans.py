@@ -9,7 +9,7 @@ from accounts.models import User
 from annotator.access import check_can_work
 from annotator.models import AddedSource, Assignment, Campaign, WorkAction
 from annotator.services.actions import action_record
-from corpus import protocol
+from corpus import cleaning, protocol
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
 
 KEEP: object = object()
@@ -50,8 +50,9 @@ def _text(value: object, limit: int, name: str) -> str:
     text = "" if value is None else str(value).strip()
     if len(text) > limit:
         raise AddedSpanError(f"{name} is longer than {limit} characters")
-    if "\x00" in text:  # PostgreSQL text cannot hold NUL
-        raise AddedSpanError(f"{name} contains a NUL character (\\x00), which cannot be stored")
+    problem = cleaning.text_problem(text)  # NUL or a lone surrogate: PostgreSQL cannot hold either
+    if problem:
+        raise AddedSpanError(f"{name} {problem}")
     return text
 
 

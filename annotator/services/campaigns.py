@@ -14,6 +14,7 @@ from accounts.models import User
 from annotator.categories import category_set, default_categories
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, ExplanationVerdict, SpanVerdict
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
+from corpus import cleaning
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
 
 DEFAULT_GUIDELINES = (Path(__file__).resolve().parent.parent / "guidelines.md").read_text(encoding="utf-8")
@@ -36,8 +37,9 @@ def _check_text(field: str, value: str, limit: int, *, required: bool = False) -
         raise ValueError(f"{field}: must not be blank")
     if len(value) > limit:
         raise ValueError(f"{field}: {value[:40]!r}... is longer than {limit} characters")
-    if "\x00" in value:
-        raise ValueError(f"{field}: contains a NUL character (\\x00), which cannot be stored")
+    problem = cleaning.text_problem(value)  # NUL or a lone surrogate: PostgreSQL cannot hold either
+    if problem:
+        raise ValueError(f"{field}: {problem}")
 
 
 @transaction.atomic

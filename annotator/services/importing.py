@@ -26,7 +26,7 @@ from django.utils.text import slugify
 from accounts.models import Role
 from annotator.models import Assignment, Campaign, JudgmentEvent, SpanJudgment
 from corpus.formats import FormatError
-from corpus.models import Dataset
+from corpus.models import Dataset, Item
 from corpus.services.importing import ImportReport, JudgedSpan
 from corpus.services.importing import items_import as corpus_items_import
 
@@ -75,6 +75,7 @@ class _JudgmentWriter:
         self.orders: dict[int, int] = {}
 
     def __call__(self, dataset: Dataset, judged: list[JudgedSpan]) -> int:
+        self._refuse_twice(judged)
         rows = [
             SpanJudgment(
                 span=span, annotator_id=self._user(j["annotator"]),
@@ -95,6 +96,23 @@ class _JudgmentWriter:
             for row in rows
         )
         return len(rows)
+
+    def _refuse_twice(self, judged: list[JudgedSpan]) -> None:
+        """One judgment per annotator and span (a database constraint): a file that judges a span twice under
+        one name (or two names mapped to one user) is refused naming the span, before anything is written."""
+        for span, item_pk, judgments in judged:
+            seen: dict[int, str] = {}
+            for j in judgments:
+                user_pk = self._user(j["annotator"])
+                if user_pk in seen:
+                    names = repr(j["annotator"]) if seen[user_pk] == j["annotator"] else (
+                        f"{seen[user_pk]!r} and {j['annotator']!r} (one user)")
+                    external = Item.objects.filter(pk=item_pk).values_list("external_id", flat=True).first()
+                    where = f"item {external!r}"
+                    raise FormatError(
+                        "judgments", f"{where}: span {span.start}-{span.end} ({span.text[:40]!r}) is judged twice "
+                                     f"by annotator {names}; keep one judgment per annotator and span")
+                seen[user_pk] = j["annotator"]
 
     def _user(self, name: str) -> int:
         if name not in self.users:

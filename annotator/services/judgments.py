@@ -17,7 +17,7 @@ from annotator.models import (
     WorkAction,
 )
 from annotator.services.actions import action_record
-from corpus import protocol
+from corpus import cleaning, protocol
 from corpus.models import ErrorSpan
 
 CHOICE_FIELDS: dict[str, frozenset[str]] = {
@@ -51,8 +51,9 @@ def _coerce(field: str, value: object) -> object:
         text = "" if value is None else str(value)
         if len(text) > MAX_COMMENT:
             raise JudgmentError(f"comment: longer than {MAX_COMMENT} characters")
-        if "\x00" in text:  # PostgreSQL text cannot hold NUL
-            raise JudgmentError("comment: contains a NUL character (\\x00), which cannot be stored")
+        problem = cleaning.text_problem(text)  # NUL or a lone surrogate: PostgreSQL cannot hold either
+        if problem:
+            raise JudgmentError(f"comment: {problem}")
         return text
     if field == "corrected_severity":
         if value in (None, ""):

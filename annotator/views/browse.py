@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET
 from annotator.browse import dataset_items, dataset_sources, dataset_systems, item_annotations, span_counts
 from annotator.rendering import render_inputs
 from annotator.views.common import AppRequest, require_researcher
+from corpus import cleaning
 from corpus.models import Dataset, Item
 
 YES_NO = (("", "any"), ("yes", "yes"), ("no", "no"))
@@ -41,7 +42,7 @@ def item_detail(request: AppRequest, pk: int, item_pk: int) -> HttpResponse:
     require_researcher(request)
     item = get_object_or_404(Item.objects.select_related("dataset"), pk=item_pk, dataset_id=pk)
     views = item_annotations(item)
-    chosen = {int(v) for v in request.GET.getlist("show") if v.isdigit()}
+    chosen = {pk for pk in map(cleaning.as_id, request.GET.getlist("show")) if pk is not None}
     shown = [v for v in views if v.annotation.pk in chosen] if chosen else [v for v in views if v.is_answer]
     return render(request, "annotator/item_detail.html", {
         "item": item, "dataset": item.dataset, "inputs": render_inputs(item.inputs), "views": views,

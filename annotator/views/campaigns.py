@@ -17,6 +17,7 @@ from annotator.rendering import markdown_html
 from annotator.selectors import campaign_run_labels, control_accuracy, control_spans, queue_for
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.views.common import AppRequest, require_researcher
+from corpus import cleaning
 from corpus.models import Dataset
 from evaluation.models import EvaluatorRun, RunStatus
 
@@ -29,9 +30,9 @@ def campaign_new(request: AppRequest) -> HttpResponse:
     require_researcher(request)
     run_pk = request.GET.get("run", "")
     run = (EvaluatorRun.objects.select_related("dataset", "aspect").exclude(status=RunStatus.CANCELLED)
-           .filter(pk=run_pk).first() if run_pk.isdigit() else None)
+           .filter(pk=cleaning.as_id(run_pk)).first() if cleaning.as_id(run_pk) else None)
     dataset_pk = request.POST.get("dataset") or request.GET.get("dataset") or (str(run.dataset_id) if run else "")
-    dataset = Dataset.objects.filter(pk=dataset_pk).first() if dataset_pk and dataset_pk.isdigit() else None
+    dataset = Dataset.objects.filter(pk=cleaning.as_id(dataset_pk)).first() if cleaning.as_id(dataset_pk) else None
     if request.method == "POST":
         form = CampaignForm(request.POST, dataset=dataset)
         if form.is_valid():

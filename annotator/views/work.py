@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
+from django.core.exceptions import BadRequest
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -36,7 +37,7 @@ from annotator.services.assignments import AssignmentError, assignment_add_time,
 from annotator.services.judgments import JudgmentError, judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
-from corpus import protocol
+from corpus import cleaning, protocol
 
 
 @dataclass(frozen=True)
@@ -181,8 +182,8 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
         return _unprocessable(str(exc))
     number = request.POST.get("number", "")
     style = request.POST.get("style", "")
-    row = ErrorRow(span=span, label=label, number=int(number) if number.isdigit() else 0, judgment=judgment,
-                   style=int(style) % N_STYLES if style.isdigit() else 0)
+    row = ErrorRow(span=span, label=label, number=_posted(number, "number"), judgment=judgment,
+                   style=_posted(style, "style") % N_STYLES)
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
 
 
@@ -290,9 +291,16 @@ def added_span_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     return _added_response(request, assignment, "Deleted the added error.")
 
 
+def _posted(raw: str, name: str) -> int:
+    """A small whole number the page posts (0 when absent); anything but the digits 0-9 is a 400."""
+    try:
+        return cleaning.digits(raw, name, default=0)
+    except cleaning.CleaningError as exc:
+        raise BadRequest(str(exc)) from None
+
+
 def _seconds(request: AppRequest) -> int:
-    raw = request.POST.get("seconds", "0")
-    return int(raw) if raw.isdigit() else 0
+    return _posted(request.POST.get("seconds", "0"), "seconds")
 
 
 @vary_on_headers("HX-Request")

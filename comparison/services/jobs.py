@@ -20,7 +20,7 @@ from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError
 from evaluation.llm.openai_backend import OpenAICompatBackend
 from evaluation.models import Aspect, EvaluatorRun, RunStatus
-from evaluation.runs.launch import LaunchError, check_models
+from evaluation.runs.launch import LaunchError, check_models, gptscore_server
 
 COMPARISON_TASK = "tasks.comparison.run_comparison"
 NO_LOGPROBS_IN_OLLAMA = (
@@ -144,6 +144,11 @@ def job_create(
     }
     if any(s.family is Family.GPTSCORE for s in specs) and not options["gptscore_url"]:
         raise JobError(f"no GPTScore server given. {NO_LOGPROBS_IN_OLLAMA}")
+    if options["gptscore_url"]:
+        try:  # a given address is fetched by the app: it must be on the allowlist like every server
+            options["gptscore_url"] = gptscore_server(options["gptscore_url"]).url
+        except LaunchError as exc:
+            raise JobError(str(exc)) from None
     if check:
         _check_servers(dataset, specs, chosen, options)
     n_items = dataset.items.count()

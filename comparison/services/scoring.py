@@ -25,7 +25,7 @@ from evaluation.llm.errors import BackendError, BackendUnavailable
 from evaluation.llm.openai_backend import OpenAICompatBackend
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall, RunStatus
 from evaluation.runs.execute import run_execute
-from evaluation.runs.launch import LaunchError, run_create, run_resume
+from evaluation.runs.launch import LaunchError, gptscore_server, run_create, run_resume
 from evaluation.runs.scheduler import cache_key
 
 BATCH = 256
@@ -131,6 +131,10 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
     if not todo:
         return
     options = {**GPTSCORE_OPTIONS}
+    try:  # checked again here: the allowlist may have changed since the job was made
+        url = gptscore_server(url).url
+    except LaunchError as exc:
+        raise Stop(JobStatus.FAILED, str(exc)) from exc
     with OpenAICompatBackend(url, timeout=settings.OLLAMA_TIMEOUT) as backend:
         try:
             backend.check([spec.model])

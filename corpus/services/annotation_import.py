@@ -97,6 +97,7 @@ def annotations_import(
     if not source.strip():
         raise FormatError("--source", "a source name is needed")
     check_text(source, "--source", "source")
+    check_text(dataset_name, "--dataset", "dataset")
     dataset = Dataset.objects.filter(name=dataset_name).first()
     if dataset is None:
         raise FormatError("--dataset", f"no dataset named {dataset_name!r}; import its items first (import_items)")

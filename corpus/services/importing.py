@@ -249,6 +249,7 @@ def items_import(
     check_text(dataset_name, "--dataset", "dataset")
     check_text(source, "--source", "source")
     check_text(aspect, "--aspect", "aspect")
+    check_text(task_slug, "--task", "task")
     task = TaskType.objects.filter(slug=task_slug).first()
     if task is None:
         known = ", ".join(TaskType.objects.values_list("slug", flat=True))

@@ -18,6 +18,7 @@ from django.db.models import Avg, F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from corpus.cleaning import INT32_MAX
 from corpus.models import Annotation, AnnotationKind, Dataset, Item
 from dhp.engine.errors import DhpError
 from dhp.engine.kinds import Kind, get_kind
@@ -32,13 +33,14 @@ from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.models import Aspect, RunCall, RunStatus
 from evaluation.runs.execute import run_execute
-from evaluation.runs.launch import LaunchError, check_models, run_create, run_resume
+from evaluation.runs.launch import MAX_PARALLEL, LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
 from evaluation.runs.recovery import stale_running
 
 log = logging.getLogger(__name__)
 
 DHP_TASK = "tasks.dhp.run_dhp"
+MAX_SAMPLES = 20  # samples per text: the page's limit; each is one LLM call per text and metric
 SAMPLE_TEMPERATURE = 0.7  # n samples of one prompt differ only through sampling (and their seeds)
 MAX_ATTEMPTS = 3
 
@@ -80,15 +82,17 @@ def dhp_create(
     if unknown:
         raise DhpError(f"task {dataset.task.slug!r} has no aspect(s) {', '.join(unknown)} "
                        f"(aspects: {', '.join(sorted(known))})")
-    if samples < 1:
-        raise DhpError("--samples must be at least 1")
+    if not 1 <= samples <= MAX_SAMPLES:
+        raise DhpError(f"--samples must be between 1 and {MAX_SAMPLES}")
+    if not 0 <= seed <= INT32_MAX:
+        raise DhpError(f"--seed must be between 0 and {INT32_MAX}")
     notes = []
     if mode != "direct" and samples != 1:
         notes.append(f"{mode} answers at temperature 0: one sample per text instead of {samples}")
         samples = 1
     parallel = parallel or settings.OLLAMA_PARALLEL
-    if parallel < 1:
-        raise DhpError("--parallel must be at least 1")
+    if not 1 <= parallel <= MAX_PARALLEL:
+        raise DhpError(f"--parallel must be between 1 and {MAX_PARALLEL}")
     if not originals(dataset):
         raise DhpError(f"dataset {dataset.name!r} has no items")
     if survey is not None and survey.task_id != dataset.task_id:

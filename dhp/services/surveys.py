@@ -42,6 +42,10 @@ def survey_create(
 
 
 def survey_invite(*, survey: Survey, experts: Iterable[User]) -> None:
+    """Invite experts to an open survey; a closed one refuses (409): its weights are frozen, so a new expert
+    could read the questions but never answer them."""
+    if Survey.objects.filter(pk=survey.pk, status=Survey.Status.CLOSED).exists():
+        raise AccessError.conflict("The survey is closed; it takes no new invitations.")
     SurveyInvitation.objects.bulk_create(
         [SurveyInvitation(survey=survey, expert=e) for e in experts], ignore_conflicts=True
     )

@@ -64,7 +64,7 @@ class TextLogprobs:
 
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}: {exc.message}"
+        return f"HTTP {exc.status_code}"  # never the body: it is whatever the server chose to say
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
@@ -133,6 +133,8 @@ class OpenAICompatBackend:
             return [entry.id for entry in self._connection().models.list()]
         except openai.APIStatusError as exc:
             raise BackendError(f"The server at {self.url} refused to list its models ({_describe(exc)})") from exc
+        except (openai.APIResponseValidationError, ValueError, TypeError, AttributeError) as exc:
+            raise BackendError(f"The server at {self.url} did not answer with an OpenAI model list") from exc
         except (openai.APIConnectionError, httpx.TransportError) as exc:
             raise BackendUnavailable(
                 f"Cannot reach the OpenAI-compatible server at {self.url} ({_describe(exc)}). "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -17,7 +18,15 @@ from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, get_outlier_rule
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError, ModelMissing
-from evaluation.llm.servers import Server, ServerListError, models_on, open_backend, parse_servers
+from evaluation.llm.servers import (
+    OPENAI_PREFIX,
+    Server,
+    ServerListError,
+    models_on,
+    open_backend,
+    parse_server,
+    parse_servers,
+)
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate, RunStatus
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
 from evaluation.runs.placement import place, placement_record
@@ -67,10 +76,31 @@ def servers_given(ollama_url: str | Sequence[str] | None) -> list[Server]:
     return servers
 
 
+def gptscore_server(url: str) -> Server:
+    """The OpenAI-compatible server a GPTScore metric is sent to, if the allowlist holds it; else LaunchError.
+
+    The address may be given with or without the `openai+` prefix (GPTScore needs that kind of server)."""
+    raw = (url or "").strip()
+    try:
+        server = parse_server(raw if raw.lower().startswith(OPENAI_PREFIX) else OPENAI_PREFIX + raw)
+    except ServerListError as exc:
+        raise LaunchError(str(exc)) from None
+    if not server_allowed(server):
+        allowed = ", ".join(sorted(allowed_server_names()))
+        raise LaunchError(f"{server.url[:200]}: not an allowed GPTScore server; allowed: {allowed} (an admin "
+                          "adds servers with GPTSCORE_URL or as openai+URL in OLLAMA_URLS)")
+    return server
+
+
 def allowed_server_names() -> set[str]:
-    """The servers a job may use: OLLAMA_URL and OLLAMA_URLS. The app fetches a job's servers itself, so a
-    free-form address would let a user make it probe the network behind it."""
+    """The servers a job may use: OLLAMA_URL, OLLAMA_URLS and GPTSCORE_URL (as an OpenAI-compatible server).
+    The app fetches a job's servers itself, so a free-form address would let a user make it probe the
+    network behind it."""
     names: set[str] = set()
+    if settings.GPTSCORE_URL.strip():
+        gpt = settings.GPTSCORE_URL.strip()
+        with contextlib.suppress(ServerListError):
+            names.add(parse_server(gpt if gpt.lower().startswith(OPENAI_PREFIX) else OPENAI_PREFIX + gpt).name)
     for entry in [settings.OLLAMA_URL, *settings.OLLAMA_URLS]:
         try:
             names.update(server.name for server in parse_servers(entry))

@@ -61,6 +61,18 @@ def test_settings_refuse_to_start_without_secret_key_outside_debug():
     assert demo.returncode == 0, demo.stderr
 
 
+def test_settings_refuse_a_short_secret_key_outside_debug_only():
+    short = "k3Jq9vX2-example-only-4rT8mZpL0wYc7bN1sD5fG6hH2jK"  # 49 characters
+    done = _manage("check", env={"DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": short})
+    assert done.returncode != 0
+    assert "DJANGO_SECRET_KEY is 49 characters long" in done.stderr, done.stderr[-500:]
+    assert "Traceback" not in done.stderr
+    fifty = _manage("check", env={"DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": short + "Z"})
+    assert fifty.returncode == 0, fifty.stderr[-500:]
+    debug = _manage("check", env={"DJANGO_DEBUG": "true", "DJANGO_SECRET_KEY": "short"})
+    assert debug.returncode == 0, debug.stderr[-500:]
+
+
 @pytest.mark.django_db
 def test_login_locked_after_wrong_passwords_even_with_the_right_one(client, make_user):
     make_user("victim")  # password pass-1234 (tests/factories.py)

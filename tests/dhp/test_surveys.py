@@ -76,3 +76,20 @@ def test_vote_shares_and_alpha_by_hand():
     # mismatching ordered pair each way -> D_o = 2 / 6. Expected: 2*3*3 / (6*5) = 0.6. alpha = 1 - (1/3)/0.6.
     assert nominal_alpha(votes, ["a", "b", "c"], ["x", "y"]) == pytest.approx(1 - (2 / 6) / 0.6)
     assert nominal_alpha(votes[:1], ["a"], ["x", "y"]) is None
+
+
+def test_a_closed_survey_refuses_new_invitations_from_service_and_page(make_user, client):
+    from dhp.models import SurveyInvitation
+    from dhp.services.surveys import survey_invite
+
+    invited, late = make_user("invited"), make_user("late")
+    survey = _survey([invited])
+    survey_close(survey=survey)
+    with pytest.raises(AccessError) as caught:
+        survey_invite(survey=survey, experts=[late])
+    assert caught.value.status == 409 and "closed" in caught.value.message
+    admin = make_user("boss", role="admin")
+    client.force_login(admin)
+    response = client.post(f"/dhp/surveys/{survey.pk}/invite/", {"experts": [late.pk]})
+    assert response.status_code == 409
+    assert not SurveyInvitation.objects.filter(expert=late).exists()

@@ -12,6 +12,7 @@ from analytics.exports.card import data_card
 from analytics.exports.formats import FORMATS, text_chunks, write_export
 from annotator.models import Assignment, Campaign
 from annotator.services.exporting import ExportFilter
+from corpus import cleaning
 from corpus.models import Dataset
 
 
@@ -63,7 +64,8 @@ class Command(BaseCommand):
         if not value:
             return None
         campaigns = Campaign.objects.filter(dataset=dataset)
-        found = campaigns.filter(pk=int(value)).first() if value.isdigit() else campaigns.filter(name=value).first()
+        pk = cleaning.as_id(value)
+        found = campaigns.filter(pk=pk).first() if pk is not None else campaigns.filter(name=value).first()
         if found is None:
             raise CommandError(f"no campaign {value!r} on dataset {dataset.name!r}")
         return found.pk
