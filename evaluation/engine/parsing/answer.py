@@ -9,6 +9,9 @@ from evaluation.engine.parsing.blocks import _Block, _Issue, _parse
 from evaluation.engine.parsing.lines import _NO_ERRORS, _clean_line
 from evaluation.engine.parsing.locations import clean_location
 from evaluation.engine.parsing.model import ParsedAnswer, ParsedError
+from evaluation.engine.parsing.no_errors import declares_no_errors
+from evaluation.engine.parsing.prepass import rewrite
+from evaluation.engine.parsing.traces import strip_traces
 from evaluation.engine.parsing.values import parse_score_value, parse_severity
 
 
@@ -70,19 +73,30 @@ def _assemble(text: object, *, expect_score: bool, distilled: bool = False) -> P
     if not text.strip():
         answer.problems.append("answer is empty")
         return answer
+    text, notes = strip_traces(text)
+    if not text.strip():
+        answer.problems.extend([*notes, "no answer outside the thinking trace"])
+        return answer
+    final = text
     from_json = json_answer(text)
-    json_problems: list[str] = []
     if from_json is not None:
-        text, json_problems = from_json
+        text, json_notes = from_json
+        notes.extend(json_notes)
+    else:
+        text, layout_notes = rewrite(text)
+        notes.extend(layout_notes)
     blocks, tail, no_errors, issues = _parse(text)
-    issues[:0] = [_Issue(p, False) for p in json_problems]
+    issues[:0] = [_Issue(p, False) for p in notes]
     blocks = [b for b in blocks if not _is_empty_block(b)]
     answer.errors = [_build_error(b, issues) for b in blocks]
+    if not answer.errors and not no_errors and declares_no_errors(final):
+        no_errors = True
     # "Error 1:\nLocation: None\nExplanation: No errors" style: treat as a declaration, not an error
     if (
         len(answer.errors) == 1
         and answer.errors[0].location is None
-        and _NO_ERRORS.match(answer.errors[0].explanation or "none")
+        and (_NO_ERRORS.match(answer.errors[0].explanation or "none")
+             or declares_no_errors(answer.errors[0].explanation))
         and answer.errors[0].severity in (None, 0)
     ):
         answer.errors = []

@@ -68,9 +68,10 @@ def _parse(text: str) -> tuple[list[_Block], dict[str, list[str]], bool, list[_I
             if name in ("score", "score_explanation"):
                 in_tail, current, tail_paragraph_ended = True, None, False
                 if name in tail:
-                    issues.append(_Issue(f"more than one {name.replace('_', ' ')}; the first is used", False))
-                    target = None
-                    continue
+                    # the final answer is the last one: an earlier score was a draft or an example
+                    issues.append(_Issue(f"more than one {name.replace('_', ' ')}; the last is used", False))
+                    if name == "score":
+                        tail.pop("score_explanation", None)
                 tail[name] = [value]
                 target = tail[name]
                 continue
