@@ -83,7 +83,8 @@ def _errors_of(data: Any) -> tuple[list[Any] | None, dict[str, Any]] | None:
 
 def json_answer(text: str) -> tuple[str, list[str]] | None:
     """Return a JSON answer rewritten as the usual "Error N: / Location: ..." text, and its problems;
-    None when the answer holds no JSON object or list of errors. The last answer-shaped JSON wins."""
+    None when the answer holds no JSON object or list of errors. The last answer-shaped JSON wins; prose
+    before it is left out (a preamble or a draft), text after it is kept for the block parser."""
     body = strip_fences(text)
     found: tuple[list[Any] | None, dict[str, Any], int] | None = None
     pos = 0
@@ -115,6 +116,8 @@ def json_answer(text: str) -> tuple[str, list[str]] | None:
     _json_fields(top, lines, ignored, top=True)
     if ignored:
         problems.append(f"JSON field(s) not read: {', '.join(sorted(set(ignored)))}")
-    if body[end:].strip():
-        problems.append("text after the JSON ignored")
+    after = body[end:].strip()
+    if after:
+        # fields after the JSON ("Overall score: Good") are read like any text; prose there is ignored
+        lines.extend(["", after])
     return "\n".join(lines), problems

@@ -260,7 +260,7 @@ def test_wild_json_answer_is_read_and_named() -> None:
     assert [(e.location, e.severity) for e in parsed.errors] == [("12 threes", 3), ("Lee Wong ... 9 rebounds", 2)]
     assert (parsed.score_label, parsed.score_explanation, parsed.status) == ("Fair", "Two slips.", "ok")
     assert parsed.problems[0] == "answer given as JSON"
-    assert {"field 'category' not read", "text after the JSON ignored"} <= set(parsed.problems)
+    assert "field 'category' not read" in parsed.problems  # the chatter after the JSON is read and ignored
 
 
 def test_wild_json_list_and_broken_json() -> None:

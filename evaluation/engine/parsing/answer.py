@@ -89,7 +89,7 @@ def _assemble(text: object, *, expect_score: bool, distilled: bool = False) -> P
     issues[:0] = [_Issue(p, False) for p in notes]
     blocks = [b for b in blocks if not _is_empty_block(b)]
     answer.errors = [_build_error(b, issues) for b in blocks]
-    if not answer.errors and not no_errors and declares_no_errors(final):
+    if not answer.errors and not no_errors and (declares_no_errors(final) or declares_no_errors(text)):
         no_errors = True
     # "Error 1:\nLocation: None\nExplanation: No errors" style: treat as a declaration, not an error
     if (

@@ -124,10 +124,14 @@ def _split_item(item: str) -> tuple[str, str]:
     """Return (location, explanation) of a bullet: a leading quote is the location, else the part before
     the first colon or dash."""
     item = strip_emphasis(item).strip()
-    quoted = re.match(r'^(?P<q>["“‘\'`«])(?P<loc>.+?)(?:["”’\'`»])(?P<rest>.*)$', item)
+    # the closing quote is the one a separator follows, so quotes and apostrophes inside the span stay
+    quoted = re.match(
+        r'^(?P<q>["“‘\'`«])(?P<loc>.+?)["”’\'`»](?P<rest>(?=\s*(?:[:\-–—,;]|is\b|was\b|->|→|$)).*)$', item
+    )
     if quoted:
         rest = re.sub(r"^\s*(?:[:\-–—,;]|is|was|->|→)\s*", "", quoted.group("rest")).strip()
-        return f'"{quoted.group("loc")}"', rest
+        loc = quoted.group("loc")
+        return (f'"{loc}"' if '"' not in loc else loc), rest
     parts = re.split(r"\s*(?::|\s[-–—]\s)\s*", item, maxsplit=1)
     if len(parts) == 2:
         return parts[0], parts[1]
@@ -158,6 +162,7 @@ def severity_groups(lines: list[str], notes: list[str]) -> list[str]:
         if level is not None and bullet:
             item = bullet.group("item").strip()
             if re.fullmatch(r"(?:none|no\b.*|n/?a)\.?", _plain(item), re.IGNORECASE):
+                out.append(f"No {level} errors.")
                 continue
             if FIELD.match(_plain(item)):
                 # a bullet of fields ("- Location: ...") opens a block; its other fields follow as lines
