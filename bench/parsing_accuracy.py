@@ -137,8 +137,9 @@ def main() -> int:
           f"{'no-error recognised':>19}  {'score right':>14}  {'trace scores':>12}")
     for shape, t in sorted(tallies.items()):
         print(f"{shape:<20} {t.answers:>7}  {_pct(t.recovered, t.expected):>18}  "
-              f"{_pct(t.severity_right, t.severity_expected):>16}  {_pct(t.no_error_recognised, t.no_error_answers):>19}"
-              f"  {_pct(t.scores_right, t.scores_expected):>14}  {t.scores_from_trace:>12}")
+              f"{_pct(t.severity_right, t.severity_expected):>16}  "
+              f"{_pct(t.no_error_recognised, t.no_error_answers):>19}  "
+              f"{_pct(t.scores_right, t.scores_expected):>14}  {t.scores_from_trace:>12}")
     total = totals(tallies)
     print(f"{'all':<20} {total.answers:>7}  {_pct(total.recovered, total.expected):>18}  "
           f"{_pct(total.severity_right, total.severity_expected):>16}  "
