@@ -22,6 +22,7 @@ from comparison.models import ComparisonJob, JobStatus, MetricScore
 from corpus.models import Annotation, Item
 from evaluation.answers import RUN_ANSWER_KINDS
 from evaluation.llm.errors import BackendError, BackendUnavailable
+from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall, RunStatus
 from evaluation.runs.execute import run_execute
@@ -139,6 +140,7 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
         except BackendError as exc:
             raise Stop(JobStatus.FAILED, str(exc)) from exc
         pool = ThreadPoolExecutor(max_workers=max(1, settings.OLLAMA_PARALLEL))
+        preflown = False
         try:
             for start in range(0, len(todo), BATCH):
                 chunk = todo[start:start + BATCH]
@@ -153,6 +155,15 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
                 cached = dict(LLMCall.objects.filter(cache_key__in=[p[2] for p in prompts], status=LLMCall.Status.OK)
                               .values_list("cache_key", "response"))
                 missing = [(n, p) for n, p in enumerate(prompts) if p[2] not in cached]
+                if missing and not preflown:  # one token first: a server without echo fails clearly
+                    try:
+                        logprob_preflight(backend, spec.model)
+                    except BackendUnavailable as exc:
+                        raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
+                            from exc
+                    except BackendError as exc:
+                        raise Stop(JobStatus.FAILED, str(exc)) from exc
+                    preflown = True
                 futures = {n: pool.submit(_gptscore_one, backend, spec.model, p[0], chunk[n][1].output)
                            for n, p in missing}
                 for n, future in futures.items():

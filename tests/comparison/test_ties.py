@@ -29,7 +29,8 @@ def _noisy_tie_points() -> Points:
     # five systems, three inputs; a's and b's human scores are one mean reached by two roundings
     # (0.1 + 0.2 against 0.3), so their means differ only in the last bits
     noisy = 0.1 + 0.2  # 0.30000000000000004
-    human = {"a": [0.3, 0.3, 0.3], "b": [noisy, noisy, noisy], "c": [0.5, 0.5, 0.5], "d": [0.9, 0.8, 0.7], "e": [0, 0, 0]}
+    human = {"a": [0.3, 0.3, 0.3], "b": [noisy, noisy, noisy], "c": [0.5, 0.5, 0.5], "d": [0.9, 0.8, 0.7],
+             "e": [0, 0, 0]}
     metric = {"a": [9, 9, 9], "b": [1, 1, 1], "c": [5, 5, 5], "d": [7, 7, 7], "e": [2, 2, 2]}
     systems = [s for s in human for _ in range(3)]
     groups = [i for _ in human for i in range(3)]

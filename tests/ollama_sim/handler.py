@@ -282,6 +282,10 @@ class Handler(BaseHTTPRequestHandler):
             except openai_api.BadRequest as exc:
                 self._error(400, str(exc))
                 return
+            refusal = openai_api.echo_refusal(config, endpoint, body)
+            if refusal:
+                self._error(400, refusal)
+                return
             stream = False
         elif endpoint == "chat":
             messages = tuple(m for m in body.get("messages") or [] if isinstance(m, dict))
