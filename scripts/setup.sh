@@ -41,6 +41,9 @@ stamp=".venv/.installed-$hash-$mode"
 if [ ! -f "$stamp" ] && [ ! -f ".venv/.installed-$hash-test" ]; then
   say "Installing Python packages ($req)"
   .venv/bin/pip install -q --upgrade pip >/dev/null
+  # torch's CPU build from a local wheel when the machine has one (a plain `pip install torch` may pull CUDA)
+  cpu_torch="$(ls /opt/wheels/torch-2.13.0+cpu-*.whl 2>/dev/null | head -n 1 || true)"
+  [ -n "$cpu_torch" ] && .venv/bin/pip install -q "$cpu_torch"
   .venv/bin/pip install -q -r "$req"
   touch "$stamp"
 fi

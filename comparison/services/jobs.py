@@ -101,7 +101,7 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
             check_models(options["ollama_url"], run_models)
         except LaunchError as exc:
             raise JobError(str(exc)) from None
-    gpt = [s.model for s in specs if s.family is Family.GPTSCORE]
+    gpt = [s.model for s in specs if s.family is Family.GPTSCORE and not s.local]
     if gpt:
         try:
             with OpenAICompatBackend(options["gptscore_url"], timeout=settings.OLLAMA_TIMEOUT, max_retries=0) as b:
@@ -145,7 +145,7 @@ def job_create(
         "bootstrap": settings.COMPARISON_BOOTSTRAP,
         "seed": settings.LLM_SEED,
     }
-    if any(s.family is Family.GPTSCORE for s in specs) and not options["gptscore_url"]:
+    if any(s.family is Family.GPTSCORE and not s.local for s in specs) and not options["gptscore_url"]:
         raise JobError(f"no GPTScore server given. {NO_LOGPROBS_IN_OLLAMA}")
     if check:
         _check_servers(dataset, specs, chosen, options)
