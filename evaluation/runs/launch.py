@@ -133,6 +133,7 @@ def run_create(
     user=None,
     check: bool = True,
     item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
+    repair: bool = True,  # send an unreadable answer back once to be restated (evaluation.engine.repair)
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
 
@@ -204,6 +205,7 @@ def run_create(
         "max_answer_attempts": MAX_ANSWER_ATTEMPTS,
         "outlier_rule": outlier_rule,
         "keep_alive": settings.OLLAMA_KEEP_ALIVE,
+        "repair": bool(repair),
     }
     if item_ids is not None:
         config["item_ids"] = sorted(set(item_ids))

@@ -15,6 +15,7 @@ from evaluation.engine.aspects import AspectSpec
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, EnsembleItem, ensemble_item
 from evaluation.engine.parsing import parse_annotator_answer
 from evaluation.engine.prompts import render_supervisor_prompt
+from evaluation.engine.repair import repair_key
 from evaluation.engine.tasks import TaskSpec
 from evaluation.models import EvaluatorRun, LLMCall, PromptTemplate
 from evaluation.runs.modes import ModeSpec
@@ -137,7 +138,7 @@ class StepPlanner:
             attempts=int(self.config.get("max_answer_attempts", 4)),
             retry_temperature=float(self.config.get("retry_temperature", 0.1)),
         )
-        return Step(item_id, prompt, attempts)
+        return Step(item_id, prompt, attempts, repair=bool(self.config.get("repair", True)))
 
     @staticmethod
     def _with_cache(steps: list[Step]) -> list[Step]:
@@ -155,4 +156,11 @@ def fill_cache(steps: list[Step]) -> list[Step]:
         )
     for step in steps:
         step.cached = {a.key: cached[a.key] for a in step.attempts if a.key in cached}
+    # a stored answer's repair (asked when it could not be read) is stored under a key of its own
+    repairs = {repair_key(key, text): None for step in steps for key, text in step.cached.items()}
+    found = dict(LLMCall.objects.filter(cache_key__in=list(repairs), status=LLMCall.Status.OK)
+                 .values_list("cache_key", "response")) if repairs else {}
+    for step in steps:
+        step.cached.update({k: found[k] for key, text in list(step.cached.items())
+                            if (k := repair_key(key, text)) in found})
     return steps
