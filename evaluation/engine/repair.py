@@ -12,10 +12,9 @@ _RANK = {"failed": 0, "partial": 1, "ok": 2}
 
 REPAIR_REQUEST = (
     "Your answer above could not be read in full. Restate the same evaluation - the same errors and the same "
-    "score, without judging the text again - in exactly the answer format given in the instructions: for each "
-    "error a line 'Error N:', then 'Location:' with the exact words copied from the text, 'Explanation:' and "
-    "'Severity:' (1-5); then 'Overall score:' and 'Explanation of the score:'. If you found no errors, say "
-    "'No errors.' before the score. Write nothing else."
+    "score, without judging the text again - in exactly the answer format the instructions give, with its field "
+    "names in its order; give every error a Location with the exact words copied from the text. If you found "
+    "no errors, say 'No errors.' instead of listing any. Write nothing else."
 )
 
 
