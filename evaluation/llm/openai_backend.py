@@ -38,7 +38,7 @@ _IGNORED = frozenset({"num_ctx", "num_gpu", "num_thread", "keep_alive"})
 
 def request_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split Ollama-style options into (OpenAI request fields, extra body fields); refuse unknown names."""
-    unknown = sorted(set(options) - set(_STANDARD) - set(_EXTRA) - _IGNORED)
+    unknown = sorted(set(options) - set(_STANDARD) - set(_EXTRA) - _IGNORED - {"format"})
     if unknown:
         raise ValueError(
             f"unknown option(s) {', '.join(unknown)} for an OpenAI-compatible server; known: "
@@ -46,6 +46,9 @@ def request_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
         )
     fields = {_STANDARD[k]: v for k, v in options.items() if k in _STANDARD}
     extra = {_EXTRA[k]: v for k, v in options.items() if k in _EXTRA}
+    if options.get("format") is not None:  # a structured answer (evaluation.engine.answer_schema)
+        fields["response_format"] = {"type": "json_schema",
+                                     "json_schema": {"name": "answer", "schema": options["format"]}}
     return fields, extra
 
 

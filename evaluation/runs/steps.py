@@ -11,6 +11,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from corpus.models import Annotation, AnnotationKind, Item
+from evaluation.engine.answer_schema import JSON_ANSWER_NOTE
 from evaluation.engine.aspects import AspectSpec
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, EnsembleItem, ensemble_item
 from evaluation.engine.parsing import parse_annotator_answer
@@ -133,6 +134,8 @@ class StepPlanner:
         return set(Annotation.objects.filter(source=self.run, **match).values_list("item_id", flat=True))
 
     def _step(self, model: str, item_id: int, prompt: str) -> Step:
+        if self.config.get("answer_format") == "json" and not prompt.endswith(JSON_ANSWER_NOTE):
+            prompt += JSON_ANSWER_NOTE
         attempts = plan_attempts(
             model, self.digests.get(model, ""), prompt, self.config["options"],
             attempts=int(self.config.get("max_answer_attempts", 4)),

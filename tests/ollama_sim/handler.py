@@ -309,6 +309,7 @@ class Handler(BaseHTTPRequestHandler):
             started=time.time(),
             keep_alive=body.get("keep_alive"),
             top_level_keys=sorted(body),
+            answer_format=body.get("format", body.get("response_format")),
         )
         sim.begin_call(record)
         if config.digest(model) is None:
