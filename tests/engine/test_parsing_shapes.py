@@ -148,3 +148,13 @@ def test_severity_groups_give_each_bullet_its_level() -> None:
     )
     assert [(e.location, e.severity, e.explanation) for e in answer.errors] == [
         ("won by 20", 4, "they lost."), ("Kim's 12 rebounds", 2, "Kim had 9."), ("on Friday", 2, "Saturday.")]
+
+
+def test_a_severity_title_above_an_errors_fields_is_a_header_not_an_error() -> None:
+    answer = parse_annotator_answer(
+        "- **Major error:** wrong result\n  Location: \"won 102-99\"\n  Explanation: They lost.\n"
+        "- **Minor error:** a date\n  Location: \"on Friday\"\n  Explanation: Saturday.\n\n"
+        "Overall score: Poor\nExplanation of the score: x"
+    )
+    assert [(e.location, e.severity, e.explanation) for e in answer.errors] == [
+        ("won 102-99", 4, "They lost."), ("on Friday", 2, "Saturday.")]

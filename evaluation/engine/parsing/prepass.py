@@ -146,11 +146,17 @@ def severity_groups(lines: list[str], notes: list[str]) -> list[str]:
     out: list[str] = []
     level: str | None = None
     count = 0
-    for line, plain in zip(lines, plains, strict=True):
+    for index, (line, plain) in enumerate(zip(lines, plains, strict=True)):
         group = _GROUP.match(plain)
         if group:
             level = group.group("level").lower()
             rest = group.group("rest").strip()
+            following = next((p for p in plains[index + 1 :] if p), "")
+            if FIELD.match(following) and not _GROUP.match(following):
+                # "**Major error:** wrong score" titling an error whose fields follow: a header, not an item
+                count += 1
+                out.extend([f"Error {count}:", f"Severity: {level}"])
+                continue
             if rest and not re.fullmatch(r"(?:none|no\b.*|n/?a|-|0)\.?", rest, re.IGNORECASE):
                 count += 1
                 loc, why = _split_item(rest)
