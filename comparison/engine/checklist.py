@@ -71,7 +71,8 @@ def aspect_level(metric: Sequence[float], human: Sequence[float]) -> dict:
     levels = np.asarray(quality_levels(human))
     groups = {lv: metric[levels == lv] for lv in QUALITY_LEVELS}
     present = [lv for lv in QUALITY_LEVELS if len(groups[lv])]
-    by_metric = sorted(present, key=lambda lv: (float(groups[lv].mean()), QUALITY_LEVELS.index(lv)))
+    means = snap_mapping({lv: float(groups[lv].mean()) for lv in present})  # noise-equal means tie
+    by_metric = sorted(present, key=lambda lv: (means[lv], QUALITY_LEVELS.index(lv)))
     return {
         "counts": {lv: int(len(groups[lv])) for lv in QUALITY_LEVELS},
         "ks": {f"{a}-{b}": ks_distance(groups[a], groups[b]) for a, b in LEVEL_PAIRS},

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from comparison.engine.baselines import output_length
-from comparison.engine.checklist import system_level
+from comparison.engine.checklist import aspect_level, system_level
 from comparison.engine.correlation import Points, coefficients, correlate, resampled_coefficients, system_means
 from comparison.engine.ties import snap_ties
 
@@ -79,3 +79,11 @@ def test_hanna_complexity_system_spearman_of_length_is_tie_aware(meta_eval_dir: 
     mx, hx = system_means(points)
     assert sps.spearmanr(mx[0], hx[0]).statistic == pytest.approx(0.7426, abs=1e-4)  # ties broken by noise
     assert correlate(points, n_boot=0)["system"].values["spearman"] == pytest.approx(0.7123, abs=1e-4)
+
+
+def test_quality_levels_whose_metric_means_differ_by_noise_keep_their_natural_order() -> None:
+    # the metric gives "low" and "moderate" outputs the same mean, reached by two roundings
+    metric = [0.1, 0.2, 0.3, 0.3, 0.2, 0.1, 0.9]
+    human = [1, 1, 1, 3, 3, 3, 5]
+    assert np.mean(metric[:3]) != np.mean(metric[3:6])
+    assert aspect_level(metric, human)["level_order"] == ["low", "moderate", "high"]
