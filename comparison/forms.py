@@ -17,7 +17,8 @@ class ComparisonLaunchForm(forms.Form):
                                  help_text="For ensemble / annotator / distilled metrics (default: OLLAMA_URL).")
     gptscore_url = forms.CharField(max_length=300, required=False, label="GPTScore server URL",
                                    help_text="An OpenAI-compatible server with echo + logprobs on /v1/completions "
-                                             "(vLLM, llama.cpp server); Ollama cannot score a given text.")
+                                             "(vLLM >= 0.5.2; the llama.cpp server and TGI give none); Ollama "
+                                             "cannot score a given text. gptscore-hf:MODEL needs no server.")
 
     def aspect_list(self) -> list[str] | None:
         return [a.strip() for a in self.cleaned_data["aspects"].split(",") if a.strip()] or None

@@ -52,6 +52,7 @@ def create_run(request: HttpRequest, payload: RunIn):
             dataset=dataset, aspect_name=payload.aspect, annotators=payload.annotators,
             supervisor=payload.supervisor, ollama_url=payload.ollama_url, parallel=payload.parallel,
             outlier_rule=payload.outlier_rule, mode=payload.mode, preset=payload.preset, user=request.user,
+            answer_format=payload.answer_format, repair=payload.repair,
         )
     except LaunchError as exc:
         return Status(400, {"detail": str(exc)})

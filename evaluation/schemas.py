@@ -36,6 +36,9 @@ class RunIn(Schema):
     preset: str | None = Field(
         None, description=f"Where models not given come from: {', '.join(PRESETS)} (default: ENSEMBLE_PRESET)."
     )
+    answer_format: str = Field("text", description="text, or json: a schema-constrained JSON answer (Ollama "
+                               "`format`, OpenAI-compatible `response_format`; a departure from the paper)")
+    repair: bool = Field(True, description="Send an unreadable answer back once to be restated in our format.")
 
 
 class ModelProgressOut(Schema):

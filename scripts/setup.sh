@@ -35,12 +35,17 @@ if [ ! -x .venv/bin/python ]; then
 fi
 req=requirements.txt
 [ "$mode" = "test" ] && req=requirements-dev.txt
-hash="$(sha1sum requirements.txt requirements-dev.txt | sha1sum | cut -c1-12)"
+hash="$(sha1sum requirements.txt requirements-dev.txt requirements-hf.txt | sha1sum | cut -c1-12)"
 stamp=".venv/.installed-$hash-$mode"
 # requirements-dev.txt includes requirements.txt, so a test install also satisfies a run.
 if [ ! -f "$stamp" ] && [ ! -f ".venv/.installed-$hash-test" ]; then
   say "Installing Python packages ($req)"
   .venv/bin/pip install -q --upgrade pip >/dev/null
+  # torch's CPU build from a local wheel when the machine has one (a plain `pip install torch` may pull CUDA)
+  if [ "$mode" = "test" ]; then
+    cpu_torch="$(ls /opt/wheels/torch-2.13.0+cpu-*.whl 2>/dev/null | head -n 1 || true)"
+    [ -n "$cpu_torch" ] && .venv/bin/pip install -q "$cpu_torch"
+  fi
   .venv/bin/pip install -q -r "$req"
   touch "$stamp"
 fi

@@ -46,7 +46,7 @@ def _append(path: Path, line: str) -> None:
     ("corpus/models.py", "from annotator import models as _up  # noqa", "Layers"),
     # a function-local import is an import all the same
     ("evaluation/selectors.py", "def _later():\n    from analytics import views  # noqa", "Layers"),
-    ("evaluation/engine/parsing.py", "import django.db  # noqa", "free of Django"),
+    ("evaluation/engine/parsing/answer.py", "import django.db  # noqa", "free of Django"),
     ("evaluation/runs/scheduler.py", "from evaluation.models import LLMCall  # noqa", "free of Django"),
     ("corpus/protocol.py", "from corpus import models as _m  # noqa", "free of Django"),
     ("comparison/engine/checklist.py", "import django.db  # noqa", "free of Django"),

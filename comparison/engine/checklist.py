@@ -23,6 +23,8 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 from scipy import stats as sps
 
+from comparison.engine.ties import snap_mapping
+
 QUALITY_LEVELS: tuple[str, ...] = ("low", "moderate", "high")
 LEVEL_PAIRS: tuple[tuple[str, str], ...] = (("low", "high"), ("low", "moderate"), ("moderate", "high"))
 
@@ -69,7 +71,8 @@ def aspect_level(metric: Sequence[float], human: Sequence[float]) -> dict:
     levels = np.asarray(quality_levels(human))
     groups = {lv: metric[levels == lv] for lv in QUALITY_LEVELS}
     present = [lv for lv in QUALITY_LEVELS if len(groups[lv])]
-    by_metric = sorted(present, key=lambda lv: (float(groups[lv].mean()), QUALITY_LEVELS.index(lv)))
+    means = snap_mapping({lv: float(groups[lv].mean()) for lv in present})  # noise-equal means tie
+    by_metric = sorted(present, key=lambda lv: (means[lv], QUALITY_LEVELS.index(lv)))
     return {
         "counts": {lv: int(len(groups[lv])) for lv in QUALITY_LEVELS},
         "ks": {f"{a}-{b}": ks_distance(groups[a], groups[b]) for a, b in LEVEL_PAIRS},
@@ -79,8 +82,10 @@ def aspect_level(metric: Sequence[float], human: Sequence[float]) -> dict:
 
 
 def _ranking(means: dict[str, float]) -> list[str]:
-    """Systems from worst to best; ties broken by name so the order is reproducible."""
-    return sorted(means, key=lambda s: (means[s], s))
+    """Systems from worst to best; ties (equal to within 1e-9 relative) broken by name so the order is
+    reproducible and float noise never decides it."""
+    snapped = snap_mapping(means)
+    return sorted(means, key=lambda s: (snapped[s], s))
 
 
 def system_level(metric: Sequence[float], human: Sequence[float], systems: Sequence[str]) -> dict | None:
@@ -100,7 +105,7 @@ def system_level(metric: Sequence[float], human: Sequence[float], systems: Seque
     human_rank, metric_rank = _ranking(h_means), _ranking(m_means)
 
     def ordered(a: str, b: str) -> tuple[str, str]:
-        lo, hi = sorted((a, b), key=lambda s: (h_means[s], s))
+        lo, hi = _ranking({a: h_means[a], b: h_means[b]})
         return lo, hi
 
     def similarity(lo: str, hi: str) -> float | None:

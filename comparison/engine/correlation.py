@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
+from comparison.engine.ties import snap_ties
+
 COEFFICIENTS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 LEVELS: tuple[str, ...] = ("dataset", "sample", "system")
 MIN_POINTS = 3  # fewer points give no meaningful coefficient (two points always correlate perfectly)
@@ -32,16 +34,18 @@ def _clean(value: float) -> float | None:
 
 
 def coefficients(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> dict[str, float | None]:
-    """Pearson r, Spearman rho and Kendall tau-b; None where undefined (too few points, a constant side)."""
+    """Pearson r, Spearman rho and Kendall tau-b; None where undefined (too few points, a constant side).
+    The rank coefficients see values equal to within 1e-9 (relative) as ties."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(x) < MIN_POINTS or np.ptp(x) == 0 or np.ptp(y) == 0:
+    xr, yr = snap_ties(x), snap_ties(y)
+    if len(x) < MIN_POINTS or np.ptp(xr) == 0 or np.ptp(yr) == 0:
         return dict.fromkeys(COEFFICIENTS)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {
             "pearson": _clean(sps.pearsonr(x, y).statistic),
-            "spearman": _clean(sps.spearmanr(x, y).statistic),
-            "kendall": _clean(sps.kendalltau(x, y).statistic),
+            "spearman": _clean(sps.spearmanr(xr, yr).statistic),
+            "kendall": _clean(sps.kendalltau(xr, yr).statistic),
         }
 
 
@@ -84,11 +88,11 @@ def _pairwise_kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def _rowwise(x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
-    """The three coefficients of every row pair (one row per bootstrap resample); NaN where undefined."""
-    out = {
-        "pearson": _rowwise_pearson(x, y),
-        "spearman": _rowwise_pearson(_average_ranks(x), _average_ranks(y)),
-    }
+    """The three coefficients of every row pair (one row per bootstrap resample); NaN where undefined.
+    The rank coefficients see near-equal values (1e-9 relative) as ties."""
+    out = {"pearson": _rowwise_pearson(x, y)}
+    x, y = snap_ties(x), snap_ties(y)
+    out["spearman"] = _rowwise_pearson(_average_ranks(x), _average_ranks(y))
     if x.shape[1] <= 60:
         out["kendall"] = _pairwise_kendall(x, y)
         return out
@@ -138,6 +142,8 @@ def resampled_coefficients(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> dic
     n = x.shape[0]
     if n > MAX_PAIR_MATRIX:
         return _rowwise(x[idx], y[idx])
+    raw_x, raw_y = x, y
+    x, y = snap_ties(x), snap_ties(y)  # the rank coefficients see near-equal values as ties
     counts = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
     ranks = {}
     denominators = {}
@@ -154,7 +160,8 @@ def resampled_coefficients(x: np.ndarray, y: np.ndarray, idx: np.ndarray) -> dic
     with np.errstate(invalid="ignore", divide="ignore"):
         kendall = np.where(den > 0, numerator / np.where(den > 0, den, 1), np.nan)
     return {
-        "pearson": _weighted_pearson(np.broadcast_to(x, counts.shape), np.broadcast_to(y, counts.shape), counts),
+        "pearson": _weighted_pearson(np.broadcast_to(raw_x, counts.shape), np.broadcast_to(raw_y, counts.shape),
+                                     counts),
         "spearman": _weighted_pearson(ranks["x"], ranks["y"], counts),
         "kendall": kendall,
     }
@@ -222,12 +229,14 @@ def sample_values(points: Points) -> tuple[np.ndarray, dict[str, np.ndarray]]:
             continue
         used.append(points.groups[chunk[0]])
         x, y = points.metric[chunk][None, :], points.human[chunk][None, :]
-        if np.ptp(x) == 0 or np.ptp(y) == 0:
+        xr, yr = snap_ties(x), snap_ties(y)  # near-equal values (1e-9 relative) rank as ties
+        if np.ptp(xr) == 0 or np.ptp(yr) == 0:
             for name in COEFFICIENTS:
                 per[name].append(np.nan)
             continue
         # one input's outputs are few: the vectorised forms (tested against scipy) skip scipy's per-call overhead
         per["pearson"].append(float(_rowwise_pearson(x, y)[0]))
+        x, y = xr, yr
         per["spearman"].append(float(_rowwise_pearson(_average_ranks(x), _average_ranks(y))[0]))
         per["kendall"].append(float(_pairwise_kendall(x, y)[0]) if x.shape[1] <= 200 else
                               float(_kendalltau(x[0], y[0]).statistic))

@@ -19,6 +19,7 @@ class Family(StrEnum):
 OVERLAP_METRICS = ("bleu", "chrf", "rouge1", "rouge2", "rougeL")
 SEMANTIC_METRIC = "wordllama"
 INPUT_SUFFIX = "@input"
+LOCAL_GPTSCORE = "gptscore-hf"
 RUN_MODES = {"ensemble": "ensemble", "annotator": "single", "distilled": "distilled"}
 
 
@@ -29,6 +30,11 @@ class MetricSpec:
     base: str  # bleu, chrf, ..., length, wordllama, gptscore, ensemble, annotator, distilled
     model: str = ""  # the LLM of gptscore / annotator / distilled
     against_input: bool = False  # reference-based metric computed against the input (labelled '@input')
+
+    @property
+    def local(self) -> bool:
+        """gptscore-hf:MODEL scores in this process with transformers; no server is asked."""
+        return self.base == LOCAL_GPTSCORE
 
     @property
     def per_aspect(self) -> bool:
@@ -47,7 +53,8 @@ class MetricSpec:
 def metric_names_help() -> str:
     return (
         "length, bleu, chrf, rouge1, rouge2, rougeL, wordllama (append @input to compare with the input "
-        "instead of a reference), gptscore:MODEL, ensemble, annotator:MODEL, distilled:MODEL"
+        "instead of a reference), gptscore:MODEL, gptscore-hf:MODEL_PATH_OR_NAME, ensemble, annotator:MODEL, "
+        "distilled:MODEL"
     )
 
 
@@ -67,6 +74,11 @@ def parse_metric(name: str) -> MetricSpec:
     if base == "gptscore":
         if not model.strip():
             raise ComparisonError("gptscore needs a model: gptscore:MODEL (the model's name on the GPTScore server)")
+        return MetricSpec(raw, Family.GPTSCORE, base, model=model.strip())
+    if base == LOCAL_GPTSCORE:
+        if not model.strip():
+            raise ComparisonError("gptscore-hf needs a model: gptscore-hf:MODEL_PATH_OR_NAME (a transformers model "
+                                  "folder, or a name already in the local Hugging Face cache)")
         return MetricSpec(raw, Family.GPTSCORE, base, model=model.strip())
     if base == "ensemble" and not model:
         return MetricSpec(raw, Family.RUN, base)

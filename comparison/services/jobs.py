@@ -18,6 +18,7 @@ from comparison.models import ComparisonJob, JobStatus
 from corpus.models import Dataset
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError
+from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
 from evaluation.models import Aspect, EvaluatorRun, RunStatus
 from evaluation.runs.launch import LaunchError, check_models, gptscore_server
@@ -25,8 +26,8 @@ from evaluation.runs.launch import LaunchError, check_models, gptscore_server
 COMPARISON_TASK = "tasks.comparison.run_comparison"
 NO_LOGPROBS_IN_OLLAMA = (
     "Ollama returns log-probabilities only of tokens it generates, never of a given text, so GPTScore cannot "
-    "run through it: give an OpenAI-compatible server with echo and logprobs on /v1/completions (vLLM, the "
-    "llama.cpp server) as --gptscore-url or GPTSCORE_URL."
+    "run through it: give an OpenAI-compatible server with echo and logprobs on /v1/completions (vLLM >= "
+    "0.5.2; the llama.cpp server rejects echo) as --gptscore-url or GPTSCORE_URL."
 )
 
 
@@ -100,11 +101,13 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
             check_models(options["ollama_url"], run_models)
         except LaunchError as exc:
             raise JobError(str(exc)) from None
-    gpt = [s.model for s in specs if s.family is Family.GPTSCORE]
+    gpt = [s.model for s in specs if s.family is Family.GPTSCORE and not s.local]
     if gpt:
         try:
             with OpenAICompatBackend(options["gptscore_url"], timeout=settings.OLLAMA_TIMEOUT, max_retries=0) as b:
                 b.check(gpt)
+                for model in gpt:
+                    logprob_preflight(b, model)
         except BackendError as exc:
             raise JobError(str(exc)) from None
 
@@ -142,7 +145,7 @@ def job_create(
         "bootstrap": settings.COMPARISON_BOOTSTRAP,
         "seed": settings.LLM_SEED,
     }
-    if any(s.family is Family.GPTSCORE for s in specs) and not options["gptscore_url"]:
+    if any(s.family is Family.GPTSCORE and not s.local for s in specs) and not options["gptscore_url"]:
         raise JobError(f"no GPTScore server given. {NO_LOGPROBS_IN_OLLAMA}")
     if options["gptscore_url"]:
         try:  # a given address is fetched by the app: it must be on the allowlist like every server

@@ -16,12 +16,15 @@ from django.conf import settings
 from django.db.models import Avg
 
 from comparison.engine.baselines import baseline_scores
+from comparison.engine.errors import ComparisonError
 from comparison.engine.gptscore import gptscore_context
+from comparison.engine.gptscore_hf import HFScorer
 from comparison.engine.metrics import Family, MetricSpec
 from comparison.models import ComparisonJob, JobStatus, MetricScore
 from corpus.models import Annotation, Item
 from evaluation.answers import RUN_ANSWER_KINDS
 from evaluation.llm.errors import BackendError, BackendUnavailable
+from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall, RunStatus
 from evaluation.runs.execute import run_execute
@@ -143,6 +146,7 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
         except BackendError as exc:
             raise Stop(JobStatus.FAILED, str(exc)) from exc
         pool = ThreadPoolExecutor(max_workers=max(1, settings.OLLAMA_PARALLEL))
+        preflown = False
         try:
             for start in range(0, len(todo), BATCH):
                 chunk = todo[start:start + BATCH]
@@ -157,6 +161,15 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
                 cached = dict(LLMCall.objects.filter(cache_key__in=[p[2] for p in prompts], status=LLMCall.Status.OK)
                               .values_list("cache_key", "response"))
                 missing = [(n, p) for n, p in enumerate(prompts) if p[2] not in cached]
+                if missing and not preflown:  # one token first: a server without echo fails clearly
+                    try:
+                        logprob_preflight(backend, spec.model)
+                    except BackendUnavailable as exc:
+                        raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
+                            from exc
+                    except BackendError as exc:
+                        raise Stop(JobStatus.FAILED, str(exc)) from exc
+                    preflown = True
                 futures = {n: pool.submit(_gptscore_one, backend, spec.model, p[0], chunk[n][1].output)
                            for n, p in missing}
                 for n, future in futures.items():
@@ -183,6 +196,54 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
                 progress(spec.name, done)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def score_gptscore_hf(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,
+                     count_call: Callable[[int], None]) -> None:
+    """GPTScore on a local transformers model, in batches; each score audited and cached in LLMCall."""
+    definitions = _aspect_definitions(job)
+    task_text, noun = _task_description(job)
+    done = 0
+    todo: list[tuple[str, ItemRow, str, dict, str]] = []
+    for aspect in job.aspects:
+        have = _existing(items, spec.name, aspect)
+        done += len(have)
+        for item in items:
+            if item.pk in have:
+                continue
+            context = gptscore_context(task=task_text, output_noun=noun, aspect=aspect,
+                                       definition=definitions.get(aspect, ""), inputs=item.inputs,
+                                       output_header=job.dataset.output_header)
+            options = {"backend": "transformers", "scored_from": len(context)}
+            todo.append((aspect, item, context, options, cache_key(spec.model, "", context + item.output, options)))
+    progress(spec.name, done)
+    scorer: HFScorer | None = None
+    for start in range(0, len(todo), BATCH):
+        chunk = todo[start:start + BATCH]
+        cached = dict(LLMCall.objects.filter(cache_key__in=[c[4] for c in chunk], status=LLMCall.Status.OK)
+                      .values_list("cache_key", "response"))
+        missing = [c for c in chunk if c[4] not in cached]
+        if missing:
+            try:
+                scorer = scorer or HFScorer(spec.model)
+                started = time.perf_counter()
+                scores = scorer.score([(c[2], c[1].output) for c in missing])
+            except ComparisonError as exc:
+                raise Stop(JobStatus.FAILED, str(exc)) from exc
+            seconds = (time.perf_counter() - started) / len(missing)
+            for (_, item, context, options, key), score in zip(missing, scores, strict=True):
+                answer = json.dumps({"mean": score.mean, "tokens": score.tokens})
+                LLMCall.objects.get_or_create(cache_key=key, defaults={
+                    "model": spec.model, "prompt": context + item.output, "options": options, "response": answer,
+                    "prompt_tokens": score.tokens, "wall_seconds": seconds, "attempts": 1})
+                cached[key] = answer
+            count_call(len(missing))
+        by_aspect: dict[str, list[tuple[int, float]]] = {}
+        for aspect, item, _, _, key in chunk:
+            by_aspect.setdefault(aspect, []).append((item.pk, float(json.loads(cached[key])["mean"])))
+        for aspect, values in by_aspect.items():
+            done += _store(spec.name, aspect, values)
+        progress(spec.name, done)
 
 
 # ------------------------------------------------------------------------------- evaluator runs (Ollama)
@@ -266,6 +327,8 @@ def score_metric(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow],
                  count_call: Callable[[int], None], remember_run: Callable[[str, str, int], None]) -> None:
     if spec.family in (Family.LENGTH, Family.OVERLAP, Family.SEMANTIC):
         score_baseline(spec, items, progress)
+    elif spec.family is Family.GPTSCORE and spec.local:
+        score_gptscore_hf(job, spec, items, progress, count_call)
     elif spec.family is Family.GPTSCORE:
         score_gptscore(job, spec, items, progress, count_call)
     else:

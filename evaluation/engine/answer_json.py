@@ -1,4 +1,5 @@
-"""Read a JSON answer ({"errors": [...], "overall_score": ...} or a bare list) as the usual field text."""
+"""Read a JSON answer as the usual field text: a list of errors, an object holding one ({"errors": [...]},
+{"errors": {"error_1": {...}}}, {"error_1": {...}}, factgenie's {"annotations": [...]}), fenced or after prose."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from typing import Any
 
 from evaluation.engine.answer_fields import EXTRA_FIELD, FIELD, canonical_field, strip_fences
 
-_JSON_ERROR_LISTS = re.compile(r"^(?:errors?|issues?|problems?|mistakes?)(?:[ _-]?(?:list|found))?$", re.IGNORECASE)
+_JSON_ERROR_LISTS = re.compile(
+    r"^(?:(?:errors?|issues?|problems?|mistakes?)(?:[ _-]?(?:list|found))?|annotations?|error[ _-]?spans?|spans)$",
+    re.IGNORECASE,
+)
+_ERROR_KEY = re.compile(r"^(?:errors?|issues?|problems?|mistakes?)[ _-]?#?\d+$", re.IGNORECASE)
+# where a top-level JSON value may start: at the start of a line, or after "Answer:" in prose
+_START = re.compile(r"(?:^|(?<=\n))[\[{]|(?<=:)[ \t]*[\[{]")
 
 
 def _json_value(value: Any) -> str:
@@ -21,10 +28,21 @@ def _json_value(value: Any) -> str:
     return str(value)
 
 
+def _name(key: object) -> str:
+    return " ".join(str(key).replace("_", " ").replace("-", " ").split())
+
+
+def _is_location_key(key: object) -> bool:
+    name = _name(key)
+    return bool(FIELD.match(f"{name}: x")) and canonical_field(name) == "location"
+
+
 def _json_fields(obj: dict[str, Any], lines: list[str], ignored: list[str], *, top: bool) -> None:
+    if not top and not any(_is_location_key(k) for k in obj) and "text" in obj:
+        obj = {("location" if k == "text" else k): v for k, v in obj.items()}  # factgenie's span text
     for key, value in obj.items():
-        name = " ".join(str(key).replace("_", " ").replace("-", " ").split())
-        if top and _JSON_ERROR_LISTS.match(name) and isinstance(value, list):
+        name = _name(key)
+        if top and (_JSON_ERROR_LISTS.match(name) or _ERROR_KEY.match(name)) and isinstance(value, (list, dict)):
             continue
         if EXTRA_FIELD.match(f"{name}: x") and not top:
             lines.append(f"{name}: {_json_value(value)}")  # read, or named, like the same line in text
@@ -38,33 +56,58 @@ def _json_fields(obj: dict[str, Any], lines: list[str], ignored: list[str], *, t
         lines.append(f"{name}: {_json_value(value)}")
 
 
+def _errors_of(data: Any) -> tuple[list[Any] | None, dict[str, Any]] | None:
+    """Return (errors, top-level fields) of a decoded answer, errors None when it names none (a score
+    alone); None when it does not look like an answer."""
+    if isinstance(data, list):
+        if all(isinstance(e, dict) for e in data):
+            return data, {}
+        return None
+    if not isinstance(data, dict):
+        return None
+    for key, value in data.items():
+        if _JSON_ERROR_LISTS.match(_name(key)):
+            if isinstance(value, list):
+                return value, data
+            if isinstance(value, dict):
+                return list(value.values()), data
+    keyed = [v for k, v in data.items() if _ERROR_KEY.match(_name(k)) and isinstance(v, dict)]
+    if keyed:
+        return keyed, data
+    if any(_is_location_key(k) for k in data):
+        return [data], {}
+    if any(FIELD.match(f"{_name(k)}: x") and canonical_field(_name(k)) == "score" for k in data):
+        return None, data
+    return None
+
+
 def json_answer(text: str) -> tuple[str, list[str]] | None:
     """Return a JSON answer rewritten as the usual "Error N: / Location: ..." text, and its problems;
-    None when the answer holds no JSON object or list of errors."""
+    None when the answer holds no JSON object or list of errors. The last answer-shaped JSON wins; prose
+    before it is left out (a preamble or a draft), text after it is kept for the block parser."""
     body = strip_fences(text)
-    start = next((i for i, ch in enumerate(body) if ch in "{["), None)
-    if start is None or body[:start].strip().count("\n") > 3:
+    found: tuple[list[Any] | None, dict[str, Any], int] | None = None
+    pos = 0
+    while (start := _START.search(body, pos)) is not None:
+        begin = start.end() - 1
+        try:
+            data, end = json.JSONDecoder().raw_decode(body, begin)
+        except ValueError:
+            break  # a broken (cut) JSON value: what follows is inside it, read line by line instead
+
+        shaped = _errors_of(data)
+        if shaped is not None:
+            found = (*shaped, end)
+        pos = end
+    if found is None:
         return None
-    try:
-        data, end = json.JSONDecoder().raw_decode(body, start)
-    except ValueError:
-        return None
+    errors, top, end = found
     problems = ["answer given as JSON"]
-    errors: list[Any]
-    if isinstance(data, list):
-        errors, top = data, {}
-    elif isinstance(data, dict):
-        lists = [
-            v for k, v in data.items() if _JSON_ERROR_LISTS.match(str(k).replace("_", " ")) and isinstance(v, list)
-        ]
-        errors, top = (lists[0] if lists else []), data
-        if not lists and any(canonical_field(str(k)) == "location" for k in data if FIELD.match(f"{k}: x")):
-            errors, top = [data], {}
-    else:
-        return None
     lines: list[str] = []
     ignored: list[str] = []
-    for n, error in enumerate(errors, 1):
+    if errors == []:
+        lines.append("No errors.")  # an empty list is an explicit answer
+    for n, error in enumerate(errors or [], 1):
         if not isinstance(error, dict):
             problems.append(f"JSON error {n} is not an object")
             continue
@@ -73,6 +116,8 @@ def json_answer(text: str) -> tuple[str, list[str]] | None:
     _json_fields(top, lines, ignored, top=True)
     if ignored:
         problems.append(f"JSON field(s) not read: {', '.join(sorted(set(ignored)))}")
-    if body[end:].strip():
-        problems.append("text after the JSON ignored")
+    after = body[end:].strip()
+    if after:
+        # fields after the JSON ("Overall score: Good") are read like any text; prose there is ignored
+        lines.extend(["", after])
     return "\n".join(lines), problems

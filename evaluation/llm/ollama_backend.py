@@ -196,15 +196,18 @@ class OllamaBackend:
     def _request(self, model: str, prompt: str, options: Mapping[str, Any], system: str | None) -> dict[str, Any]:
         if not model:
             raise ValueError("a model name is required")
+        options = dict(options)
+        schema = options.pop("format", None)  # a structured answer's JSON schema is a request field in Ollama
         _check_options(options)
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
         return {
             "model": model,
             "messages": messages,
-            "options": dict(options),
+            "options": options,
             "keep_alive": self.keep_alive,
             "stream": False,
+            **({"format": schema} if schema is not None else {}),
         }
 
     def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:

@@ -21,6 +21,8 @@ from typing import Any
 import httpx
 import openai
 
+from evaluation.engine.echo_tokens import EchoMismatch, scored_token_indices
+
 from .errors import BackendError, BackendUnavailable, ModelMissing
 from .ollama_backend import LLMResult, resolve_model
 
@@ -36,7 +38,7 @@ _IGNORED = frozenset({"num_ctx", "num_gpu", "num_thread", "keep_alive"})
 
 def request_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split Ollama-style options into (OpenAI request fields, extra body fields); refuse unknown names."""
-    unknown = sorted(set(options) - set(_STANDARD) - set(_EXTRA) - _IGNORED)
+    unknown = sorted(set(options) - set(_STANDARD) - set(_EXTRA) - _IGNORED - {"format"})
     if unknown:
         raise ValueError(
             f"unknown option(s) {', '.join(unknown)} for an OpenAI-compatible server; known: "
@@ -44,6 +46,9 @@ def request_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
         )
     fields = {_STANDARD[k]: v for k, v in options.items() if k in _STANDARD}
     extra = {_EXTRA[k]: v for k, v in options.items() if k in _EXTRA}
+    if options.get("format") is not None:  # a structured answer (evaluation.engine.answer_schema)
+        fields["response_format"] = {"type": "json_schema",
+                                     "json_schema": {"name": "answer", "schema": options["format"]}}
     return fields, extra
 
 
@@ -235,18 +240,15 @@ class OpenAICompatBackend:
         if not response.choices or response.choices[0].logprobs is None:
             raise BackendError(f"The server at {self.url} returned no log-probabilities for {model}")
         logprobs = response.choices[0].logprobs
-        offsets = logprobs.text_offset or []
-        tokens_ = logprobs.tokens or []
-        values = logprobs.token_logprobs or []
-        kept_tokens: list[str] = []
-        kept: list[float] = []
-        for offset, token, value in zip(offsets, tokens_, values, strict=False):
-            if offset + len(token) <= len(context) or offset >= len(prompt):
-                continue
-            if value is None:
-                continue
-            kept_tokens.append(token)
-            kept.append(float(value))
+        tokens_ = list(logprobs.tokens or [])
+        values = list(logprobs.token_logprobs or [])
+        try:  # by the tokens' text, never raw text_offset (vLLM counts a BOS string in it)
+            indices = scored_token_indices(context, text, tokens_)
+        except EchoMismatch as exc:
+            raise BackendError(f"The server at {self.url} ({model}): {exc}") from None
+        picked = [(tokens_[i], values[i]) for i in indices if i < len(values) and values[i] is not None]
+        kept_tokens = [token for token, _ in picked]
+        kept = [float(value) for _, value in picked]
         if not kept:
             raise BackendError(
                 f"The server at {self.url} did not echo the scored text's tokens for {model}; "

@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from corpus.models import Dataset
+from evaluation.engine.answer_schema import format_options
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, get_outlier_rule
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
@@ -148,6 +149,14 @@ def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
 MAX_PARALLEL = 64  # requests in flight per model; EvaluatorRun.parallel is a small integer
 
 
+def answer_format_options(answer_format: str) -> dict[str, Any]:
+    """The call options of an answer format (`json` adds the schema), or LaunchError naming the formats."""
+    try:
+        return format_options(answer_format)
+    except ValueError as exc:
+        raise LaunchError(str(exc)) from None
+
+
 @transaction.atomic
 def run_create(
     *,
@@ -163,6 +172,8 @@ def run_create(
     user=None,
     check: bool = True,
     item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
+    repair: bool = True,  # send an unreadable answer back once to be restated (evaluation.engine.repair)
+    answer_format: str = "text",  # "json": a schema-constrained answer (evaluation.engine.answer_schema)
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
 
@@ -229,11 +240,14 @@ def run_create(
         "annotators": annotators,
         "supervisor": supervisor,
         "digests": digests,
-        "options": {"temperature": 0.0, "seed": settings.LLM_SEED, "num_ctx": settings.OLLAMA_NUM_CTX},
+        "options": {"temperature": 0.0, "seed": settings.LLM_SEED, "num_ctx": settings.OLLAMA_NUM_CTX,
+                    **answer_format_options(answer_format)},
+        "answer_format": answer_format,
         "retry_temperature": RETRY_TEMPERATURE,
         "max_answer_attempts": MAX_ANSWER_ATTEMPTS,
         "outlier_rule": outlier_rule,
         "keep_alive": settings.OLLAMA_KEEP_ALIVE,
+        "repair": bool(repair),
     }
     if item_ids is not None:
         config["item_ids"] = sorted(set(item_ids))

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from evaluation.engine.parsing import ParsedAnswer
+from evaluation.engine.repair import needs_repair, repair_key, repair_prompt, repaired_is_better
 from evaluation.llm.ollama_backend import LLMResult
 
+REPAIR_ATTEMPT = 100  # a repair of attempt k is recorded as attempt 100 + k
 BATCH_SIZE = 25  # finished steps per storing batch
 BATCH_SECONDS = 2.0  # and at least this often, so the heartbeat and cancel checks keep going
 
@@ -67,6 +69,7 @@ class Step:
     prompt: str
     attempts: list[Attempt]
     cached: dict[str, str] = field(default_factory=dict)  # cache key -> stored answer
+    repair: bool = False  # restate an unreadable answer once (evaluation.engine.repair)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,7 @@ class AttemptRecord:
     text: str
     result: LLMResult | None  # None when the answer came from the cache
     wall: float = 0.0
+    prompt: str = ""  # a repair's own prompt; empty for the step's prompt
 
 
 @dataclass
@@ -86,10 +90,12 @@ class Outcome:
     step: Step
     parsed: ParsedAnswer
     attempts: list[AttemptRecord] = field(default_factory=list)
+    used: int = -1  # which attempt's answer counts (a repair that reads worse leaves the first)
+    repaired: bool = False
 
     @property
     def raw(self) -> str:
-        return self.attempts[-1].text if self.attempts else ""
+        return self.attempts[self.used].text if self.attempts else ""
 
 
 class StepInterrupted(Exception):
@@ -115,10 +121,30 @@ def perform(
             result = backend.chat(model, step.prompt, options=attempt.options)
             text, wall = result.text, time.monotonic() - began
         outcome.attempts.append(AttemptRecord(number, attempt.key, attempt.options, text, result, wall))
-        outcome.parsed = parse(text)
+        outcome.parsed, outcome.used = parse(text), len(outcome.attempts) - 1
+        if step.repair and not outcome.repaired and text.strip() and needs_repair(outcome.parsed):
+            _repair(backend, model, step, attempt, text, parse, outcome)
         if outcome.parsed.status != "failed":
             break
     return outcome
+
+
+def _repair(backend: ChatBackend, model: str, step: Step, attempt: Attempt, text: str,
+            parse: Callable[[str], ParsedAnswer], outcome: Outcome) -> None:
+    """Ask the model once to restate `text` in our format; both answers stay among the attempts."""
+    outcome.repaired = True
+    prompt, key = repair_prompt(step.prompt, text), repair_key(attempt.key, text)
+    if key in step.cached:
+        fixed, result, wall = step.cached[key], None, 0.0
+    else:
+        began = time.monotonic()
+        result = backend.chat(model, prompt, options=attempt.options)
+        fixed, wall = result.text, time.monotonic() - began
+    number = REPAIR_ATTEMPT + outcome.attempts[-1].number  # the ledger's attempt number of a repair
+    outcome.attempts.append(AttemptRecord(number, key, attempt.options, fixed, result, wall, prompt=prompt))
+    parsed = parse(fixed)
+    if repaired_is_better(outcome.parsed, parsed):
+        outcome.parsed, outcome.used = parsed, len(outcome.attempts) - 1
 
 
 def run_phase(

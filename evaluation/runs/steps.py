@@ -11,10 +11,12 @@ from typing import Any
 from django.db.models import QuerySet
 
 from corpus.models import Annotation, AnnotationKind, Item
+from evaluation.engine.answer_schema import JSON_ANSWER_NOTE
 from evaluation.engine.aspects import AspectSpec
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, EnsembleItem, ensemble_item
 from evaluation.engine.parsing import parse_annotator_answer
 from evaluation.engine.prompts import render_supervisor_prompt
+from evaluation.engine.repair import repair_key
 from evaluation.engine.tasks import TaskSpec
 from evaluation.models import EvaluatorRun, LLMCall, PromptTemplate
 from evaluation.runs.modes import ModeSpec
@@ -132,12 +134,14 @@ class StepPlanner:
         return set(Annotation.objects.filter(source=self.run, **match).values_list("item_id", flat=True))
 
     def _step(self, model: str, item_id: int, prompt: str) -> Step:
+        if self.config.get("answer_format") == "json" and not prompt.endswith(JSON_ANSWER_NOTE):
+            prompt += JSON_ANSWER_NOTE
         attempts = plan_attempts(
             model, self.digests.get(model, ""), prompt, self.config["options"],
             attempts=int(self.config.get("max_answer_attempts", 4)),
             retry_temperature=float(self.config.get("retry_temperature", 0.1)),
         )
-        return Step(item_id, prompt, attempts)
+        return Step(item_id, prompt, attempts, repair=bool(self.config.get("repair", True)))
 
     @staticmethod
     def _with_cache(steps: list[Step]) -> list[Step]:
@@ -155,4 +159,11 @@ def fill_cache(steps: list[Step]) -> list[Step]:
         )
     for step in steps:
         step.cached = {a.key: cached[a.key] for a in step.attempts if a.key in cached}
+    # a stored answer's repair (asked when it could not be read) is stored under a key of its own
+    repairs = {repair_key(key, text): None for step in steps for key, text in step.cached.items()}
+    found = dict(LLMCall.objects.filter(cache_key__in=list(repairs), status=LLMCall.Status.OK)
+                 .values_list("cache_key", "response")) if repairs else {}
+    for step in steps:
+        step.cached.update({k: found[k] for key, text in list(step.cached.items())
+                            if (k := repair_key(key, text)) in found})
     return steps

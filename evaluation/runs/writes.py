@@ -125,7 +125,7 @@ class RunWriter:
             [
                 LLMCall(
                     cache_key=a.key, model=model, model_digest=self.digests.get(model, ""),
-                    prompt=outcome.step.prompt, options=a.options, response=a.text,
+                    prompt=a.prompt or outcome.step.prompt, options=a.options, response=a.text,
                     prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
                     total_duration_ns=result.total_duration_ns, load_duration_ns=result.load_duration_ns,
                     prompt_eval_duration_ns=result.prompt_eval_duration_ns,
@@ -184,8 +184,13 @@ class RunWriter:
         """The annotator's annotation; retries of an unparseable answer are noted among its problems."""
         parsed = outcome.parsed
         problems = list(parsed.problems)
-        if len(outcome.attempts) > 1:
-            problems.insert(0, f"answer unparseable on {len(outcome.attempts) - 1} earlier attempt(s); retried warmer")
+        retries = sum(1 for a in outcome.attempts if a.number > 0 and not a.prompt)
+        if retries:
+            problems.insert(0, f"answer unparseable on {retries} earlier attempt(s); retried warmer")
+        if outcome.repaired:  # both answers are in the call ledger
+            used = "the restated answer is used" if outcome.attempts[outcome.used].prompt else \
+                "the first answer reads better and is used"
+            problems.insert(0, f"answer sent back once to be restated in our format; {used}")
         annotation = self._annotation(
             outcome.step.item_id, AnnotationKind.ANNOTATOR, model, score=scale.score(parsed),
             score_label=parsed.score_label or "", score_explanation=parsed.score_explanation, raw_answer=outcome.raw,

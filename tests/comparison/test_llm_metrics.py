@@ -3,6 +3,7 @@ real HTTP on loopback through the official clients; a rerun makes zero LLM calls
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -12,6 +13,7 @@ from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_create
 from comparison.services.results import export_document
 from corpus.models import Annotation, AnnotationKind, Item
+from evaluation.llm.logprob_preflight import PREFLIGHT_CONTEXT, PREFLIGHT_TEXT
 from evaluation.models import EvaluatorRun, LLMCall, RunStatus
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
@@ -27,8 +29,12 @@ def _word_logprob(before: str, token: str) -> float:
     return -len(token.strip()) / 10
 
 
+_PREFLIGHT = hashlib.sha256((PREFLIGHT_CONTEXT + PREFLIGHT_TEXT).encode()).hexdigest()
+
+
 def _requests(sim: OllamaSim) -> int:
-    return sim.stats.requests
+    """Scoring requests: the one-token preflight each job makes before any work is not one."""
+    return sum(1 for r in sim.stats.log if r.prompt_sha256 != _PREFLIGHT)
 
 
 def _execute(job: ComparisonJob) -> ComparisonJob:
@@ -70,6 +76,16 @@ def test_gptscore_refused_when_the_server_is_unreachable_or_lacks_the_model(summ
         url = sim.url
     with pytest.raises(JobError, match="Cannot reach"):
         job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=url)
+    assert not ComparisonJob.objects.exists()
+
+
+def test_gptscore_refused_before_any_job_by_a_server_without_echo(summaries):
+    # llama.cpp rejects echo; TGI ignores it and returns no log-probabilities (REAL_SERVERS.md)
+    for echo, lacks in (("rejected", "Only no echo is supported"), ("ignored", "no log-probabilities")):
+        with OllamaSim(SimConfig(models=["scorer-1b"], echo=echo)) as sim:
+            with pytest.raises(JobError, match=lacks):
+                job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+            assert sim.stats.endpoint_hits["POST /v1/completions"] == 1  # the one-token preflight, nothing else
     assert not ComparisonJob.objects.exists()
 
 

@@ -133,9 +133,10 @@ def test_fields_on_one_line_after_the_header() -> None:
     assert answer.errors[0].location == "x y" and answer.errors[0].number == 1
 
 
-def test_more_than_one_score_keeps_the_first() -> None:
+def test_more_than_one_score_keeps_the_last() -> None:
+    # the final answer comes last: an earlier score is a draft or an example (issue 22)
     answer = parse_annotator_answer("No Error\nOverall score: Good\nOverall score: Poor")
-    assert answer.score_label == "Good" and any("more than one" in p for p in answer.problems)
+    assert answer.score_label == "Poor" and any("the last is used" in p for p in answer.problems)
 
 
 def test_unknown_score_makes_the_answer_partial() -> None:
@@ -259,7 +260,7 @@ def test_wild_json_answer_is_read_and_named() -> None:
     assert [(e.location, e.severity) for e in parsed.errors] == [("12 threes", 3), ("Lee Wong ... 9 rebounds", 2)]
     assert (parsed.score_label, parsed.score_explanation, parsed.status) == ("Fair", "Two slips.", "ok")
     assert parsed.problems[0] == "answer given as JSON"
-    assert {"field 'category' not read", "text after the JSON ignored"} <= set(parsed.problems)
+    assert "field 'category' not read" in parsed.problems  # the chatter after the JSON is read and ignored
 
 
 def test_wild_json_list_and_broken_json() -> None:

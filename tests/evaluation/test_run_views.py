@@ -64,6 +64,19 @@ def test_api_create_run_missing_model_is_400_with_pull_command(dataset, sim, mak
     assert not EvaluatorRun.objects.exists()
 
 
+def test_api_create_run_takes_answer_format_and_repair_and_refuses_an_unknown_format(dataset, sim, make_user):
+    call = _client(make_user("root", role="admin"))
+    body = {"dataset": dataset.name, "aspect": "relevance", "annotators": MODELS[:1], "ollama_url": sim.url,
+            "mode": "single"}
+    response = call("post", "/runs", json={**body, "answer_format": "json", "repair": False})
+    assert response.status_code == 201, response.content
+    run = EvaluatorRun.objects.get(pk=response.json()["id"])
+    assert run.config["answer_format"] == "json" and run.config["repair"] is False
+    assert "format" in run.config["options"]
+    refused = call("post", "/runs", json={**body, "answer_format": "xml"})
+    assert refused.status_code == 400 and "expected one of text, json" in refused.json()["detail"]
+
+
 def test_api_runs_forbidden_for_annotators_and_launch_for_researchers(dataset, sim, make_user):
     assert _client(make_user("ann"))("get", "/runs").status_code == 403
     research = _client(make_user("res", role="researcher"))

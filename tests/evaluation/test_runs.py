@@ -102,7 +102,7 @@ def test_run_rerun_makes_zero_llm_calls(dataset, sim):
 def test_run_unparseable_answer_retried_warmer_and_raw_kept(dataset, sim):
     garbage = "I cannot comply with the format, sorry."
     sim.configure(faults=(FaultRule(kind="garbage", model="ann-b:1b", first=2, text=garbage),))
-    run = _create(dataset, sim)
+    run = _create(dataset, sim, repair=False)  # the retries alone (the repair step is tested beside)
     run_execute(run.pk)
     retried = RunCall.objects.filter(run=run, model="ann-b:1b", attempt__gt=0)
     assert retried.count() == 2

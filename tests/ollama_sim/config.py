@@ -128,6 +128,13 @@ class SimConfig:
     version: str = "0.12.0"
     answer: AnswerFn | None = None
     logprob: LogprobFn | None = None
+    # /v1/completions with echo, as real servers differ (REAL_SERVERS.md, "GPTScore"): "yes" echoes
+    # the prompt's tokens with log-probabilities (vLLM); "rejected" answers 400 "Only no echo is supported"
+    # (llama.cpp server-common.cpp); "ignored" drops echo and logprobs silently, logprobs null (TGI
+    # router/src/lib.rs CompletionRequest). `bos_text` is the BOS token's text vLLM puts first in the
+    # echoed tokens and counts in text_offset ("<s>", "<|begin_of_text|>"; completion/serving.py).
+    echo: str = "yes"
+    bos_text: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", _coerce_models(self.models))
@@ -137,6 +144,8 @@ class SimConfig:
             raise ValueError("max_loaded must be at least 1")
         if self.parallel < 1:
             raise ValueError("parallel must be at least 1")
+        if self.echo not in ("yes", "rejected", "ignored"):
+            raise ValueError(f"echo must be yes, rejected or ignored, got {self.echo!r}")
         if self.swap_cost < 0 or self.call_time < 0:
             raise ValueError("swap_cost and call_time cannot be negative")
 

@@ -282,6 +282,10 @@ class Handler(BaseHTTPRequestHandler):
             except openai_api.BadRequest as exc:
                 self._error(400, str(exc))
                 return
+            refusal = openai_api.echo_refusal(config, endpoint, body)
+            if refusal:
+                self._error(400, refusal)
+                return
             stream = False
         elif endpoint == "chat":
             messages = tuple(m for m in body.get("messages") or [] if isinstance(m, dict))
@@ -305,6 +309,7 @@ class Handler(BaseHTTPRequestHandler):
             started=time.time(),
             keep_alive=body.get("keep_alive"),
             top_level_keys=sorted(body),
+            answer_format=body.get("format", body.get("response_format")),
         )
         sim.begin_call(record)
         if config.digest(model) is None:

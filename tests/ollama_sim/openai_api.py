@@ -92,10 +92,19 @@ def _logprob(config: SimConfig, context: str, token: str) -> float:
     return hashed_logprob(context, token)
 
 
+def echo_refusal(config: SimConfig, endpoint: str, body: Mapping[str, Any]) -> str | None:
+    """Return the error message of a server that rejects `echo` (llama.cpp), else None."""
+    if endpoint == COMPLETION and body.get("echo") and config.echo == "rejected":
+        return "Only no echo is supported"  # llama.cpp tools/server/server-common.cpp
+    return None
+
+
 def _logprobs(config: SimConfig, echoed: str, generated: str, want: int | None) -> dict[str, Any]:
-    """Token log-probabilities of the echoed prompt (first one null) and of the generated text."""
-    toks = tokens(echoed) + tokens(generated)
-    text = echoed + generated
+    """Token log-probabilities of the echoed prompt (first one null) and of the generated text; with
+    `bos_text`, the echo starts with the BOS token's text and the offsets count it, as vLLM's do."""
+    bos = [config.bos_text] if echoed and config.bos_text else []
+    toks = bos + tokens(echoed) + tokens(generated)
+    text = "".join(bos) + echoed + generated
     offsets: list[int] = []
     values: list[float | None] = []
     position = 0
@@ -129,9 +138,9 @@ def payload(
     if endpoint == CHAT:
         choice = {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": finish_reason}
         return {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "choices": [choice], **common}
-    echo = bool(body.get("echo"))
+    echo = bool(body.get("echo")) and config.echo == "yes"
     text = (prompt + reply) if echo else reply
     choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
-    if body.get("logprobs") is not None:
+    if body.get("logprobs") is not None and config.echo != "ignored":
         choice["logprobs"] = _logprobs(config, prompt if echo else "", reply, body.get("logprobs"))
     return {"id": f"cmpl-{uuid.uuid4().hex[:12]}", "object": "text_completion", "choices": [choice], **common}

@@ -28,6 +28,7 @@ class CallRecord:
     loaded: bool = False
     keep_alive: Any = None
     top_level_keys: list[str] = field(default_factory=list)
+    answer_format: Any = None  # Ollama's `format` or the OpenAI-compatible `response_format`, as sent
 
 
 @dataclass

@@ -31,6 +31,11 @@ class Command(BaseCommand):
             "(an OpenAI-compatible server such as vLLM); the job spreads its models over them (default: OLLAMA_URLS).",
         )
         parser.add_argument("--parallel", type=int, default=0, help="Requests in flight per model.")
+        parser.add_argument("--answer-format", choices=["text", "json"], default="text",
+                            help="json: ask for a schema-constrained JSON answer (Ollama `format`, OpenAI-compatible "
+                                 "`response_format`); a departure from the paper's free text.")
+        parser.add_argument("--no-repair", action="store_true",
+                            help="Do not send an unreadable answer back once to be restated in our format.")
         parser.add_argument("--outlier-rule", default=DEFAULT_OUTLIER_RULE, choices=list(OUTLIER_RULES),
                             help="Which annotators' scores count as outliers, left out of the supervisor's input.")
         parser.add_argument("--mode", default=DEFAULT_MODE.value, choices=[mode.value for mode in MODES],
@@ -50,7 +55,7 @@ class Command(BaseCommand):
                 dataset=dataset, aspect_name=options["aspect"], annotators=annotators,
                 supervisor=options["supervisor"] or None, ollama_url=options["ollama_url"] or None,
                 parallel=options["parallel"] or None, outlier_rule=options["outlier_rule"], mode=options["mode"],
-                preset=options["preset"],
+                preset=options["preset"], repair=not options["no_repair"], answer_format=options["answer_format"],
             )
         except LaunchError as exc:
             raise CommandError(str(exc)) from None
