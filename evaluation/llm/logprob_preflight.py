@@ -35,4 +35,5 @@ def logprob_preflight(backend: _Scores, model: str) -> None:
     except BackendUnavailable:
         raise
     except BackendError as exc:
-        raise BackendError(f"GPTScore preflight of {model} at {backend.url} failed: {exc} {WHAT_WORKS}") from None
+        raise BackendError(f"GPTScore preflight of {model} at {backend.url}: the server lacks prompt log-probabilities "
+                           f"({exc}). {WHAT_WORKS}") from None

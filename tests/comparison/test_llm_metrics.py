@@ -80,11 +80,14 @@ def test_gptscore_refused_when_the_server_is_unreachable_or_lacks_the_model(summ
 
 
 def test_gptscore_refused_before_any_job_by_a_server_without_echo(summaries):
-    # llama.cpp rejects echo; TGI ignores it and returns no log-probabilities (REAL_SERVERS.md)
-    for echo, lacks in (("rejected", "Only no echo is supported"), ("ignored", "no log-probabilities")):
+    # llama.cpp rejects echo; TGI ignores it and returns no log-probabilities (REAL_SERVERS.md). The message says
+    # what the server lacks and its HTTP status, never the server's own body (issue 26: errors never echo a body).
+    for echo, lacks in (("rejected", r"lacks prompt log-probabilities \(.*HTTP 400"),
+                        ("ignored", "lacks prompt log-probabilities .*no log-probabilities")):
         with OllamaSim(SimConfig(models=["scorer-1b"], echo=echo)) as sim:
-            with pytest.raises(JobError, match=lacks):
+            with pytest.raises(JobError, match=lacks) as refused:
                 job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+            assert "Only no echo is supported" not in str(refused.value)
             assert sim.stats.endpoint_hits["POST /v1/completions"] == 1  # the one-token preflight, nothing else
     assert not ComparisonJob.objects.exists()
 

@@ -76,7 +76,7 @@ def test_preflight_passes_a_server_that_echoes() -> None:
         assert sum(1 for r in server.stats.log if r.endpoint == "openai-completion") == 1
 
 
-@pytest.mark.parametrize(("echo", "lacks"), [("rejected", "Only no echo is supported"),
+@pytest.mark.parametrize(("echo", "lacks"), [("rejected", "HTTP 400"),
                                               ("ignored", "no log-probabilities")])
 def test_preflight_names_what_the_server_lacks(echo: str, lacks: str) -> None:
     with OllamaSim(SimConfig(models=["llama3"], echo=echo)) as server, \
@@ -85,4 +85,5 @@ def test_preflight_names_what_the_server_lacks(echo: str, lacks: str) -> None:
         logprob_preflight(backend, "llama3")
     message = str(caught.value)
     assert lacks in message and "preflight" in message and "vLLM >= 0.5.2" in message
+    assert "lacks prompt log-probabilities" in message and "Only no echo is supported" not in message
     assert "llama.cpp server rejects" in message

@@ -67,9 +67,10 @@ def test_transient_failures_are_retried_and_a_missing_model_is_not(sim: OllamaSi
 
 def test_a_client_error_is_final_and_named(sim: OllamaSim) -> None:
     sim.configure(faults=[FaultRule(kind="error", status=400, message="context too long")])
-    with _backend(sim.url) as backend, pytest.raises(BackendError, match="context too long"):
+    with _backend(sim.url) as backend, pytest.raises(BackendError, match="HTTP 400") as refused:
         backend.chat("llama3", PROMPT, options={})
     assert sim.stats.requests == 1
+    assert sim.url in str(refused.value) and "context too long" not in str(refused.value)  # never the body
 
 
 def test_an_unreachable_server_is_reported_with_its_url(closed_port_url: str) -> None:
