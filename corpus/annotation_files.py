@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corpus.formats import FormatError, SpanRecord, check_depth, check_text, iter_objects
+from corpus.formats import MAX_DEPTH, FormatError, SpanRecord, check_depth, check_text, iter_objects
 
 FORMATS = ("jsonl", "factgenie", "labelstudio")
 # how far past `start + len(text)` a whitespace-normalized match may end (the text may have lost spaces)
@@ -93,14 +93,30 @@ def _factgenie_files(path: Path) -> tuple[list[Path], dict[str, Any]]:
         return [path], {}
     metadata: dict[str, Any] = {}
     if (path / "metadata.json").exists():
-        try:
-            metadata = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise FormatError("metadata.json", f"not a JSON file ({exc})") from None
+        metadata = read_small_json(path / "metadata.json", "metadata.json")
     files = sorted((path / "files").glob("*.jsonl")) or sorted(path.glob("*.jsonl"))
     if not files:
         raise FormatError(path.name, "a factgenie campaign folder holds files/*.jsonl; none found")
     return files, metadata.get("config", {}) if isinstance(metadata, dict) else {}
+
+
+MAX_SMALL_JSON = 1 << 20
+
+
+def read_small_json(path: Path, where: str) -> Any:
+    """A small JSON file (a campaign's metadata), size and depth bounded before and while decoding."""
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_SMALL_JSON + 1)
+    if len(raw) > MAX_SMALL_JSON:
+        raise FormatError(where, f"larger than {MAX_SMALL_JSON >> 20} MB; a metadata file is a few kilobytes")
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FormatError(where, f"not a JSON file ({exc})") from None
+    except RecursionError:
+        raise FormatError(where, f"invalid JSON: nested deeper than {MAX_DEPTH} levels") from None
+    check_depth(value, where)
+    return value
 
 
 def _category_names(meta: Any) -> list[str]:
