@@ -377,10 +377,10 @@ DB_COLUMNS = ("dataset", "split", "setup_id", "example_idx", "annotator_id", "an
 
 
 def slug(text: str) -> str:
-    """An id as factgenie makes it (python-slugify's rules): ASCII-folded, lower case, quotes dropped,
-    digit-grouping commas dropped, every other run of characters one '-'."""
+    """An id as factgenie makes it (python-slugify's rules): ASCII-folded, lower case, digit-grouping commas
+    dropped, every other run of characters one '-'."""
     folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    folded = re.sub(r"(?<=\d),(?=\d)", "", folded.replace("'", ""))
+    folded = re.sub(r"(?<=\d),(?=\d)", "", folded)
     return re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
 
 
