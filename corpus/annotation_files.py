@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import csv
 import json
-import re
-import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from slugify import slugify
 
 from corpus.formats import MAX_DEPTH, FormatError, SpanRecord, check_depth, check_text, iter_objects
 
@@ -377,11 +377,8 @@ DB_COLUMNS = ("dataset", "split", "setup_id", "example_idx", "annotator_id", "an
 
 
 def slug(text: str) -> str:
-    """An id as factgenie makes it (python-slugify's rules): ASCII-folded, lower case, digit-grouping commas
-    dropped, every other run of characters one '-'."""
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    folded = re.sub(r"(?<=\d),(?=\d)", "", folded)
-    return re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+    """An id as factgenie makes it: it slugifies campaign, dataset, split and setup ids on reading."""
+    return slugify(text)
 
 
 def factgenie_category_names(categories: list[str]) -> list[str]:

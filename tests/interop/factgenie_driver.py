@@ -33,7 +33,6 @@ def main() -> int:
     home, commands = Path(sys.argv[1]), json.loads(Path(sys.argv[2]).read_text())
     _point_at(home)
     from click.testing import CliRunner
-
     from factgenie.bin.run import create_app, run
 
     results: dict[str, object] = {}
