@@ -191,7 +191,10 @@ def _factgenie(path: Path, name: str) -> Iterator[RawAnnotation]:
 
 def _ls_user(value: Any) -> str:
     if isinstance(value, dict):
-        return str(value.get("email") or value.get("username") or value.get("id") or "")
+        email = value.get("email")
+        if isinstance(email, str) and email.endswith("@" + LS_EMAIL_DOMAIN):
+            return email.removesuffix("@" + LS_EMAIL_DOMAIN)  # the name our export wrote it for
+        return str(email or value.get("username") or value.get("id") or "")
     return "" if value is None else str(value)
 
 
@@ -203,7 +206,7 @@ def _ls_model(annotation: dict[str, Any], annotators: dict[str, str]) -> str:
     if user_id is not None and str(user_id) in annotators:
         return annotators[str(user_id)]
     meta = annotation.get("meta")
-    if isinstance(meta, dict) and isinstance(meta.get("model"), str) and meta["model"]:
+    if isinstance(meta, dict) and isinstance(meta.get("model"), str):
         return meta["model"]
     return _ls_user(user)
 
@@ -495,10 +498,20 @@ def _ls_result(annotation: OutputAnnotation) -> list[dict[str, Any]]:
     return result
 
 
-def labelstudio_task(task_id: int, annotations: list[OutputAnnotation], people: dict[str, int]) -> dict[str, Any]:
+LS_EMAIL_DOMAIN = "annotators.spanjudge.invalid"
+
+
+def labelstudio_email(person: str) -> str:
+    """The Label Studio user (by email, as its import wants) standing for one of our annotators: the name
+    itself when it is an email address, else NAME@annotators.spanjudge.invalid (read back as NAME)."""
+    return person if "@" in person else f"{person}@{LS_EMAIL_DOMAIN}"
+
+
+def labelstudio_task(task_id: int, annotations: list[OutputAnnotation], people: dict[str, str]) -> dict[str, Any]:
     """One Label Studio task (an output): machine sources as `predictions` (their model as `model_version`,
-    where Label Studio keeps who made a prediction), people as completed `annotations` by a numbered user
-    (`people` numbers each person once per export; the data card lists the numbers for --map-annotator)."""
+    where Label Studio keeps who made a prediction), people as completed `annotations` by a Label Studio
+    user given by email (`completed_by`, where Label Studio keeps who made an annotation; it refuses
+    emails that are not its users'). `people` collects the name -> email pairs written."""
     first = annotations[0]
     data: dict[str, Any] = {"text": first.output, "item_id": first.item_id, "system": first.system}
     if first.aspect:
@@ -510,9 +523,10 @@ def labelstudio_task(task_id: int, annotations: list[OutputAnnotation], people: 
             predictions.append({"model_version": annotation.model or annotation.source, "result": result})
         else:
             who = annotation.model or annotation.source
-            user = people.setdefault(who, len(people) + 1)
-            done.append({"result": result, "was_cancelled": False, "ground_truth": False, "completed_by": user,
-                         "meta": {"source": annotation.source, "model": annotation.model}})
+            email = people.setdefault(who, labelstudio_email(who))
+            done.append({"result": result, "was_cancelled": False, "ground_truth": False,
+                         "completed_by": {"email": email}, "meta": {"source": annotation.source,
+                                                                   "model": annotation.model}})
     task: dict[str, Any] = {"id": task_id, "data": data, "annotations": done}
     if predictions:
         task["predictions"] = predictions

@@ -88,7 +88,7 @@ class ExportReport:
 
     annotations: int = 0
     spans_without_position: dict[str, int] = field(default_factory=dict)
-    labelstudio_users: dict[str, int] = field(default_factory=dict)  # person -> the user id written
+    labelstudio_users: dict[str, str] = field(default_factory=dict)  # person -> the Label Studio email written
 
     def count(self, annotation: OutputAnnotation, *, placed_only: bool) -> None:
         self.annotations += 1
@@ -101,8 +101,9 @@ class ExportReport:
         out = [f"Left out {n} span{'s' if n != 1 else ''} without a position in the text from source {s!r} "
                "(the format has no place for them)" for s, n in sorted(self.spans_without_position.items())]
         if self.labelstudio_users:
-            pairs = " ".join(f"--map-annotator {n}={who}" for who, n in self.labelstudio_users.items())
-            out.append(f"Label Studio user ids written for people (to import them back): {pairs}")
+            pairs = ", ".join(f"{who} as {email}" for who, email in self.labelstudio_users.items())
+            out.append(f"Annotations by people are written as by these Label Studio users (create them before "
+                       f"importing; map their ids back with --map-annotator ID=NAME): {pairs}")
         return out
 
 

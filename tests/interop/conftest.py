@@ -1,6 +1,6 @@
 """Two datasets with string ids and several sources (a person's gold, two models), built through the importers.
 
-Each dataset has spans in three categories, spans without a position (which factgenie and Label Studio cannot
+Each dataset has spans in four categories, two people's annotations of every output (source 'experts'), spans without a position (which factgenie and Label Studio cannot
 hold), explanations and severities, and an output where a source found nothing.
 """
 
@@ -64,6 +64,27 @@ def _annotations(texts: dict[tuple[str, str], str]) -> dict[str, list[dict]]:
     return out
 
 
+def _experts(texts: dict[tuple[str, str], str]) -> list[dict]:
+    """A Label Studio project file where two people (alice, bob) annotated every output."""
+    tasks = []
+    for n, (key, text) in enumerate(texts.items()):
+        words = text.split()
+        done = []
+        for who, part, category in (("alice", words[0], "Incorrect"), ("bob", words[-2], "Misleading")):
+            start = text.index(part)
+            value = {"start": start, "end": start + len(part), "text": part}
+            result = [{"id": "a", "from_name": "label", "to_name": "text", "type": "labels",
+                       "value": {**value, "labels": [category]}}]
+            if who == "alice":
+                result.append({"id": "a", "from_name": "explanation", "to_name": "text", "type": "textarea",
+                               "value": {**value, "text": [f"{who} says no"]}})
+                result.append({"id": "a", "from_name": "severity", "to_name": "text", "type": "rating",
+                               "value": {**value, "rating": 1 + n % 5}})
+            done.append({"completed_by": {"email": f"{who}@example.org"}, "result": result})
+        tasks.append({"data": {"text": text, "item_id": key[0], "system": key[1]}, "annotations": done})
+    return tasks
+
+
 @dataclass
 class Interop:
     datasets: list[str]
@@ -94,4 +115,8 @@ def interop(db, tmp_path) -> Interop:
             path = tmp_path / f"{name}-{source}.jsonl"
             path.write_text("".join(json.dumps(r) + "\n" for r in records))
             call_command("import_annotations", str(path), dataset=name, source=source, stdout=io.StringIO())
-    return Interop(datasets=list(DATASETS), sources=["gold", "llm-a", "llm-b"], root=tmp_path)
+        experts = tmp_path / f"{name}-experts.json"
+        experts.write_text(json.dumps(_experts(texts)))
+        call_command("import_annotations", str(experts), dataset=name, source="experts", format="labelstudio",
+                     stdout=io.StringIO())
+    return Interop(datasets=list(DATASETS), sources=["gold", "llm-a", "llm-b", "experts"], root=tmp_path)

@@ -25,7 +25,8 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--map-annotator", action="append", default=[], metavar="LSID=NAME",
-            help="labelstudio: the annotator a Label Studio user id stands for (repeat for each user).",
+            help="labelstudio: the annotator a Label Studio user id stands for (repeat for each user; "
+                 "ID= for an annotation by nobody named).",
         )
         parser.add_argument(
             "--skip-bad-spans", action="store_true",
@@ -37,7 +38,7 @@ class Command(BaseCommand):
         annotators = {}
         for pair in options["map_annotator"]:  # type: ignore[union-attr]
             user, sep, name = str(pair).partition("=")
-            if not sep or not user.strip() or not name.strip():
+            if not sep or not user.strip():
                 raise CommandError(f"--map-annotator {pair!r}: expected LSID=NAME, e.g. 3=alice")
             annotators[user.strip()] = name.strip()
         try:
