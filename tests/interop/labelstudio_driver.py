@@ -3,7 +3,7 @@
 Label Studio pins its own Django and friends, so it lives in a separate virtualenv; this script runs there:
 it sets Label Studio up on a SQLite file (migrated once and copied from a template beside it), creates a
 project with our labeling config, imports our tasks through Label Studio's import API, exports the project
-through its export API (JSON), and prints the export.
+through its export API (a JSON snapshot, as the Export button makes it), and prints the export.
 
     VENV/bin/python tests/interop/labelstudio_driver.py WORKDIR CONFIG.xml TASKS.json TEMPLATE.sqlite3 [EMAIL...]
 
@@ -64,7 +64,13 @@ def main() -> int:
     imported = client.post(f"/api/projects/{pk}/import?commit_to_project=true",
                            json.loads(tasks.read_text()), format="json")
     assert imported.status_code == 201, imported.content
-    exported = client.get(f"/api/projects/{pk}/export?exportType=JSON&download_all_tasks=true")
+    # the export the Data Manager's Export button makes: a snapshot with predictions in full
+    snapshot = client.post(f"/api/projects/{pk}/exports/", {
+        "serialization_options": {"predictions": {"only_id": False}, "drafts": {"only_id": True}},
+        "annotation_filter_options": {"usual": True},
+    }, format="json")
+    assert snapshot.status_code == 201, snapshot.content
+    exported = client.get(f"/api/projects/{pk}/exports/{snapshot.json()['id']}/download?exportType=JSON")
     assert exported.status_code == 200, exported.status_code
     body = b"".join(exported.streaming_content) if exported.streaming else exported.content
     print(json.dumps({"user_id": user.id, "users": users, "import": imported.json(), "export": json.loads(body)}))
