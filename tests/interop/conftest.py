@@ -1,7 +1,7 @@
-"""Two datasets with string ids and several sources (a person's gold, two models), built through the importers.
-
-Each dataset has spans in four categories, two people's annotations of every output (source 'experts'), spans without a position (which factgenie and Label Studio cannot
-hold), explanations and severities, and an output where a source found nothing.
+"""Two datasets with string ids and several sources (a person's gold, two models, two experts), built through the
+importers. Each dataset has spans in four categories, two people's annotations of every output (source
+'experts'), spans without a position (which factgenie and Label Studio cannot hold), explanations and
+severities, and an output where a source found nothing.
 """
 
 from __future__ import annotations
