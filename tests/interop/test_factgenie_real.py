@@ -180,3 +180,28 @@ def test_factgenie_import_honours_dataset_and_split(interop):
     with pytest.raises(CommandError, match="holds no annotations of dataset 'reviews-2', split 'train'"):
         call_command("import_annotations", str(mixed), dataset=second, source="mixed-c", format="factgenie",
                      split="train", stdout=io.StringIO())
+
+
+def test_an_export_job_zips_the_campaign_folder_and_it_imports_back(interop, settings, tmp_path):
+    import zipfile
+
+    from analytics.exports.jobs import export_job_run
+    from corpus.models import ExportJob
+
+    settings.EXPORT_DIR = tmp_path / "exports"
+    dataset = Dataset.objects.get(name=interop.datasets[1])
+    job = ExportJob.objects.create(dataset=dataset, format="factgenie", filters={}, total=dataset.items.count())
+    assert export_job_run(job.pk) == "done"
+    job.refresh_from_db()
+    assert job.files == [f"{dataset.pk}-reviews-2.zip", f"{dataset.pk}-reviews-2.card.json"]
+    unpacked = tmp_path / "unpacked"
+    with zipfile.ZipFile(settings.EXPORT_DIR / str(job.pk) / job.files[0]) as archive:
+        archive.extractall(unpacked)
+    assert sorted(p.name for p in unpacked.iterdir()) == sorted(slug(f"reviews-2-{s}") for s in interop.sources)
+    for source in interop.sources:
+        call_command("import_annotations", str(unpacked / slug(f"reviews-2-{source}")), dataset=dataset.name,
+                     source=f"zip-{source}", format="factgenie", stdout=io.StringIO())
+        assert spans_of(dataset.name, f"zip-{source}") == [
+            s for s in spans_of(dataset.name, source) if s[2] is not None]
+    card = json.loads((settings.EXPORT_DIR / str(job.pk) / job.files[1]).read_text())
+    assert card["not_written"]["spans_without_position"] == {"gold": 1, "llm-b": 1}
