@@ -260,7 +260,10 @@ class _ListReader:
         self._next_char()
         self._advance(self.pos + 1)  # the '['
         index = 0
-        following = "," if self._next_char() != "]" else "]"
+        following = ","
+        if self._next_char() == "]":  # an empty list
+            self._advance(self.pos + 1)
+            following = "]"
         while following == ",":
             index += 1
             where = f"object #{index} (line {self.line})"

@@ -125,6 +125,20 @@ def test_list_reader_names_the_line_of_an_error_inside_a_large_object(tmp_path, 
     assert "Expecting ',' delimiter" in excinfo.value.message
 
 
+def test_list_reader_reads_empty_lists_bom_and_crlf(tmp_path):
+    path = tmp_path / "list.json"
+    for text in (b"[]", b" [ ]\n\n", b"\xef\xbb\xbf[]"):
+        path.write_bytes(text)
+        assert list(iter_objects(path)) == []
+    path.write_bytes(b'\xef\xbb\xbf[\r\n{"a": 1},\r\n{"b": 2}\r\n]\r\n')
+    assert list(iter_objects(path)) == [("object #1 (line 2)", {"a": 1}), ("object #2 (line 3)", {"b": 2})]
+    for text, where in ((b"[", "object #1 (line 1)"), (b"[1,]", "object #2 (line 1)"), (b"[]]", "line 1")):
+        path.write_bytes(text)
+        with pytest.raises(FormatError) as excinfo:
+            list(iter_objects(path))
+        assert excinfo.value.where == where
+
+
 def test_list_reader_refuses_a_missing_separator_and_an_unclosed_list(tmp_path):
     path = tmp_path / "list.json"
     path.write_text("[" + _item() + " " + _item() + "]")
