@@ -3,7 +3,8 @@
 Builds (a) a list holding one large object (the case that took 300 s for 200 MB when the list was
 re-decoded on a growing buffer) at two sizes, the same object as a one-line JSONL file, and (b) a list of
 many small objects and the same objects as JSONL, then times `corpus.formats.iter_objects` over each and
-prints seconds (best of three reads), MB/s, the list/JSONL time ratios beside their bound (1.5) and peak RSS of the process.
+prints seconds (best of three reads), MB/s, the list/JSONL time ratios beside their bound (1.5) and peak
+RSS of the process.
 Linear means the larger single object takes about twice the time of the half-size one.
 
     python bench/json_list_reader.py [--mb 100]
