@@ -100,7 +100,7 @@ def write_factgenie(
             for annotation in _outputs(record, positions):
                 writer = writers.get(annotation.source)
                 if writer is None:
-                    campaign = campaign_id(dataset, annotation.source)
+                    campaign = _unused(campaign_id(dataset, annotation.source), {w.campaign for w in writers.values()})
                     writer = writers[annotation.source] = FactgenieCampaignWriter(
                         folder / campaign, campaign=campaign, dataset=dataset.name, source=annotation.source,
                         categories=names, created=created,
@@ -111,7 +111,16 @@ def write_factgenie(
         for writer in writers.values():
             writer.close()
     folder.mkdir(parents=True, exist_ok=True)
-    return [folder / campaign_id(dataset, source) for source in writers]
+    return [writer.folder for writer in writers.values()]
+
+
+def _unused(campaign: str, taken: set[str]) -> str:
+    """The campaign id, numbered when two source names slugify alike ('llm a', 'llm-a')."""
+    number, candidate = 1, campaign
+    while candidate in taken:
+        number += 1
+        candidate = f"{campaign}-{number}"
+    return candidate
 
 
 def _zip(folder: Path, path: Path) -> None:

@@ -205,3 +205,14 @@ def test_an_export_job_zips_the_campaign_folder_and_it_imports_back(interop, set
             s for s in spans_of(dataset.name, source) if s[2] is not None]
     card = json.loads((settings.EXPORT_DIR / str(job.pk) / job.files[1]).read_text())
     assert card["not_written"]["spans_without_position"] == {"gold": 1, "llm-b": 1}
+
+
+def test_sources_whose_names_slugify_alike_get_their_own_campaigns(interop):
+    dataset = interop.datasets[1]
+    path = interop.root / "llm-space.jsonl"
+    path.write_text(json.dumps({"item_id": "r-alpha", "system": "gpt", "model": "m", "spans": []}) + "\n")
+    call_command("import_annotations", str(path), dataset=dataset, source="llm a", stdout=io.StringIO())
+    folder = _export(interop, dataset)
+    sources = {json.loads((c / "metadata.json").read_text())["spanjudge"]["source"]: c.name for c in folder.iterdir()}
+    assert sources["llm-a"] != sources["llm a"]
+    assert {sources["llm-a"], sources["llm a"]} == {"reviews-2-llm-a", "reviews-2-llm-a-2"}
