@@ -1,8 +1,9 @@
-"""Other tools' annotation files: readers for our JSONL, factgenie campaigns and Label Studio exports.
+"""Other tools' annotation files: readers and writers for our JSONL, factgenie campaigns and Label Studio tasks.
 
 No Django here. Each reader yields one `RawAnnotation` per (output, annotator) in a common shape; the
 import service matches it to an item and resolves its spans with `resolve_span`, which either returns
-a span record or raises a FormatError saying what is wrong with it.
+a span record or raises a FormatError saying what is wrong with it. The writers produce what the real
+tools open as it is (tests/interop runs factgenie 1.2.1 and Label Studio 1.23 on it).
 """
 
 from __future__ import annotations
