@@ -1,19 +1,23 @@
-"""Other tools' annotation files: readers for our JSONL, factgenie campaigns and Label Studio exports.
+"""Other tools' annotation files: readers and writers for our JSONL, factgenie campaigns and Label Studio tasks.
 
 No Django here. Each reader yields one `RawAnnotation` per (output, annotator) in a common shape; the
 import service matches it to an item and resolves its spans with `resolve_span`, which either returns
-a span record or raises a FormatError saying what is wrong with it.
+a span record or raises a FormatError saying what is wrong with it. The writers produce what the real
+tools open as it is (tests/interop runs factgenie 1.2.1 and Label Studio 1.23 on it).
 """
 
 from __future__ import annotations
 
+import csv
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corpus.formats import FormatError, SpanRecord, check_depth, check_text, iter_objects
+from slugify import slugify
+
+from corpus.formats import MAX_DEPTH, FormatError, SpanRecord, check_depth, check_text, iter_objects
 
 FORMATS = ("jsonl", "factgenie", "labelstudio")
 # how far past `start + len(text)` a whitespace-normalized match may end (the text may have lost spaces)
@@ -32,16 +36,21 @@ class RawAnnotation:
     spans: list[Any]  # dicts with start, end?, text, category?, explanation?, severity?
     output: str | None = None  # the output text the file carries, checked against the item's
     machine: bool = False  # `model` names a model (else a person or nothing)
+    dataset: str | None = None  # the dataset and split a factgenie line names (None: the file does not say)
+    split: str | None = None
 
 
-def read_annotations(path: Path, fmt: str, *, name: str = "") -> Iterator[RawAnnotation]:
-    """Yield the annotations of a file (or of a factgenie campaign folder) in format `fmt`."""
+def read_annotations(
+    path: Path, fmt: str, *, name: str = "", annotators: dict[str, str] | None = None
+) -> Iterator[RawAnnotation]:
+    """Yield the annotations of a file (or of a factgenie campaign folder) in format `fmt`; `annotators`
+    maps Label Studio user ids to our annotators' names."""
     if fmt not in FORMATS:
         raise FormatError("--format", f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
     if fmt == "factgenie":
         yield from _factgenie(path, name)
     elif fmt == "labelstudio":
-        yield from _labelstudio(path, name)
+        yield from _labelstudio(path, name, annotators or {})
     else:
         yield from _jsonl(path, name)
 
@@ -87,20 +96,41 @@ def _jsonl(path: Path, name: str) -> Iterator[RawAnnotation]:
 # --- factgenie -----------------------------------------------------------------------------------------
 
 
-def _factgenie_files(path: Path) -> tuple[list[Path], dict[str, Any]]:
-    """A campaign folder (metadata.json + files/*.jsonl) or one of its JSONL files."""
+def _factgenie_files(path: Path) -> tuple[list[Path], dict[str, Any], str]:
+    """A campaign folder (metadata.json + files/*.jsonl) or one of its JSONL files; with the campaign's
+    config and the category name our exports list blank categories under."""
     if not path.is_dir():
-        return [path], {}
+        return [path], {}, ""
     metadata: dict[str, Any] = {}
     if (path / "metadata.json").exists():
-        try:
-            metadata = json.loads((path / "metadata.json").read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise FormatError("metadata.json", f"not a JSON file ({exc})") from None
+        metadata = read_small_json(path / "metadata.json", "metadata.json")
     files = sorted((path / "files").glob("*.jsonl")) or sorted(path.glob("*.jsonl"))
     if not files:
         raise FormatError(path.name, "a factgenie campaign folder holds files/*.jsonl; none found")
-    return files, metadata.get("config", {}) if isinstance(metadata, dict) else {}
+    if not isinstance(metadata, dict):
+        return files, {}, ""
+    ours = metadata.get("spanjudge") if isinstance(metadata.get("spanjudge"), dict) else {}
+    blank = ours.get("blank_category") if isinstance(ours.get("blank_category"), str) else ""
+    return files, metadata.get("config", {}) if isinstance(metadata.get("config"), dict) else {}, blank
+
+
+MAX_SMALL_JSON = 1 << 20
+
+
+def read_small_json(path: Path, where: str) -> Any:
+    """A small JSON file (a campaign's metadata), size and depth bounded before and while decoding."""
+    with path.open("rb") as handle:
+        raw = handle.read(MAX_SMALL_JSON + 1)
+    if len(raw) > MAX_SMALL_JSON:
+        raise FormatError(where, f"larger than {MAX_SMALL_JSON >> 20} MB; a metadata file is a few kilobytes")
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FormatError(where, f"not a JSON file ({exc})") from None
+    except RecursionError:
+        raise FormatError(where, f"invalid JSON: nested deeper than {MAX_DEPTH} levels") from None
+    check_depth(value, where)
+    return value
 
 
 def _category_names(meta: Any) -> list[str]:
@@ -117,7 +147,7 @@ def _category_names(meta: Any) -> list[str]:
 
 
 def _factgenie(path: Path, name: str) -> Iterator[RawAnnotation]:
-    files, campaign_config = _factgenie_files(path)
+    files, campaign_config, blank = _factgenie_files(path)
     for file in files:
         prefix = f"{file.name}, " if len(files) > 1 else ""
         for place, obj in iter_objects(file, name=name or file.name):
@@ -125,8 +155,9 @@ def _factgenie(path: Path, name: str) -> Iterator[RawAnnotation]:
             if not isinstance(obj, dict):
                 raise FormatError(where, f"expected a JSON object, found {type(obj).__name__}")
             meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+            ours = meta.get("spanjudge") if isinstance(meta.get("spanjudge"), dict) else {}
             categories = _category_names(meta) or _category_names(campaign_config)
-            model = meta.get("model") or meta.get("annotator_id") or ""
+            model = ours.get("model") if "model" in ours else (meta.get("model") or meta.get("annotator_id") or "")
             spans = []
             annotations = obj.get("annotations")
             if not isinstance(annotations, list):
@@ -140,16 +171,23 @@ def _factgenie(path: Path, name: str) -> Iterator[RawAnnotation]:
                     category = categories[category]
                 elif category is not None:
                     category = str(category)
+                if blank and category == blank:
+                    category = None
                 spans.append({
                     "start": span.get("start"), "end": span.get("end"), "text": span.get("text"),
                     "category": category, "explanation": span.get("reason"), "severity": span.get("severity"),
                     "_index": index,
                 })
             output = obj.get("output")
+            item_id = str(ours["item_id"]) if isinstance(ours.get("item_id"), str) else _item_id(
+                obj, where, "example_idx")
+            system = ours["system"] if isinstance(ours.get("system"), str) else _str(obj, "setup_id", where, "system")
+            machine = bool(ours["machine"]) if "machine" in ours else bool(meta.get("model"))
             yield RawAnnotation(
-                where=where, item_id=_item_id(obj, where, "example_idx"), system=_str(obj, "setup_id", where, "system"),
-                aspect="", model=str(model), spans=spans,
-                output=output if isinstance(output, str) else None, machine=bool(meta.get("model")),
+                where=where, item_id=item_id, system=system, aspect=str(ours.get("aspect") or ""), model=str(model),
+                spans=spans, output=output if isinstance(output, str) else None, machine=machine,
+                dataset=str(obj["dataset"]) if obj.get("dataset") is not None else None,
+                split=str(obj["split"]) if obj.get("split") is not None else None,
             )
 
 
@@ -158,33 +196,45 @@ def _factgenie(path: Path, name: str) -> Iterator[RawAnnotation]:
 
 def _ls_user(value: Any) -> str:
     if isinstance(value, dict):
-        return str(value.get("email") or value.get("username") or value.get("id") or "")
+        email = value.get("email")
+        if isinstance(email, str) and email.endswith("@" + LS_EMAIL_DOMAIN):
+            return email.removesuffix("@" + LS_EMAIL_DOMAIN)  # the name our export wrote it for
+        return str(email or value.get("username") or value.get("id") or "")
     return "" if value is None else str(value)
 
 
-def _ls_model(annotation: dict[str, Any]) -> str:
-    """Who made a Label Studio annotation: our exports say it in `meta`, Label Studio in `completed_by`."""
+def _ls_model(annotation: dict[str, Any], annotators: dict[str, str]) -> str:
+    """Who made a Label Studio annotation: the --map-annotator name of its user id, else what our export
+    wrote in `meta` (Label Studio drops it on import), else Label Studio's `completed_by`."""
+    user = annotation.get("completed_by")
+    user_id = user.get("id") if isinstance(user, dict) else user
+    if user_id is not None and str(user_id) in annotators:
+        return annotators[str(user_id)]
     meta = annotation.get("meta")
     if isinstance(meta, dict) and isinstance(meta.get("model"), str):
         return meta["model"]
-    return _ls_user(annotation.get("completed_by"))
+    return _ls_user(user)
 
 
-def _labelstudio(path: Path, name: str) -> Iterator[RawAnnotation]:
+def _labelstudio(path: Path, name: str, annotators: dict[str, str]) -> Iterator[RawAnnotation]:
     for where, task in iter_objects(path, name=name):
         if not isinstance(task, dict) or not isinstance(task.get("data"), dict):
             raise FormatError(where, "expected a Label Studio task: an object with 'data' and 'annotations'")
         data = task["data"]
         item_id = _item_id(data, where, "item_id", "id")
-        annotations = task.get("annotations") or []
-        if not isinstance(annotations, list):
-            raise FormatError(where, "field 'annotations' must be a list")
-        for number, annotation in enumerate(annotations):
+        entries = []
+        for field_name in ("annotations", "predictions"):
+            listed = task.get(field_name) or []
+            if not isinstance(listed, list):
+                raise FormatError(where, f"field '{field_name}' must be a list")
+            entries.extend((field_name, number, entry) for number, entry in enumerate(listed))
+        for field_name, number, annotation in entries:
             if not isinstance(annotation, dict) or annotation.get("was_cancelled"):
                 continue
+            place = f"{where}, {field_name}[{number}]"
             results = annotation.get("result") or []
             if not isinstance(results, list):
-                raise FormatError(f"{where}, annotations[{number}]", "field 'result' must be a list")
+                raise FormatError(place, "field 'result' must be a list")
             regions: dict[str, dict[str, Any]] = {}
             order: list[str] = []
             for index, result in enumerate(results):
@@ -209,10 +259,12 @@ def _labelstudio(path: Path, name: str) -> Iterator[RawAnnotation]:
                     region["explanation"] = "\n".join(texts) if isinstance(texts, list) else texts
                 elif result.get("type") == "rating":
                     region["severity"] = value.get("rating")
+            prediction = field_name == "predictions"
+            model = annotation.get("model_version") if prediction else _ls_model(annotation, annotators)
             yield RawAnnotation(
-                where=f"{where}, annotations[{number}]", item_id=item_id,
+                where=place, item_id=item_id,
                 system=_str(data, "system", where), aspect=_str(data, "aspect", where),
-                model=_ls_model(annotation),
+                model=model if isinstance(model, str) else "", machine=prediction,
                 spans=[regions[key] for key in order],
                 output=data.get("text") if isinstance(data.get("text"), str) else None,
             )
@@ -311,6 +363,7 @@ class OutputAnnotation:
     source: str
     machine: bool
     spans: list[SpanRecord]
+    example_idx: int | None = None  # the item's place in its dataset (factgenie's integer example ids)
 
 
 def to_jsonl(annotation: OutputAnnotation) -> str:
@@ -327,67 +380,177 @@ def to_jsonl(annotation: OutputAnnotation) -> str:
     return json.dumps(record, ensure_ascii=False) + "\n"
 
 
-def factgenie_metadata(campaign: str, categories: list[str]) -> dict[str, Any]:
-    """The campaign's metadata.json: factgenie numbers span categories by their place in this list."""
+# --- factgenie campaigns ---------------------------------------------------------------------------------
+
+FACTGENIE_SPLIT = "test"
+BLANK_CATEGORY = "Error"  # the name a span without a category is listed under (read back as no category)
+DB_COLUMNS = ("dataset", "split", "setup_id", "example_idx", "annotator_id", "annotator_group", "status", "start",
+              "end")
+
+
+def slug(text: str) -> str:
+    """An id as factgenie makes it: it slugifies campaign, dataset, split and setup ids on reading."""
+    return slugify(text)
+
+
+def factgenie_category_names(categories: list[str]) -> list[str]:
+    """The category list of a campaign: our categories in order, a blank one under BLANK_CATEGORY."""
+    return list(dict.fromkeys(c or BLANK_CATEGORY for c in categories))
+
+
+def factgenie_metadata(campaign: str, categories: list[str], *, created: str, about: dict[str, Any]) -> dict[str, Any]:
+    """A campaign's metadata.json: factgenie numbers span categories by their place in this list, sorts
+    campaigns by `created`, and reads `id` as the campaign's folder."""
+    names = factgenie_category_names(categories)
     return {
-        "id": campaign, "mode": "external",
-        "config": {"annotation_span_categories": [{"name": c or "Error", "color": "#d62728"} for c in categories]},
+        "id": campaign, "mode": "external", "created": created, "status": "finished",
+        "config": {
+            "annotation_span_categories": [{"name": c, "color": "#d62728"} for c in names],
+            "annotation_granularity": "chars", "annotation_overlap_allowed": True,
+        },
+        "spanjudge": {**about, "blank_category": BLANK_CATEGORY},
     }
 
 
-def to_factgenie(annotation: OutputAnnotation, *, dataset: str, categories: list[str]) -> str:
-    """One line of a factgenie campaign file; spans without offsets have no place there and are left out."""
-    example = int(annotation.item_id) if annotation.item_id.isdigit() else annotation.item_id
-    metadata: dict[str, Any] = {
-        "annotator_id": annotation.model or annotation.source, "annotator_group": 0, "campaign_id": annotation.source,
-        "annotation_span_categories": [{"name": c or "Error", "color": "#d62728"} for c in categories],
-    }
-    if annotation.machine and annotation.model:
-        metadata["model"] = annotation.model
-    record = {
-        "dataset": dataset, "split": "test", "setup_id": annotation.system, "example_idx": example,
-        "output": annotation.output,
-        "annotations": [
-            {"start": s["start"], "text": annotation.output[s["start"]:s["end"]],
-             "type": categories.index(s["category"]), "reason": s["explanation"]}
-            for s in annotation.spans
-            if s["start"] is not None
-        ],
-        "flags": [], "options": [], "sliders": [], "text_fields": [], "metadata": metadata,
-    }
-    return json.dumps(record, ensure_ascii=False) + "\n"
+class FactgenieCampaignWriter:
+    """Writes one source's annotations as a factgenie campaign folder that factgenie opens as it is.
+
+    factgenie wants integer `example_idx` (we give the item's place in the dataset and keep our id in each
+    line's metadata), slugified dataset/setup/campaign ids, a `db.csv` of finished examples, and one
+    category list per campaign (the export passes the same list to every campaign it writes).
+    """
+
+    def __init__(self, folder: Path, *, campaign: str, dataset: str, source: str, categories: list[str],
+                 created: str) -> None:
+        if slug(campaign) != campaign or not campaign:
+            raise FormatError("campaign", f"{campaign!r} is not a factgenie campaign id (try {slug(campaign)!r})")
+        self.folder = folder
+        self.campaign = campaign
+        self.dataset = dataset
+        self.source = source
+        self.categories = categories
+        self.names = factgenie_category_names(categories)
+        self.created = created
+        self.groups: dict[tuple[str, str], int] = {}
+        self.rows: list[tuple[object, ...]] = []
+        self.spans = 0
+        self.unwritten = 0
+        (folder / "files").mkdir(parents=True, exist_ok=True)
+        self.handle = (folder / "files" / "annotations.jsonl").open("w", encoding="utf-8")
+
+    def add(self, annotation: OutputAnnotation) -> None:
+        if annotation.example_idx is None:
+            raise ValueError("factgenie needs the item's place in the dataset (example_idx)")
+        group = self.groups.setdefault((annotation.model, annotation.aspect), len(self.groups))
+        annotator = annotation.model or annotation.source
+        setup = slug(annotation.system) or "default"
+        placed = [s for s in annotation.spans if s["start"] is not None]
+        self.unwritten += len(annotation.spans) - len(placed)
+        self.spans += len(placed)
+        spans = []
+        for span in placed:
+            record: dict[str, Any] = {
+                "start": span["start"], "text": annotation.output[span["start"]:span["end"]],
+                "type": self.names.index(span["category"] or BLANK_CATEGORY), "reason": span["explanation"],
+            }
+            if span["severity"] is not None:
+                record["severity"] = span["severity"]
+            spans.append(record)
+        metadata: dict[str, Any] = {
+            "annotator_id": annotator, "annotator_group": group, "campaign_id": self.campaign,
+            "spanjudge": {"dataset": self.dataset, "item_id": annotation.item_id, "system": annotation.system,
+                          "aspect": annotation.aspect, "source": annotation.source, "model": annotation.model,
+                          "machine": annotation.machine},
+        }
+        if annotation.machine and annotation.model:
+            metadata["model"] = annotation.model
+        line = {
+            "dataset": slug(self.dataset), "split": FACTGENIE_SPLIT, "setup_id": setup,
+            "example_idx": annotation.example_idx, "output": annotation.output, "annotations": spans,
+            "flags": [], "options": [], "sliders": [], "text_fields": [], "metadata": metadata,
+        }
+        self.handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        self.rows.append((slug(self.dataset), FACTGENIE_SPLIT, setup, annotation.example_idx, annotator, group,
+                          "finished", "", ""))
+
+    def close(self) -> dict[str, int]:
+        """Finish the folder (metadata.json, db.csv); return what was written and what could not be."""
+        self.handle.close()
+        about = {"dataset": self.dataset, "source": self.source, "annotations": len(self.rows), "spans": self.spans,
+                 "spans_without_position": self.unwritten}
+        meta = factgenie_metadata(self.campaign, self.categories, created=self.created, about=about)
+        (self.folder / "metadata.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
+        with (self.folder / "db.csv").open("w", encoding="utf-8", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(DB_COLUMNS)
+            writer.writerows(self.rows)
+        return {"annotations": len(self.rows), "spans": self.spans, "spans_without_position": self.unwritten}
 
 
-def labelstudio_task(task_id: int, annotations: list[OutputAnnotation]) -> dict[str, Any]:
-    """One Label Studio task (an output) with one completed annotation per stored annotation of it."""
+# --- Label Studio tasks --------------------------------------------------------------------------------
+
+
+def _ls_result(annotation: OutputAnnotation) -> list[dict[str, Any]]:
+    result: list[dict[str, Any]] = []
+    for index, span in enumerate(s for s in annotation.spans if s["start"] is not None):
+        region = f"r{index}"
+        common = {"id": region, "to_name": "text", "origin": "manual"}
+        offsets = {"start": span["start"], "end": span["end"], "text": annotation.output[span["start"]:span["end"]]}
+        result.append({**common, "from_name": "label", "type": "labels",
+                       "value": {**offsets, "labels": [span["category"] or BLANK_CATEGORY]}})
+        if span["explanation"]:
+            result.append({**common, "from_name": "explanation", "type": "textarea",
+                           "value": {**offsets, "text": [span["explanation"]]}})
+        if span["severity"] is not None:
+            result.append({**common, "from_name": "severity", "type": "rating",
+                           "value": {**offsets, "rating": span["severity"]}})
+    return result
+
+
+LS_EMAIL_DOMAIN = "annotators.spanjudge.invalid"
+
+
+def labelstudio_email(person: str) -> str:
+    """The Label Studio user (by email, as its import wants) standing for one of our annotators: the name
+    itself when it is an email address, else NAME@annotators.spanjudge.invalid (read back as NAME)."""
+    return person if "@" in person else f"{person}@{LS_EMAIL_DOMAIN}"
+
+
+def labelstudio_task(task_id: int, annotations: list[OutputAnnotation], people: dict[str, str]) -> dict[str, Any]:
+    """One Label Studio task (an output): machine sources as `predictions` (their model as `model_version`,
+    where Label Studio keeps who made a prediction), people as completed `annotations` by a Label Studio
+    user given by email (`completed_by`, where Label Studio keeps who made an annotation; it refuses
+    emails that are not its users'). `people` collects the name -> email pairs written."""
     first = annotations[0]
     data: dict[str, Any] = {"text": first.output, "item_id": first.item_id, "system": first.system}
     if first.aspect:
         data["aspect"] = first.aspect
-    exported = []
+    predictions, done = [], []
     for annotation in annotations:
-        result: list[dict[str, Any]] = []
-        for index, span in enumerate(s for s in annotation.spans if s["start"] is not None):
-            region = f"r{index}"
-            common = {"id": region, "to_name": "text", "origin": "manual"}
-            offsets = {"start": span["start"], "end": span["end"], "text": annotation.output[span["start"]:span["end"]]}
-            result.append({**common, "from_name": "label", "type": "labels",
-                           "value": {**offsets, "labels": [span["category"] or "Error"]}})
-            if span["explanation"]:
-                result.append({**common, "from_name": "explanation", "type": "textarea",
-                               "value": {**offsets, "text": [span["explanation"]]}})
-            if span["severity"] is not None:
-                result.append({**common, "from_name": "severity", "type": "rating",
-                               "value": {**offsets, "rating": span["severity"]}})
-        exported.append({"result": result, "was_cancelled": False, "ground_truth": False,
-                         "meta": {"source": annotation.source, "model": annotation.model}})
-    return {"id": task_id, "data": data, "annotations": exported}
+        result = _ls_result(annotation)
+        if annotation.machine:
+            predictions.append({"model_version": annotation.model or annotation.source, "result": result})
+        else:
+            who = annotation.model or annotation.source
+            email = people.setdefault(who, labelstudio_email(who))
+            done.append({"result": result, "was_cancelled": False, "ground_truth": False,
+                         "completed_by": {"email": email}, "meta": {"source": annotation.source,
+                                                                   "model": annotation.model}})
+    task: dict[str, Any] = {"id": task_id, "data": data, "annotations": done}
+    if predictions:
+        task["predictions"] = predictions
+    return task
+
+
+def unwritten_spans(annotation: OutputAnnotation) -> int:
+    """Spans the factgenie and Label Studio formats cannot hold (no place in the text)."""
+    return sum(1 for s in annotation.spans if s["start"] is None)
 
 
 def labelstudio_config(categories: list[str]) -> str:
     """The labeling config of a Label Studio project that the exported tasks import into."""
     labels = "\n".join(
-        f'    <Label value="{_xml(c or "Error")}"/>' for c in dict.fromkeys(c or "Error" for c in categories)
+        f'    <Label value="{_xml(c)}"/>' for c in factgenie_category_names(categories)
     )
     return (
         "<View>\n"

@@ -22,11 +22,6 @@ MAX_JSON_DEPTH = 64  # request bodies are flat; deeper nesting is refused before
 
 _DIGITS = re.compile(r"[0-9]+")
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
-# A JSON escape of a surrogate that is not half of a pair (an odd run of backslashes makes it an escape).
-_LONE_SURROGATE_ESCAPE = re.compile(
-    rb"(?<!\\)(?:\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-    rb"|(?<!\\)(?:\\\\)*(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-)
 
 
 class CleaningError(ValueError):
@@ -42,15 +37,6 @@ def text_problem(value: str) -> str | None:
         return (f"contains a lone UTF-16 surrogate (\\u{ord(found.group()):04x}), which is not valid Unicode "
                 "text and cannot be stored")
     return None
-
-
-def escaped_surrogate(raw: bytes) -> str | None:
-    """Return the first lone-surrogate escape (`\\ud800`) in raw JSON text, or None.
-
-    Some JSON parsers (yajl, behind ijson) quietly turn it into `?`; looking at the bytes lets a reader refuse
-    it as the others do instead of storing a changed text."""
-    found = _LONE_SURROGATE_ESCAPE.search(raw)
-    return found.group().lstrip(b"\\").decode("ascii") if found else None
 
 
 def check_text(value: str, name: str) -> str:
@@ -139,10 +125,9 @@ def check_tree(value: Any, name: str = "body", *, texts: bool = True) -> Any:
     return value
 
 
-def loads(data: str | bytes, name: str = "body", *, texts: bool = True) -> Any:
-    """`json.loads` that refuses, as CleaningError naming `name`, what json accepts and the database cannot hold:
-    integers too long to convert (> 4,300 digits), NaN/Infinity, and anything `check_tree` refuses (texts
-    are left to the caller when `texts` is off, as the importers name each field in their own words)."""
+def json_decoder(name: str = "body") -> json.JSONDecoder:
+    """A JSON decoder that refuses, as CleaningError naming `name`, NaN/Infinity and integers too long to
+    convert (> 4,300 digits) while it decodes (the item-file reader uses it for each element)."""
 
     def _constant(word: str) -> float:
         raise CleaningError(f"{name}: {word} is not a number JSON allows")
@@ -155,8 +140,17 @@ def loads(data: str | bytes, name: str = "body", *, texts: bool = True) -> Any:
                                 f"(at most {INT64_MAX} in size)")
         return int(text)
 
+    return json.JSONDecoder(parse_constant=_constant, parse_int=_integer)
+
+
+def loads(data: str | bytes, name: str = "body", *, texts: bool = True) -> Any:
+    """`json.loads` that refuses, as CleaningError naming `name`, what json accepts and the database cannot hold:
+    integers too long to convert (> 4,300 digits), NaN/Infinity, and anything `check_tree` refuses (texts
+    are left to the caller when `texts` is off, as the importers name each field in their own words)."""
+    if isinstance(data, bytes | bytearray):
+        data = data.decode("utf-8")
     try:
-        value = json.loads(data, parse_constant=_constant, parse_int=_integer)
+        value = json_decoder(name).decode(data)
     except RecursionError:
         raise CleaningError(f"{name}: nested deeper than {MAX_JSON_DEPTH} levels") from None
     return check_tree(value, name, texts=texts)

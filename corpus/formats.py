@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NotRequired, TypedDict
-
-import ijson
 
 from corpus import cleaning
 from corpus.protocol import EXPLANATION_VERDICT_VALUES as EXPLANATION_VERDICTS
@@ -21,7 +20,7 @@ from corpus.protocol import SPAN_VERDICT_VALUES as SPAN_VERDICTS
 
 KINDS = ("ensemble", "annotator", "supervisor", "human", "gold")
 MATCHES = ("exact", "normalized", "fuzzy", "none")
-_CHUNK = 1 << 16
+_CHUNK = 1 << 20  # bytes read at a time by the JSON-list reader
 
 
 class FormatError(Exception):
@@ -120,11 +119,17 @@ FIELD_LIMITS = {
 }
 
 
-class _Sink(list):
-    """The target ijson's push parsers send to: collects what one chunk produced."""
+MAX_OBJECT_MB = 512
+"""Largest single object (one JSONL line, one element of a JSON list) read; refused while reading beyond it."""
 
-    def send(self, value: Any) -> None:
-        self.append(value)
+_WS = re.compile(r"[ \t\r\n]*")
+_DECODER = cleaning.json_decoder("the object")  # refuses NaN/Infinity and integers too long to read
+_TAIL = 64  # an error this close to the end of the buffer may be a token cut short
+_DEEP = f"invalid JSON: nested deeper than {MAX_DEPTH} levels"
+
+
+def _too_large(where: str) -> FormatError:
+    return FormatError(where, f"the object is larger than {MAX_OBJECT_MB} MB")
 
 
 def iter_objects(path: Path, *, name: str = "") -> Iterator[tuple[str, Any]]:
@@ -132,7 +137,8 @@ def iter_objects(path: Path, *, name: str = "") -> Iterator[tuple[str, Any]]:
 
     The place names the line (JSONL) or the object's index and starting line (JSON list), so every
     later error message can point at it. `name` is how the file is called in messages about the whole
-    file (an upload's own name, never the temporary path it was spooled to).
+    file (an upload's own name, never the temporary path it was spooled to). Depth and size are bounded
+    while reading: a deeply nested or huge object is refused before it is held in memory whole.
     """
     with path.open("rb") as handle:
         first = _first_significant_byte(handle)
@@ -140,7 +146,7 @@ def iter_objects(path: Path, *, name: str = "") -> Iterator[tuple[str, Any]]:
         if first == b"":
             raise FormatError(name or "the file", "the file is empty")
         if first == b"[":
-            yield from _iter_json_list(handle)
+            yield from _ListReader(handle).objects()
         else:
             yield from _iter_jsonl(handle)
 
@@ -165,7 +171,12 @@ def _decode_line(raw: bytes, number: int) -> str:
 
 def _iter_jsonl(handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
     # Binary lines decoded one at a time: an encoding error is reported on the line it is on.
-    for number, raw in enumerate(handle, start=1):
+    limit = MAX_OBJECT_MB << 20
+    number = 0
+    for raw in iter(lambda: handle.readline(limit + 1), b""):
+        number += 1
+        if len(raw) > limit:
+            raise _too_large(f"line {number}")
         text = _decode_line(raw, number).strip().lstrip("\ufeff")
         if not text:
             continue
@@ -188,87 +199,121 @@ def check_depth(value: Any, where: str) -> None:
     while stack:
         current, depth = stack.pop()
         if depth > MAX_DEPTH:
-            raise FormatError(where, f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
+            raise FormatError(where, _DEEP)
         if isinstance(current, dict):
             stack.extend((v, depth + 1) for v in current.values() if isinstance(v, dict | list))
         elif isinstance(current, list):
             stack.extend((v, depth + 1) for v in current if isinstance(v, dict | list))
 
 
-def _pieces(handle: IO[bytes]) -> Iterator[tuple[int, bytes]]:
-    """Yield (line number, bytes) pieces of at most _CHUNK bytes that never run past a line's end."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    number = 1
-    for raw in iter(lambda: handle.readline(_CHUNK), b""):
-        try:
-            decoder.decode(raw)
-        except UnicodeDecodeError as exc:
-            raise FormatError(f"line {number}", f"not UTF-8 text ({exc.reason})") from None
-        lone = cleaning.escaped_surrogate(raw)
-        if lone:  # yajl would store it as '?'
-            raise FormatError(f"line {number}", f"the escape \\{lone} is a lone UTF-16 surrogate, not a character")
-        yield number, raw
-        if raw.endswith(b"\n"):
-            number += 1
+class _ListReader:
+    """A top-level JSON array decoded one element at a time by the C decoder (one parser over the file).
 
-
-def _iter_json_list(handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
-    """Decode a top-level JSON array one element at a time with ijson's push parser (linear in the file).
-
-    Each piece sent to the parser lies within one line, so the parse events of a piece tell on which
-    line an element starts; the elements themselves come from ijson's C object builder.
+    Text is decoded into a buffer _CHUNK bytes at a time and each element is decoded in place. An
+    element that runs past the buffer is decoded again once more text is read, each read at least
+    doubling what the buffer holds of it, so the work stays linear in the element's size. Bounds hold
+    while reading: the C decoder recurses and stops at the recursion limit (a deeply nested element
+    fails within a few kilobytes, whatever its length), and no element may grow past MAX_OBJECT_MB.
     """
-    items, events = _Sink(), _Sink()
-    item_parser, event_parser = ijson.items_coro(items, "item", use_float=True), ijson.parse_coro(events)
-    starts: list[int] = []
-    index = 0
-    depth = 0
-    number = 1
-    first = True
-    try:
-        for number, piece in _pieces(handle):
-            if first:
-                piece = piece.removeprefix(b"\xef\xbb\xbf")
-                first = False
-            item_parser.send(piece)
-            event_parser.send(piece)
-            for prefix, event, _ in events:
-                if event in ("start_map", "start_array"):
-                    depth += 1
-                    if depth > MAX_DEPTH:
-                        reason = f"invalid JSON: nested deeper than {MAX_DEPTH} levels"
-                        raise FormatError(f"object #{len(starts)} (line {number})", reason)
-                    if prefix == "item":
-                        starts.append(number)
-                elif event in ("end_map", "end_array"):
-                    depth -= 1
-                elif prefix == "item" and event != "map_key":
-                    starts.append(number)
-            events.clear()
-            for value in items:
-                yield f"object #{index + 1} (line {starts[index]})", value
-                index += 1
-            items.clear()
-        item_parser.close()
-        event_parser.close()
-    except ijson.JSONError as exc:
-        # the objects before were complete, so the error lies in the next one (or just before it)
-        reason = _ijson_reason(exc)
-        if "trailing garbage" in reason:
-            raise FormatError(f"line {number}", "invalid JSON: text after the closing ']'") from None
-        raise FormatError(f"object #{index + 1} (line {number})", f"invalid JSON: {reason}") from None
-    for value in items:
-        yield f"object #{index + 1} (line {starts[index]})", value
-        index += 1
 
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.buf = ""
+        self.pos = 0
+        self.line = 1  # line number at self.pos
+        self.lines_read = 1  # line number at the end of the buffer (for encoding errors)
+        self.eof = False
+        self.first = True
 
-def _ijson_reason(exc: Exception) -> str:
-    """The first line of yajl's message ('parse error: trailing garbage'), without its excerpt of the file."""
-    text = str(exc.args[0] if exc.args else exc)
-    if text.startswith(("b'", 'b"')):
-        text = text[2:]
-    reason = text.strip().splitlines()[0].strip() if text.strip() else "invalid JSON"
-    return reason.replace("\\n", " ").rstrip(".")
+    def _read(self, at_least: int = 0) -> bool:
+        """Append more text to the buffer (dropping what was consumed); False at the end of the file."""
+        if self.eof:
+            return False
+        if self.pos:
+            self.buf = self.buf[self.pos:]
+            self.pos = 0
+        raw = self.handle.read(max(_CHUNK, at_least))
+        final = not raw
+        if self.first:
+            raw = raw.removeprefix(b"\xef\xbb\xbf")
+            self.first = False
+        try:
+            text = self.decoder.decode(raw, final=final)
+        except UnicodeDecodeError as exc:
+            line = self.lines_read + raw[: exc.start].count(b"\n")
+            raise FormatError(f"line {line}", f"not UTF-8 text ({exc.reason})") from None
+        self.lines_read += text.count("\n")
+        self.buf += text
+        self.eof = final
+        if len(self.buf) > MAX_OBJECT_MB << 20:
+            raise _too_large(f"line {self.line}")
+        return True
+
+    def _advance(self, to: int) -> None:
+        self.line += self.buf.count("\n", self.pos, to)
+        self.pos = to
+
+    def _next_char(self) -> str:
+        """The next significant character ('' at the end of the file), reading as needed."""
+        while True:
+            self._advance(_WS.match(self.buf, self.pos).end())
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._read():
+                return ""
+
+    def objects(self) -> Iterator[tuple[str, Any]]:
+        self._next_char()
+        self._advance(self.pos + 1)  # the '['
+        index = 0
+        following = ","
+        if self._next_char() == "]":  # an empty list
+            self._advance(self.pos + 1)
+            following = "]"
+        while following == ",":
+            index += 1
+            where = f"object #{index} (line {self.line})"
+            yield where, self._element(where)
+            following = self._next_char()
+            if following not in (",", "]"):
+                found = "the end of the file" if following == "" else repr(following)
+                raise FormatError(f"object #{index + 1} (line {self.line})",
+                                  f"invalid JSON: expected ',' or ']' after object #{index}, found {found}")
+            self._advance(self.pos + 1)
+            if following == ",":
+                self._next_char()
+        if self._next_char() != "":
+            raise FormatError(f"line {self.line}", "invalid JSON: text after the closing ']'")
+
+    def _element(self, where: str) -> Any:
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.buf, self.pos)
+            except RecursionError:
+                raise FormatError(where, _DEEP) from None
+            except cleaning.CleaningError as exc:
+                raise FormatError(where, str(exc)) from None
+            except json.JSONDecodeError as exc:
+                if self._cut(exc) and self._read(len(self.buf) - self.pos):
+                    continue  # the element runs past the buffer: decode again with (at least twice) more of it
+                line = self.line + self.buf.count("\n", self.pos, exc.pos)
+                raise FormatError(f"{where.split(' (')[0]} (line {line})", f"invalid JSON: {exc.msg}") from None
+            if end == len(self.buf) and self._read(len(self.buf) - self.pos):
+                continue  # a number may go on in the next piece
+            break
+        check_depth(value, where)
+        try:
+            cleaning.check_tree(value, "the object", texts=False)
+        except cleaning.CleaningError as exc:
+            raise FormatError(where, str(exc)) from None
+        self._advance(end)
+        return value
+
+    def _cut(self, exc: json.JSONDecodeError) -> bool:
+        """Whether a decoding error may only mean that the buffer ends inside the element (a string runs
+        on, or the error lies in the last few characters: a number, literal or escape cut short)."""
+        return exc.msg.startswith("Unterminated string") or len(self.buf) - exc.pos <= _TAIL
 
 
 def check_text(value: str, where: str, name: str) -> str:

@@ -12,7 +12,11 @@ from analytics.selectors import Scope, agreement_report
 from annotator.models import Campaign
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset, ErrorSpan, Source, SourceKind
+from corpus.services.annotation_export import ExportReport
 from evaluation.models import EvaluatorRun, PromptTemplate, RunCall
+
+# formats with no place for a span that has no position in the text
+_PLACED_ONLY = {"factgenie", "labelstudio"}
 
 
 def _template_versions(run: EvaluatorRun) -> dict[str, dict[str, Any]]:
@@ -80,12 +84,22 @@ def _sources(dataset: Dataset, keep: ExportFilter) -> list[dict[str, Any]]:
     ]
 
 
-def data_card(dataset: Dataset, keep: ExportFilter, *, fmt: str) -> dict[str, Any]:
+def _unwritten(spans: Any, fmt: str) -> dict[str, int]:
+    """Per source, the spans the format could not write (no position in the text)."""
+    if fmt not in _PLACED_ONLY:
+        return {}
+    rows = spans.filter(start__isnull=True).values_list("annotation__source__label").annotate(n=Count("id"))
+    return dict(rows.order_by("annotation__source__label"))
+
+
+def data_card(dataset: Dataset, keep: ExportFilter, *, fmt: str, report: ExportReport | None = None) -> dict[str, Any]:
     """Provenance (runs with models, digests and template versions; campaigns and their settings; imported
-    sources and their files), counts, and agreement of the exported selection."""
+    sources and their files), counts, agreement of the exported selection, and what the format could not
+    hold (spans without a position, per source)."""
     items = keep.items(dataset)
     annotations = keep.annotations().filter(item__in=items)
     spans = ErrorSpan.objects.filter(annotation__in=annotations)
+    unwritten = _unwritten(spans, fmt)
     judgments = keep.judgments().filter(span__in=spans)
     filters = {k: v for k, v in vars(keep).items() if v not in ("", None)}
     return {
@@ -104,6 +118,12 @@ def data_card(dataset: Dataset, keep: ExportFilter, *, fmt: str) -> dict[str, An
         "runs": _runs(dataset, keep),
         "campaigns": _campaigns(dataset, keep),
         "imported_sources": _sources(dataset, keep),
+        "not_written": {
+            "spans_without_position": unwritten,
+            "note": "factgenie and Label Studio place every span in the text; a span without a position has no "
+                    "place there and is left out (JSONL, CSV and Parquet keep it)." if unwritten else "",
+        },
+        "labelstudio_users": dict(report.labelstudio_users) if report is not None else {},
         "human_scores": dataset.score_aspects,
         "notes": "Offsets are character offsets into the output (end exclusive). Agreement: Krippendorff's alpha "
                  "(nominal) over spans judged by two or more annotators in the campaign.",

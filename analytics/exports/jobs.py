@@ -16,6 +16,7 @@ from analytics.exports.card import data_card
 from analytics.exports.formats import EXTENSIONS, FORMATS, write_export
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset, ExportJob
+from corpus.services.annotation_export import ExportReport
 
 EXPORT_TASK = "tasks.exporting.run_export"
 log = logging.getLogger(__name__)
@@ -59,10 +60,11 @@ def export_job_run(job_id: int) -> str | None:
         ExportJob.objects.filter(pk=job_id).update(done=done)
 
     try:
-        files = write_export(job.dataset, job.format, keep, path, progress)
+        report = ExportReport()
+        files = write_export(job.dataset, job.format, keep, path, progress, report)
         card = folder / f"{stem}.card.json"
-        card.write_text(json.dumps(data_card(job.dataset, keep, fmt=job.format), indent=1, ensure_ascii=False),
-                        "utf-8")
+        content = data_card(job.dataset, keep, fmt=job.format, report=report)
+        card.write_text(json.dumps(content, indent=1, ensure_ascii=False), "utf-8")
         files.append(card)
     except Exception as exc:  # the job page must say why, whatever broke
         log.exception("export %s failed", job_id)

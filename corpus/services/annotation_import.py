@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from corpus.annotation_files import FORMATS, RawAnnotation, read_annotations, resolve_span
+from corpus.annotation_files import FORMATS, RawAnnotation, read_annotations, resolve_span, slug
 from corpus.formats import FormatError, SpanRecord, check_text
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Source, SourceKind
 
@@ -32,6 +32,7 @@ class AnnotationImportReport:
     normalized: int = 0
     no_error_outputs: int = 0
     skipped: list[str] = field(default_factory=list)
+    other_records: int = 0  # records of another dataset or split (a factgenie campaign may span several)
 
     def summary(self) -> str:
         text = (
@@ -39,6 +40,8 @@ class AnnotationImportReport:
             f"{self.spans} spans ({self.normalized} matched after case/whitespace normalization), "
             f"{self.no_error_outputs} outputs with no error"
         )
+        if self.other_records:
+            text += f"; left {self.other_records} records of other datasets or splits aside"
         if self.skipped:
             text += f"; skipped {len(self.skipped)} bad spans:\n" + "\n".join(f"  - {s}" for s in self.skipped)
         return text + "."
@@ -87,10 +90,11 @@ class _Writer:
 @transaction.atomic
 def annotations_import(
     *, path: Path, dataset_name: str, source: str, fmt: str = "jsonl", skip_bad_spans: bool = False,
-    file_name: str = "",
+    file_name: str = "", split: str = "", annotators: dict[str, str] | None = None,
 ) -> AnnotationImportReport:
     """Import the annotations in `path` under external source `source`; raise FormatError and keep nothing
-    when the file has problems (ImportRefused lists all of them)."""
+    when the file has problems (ImportRefused lists all of them). Records that name another dataset (or,
+    with `split`, another split) are left aside; `annotators` maps Label Studio user ids to names."""
     name = file_name or path.name
     if fmt not in FORMATS:
         raise FormatError("--format", f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
@@ -122,7 +126,13 @@ def annotations_import(
     span_problems: list[str] = []
     writer = _Writer(label)
     producers: set[str] = set()
-    for raw in read_annotations(path, fmt, name=name):
+    wanted = {dataset.name, slug(dataset.name)}
+    elsewhere: set[str] = set()
+    for raw in read_annotations(path, fmt, name=name, annotators=annotators):
+        if (raw.dataset is not None and raw.dataset not in wanted) or (split and raw.split not in (None, split)):
+            report.other_records += 1
+            elsewhere.add(f"{raw.dataset}/{raw.split}")
+            continue
         report.records += 1
         annotation, spans = _resolve(raw, items, seen, dataset.name, record_problems, span_problems)
         if annotation is None:
@@ -135,6 +145,10 @@ def annotations_import(
         producers.add(raw.model)
         writer.add(annotation, spans)
     if report.records == 0:
+        if elsewhere:
+            wanted_split = f", split {split!r}" if split else ""
+            raise FormatError(name, f"holds no annotations of dataset {dataset.name!r}{wanted_split} (it holds "
+                                    f"dataset/split: {', '.join(sorted(elsewhere)[:20])})")
         raise FormatError(name, "holds no annotations")
     if record_problems or (span_problems and not skip_bad_spans):
         raise ImportRefused(record_problems + span_problems, spans_only=not record_problems)

@@ -14,7 +14,7 @@ from corpus.models import ErrorSpan
 
 
 def _export(tmp_path: Path, fmt: str, name: str = "out", **filters) -> Path:
-    path = tmp_path / f"{name}.{ 'json' if fmt == 'labelstudio' else fmt}"
+    path = tmp_path / {"labelstudio": f"{name}.json", "factgenie": name}.get(fmt, f"{name}.{fmt}")
     call_command("export_items", dataset="tiny-study", format=fmt, output=path, stderr=io.StringIO(), **filters)
     return path
 
@@ -58,9 +58,10 @@ def test_export_labelstudio_and_factgenie_import_back_with_the_same_spans(study,
     call_command("import_annotations", str(ls), dataset="tiny-study", source="ls-back", format="labelstudio",
                  stdout=io.StringIO())
     assert _gold_spans("ls-back") == [s for s in gold if s[1] is not None]
-    fg = _export(tmp_path, "factgenie", name="fg", source="gold")
-    assert json.loads(fg.with_name("fg.metadata.json").read_text())["config"]["annotation_span_categories"]
-    call_command("import_annotations", str(fg), dataset="tiny-study", source="fg-back", format="factgenie",
+    fg = _export(tmp_path, "factgenie", name="fg", source="gold")  # a folder of campaigns, one per source
+    campaign = fg / "tiny-study-gold"
+    assert json.loads((campaign / "metadata.json").read_text())["config"]["annotation_span_categories"]
+    call_command("import_annotations", str(campaign), dataset="tiny-study", source="fg-back", format="factgenie",
                  stdout=io.StringIO())
     assert _gold_spans("fg-back") == [s for s in gold if s[1] is not None]
 

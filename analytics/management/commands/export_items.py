@@ -14,6 +14,7 @@ from annotator.models import Assignment, Campaign
 from annotator.services.exporting import ExportFilter
 from corpus import cleaning
 from corpus.models import Dataset
+from corpus.services.annotation_export import ExportReport
 
 
 class Command(BaseCommand):
@@ -22,7 +23,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--format", choices=FORMATS, default="jsonl")
-        parser.add_argument("-o", "--output", type=Path, default=None, help="File to write (default stdout).")
+        parser.add_argument("-o", "--output", type=Path, default=None,
+                            help="File to write (default stdout); for factgenie a folder of campaigns, one per "
+                                 "source (or NAME.zip of it).")
         parser.add_argument("--card", type=Path, default=None,
                             help="Where to write the data card (default: beside -o as NAME.card.json).")
         parser.add_argument("--campaign", default="", help="Campaign name or id: its items and judgments only.")
@@ -46,18 +49,24 @@ class Command(BaseCommand):
         fmt: str = options["format"]  # type: ignore[assignment]
         output: Path | None = options["output"]  # type: ignore[assignment]
         card: Path | None = options["card"]  # type: ignore[assignment]
+        report = ExportReport()
         if output is None:
             if fmt == "parquet":
                 raise CommandError("Parquet is binary: give a file with -o")
-            for chunk in text_chunks(dataset, fmt, keep):
+            if fmt == "factgenie":
+                raise CommandError("a factgenie export is a folder of campaigns: give a folder (or NAME.zip) with -o")
+            for chunk in text_chunks(dataset, fmt, keep, report=report):
                 sys.stdout.write(chunk)
             sys.stdout.flush()
         else:
-            for path in write_export(dataset, fmt, keep, output):
+            for path in write_export(dataset, fmt, keep, output, report=report):
                 self.stderr.write(f"Wrote {path}")
             card = card or output.with_name(output.stem + ".card.json")
+        for line in report.lines():
+            self.stderr.write(line)
         if card is not None:
-            card.write_text(json.dumps(data_card(dataset, keep, fmt=fmt), indent=1, ensure_ascii=False), "utf-8")
+            content = data_card(dataset, keep, fmt=fmt, report=report)
+            card.write_text(json.dumps(content, indent=1, ensure_ascii=False), "utf-8")
             self.stderr.write(f"Wrote {card}")
 
     def _campaign(self, dataset: Dataset, value: str) -> int | None:

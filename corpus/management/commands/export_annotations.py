@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from corpus.annotation_files import FORMATS
+from corpus.annotation_files import FORMATS, slug
+from corpus.formats import FormatError
 from corpus.models import Dataset
 from corpus.services.annotation_export import (
+    ExportReport,
+    campaign_id,
     categories_of,
+    dataset_categories,
     export_annotation_lines,
-    factgenie_metadata,
     labelstudio_config,
     source_annotations,
     source_for_export,
+    write_factgenie_campaign,
 )
 
 
@@ -24,36 +27,49 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--source", required=True)
+        parser.add_argument("--source", required=True, help="A source of this dataset (looked up in it only).")
         parser.add_argument("--format", default="jsonl", choices=FORMATS)
         parser.add_argument(
             "-o", "--output", type=Path,
-            help="File to write (stdout by default); for factgenie a campaign folder, for labelstudio also "
-            "writes the labeling config beside it (NAME.xml).",
+            help="File to write (stdout by default); for factgenie a campaign folder named by its campaign id "
+            "(default DATASET-SOURCE slugified, in the current folder), for labelstudio also writes the "
+            "labeling config beside it (NAME.xml).",
         )
 
     def handle(self, *args: object, **options: object) -> None:
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
-        source = source_for_export(options["source"])
-        if source is None:
-            raise CommandError(f"no source named {options['source']!r}")
-        annotations = source_annotations(dataset, source)
+        try:
+            sources = source_for_export(dataset, str(options["source"]))
+        except FormatError as exc:
+            raise CommandError(str(exc)) from None
+        annotations = source_annotations(dataset, sources)
         fmt: str = options["format"]  # type: ignore[assignment]
         out: Path | None = options["output"]  # type: ignore[assignment]
-        lines = export_annotation_lines(annotations, fmt, dataset=dataset.name)
+        report = ExportReport()
+        if fmt == "factgenie":
+            out = out or Path(campaign_id(dataset, str(options["source"])))
+            if slug(out.name) != out.name:
+                raise CommandError(f"{out}: a factgenie campaign folder is named by its campaign id; try "
+                                   f"{str(out.with_name(slug(out.name) or 'campaign'))!r}")
+            write_factgenie_campaign(annotations, out, dataset=dataset, source=str(options["source"]),
+                                     categories=dataset_categories(dataset), report=report)
+            self._report(report, f"Wrote {report.annotations} annotations to factgenie campaign {out}")
+            return
+        lines = export_annotation_lines(annotations, fmt, report)
         if out is None:
             for line in lines:
                 self.stdout.write(line, ending="")
+            self._report(report, "", stderr=True)
             return
-        if fmt == "factgenie":
-            (out / "files").mkdir(parents=True, exist_ok=True)
-            meta = factgenie_metadata(source.label, categories_of(annotations))
-            (out / "metadata.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
-            out = out / "files" / "annotations.jsonl"
-        elif fmt == "labelstudio":
+        if fmt == "labelstudio":
             out.with_suffix(".xml").write_text(labelstudio_config(categories_of(annotations)), encoding="utf-8")
         with out.open("w", encoding="utf-8") as handle:
             handle.writelines(lines)
-        self.stdout.write(f"Wrote {out}")
+        self._report(report, f"Wrote {report.annotations} annotations to {out}")
+
+    def _report(self, report: ExportReport, first: str, *, stderr: bool = False) -> None:
+        stream = self.stderr if stderr else self.stdout
+        for line in ([first] if first else []) + report.lines():
+            stream.write(line)

@@ -20,16 +20,32 @@ class Command(BaseCommand):
         parser.add_argument("--source", required=True, help="Name of the new annotation source.")
         parser.add_argument("--format", default="jsonl", choices=FORMATS)
         parser.add_argument(
+            "--split", default="",
+            help="factgenie: only the lines of this split (lines of other datasets are always left aside).",
+        )
+        parser.add_argument(
+            "--map-annotator", action="append", default=[], metavar="LSID=NAME",
+            help="labelstudio: the annotator a Label Studio user id stands for (repeat for each user; "
+                 "ID= for an annotation by nobody named).",
+        )
+        parser.add_argument(
             "--skip-bad-spans", action="store_true",
             help="Import the good spans of a file with empty or impossible ones, reporting each one skipped.",
         )
 
     def handle(self, *args: object, **options: object) -> None:
         path: Path = options["path"]  # type: ignore[assignment]
+        annotators = {}
+        for pair in options["map_annotator"]:  # type: ignore[union-attr]
+            user, sep, name = str(pair).partition("=")
+            if not sep or not user.strip():
+                raise CommandError(f"--map-annotator {pair!r}: expected LSID=NAME, e.g. 3=alice")
+            annotators[user.strip()] = name.strip()
         try:
             report = annotations_import(
                 path=path, dataset_name=options["dataset"], source=options["source"], fmt=options["format"],
-                skip_bad_spans=options["skip_bad_spans"], file_name=path.name,
+                skip_bad_spans=options["skip_bad_spans"], file_name=path.name, split=options["split"],
+                annotators=annotators,
             )
         except FormatError as exc:
             raise CommandError(f"{named(exc, path.name)} - nothing was imported") from None
