@@ -100,7 +100,8 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
     from annotator.selectors import judged_spans
     from annotator.services.campaigns import campaign_create
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, TaskType
-    from evaluation.models import Aspect, Evaluator, EvaluatorRun, RunStatus
+    from evaluation.models import Aspect, Evaluator, EvaluatorRun
+    from jobs.models import JobStatus
 
     task = TaskType.objects.get(slug="data-to-text")
     aspect = Aspect.objects.get(task=task, name="accuracy")
@@ -118,7 +119,7 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
     for label in ("bench-a", "bench-b"):
         evaluator = Evaluator.objects.create(name=label, kind=Evaluator.Kind.ENSEMBLE)
         runs.append(EvaluatorRun.objects.create(evaluator=evaluator, dataset=dataset, aspect=aspect, label=label,
-                                                status=RunStatus.DONE))
+                                                status=JobStatus.DONE))
     annotations = Annotation.objects.bulk_create(
         Annotation(item=item, aspect="accuracy", source=run, kind=AnnotationKind.ENSEMBLE)
         for item in items for run in runs

@@ -8,12 +8,13 @@ from ninja import Router, Status
 from ninja.pagination import paginate
 
 from accounts.access import require_admin, require_researcher
-from comparison.models import ComparisonJob, JobStatus
+from comparison.models import ComparisonJob
 from comparison.schemas import ComparisonIn, ComparisonOut, ErrorOut
 from comparison.selectors import job_progress, jobs_for_list
 from comparison.services.jobs import JobError, job_cancel, job_create, job_enqueue, job_resume
 from comparison.services.results import export_document
 from corpus.models import Dataset
+from jobs.models import JobStatus
 
 router = Router(tags=["comparisons"])
 

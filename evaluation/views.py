@@ -7,13 +7,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseStopPolling
 
 from accounts.access import require_admin, require_researcher
 from evaluation.forms import RunLaunchForm
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
 from evaluation.selectors import run_progress
+from jobs.views import job_cancel_answer, job_page, job_resume_answer
 
 
 def _get_run(pk: int) -> EvaluatorRun:
@@ -25,12 +25,8 @@ def _get_run(pk: int) -> EvaluatorRun:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     require_researcher(request)
     run = _get_run(pk)
-    context = {"run": run, "progress": run_progress(run)}
-    if request.htmx:
-        response = render(request, "evaluation/run_detail.html#run-progress", context)
-        # Stop polling once the job has ended, after sending its final state.
-        return HttpResponseStopPolling(response.content) if run.is_finished() else response
-    return render(request, "evaluation/run_detail.html", context)
+    return job_page(request, run, "evaluation/run_detail.html", "run-progress",
+                    {"run": run, "progress": run_progress(run)})
 
 
 @require_http_methods(["GET", "POST"])
@@ -60,23 +56,12 @@ def run_new(request: HttpRequest) -> HttpResponse:
 def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
     require_admin(request)
     run = _get_run(pk)
-    if run_cancel(run=run):
-        run.refresh_from_db(fields=["status", "message"])
-        if run.status == RunStatus.CANCELLED:
-            messages.info(request, run.message)
-        else:
-            messages.info(request, "Cancellation requested; the job stops at its next checkpoint.")
-    else:
-        messages.warning(request, f"The run is {run.get_status_display().lower()} and cannot be cancelled.")
-    return redirect("run_detail", pk=pk)
+    return job_cancel_answer(request, run, lambda: run_cancel(run=run), "run_detail")
 
 
 @require_POST
 def run_resume_view(request: HttpRequest, pk: int) -> HttpResponse:
     require_admin(request)
     run = _get_run(pk)
-    if run_resume(run=run):
-        messages.success(request, "Resumed: finished calls come from the cache.")
-    else:
-        messages.warning(request, "Only paused or failed runs can be resumed.")
-    return redirect("run_detail", pk=pk)
+    return job_resume_answer(request, run, lambda: run_resume(run=run), "run_detail",
+                             "finished calls come from the cache.")

@@ -18,15 +18,17 @@ from django.db.models import Avg
 from comparison.engine.baselines import baseline_scores
 from comparison.engine.gptscore import gptscore_context
 from comparison.engine.metrics import Family, MetricSpec
-from comparison.models import ComparisonJob, JobStatus, MetricScore
+from comparison.models import ComparisonJob, MetricScore
 from corpus.models import Annotation, Item
 from evaluation.answers import RUN_ANSWER_KINDS
 from evaluation.llm.errors import BackendError, BackendUnavailable
 from evaluation.llm.openai_backend import OpenAICompatBackend
-from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall, RunStatus
+from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_resume
 from evaluation.runs.scheduler import cache_key
+from jobs.lifecycle import job_run_nested
+from jobs.models import JobStatus
 
 BATCH = 256
 GPTSCORE_OPTIONS = {"endpoint": "completions", "echo": True, "logprobs": 0, "max_tokens": 1, "temperature": 0}
@@ -199,7 +201,7 @@ def _find_run(job: ComparisonJob, spec: MetricSpec, aspect: str) -> EvaluatorRun
     runs = EvaluatorRun.objects.filter(
         dataset=job.dataset, aspect__name__iexact=aspect, config__mode=spec.run_mode,
         config__annotators=annotators,
-    ).exclude(status=RunStatus.CANCELLED)
+    ).exclude(status=JobStatus.CANCELLED)
     if supervisor:
         runs = runs.filter(config__supervisor=supervisor)
     return runs.order_by("status", "-created_at").first() if runs.exists() else None
@@ -239,18 +241,18 @@ def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], p
             except LaunchError as exc:
                 raise Stop(JobStatus.FAILED, f"{spec.name} on {aspect}: {exc}") from exc
         remember_run(spec.name, aspect, run.pk)
-        if run.status != RunStatus.DONE:
-            if run.status == RunStatus.FAILED:
+        if run.status != JobStatus.DONE:
+            if run.status == JobStatus.FAILED:
                 run_resume(run=run, enqueue=False)
             before = RunCall.objects.filter(run=run, from_cache=False).count()
-            status = run_execute(run.pk, token=f"comparison-{job.pk}")
+            status = job_run_nested(EvaluatorRun, run.pk, run_execute, token=f"comparison-{job.pk}")
             count_call(RunCall.objects.filter(run=run, from_cache=False).count() - before)
             run.refresh_from_db()
             if status is None:
                 raise Stop(JobStatus.PAUSED, f"run {run.label} is being executed by another worker; resume this "
                                              "job when it has finished")
-            if status != RunStatus.DONE:
-                job_status = JobStatus.PAUSED if status == RunStatus.PAUSED else JobStatus.FAILED
+            if status != JobStatus.DONE:
+                job_status = JobStatus.PAUSED if status == JobStatus.PAUSED else JobStatus.FAILED
                 raise Stop(job_status, f"{spec.name} on {aspect}: run {run.label} ended {status}: {run.message}")
         scores = run_scores(run)
         done += _store(key, aspect, [(i.pk, scores[i.pk]) for i in items

@@ -7,10 +7,11 @@ import time
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from comparison.engine.metrics import metric_names_help
-from comparison.models import ComparisonJob, JobStatus
+from comparison.models import ComparisonJob
 from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_create, job_enqueue
 from corpus.models import Dataset
+from jobs.models import JobStatus
 
 
 class Command(BaseCommand):

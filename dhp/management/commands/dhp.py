@@ -11,7 +11,7 @@ from dhp.engine.errors import DhpError
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, Survey
 from dhp.services.runs import dhp_create, dhp_enqueue, dhp_execute
-from evaluation.models import RunStatus
+from jobs.models import JobStatus
 
 
 class Command(BaseCommand):
@@ -76,7 +76,7 @@ class Command(BaseCommand):
             f"DHP run {run.pk}: {run.status}; {run.done_steps}/{run.total_steps} scores, {run.llm_calls} LLM calls, "
             f"{run.cache_hits} from the cache; D_avg={_fmt(summary.get('D_avg'))} D_min={_fmt(summary.get('D_min'))}"
         )
-        if run.status != RunStatus.DONE:
+        if run.status != JobStatus.DONE:
             raise CommandError(run.message or f"run ended as {run.status}")
 
 

@@ -9,10 +9,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from corpus.models import Dataset
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, OUTLIER_RULES
 from evaluation.engine.presets import PRESETS
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_enqueue
 from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
+from jobs.models import JobStatus
 
 
 class Command(BaseCommand):
@@ -81,7 +82,7 @@ class Command(BaseCommand):
             f"{run.label}: {status}; {run.done_calls}/{run.total_calls} steps, {run.cache_hits} from the cache, "
             f"{run.failed_calls} unparseable."
         )
-        if status != RunStatus.DONE:
+        if status != JobStatus.DONE:
             raise CommandError(run.message or f"run ended as {status}")
 
 
