@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from comparison.engine.metrics import metric_names_help
@@ -12,6 +10,7 @@ from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_create, job_enqueue
 from corpus.models import Dataset
 from jobs.models import JobStatus
+from jobs.waiting import add_timeout_argument, wait_for_job
 
 
 class Command(BaseCommand):
@@ -27,6 +26,7 @@ class Command(BaseCommand):
                                  "GPTSCORE_URL); Ollama cannot return log-probabilities of a given text.")
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
+        add_timeout_argument(parser)
         mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
 
     def handle(self, *args: object, **options: object) -> None:
@@ -47,21 +47,17 @@ class Command(BaseCommand):
         if not options["wait"]:
             self.stderr.write(f"Queued; follow it on /comparisons/{job.pk}/ or GET /api/comparisons/{job.pk}.")
             return None
-        last = None
-        while True:
-            job.refresh_from_db()
-            done = sum(p["done"] for p in job.progress.values())
-            total = sum(p["total"] for p in job.progress.values())
-            line = f"{job.status}: {done}/{total} scores"
-            if line != last:
-                self.stderr.write(line)
-                last = line
-            if job.is_finished():
-                return self._report(job)
-            time.sleep(0.5)
+        return self._report(wait_for_job(job, line=_line, write=self.stderr.write, timeout=options["timeout"],
+                                         every=0.5))
 
     def _report(self, job: ComparisonJob) -> None:
         done = sum(p["done"] for p in job.progress.values())
         self.stderr.write(f"comparison {job.pk}: {job.status}; {done} scores, {job.llm_calls} LLM call(s).")
         if job.status != JobStatus.DONE:
             raise CommandError(job.message or f"comparison {job.pk} ended {job.status}")
+
+
+def _line(job: ComparisonJob) -> str:
+    done = sum(p["done"] for p in job.progress.values())
+    total = sum(p["total"] for p in job.progress.values())
+    return f"{job.status}: {done}/{total} scores"

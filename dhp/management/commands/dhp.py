@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset
@@ -12,6 +10,7 @@ from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, Survey
 from dhp.services.runs import dhp_create, dhp_enqueue, dhp_execute
 from jobs.models import JobStatus
+from jobs.waiting import add_timeout_argument, wait_for_job
 
 
 class Command(BaseCommand):
@@ -29,6 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--parallel", type=int, default=0)
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
+        add_timeout_argument(parser)
         mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
 
     def handle(self, *args: object, **options: object) -> None:
@@ -57,16 +57,7 @@ class Command(BaseCommand):
         if not options["wait"]:
             self.stderr.write(f"Queued; follow it at /dhp/runs/{run.pk}/ or GET /api/dhp/runs/{run.pk}.")
             return None
-        last = None
-        while True:
-            run.refresh_from_db()
-            line = f"{run.status} {run.phase}: {run.done_steps}/{run.total_steps}"
-            if line != last:
-                self.stderr.write(line)
-                last = line
-            if run.is_finished():
-                return self._report(run)
-            time.sleep(1)
+        return self._report(wait_for_job(run, line=_line, write=self.stderr.write, timeout=options["timeout"]))
 
     def _report(self, run: DhpRun) -> None:
         for note in run.notes:
@@ -82,3 +73,7 @@ class Command(BaseCommand):
 
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _line(run: DhpRun) -> str:
+    return f"{run.status} {run.phase}: {run.done_steps}/{run.total_steps}"

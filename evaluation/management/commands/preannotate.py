@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset
@@ -14,6 +12,7 @@ from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_enqueue
 from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
 from jobs.models import JobStatus
+from jobs.waiting import add_timeout_argument, wait_for_job
 
 
 class Command(BaseCommand):
@@ -38,6 +37,7 @@ class Command(BaseCommand):
                             help=modes_help())
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
+        add_timeout_argument(parser)
         mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
 
     def handle(self, *args: object, **options: object) -> None:
@@ -66,16 +66,8 @@ class Command(BaseCommand):
         if not options["wait"]:
             self.stdout.write(f"Queued; follow it on its page or with the API (GET /api/runs/{run.pk}).")
             return None
-        last = None
-        while True:
-            run.refresh_from_db()
-            line = f"{run.status}: {run.done_calls}/{run.total_calls}"
-            if line != last:
-                self.stdout.write(line)
-                last = line
-            if run.is_finished():
-                return self._report(run, run.status)
-            time.sleep(1)
+        run = wait_for_job(run, line=_line, write=self.stdout.write, timeout=options["timeout"])
+        return self._report(run, run.status)
 
     def _report(self, run: EvaluatorRun, status: str | None) -> None:
         self.stdout.write(
@@ -106,3 +98,7 @@ def describe_run(run: EvaluatorRun) -> str:
         f"Run {run.label} (id {run.pk}) on {run.dataset.name!r}, aspect {run.aspect.name}, mode {config['mode']}: "
         f"{source} ({models}); {run.total_calls} steps, parallel {run.parallel}, Ollama at {run.ollama_url}."
     )
+
+
+def _line(run: EvaluatorRun) -> str:
+    return f"{run.status}: {run.done_calls}/{run.total_calls}"
