@@ -8,7 +8,7 @@ import json
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.access import require_admin, require_researcher
@@ -20,7 +20,7 @@ from comparison.selectors import correlation_grid, job_progress, jobs_for_list
 from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, JobError, job_cancel, job_create, job_enqueue, job_resume
 from comparison.services.results import csv_rows, export_document
 from jobs.models import JobStatus
-from jobs.views import job_cancel_answer, job_page, job_resume_answer
+from jobs.views import job_action_views, job_page
 
 
 def _get_job(pk: int) -> ComparisonJob:
@@ -67,19 +67,15 @@ def comparison_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return job_page(request, job, "comparison/detail.html", "job-progress", context, reload_when_finished=True)
 
 
-@require_POST
-def comparison_cancel(request: HttpRequest, pk: int) -> HttpResponse:
+def _job_for_admin(request: HttpRequest, pk: int) -> ComparisonJob:
     require_admin(request)
-    job = _get_job(pk)
-    return job_cancel_answer(request, job, lambda: job_cancel(job=job), "comparison_detail")
+    return _get_job(pk)
 
 
-@require_POST
-def comparison_resume(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
-    job = _get_job(pk)
-    return job_resume_answer(request, job, lambda: job_resume(job=job), "comparison_detail",
-                             "stored scores are kept and not computed again.")
+comparison_cancel, comparison_resume = job_action_views(
+    load=_job_for_admin, cancel=lambda job: job_cancel(job=job), resume=lambda job: job_resume(job=job),
+    to="comparison_detail", kept="stored scores are kept and not computed again.",
+)
 
 
 @require_GET

@@ -21,7 +21,7 @@ from dhp.rendering import diff_html
 from dhp.selectors import dataset_summary, run_weights, survey_results, surveys_for
 from dhp.services.runs import dhp_cancel, dhp_create, dhp_enqueue, dhp_resume
 from dhp.services.surveys import survey_close, survey_create, survey_for_expert, survey_invite, votes_save
-from jobs.views import job_cancel_answer, job_page, job_resume_answer
+from jobs.views import job_action_views, job_page
 
 
 def _run(pk: int) -> DhpRun:
@@ -76,19 +76,15 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return job_page(request, run, "dhp/run_detail.html", "dhp-progress", context)
 
 
-@require_POST
-def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+def _run_for_admin(request: HttpRequest, pk: int) -> DhpRun:
     require_admin(request)
-    run = _run(pk)
-    return job_cancel_answer(request, run, lambda: dhp_cancel(run=run), "dhp_run")
+    return _run(pk)
 
 
-@require_POST
-def run_resume_view(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
-    run = _run(pk)
-    return job_resume_answer(request, run, lambda: dhp_resume(run=run), "dhp_run",
-                             "stored scores and calls are not asked again.")
+run_cancel_view, run_resume_view = job_action_views(
+    load=_run_for_admin, cancel=lambda run: dhp_cancel(run=run), resume=lambda run: dhp_resume(run=run),
+    to="dhp_run", kept="stored scores and calls are not asked again.",
+)
 
 
 @require_GET

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.access import require_admin, require_researcher
@@ -13,7 +13,7 @@ from evaluation.forms import RunLaunchForm
 from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
 from evaluation.selectors import run_progress
-from jobs.views import job_cancel_answer, job_page, job_resume_answer
+from jobs.views import job_action_views, job_page
 
 
 def _get_run(pk: int) -> EvaluatorRun:
@@ -52,16 +52,12 @@ def run_new(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluation/run_new.html", {"form": form})
 
 
-@require_POST
-def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+def _run_for_admin(request: HttpRequest, pk: int) -> EvaluatorRun:
     require_admin(request)
-    run = _get_run(pk)
-    return job_cancel_answer(request, run, lambda: run_cancel(run=run), "run_detail")
+    return _get_run(pk)
 
 
-@require_POST
-def run_resume_view(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
-    run = _get_run(pk)
-    return job_resume_answer(request, run, lambda: run_resume(run=run), "run_detail",
-                             "finished calls come from the cache.")
+run_cancel_view, run_resume_view = job_action_views(
+    load=_run_for_admin, cancel=lambda run: run_cancel(run=run), resume=lambda run: run_resume(run=run),
+    to="run_detail", kept="finished calls come from the cache.",
+)

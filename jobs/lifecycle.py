@@ -33,6 +33,16 @@ RESUMED = "Resumed; waiting for a worker."
 CANCELLED_WHILE_DOWN = "Cancelled; its worker had stopped, so it stopped where that worker left it (work done is kept)."
 
 
+class JobStopped(Exception):
+    """The job must end before its work is done; `status` is how (paused, failed or cancelled), `message` why
+    and what to do. Raised from anywhere inside the work, recorded once by job_run."""
+
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
 def stale_running(now: datetime | None = None) -> Q:
     """Running jobs whose last heartbeat is older than RUN_STALE_SECONDS at `now`: their worker stopped.
 
@@ -183,6 +193,9 @@ def job_run(
     with job_heartbeat(model, pk):
         try:
             return work(job)
+        except JobStopped as stop:
+            job_finish(model, pk, stop.status, stop.message)
+            return stop.status
         except DatabaseError:
             raise
         except Exception as exc:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
 from jobs.models import Job, JobStatus
@@ -46,3 +47,23 @@ def job_resume_answer(request: HttpRequest, job: Job, resume: Callable[[], bool]
     else:
         messages.warning(request, "Only paused, failed or abandoned jobs can be resumed.")
     return redirect(to, pk=job.pk)
+
+
+def job_action_views(
+    *, load: Callable[[HttpRequest, int], Job], cancel: Callable[[Job], bool], resume: Callable[[Job], bool],
+    to: str, kept: str,
+) -> tuple[Callable[..., HttpResponse], Callable[..., HttpResponse]]:
+    """The Cancel and Resume views of one kind of job. `load(request, pk)` checks access and returns the
+    job; `to` is the job page's URL name; `kept` tells what a resumed job does not do again."""
+
+    @require_POST
+    def cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+        job = load(request, pk)
+        return job_cancel_answer(request, job, lambda: cancel(job), to)
+
+    @require_POST
+    def resume_view(request: HttpRequest, pk: int) -> HttpResponse:
+        job = load(request, pk)
+        return job_resume_answer(request, job, lambda: resume(job), to, kept)
+
+    return cancel_view, resume_view

@@ -7,8 +7,8 @@ from django.db.models import F
 from comparison.engine.metrics import parse_metrics
 from comparison.models import ComparisonJob
 from comparison.services.results import job_results
-from comparison.services.scoring import Stop, dataset_items, score_metric
-from jobs.lifecycle import job_beat, job_cancel_requested, job_finish, job_run
+from comparison.services.scoring import dataset_items, score_metric
+from jobs.lifecycle import JobStopped, job_beat, job_cancel_requested, job_finish, job_run
 from jobs.models import JobStatus
 
 
@@ -23,7 +23,7 @@ class _Tracker:
         entry["done"] = done
         job_beat(ComparisonJob, self.job.pk, progress=self.job.progress)
         if job_cancel_requested(ComparisonJob, self.job.pk):
-            raise Stop(JobStatus.CANCELLED, "Cancelled by an admin; the scores computed so far are kept.")
+            raise JobStopped(JobStatus.CANCELLED, "Cancelled by an admin; the scores computed so far are kept.")
 
     def count_call(self, n: int) -> None:
         if n:
@@ -36,14 +36,10 @@ class _Tracker:
 
 def _execute(job: ComparisonJob) -> str:
     tracker = _Tracker(job)
-    try:
-        items = dataset_items(job.dataset_id)
-        for spec in parse_metrics(job.metrics):
-            score_metric(job, spec, items, tracker.progress, tracker.count_call, tracker.remember_run)
-        results = job_results(job)
-    except Stop as stop:
-        job_finish(ComparisonJob, job.pk, stop.status, stop.message)
-        return stop.status
+    items = dataset_items(job.dataset_id)
+    for spec in parse_metrics(job.metrics):
+        score_metric(job, spec, items, tracker.progress, tracker.count_call, tracker.remember_run)
+    results = job_results(job)
     job_finish(ComparisonJob, job.pk, JobStatus.DONE, "", results=results)
     return JobStatus.DONE
 

@@ -27,20 +27,11 @@ from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_resume
 from evaluation.runs.scheduler import cache_key
-from jobs.lifecycle import job_run_nested
+from jobs.lifecycle import JobStopped, job_run_nested
 from jobs.models import JobStatus
 
 BATCH = 256
 GPTSCORE_OPTIONS = {"endpoint": "completions", "echo": True, "logprobs": 0, "max_tokens": 1, "temperature": 0}
-
-
-class Stop(Exception):
-    """Scoring must stop; `status` is the job's new status (paused, failed or cancelled)."""
-
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -56,7 +47,7 @@ class ItemRow:
         return "\n".join(str(v) for v in self.inputs.values())
 
 
-Progress = Callable[[str, int], None]  # (metric, done so far); raises Stop when the job is cancelled
+Progress = Callable[[str, int], None]  # (metric, done so far); raises JobStopped when the job is cancelled
 
 
 def storage_key(name: str, options: dict) -> str:
@@ -137,9 +128,9 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
         try:
             backend.check([spec.model])
         except BackendUnavailable as exc:
-            raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
+            raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
         except BackendError as exc:
-            raise Stop(JobStatus.FAILED, str(exc)) from exc
+            raise JobStopped(JobStatus.FAILED, str(exc)) from exc
         pool = ThreadPoolExecutor(max_workers=max(1, settings.OLLAMA_PARALLEL))
         try:
             for start in range(0, len(todo), BATCH):
@@ -162,10 +153,10 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
                     try:
                         answer, attempts, seconds = future.result()
                     except BackendUnavailable as exc:
-                        raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
+                        raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
                             from exc
                     except BackendError as exc:
-                        raise Stop(JobStatus.FAILED, f"GPTScore of item {chunk[n][1].pk}: {exc}") from exc
+                        raise JobStopped(JobStatus.FAILED, f"GPTScore of item {chunk[n][1].pk}: {exc}") from exc
                     LLMCall.objects.get_or_create(cache_key=key, defaults={
                         "model": spec.model, "prompt": context + chunk[n][1].output, "options": key_options,
                         "response": json.dumps(answer), "prompt_tokens": answer["tokens"], "wall_seconds": seconds,
@@ -239,7 +230,7 @@ def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], p
                                  supervisor=supervisor or None, ollama_url=job.options["ollama_url"],
                                  mode=spec.run_mode, user=job.created_by, check=False)
             except LaunchError as exc:
-                raise Stop(JobStatus.FAILED, f"{spec.name} on {aspect}: {exc}") from exc
+                raise JobStopped(JobStatus.FAILED, f"{spec.name} on {aspect}: {exc}") from exc
         remember_run(spec.name, aspect, run.pk)
         if run.status != JobStatus.DONE:
             if run.status == JobStatus.FAILED:
@@ -249,11 +240,11 @@ def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], p
             count_call(RunCall.objects.filter(run=run, from_cache=False).count() - before)
             run.refresh_from_db()
             if status is None:
-                raise Stop(JobStatus.PAUSED, f"run {run.label} is being executed by another worker; resume this "
+                raise JobStopped(JobStatus.PAUSED, f"run {run.label} is being executed by another worker; resume this "
                                              "job when it has finished")
             if status != JobStatus.DONE:
                 job_status = JobStatus.PAUSED if status == JobStatus.PAUSED else JobStatus.FAILED
-                raise Stop(job_status, f"{spec.name} on {aspect}: run {run.label} ended {status}: {run.message}")
+                raise JobStopped(job_status, f"{spec.name} on {aspect}: run {run.label} ended {status}: {run.message}")
         scores = run_scores(run)
         done += _store(key, aspect, [(i.pk, scores[i.pk]) for i in items
                                            if i.pk in scores and i.pk not in have]) + len(have)

@@ -29,6 +29,7 @@ from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
 from jobs.lifecycle import (
+    JobStopped,
     job_beat,
     job_cancel,
     job_cancel_requested,
@@ -45,13 +46,6 @@ log = logging.getLogger(__name__)
 DHP_TASK = "tasks.dhp.run_dhp"
 SAMPLE_TEMPERATURE = 0.7  # n samples of one prompt differ only through sampling (and their seeds)
 MAX_ATTEMPTS = 3
-
-
-class DhpStopped(Exception):
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def evaluator_mode(evaluator: str) -> tuple[str, str]:
@@ -147,7 +141,7 @@ class DhpExecutor:
 
     def _check_cancel(self) -> None:
         if job_cancel_requested(DhpRun, self.run.pk):
-            raise DhpStopped(JobStatus.CANCELLED, "Cancelled by an admin; stored scores and calls are kept.")
+            raise JobStopped(JobStatus.CANCELLED, "Cancelled by an admin; stored scores and calls are kept.")
 
     def execute(self) -> str:
         try:
@@ -155,9 +149,6 @@ class DhpExecutor:
             texts = self._texts(pairs)
             self._score(texts)
             self._analyse(pairs)
-        except DhpStopped as stop:
-            self._finish(stop.status, stop.message)
-            return stop.status
         except BackendUnavailable as exc:
             self._finish(JobStatus.PAUSED, f"{exc} Stored calls are kept; resume the run when the server is back.")
             return JobStatus.PAUSED
@@ -273,11 +264,11 @@ class DhpExecutor:
             status = job_run_nested(EvaluatorRun, eval_run.pk, run_execute, token=f"dhp-{run.pk}")
             eval_run.refresh_from_db()
             if status is None and not eval_run.is_finished():
-                raise DhpStopped(JobStatus.PAUSED, f"evaluation run {eval_run.pk} is held by another worker")
+                raise JobStopped(JobStatus.PAUSED, f"evaluation run {eval_run.pk} is held by another worker")
             if eval_run.status == JobStatus.PAUSED:
-                raise DhpStopped(JobStatus.PAUSED, eval_run.message)
+                raise JobStopped(JobStatus.PAUSED, eval_run.message)
             if eval_run.status != JobStatus.DONE:
-                raise DhpStopped(JobStatus.FAILED, f"evaluation run {eval_run.pk}: {eval_run.message}")
+                raise JobStopped(JobStatus.FAILED, f"evaluation run {eval_run.pk}: {eval_run.message}")
             scores = Annotation.objects.filter(source=eval_run, kind=kind).values_list("item_id", "score")
             DhpScore.objects.bulk_create(
                 [DhpScore(run=run, item_id=item_id, metric=metric, sample=0, score=score) for item_id, score in scores],
