@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 from argparse import ArgumentParser
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from django.core.management.base import CommandError
 
@@ -16,11 +16,32 @@ J = TypeVar("J", bound=Job)
 TIMED_OUT = 3  # exit code of a --wait that gave up (the job itself keeps running)
 
 
-def add_timeout_argument(parser: ArgumentParser) -> None:
+def add_job_arguments(parser: ArgumentParser) -> None:
+    """`--wait [--timeout SECONDS] | --sync`: how a command that makes a job follows it."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
+    mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
     parser.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS",
         help=f"With --wait: stop waiting after SECONDS and exit with code {TIMED_OUT}; the job keeps running.",
     )
+
+
+def job_follow(
+    job: J, options: Mapping[str, Any], *, execute: Callable[[int], object], enqueue: Callable[[J], None],
+    queued: str, line: Callable[[J], str], write: Callable[[str], None],
+) -> J | None:
+    """Do what the command's flags say: --sync runs the job here, --wait queues it and waits for a worker,
+    neither queues it and says where to follow it (`queued`). Return the job as it ended, or None."""
+    if options["sync"]:
+        execute(job.pk)
+        job.refresh_from_db()
+        return job
+    enqueue(job)
+    if not options["wait"]:
+        write(queued)
+        return None
+    return wait_for_job(job, line=line, write=write, timeout=options["timeout"])
 
 
 def wait_for_job(

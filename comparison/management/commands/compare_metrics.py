@@ -10,7 +10,7 @@ from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_create, job_enqueue
 from corpus.models import Dataset
 from jobs.models import JobStatus
-from jobs.waiting import add_timeout_argument, wait_for_job
+from jobs.waiting import add_job_arguments, job_follow
 
 
 class Command(BaseCommand):
@@ -24,10 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--gptscore-url", default="",
                             help="OpenAI-compatible server with echo+logprobs for gptscore:MODEL (default: "
                                  "GPTSCORE_URL); Ollama cannot return log-probabilities of a given text.")
-        mode = parser.add_mutually_exclusive_group()
-        mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
-        add_timeout_argument(parser)
-        mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
+        add_job_arguments(parser)
 
     def handle(self, *args: object, **options: object) -> None:
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
@@ -40,15 +37,9 @@ class Command(BaseCommand):
         except JobError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(str(job.pk))  # the first line is the job id alone, for scripts
-        if options["sync"]:
-            job_execute(job.pk)
-            return self._report(ComparisonJob.objects.get(pk=job.pk))
-        job_enqueue(job)
-        if not options["wait"]:
-            self.stderr.write(f"Queued; follow it on /comparisons/{job.pk}/ or GET /api/comparisons/{job.pk}.")
-            return None
-        return self._report(wait_for_job(job, line=_line, write=self.stderr.write, timeout=options["timeout"],
-                                         every=0.5))
+        ended = job_follow(job, options, execute=job_execute, enqueue=job_enqueue, line=_line, write=self.stderr.write,
+                           queued=f"Queued; follow it on /comparisons/{job.pk}/ or GET /api/comparisons/{job.pk}.")
+        return None if ended is None else self._report(ended)
 
     def _report(self, job: ComparisonJob) -> None:
         done = sum(p["done"] for p in job.progress.values())

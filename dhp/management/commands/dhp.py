@@ -10,7 +10,7 @@ from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, Survey
 from dhp.services.runs import dhp_create, dhp_enqueue, dhp_execute
 from jobs.models import JobStatus
-from jobs.waiting import add_timeout_argument, wait_for_job
+from jobs.waiting import add_job_arguments, job_follow
 
 
 class Command(BaseCommand):
@@ -26,10 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--ollama-url", default="")
         parser.add_argument("--parallel", type=int, default=0)
-        mode = parser.add_mutually_exclusive_group()
-        mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
-        add_timeout_argument(parser)
-        mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
+        add_job_arguments(parser)
 
     def handle(self, *args: object, **options: object) -> None:
         dataset = Dataset.objects.select_related("task").filter(name=options["dataset"]).first()
@@ -50,14 +47,9 @@ class Command(BaseCommand):
         except DhpError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(str(run.pk))
-        if options["sync"]:
-            dhp_execute(run.pk)
-            return self._report(DhpRun.objects.get(pk=run.pk))
-        dhp_enqueue(run)
-        if not options["wait"]:
-            self.stderr.write(f"Queued; follow it at /dhp/runs/{run.pk}/ or GET /api/dhp/runs/{run.pk}.")
-            return None
-        return self._report(wait_for_job(run, line=_line, write=self.stderr.write, timeout=options["timeout"]))
+        ended = job_follow(run, options, execute=dhp_execute, enqueue=dhp_enqueue, line=_line, write=self.stderr.write,
+                           queued=f"Queued; follow it at /dhp/runs/{run.pk}/ or GET /api/dhp/runs/{run.pk}.")
+        return None if ended is None else self._report(ended)
 
     def _report(self, run: DhpRun) -> None:
         for note in run.notes:

@@ -12,7 +12,7 @@ from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_enqueue
 from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
 from jobs.models import JobStatus
-from jobs.waiting import add_timeout_argument, wait_for_job
+from jobs.waiting import add_job_arguments, job_follow
 
 
 class Command(BaseCommand):
@@ -35,10 +35,7 @@ class Command(BaseCommand):
                             help="Which annotators' scores count as outliers, left out of the supervisor's input.")
         parser.add_argument("--mode", default=DEFAULT_MODE.value, choices=[mode.value for mode in MODES],
                             help=modes_help())
-        mode = parser.add_mutually_exclusive_group()
-        mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
-        add_timeout_argument(parser)
-        mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
+        add_job_arguments(parser)
 
     def handle(self, *args: object, **options: object) -> None:
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
@@ -59,15 +56,9 @@ class Command(BaseCommand):
         for entry in run.placement.get("servers", []):
             models = ", ".join(entry["models"]) or "nothing"
             self.stdout.write(f"  {entry['server']}: {models} (about {entry['expected_seconds']:.0f} s)")
-        if options["sync"]:
-            status = run_execute(run.pk)
-            return self._report(EvaluatorRun.objects.get(pk=run.pk), status)
-        run_enqueue(run)
-        if not options["wait"]:
-            self.stdout.write(f"Queued; follow it on its page or with the API (GET /api/runs/{run.pk}).")
-            return None
-        run = wait_for_job(run, line=_line, write=self.stdout.write, timeout=options["timeout"])
-        return self._report(run, run.status)
+        ended = job_follow(run, options, execute=run_execute, enqueue=run_enqueue, line=_line, write=self.stdout.write,
+                           queued=f"Queued; follow it on its page or with the API (GET /api/runs/{run.pk}).")
+        return None if ended is None else self._report(ended, ended.status)
 
     def _report(self, run: EvaluatorRun, status: str | None) -> None:
         self.stdout.write(
