@@ -44,11 +44,8 @@ class JobStopped(Exception):
 
 
 def stale_running(now: datetime | None = None) -> Q:
-    """Running jobs whose last heartbeat is older than RUN_STALE_SECONDS at `now`: their worker stopped.
-
-    A running job with no heartbeat at all was started before jobs had one (exports did): stale too."""
-    since = (now or timezone.now()) - stale_after()
-    return Q(status=JobStatus.RUNNING) & (Q(heartbeat_at__lt=since) | Q(heartbeat_at__isnull=True))
+    """Running jobs whose last heartbeat is older than RUN_STALE_SECONDS at `now`: their worker stopped."""
+    return Q(status=JobStatus.RUNNING, heartbeat_at__lt=(now or timezone.now()) - stale_after())
 
 
 def job_enqueue(task_name: str, pk: int) -> None:

@@ -50,4 +50,4 @@ class Job(models.Model):
     def is_abandoned(self) -> bool:
         """Running, but its worker stopped beating (the staleness rule of jobs.lifecycle.stale_running)."""
         stale_before = timezone.now() - stale_after()
-        return self.status == JobStatus.RUNNING and (self.heartbeat_at is None or self.heartbeat_at < stale_before)
+        return self.status == JobStatus.RUNNING and self.heartbeat_at is not None and self.heartbeat_at < stale_before

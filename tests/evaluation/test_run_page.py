@@ -41,7 +41,7 @@ def test_a_paused_run_offers_resume_in_the_polled_part_and_stops_its_clock(clien
 def test_a_running_run_has_an_eta_and_no_resume(client, data, make_user):
     admin = make_user("boss2", role="admin")
     run = factories.run(data, "busy-run", status=JobStatus.RUNNING, total_calls=10, done_calls=5,
-                        started_at=timezone.now() - timedelta(seconds=10), heartbeat_at=timezone.now())
+                        started_at=timezone.now() - timedelta(seconds=10))
     client.force_login(admin)
     partial = client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
     assert 'id="resume-run"' not in partial and 'id="cancel-run"' in partial
