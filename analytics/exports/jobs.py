@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 from pathlib import Path
 
 from django.conf import settings
@@ -17,7 +16,6 @@ from jobs.lifecycle import job_beat, job_enqueue, job_finish, job_run
 from jobs.models import JobStatus
 
 EXPORT_TASK = "tasks.exporting.run_export"
-log = logging.getLogger(__name__)
 
 
 def export_dir(job: ExportJob) -> Path:
