@@ -67,13 +67,8 @@ def comparison_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return job_page(request, job, "comparison/detail.html", "job-progress", context, reload_when_finished=True)
 
 
-def _job_for_admin(request: HttpRequest, pk: int) -> ComparisonJob:
-    require_admin(request)
-    return _get_job(pk)
-
-
 comparison_cancel, comparison_resume = job_action_views(
-    load=_job_for_admin, cancel=lambda job: job_cancel(job=job), resume=lambda job: job_resume(job=job),
+    allow=require_admin, get=_get_job, cancel=lambda job: job_cancel(job=job), resume=lambda job: job_resume(job=job),
     to="comparison_detail", kept="stored scores are kept and not computed again.",
 )
 

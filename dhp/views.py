@@ -76,13 +76,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return job_page(request, run, "dhp/run_detail.html", "dhp-progress", context)
 
 
-def _run_for_admin(request: HttpRequest, pk: int) -> DhpRun:
-    require_admin(request)
-    return _run(pk)
-
-
 run_cancel_view, run_resume_view = job_action_views(
-    load=_run_for_admin, cancel=lambda run: dhp_cancel(run=run), resume=lambda run: dhp_resume(run=run),
+    allow=require_admin, get=_run, cancel=lambda run: dhp_cancel(run=run), resume=lambda run: dhp_resume(run=run),
     to="dhp_run", kept="stored scores and calls are not asked again.",
 )
 

@@ -52,12 +52,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluation/run_new.html", {"form": form})
 
 
-def _run_for_admin(request: HttpRequest, pk: int) -> EvaluatorRun:
-    require_admin(request)
-    return _get_run(pk)
-
-
 run_cancel_view, run_resume_view = job_action_views(
-    load=_run_for_admin, cancel=lambda run: run_cancel(run=run), resume=lambda run: run_resume(run=run),
+    allow=require_admin, get=_get_run, cancel=lambda run: run_cancel(run=run), resume=lambda run: run_resume(run=run),
     to="run_detail", kept="finished calls come from the cache.",
 )

@@ -50,20 +50,23 @@ def job_resume_answer(request: HttpRequest, job: Job, resume: Callable[[], bool]
 
 
 def job_action_views(
-    *, load: Callable[[HttpRequest, int], Job], cancel: Callable[[Job], bool], resume: Callable[[Job], bool],
-    to: str, kept: str,
+    *, allow: Callable[[HttpRequest], object], get: Callable[[int], Job], cancel: Callable[[Job], bool],
+    resume: Callable[[Job], bool], to: str, kept: str,
 ) -> tuple[Callable[..., HttpResponse], Callable[..., HttpResponse]]:
-    """The Cancel and Resume views of one kind of job. `load(request, pk)` checks access and returns the
-    job; `to` is the job page's URL name; `kept` tells what a resumed job does not do again."""
+    """The Cancel and Resume views of one kind of job. `allow(request)` raises unless the user may act on
+    jobs, `get(pk)` returns the job or raises 404; `to` is the job page's URL name; `kept` tells what a
+    resumed job does not do again."""
 
     @require_POST
     def cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-        job = load(request, pk)
+        allow(request)
+        job = get(pk)
         return job_cancel_answer(request, job, lambda: cancel(job), to)
 
     @require_POST
     def resume_view(request: HttpRequest, pk: int) -> HttpResponse:
-        job = load(request, pk)
+        allow(request)
+        job = get(pk)
         return job_resume_answer(request, job, lambda: resume(job), to, kept)
 
     return cancel_view, resume_view
