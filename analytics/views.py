@@ -9,7 +9,6 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseStopPolling
 
 from accounts.access import require_researcher
 from accounts.models import User
@@ -22,6 +21,8 @@ from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
 from analytics.tables import TABLE_BUILDERS, dashboard_tables, estimates_table
 from annotator.models import Campaign
 from corpus.models import Dataset, ExportJob, Item
+from jobs.models import JobStatus
+from jobs.views import job_page
 
 MAX_RESAMPLES = 10_000
 
@@ -222,12 +223,9 @@ def dataset_exports(request: AppRequest, pk: int) -> HttpResponse:
 def export_job(request: AppRequest, pk: int) -> HttpResponse:
     require_researcher(request)
     job = get_object_or_404(ExportJob.objects.select_related("dataset"), pk=pk)
-    percent = round(100 * job.done / job.total) if job.total else (100 if job.status == job.Status.DONE else 0)
-    context = {"job": job, "percent": min(percent, 100), "finished": job.status in (job.Status.DONE, job.Status.FAILED)}
-    if request.htmx:
-        response = render(request, "analytics/export_job.html#export-progress", context)
-        return HttpResponseStopPolling(response.content) if context["finished"] else response
-    return render(request, "analytics/export_job.html", context)
+    percent = round(100 * job.done / job.total) if job.total else (100 if job.status == JobStatus.DONE else 0)
+    context = {"job": job, "percent": min(percent, 100)}
+    return job_page(request, job, "analytics/export_job.html", "export-progress", context)
 
 
 @require_GET

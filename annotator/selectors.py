@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 
 from accounts.access import AccessError
 from accounts.models import User
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
 from annotator.rendering import SpanRef, group_spans
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan
+from corpus.protocol import SPAN_OK
 from evaluation.answers import RUN_ANSWER_KINDS
+from evaluation.engine.stats import SPAN_VERDICTS
 
 
 def datasets_for_home() -> QuerySet[Dataset]:
@@ -296,3 +298,18 @@ def control_spans(campaign: Campaign) -> list[tuple[ErrorSpan, str, ControlVerdi
         probe = Assignment(campaign=campaign, item_id=item_id)
         rows += [(span, label, key.get(span.pk)) for span, label in judged_spans(probe, labels)]
     return rows
+
+
+def spans_experts_confirm(campaign_id: int | None, items: QuerySet) -> QuerySet[ErrorSpan]:
+    """Spans with offsets, on `items` (a values("item_id") query), that a strict majority of the campaign's
+    experts who gave a span verdict marked Error: the humans' reference includes them beside the errors
+    they added themselves."""
+    in_campaign = Q(judgments__assignment__campaign_id=campaign_id)
+    return (
+        ErrorSpan.objects.filter(start__isnull=False, annotation__item_id__in=items)
+        .annotate(
+            judges=Count("judgments", filter=in_campaign & Q(judgments__span_verdict__in=SPAN_VERDICTS)),
+            errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict=SPAN_OK)),
+        )
+        .filter(judges__lt=F("errors") * 2)
+    )

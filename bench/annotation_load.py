@@ -11,7 +11,7 @@ assignments like a person would: open the item page, then for each machine error
 explanation verdict (htmx POSTs with the CSRF token from the page), with a think time between actions (default
 ~1 s, uniform 0.5-1.5 s: several times faster than an expert reading an explanation; starts are spread over
 the first two think times). Client-side latency is printed too, but the targets are about server time. Targets
-(DESIGN.md): p95 save <= 30 ms, p95 item page <= 80 ms. Any HTTP error or failed request is counted (the run
+(README, "Measured"): p95 save <= 30 ms, p95 item page <= 80 ms. Any HTTP error or failed request is counted (the run
 must show 0), and at the end every save must be in the database: one judgment row per (assignment, span)
 saved and one audit row per save.
 
@@ -100,7 +100,8 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
     from annotator.selectors import judged_spans
     from annotator.services.campaigns import campaign_create
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, TaskType
-    from evaluation.models import Aspect, Evaluator, EvaluatorRun, RunStatus
+    from evaluation.models import Aspect, Evaluator, EvaluatorRun
+    from jobs.models import JobStatus
 
     task = TaskType.objects.get(slug="data-to-text")
     aspect = Aspect.objects.get(task=task, name="accuracy")
@@ -118,7 +119,7 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
     for label in ("bench-a", "bench-b"):
         evaluator = Evaluator.objects.create(name=label, kind=Evaluator.Kind.ENSEMBLE)
         runs.append(EvaluatorRun.objects.create(evaluator=evaluator, dataset=dataset, aspect=aspect, label=label,
-                                                status=RunStatus.DONE))
+                                                status=JobStatus.DONE))
     annotations = Annotation.objects.bulk_create(
         Annotation(item=item, aspect="accuracy", source=run, kind=AnnotationKind.ENSEMBLE)
         for item in items for run in runs

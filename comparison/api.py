@@ -8,12 +8,14 @@ from ninja import Router, Status
 from ninja.pagination import paginate
 
 from accounts.access import require_admin, require_researcher
-from comparison.models import ComparisonJob, JobStatus
+from comparison.models import ComparisonJob
 from comparison.schemas import ComparisonIn, ComparisonOut, ErrorOut
 from comparison.selectors import job_progress, jobs_for_list
 from comparison.services.jobs import JobError, job_cancel, job_create, job_enqueue, job_resume
 from comparison.services.results import export_document
 from corpus.models import Dataset
+from jobs.api import job_action_answer
+from jobs.models import JobStatus
 
 router = Router(tags=["comparisons"])
 
@@ -68,10 +70,7 @@ def export_comparison(request: HttpRequest, job_id: int):
 def cancel_comparison(request: HttpRequest, job_id: int):
     require_admin(request)
     job = _job(job_id)
-    if not job_cancel(job=job):
-        return Status(409, {"detail": f"comparison is {job.status}; only pending, paused or running jobs can be "
-                                      "cancelled"})
-    return Status(200, job_progress(_job(job_id)))
+    return job_action_answer(job, lambda: job_cancel(job=job), "cancel", lambda job: job_progress(_job(job.pk)))
 
 
 @router.post("/comparisons/{job_id}/resume", response={200: ComparisonOut, 409: ErrorOut},
@@ -79,7 +78,4 @@ def cancel_comparison(request: HttpRequest, job_id: int):
 def resume_comparison(request: HttpRequest, job_id: int):
     require_admin(request)
     job = _job(job_id)
-    if not job_resume(job=job):
-        return Status(409, {"detail": f"comparison is {job.status}; only paused, failed or abandoned jobs can be "
-                                      "resumed"})
-    return Status(200, job_progress(_job(job_id)))
+    return job_action_answer(job, lambda: job_resume(job=job), "resume", lambda job: job_progress(_job(job.pk)))

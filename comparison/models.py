@@ -6,51 +6,30 @@ from django.conf import settings
 from django.db import models
 
 from corpus.models import Dataset, Item
+from jobs.models import Job
 
 
-class JobStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    PAUSED = "paused", "Paused"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
-
-
-FINISHED = (JobStatus.DONE, JobStatus.FAILED, JobStatus.CANCELLED)
-
-
-class ComparisonJob(models.Model):
+class ComparisonJob(Job):
     """Metrics against a dataset's human scores on some aspects; its results are computed when it ends."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="comparison_jobs")
     metrics = models.JSONField(default=list, help_text="Metric names as given, e.g. ['length', 'gptscore:opt'].")
     aspects = models.JSONField(default=list, help_text="Human-score keys of the dataset, in the dataset's order.")
     options = models.JSONField(default=dict, blank=True, help_text="ollama_url, gptscore_url, bootstrap, seed.")
-    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
-    message = models.TextField(blank=True, default="", help_text="Why it failed or paused; what to do.")
     progress = models.JSONField(default=dict, blank=True, help_text="metric -> {done, total}.")
     runs = models.JSONField(default=dict, blank=True, help_text="metric -> {aspect: evaluator run id}.")
     results = models.JSONField(default=dict, blank=True, help_text="Correlations and checklist, computed at the end.")
     llm_calls = models.PositiveIntegerField(default=0, help_text="LLM requests this job sent (cache hits excluded).")
-    cancel_requested = models.BooleanField(default=False)
-    celery_task_id = models.CharField(max_length=64, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"comparison {self.pk} on {self.dataset_id}"
-
-    def is_finished(self) -> bool:
-        return self.status in FINISHED
 
 
 class MetricScore(models.Model):

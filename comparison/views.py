@@ -8,18 +8,19 @@ import json
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseStopPolling
 
 from accounts.access import require_admin, require_researcher
 from comparison import plots
 from comparison.engine.correlation import COEFFICIENTS, LEVELS
 from comparison.forms import ComparisonLaunchForm
-from comparison.models import ComparisonJob, JobStatus
+from comparison.models import ComparisonJob
 from comparison.selectors import correlation_grid, job_progress, jobs_for_list
 from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, JobError, job_cancel, job_create, job_enqueue, job_resume
 from comparison.services.results import csv_rows, export_document
+from jobs.models import JobStatus
+from jobs.views import job_action_views, job_page
 
 
 def _get_job(pk: int) -> ComparisonJob:
@@ -63,34 +64,13 @@ def comparison_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "tests": (job.results or {}).get("paired_tests", []), "results": job.results or {},
         "no_logprobs": NO_LOGPROBS_IN_OLLAMA,
     }
-    if request.htmx and request.headers.get("HX-Target") == "job-progress":
-        response = render(request, "comparison/detail.html#job-progress", context)
-        if job.is_finished():  # the results appear with a full reload once the job has ended
-            return HttpResponseStopPolling(response.content, headers={"HX-Refresh": "true"})
-        return response
-    return render(request, "comparison/detail.html", context)
+    return job_page(request, job, "comparison/detail.html", "job-progress", context, reload_when_finished=True)
 
 
-@require_POST
-def comparison_cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
-    job = _get_job(pk)
-    if job_cancel(job=job):
-        messages.info(request, "Cancellation requested; the job stops after its current batch.")
-    else:
-        messages.warning(request, f"The job is {job.get_status_display().lower()} and cannot be cancelled.")
-    return redirect("comparison_detail", pk=pk)
-
-
-@require_POST
-def comparison_resume(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
-    job = _get_job(pk)
-    if job_resume(job=job):
-        messages.success(request, "Resumed: stored scores are kept and not computed again.")
-    else:
-        messages.warning(request, "Only paused, failed or abandoned jobs can be resumed.")
-    return redirect("comparison_detail", pk=pk)
+comparison_cancel, comparison_resume = job_action_views(
+    allow=require_admin, get=_get_job, cancel=lambda job: job_cancel(job=job), resume=lambda job: job_resume(job=job),
+    to="comparison_detail", kept="stored scores are kept and not computed again.",
+)
 
 
 @require_GET

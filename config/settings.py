@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "csp",
     "axes",
     # The project's layers, bottom first; imports only point down (see .importlinter).
+    "jobs",
     "accounts",
     "corpus",
     "evaluation",

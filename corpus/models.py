@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from corpus.protocol import SEVERITIES
+from jobs.models import Job
 
 
 class TaskType(models.Model):
@@ -219,28 +220,19 @@ class ErrorSpan(models.Model):
         return f"{self.text[:40]!r} ({where})"
 
 
-class ExportJob(models.Model):
+class ExportJob(Job):
     """A dataset export written by a worker (large exports from the browser); progress is polled from here."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a worker"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="export_jobs")
     format = models.CharField(max_length=16)
     filters = models.JSONField(default=dict, blank=True, help_text="The export filter's non-empty fields.")
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
     done = models.PositiveIntegerField(default=0, help_text="Records written so far.")
     total = models.PositiveIntegerField(default=0, help_text="Items to export.")
     files = models.JSONField(default=list, blank=True, help_text="File names written (in the export folder).")
-    message = models.TextField(blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

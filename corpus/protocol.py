@@ -87,11 +87,6 @@ def choices(terms: tuple[Term, ...]) -> list[tuple[str, str]]:
     return [(t.value, t.label) for t in terms]
 
 
-def label_of(terms: tuple[Term, ...], value: str) -> str:
-    """The label of `value` among `terms` (the value itself when unknown, so that nothing is hidden)."""
-    return next((t.label for t in terms if t.value == value), value)
-
-
 def key_map() -> dict[str, dict[str, str]]:
     """key -> {field, value} for every chip key: what the item page hands to its JavaScript."""
     keys: dict[str, dict[str, str]] = {}

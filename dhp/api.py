@@ -14,6 +14,7 @@ from dhp.models import DhpRun, Survey
 from dhp.schemas import DhpRunIn, DhpRunOut, ErrorOut, SurveyResultsOut
 from dhp.selectors import export_record, survey_results
 from dhp.services.runs import dhp_cancel, dhp_create, dhp_enqueue, dhp_resume
+from jobs.api import job_action_answer
 
 router = Router(tags=["dhp"])
 
@@ -70,20 +71,14 @@ def create_dhp_run(request: HttpRequest, body: DhpRunIn):
 def cancel_dhp_run(request: HttpRequest, run_id: int):
     require_admin(request)
     run = get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id)
-    if not dhp_cancel(run=run):
-        return Status(409, {"detail": f"run is {run.status}; only pending, paused or running runs can be cancelled"})
-    run.refresh_from_db()
-    return Status(200, _out(run))
+    return job_action_answer(run, lambda: dhp_cancel(run=run), "cancel", _out)
 
 
 @router.post("/dhp/runs/{run_id}/resume", response={200: DhpRunOut, 409: ErrorOut}, operation_id="resume_dhp_run")
 def resume_dhp_run(request: HttpRequest, run_id: int):
     require_admin(request)
     run = get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id)
-    if not dhp_resume(run=run):
-        return Status(409, {"detail": f"run is {run.status}; only paused or failed runs can be resumed"})
-    run.refresh_from_db()
-    return Status(200, _out(run))
+    return job_action_answer(run, lambda: dhp_resume(run=run), "resume", _out)
 
 
 @router.get("/dhp/surveys/{survey_id}/results", response=SurveyResultsOut, operation_id="retrieve_survey_results")

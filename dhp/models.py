@@ -10,7 +10,8 @@ from django.db.models import Q
 
 from corpus.models import Dataset, Item, TaskType
 from dhp.engine.kinds import BASE_KINDS, default_k_table
-from evaluation.models import EvaluatorRun, LLMCall, RunStatus
+from evaluation.models import EvaluatorRun, LLMCall
+from jobs.models import Job
 
 ISSUE_CHOICES = [(name, kind.title) for name, kind in BASE_KINDS.items()]
 
@@ -126,7 +127,7 @@ class SurveyWeights(models.Model):
         return f"{self.survey} v{self.version}"
 
 
-class DhpRun(models.Model):
+class DhpRun(Job):
     """One DHP benchmark job: perturb (if needed), score originals and perturbed texts, test, combine."""
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="dhp_runs")
@@ -141,9 +142,7 @@ class DhpRun(models.Model):
     config = models.JSONField(default=dict, blank=True, help_text="Options, digests, models.")
     survey = models.ForeignKey(Survey, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     weights = models.ForeignKey(SurveyWeights, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
-    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.PENDING)
     phase = models.CharField(max_length=40, blank=True, default="")
-    message = models.TextField(blank=True, default="")
     notes = models.JSONField(default=list, blank=True, help_text="Skipped kinds and other remarks.")
     total_steps = models.PositiveIntegerField(default=0)
     done_steps = models.PositiveIntegerField(default=0)
@@ -151,13 +150,8 @@ class DhpRun(models.Model):
     cache_hits = models.PositiveIntegerField(default=0)
     results = models.JSONField(null=True, blank=True)
     evaluator_runs = models.ManyToManyField(EvaluatorRun, blank=True, related_name="dhp_runs")
-    cancel_requested = models.BooleanField(default=False)
-    celery_task_id = models.CharField(max_length=64, blank=True, default="")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -168,9 +162,6 @@ class DhpRun(models.Model):
 
     def __str__(self) -> str:
         return f"DHP {self.pk}: {self.evaluator} on {self.dataset}"
-
-    def is_finished(self) -> bool:
-        return self.status in {RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED}
 
 
 class DhpScore(models.Model):

@@ -9,7 +9,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseStopPolling
 
 from accounts.access import AccessError, require_admin, require_researcher
 from corpus.models import Dataset, Item
@@ -22,6 +21,7 @@ from dhp.rendering import diff_html
 from dhp.selectors import dataset_summary, run_weights, survey_results, surveys_for
 from dhp.services.runs import dhp_cancel, dhp_create, dhp_enqueue, dhp_resume
 from dhp.services.surveys import survey_close, survey_create, survey_for_expert, survey_invite, votes_save
+from jobs.views import job_action_views, job_page
 
 
 def _run(pk: int) -> DhpRun:
@@ -73,31 +73,13 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {"run": run, "results": results, "perturbations": perturbations, "plot": plot,
                "weights": run_weights(run), "percent": int(100 * run.done_steps / run.total_steps)
                if run.total_steps else 0}
-    if request.htmx:
-        response = render(request, "dhp/run_detail.html#dhp-progress", context)
-        return HttpResponseStopPolling(response.content) if run.is_finished() else response
-    return render(request, "dhp/run_detail.html", context)
+    return job_page(request, run, "dhp/run_detail.html", "dhp-progress", context)
 
 
-@require_POST
-def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
-    run = _run(pk)
-    if dhp_cancel(run=run):
-        messages.info(request, "Cancellation requested; the job stops at its next checkpoint.")
-    else:
-        messages.warning(request, f"The run is {run.get_status_display().lower()} and cannot be cancelled.")
-    return redirect("dhp_run", pk=pk)
-
-
-@require_POST
-def run_resume_view(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
-    if dhp_resume(run=_run(pk)):
-        messages.success(request, "Resumed: stored scores and calls are not asked again.")
-    else:
-        messages.warning(request, "Only paused or failed runs can be resumed.")
-    return redirect("dhp_run", pk=pk)
+run_cancel_view, run_resume_view = job_action_views(
+    allow=require_admin, get=_run, cancel=lambda run: dhp_cancel(run=run), resume=lambda run: dhp_resume(run=run),
+    to="dhp_run", kept="stored scores and calls are not asked again.",
+)
 
 
 @require_GET

@@ -13,6 +13,7 @@ from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
 from evaluation.schemas import ErrorOut, RunIn, RunOut, RunProgressOut
 from evaluation.selectors import run_progress, runs_for_home
+from jobs.api import job_action_answer
 
 router = Router(tags=["runs"])
 
@@ -64,17 +65,11 @@ def create_run(request: HttpRequest, payload: RunIn):
 def cancel_run(request: HttpRequest, run_id: int):
     require_admin(request)
     run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
-    if not run_cancel(run=run):
-        return Status(409, {"detail": f"run is {run.status}; only pending, paused or running runs can be cancelled"})
-    run.refresh_from_db()
-    return Status(200, _out(run))
+    return job_action_answer(run, lambda: run_cancel(run=run), "cancel", _out)
 
 
 @router.post("/runs/{run_id}/resume", response={200: RunOut, 409: ErrorOut}, operation_id="resume_run")
 def resume_run(request: HttpRequest, run_id: int):
     require_admin(request)
     run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
-    if not run_resume(run=run):
-        return Status(409, {"detail": f"run is {run.status}; only paused or failed runs can be resumed"})
-    run.refresh_from_db()
-    return Status(200, _out(run))
+    return job_action_answer(run, lambda: run_resume(run=run), "resume", _out)

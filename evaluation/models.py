@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from corpus.models import Dataset, Item, Source, SourceKind, TaskType
+from jobs.models import Job
 
 
 class Aspect(models.Model):
@@ -92,16 +93,7 @@ class Evaluator(models.Model):
         return self.name
 
 
-class RunStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    RUNNING = "running", "Running"
-    PAUSED = "paused", "Paused"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
-
-
-class EvaluatorRun(Source):
+class EvaluatorRun(Job, Source):
     """One evaluator over one dataset and aspect; its config and templates are frozen at creation.
 
     A run is the source of the annotations it writes (its `label` is their source name), so annotations
@@ -113,7 +105,6 @@ class EvaluatorRun(Source):
     evaluator = models.ForeignKey(Evaluator, on_delete=models.PROTECT, related_name="runs")
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="runs")
     aspect = models.ForeignKey(Aspect, on_delete=models.PROTECT, related_name="runs")
-    status = models.CharField(max_length=12, choices=RunStatus.choices, default=RunStatus.PENDING)
     config = models.JSONField(default=dict, blank=True, help_text="Snapshot of the evaluator's config.")
     templates = models.JSONField(default=dict, blank=True, help_text="Exact template texts used, by kind.")
     ollama_url = models.CharField(
@@ -126,20 +117,14 @@ class EvaluatorRun(Source):
         default=dict, blank=True, help_text="Which server runs which model, expected seconds, hand-overs."
     )
     parallel = models.PositiveSmallIntegerField(default=1)
-    message = models.TextField(blank=True, default="", help_text="Why it failed or paused; what to do.")
     progress = models.JSONField(default=dict, blank=True, help_text="Per-model done/total counters.")
     total_calls = models.PositiveIntegerField(default=0)
     done_calls = models.PositiveIntegerField(default=0)
     failed_calls = models.PositiveIntegerField(default=0)
     cache_hits = models.PositiveIntegerField(default=0)
-    cancel_requested = models.BooleanField(default=False)
-    celery_task_id = models.CharField(max_length=64, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -150,9 +135,6 @@ class EvaluatorRun(Source):
 
     def __str__(self) -> str:
         return self.label
-
-    def is_finished(self) -> bool:
-        return self.status in {RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED}
 
     def save(self, *args, **kwargs) -> None:
         self.kind = SourceKind.RUN

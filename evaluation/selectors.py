@@ -8,7 +8,8 @@ from django.db.models import QuerySet, Sum
 from django.utils import timezone
 
 from corpus.models import Annotation, ParseStatus
-from evaluation.models import EvaluatorRun, LLMCall, RunStatus
+from evaluation.models import EvaluatorRun, LLMCall
+from jobs.models import JobStatus
 
 
 def runs_for_home() -> QuerySet[EvaluatorRun]:
@@ -20,7 +21,7 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
     now = timezone.now()
     # A paused (or resumed, not yet picked up) run stopped working at its last heartbeat: neither the elapsed
     # time nor the ETA may keep counting while nothing runs.
-    idle = run.status in (RunStatus.PAUSED, RunStatus.PENDING)
+    idle = run.status in (JobStatus.PAUSED, JobStatus.PENDING)
     until = run.finished_at or ((run.heartbeat_at or now) if idle else now)
     elapsed = max((until - run.started_at).total_seconds(), 0.0) if run.started_at else 0.0
     fresh = LLMCall.objects.filter(run_calls__run=run, run_calls__from_cache=False).distinct()

@@ -5,15 +5,15 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseStopPolling
 
 from accounts.access import require_admin, require_researcher
 from evaluation.forms import RunLaunchForm
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
 from evaluation.selectors import run_progress
+from jobs.views import job_action_views, job_page
 
 
 def _get_run(pk: int) -> EvaluatorRun:
@@ -25,12 +25,8 @@ def _get_run(pk: int) -> EvaluatorRun:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     require_researcher(request)
     run = _get_run(pk)
-    context = {"run": run, "progress": run_progress(run)}
-    if request.htmx:
-        response = render(request, "evaluation/run_detail.html#run-progress", context)
-        # Stop polling once the job has ended, after sending its final state.
-        return HttpResponseStopPolling(response.content) if run.is_finished() else response
-    return render(request, "evaluation/run_detail.html", context)
+    return job_page(request, run, "evaluation/run_detail.html", "run-progress",
+                    {"run": run, "progress": run_progress(run)})
 
 
 @require_http_methods(["GET", "POST"])
@@ -56,27 +52,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
     return render(request, "evaluation/run_new.html", {"form": form})
 
 
-@require_POST
-def run_cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
-    run = _get_run(pk)
-    if run_cancel(run=run):
-        run.refresh_from_db(fields=["status", "message"])
-        if run.status == RunStatus.CANCELLED:
-            messages.info(request, run.message)
-        else:
-            messages.info(request, "Cancellation requested; the job stops at its next checkpoint.")
-    else:
-        messages.warning(request, f"The run is {run.get_status_display().lower()} and cannot be cancelled.")
-    return redirect("run_detail", pk=pk)
-
-
-@require_POST
-def run_resume_view(request: HttpRequest, pk: int) -> HttpResponse:
-    require_admin(request)
-    run = _get_run(pk)
-    if run_resume(run=run):
-        messages.success(request, "Resumed: finished calls come from the cache.")
-    else:
-        messages.warning(request, "Only paused or failed runs can be resumed.")
-    return redirect("run_detail", pk=pk)
+run_cancel_view, run_resume_view = job_action_views(
+    allow=require_admin, get=_get_run, cancel=lambda run: run_cancel(run=run), resume=lambda run: run_resume(run=run),
+    to="run_detail", kept="finished calls come from the cache.",
+)

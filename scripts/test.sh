@@ -8,7 +8,7 @@ export CELERY_BROKER_URL="${CELERY_BROKER_URL:-redis://127.0.0.1:6379/15}"
 export DJANGO_SETTINGS_MODULE=config.settings
 echo "==> ruff"
 .venv/bin/ruff check .
-echo "==> import-linter (layers: config > tasks > analytics | comparison > annotator > evaluation > corpus > accounts)"
+echo "==> import-linter (layers: config > tasks > analytics | dhp | comparison > annotator > evaluation > corpus > accounts > jobs)"
 .venv/bin/lint-imports
 echo "==> pytest (DATABASE_URL=$DATABASE_URL, CELERY_BROKER_URL=$CELERY_BROKER_URL)"
 exec .venv/bin/pytest "$@"

@@ -5,9 +5,11 @@ from __future__ import annotations
 from celery import shared_task
 
 from analytics.exports.jobs import export_job_run
+from corpus.models import ExportJob
+from jobs.worker import JobTask
 
 
-@shared_task(name="tasks.exporting.run_export", acks_late=True)
-def run_export(job_id: int) -> str | None:
-    """Write export job `job_id`; a job that is gone or already claimed is left alone."""
-    return export_job_run(job_id)
+@shared_task(bind=True, base=JobTask, job_model=ExportJob, name="tasks.exporting.run_export")
+def run_export(self, job_id: int) -> str | None:
+    """Write export job `job_id`; one a live worker holds is left alone, one a dead worker left is taken over."""
+    return self.run_job(job_id, export_job_run)

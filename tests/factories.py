@@ -24,7 +24,8 @@ from corpus.models import (
     SourceKind,
     TaskType,
 )
-from evaluation.models import Aspect, Evaluator, EvaluatorRun, RunStatus
+from evaluation.models import Aspect, Evaluator, EvaluatorRun
+from jobs.models import JobStatus
 
 PASSWORD = "pass-1234"
 
@@ -107,7 +108,7 @@ def gold(item: Item, spans: Sequence[tuple[int, int] | str], *, label: str = "go
 
 
 def run(dataset: Dataset, label: str, *, evaluator: str = "", evaluator_kind: str = Evaluator.Kind.ENSEMBLE,
-        aspect: str | Aspect = "accuracy", status: str = RunStatus.DONE, **fields: Any) -> EvaluatorRun:
+        aspect: str | Aspect = "accuracy", status: str = JobStatus.DONE, **fields: Any) -> EvaluatorRun:
     """A run on the dataset; its evaluator (default '<label>-evaluator') is made if missing.
 
     Run labels are unique project-wide: a label already taken gets a suffix (label-1, label-2, ...)."""

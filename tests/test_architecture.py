@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-PACKAGES = ("config", "tasks", "analytics", "dhp", "comparison", "annotator", "evaluation", "corpus", "accounts")
+PACKAGES = (
+    "config", "tasks", "analytics", "dhp", "comparison", "annotator", "evaluation", "corpus", "accounts", "jobs"
+)
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
 

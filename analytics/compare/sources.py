@@ -14,14 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, F, Q
-
 from analytics.compare.metrics import CatSpan, compare
 from analytics.selectors.base import final_kinds
 from annotator.models import Assignment, Campaign
+from annotator.selectors import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, SourceKind
-from corpus.protocol import SPAN_OK
-from evaluation.engine.stats import SPAN_VERDICTS
 from evaluation.models import EvaluatorRun
 
 
@@ -109,15 +106,7 @@ def _campaign_spans(campaign_id: int | None, *, human_added_only: bool, aspect: 
         added = added.filter(annotation__aspect__in=[aspect, ""])
     rows = list(added.values_list("annotation__item_id", "start", "end", "category"))
     if not human_added_only:
-        in_campaign = Q(judgments__assignment__campaign_id=campaign_id)
-        confirmed = (
-            ErrorSpan.objects.filter(start__isnull=False, annotation__item_id__in=done.values("item_id"))
-            .annotate(
-                judges=Count("judgments", filter=in_campaign & Q(judgments__span_verdict__in=SPAN_VERDICTS)),
-                errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict=SPAN_OK)),
-            )
-            .filter(judges__lt=F("errors") * 2)
-        )
+        confirmed = spans_experts_confirm(campaign_id, done.values("item_id"))
         rows += list(confirmed.values_list("annotation__item_id", "start", "end", "category"))
     seen: set[tuple] = set()
     for item, start, end, category in rows:

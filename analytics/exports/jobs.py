@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 import json
-import logging
-from functools import partial
 from pathlib import Path
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from analytics.exports.card import data_card
 from analytics.exports.formats import EXTENSIONS, FORMATS, write_export
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset, ExportJob
 from corpus.services.annotation_export import ExportReport
+from jobs.lifecycle import job_beat, job_enqueue, job_finish, job_run
+from jobs.models import JobStatus
 
 EXPORT_TASK = "tasks.exporting.run_export"
-log = logging.getLogger(__name__)
 
 
 def export_dir(job: ExportJob) -> Path:
@@ -39,48 +36,38 @@ def export_job_create(*, dataset: Dataset, fmt: str, keep: ExportFilter, user=No
     job = ExportJob.objects.create(
         dataset=dataset, format=fmt, filters=filters, created_by=user, total=keep.items(dataset).count()
     )
-    transaction.on_commit(partial(current_app.send_task, EXPORT_TASK, args=[job.pk]))
+    job_enqueue(EXPORT_TASK, job.pk)
     return job
 
 
-def export_job_run(job_id: int) -> str | None:
-    """Write job `job_id`'s files (export + data card); claim it first so two workers never both write it."""
-    if not ExportJob.objects.filter(pk=job_id, status=ExportJob.Status.PENDING).update(
-        status=ExportJob.Status.RUNNING
-    ):
-        return None
-    job = ExportJob.objects.select_related("dataset").get(pk=job_id)
+def export_job_run(job_id: int, *, token: str = "sync") -> str | None:
+    """Claim job `job_id` and write its files (export + data card); None when another live worker holds it.
+
+    A job a dead worker left running is taken over once its heartbeat is stale, and written again from the
+    start (an export keeps no partial state)."""
+    return job_run(ExportJob, job_id, token, _write, related=("dataset",))
+
+
+def _write(job: ExportJob) -> str:
     folder = export_dir(job)
     folder.mkdir(parents=True, exist_ok=True)
     keep = job_filter(job)
     stem = f"{job.dataset.pk}-{_safe(job.dataset.name)}"
     path = folder / f"{stem}.{EXTENSIONS[job.format]}"
-
-    def progress(done: int) -> None:
-        ExportJob.objects.filter(pk=job_id).update(done=done)
-
-    try:
-        report = ExportReport()
-        files = write_export(job.dataset, job.format, keep, path, progress, report)
-        card = folder / f"{stem}.card.json"
-        content = data_card(job.dataset, keep, fmt=job.format, report=report)
-        card.write_text(json.dumps(content, indent=1, ensure_ascii=False), "utf-8")
-        files.append(card)
-    except Exception as exc:  # the job page must say why, whatever broke
-        log.exception("export %s failed", job_id)
-        ExportJob.objects.filter(pk=job_id).update(
-            status=ExportJob.Status.FAILED, message=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
-        )
-        return ExportJob.Status.FAILED
-    ExportJob.objects.filter(pk=job_id).update(
-        status=ExportJob.Status.DONE, files=[f.name for f in files], done=job.total, finished_at=timezone.now()
-    )
-    return ExportJob.Status.DONE
+    report = ExportReport()
+    files = write_export(job.dataset, job.format, keep, path, lambda done: job_beat(ExportJob, job.pk, done=done),
+                         report)
+    card = folder / f"{stem}.card.json"
+    content = data_card(job.dataset, keep, fmt=job.format, report=report)
+    card.write_text(json.dumps(content, indent=1, ensure_ascii=False), "utf-8")
+    files.append(card)
+    job_finish(ExportJob, job.pk, JobStatus.DONE, files=[f.name for f in files], done=job.total)
+    return JobStatus.DONE
 
 
 def export_file(job: ExportJob, name: str) -> Path | None:
     """The path of one of a finished job's files, or None (names come from the job row, never from the URL)."""
-    if job.status != ExportJob.Status.DONE or name not in job.files:
+    if job.status != JobStatus.DONE or name not in job.files:
         return None
     path = export_dir(job) / name
     return path if path.exists() else None

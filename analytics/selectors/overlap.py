@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from django.db.models import Count, F, Q
+from django.db.models import Q
 
 from analytics.selectors.base import (
     RunInfo,
@@ -17,12 +17,11 @@ from analytics.selectors.base import (
     final_kinds,
 )
 from annotator.models import Assignment, Campaign, CampaignRun
+from annotator.selectors import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, SourceKind
-from corpus.protocol import SPAN_OK
 from evaluation.engine import stats
 from evaluation.engine.stats import (
     PRF,
-    SPAN_VERDICTS,
 )
 
 # --------------------------------------------------------------------------------------------- overlap
@@ -97,15 +96,8 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
         ).values_list("annotation__item_id", "annotation__aspect", "start", "end")
         rows = list(added)
         if reference.include_confirmed:
-            in_campaign = Q(judgments__assignment__campaign_id=campaign_id)
-            confirmed = (
-                ErrorSpan.objects.filter(start__isnull=False, annotation__item_id__in=done.values("item_id"))
-                .annotate(
-                    judges=Count("judgments", filter=in_campaign & Q(judgments__span_verdict__in=SPAN_VERDICTS)),
-                    errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict=SPAN_OK)),
-                )
-                .filter(judges__lt=F("errors") * 2)
-                .values_list("annotation__item_id", "annotation__source__run__aspect__name", "start", "end")
+            confirmed = spans_experts_confirm(campaign_id, done.values("item_id")).values_list(
+                "annotation__item_id", "annotation__source__run__aspect__name", "start", "end"
             )
             rows += list(confirmed)
     seen: set[tuple[int, str, int, int]] = set()

@@ -13,6 +13,8 @@ from annotator.views.campaigns import (
 )
 from annotator.views.pages import annotations_import, dataset_export, dataset_import, home
 from annotator.views.work import (
+    action_redo_view,
+    action_undo_view,
     added_span_add,
     added_span_edit,
     added_span_remove,
@@ -20,9 +22,7 @@ from annotator.views.work import (
     assignment_time,
     auto_advance_view,
     item_screen,
-    judgment_redo_view,
     judgment_save,
-    judgment_undo_view,
 )
 
 __all__ = [
@@ -31,6 +31,6 @@ __all__ = [
     "assignment_time", "auto_advance_view",
     "campaign_control", "campaign_entry", "campaign_guidelines", "campaign_new", "campaign_resume",
     "dataset_detail", "dataset_export", "dataset_import", "home", "item_detail", "item_screen", "judgment_save",
-    "judgment_redo_view",
-    "judgment_undo_view",
+    "action_redo_view",
+    "action_undo_view",
 ]

@@ -19,7 +19,8 @@ from annotator.services.campaigns import ControlKey, campaign_control_set, campa
 from annotator.views.common import AppRequest, require_researcher
 from corpus import cleaning
 from corpus.models import Dataset
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
+from jobs.models import JobStatus
 
 KEPT_FIELDS = ("name", "annotators_per_item", "control_items", "seed", "guidelines")
 
@@ -29,7 +30,7 @@ KEPT_FIELDS = ("name", "annotators_per_item", "control_items", "seed", "guidelin
 def campaign_new(request: AppRequest) -> HttpResponse:
     require_researcher(request)
     run_pk = request.GET.get("run", "")
-    run = (EvaluatorRun.objects.select_related("dataset", "aspect").exclude(status=RunStatus.CANCELLED)
+    run = (EvaluatorRun.objects.select_related("dataset", "aspect").exclude(status=JobStatus.CANCELLED)
            .filter(pk=cleaning.as_id(run_pk)).first() if cleaning.as_id(run_pk) else None)
     dataset_pk = request.POST.get("dataset") or request.GET.get("dataset") or (str(run.dataset_id) if run else "")
     dataset = Dataset.objects.filter(pk=cleaning.as_id(dataset_pk)).first() if cleaning.as_id(dataset_pk) else None

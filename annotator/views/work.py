@@ -187,12 +187,6 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
 
 
-def _errors_oob(request: AppRequest, assignment: Assignment) -> str:
-    context = _screen_context(request, assignment)
-    context["oob"] = True
-    return render_to_string("annotator/item.html#errors", context, request=request)
-
-
 def _screen_oob(request: AppRequest, assignment: Assignment) -> str:
     """The parts of the screen an undo or redo can change, as out-of-band swaps."""
     context = _screen_context(request, assignment)
@@ -211,7 +205,7 @@ def _step_response(request: AppRequest, assignment: Assignment, result: StepResu
 
 
 @require_POST
-def judgment_undo_view(request: AppRequest, pk: int) -> HttpResponse:
+def action_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
     try:
         result = action_undo(assignment=assignment, user=request.user)
@@ -221,7 +215,7 @@ def judgment_undo_view(request: AppRequest, pk: int) -> HttpResponse:
 
 
 @require_POST
-def judgment_redo_view(request: AppRequest, pk: int) -> HttpResponse:
+def action_redo_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
     try:
         result = action_redo(assignment=assignment, user=request.user)

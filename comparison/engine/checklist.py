@@ -15,7 +15,6 @@ paper's 0.11 (that needs a distance of 4).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from itertools import combinations
 
@@ -136,5 +135,3 @@ def system_level(metric: Sequence[float], human: Sequence[float], systems: Seque
     }
 
 
-def finite_or_none(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None

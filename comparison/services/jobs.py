@@ -3,25 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
-from functools import partial
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
-from django.utils import timezone
 
 from comparison.engine.errors import ComparisonError
 from comparison.engine.metrics import Family, MetricSpec, parse_metrics
-from comparison.models import ComparisonJob, JobStatus
+from comparison.models import ComparisonJob
 from corpus.models import Dataset
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
-from evaluation.models import Aspect, EvaluatorRun, RunStatus
+from evaluation.models import Aspect, EvaluatorRun
 from evaluation.runs.launch import LaunchError, check_models, gptscore_server
+from jobs import lifecycle
+from jobs.models import JobStatus
 
 COMPARISON_TASK = "tasks.comparison.run_comparison"
 NO_LOGPROBS_IN_OLLAMA = (
@@ -87,7 +84,7 @@ def _has_finished_runs(dataset: Dataset, spec: MetricSpec, aspects: Sequence[str
     """Every aspect already has a finished run of this mode and models: the metric needs no server."""
     annotators = options["annotators"] if spec.base == "ensemble" else [spec.model]
     runs = EvaluatorRun.objects.filter(dataset=dataset, config__mode=spec.run_mode, config__annotators=annotators,
-                                       status=RunStatus.DONE)
+                                       status=JobStatus.DONE)
     if spec.base == "ensemble":
         runs = runs.filter(config__supervisor=options["supervisor"])
     return all(runs.filter(aspect__name__iexact=a).exists() for a in aspects)
@@ -165,46 +162,17 @@ def job_create(
 
 
 def job_enqueue(job: ComparisonJob) -> None:
-    """Queue the job once the surrounding transaction commits (sent by name: tasks/ sits above every layer)."""
-    transaction.on_commit(partial(current_app.send_task, COMPARISON_TASK, args=[job.pk]))
-
-
-def stale_running() -> Q:
-    since = timezone.now() - timedelta(seconds=settings.RUN_STALE_SECONDS)
-    return Q(status=JobStatus.RUNNING, heartbeat_at__lt=since)
-
-
-def job_claim(job_id: int, token: str) -> ComparisonJob | None:
-    """Take the job for this worker: pending or paused, or running with a stopped heartbeat."""
-    now = timezone.now()
-    claimed = (
-        ComparisonJob.objects.filter(pk=job_id, cancel_requested=False)
-        .filter(Q(status__in=[JobStatus.PENDING, JobStatus.PAUSED]) | stale_running())
-        .update(status=JobStatus.RUNNING, heartbeat_at=now, celery_task_id=token, message="", started_at=now)
-    )
-    return ComparisonJob.objects.select_related("dataset__task").get(pk=job_id) if claimed else None
-
-
-def jobs_needing_recovery() -> list[int]:
-    """Jobs left running by a worker that stopped beating: a starting worker queues them again."""
-    return list(ComparisonJob.objects.filter(stale_running()).values_list("pk", flat=True))
+    lifecycle.job_enqueue(COMPARISON_TASK, job.pk)
 
 
 def job_cancel(*, job: ComparisonJob) -> bool:
-    """A pending or paused job stops at once, a running one at its next batch."""
-    stopped = ComparisonJob.objects.filter(pk=job.pk, status__in=[JobStatus.PENDING, JobStatus.PAUSED]).update(
-        status=JobStatus.CANCELLED, cancel_requested=True, finished_at=timezone.now(), message="Cancelled."
-    )
-    if stopped:
-        return True
-    return bool(ComparisonJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(cancel_requested=True))
+    """A pending or paused job (or one whose worker died) stops at once, a running one at its next batch."""
+    return lifecycle.job_cancel(ComparisonJob, job.pk, message="Cancelled.")
 
 
 def job_resume(*, job: ComparisonJob, enqueue: bool = True) -> bool:
     """Queue a paused, failed or abandoned job again; every stored score is kept and not asked again."""
-    updated = ComparisonJob.objects.filter(pk=job.pk).filter(
-        Q(status__in=[JobStatus.PAUSED, JobStatus.FAILED]) | stale_running()
-    ).update(status=JobStatus.PENDING, message="Resumed; waiting for a worker.", cancel_requested=False)
+    updated = lifecycle.job_resume(ComparisonJob, job.pk)
     if updated and enqueue:
         job_enqueue(job)
-    return bool(updated)
+    return updated

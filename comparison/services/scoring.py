@@ -20,28 +20,21 @@ from comparison.engine.errors import ComparisonError
 from comparison.engine.gptscore import gptscore_context
 from comparison.engine.gptscore_hf import HFScorer
 from comparison.engine.metrics import Family, MetricSpec
-from comparison.models import ComparisonJob, JobStatus, MetricScore
+from comparison.models import ComparisonJob, MetricScore
 from corpus.models import Annotation, Item
 from evaluation.answers import RUN_ANSWER_KINDS
 from evaluation.llm.errors import BackendError, BackendUnavailable
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
-from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall, RunStatus
+from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, gptscore_server, run_create, run_resume
 from evaluation.runs.scheduler import cache_key
+from jobs.lifecycle import JobStopped, job_run_nested
+from jobs.models import JobStatus
 
 BATCH = 256
 GPTSCORE_OPTIONS = {"endpoint": "completions", "echo": True, "logprobs": 0, "max_tokens": 1, "temperature": 0}
-
-
-class Stop(Exception):
-    """Scoring must stop; `status` is the job's new status (paused, failed or cancelled)."""
-
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 @dataclass(frozen=True)
@@ -57,7 +50,7 @@ class ItemRow:
         return "\n".join(str(v) for v in self.inputs.values())
 
 
-Progress = Callable[[str, int], None]  # (metric, done so far); raises Stop when the job is cancelled
+Progress = Callable[[str, int], None]  # (metric, done so far); raises JobStopped when the job is cancelled
 
 
 def storage_key(name: str, options: dict) -> str:
@@ -137,14 +130,14 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
     try:  # checked again here: the allowlist may have changed since the job was made
         url = gptscore_server(url).url
     except LaunchError as exc:
-        raise Stop(JobStatus.FAILED, str(exc)) from exc
+        raise JobStopped(JobStatus.FAILED, str(exc)) from exc
     with OpenAICompatBackend(url, timeout=settings.OLLAMA_TIMEOUT) as backend:
         try:
             backend.check([spec.model])
         except BackendUnavailable as exc:
-            raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
+            raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
         except BackendError as exc:
-            raise Stop(JobStatus.FAILED, str(exc)) from exc
+            raise JobStopped(JobStatus.FAILED, str(exc)) from exc
         pool = ThreadPoolExecutor(max_workers=max(1, settings.OLLAMA_PARALLEL))
         preflown = False
         try:
@@ -165,10 +158,10 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
                     try:
                         logprob_preflight(backend, spec.model)
                     except BackendUnavailable as exc:
-                        raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
+                        raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
                             from exc
                     except BackendError as exc:
-                        raise Stop(JobStatus.FAILED, str(exc)) from exc
+                        raise JobStopped(JobStatus.FAILED, str(exc)) from exc
                     preflown = True
                 futures = {n: pool.submit(_gptscore_one, backend, spec.model, p[0], chunk[n][1].output)
                            for n, p in missing}
@@ -177,10 +170,10 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
                     try:
                         answer, attempts, seconds = future.result()
                     except BackendUnavailable as exc:
-                        raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
+                        raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
                             from exc
                     except BackendError as exc:
-                        raise Stop(JobStatus.FAILED, f"GPTScore of item {chunk[n][1].pk}: {exc}") from exc
+                        raise JobStopped(JobStatus.FAILED, f"GPTScore of item {chunk[n][1].pk}: {exc}") from exc
                     LLMCall.objects.get_or_create(cache_key=key, defaults={
                         "model": spec.model, "prompt": context + chunk[n][1].output, "options": key_options,
                         "response": json.dumps(answer), "prompt_tokens": answer["tokens"], "wall_seconds": seconds,
@@ -229,7 +222,7 @@ def score_gptscore_hf(job: ComparisonJob, spec: MetricSpec, items: Sequence[Item
                 started = time.perf_counter()
                 scores = scorer.score([(c[2], c[1].output) for c in missing])
             except ComparisonError as exc:
-                raise Stop(JobStatus.FAILED, str(exc)) from exc
+                raise JobStopped(JobStatus.FAILED, str(exc)) from exc
             seconds = (time.perf_counter() - started) / len(missing)
             for (_, item, context, options, key), score in zip(missing, scores, strict=True):
                 answer = json.dumps({"mean": score.mean, "tokens": score.tokens})
@@ -264,7 +257,7 @@ def _find_run(job: ComparisonJob, spec: MetricSpec, aspect: str) -> EvaluatorRun
     runs = EvaluatorRun.objects.filter(
         dataset=job.dataset, aspect__name__iexact=aspect, config__mode=spec.run_mode,
         config__annotators=annotators,
-    ).exclude(status=RunStatus.CANCELLED)
+    ).exclude(status=JobStatus.CANCELLED)
     if supervisor:
         runs = runs.filter(config__supervisor=supervisor)
     return runs.order_by("status", "-created_at").first() if runs.exists() else None
@@ -302,21 +295,21 @@ def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], p
                                  supervisor=supervisor or None, ollama_url=job.options["ollama_url"],
                                  mode=spec.run_mode, user=job.created_by, check=False)
             except LaunchError as exc:
-                raise Stop(JobStatus.FAILED, f"{spec.name} on {aspect}: {exc}") from exc
+                raise JobStopped(JobStatus.FAILED, f"{spec.name} on {aspect}: {exc}") from exc
         remember_run(spec.name, aspect, run.pk)
-        if run.status != RunStatus.DONE:
-            if run.status == RunStatus.FAILED:
+        if run.status != JobStatus.DONE:
+            if run.status == JobStatus.FAILED:
                 run_resume(run=run, enqueue=False)
             before = RunCall.objects.filter(run=run, from_cache=False).count()
-            status = run_execute(run.pk, token=f"comparison-{job.pk}")
+            status = job_run_nested(EvaluatorRun, run.pk, run_execute, token=f"comparison-{job.pk}")
             count_call(RunCall.objects.filter(run=run, from_cache=False).count() - before)
             run.refresh_from_db()
             if status is None:
-                raise Stop(JobStatus.PAUSED, f"run {run.label} is being executed by another worker; resume this "
+                raise JobStopped(JobStatus.PAUSED, f"run {run.label} is being executed by another worker; resume this "
                                              "job when it has finished")
-            if status != RunStatus.DONE:
-                job_status = JobStatus.PAUSED if status == RunStatus.PAUSED else JobStatus.FAILED
-                raise Stop(job_status, f"{spec.name} on {aspect}: run {run.label} ended {status}: {run.message}")
+            if status != JobStatus.DONE:
+                job_status = JobStatus.PAUSED if status == JobStatus.PAUSED else JobStatus.FAILED
+                raise JobStopped(job_status, f"{spec.name} on {aspect}: run {run.label} ended {status}: {run.message}")
         scores = run_scores(run)
         done += _store(key, aspect, [(i.pk, scores[i.pk]) for i in items
                                            if i.pk in scores and i.pk not in have]) + len(have)

@@ -5,18 +5,12 @@ claimed again (or a new run with the same settings) asks nothing whose answer is
 from __future__ import annotations
 
 import logging
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import asdict
-from functools import partial
 
-from celery import current_app
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Avg, F, Q
-from django.db.models.functions import Coalesce
-from django.utils import timezone
+from django.db import transaction
+from django.db.models import Avg, F
 
 from corpus.cleaning import INT32_MAX
 from corpus.models import Annotation, AnnotationKind, Dataset, Item
@@ -31,11 +25,22 @@ from dhp.services.surveys import weights_for_run
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
 from evaluation.llm.ollama_backend import OllamaBackend
-from evaluation.models import Aspect, RunCall, RunStatus
+from evaluation.models import Aspect, EvaluatorRun, RunCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import MAX_PARALLEL, LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
-from evaluation.runs.recovery import stale_running
+from jobs.lifecycle import (
+    JobStopped,
+    job_beat,
+    job_cancel,
+    job_cancel_requested,
+    job_enqueue,
+    job_finish,
+    job_resume,
+    job_run,
+    job_run_nested,
+)
+from jobs.models import JobStatus
 
 log = logging.getLogger(__name__)
 
@@ -43,13 +48,6 @@ DHP_TASK = "tasks.dhp.run_dhp"
 MAX_SAMPLES = 20  # samples per text: the page's limit; each is one LLM call per text and metric
 SAMPLE_TEMPERATURE = 0.7  # n samples of one prompt differ only through sampling (and their seeds)
 MAX_ATTEMPTS = 3
-
-
-class DhpStopped(Exception):
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def evaluator_mode(evaluator: str) -> tuple[str, str]:
@@ -120,57 +118,19 @@ def dhp_create(
 
 
 def dhp_enqueue(run: DhpRun) -> None:
-    """Queue the run's job (sent by name: tasks/ sits above every layer) once the transaction commits."""
-    transaction.on_commit(partial(current_app.send_task, DHP_TASK, args=[run.pk]))
+    job_enqueue(DHP_TASK, run.pk)
 
 
 def dhp_cancel(*, run: DhpRun) -> bool:
-    now = timezone.now()
-    if DhpRun.objects.filter(pk=run.pk, status__in=[RunStatus.PENDING, RunStatus.PAUSED]).update(
-        status=RunStatus.CANCELLED, cancel_requested=True, finished_at=now, message="Cancelled before it ran."
-    ):
-        return True
-    return bool(DhpRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(cancel_requested=True))
+    return job_cancel(DhpRun, run.pk)
 
 
 def dhp_resume(*, run: DhpRun, enqueue: bool = True) -> bool:
-    updated = DhpRun.objects.filter(pk=run.pk, status__in=[RunStatus.PAUSED, RunStatus.FAILED]).update(
-        status=RunStatus.PENDING, message="Resumed; waiting for a worker.", cancel_requested=False
-    )
+    """Queue a paused, failed or abandoned run again; stored scores and calls are not asked again."""
+    updated = job_resume(DhpRun, run.pk)
     if updated and enqueue:
         dhp_enqueue(run)
-    return bool(updated)
-
-
-def dhp_claim(run_id: int, token: str) -> DhpRun | None:
-    """Take the run for this worker: pending/paused ones, or running ones whose worker stopped beating."""
-    now = timezone.now()
-    claimed = DhpRun.objects.filter(pk=run_id, cancel_requested=False).filter(
-        Q(status__in=[RunStatus.PENDING, RunStatus.PAUSED]) | stale_running(now)
-    ).update(status=RunStatus.RUNNING, heartbeat_at=now, celery_task_id=token, message="",
-             started_at=Coalesce(F("started_at"), now))
-    return DhpRun.objects.select_related("dataset__task").get(pk=run_id) if claimed else None
-
-
-@contextmanager
-def heartbeat(run_id: int, every: float) -> Iterator[None]:
-    """Keep the run's heartbeat fresh while a long step (an in-process evaluation run) has no batches of ours."""
-    stop = threading.Event()
-
-    def beat() -> None:
-        try:
-            while not stop.wait(every):
-                DhpRun.objects.filter(pk=run_id).update(heartbeat_at=timezone.now())
-        finally:
-            connection.close()  # this thread's own connection
-
-    thread = threading.Thread(target=beat, name=f"dhp-{run_id}-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
+    return updated
 
 
 class DhpExecutor:
@@ -181,11 +141,11 @@ class DhpExecutor:
         self.model = run.config.get("model", "")
 
     def _update(self, **fields) -> None:
-        DhpRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now(), **fields)
+        job_beat(DhpRun, self.run.pk, **fields)
 
     def _check_cancel(self) -> None:
-        if DhpRun.objects.filter(pk=self.run.pk, cancel_requested=True).exists():
-            raise DhpStopped(RunStatus.CANCELLED, "Cancelled by an admin; stored scores and calls are kept.")
+        if job_cancel_requested(DhpRun, self.run.pk):
+            raise JobStopped(JobStatus.CANCELLED, "Cancelled by an admin; stored scores and calls are kept.")
 
     def execute(self) -> str:
         try:
@@ -193,17 +153,14 @@ class DhpExecutor:
             texts = self._texts(pairs)
             self._score(texts)
             self._analyse(pairs)
-        except DhpStopped as stop:
-            self._finish(stop.status, stop.message)
-            return stop.status
         except BackendUnavailable as exc:
-            self._finish(RunStatus.PAUSED, f"{exc} Stored calls are kept; resume the run when the server is back.")
-            return RunStatus.PAUSED
+            self._finish(JobStatus.PAUSED, f"{exc} Stored calls are kept; resume the run when the server is back.")
+            return JobStatus.PAUSED
         except (ModelMissing, BackendError, DhpError, LaunchError) as exc:
-            self._finish(RunStatus.FAILED, str(exc))
-            return RunStatus.FAILED
-        self._finish(RunStatus.DONE, "")
-        return RunStatus.DONE
+            self._finish(JobStatus.FAILED, str(exc))
+            return JobStatus.FAILED
+        self._finish(JobStatus.DONE, "")
+        return JobStatus.DONE
 
     # --- perturbation ------------------------------------------------------------------------
     def _perturb(self) -> dict[str, list[Item]]:
@@ -306,17 +263,16 @@ class DhpExecutor:
                     parallel=run.parallel, item_ids=ids,
                 )
                 run.evaluator_runs.add(eval_run)
-            elif eval_run.status == RunStatus.FAILED:
+            elif eval_run.status == JobStatus.FAILED:
                 run_resume(run=eval_run, enqueue=False)  # resuming the DHP run resumes its evaluation runs
-            with heartbeat(run.pk, every=max(1.0, settings.RUN_STALE_SECONDS / 3)):
-                status = run_execute(eval_run.pk, token=f"dhp-{run.pk}")
+            status = job_run_nested(EvaluatorRun, eval_run.pk, run_execute, token=f"dhp-{run.pk}")
             eval_run.refresh_from_db()
             if status is None and not eval_run.is_finished():
-                raise DhpStopped(RunStatus.PAUSED, f"evaluation run {eval_run.pk} is held by another worker")
-            if eval_run.status == RunStatus.PAUSED:
-                raise DhpStopped(RunStatus.PAUSED, eval_run.message)
-            if eval_run.status != RunStatus.DONE:
-                raise DhpStopped(RunStatus.FAILED, f"evaluation run {eval_run.pk}: {eval_run.message}")
+                raise JobStopped(JobStatus.PAUSED, f"evaluation run {eval_run.pk} is held by another worker")
+            if eval_run.status == JobStatus.PAUSED:
+                raise JobStopped(JobStatus.PAUSED, eval_run.message)
+            if eval_run.status != JobStatus.DONE:
+                raise JobStopped(JobStatus.FAILED, f"evaluation run {eval_run.pk}: {eval_run.message}")
             scores = Annotation.objects.filter(source=eval_run, kind=kind).values_list("item_id", "score")
             DhpScore.objects.bulk_create(
                 [DhpScore(run=run, item_id=item_id, metric=metric, sample=0, score=score) for item_id, score in scores],
@@ -375,10 +331,7 @@ class DhpExecutor:
         })
 
     def _finish(self, status: str, message: str) -> None:
-        now = timezone.now()
-        DhpRun.objects.filter(pk=self.run.pk).update(
-            status=status, message=message, heartbeat_at=now, finished_at=now if status != RunStatus.PAUSED else None,
-        )
+        job_finish(DhpRun, self.run.pk, status, message)
 
 
 def _kind_record(kind: Kind, r) -> dict:
@@ -392,14 +345,6 @@ def _kind_record(kind: Kind, r) -> dict:
     }
 
 
-def dhp_runs_needing_recovery() -> list[int]:
-    """DHP runs left 'running' by a worker that died (the evaluation runs' staleness rule)."""
-    return list(DhpRun.objects.filter(stale_running(timezone.now())).values_list("pk", flat=True))
-
-
 def dhp_execute(run_id: int, *, token: str = "sync") -> str | None:
     """Claim and execute a DHP run; return its final status, or None when another worker owns it."""
-    run = dhp_claim(run_id, token)
-    if run is None:
-        return None
-    return DhpExecutor(run).execute()
+    return job_run(DhpRun, run_id, token, lambda run: DhpExecutor(run).execute(), related=("dataset__task",))

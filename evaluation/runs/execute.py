@@ -20,28 +20,21 @@ from corpus.models import Annotation, AnnotationKind
 from evaluation.engine.parsing import parse_supervisor_answer
 from evaluation.llm.errors import BackendError, ModelMissing
 from evaluation.llm.servers import LLMBackend, Server, models_on, open_backend, parse_servers
-from evaluation.models import EvaluatorRun, RunCall, RunStatus
+from evaluation.models import EvaluatorRun, RunCall
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.modes import DEFAULT_MODE, Phase, mode_spec
 from evaluation.runs.placement import ModelWork, Placement, PlacementError, place, placement_record
 from evaluation.runs.scheduler import Outcome
 from evaluation.runs.steps import ItemAnswers, StepPlanner, run_items
 from evaluation.runs.timings import calls_left, model_works
-from evaluation.runs.writes import RunWriter, run_claim
+from evaluation.runs.writes import RunWriter
+from jobs.lifecycle import JobStopped, job_run
+from jobs.models import JobStatus
 
 log = logging.getLogger(__name__)
 
 CANCELLED = "Cancelled by an admin; completed calls and annotations are kept."
 KEPT = "Completed calls are kept; resume the run afterwards."
-
-
-class RunStopped(Exception):
-    """The run must end before its last phase (cancelled, paused or failed); `status` says which."""
-
-    def __init__(self, status: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 def run_servers(run: EvaluatorRun) -> list[Server]:
@@ -90,22 +83,19 @@ class RunExecutor:
             lanes = self._plan()
             LaneScheduler(
                 lanes, parallel=self.run.parallel, on_answers=self._store, on_batch=self._record,
-                on_server_lost=self._server_lost, on_tick=self.writer.beat,
+                on_server_lost=self._server_lost,
             ).run()
-        except RunStopped as stop:
-            self.writer.finish(stop.status, stop.message)
-            return stop.status
         except ModelMissing as exc:  # a model deleted mid-job: waiting will not bring it back
-            self.writer.finish(RunStatus.FAILED, str(exc))
-            return RunStatus.FAILED
+            self.writer.finish(JobStatus.FAILED, str(exc))
+            return JobStatus.FAILED
         except BackendError as exc:  # a refused request
-            self.writer.finish(RunStatus.FAILED, str(exc))
-            return RunStatus.FAILED
+            self.writer.finish(JobStatus.FAILED, str(exc))
+            return JobStatus.FAILED
         finally:
             for backend in self.backends.values():
                 backend.close()
-        self.writer.finish(RunStatus.DONE, "")
-        return RunStatus.DONE
+        self.writer.finish(JobStatus.DONE, "")
+        return JobStatus.DONE
 
     # --- before the first call: ask every server, place the models, build the lanes --------------
     def _plan(self) -> list[Lane]:
@@ -145,8 +135,8 @@ class RunExecutor:
                 down[name] = str(exc)
         if len(down) == len(self.backends):
             if len(down) == 1:
-                raise RunStopped(RunStatus.PAUSED, f"{next(iter(down.values()))} {KEPT}")
-            raise RunStopped(RunStatus.PAUSED, f"No server of this run answers: {'; '.join(down.values())} {KEPT}")
+                raise JobStopped(JobStatus.PAUSED, f"{next(iter(down.values()))} {KEPT}")
+            raise JobStopped(JobStatus.PAUSED, f"No server of this run answers: {'; '.join(down.values())} {KEPT}")
         return down
 
     def _place(self, works: list[ModelWork], down: Mapping[str, str]) -> Placement:
@@ -155,8 +145,8 @@ class RunExecutor:
         except PlacementError as exc:
             if not down:
                 where = ", ".join(self.available)
-                raise RunStopped(RunStatus.FAILED, str(ModelMissing(exc.models, url=where))) from exc
-            raise RunStopped(RunStatus.PAUSED, (
+                raise JobStopped(JobStatus.FAILED, str(ModelMissing(exc.models, url=where))) from exc
+            raise JobStopped(JobStatus.PAUSED, (
                 f"No reachable server has {', '.join(exc.models)}; unreachable: "
                 + "; ".join(f"{server} ({why})" for server, why in down.items())
                 + f". Start the server(s) again, or pull the model(s) on a running server of this run. {KEPT}"
@@ -212,7 +202,7 @@ class RunExecutor:
         if interrupted:
             return
         if self.writer.cancel_requested():
-            raise RunStopped(RunStatus.CANCELLED, CANCELLED)
+            raise JobStopped(JobStatus.CANCELLED, CANCELLED)
         if phase.role == RunCall.Role.ANNOTATOR and self.supervisor is not None:
             for outcome in outcomes:
                 self.answered.setdefault(outcome.step.item_id, set()).add(phase.model)
@@ -226,10 +216,10 @@ class RunExecutor:
         orphans = [m for m in models if not any(m in have for have in self.available.values())]
         if orphans and len(self.servers) == 1:
             message = f"{error} Completed calls are kept; resume the run when the server is back."
-            raise RunStopped(RunStatus.PAUSED, message)
+            raise JobStopped(JobStatus.PAUSED, message)
         if orphans:
             others = ", ".join(self.available) or "none left"
-            raise RunStopped(RunStatus.PAUSED, (
+            raise JobStopped(JobStatus.PAUSED, (
                 f"The server {server} stopped answering ({error}). No other server of this run has "
                 f"{', '.join(orphans)}: start {server} again, or pull the model(s) on one of the run's other "
                 f"servers ({others}), then resume the run. Completed calls are kept."
@@ -270,7 +260,7 @@ def run_execute(
     backends: Mapping[str, LLMBackend] | None = None,
 ) -> str | None:
     """Claim and execute a run; return its final status, or None when another worker owns it."""
-    run = run_claim(run_id, token)
-    if run is None:
-        return None
-    return RunExecutor(run, backend, backends=backends).execute()
+    return job_run(
+        EvaluatorRun, run_id, token, lambda run: RunExecutor(run, backend, backends=backends).execute(),
+        related=("aspect__task", "dataset"),
+    )

@@ -84,7 +84,7 @@ class LaneScheduler:
     """Runs lanes to the end. Callbacks: `on_answers([(feed, outcome), ...])` with the steps that ended
     since the last call, right after the freed slots got new requests (store their calls: steps cut short
     come here only); `on_batch(feed, outcomes, interrupted)` for them again in batches (write annotations; may
-    raise to stop); `on_tick()` at least every `batch_seconds` (heartbeat); `on_server_lost(server, error,
+    raise to stop); `on_server_lost(server, error,
     feeds)` returns model -> server for each unfinished feed of a lost server, or raises to stop the job.
     """
 
@@ -96,7 +96,6 @@ class LaneScheduler:
         on_answers: Callable[[list[tuple[Feed, Outcome]]], None],
         on_batch: Callable[[Feed, list[Outcome], bool], None],
         on_server_lost: ServerLost,
-        on_tick: Callable[[], None] = lambda: None,
         batch_size: int = BATCH_SIZE,
         batch_seconds: float = BATCH_SECONDS,
     ) -> None:
@@ -108,7 +107,6 @@ class LaneScheduler:
         self.arrived: list[tuple[Feed, Outcome]] = []  # ended since the last on_answers
         self.on_batch = on_batch
         self.on_server_lost = on_server_lost
-        self.on_tick = on_tick
         self.batch_size = batch_size
         self.batch_seconds = batch_seconds
         self.running: dict[Future[Outcome], tuple[Lane, Feed, Step]] = {}
@@ -130,7 +128,7 @@ class LaneScheduler:
             self._flush(interrupted=False)
 
     def _loop(self) -> None:
-        last_flush = last_tick = time.monotonic()
+        last_flush = time.monotonic()
         while True:
             self._top_up()
             if not self.running:
@@ -158,9 +156,6 @@ class LaneScheduler:
                 last_flush = now
                 self._top_up()
                 self._warm_idle()
-            if now - last_tick >= self.batch_seconds:
-                self.on_tick()
-                last_tick = now
 
     def _top_up(self) -> None:
         for lane in self.lanes.values():

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from functools import partial
 from typing import Any
 
-from celery import current_app
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
@@ -28,10 +26,11 @@ from evaluation.llm.servers import (
     parse_server,
     parse_servers,
 )
-from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate, RunStatus
+from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
 from evaluation.runs.placement import place, placement_record
 from evaluation.runs.timings import model_works
+from jobs.lifecycle import job_cancel, job_enqueue, job_resume
 
 RETRY_TEMPERATURE = 0.1
 MAX_ANSWER_ATTEMPTS = 4  # the first try and three warmer retries of an unparseable answer
@@ -272,33 +271,22 @@ PREANNOTATION_TASK = "tasks.preannotation.run_preannotation"
 
 
 def run_enqueue(run: EvaluatorRun) -> None:
-    """Queue the run's Celery job once the surrounding transaction commits.
-
-    The task is sent by name: the tasks/ package sits above every layer and is imported only by Celery."""
-    transaction.on_commit(partial(current_app.send_task, PREANNOTATION_TASK, args=[run.pk]))
+    """Queue the run's Celery job once the surrounding transaction commits."""
+    job_enqueue(PREANNOTATION_TASK, run.pk)
 
 
 def run_cancel(*, run: EvaluatorRun) -> bool:
-    """Ask a run to stop; a pending or paused one stops at once, a running one at its next checkpoint."""
-    now = timezone.now()
+    """Ask a run to stop; a pending or paused one (or one whose worker died) stops at once, a running one at
+    its next checkpoint."""
     done = EvaluatorRun.objects.filter(pk=run.pk).values_list("done_calls", "total_calls").first() or (0, 0)
     message = (f"Cancelled after {done[0]} of {done[1]} calls; their answers are kept (a new run reuses them)."
                if done[0] else "Cancelled before it ran.")
-    stopped = EvaluatorRun.objects.filter(pk=run.pk, status__in=[RunStatus.PENDING, RunStatus.PAUSED]).update(
-        status=RunStatus.CANCELLED, cancel_requested=True, finished_at=now, message=message
-    )
-    if stopped:
-        return True
-    return bool(
-        EvaluatorRun.objects.filter(pk=run.pk, status=RunStatus.RUNNING).update(cancel_requested=True)
-    )
+    return job_cancel(EvaluatorRun, run.pk, message=message)
 
 
 def run_resume(*, run: EvaluatorRun, enqueue: bool = True) -> bool:
-    """Put a paused or failed run back in the queue; finished calls come from the cache."""
-    updated = EvaluatorRun.objects.filter(pk=run.pk, status__in=[RunStatus.PAUSED, RunStatus.FAILED]).update(
-        status=RunStatus.PENDING, message="Resumed; waiting for a worker.", cancel_requested=False
-    )
+    """Put a paused, failed or abandoned run back in the queue; finished calls come from the cache."""
+    updated = job_resume(EvaluatorRun, run.pk)
     if updated and enqueue:
         run_enqueue(run)
-    return bool(updated)
+    return updated

@@ -1,5 +1,5 @@
-"""Every database write of an executing run: the claim, the call cache and its audit rows, annotations
-with their spans, progress counters and heartbeat, and the final status.
+"""Every database write of an executing run: the call cache and its audit rows, annotations with their
+spans, progress counters and heartbeat, and the final status (through jobs.lifecycle).
 
 Calls are stored the moment their answer arrives, so a killed worker repeats no finished call; the rest
 is written per batch in one transaction, so a batch's progress never counts annotations that are missing.
@@ -14,19 +14,18 @@ from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, connection, transaction
-from django.db.models import F, Q
-from django.db.models.functions import Coalesce
+from django.db.models import F
 from django.utils import timezone
 
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, ParseStatus
 from evaluation.engine.alignment import align_location
 from evaluation.engine.ensemble import MAX_ERRORS, MergedError, cap_errors
 from evaluation.engine.parsing import ParsedAnswer, ParsedError, score_to_label
-from evaluation.models import EvaluatorRun, LLMCall, RunCall, RunStatus
+from evaluation.models import EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.modes import Phase, ScoreScale
-from evaluation.runs.recovery import stale_running
 from evaluation.runs.scheduler import Outcome
 from evaluation.runs.steps import ItemAnswers
+from jobs.lifecycle import job_cancel_requested, job_finish
 
 SUPERVISOR_UNUSABLE = "The supervisor's answer was unusable; errors were merged by span overlap instead."
 NOTHING_TO_MERGE = "No annotator gave a usable answer, so there was nothing to merge."
@@ -53,23 +52,6 @@ def _patiently(write: Callable[[], object]) -> None:
             connection.close()  # a broken connection is replaced on the next query
             time.sleep(delay)
             delay = min(delay * 2, 4.0)
-
-
-def run_claim(run_id: int, token: str) -> EvaluatorRun | None:
-    """Take the run for this worker: pending/paused ones, or running ones whose worker stopped beating."""
-    now = timezone.now()
-    claimable = Q(status__in=[RunStatus.PENDING, RunStatus.PAUSED]) | stale_running(now)
-    claimed = (
-        EvaluatorRun.objects.filter(pk=run_id, cancel_requested=False)
-        .filter(claimable)
-        .update(
-            status=RunStatus.RUNNING, heartbeat_at=now, celery_task_id=token, message="",
-            started_at=Coalesce(F("started_at"), now),
-        )
-    )
-    if not claimed:
-        return None
-    return EvaluatorRun.objects.select_related("aspect__task", "dataset").get(pk=run_id)
 
 
 def spans_for_errors(errors: Iterable[ParsedError], output: str) -> list[ErrorSpan]:
@@ -168,16 +150,12 @@ class RunWriter:
             failed_calls=F("failed_calls") + failed, heartbeat_at=timezone.now(),
         )
 
-    def beat(self) -> None:
-        """The heartbeat alone: a live job waiting on slow calls is not taken for a dead one."""
-        EvaluatorRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now())
-
     def placed(self, placement: dict[str, Any]) -> None:
         """Record where the models run (what the run page and the API show)."""
         EvaluatorRun.objects.filter(pk=self.run.pk).update(placement=placement)
 
     def cancel_requested(self) -> bool:
-        return EvaluatorRun.objects.filter(pk=self.run.pk, cancel_requested=True).exists()
+        return job_cancel_requested(EvaluatorRun, self.run.pk)
 
     # --- annotations (called by record_batch, inside its transaction) -------------------------
     def annotator_answer(self, model: str, scale: ScoreScale, outcome: Outcome) -> list[Written]:
@@ -265,10 +243,7 @@ class RunWriter:
     # --- the end ------------------------------------------------------------------------------
     def finish(self, status: str, message: str) -> None:
         """Record how the run ended; a paused run is not finished, it waits to be resumed."""
-        now = timezone.now()
-        EvaluatorRun.objects.filter(pk=self.run.pk).update(
-            status=status, message=message, heartbeat_at=now, finished_at=now if status != RunStatus.PAUSED else None,
-        )
+        job_finish(EvaluatorRun, self.run.pk, status, message)
 
 
 def _copy(span: ErrorSpan) -> ErrorSpan:

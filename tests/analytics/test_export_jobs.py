@@ -83,3 +83,25 @@ def test_exports_are_for_researchers_only(study, client, export_dir):
     assert api.post(f"/api/datasets/{study.dataset.pk}/exports", data="{}",
                     content_type="application/json").status_code == 403
     assert api.get(f"/api/exports/{job.pk}").status_code == 403
+
+
+def test_an_export_left_running_by_a_dead_worker_is_finished_by_its_redelivered_task(study, export_dir, settings):
+    """A redelivered task could not claim a running export, so it stayed running (and its page polled) for ever.
+
+    Its dead worker set it running, wrote some records and stopped beating five minutes ago."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tasks.exporting import run_export
+
+    settings.RUN_STALE_SECONDS = 60
+    job = ExportJob.objects.create(dataset=study.dataset, format="jsonl", total=4)
+    ExportJob.objects.filter(pk=job.pk).update(status="running", done=2,
+                                               heartbeat_at=timezone.now() - timedelta(minutes=5))
+    result = run_export.apply(args=[job.pk])  # acks late: the broker hands the dead worker's task out again
+    assert result.successful() and result.result == "done"
+    job.refresh_from_db()
+    assert job.status == "done" and job.finished_at is not None and job.files[0].endswith(".jsonl")
+    lines = (export_dir / str(job.pk) / job.files[0]).read_text("utf-8").splitlines()
+    assert lines and all(json.loads(line)["dataset"] == study.dataset.name for line in lines)

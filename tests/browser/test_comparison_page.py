@@ -6,9 +6,10 @@ import re
 
 import pytest
 
-from comparison.models import ComparisonJob, JobStatus
+from comparison.models import ComparisonJob
 from comparison.services.execute import job_execute
 from corpus.services.importing import items_import
+from jobs.models import JobStatus
 from tests.conftest import SAMPLE_DATA
 
 pytestmark = pytest.mark.django_db(transaction=True)

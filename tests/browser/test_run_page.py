@@ -8,7 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
+from jobs.models import JobStatus
 from tests import factories
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -19,14 +20,14 @@ POLL_SECONDS = 2  # hx-trigger="every 2s" in templates/evaluation/run_detail.htm
 def test_a_paused_run_shows_resume_within_one_poll(page, live_server, login, make_user):
     make_user("chief", role="admin")
     data = factories.dataset("poll data", items=[{"external_id": "1", "output": "A text."}])
-    run = factories.run(data, "polled-run", status=RunStatus.RUNNING, total_calls=10, done_calls=3,
+    run = factories.run(data, "polled-run", status=JobStatus.RUNNING, total_calls=10, done_calls=3,
                         started_at=timezone.now() - timedelta(seconds=30))
     login("chief")
     page.goto(f"{live_server.url}/runs/{run.pk}/")
     page.locator("#cancel-run").wait_for()
     assert page.locator("#resume-run").count() == 0
 
-    EvaluatorRun.objects.filter(pk=run.pk).update(status=RunStatus.PAUSED, heartbeat_at=timezone.now(),
+    EvaluatorRun.objects.filter(pk=run.pk).update(status=JobStatus.PAUSED, heartbeat_at=timezone.now(),
                                                   message="The Ollama server at http://x does not answer.")
     paused_at = time.monotonic()
     page.locator("#resume-run").wait_for(timeout=(POLL_SECONDS + 1.5) * 1000)

@@ -124,11 +124,12 @@ def test_a_missing_model_is_a_clear_error_without_any_download(tmp_path: Path) -
 
 @pytest.mark.django_db(transaction=True)
 def test_a_comparison_job_scores_gptscore_hf_locally_and_a_rerun_computes_nothing(gpt2_path: Path, summaries) -> None:
-    from comparison.models import ComparisonJob, JobStatus, MetricScore
+    from comparison.models import ComparisonJob, MetricScore
     from comparison.services.execute import job_execute
     from comparison.services.jobs import job_create
     from corpus.models import Item
     from evaluation.models import LLMCall
+    from jobs.models import JobStatus
 
     metric = f"gptscore-hf:{gpt2_path}"
     job = job_create(dataset=summaries, metrics=f"{metric},length", gptscore_url="")

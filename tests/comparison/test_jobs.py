@@ -10,11 +10,12 @@ import pytest
 from django.core.management import CommandError, call_command
 from scipy import stats
 
-from comparison.models import ComparisonJob, JobStatus, MetricScore
+from comparison.models import ComparisonJob, MetricScore
 from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_cancel, job_create, job_resume
 from corpus.models import Dataset, Item
 from corpus.services.importing import items_import
+from jobs.models import JobStatus
 from tests import factories
 
 

@@ -8,15 +8,16 @@ import json
 
 import pytest
 
-from comparison.models import ComparisonJob, JobStatus, MetricScore
+from comparison.models import ComparisonJob, MetricScore
 from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_create
 from comparison.services.results import export_document
 from corpus.models import Annotation, AnnotationKind, Item
 from evaluation.llm.logprob_preflight import PREFLIGHT_CONTEXT, PREFLIGHT_TEXT
-from evaluation.models import EvaluatorRun, LLMCall, RunStatus
+from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
+from jobs.models import JobStatus
 from tests.ollama_sim.config import SimConfig
 from tests.ollama_sim.server import OllamaSim
 
@@ -105,7 +106,7 @@ def test_ensemble_metric_reuses_an_existing_run_without_a_call(dialogue, setting
     settings.ENSEMBLE_PRESET = "laptop"
     with OllamaSim(SimConfig(models=LAPTOP)) as sim:
         run = run_create(dataset=dialogue, aspect_name="naturalness", ollama_url=sim.url)
-        assert run_execute(run.pk) == RunStatus.DONE
+        assert run_execute(run.pk) == JobStatus.DONE
         before = _requests(sim)
         job = _execute(job_create(dataset=dialogue, metrics="ensemble,length", aspects=["naturalness"],
                                   ollama_url=sim.url))
@@ -131,7 +132,7 @@ def test_annotator_metric_runs_the_model_once_then_never_again(dialogue):
         first = _requests(sim)
         assert first >= 6 and job.llm_calls == first  # one call per item (and retries of bad answers)
         run = EvaluatorRun.objects.get(pk=job.runs["annotator:qwen2.5:3b"]["coherence"])
-        assert run.status == RunStatus.DONE and run.config["mode"] == "single"
+        assert run.status == JobStatus.DONE and run.config["mode"] == "single"
         assert MetricScore.objects.filter(metric="annotator:qwen2.5:3b", aspect="coherence").count() == 6
         MetricScore.objects.all().delete()
         again = _execute(job_create(dataset=dialogue, metrics="annotator:qwen2.5:3b", aspects=["coherence"],

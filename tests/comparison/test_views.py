@@ -7,10 +7,11 @@ import json
 import pytest
 from ninja.testing import TestClient
 
-from comparison.models import ComparisonJob, JobStatus
+from comparison.models import ComparisonJob
 from comparison.services.execute import job_execute
 from comparison.services.jobs import job_create
 from config.api import api
+from jobs.models import JobStatus
 
 
 @pytest.fixture

@@ -11,10 +11,12 @@ from corpus.models import Annotation, Item
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import perturb_dataset
-from dhp.services.runs import dhp_create, dhp_execute, dhp_resume, heartbeat
+from dhp.services.runs import dhp_create, dhp_execute, dhp_resume
 from evaluation.engine.presets import get_preset
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import run_create
+from jobs.lifecycle import job_heartbeat
+from jobs.models import JobStatus
 from tests.dhp.conftest import make_dataset
 from tests.ollama_sim import FaultRule, OllamaSim, SimConfig
 
@@ -25,7 +27,7 @@ N = 5
 def _dhp(dataset, evaluator: str, url: str) -> DhpRun:
     run = dhp_create(dataset=dataset, evaluator=evaluator, metrics=["coherence", "fluency"],
                      kinds=parse_kinds("typo:minor,word-delete:minor"), samples=5, seed=2, ollama_url=url, parallel=2)
-    assert dhp_execute(run.pk) == RunStatus.DONE, DhpRun.objects.get(pk=run.pk).message
+    assert dhp_execute(run.pk) == JobStatus.DONE, DhpRun.objects.get(pk=run.pk).message
     return DhpRun.objects.get(pk=run.pk)
 
 
@@ -40,7 +42,7 @@ def test_ensemble_evaluator_scores_through_evaluation_runs(settings):
         assert sorted(r.aspect.name for r in eval_runs) == ["coherence", "fluency"]
         texts = N * 3
         for eval_run in eval_runs:
-            assert eval_run.status == RunStatus.DONE and len(eval_run.config["item_ids"]) == texts
+            assert eval_run.status == JobStatus.DONE and len(eval_run.config["item_ids"]) == texts
             assert Annotation.objects.filter(source=eval_run, kind="ensemble").count() == texts
         assert DhpScore.objects.filter(run=run).count() == texts * 2
         ensemble_score = Annotation.objects.get(source=eval_runs[0], kind="ensemble", item__external_id="d0").score
@@ -77,7 +79,7 @@ def test_heartbeat_beats_while_a_long_step_runs(settings):
     run = dhp_create(dataset=dataset, evaluator="ensemble", metrics=["fluency"], kinds=parse_kinds("typo:minor"),
                      samples=5, check=False)
     assert run.samples == 1 and run.notes == ["ensemble answers at temperature 0: one sample per text instead of 5"]
-    with heartbeat(run.pk, every=0.05):
+    with job_heartbeat(DhpRun, run.pk, every=0.05):
         time.sleep(0.3)
     assert DhpRun.objects.get(pk=run.pk).heartbeat_at is not None
 
@@ -90,14 +92,14 @@ def test_failed_evaluation_run_is_resumed_with_the_dhp_run(settings):
     with OllamaSim(SimConfig(models=[*preset.annotators, preset.supervisor], parallel=2, faults=[fault])) as sim:
         run = dhp_create(dataset=dataset, evaluator="ensemble", metrics=["fluency"], kinds=parse_kinds("typo:minor"),
                          samples=1, ollama_url=sim.url, parallel=2)
-        assert dhp_execute(run.pk) == RunStatus.FAILED
+        assert dhp_execute(run.pk) == JobStatus.FAILED
         eval_run = DhpRun.objects.get(pk=run.pk).evaluator_runs.get()
-        assert eval_run.status == RunStatus.FAILED and "ollama pull" in DhpRun.objects.get(pk=run.pk).message
+        assert eval_run.status == JobStatus.FAILED and "ollama pull" in DhpRun.objects.get(pk=run.pk).message
         sim.configure(faults=[])
         asked = sim.stats.requests
         assert dhp_resume(run=run, enqueue=False)
-        assert dhp_execute(run.pk) == RunStatus.DONE
+        assert dhp_execute(run.pk) == JobStatus.DONE
         eval_run.refresh_from_db()
-        assert eval_run.status == RunStatus.DONE
+        assert eval_run.status == JobStatus.DONE
         # The first annotator's answers were kept: only the rest of the ensemble was asked.
         assert sim.stats.requests - asked == 6 * (len(preset.annotators) - 1 + 1)

@@ -15,8 +15,9 @@ from corpus.models import Item
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, PerturbationSizes, Survey
 from dhp.services.perturbing import perturb_dataset
-from dhp.services.runs import dhp_claim, dhp_create, dhp_execute, dhp_resume, dhp_runs_needing_recovery
-from evaluation.models import RunStatus
+from dhp.services.runs import dhp_create, dhp_execute, dhp_resume
+from jobs.lifecycle import job_claim, jobs_needing_recovery
+from jobs.models import JobStatus
 from tests import factories
 from tests.dhp.conftest import MODEL, make_dataset
 from tests.ollama_sim import OllamaSim
@@ -33,14 +34,14 @@ def test_unreachable_server_pauses_then_resume_finishes_from_where_it_stopped(si
     dataset = make_dataset(n=4)
     run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["fluency"], kinds=parse_kinds("typo:minor"),
                      samples=2, ollama_url="http://127.0.0.1:9", check=False)
-    assert dhp_execute(run.pk) == RunStatus.PAUSED
+    assert dhp_execute(run.pk) == JobStatus.PAUSED
     run.refresh_from_db()
     assert "Cannot reach Ollama" in run.message and run.finished_at is None
     assert Item.objects.filter(dataset=dataset, derived_from__isnull=False).count() == 4  # kept
     with OllamaSim(sim_config) as sim:
         DhpRun.objects.filter(pk=run.pk).update(ollama_url=sim.url)
         assert dhp_resume(run=run, enqueue=False)
-        assert dhp_execute(run.pk) == RunStatus.DONE
+        assert dhp_execute(run.pk) == JobStatus.DONE
         assert sim.stats.requests == 8 * 2
 
 
@@ -50,12 +51,12 @@ def test_claim_takes_pending_and_stale_runs_only(settings):
     dataset = make_dataset(n=2)
     run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["fluency"], kinds=parse_kinds("typo:minor"),
                      check=False)
-    assert dhp_claim(run.pk, "a") is not None
-    assert dhp_claim(run.pk, "b") is None  # running, fresh heartbeat: another worker has it
-    assert dhp_runs_needing_recovery() == []
+    assert job_claim(DhpRun, run.pk, "a")
+    assert not job_claim(DhpRun, run.pk, "b")  # running, fresh heartbeat: another worker has it
+    assert jobs_needing_recovery(DhpRun) == []
     DhpRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(seconds=61))
-    assert dhp_runs_needing_recovery() == [run.pk]
-    assert dhp_claim(run.pk, "c").celery_task_id == "c"
+    assert jobs_needing_recovery(DhpRun) == [run.pk]
+    assert job_claim(DhpRun, run.pk, "c") and DhpRun.objects.get(pk=run.pk).celery_task_id == "c"
 
 
 @pytest.mark.django_db
@@ -71,9 +72,9 @@ def test_cancel_and_resume_through_api_and_pages(make_user):
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
     assert Client().post(f"/api/dhp/runs/{run.pk}/cancel", **auth).status_code == 409
     assert Client().post(f"/api/dhp/runs/{run.pk}/resume", **auth).status_code == 409
-    DhpRun.objects.filter(pk=run.pk).update(status=RunStatus.FAILED)
+    DhpRun.objects.filter(pk=run.pk).update(status=JobStatus.FAILED)
     assert _client(admin).post(f"/dhp/runs/{run.pk}/resume/").status_code == 302
-    assert DhpRun.objects.get(pk=run.pk).status == RunStatus.PENDING
+    assert DhpRun.objects.get(pk=run.pk).status == JobStatus.PENDING
     assert _client(annotator).get(f"/dhp/runs/{run.pk}/").status_code == 403
 
 

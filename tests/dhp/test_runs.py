@@ -18,7 +18,8 @@ from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import perturb_dataset
 from dhp.services.runs import dhp_create, dhp_execute
 from dhp.services.surveys import survey_create, votes_save
-from evaluation.models import LLMCall, RunStatus
+from evaluation.models import LLMCall
+from jobs.models import JobStatus
 from tests.dhp.conftest import MODEL, N_ITEMS, make_dataset
 from tests.ollama_sim import OllamaSim
 
@@ -30,7 +31,7 @@ KINDS = "typo:major,sentence-reorder:minor,llm-entities:minor"
 def _run(dataset, url, **kw) -> DhpRun:
     run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence", "fluency"],
                      kinds=parse_kinds(kw.pop("kinds", KINDS)), samples=2, seed=7, ollama_url=url, parallel=2, **kw)
-    assert dhp_execute(run.pk) == RunStatus.DONE, DhpRun.objects.get(pk=run.pk).message
+    assert dhp_execute(run.pk) == JobStatus.DONE, DhpRun.objects.get(pk=run.pk).message
     return DhpRun.objects.get(pk=run.pk)
 
 

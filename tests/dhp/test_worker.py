@@ -7,7 +7,8 @@ import pytest
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun
 from dhp.services.runs import dhp_create
-from evaluation.models import LLMCall, RunStatus
+from evaluation.models import LLMCall
+from jobs.models import JobStatus
 from tasks.dhp import run_dhp
 from tests.dhp.conftest import MODEL, N_ITEMS, make_dataset
 from tests.integration.conftest import celery_worker_factory, wait_for  # noqa: F401 - the worker fixture
@@ -35,11 +36,11 @@ def test_worker_runs_dhp_job_and_rerun_makes_no_call(celery_worker_factory, sim_
             if len(runs) == 1:
                 after_first = sim.stats.requests
         first, second = runs
-        assert first.status == RunStatus.DONE, first.message
+        assert first.status == JobStatus.DONE, first.message
         n_scores = N_ITEMS * 4 * 2 * 3
         assert first.llm_calls == n_scores + N_ITEMS and first.done_steps == n_scores
         assert after_first == n_scores + N_ITEMS  # one LLM perturbation per item
-        assert second.status == RunStatus.DONE and second.llm_calls == 0 and second.cache_hits == n_scores
+        assert second.status == JobStatus.DONE and second.llm_calls == 0 and second.cache_hits == n_scores
         assert sim.stats.requests == after_first
         assert LLMCall.objects.count() == after_first
         assert second.results["summary"] == first.results["summary"]

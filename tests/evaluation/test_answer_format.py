@@ -10,9 +10,10 @@ import pytest
 from corpus.models import Annotation
 from evaluation.engine.answer_schema import ERROR_LIST_SCHEMA, JSON_ANSWER_NOTE
 from evaluation.llm.openai_backend import OpenAICompatBackend, request_options
-from evaluation.models import LLMCall, RunStatus
+from evaluation.models import LLMCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create
+from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import ReplyRule, SimConfig
 from tests.ollama_sim.server import OllamaSim
@@ -45,7 +46,7 @@ def test_a_json_format_run_sends_the_schema_and_reads_the_answer(allow_ollama) -
                        mode="single", answer_format="yaml")
         run = run_create(dataset=dataset, aspect_name="accuracy", annotators=[MODEL], ollama_url=sim.url,
                          mode="single", answer_format="json")
-        assert run_execute(run.pk) == RunStatus.DONE
+        assert run_execute(run.pk) == JobStatus.DONE
         (record,) = sim.stats.log
         assert record.answer_format == ERROR_LIST_SCHEMA  # Ollama's top-level `format`
     (annotation,) = Annotation.objects.filter(source=run, kind="annotator")

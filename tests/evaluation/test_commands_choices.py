@@ -12,7 +12,8 @@ from evaluation.engine.presets import PRESETS
 from evaluation.engine.tasks import FILE_KINDS, TASKS
 from evaluation.management.commands.list_aspects import Command as ListAspects
 from evaluation.management.commands.preannotate import Command as Preannotate
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
+from jobs.models import JobStatus
 from tests import factories
 from tests.conftest import REPO
 from tests.ollama_sim.config import SimConfig
@@ -62,7 +63,7 @@ def test_preannotate_preset_picks_its_models_and_says_so(dataset, laptop_sim):
     out = _call("preannotate", dataset="tiny", aspect="accuracy", preset="laptop", ollama_url=laptop_sim.url,
                 sync=True)
     run = EvaluatorRun.objects.get(dataset=dataset)
-    assert run.status == RunStatus.DONE and run.config["preset"] == "laptop"
+    assert run.status == JobStatus.DONE and run.config["preset"] == "laptop"
     assert run.config["annotators"] == list(LAPTOP.annotators) and run.config["supervisor"] == LAPTOP.supervisor
     first = out.splitlines()[0]
     assert first == (

@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from corpus.models import Annotation
-from evaluation.models import RunStatus
 from evaluation.runs.launch import run_cancel
 from evaluation.selectors import run_progress
+from jobs.models import JobStatus
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ def data():
 def test_a_paused_run_offers_resume_in_the_polled_part_and_stops_its_clock(client, data, make_user):
     admin = make_user("boss", role="admin")
     started = timezone.now() - timedelta(seconds=100)
-    run = factories.run(data, "paused-run", status=RunStatus.PAUSED, total_calls=10, done_calls=4,
+    run = factories.run(data, "paused-run", status=JobStatus.PAUSED, total_calls=10, done_calls=4,
                         started_at=started, heartbeat_at=started + timedelta(seconds=40))
     client.force_login(admin)
     partial = client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
@@ -40,7 +40,7 @@ def test_a_paused_run_offers_resume_in_the_polled_part_and_stops_its_clock(clien
 
 def test_a_running_run_has_an_eta_and_no_resume(client, data, make_user):
     admin = make_user("boss2", role="admin")
-    run = factories.run(data, "busy-run", status=RunStatus.RUNNING, total_calls=10, done_calls=5,
+    run = factories.run(data, "busy-run", status=JobStatus.RUNNING, total_calls=10, done_calls=5,
                         started_at=timezone.now() - timedelta(seconds=10))
     client.force_login(admin)
     partial = client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
@@ -49,7 +49,7 @@ def test_a_running_run_has_an_eta_and_no_resume(client, data, make_user):
 
 
 def test_a_finished_sample_run_does_not_read_zero_of_zero_steps(client, data, researcher):
-    run = factories.run(data, "sample-run", status=RunStatus.DONE)
+    run = factories.run(data, "sample-run", status=JobStatus.DONE)
     Annotation.objects.create(item=data.items.get(), source=run, kind="ensemble", aspect="accuracy", is_sample=True)
     client.force_login(researcher)
     html = client.get(f"/runs/{run.pk}/").content.decode()

@@ -6,9 +6,10 @@ import pytest
 from ninja.testing import TestClient
 
 from config.api import api
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
+from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import SimConfig
 from tests.ollama_sim.server import OllamaSim
@@ -46,7 +47,7 @@ def test_api_create_run_then_progress_reports_counts(dataset, sim, make_user):
     assert response.status_code == 201, response.content
     run_id = response.json()["id"]
     assert response.json()["total_calls"] == 3 * 3
-    assert run_execute(run_id) == RunStatus.DONE  # what the queued worker would run
+    assert run_execute(run_id) == JobStatus.DONE  # what the queued worker would run
     progress = call("get", f"/runs/{run_id}").json()
     assert progress["status"] == "done" and progress["done"] == progress["total"] == 9
     assert progress["llm_calls"] == 9 and progress["finished"] is True

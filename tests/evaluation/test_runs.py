@@ -11,9 +11,10 @@ from django.core.management import CommandError, call_command
 
 from corpus.models import Annotation, ErrorSpan
 from evaluation.llm import BackendError, OllamaBackend
-from evaluation.models import EvaluatorRun, LLMCall, RunCall, RunStatus
+from evaluation.models import EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_resume
+from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import FaultRule, ReplyRule, SimConfig
 from tests.ollama_sim.server import OllamaSim
@@ -55,10 +56,10 @@ def _create(dataset, sim, **kw) -> EvaluatorRun:
 
 def test_run_execute_full_run_stores_every_layer(dataset, sim):
     run = _create(dataset, sim)
-    assert run_execute(run.pk) == RunStatus.DONE
+    assert run_execute(run.pk) == JobStatus.DONE
     run.refresh_from_db()
     n = len(OUTPUTS)
-    assert run.status == RunStatus.DONE and run.done_calls == run.total_calls == n * 4
+    assert run.status == JobStatus.DONE and run.done_calls == run.total_calls == n * 4
     assert Annotation.objects.filter(source=run, kind="annotator").count() == n * 3
     assert Annotation.objects.filter(source=run, kind="supervisor").count() == n
     assert Annotation.objects.filter(source=run, kind="ensemble").count() == n
@@ -91,7 +92,7 @@ def test_run_rerun_makes_zero_llm_calls(dataset, sim):
     run_execute(first.pk)
     sim.reset_stats()
     second = _create(dataset, sim)
-    assert run_execute(second.pk) == RunStatus.DONE
+    assert run_execute(second.pk) == JobStatus.DONE
     second.refresh_from_db()
     assert sim.stats.requests == 0
     assert second.cache_hits == second.total_calls
@@ -117,7 +118,7 @@ def test_run_unparseable_answer_retried_warmer_and_raw_kept(dataset, sim):
 def test_run_supervisor_unusable_falls_back_to_overlap_merge(dataset, sim):
     sim.configure(rules=(ReplyRule(model=SUPERVISOR, reply="?!"),))
     run = _create(dataset, sim)
-    assert run_execute(run.pk) == RunStatus.DONE
+    assert run_execute(run.pk) == JobStatus.DONE
     for ensemble in Annotation.objects.filter(source=run, kind="ensemble"):
         assert any("merged by span overlap" in p for p in ensemble.parse_problems)
         assert ensemble.spans.count() <= 8
@@ -144,7 +145,7 @@ def test_run_create_refuses_unreachable_server_naming_url(dataset, allow_ollama)
 def test_run_server_errors_are_retried(dataset, sim):
     sim.configure(faults=(FaultRule(kind="error", model="ann-a:1b", nth=(1, 3)), FaultRule(kind="drop", nth=(5,))))
     run = _create(dataset, sim)
-    assert run_execute(run.pk) == RunStatus.DONE
+    assert run_execute(run.pk) == JobStatus.DONE
     assert Annotation.objects.filter(source=run, kind="ensemble").count() == len(OUTPUTS)
     assert LLMCall.objects.filter(model="ann-a:1b").count() == len(OUTPUTS)
 
@@ -154,7 +155,7 @@ def test_run_pauses_when_server_keeps_failing_then_resumes_without_repeats(datas
     sim.configure(faults=(FaultRule(kind="error", model="ann-b:1b", status=503),))
     run = _create(dataset, sim)
     backend = OllamaBackend(sim.url, timeout=5, max_retries=1, backoff=0.01)
-    assert run_execute(run.pk, backend=backend) == RunStatus.PAUSED
+    assert run_execute(run.pk, backend=backend) == JobStatus.PAUSED
     run.refresh_from_db()
     assert "resume" in run.message.lower()
     assert Annotation.objects.filter(source=run, model="ann-a:1b").count() == len(OUTPUTS)
@@ -162,7 +163,7 @@ def test_run_pauses_when_server_keeps_failing_then_resumes_without_repeats(datas
     sim.configure(faults=())
     sim.reset_stats()
     assert run_resume(run=run, enqueue=False)
-    assert run_execute(run.pk) == RunStatus.DONE
+    assert run_execute(run.pk) == JobStatus.DONE
     ok_after = {r.prompt_sha256 + r.model for r in sim.stats.log if r.status == "ok"}
     assert not ok_before & ok_after  # no finished call was repeated
     assert all(r.model != "ann-a:1b" for r in sim.stats.log)
@@ -173,7 +174,7 @@ def test_run_cancel_stops_pending_run(dataset, sim):
     assert run_cancel(run=run)
     assert run_execute(run.pk) is None
     run.refresh_from_db()
-    assert run.status == RunStatus.CANCELLED and sim.stats.requests == 0
+    assert run.status == JobStatus.CANCELLED and sim.stats.requests == 0
 
 
 def test_preannotate_command_sync(dataset, sim):
@@ -241,12 +242,12 @@ def test_task_retries_after_database_error_and_keeps_stored_calls(dataset, sim, 
         run_preannotation.apply(args=(run.pk,), throw=True)
     stored = LLMCall.objects.count()
     assert stored > 0  # answers that arrived before the failure are kept
-    assert EvaluatorRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
+    assert EvaluatorRun.objects.get(pk=run.pk).status == JobStatus.RUNNING
     monkeypatch.setattr(RunWriter, "record_batch", real_record)
     # Time passes: the dead attempt's heartbeat goes stale, so the retry may claim the run.
     EvaluatorRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     sim.reset_stats()
-    assert run_execute(run.pk) == RunStatus.DONE
+    assert run_execute(run.pk) == JobStatus.DONE
     assert sim.stats.requests == len(OUTPUTS) * 4 - stored  # only the calls that were never answered
 
 
@@ -255,7 +256,7 @@ def test_run_single_model_mode_makes_one_call_per_item_and_no_supervisor(dataset
                      mode="single")
     assert run.total_calls == len(OUTPUTS) and run.label.startswith("single-")
     assert set(run.templates) == {"annotator"}
-    assert run_execute(run.pk) == RunStatus.DONE
+    assert run_execute(run.pk) == JobStatus.DONE
     assert sim.stats.requests == len(OUTPUTS) and sim.stats.load_order == ["ann-c:1b"]
     assert Annotation.objects.filter(source=run, kind="annotator").count() == len(OUTPUTS)
     assert not Annotation.objects.filter(source=run).exclude(kind="annotator").exists()
@@ -266,7 +267,7 @@ def test_run_single_model_mode_makes_one_call_per_item_and_no_supervisor(dataset
 def test_run_distilled_mode_stores_0_to_100_scores(dataset, sim):
     run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-a:1b"], ollama_url=sim.url,
                      mode="distilled")
-    assert run_execute(run.pk) == RunStatus.DONE
+    assert run_execute(run.pk) == JobStatus.DONE
     prompt = LLMCall.objects.get(run_calls__run=run, run_calls__item__position=0).prompt
     assert "0 to 100" in prompt
     from evaluation.engine.parsing import parse_distilled_answer
@@ -285,25 +286,24 @@ def _running(run: EvaluatorRun, seconds_since_beat: float) -> None:
     from django.utils import timezone
 
     beat = timezone.now() - timedelta(seconds=seconds_since_beat)
-    EvaluatorRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, heartbeat_at=beat)
+    EvaluatorRun.objects.filter(pk=run.pk).update(status=JobStatus.RUNNING, heartbeat_at=beat)
 
 
 def test_recovery_takes_only_runs_whose_heartbeat_is_stale(dataset, settings):
-    from evaluation.runs.recovery import runs_going_stale, runs_needing_recovery
-    from evaluation.runs.writes import run_claim
+    from jobs.lifecycle import job_claim, jobs_going_stale, jobs_needing_recovery
 
     settings.RUN_STALE_SECONDS = 90
     fresh, stale, pending = (run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS,
                                         supervisor=SUPERVISOR, check=False) for _ in range(3))
     _running(fresh, 10)  # a live worker beat 10 s ago
     _running(stale, 120)  # its worker stopped two minutes ago
-    assert runs_needing_recovery() == [stale.pk]  # not every running run, and not the pending one
-    (going,) = runs_going_stale()
+    assert jobs_needing_recovery(EvaluatorRun) == [stale.pk]  # not every running run, and not the pending one
+    (going,) = jobs_going_stale(EvaluatorRun)
     assert going[0] == fresh.pk and 79 < going[1] <= 80  # stale in 80 s
     # The claim applies the same rule: it takes the stale run over and leaves the live worker's alone.
-    assert run_claim(fresh.pk, "other-worker") is None
-    assert run_claim(stale.pk, "other-worker") is not None
-    assert EvaluatorRun.objects.get(pk=pending.pk).status == RunStatus.PENDING
+    assert not job_claim(EvaluatorRun, fresh.pk, "other-worker")
+    assert job_claim(EvaluatorRun, stale.pk, "other-worker")
+    assert EvaluatorRun.objects.get(pk=pending.pk).status == JobStatus.PENDING
 
 
 def test_starting_worker_requeues_stale_runs_now_and_fresh_ones_once_they_would_be_stale(
@@ -321,7 +321,7 @@ def test_starting_worker_requeues_stale_runs_now_and_fresh_ones_once_they_would_
     monkeypatch.setattr(preannotation.run_preannotation, "delay", lambda run_id: now.append(run_id))
     monkeypatch.setattr(preannotation.run_preannotation, "apply_async",
                         lambda args, countdown: later.append((args[0], countdown)))
-    preannotation._recover_orphaned_runs()
+    preannotation.run_preannotation.recover()
     assert now == [stale.pk]
     assert [run_id for run_id, _ in later] == [fresh.pk] and 60 < later[0][1] <= 61
 
@@ -335,7 +335,7 @@ def test_run_leaves_an_outlier_out_of_the_supervisor_prompt_but_not_out_of_the_s
                          ReplyRule(model="ann-b:1b", reply=answer("Excellent", "second-marker")),
                          ReplyRule(model="ann-c:1b", reply=answer("Unacceptable", "outlier-marker"))))
     run = _create(dataset, sim)
-    assert run_execute(run.pk) == RunStatus.DONE
+    assert run_execute(run.pk) == JobStatus.DONE
     flagged = Annotation.objects.filter(source=run, kind="annotator", is_outlier=True)
     assert set(flagged.values_list("model", flat=True)) == {"ann-c:1b"} and flagged.count() == len(OUTPUTS)
     prompts = LLMCall.objects.filter(run_calls__run=run, run_calls__role="supervisor").values_list("prompt", flat=True)
@@ -362,7 +362,7 @@ def test_run_cancelled_while_running_stops_at_a_checkpoint_and_keeps_what_it_fin
 
     admin = threading.Thread(target=cancel_soon)
     admin.start()
-    assert run_execute(run.pk) == RunStatus.CANCELLED
+    assert run_execute(run.pk) == JobStatus.CANCELLED
     admin.join()
     run.refresh_from_db()
     assert run.finished_at is not None and "Cancelled" in run.message
@@ -375,7 +375,7 @@ def test_run_cancelled_while_running_stops_at_a_checkpoint_and_keeps_what_it_fin
 def test_run_fails_when_a_model_is_gone_by_the_time_it_runs(dataset, sim):
     run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-a:1b", "gone:1b"],
                      supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2, check=False)
-    assert run_execute(run.pk) == RunStatus.FAILED
+    assert run_execute(run.pk) == JobStatus.FAILED
     run.refresh_from_db()
     assert "ollama pull gone:1b" in run.message and run.finished_at is not None
     assert sim.stats.requests == 0  # found out before any call

@@ -9,10 +9,11 @@ import sys
 import pytest
 from celery import current_app
 
-from comparison.models import ComparisonJob, JobStatus, MetricScore
+from comparison.models import ComparisonJob, MetricScore
 from comparison.services.jobs import COMPARISON_TASK, job_create
 from corpus.models import Dataset
 from corpus.services.importing import items_import
+from jobs.models import JobStatus
 from tests.conftest import REPO, SAMPLE_DATA
 from tests.integration.conftest import wait_for
 

@@ -24,8 +24,9 @@ from kombu import Connection
 from annotator.models import Assignment, JudgmentEvent, SpanJudgment
 from config.celery import app as celery_app
 from corpus.models import Annotation
-from evaluation.models import EvaluatorRun, LLMCall, RunStatus
+from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.launch import run_create
+from jobs.models import JobStatus
 from tasks.preannotation import run_preannotation
 from tests.factories import build_campaign
 from tests.integration.conftest import wait_for
@@ -57,7 +58,7 @@ def _finished(run_pk: int) -> Callable[[], bool]:
 def _assert_complete(run: EvaluatorRun, sim: SimProcess, *, extra_calls: int = 0) -> None:
     """The job is done; every call answered once; one annotation per item and role, none twice."""
     run.refresh_from_db()
-    assert run.status == RunStatus.DONE, run.message
+    assert run.status == JobStatus.DONE, run.message
     assert _ok_repeats(sim.stats()) == 0
     assert LLMCall.objects.count() == N_ITEMS * 4 + extra_calls
     assert Annotation.objects.filter(source=run, kind="ensemble").count() == N_ITEMS
@@ -177,7 +178,7 @@ def test_redis_stopped_and_restarted_mid_job(celery_worker_factory, allow_ollama
             celery_app.send_task(TASK, args=(again.pk,), queue=worker.queue, connection=broker)
         assert wait_for(_finished(again.pk), timeout=60), worker.log.read_text()[-4000:]
         again.refresh_from_db()
-        assert again.status == RunStatus.DONE, again.message
+        assert again.status == JobStatus.DONE, again.message
         # Same texts, so the same prompts: answered from the stored calls, nothing asked twice.
         assert LLMCall.objects.count() == N_ITEMS * 4 and _ok_repeats(sim.stats()) == 0
 

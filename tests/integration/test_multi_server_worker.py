@@ -7,8 +7,9 @@ from collections import Counter
 import pytest
 
 from corpus.models import Annotation, Dataset
-from evaluation.models import EvaluatorRun, LLMCall, RunStatus
+from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.launch import run_create
+from jobs.models import JobStatus
 from tasks.preannotation import run_preannotation
 from tests import factories
 from tests.integration.conftest import wait_for
@@ -50,7 +51,7 @@ def test_worker_runs_one_job_on_three_servers(celery_worker_factory):
             worker.log.read_text()[-3000:]
         )
         run.refresh_from_db()
-        assert run.status == RunStatus.DONE, run.message
+        assert run.status == JobStatus.DONE, run.message
         logs = [s.stats() for s in sims]
         # six models of equal work: two on each server, each loaded once there
         assert [sorted(log.load_order) for log in logs] == [sorted(e["models"]) for e in run.placement["servers"]]
@@ -78,7 +79,7 @@ def test_worker_job_survives_a_server_process_killed_mid_job(celery_worker_facto
             worker.log.read_text()[-3000:]
         )
         run.refresh_from_db()
-        assert run.status == RunStatus.DONE, run.message
+        assert run.status == JobStatus.DONE, run.message
         handed = {h["model"] for h in run.placement["handoffs"]}
         assert handed and handed <= doomed_models
         assert {h["from"] for h in run.placement["handoffs"]} == {one.url}

@@ -9,8 +9,9 @@ from collections import Counter
 import pytest
 
 from corpus.models import Annotation, Dataset
-from evaluation.models import EvaluatorRun, LLMCall, RunStatus
+from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.launch import run_create
+from jobs.models import JobStatus
 from tasks.preannotation import run_preannotation
 from tests import factories
 from tests.integration.conftest import wait_for
@@ -70,7 +71,7 @@ def test_worker_runs_full_ensemble_job_through_server_faults(celery_worker_facto
             worker.log.read_text()[-3000:]
         )
         run.refresh_from_db()
-        assert run.status == RunStatus.DONE, run.message
+        assert run.status == JobStatus.DONE, run.message
         stats = sim.stats()
         assert sum(stats.faults_injected.values()) == 4
         assert stats.requests == N_ITEMS * 4 + 4  # every fault cost exactly one retry
@@ -92,7 +93,7 @@ def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_fac
         first.kill()
         stored_at_kill = LLMCall.objects.count()
         stored_calls = _stored_calls()
-        assert EvaluatorRun.objects.get(pk=run.pk).status == RunStatus.RUNNING
+        assert EvaluatorRun.objects.get(pk=run.pk).status == JobStatus.RUNNING
         assert stored_at_kill < N_ITEMS * 4
 
         second = celery_worker_factory({"RUN_STALE_SECONDS": "3"}).start()
@@ -100,7 +101,7 @@ def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_fac
             second.log.read_text()[-3000:]
         )
         run.refresh_from_db()
-        assert run.status == RunStatus.DONE, run.message
+        assert run.status == JobStatus.DONE, run.message
         stats = sim.stats()
         # No stored call is asked again. The only answers a kill -9 can lose are those that reached the
         # dying worker but were not stored yet: at most the requests in flight (parallel=2).

@@ -29,7 +29,8 @@ from annotator.models import Assignment, Campaign
 from annotator.services.campaigns import DEFAULT_GUIDELINES
 from corpus.models import Annotation, Dataset
 from evaluation.engine.presets import PRESETS
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
+from jobs.models import JobStatus
 from tests.conftest import REPO
 from tests.integration.conftest import _database_url
 from tests.ollama_sim.config import SimConfig
@@ -126,7 +127,7 @@ def test_readme_worked_path_runs_as_written(celery_worker_factory, tmp_path: Pat
         assert "accuracy: Whether the facts in the text" in outputs["2"]
         # 3. A simulated laptop-preset run, finished; its explanations say they are simulated; the server is gone.
         simulated = EvaluatorRun.objects.get(dataset=dataset, ollama_url=f"http://127.0.0.1:{sim_port}")
-        assert simulated.status == RunStatus.DONE and simulated.config["preset"] == "laptop"
+        assert simulated.status == JobStatus.DONE and simulated.config["preset"] == "laptop"
         assert f"Run {simulated.label} (id {simulated.pk})" in outputs["3"] and "preset laptop" in outputs["3"]
         explanations = [s.explanation for a in Annotation.objects.filter(source=simulated, kind="annotator")
                         for s in a.spans.all()]
@@ -137,7 +138,7 @@ def test_readme_worked_path_runs_as_written(celery_worker_factory, tmp_path: Pat
         pulled = (tmp_path / "ollama.log").read_text().splitlines()
         assert pulled == [f"ollama pull {m}" for m in dict.fromkeys([*laptop.annotators, laptop.supervisor])]
         real = EvaluatorRun.objects.get(dataset=dataset, ollama_url=real_ollama.url)
-        assert real.status == RunStatus.DONE and real.config["annotators"] == list(laptop.annotators)
+        assert real.status == JobStatus.DONE and real.config["annotators"] == list(laptop.annotators)
         assert f"{real.label}: done; 15/15 steps" in outputs["4"]
 
     # 5. The researcher opens a campaign on the real run; expert1 judges every machine error of its queue.

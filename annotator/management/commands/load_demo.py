@@ -12,7 +12,8 @@ from accounts.models import Role, User
 from annotator.services.campaigns import campaign_create
 from annotator.services.importing import items_import
 from corpus.models import Annotation, Dataset, Source, SourceKind
-from evaluation.models import Aspect, Evaluator, EvaluatorRun, RunStatus
+from evaluation.models import Aspect, Evaluator, EvaluatorRun
+from jobs.models import JobStatus
 
 DEMO_FILE = Path(settings.BASE_DIR) / "demo" / "restaurants.jsonl"
 DEMO_DATASET = "Demo: restaurants (data-to-text)"
@@ -53,7 +54,7 @@ class Command(BaseCommand):
         )
         aspect = Aspect.objects.get(task__slug="data-to-text", name="accuracy")
         run = EvaluatorRun.objects.create(
-            evaluator=evaluator, dataset=dataset, aspect=aspect, label="sample-ensemble", status=RunStatus.DONE,
+            evaluator=evaluator, dataset=dataset, aspect=aspect, label="sample-ensemble", status=JobStatus.DONE,
             message="Hand-written samples loaded by load_demo.",
         )
         # The samples were imported under the file's source name; the run becomes their source.

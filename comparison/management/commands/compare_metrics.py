@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import time
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from comparison.engine.metrics import metric_names_help
-from comparison.models import ComparisonJob, JobStatus
+from comparison.models import ComparisonJob
 from comparison.services.execute import job_execute
 from comparison.services.jobs import JobError, job_create, job_enqueue
 from corpus.models import Dataset
+from jobs.models import JobStatus
+from jobs.waiting import add_job_arguments, job_follow
 
 
 class Command(BaseCommand):
@@ -24,9 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--gptscore-url", default="",
                             help="OpenAI-compatible server with echo+logprobs for gptscore:MODEL (default: "
                                  "GPTSCORE_URL); Ollama cannot return log-probabilities of a given text.")
-        mode = parser.add_mutually_exclusive_group()
-        mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
-        mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
+        add_job_arguments(parser)
 
     def handle(self, *args: object, **options: object) -> None:
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
@@ -39,28 +37,18 @@ class Command(BaseCommand):
         except JobError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(str(job.pk))  # the first line is the job id alone, for scripts
-        if options["sync"]:
-            job_execute(job.pk)
-            return self._report(ComparisonJob.objects.get(pk=job.pk))
-        job_enqueue(job)
-        if not options["wait"]:
-            self.stderr.write(f"Queued; follow it on /comparisons/{job.pk}/ or GET /api/comparisons/{job.pk}.")
-            return None
-        last = None
-        while True:
-            job.refresh_from_db()
-            done = sum(p["done"] for p in job.progress.values())
-            total = sum(p["total"] for p in job.progress.values())
-            line = f"{job.status}: {done}/{total} scores"
-            if line != last:
-                self.stderr.write(line)
-                last = line
-            if job.is_finished():
-                return self._report(job)
-            time.sleep(0.5)
+        ended = job_follow(job, options, execute=job_execute, enqueue=job_enqueue, line=_line, write=self.stderr.write,
+                           queued=f"Queued; follow it on /comparisons/{job.pk}/ or GET /api/comparisons/{job.pk}.")
+        return None if ended is None else self._report(ended)
 
     def _report(self, job: ComparisonJob) -> None:
         done = sum(p["done"] for p in job.progress.values())
         self.stderr.write(f"comparison {job.pk}: {job.status}; {done} scores, {job.llm_calls} LLM call(s).")
         if job.status != JobStatus.DONE:
             raise CommandError(job.message or f"comparison {job.pk} ended {job.status}")
+
+
+def _line(job: ComparisonJob) -> str:
+    done = sum(p["done"] for p in job.progress.values())
+    total = sum(p["total"] for p in job.progress.values())
+    return f"{job.status}: {done}/{total} scores"

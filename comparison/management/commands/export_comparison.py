@@ -9,8 +9,9 @@ from typing import TextIO
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from comparison.models import ComparisonJob, JobStatus
+from comparison.models import ComparisonJob
 from comparison.services.results import csv_rows, export_document
+from jobs.models import JobStatus
 
 
 class Command(BaseCommand):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset
@@ -11,7 +9,8 @@ from dhp.engine.errors import DhpError
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, Survey
 from dhp.services.runs import dhp_create, dhp_enqueue, dhp_execute
-from evaluation.models import RunStatus
+from jobs.models import JobStatus
+from jobs.waiting import add_job_arguments, job_follow
 
 
 class Command(BaseCommand):
@@ -27,9 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--ollama-url", default="")
         parser.add_argument("--parallel", type=int, default=0)
-        mode = parser.add_mutually_exclusive_group()
-        mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
-        mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
+        add_job_arguments(parser)
 
     def handle(self, *args: object, **options: object) -> None:
         dataset = Dataset.objects.select_related("task").filter(name=options["dataset"]).first()
@@ -50,23 +47,9 @@ class Command(BaseCommand):
         except DhpError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(str(run.pk))
-        if options["sync"]:
-            dhp_execute(run.pk)
-            return self._report(DhpRun.objects.get(pk=run.pk))
-        dhp_enqueue(run)
-        if not options["wait"]:
-            self.stderr.write(f"Queued; follow it at /dhp/runs/{run.pk}/ or GET /api/dhp/runs/{run.pk}.")
-            return None
-        last = None
-        while True:
-            run.refresh_from_db()
-            line = f"{run.status} {run.phase}: {run.done_steps}/{run.total_steps}"
-            if line != last:
-                self.stderr.write(line)
-                last = line
-            if run.is_finished():
-                return self._report(run)
-            time.sleep(1)
+        ended = job_follow(run, options, execute=dhp_execute, enqueue=dhp_enqueue, line=_line, write=self.stderr.write,
+                           queued=f"Queued; follow it at /dhp/runs/{run.pk}/ or GET /api/dhp/runs/{run.pk}.")
+        return None if ended is None else self._report(ended)
 
     def _report(self, run: DhpRun) -> None:
         for note in run.notes:
@@ -76,9 +59,13 @@ class Command(BaseCommand):
             f"DHP run {run.pk}: {run.status}; {run.done_steps}/{run.total_steps} scores, {run.llm_calls} LLM calls, "
             f"{run.cache_hits} from the cache; D_avg={_fmt(summary.get('D_avg'))} D_min={_fmt(summary.get('D_min'))}"
         )
-        if run.status != RunStatus.DONE:
+        if run.status != JobStatus.DONE:
             raise CommandError(run.message or f"run ended as {run.status}")
 
 
 def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
+
+
+def _line(run: DhpRun) -> str:
+    return f"{run.status} {run.phase}: {run.done_steps}/{run.total_steps}"

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from dhp.models import DhpRun
 from dhp.selectors import export_csv, export_json
-from evaluation.models import RunStatus
+from jobs.models import JobStatus
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
         run = DhpRun.objects.select_related("dataset", "weights").filter(pk=options["run"]).first()
         if run is None:
             raise CommandError(f"no DHP run with id {options['run']}")
-        if run.status != RunStatus.DONE or not run.results:
+        if run.status != JobStatus.DONE or not run.results:
             raise CommandError(f"DHP run {run.pk} is {run.status}, not done; there are no results to export yet")
         text = export_json(run) if options["format"] == "json" else export_csv(run)
         if options["output"]:

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import time
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.models import Dataset
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, OUTLIER_RULES
 from evaluation.engine.presets import PRESETS
-from evaluation.models import EvaluatorRun, RunStatus
+from evaluation.models import EvaluatorRun
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_enqueue
 from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
+from jobs.models import JobStatus
+from jobs.waiting import add_job_arguments, job_follow
 
 
 class Command(BaseCommand):
@@ -40,9 +40,7 @@ class Command(BaseCommand):
                             help="Which annotators' scores count as outliers, left out of the supervisor's input.")
         parser.add_argument("--mode", default=DEFAULT_MODE.value, choices=[mode.value for mode in MODES],
                             help=modes_help())
-        mode = parser.add_mutually_exclusive_group()
-        mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
-        mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
+        add_job_arguments(parser)
 
     def handle(self, *args: object, **options: object) -> None:
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
@@ -63,30 +61,16 @@ class Command(BaseCommand):
         for entry in run.placement.get("servers", []):
             models = ", ".join(entry["models"]) or "nothing"
             self.stdout.write(f"  {entry['server']}: {models} (about {entry['expected_seconds']:.0f} s)")
-        if options["sync"]:
-            status = run_execute(run.pk)
-            return self._report(EvaluatorRun.objects.get(pk=run.pk), status)
-        run_enqueue(run)
-        if not options["wait"]:
-            self.stdout.write(f"Queued; follow it on its page or with the API (GET /api/runs/{run.pk}).")
-            return None
-        last = None
-        while True:
-            run.refresh_from_db()
-            line = f"{run.status}: {run.done_calls}/{run.total_calls}"
-            if line != last:
-                self.stdout.write(line)
-                last = line
-            if run.is_finished():
-                return self._report(run, run.status)
-            time.sleep(1)
+        ended = job_follow(run, options, execute=run_execute, enqueue=run_enqueue, line=_line, write=self.stdout.write,
+                           queued=f"Queued; follow it on its page or with the API (GET /api/runs/{run.pk}).")
+        return None if ended is None else self._report(ended, ended.status)
 
     def _report(self, run: EvaluatorRun, status: str | None) -> None:
         self.stdout.write(
             f"{run.label}: {status}; {run.done_calls}/{run.total_calls} steps, {run.cache_hits} from the cache, "
             f"{run.failed_calls} unparseable."
         )
-        if status != RunStatus.DONE:
+        if status != JobStatus.DONE:
             raise CommandError(run.message or f"run ended as {status}")
 
 
@@ -110,3 +94,7 @@ def describe_run(run: EvaluatorRun) -> str:
         f"Run {run.label} (id {run.pk}) on {run.dataset.name!r}, aspect {run.aspect.name}, mode {config['mode']}: "
         f"{source} ({models}); {run.total_calls} steps, parallel {run.parallel}, Ollama at {run.ollama_url}."
     )
+
+
+def _line(run: EvaluatorRun) -> str:
+    return f"{run.status}: {run.done_calls}/{run.total_calls}"

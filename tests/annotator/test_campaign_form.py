@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Campaign
-from evaluation.models import RunStatus
+from jobs.models import JobStatus
 from tests.factories import build_campaign, run
 
 pytestmark = pytest.mark.django_db
@@ -26,7 +26,7 @@ def test_picking_a_dataset_keeps_the_typed_name_and_other_fields(client, researc
 def test_start_a_campaign_from_a_run_preselects_it_and_cancelled_runs_are_not_offered(client, researcher, make_user):
     built = build_campaign([make_user("k2")], name="preselect")
     alpha, beta = built.runs
-    stopped = run(built.dataset, "stopped-run", status=RunStatus.CANCELLED)
+    stopped = run(built.dataset, "stopped-run", status=JobStatus.CANCELLED)
     client.force_login(researcher)
     response = client.get("/campaigns/new/", {"run": beta.pk})
     form = response.context["form"]

@@ -1,0 +1,1 @@
+"""The one lifecycle every long-running job shares (evaluator runs, DHP runs, comparisons, exports)."""

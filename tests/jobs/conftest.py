@@ -1,0 +1,55 @@
+"""The four kinds of job, each as a pending row made without a server: what the lifecycle tests run over."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+from comparison.models import ComparisonJob
+from corpus.models import Dataset, ExportJob
+from dhp.models import DhpRun
+from evaluation.models import EvaluatorRun
+from jobs.models import Job, JobStatus
+from tests import factories
+
+
+@dataclass(frozen=True)
+class Kind:
+    model: type[Job]
+    task: str  # the Celery task's module attribute in tasks/
+    make: Callable[[Dataset], Job]
+
+    def __str__(self) -> str:
+        return self.model.__name__
+
+
+KINDS = [
+    Kind(EvaluatorRun, "preannotation.run_preannotation",
+         lambda ds: factories.run(ds, "lifecycle", status=JobStatus.PENDING)),
+    Kind(DhpRun, "dhp.run_dhp",
+         lambda ds: DhpRun.objects.create(dataset=ds, evaluator="m:1b", metrics=["accuracy"], kinds=["typo:minor"])),
+    Kind(ComparisonJob, "comparison.run_comparison",
+         lambda ds: ComparisonJob.objects.create(dataset=ds, metrics=["length"], aspects=["accuracy"])),
+    Kind(ExportJob, "exporting.run_export", lambda ds: ExportJob.objects.create(dataset=ds, format="jsonl")),
+]
+
+
+@pytest.fixture(params=KINDS, ids=str)
+def kind(request) -> Kind:
+    return request.param
+
+
+@pytest.fixture
+def dataset(db) -> Dataset:
+    return factories.dataset("jobs", items=[{"external_id": "a", "output": "One text."},
+                                                {"external_id": "b", "output": "Two texts."}])
+
+
+def task_of(kind: Kind):
+    """The kind's Celery task object (tasks/ sits above every layer; only the tests and Celery import it)."""
+    import importlib
+
+    module, name = kind.task.split(".")
+    return getattr(importlib.import_module(f"tasks.{module}"), name)
