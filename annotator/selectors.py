@@ -10,8 +10,8 @@ from accounts.access import AccessError
 from accounts.models import User
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
 from annotator.rendering import SpanRef, group_spans
-from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan
-from evaluation.answers import RUN_ANSWER_KINDS
+from corpus.models import AnnotationKind, Dataset, ErrorSpan
+from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
 
 
 def datasets_for_home() -> QuerySet[Dataset]:
@@ -81,34 +81,22 @@ def _aspect_filter(campaign: Campaign) -> Q:
 
 def judged_spans(assignment: Assignment, labels: dict[int, str] | None = None) -> list[tuple[ErrorSpan, str]]:
     """Return the machine spans the annotator judges on this assignment, with their neutral labels, in screen
-    order (by label, then the evaluator's own order)."""
+    order (by label, then the evaluator's own order). Only spans of each run's answer annotation count
+    (evaluation.answers decides, per run, item and aspect, on annotations): a merged answer without spans
+    leaves nothing to judge, never the per-model lists behind it."""
     labels = campaign_run_labels(assignment.campaign_id) if labels is None else labels
+    answers = answer_annotation_ids(source_ids=list(labels), item_ids=[assignment.item_id])
     spans = list(
-        ErrorSpan.objects.filter(
-            _aspect_filter(assignment.campaign),
-            annotation__item_id=assignment.item_id,
-            annotation__source_id__in=list(labels),
-            annotation__kind__in=RUN_ANSWER_KINDS,
-        ).select_related("annotation").order_by("annotation_id", "position", "pk")
+        ErrorSpan.objects.filter(_aspect_filter(assignment.campaign), annotation_id__in=sorted(answers))
+        .select_related("annotation").order_by("annotation_id", "position", "pk")
     )
-    best: dict[tuple[int, str], int] = {}
-    for span in spans:
-        key = (span.annotation.source_id, span.annotation.aspect)
-        rank = RUN_ANSWER_KINDS.index(span.annotation.kind)
-        best[key] = min(best.get(key, rank), rank)
-    chosen = [
-        s for s in spans
-        if RUN_ANSWER_KINDS.index(s.annotation.kind) == best[(s.annotation.source_id, s.annotation.aspect)]
-    ]
-    chosen.sort(key=lambda s: (labels[s.annotation.source_id], s.annotation.aspect, s.position, s.pk))
-    return [(s, labels[s.annotation.source_id]) for s in chosen]
+    spans.sort(key=lambda s: (labels[s.annotation.source_id], s.annotation.aspect, s.position, s.pk))
+    return [(s, labels[s.annotation.source_id]) for s in spans]
 
 
 def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[ErrorSpan, str]:
-    """Return one span the assignment judges, with its neutral label; raise Http404 for any other span.
-
-    The common case (a merged ensemble span) costs one query; other kinds add one to check no answer of a
-    higher-priority kind exists for the same run and item."""
+    """Return one span the assignment judges, with its neutral label; raise a 404 AccessError for any other
+    span (the same decision as judged_spans, so every verdict endpoint and the screen agree)."""
     # A run is its annotations' source, so the campaign's label of the run is found by the annotation's
     # source id alone (no join through the source and run tables).
     label = CampaignRun.objects.filter(campaign_id=assignment.campaign_id, run_id=OuterRef("annotation__source_id"))
@@ -127,13 +115,9 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
               "annotation__aspect", "annotation__item_id")
         .first()
     )
-    if row is None:
-        raise AccessError.not_found("No such error on this item.")
-    rank = RUN_ANSWER_KINDS.index(row.annotation.kind)
-    if rank > 0 and Annotation.objects.filter(
-        item_id=assignment.item_id, source_id=row.annotation.source_id, aspect=row.annotation.aspect,
-        kind__in=RUN_ANSWER_KINDS[:rank],
-    ).exists():
+    if row is None or row.annotation_id not in answer_annotation_ids(
+        source_ids=[row.annotation.source_id], item_ids=[assignment.item_id]
+    ):
         raise AccessError.not_found("No such error on this item.")
     return row, row.neutral_label
 

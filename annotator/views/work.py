@@ -33,7 +33,7 @@ from annotator.services.added_spans import (
     added_span_update,
 )
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
-from annotator.services.judgments import JudgmentError, judgment_set
+from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
 from corpus import protocol
@@ -163,26 +163,38 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
 
 
 def _unprocessable(message: str) -> HttpResponse:
-    """A 422 whose text htmx shows in the message area (see static/js/annotate.js)."""
+    """A 422 whose text htmx shows in the message area (see static/js/annotate/main.js)."""
     response = HttpResponse(message, status=422, content_type="text/plain; charset=utf-8")
     return trigger_client_event(response, "sj:problem", {"message": message})
 
 
+def _number(raw: str) -> int | None:
+    return int(raw) if raw.isdigit() else None
+
+
 @require_POST
 def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
-    """Set one field of the user's judgment of one span and answer with the re-rendered error card."""
+    """Set one field of the user's judgment of one span and answer with the re-rendered error card.
+
+    The page sends the card's `version` (what the key was typed against): a save against an older version is
+    refused with 409 and the card as stored, so a late key never lands on a state the expert did not see."""
     assignment = assignment_for_work(request.user, pk)
     span, label = judged_span_for_assignment(assignment, span_pk)
     field = request.POST.get("field", "")
+    number = _number(request.POST.get("number", "")) or 0
+    style = (_number(request.POST.get("style", "")) or 0) % N_STYLES
     try:
         judgment = judgment_set(assignment=assignment, span=span, user=request.user,
-                                changes={field: request.POST.get("value", "")})
+                                changes={field: request.POST.get("value", "")},
+                                expected_version=_number(request.POST.get("version", "")))
+    except StaleJudgment as exc:
+        current = SpanJudgment.objects.filter(assignment_id=assignment.pk, span_id=span.pk).first()
+        row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style)
+        response = render(request, "annotator/item.html#error-card", _card(row, assignment, True), status=409)
+        return trigger_client_event(response, "sj:problem", {"message": str(exc)})
     except JudgmentError as exc:
         return _unprocessable(str(exc))
-    number = request.POST.get("number", "")
-    style = request.POST.get("style", "")
-    row = ErrorRow(span=span, label=label, number=int(number) if number.isdigit() else 0, judgment=judgment,
-                   style=int(style) % N_STYLES if style.isdigit() else 0)
+    row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style)
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
 
 
