@@ -164,11 +164,12 @@ function start() {
   }
 
   const saves = new Saves({
-    sent(job) { setState(cardOf(job.span), "saving…"); },
+    sent(job) { setState(cardOf(job.span), "saving…"); markBusy(); },
     acked(job, html) {
       swapCard(html);
       updateProgress();
       refreshFocus();
+      queueMicrotask(markBusy);
     },
     failed(job, problem, dropped) {
       models.delete(job.span);
@@ -188,6 +189,7 @@ function start() {
       }
       updateProgress();
       say(problem.message + (dropped ? " (" + dropped + " later change(s) on this error were not sent)" : ""), "problem");
+      queueMicrotask(markBusy);
     },
   });
 
@@ -210,6 +212,12 @@ function start() {
       held.length = 0;
     }
     while (!hold && held.length) run(held.shift());
+    markBusy();
+  }
+
+  // data-busy on #work says whether anything typed is still on its way (scripts and tests wait for "false").
+  function markBusy() {
+    work.dataset.busy = String(!!hold || held.length > 0 || !saves.idle());
   }
 
   /** A verdict, flag or severity chip of the card in focus (the key's target is fixed here, now). */
@@ -435,7 +443,7 @@ function start() {
   });
 
   function run(key) { const action = KEYS[key]; if (action) action(); }
-  function dispatch(key) { if (hold) held.push(key); else run(key); }
+  function dispatch(key) { if (hold) held.push(key); else run(key); markBusy(); }
 
   document.addEventListener("keydown", (e) => {
     if (document.querySelector("dialog[open]")) return; // dialogs handle their own keys (Esc closes)
