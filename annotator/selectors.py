@@ -148,7 +148,8 @@ def error_groups(rows: list[ErrorRow], output: str) -> list[ErrorGroup]:
     by_id = {r.span.pk: r for r in rows}
     groups = []
     for ids in group_spans([SpanRef(r.span.pk, r.span.start, r.span.end) for r in with_offsets]):
-        members = [by_id[i] for i in ids]
+        # Within a place, cards follow the text too (then the label), so numbers read left to right.
+        members = sorted((by_id[i] for i in ids), key=lambda r: (r.span.start, r.span.end, r.label))
         start = min(r.span.start for r in members)
         end = max(r.span.end for r in members)
         groups.append(ErrorGroup(rows=members, start=start, end=end, text=output[start:end]))

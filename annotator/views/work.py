@@ -140,12 +140,15 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
     return {
         "assignment": assignment, "campaign": assignment.campaign, "item": assignment.item,
         "rows": rows, "groups": [
-            {"group": g, "cards": [_card(r, assignment, can_edit) for r in g.rows]} for g in groups
+            {"group": g, "cards": [_card(r, assignment, can_edit) for r in g.rows],
+             "n_evaluators": len({r.label for r in g.rows})} for g in groups
         ],
         "added": added, "can_edit": can_edit,
         "n_complete": sum(r.is_complete for r in rows), "n_total": len(rows),
         "aspects": assignment.campaign.aspects, "severities": protocol.SEVERITIES,
         "evaluators": evaluators, "categories": categories,
+        # Every partial that re-renders the output keeps the dataset's own heading for it.
+        "output_header": assignment.item.dataset.output_header or "Output",
     }
 
 
@@ -157,7 +160,6 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     context.update({
         "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
         "n_assignments": n_assignments, "shortcuts": SHORTCUTS, "key_map": protocol.key_map(),
-        "output_header": assignment.item.dataset.output_header or "Output",
     })
     return render(request, "annotator/item.html", context)
 

@@ -97,3 +97,23 @@ def test_judgment_set_checks_the_expected_version(empty_merge):
     assert (refused.value.expected, refused.value.current) == (0, 1)
     stored = SpanJudgment.objects.get(span=kept)
     assert (stored.span_verdict, stored.explanation_verdict) == ("error", "")
+
+
+def test_one_evaluator_twice_at_a_place_is_not_called_two_evaluators(client, make_user):
+    expert = make_user("place-expert")
+    data = dataset("place data")
+    made = item(data, "p1", "The Olive Grove is cheap and near the river.", position=1)
+    evaluator = run(data, "place-run")
+    merged = annotation(made, evaluator, kind=AnnotationKind.ENSEMBLE)
+    wide = span_at(merged, 0, "Olive Grove is cheap")
+    narrow = span_at(merged, 1, "Grove is")
+    early = span_at(merged, 2, "The Olive")
+    campaign = campaign_create(name="place", dataset=data, runs=[evaluator], annotators=[expert], aspects=["accuracy"])
+    assignment = Assignment.objects.get(campaign=campaign)
+    client.force_login(expert)
+    html = client.get(reverse("item_screen", args=[assignment.pk])).content.decode()
+    assert "evaluators marked this place" not in html
+    assert "errors of one evaluator at this place" in html
+    # Cards in text order: "The Olive" (0) before "Olive Grove is cheap" (4) before "Grove is" (10).
+    order = [html.index(f'id="error-{s.pk}"') for s in (early, wide, narrow)]
+    assert order == sorted(order)
