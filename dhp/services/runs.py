@@ -14,14 +14,14 @@ from functools import partial
 from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Avg, F, Q
+from django.db.models import Avg, Count, F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from corpus.models import Annotation, AnnotationKind, Dataset, Item
 from dhp.engine.errors import DhpError
 from dhp.engine.kinds import Kind, get_kind
-from dhp.engine.scoring import direct_prompt, parse_direct_score
+from dhp.engine.scoring import SCORE_MAX, SCORE_MIN, direct_prompt, parse_direct_score
 from dhp.engine.stats import KindInput, analyse_kind, summarize
 from dhp.models import DhpRun, DhpScore, Survey
 from dhp.services.calls import Answered, Ask, ask_many
@@ -30,7 +30,7 @@ from dhp.services.surveys import weights_for_run
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
 from evaluation.llm.ollama_backend import OllamaBackend
-from evaluation.models import Aspect, RunCall, RunStatus
+from evaluation.models import Aspect, LLMCall, RunCall, RunStatus
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
@@ -362,7 +362,7 @@ class DhpExecutor:
             result = analyse_kind(KindInput(kind.name, kind.level, original, perturbed), kind_weights)
             results.append((kind, result))
         if not results:
-            raise DhpError("no perturbation has scored pairs to test")
+            raise DhpError(_no_pairs_message(run))
         summary = summarize([r for _, r in results])
         self._update(notes=notes, results={
             "perturbations": [_kind_record(kind, r) for kind, r in results],
@@ -375,6 +375,30 @@ class DhpExecutor:
         DhpRun.objects.filter(pk=self.run.pk).update(
             status=status, message=message, heartbeat_at=now, finished_at=now if status != RunStatus.PAUSED else None,
         )
+
+
+def _no_pairs_message(run: DhpRun) -> str:
+    """Say why nothing could be tested: how many answers per metric had no usable score, and one of them."""
+    unusable = DhpScore.objects.filter(run=run, score__isnull=True)
+    counts = dict(unusable.values("metric").annotate(n=Count("id")).values_list("metric", "n"))
+    total = dict(DhpScore.objects.filter(run=run).values("metric").annotate(n=Count("id")).values_list("metric", "n"))
+    parts = [f"{metric}: {counts.get(metric, 0)} of {total.get(metric, 0)} answers without a usable score"
+             for metric in run.metrics]
+    message = "no perturbation has scored pairs to test (" + "; ".join(parts) + ")"
+    example = unusable.exclude(call=None).select_related("call").order_by("pk").first()
+    if example is None and run.evaluator_runs.exists():
+        # Ensemble/distilled: the evaluation runs' answers whose annotation has no score.
+        calls = LLMCall.objects.filter(run_calls__run__in=run.evaluator_runs.all()).order_by("pk")
+        answer = calls.exclude(response="").values_list("response", flat=True).first()
+    else:
+        answer = example.call.response if example is not None else None
+    if answer is not None:
+        excerpt = " ".join(answer.split())[:300]
+        message += f". The scoring prompt asks for a last line 'Score: N' (N from {SCORE_MIN} to {SCORE_MAX}); " \
+                   f"one unusable answer was: \u201c{excerpt}\u201d"
+    elif not total:
+        message += ". No text was scored at all: see the evaluation runs and the server's log"
+    return message
 
 
 def _kind_record(kind: Kind, r) -> dict:

@@ -192,3 +192,22 @@ def _export(run: DhpRun) -> str:
     out = StringIO()
     call_command("export_dhp", "--run", str(run.pk), "--format", "json", stdout=out)
     return out.getvalue()
+
+
+def test_run_without_scored_pairs_says_which_answers_were_unusable_and_shows_one():
+    from tests.ollama_sim import SimConfig
+
+    def chatty(request):
+        if "Score: N" in request.prompt:
+            return "This summary reads quite well overall, I would call it good."
+        return None
+
+    dataset = make_dataset("dhp-unusable", n=3)
+    with OllamaSim(SimConfig(models=[MODEL], parallel=2, answer=chatty)) as sim:
+        run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence"],
+                         kinds=parse_kinds("typo:major"), samples=1, seed=1, ollama_url=sim.url, parallel=2)
+        assert dhp_execute(run.pk) == RunStatus.FAILED
+    message = DhpRun.objects.get(pk=run.pk).message
+    assert "no perturbation has scored pairs to test" in message
+    assert "coherence: 6 of 6 answers without a usable score" in message
+    assert "'Score: N'" in message and "I would call it good" in message
