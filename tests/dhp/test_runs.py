@@ -211,3 +211,20 @@ def test_run_without_scored_pairs_says_which_answers_were_unusable_and_shows_one
     assert "no perturbation has scored pairs to test" in message
     assert "coherence: 6 of 6 answers without a usable score" in message
     assert "'Score: N'" in message and "I would call it good" in message
+
+
+def test_dhp_run_on_the_default_simulator_ends_with_figures():
+    """No scripted answers: the simulator's own replies to the scoring and perturbation prompts suffice."""
+    from tests.ollama_sim import SimConfig
+
+    dataset = make_dataset("dhp-default-sim", n=6)
+    with OllamaSim(SimConfig(models=[MODEL], parallel=2)) as sim:
+        run = _run(dataset, sim.url, kinds="typo:major,llm-insert:major,llm-grammar:minor")
+    assert DhpScore.objects.filter(run=run, score__isnull=True).count() == 0
+    per_kind = {p["kind"]: p for p in run.results["perturbations"]}
+    assert set(per_kind) == {"typo:major", "llm-insert:major", "llm-grammar:minor"}
+    assert all(p["n_pairs"] == 6 for p in per_kind.values())
+    # Off-topic sentences are a visible flaw to the simulated judge: it scores them lower, and DHP sees it.
+    assert per_kind["llm-insert:major"]["D"] > 0
+    inserted = Item.objects.filter(dataset=dataset, perturbation__kind="llm-insert:major")
+    assert inserted.count() == 6 and all(len(i.output) > len(i.derived_from.output) for i in inserted)
