@@ -12,6 +12,7 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 from annotator.models import AddedSource, SpanJudgment
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, SourceKind
 from evaluation.answers import answer_kind
+from evaluation.selectors import job_runs
 
 # Gold and imported files first, then the machines, then the experts.
 SOURCE_ORDER = {SourceKind.IMPORT: 0, SourceKind.RUN: 1, SourceKind.CAMPAIGN: 2}
@@ -41,8 +42,9 @@ def _source_label(source_id: int, label: str, kind: str, campaigns: dict[int, st
 
 
 def dataset_sources(dataset: Dataset) -> list[SourceColumn]:
-    """Every source with an annotation on the dataset: gold and imports first, then runs, then experts."""
-    rows = (Annotation.objects.filter(item__dataset=dataset)
+    """Every source with an annotation on the dataset: gold and imports first, then runs, then experts. Runs a
+    DHP run made for itself are shown under that DHP run, not here."""
+    rows = (Annotation.objects.filter(item__dataset=dataset).exclude(source_id__in=job_runs().values("pk"))
             .order_by().values_list("source_id", "source__label", "source__kind").distinct())
     campaigns = dict(AddedSource.objects.filter(campaign__dataset=dataset).values_list("pk", "campaign__name"))
     columns = [SourceColumn(pk, _source_label(pk, label, kind, campaigns), kind) for pk, label, kind in rows]

@@ -17,7 +17,7 @@ from evaluation.engine.stats import (
     EXPLANATION_VERDICTS,
     SPAN_VERDICTS,
 )
-from evaluation.models import EvaluatorRun
+from evaluation.selectors import own_runs
 
 RUN = "span__annotation__source_id"  # a run is its annotations' source
 ITEM = "span__annotation__item_id"
@@ -90,7 +90,7 @@ def runs_in_scope(scope: Scope) -> list[RunInfo]:
         )
         pairs = [(link.run, link.label) for link in links.order_by("label")]
     else:
-        runs = EvaluatorRun.objects.select_related("evaluator", "aspect").order_by("label")
+        runs = own_runs().select_related("evaluator", "aspect").order_by("label")
         if scope.dataset_id is not None:
             runs = runs.filter(dataset_id=scope.dataset_id)
         pairs = [(run, "") for run in runs]

@@ -27,6 +27,7 @@ from dhp.models import DhpRun, DhpScore, Survey
 from dhp.services.calls import Answered, Ask, ask_many
 from dhp.services.perturbing import Perturber, originals, perturbed_items, sizes_for
 from dhp.services.surveys import weights_for_run
+from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
 from evaluation.llm.ollama_backend import OllamaBackend
@@ -68,7 +69,7 @@ def evaluator_mode(evaluator: str) -> tuple[str, str]:
 def dhp_create(
     *, dataset: Dataset, evaluator: str, metrics: Sequence[str], kinds: Sequence[Kind], samples: int = 5,
     survey: Survey | None = None, seed: int = 0, ollama_url: str | None = None, parallel: int | None = None,
-    user=None, check: bool = True,
+    user=None, check: bool = True, preset: str | None = None,
 ) -> DhpRun:
     """Check everything a run needs (metrics are aspects of the task, the models exist) and create it pending."""
     mode, model = evaluator_mode(evaluator)
@@ -95,7 +96,12 @@ def dhp_create(
         raise DhpError(f"survey {survey.pk} is about task {survey.task.slug!r}, not {dataset.task.slug!r}")
     weights_version = weights_for_run(survey) if survey is not None else None  # cheap checks before the server
     url = ollama_url or settings.OLLAMA_URL
-    perturb_model = settings.DHP_PERTURB_MODEL or model or get_preset(settings.ENSEMBLE_PRESET).supervisor
+    preset = preset or settings.ENSEMBLE_PRESET
+    try:
+        ensemble = get_preset(preset)
+    except EngineError as exc:
+        raise DhpError(str(exc)) from None
+    perturb_model = settings.DHP_PERTURB_MODEL or model or ensemble.supervisor
     needed = [model] if model else []
     if any(kind.is_llm for kind in kinds):
         needed.append(perturb_model)
@@ -110,6 +116,7 @@ def dhp_create(
         sizes=sizes_for(dataset, kinds), samples=samples, seed=seed, ollama_url=url, parallel=parallel,
         survey=survey, weights=weights_version, created_by=user, notes=notes,
         config={"notes": notes, "mode": mode, "model": model, "perturb_model": perturb_model, "digests": digests,
+                "preset": preset,
                 "options": {"temperature": SAMPLE_TEMPERATURE if samples > 1 else 0.0, "seed": settings.LLM_SEED,
                             "num_ctx": settings.OLLAMA_NUM_CTX}},
     )
@@ -299,7 +306,7 @@ class DhpExecutor:
                 eval_run = run_create(
                     dataset=run.dataset, aspect_name=metric, mode=mode,
                     annotators=[self.model] if self.model else None, ollama_url=run.ollama_url,
-                    parallel=run.parallel, item_ids=ids,
+                    parallel=run.parallel, item_ids=ids, preset=run.config.get("preset"), part_of=f"DHP run {run.pk}",
                 )
                 run.evaluator_runs.add(eval_run)
             elif eval_run.status == RunStatus.FAILED:

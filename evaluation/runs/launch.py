@@ -133,6 +133,7 @@ def run_create(
     user=None,
     check: bool = True,
     item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
+    part_of: str = "",  # the job this run serves (e.g. "DHP run 7"); such runs stay out of the researchers' lists
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
 
@@ -207,6 +208,8 @@ def run_create(
     }
     if item_ids is not None:
         config["item_ids"] = sorted(set(item_ids))
+    if part_of:
+        config["part_of"] = part_of
     evaluator, _ = Evaluator.objects.get_or_create(
         name=spec.evaluator_name(annotators, supervisor)[:200],
         defaults={"kind": spec.evaluator_kind, "config": {"annotators": annotators, "supervisor": supervisor}},
