@@ -52,7 +52,9 @@ def export_job_run(job_id: int) -> str | None:
     folder = export_dir(job)
     folder.mkdir(parents=True, exist_ok=True)
     keep = job_filter(job)
-    stem = f"{job.dataset.pk}-{_safe(job.dataset.name)}"
+    # Each job's files get names of their own (a browser's download folder would otherwise overwrite one
+    # export, or one data card, with the next): dataset, export number, and the format in the card's name.
+    stem = f"{job.dataset.pk}-{_safe(job.dataset.name)}-export{job.pk}"
     path = folder / f"{stem}.{EXTENSIONS[job.format]}"
 
     def progress(done: int) -> None:
@@ -60,7 +62,7 @@ def export_job_run(job_id: int) -> str | None:
 
     try:
         files = write_export(job.dataset, job.format, keep, path, progress)
-        card = folder / f"{stem}.card.json"
+        card = folder / f"{stem}.{EXTENSIONS[job.format]}.card.json"
         card.write_text(json.dumps(data_card(job.dataset, keep, fmt=job.format), indent=1, ensure_ascii=False),
                         "utf-8")
         files.append(card)
