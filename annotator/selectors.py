@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, OuterRef, Q, QuerySet, Subquery, Sum
 
 from accounts.access import AccessError
 from accounts.models import User
@@ -170,6 +170,33 @@ def added_spans(assignment: Assignment) -> list[ErrorSpan]:
             annotation__source__added__annotator_id=assignment.annotator_id,
         ).select_related("annotation").order_by("start", "pk")
     )
+
+
+@dataclass
+class AnnotatorProgress:
+    """One annotator's progress in a campaign: the row of the campaign page's progress table."""
+
+    annotator: str
+    total: int
+    done: int
+    in_progress: int
+    seconds: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+def campaign_progress(campaign: Campaign) -> list[AnnotatorProgress]:
+    """Per annotator (one row each, by name): assigned items, finished, started, and working time."""
+    rows = (
+        Assignment.objects.filter(campaign=campaign).values("annotator__username").order_by("annotator__username")
+        .annotate(total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.DONE)),
+                  in_progress=Count("id", filter=Q(status=Assignment.Status.IN_PROGRESS)),
+                  seconds=Sum("seconds_spent"))
+    )
+    return [AnnotatorProgress(r["annotator__username"], r["total"], r["done"], r["in_progress"], r["seconds"] or 0)
+            for r in rows]
 
 
 @dataclass

@@ -117,3 +117,19 @@ def test_one_evaluator_twice_at_a_place_is_not_called_two_evaluators(client, mak
     # Cards in text order: "The Olive" (0) before "Olive Grove is cheap" (4) before "Grove is" (10).
     order = [html.index(f'id="error-{s.pk}"') for s in (early, wide, narrow)]
     assert order == sorted(order)
+
+
+def test_campaign_page_shows_progress_per_annotator(client, make_user):
+    from tests.factories import build_campaign
+
+    first, second = make_user("prog-a"), make_user("prog-b")
+    built = build_campaign([first, second], per_item=2, name="progress campaign")
+    done = Assignment.objects.filter(annotator=first).first()
+    Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.DONE, seconds_spent=42)
+    client.force_login(make_user("prog-researcher", role="researcher"))
+    html = client.get(reverse("campaign_entry", args=[built.campaign.pk])).content.decode()
+    table = html[html.index('id="annotator-progress"'):]
+    table = table[: table.index("</section>")]
+    assert table.count("<tr><td>prog-") == 2  # one row per annotator, not per assignment
+    assert "<tr><td>prog-a</td><td>1</td><td>0</td><td>2</td>" in table and "50%" in table and "42 s" in table
+    assert "<tr><td>prog-b</td><td>0</td><td>0</td><td>2</td>" in table
