@@ -145,6 +145,8 @@ async def _type_all(base: str, username: str, plans, latency_ms: int, seed: int)
         context = await browser.new_context(viewport={"width": 1400, "height": 1000})
         page = await context.new_page()
         page.set_default_timeout(20_000)
+        console_errors: list[str] = []
+        page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
 
         async def slow(route):
             if route.request.method != "POST":
@@ -174,6 +176,8 @@ async def _type_all(base: str, username: str, plans, latency_ms: int, seed: int)
             problems = await page.locator(".save-state.is-problem").count()
             assert problems == 0, f"a save failed on assignment {assignment_pk}"
         await browser.close()
+    # No Content-Security-Policy refusals (an inline style or script) or script errors while the cards swap.
+    assert console_errors == []
     return n_keys
 
 
