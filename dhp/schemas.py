@@ -17,6 +17,7 @@ class DhpRunIn(Schema):
     seed: int = 0
     ollama_url: str | None = None
     parallel: int | None = None
+    preset: str | None = Field(None, description="Ensemble preset (default: ENSEMBLE_PRESET).")
 
 
 class DhpRunOut(Schema):

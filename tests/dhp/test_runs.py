@@ -13,6 +13,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from corpus.models import Item
+from dhp.engine.errors import DhpError
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import perturb_dataset
@@ -228,3 +229,13 @@ def test_dhp_run_on_the_default_simulator_ends_with_figures():
     assert per_kind["llm-insert:major"]["D"] > 0
     inserted = Item.objects.filter(dataset=dataset, perturbation__kind="llm-insert:major")
     assert inserted.count() == 6 and all(len(i.output) > len(i.derived_from.output) for i in inserted)
+
+
+def test_unknown_preset_is_refused_and_a_known_one_is_recorded():
+    dataset = make_dataset("dhp-preset", n=2)
+    with pytest.raises(DhpError, match="unknown ensemble preset 'tiny'"):
+        dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence"], kinds=parse_kinds("typo:major"),
+                   preset="tiny", check=False)
+    run = dhp_create(dataset=dataset, evaluator="ensemble", metrics=["coherence"], kinds=parse_kinds("typo:major"),
+                     preset="laptop", check=False)
+    assert run.config["preset"] == "laptop"

@@ -27,6 +27,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--ollama-url", default="")
         parser.add_argument("--parallel", type=int, default=0)
+        parser.add_argument("--preset", default="", help="Ensemble preset (default: ENSEMBLE_PRESET).")
         mode = parser.add_mutually_exclusive_group()
         mode.add_argument("--wait", action="store_true", help="Wait for a worker to finish the job.")
         mode.add_argument("--sync", action="store_true", help="Run the job in this process (no worker needed).")
@@ -45,7 +46,7 @@ class Command(BaseCommand):
                 dataset=dataset, evaluator=str(options["evaluator"]), metrics=str(options["metrics"]).split(","),
                 kinds=parse_kinds(str(options["kinds"])), samples=int(options["samples"]), survey=survey,
                 seed=int(options["seed"]), ollama_url=str(options["ollama_url"]) or None,
-                parallel=int(options["parallel"]) or None,
+                parallel=int(options["parallel"]) or None, preset=options.get("preset") or None,
             )
         except DhpError as exc:
             raise CommandError(str(exc)) from None
