@@ -6,10 +6,16 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment
+from comparison.models import JobStatus
+from comparison.services.execute import job_execute
+from comparison.services.jobs import job_create
+from corpus.models import Dataset
+from corpus.services.importing import items_import
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun
 from dhp.services.runs import dhp_create, dhp_execute
 from dhp.services.surveys import survey_create, votes_save
+from tests.conftest import SAMPLE_DATA
 from tests.dhp.conftest import make_dataset
 from tests.factories import build_campaign
 from tests.ollama_sim import OllamaSim, SimConfig
@@ -64,6 +70,11 @@ def test_every_page_fits_390_px_without_sideways_scroll(browser, live_server, ma
                          ollama_url=sim.url, parallel=2, survey=survey)
         dhp_execute(run.pk)
     run = DhpRun.objects.get(pk=run.pk)
+    items_import(path=SAMPLE_DATA / "meta_eval" / "dialogue.json", dataset_name="dialogue for a phone",
+                 task_slug="dialogue")
+    job = job_create(dataset=Dataset.objects.get(name="dialogue for a phone"), metrics="length,wordllama@input",
+                     check=False)
+    assert job_execute(job.pk) == JobStatus.DONE
     item = built.items[0]
     pages = {
         admin: ["/", f"/datasets/{built.dataset.pk}/", f"/datasets/{built.dataset.pk}/items/{item.pk}/",
@@ -73,7 +84,8 @@ def test_every_page_fits_390_px_without_sideways_scroll(browser, live_server, ma
                 f"/analytics/datasets/{built.dataset.pk}/exports/",
                 "/dhp/", "/dhp/runs/new/", f"/dhp/runs/{run.pk}/", f"/dhp/runs/{run.pk}/pairs/",
                 f"/dhp/datasets/{dataset.pk}/", "/dhp/surveys/new/", f"/dhp/surveys/{survey.pk}/results/",
-                "/runs/new/", f"/runs/{built.runs[0].pk}/", "/comparisons/", "/comparisons/new/"],
+                "/runs/new/", f"/runs/{built.runs[0].pk}/", "/comparisons/", "/comparisons/new/",
+                f"/comparisons/{job.pk}/"],
         expert: ["/", f"/campaigns/{built.campaign.pk}/", f"/work/{assignment.pk}/"],
     }
     problems = {}
