@@ -238,6 +238,9 @@ def create_export(request: HttpRequest, dataset_id: int, payload: ExportIn):
     if payload.status and payload.status not in Assignment.Status.values:
         raise HttpError(422, f"status must be one of {', '.join(Assignment.Status.values)}")
     keep = ExportFilter(**payload.dict(exclude={"format"}))
+    problems = keep.problems(dataset)
+    if problems:
+        raise HttpError(422, "; ".join(problems))
     return Status(202, _job_out(export_job_create(dataset=dataset, fmt=payload.format, keep=keep, user=request.user)))
 
 

@@ -21,7 +21,16 @@ class ExportForm(forms.Form):
 
     def __init__(self, *args, dataset: Dataset, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        self.dataset = dataset
         self.fields["campaign"].choices = [("", "any"), *dataset.campaigns.order_by("name").values_list("pk", "name")]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        if not self.errors:
+            for problem in self.export_filter().problems(self.dataset):
+                field, _, message = problem.partition(": ")
+                self.add_error(field if field in self.fields else None, message)
+        return data
 
     def export_filter(self) -> ExportFilter:
         data = self.cleaned_data

@@ -54,7 +54,7 @@ from annotator.services.added_spans import AddedSpanError, added_span_create, ad
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.services.exporting import export_csv, export_jsonl
-from annotator.services.judgments import JudgmentError, judgment_set
+from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.sampling import SampleSpec
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
@@ -125,7 +125,7 @@ def _judgment_out(judgment: SpanJudgment | None) -> JudgmentOut | None:
     return JudgmentOut(
         span_id=judgment.span_id, span_verdict=judgment.span_verdict,
         explanation_verdict=judgment.explanation_verdict, flags=judgment.flags(), comment=judgment.comment,
-        corrected_severity=judgment.corrected_severity, complete=judgment.is_complete(),
+        corrected_severity=judgment.corrected_severity, complete=judgment.is_complete(), version=judgment.version,
     )
 
 
@@ -176,10 +176,14 @@ def retrieve_assignment(request: HttpRequest, assignment_id: int):
 def _set_fields(request: HttpRequest, assignment_id: int, span_id: int, changes: dict) -> JudgmentOut:
     assignment = assignment_to_edit(request.user, assignment_id)
     span, _ = judged_span_for_assignment(assignment, span_id)
+    expected = changes.pop("version", None)
     if not changes:
         raise HttpError(422, "give at least one field to set")
     try:
-        judgment = judgment_set(assignment=assignment, span=span, user=request.user, changes=changes)
+        judgment = judgment_set(assignment=assignment, span=span, user=request.user, changes=changes,
+                                expected_version=expected)
+    except StaleJudgment as exc:
+        raise HttpError(409, str(exc)) from None
     except JudgmentError as exc:
         raise HttpError(422, str(exc)) from None
     return _judgment_out(judgment)

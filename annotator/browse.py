@@ -11,7 +11,8 @@ from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from annotator.models import AddedSource, SpanJudgment
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, SourceKind
-from evaluation.answers import RUN_ANSWER_KINDS
+from evaluation.answers import answer_kind
+from evaluation.selectors import job_runs
 
 # Gold and imported files first, then the machines, then the experts.
 SOURCE_ORDER = {SourceKind.IMPORT: 0, SourceKind.RUN: 1, SourceKind.CAMPAIGN: 2}
@@ -41,8 +42,9 @@ def _source_label(source_id: int, label: str, kind: str, campaigns: dict[int, st
 
 
 def dataset_sources(dataset: Dataset) -> list[SourceColumn]:
-    """Every source with an annotation on the dataset: gold and imports first, then runs, then experts."""
-    rows = (Annotation.objects.filter(item__dataset=dataset)
+    """Every source with an annotation on the dataset: gold and imports first, then runs, then experts. Runs a
+    DHP run made for itself are shown under that DHP run, not here."""
+    rows = (Annotation.objects.filter(item__dataset=dataset).exclude(source_id__in=job_runs().values("pk"))
             .order_by().values_list("source_id", "source__label", "source__kind").distinct())
     campaigns = dict(AddedSource.objects.filter(campaign__dataset=dataset).values_list("pk", "campaign__name"))
     columns = [SourceColumn(pk, _source_label(pk, label, kind, campaigns), kind) for pk, label, kind in rows]
@@ -85,7 +87,7 @@ def span_counts(item_ids: Iterable[int]) -> dict[int, dict[int, int]]:
         by_kind[(item_id, source_id)][kind] = by_kind[(item_id, source_id)].get(kind, 0) + n
     counts: dict[int, dict[int, int]] = defaultdict(dict)
     for (item_id, source_id), kinds in by_kind.items():
-        answer = next((k for k in RUN_ANSWER_KINDS if k in kinds), None)
+        answer = answer_kind(kinds)
         counts[item_id][source_id] = kinds[answer] if answer else sum(kinds.values())
     return counts
 
@@ -123,8 +125,8 @@ def item_annotations(item: Item) -> list[AnnotationView]:
     for a in annotations:
         source = a.source
         label = _source_label(source.pk, source.label, source.kind, campaigns)
-        answer_kind = next((k for k in RUN_ANSWER_KINDS if k in kinds_by_source[a.source_id]), None)
-        is_answer = source.kind != SourceKind.RUN or a.kind == answer_kind
+        chosen = answer_kind(kinds_by_source[a.source_id])
+        is_answer = source.kind != SourceKind.RUN or a.kind == chosen
         parts = [label, a.get_kind_display()]
         if a.model:
             parts.append(a.model)

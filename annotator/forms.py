@@ -13,6 +13,7 @@ from corpus import protocol
 from corpus.annotation_files import FORMATS
 from corpus.models import Dataset, Item, TaskType
 from evaluation.models import EvaluatorRun
+from evaluation.selectors import own_runs
 from jobs.models import JobStatus
 
 
@@ -62,7 +63,7 @@ class CampaignForm(forms.Form):
         runs = EvaluatorRun.objects.none()
         if dataset is not None:
             # A cancelled run is not offered: its answers are incomplete by decision.
-            runs = (EvaluatorRun.objects.filter(dataset=dataset).exclude(status=JobStatus.CANCELLED)
+            runs = (own_runs().filter(dataset=dataset).exclude(status=JobStatus.CANCELLED)
                     .select_related("aspect", "evaluator").order_by("label"))
             self.fields["categories"].initial = ", ".join(c["name"] for c in default_categories(dataset.task.slug))
         self.run_objects = {str(r.pk): r for r in runs}

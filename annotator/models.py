@@ -127,6 +127,9 @@ class SpanJudgment(models.Model):
     # One boolean column per protocol flag is added below the class, so that flag rates aggregate in SQL.
     comment = models.TextField(blank=True, default="")
     corrected_severity = models.PositiveSmallIntegerField(null=True, blank=True)
+    version = models.PositiveIntegerField(
+        default=0, help_text="Counts the changes; a save names the version it was typed against (stale: refused)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

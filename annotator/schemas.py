@@ -47,6 +47,7 @@ class JudgmentOut(Schema):
     comment: str
     corrected_severity: int | None
     complete: bool
+    version: int = 0
 
 
 class ErrorOut(Schema):
@@ -99,6 +100,8 @@ JudgmentFieldsIn = create_model(
     **{flag: (bool | None, None) for flag in protocol.FLAG_VALUES},
     comment=(str | None, None),
     corrected_severity=(int | None, None),
+    # Not a field: the judgment version the change was made against; a stale one is refused with 409.
+    version=(int | None, None),
 )
 
 

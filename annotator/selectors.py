@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Sum
 
 from accounts.access import AccessError
 from accounts.models import User
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
 from annotator.rendering import SpanRef, group_spans
-from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan
+from corpus.models import AnnotationKind, Dataset, ErrorSpan
 from corpus.protocol import SPAN_OK
-from evaluation.answers import RUN_ANSWER_KINDS
+from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
 from evaluation.engine.stats import SPAN_VERDICTS
 
 
@@ -85,34 +85,22 @@ def _aspect_filter(campaign: Campaign) -> Q:
 
 def judged_spans(assignment: Assignment, labels: dict[int, str] | None = None) -> list[tuple[ErrorSpan, str]]:
     """Return the machine spans the annotator judges on this assignment, with their neutral labels, in screen
-    order (by label, then the evaluator's own order)."""
+    order (by label, then the evaluator's own order). Only spans of each run's answer annotation count
+    (evaluation.answers decides, per run, item and aspect, on annotations): a merged answer without spans
+    leaves nothing to judge, never the per-model lists behind it."""
     labels = campaign_run_labels(assignment.campaign_id) if labels is None else labels
+    answers = answer_annotation_ids(source_ids=list(labels), item_ids=[assignment.item_id])
     spans = list(
-        ErrorSpan.objects.filter(
-            _aspect_filter(assignment.campaign),
-            annotation__item_id=assignment.item_id,
-            annotation__source_id__in=list(labels),
-            annotation__kind__in=RUN_ANSWER_KINDS,
-        ).select_related("annotation").order_by("annotation_id", "position", "pk")
+        ErrorSpan.objects.filter(_aspect_filter(assignment.campaign), annotation_id__in=sorted(answers))
+        .select_related("annotation").order_by("annotation_id", "position", "pk")
     )
-    best: dict[tuple[int, str], int] = {}
-    for span in spans:
-        key = (span.annotation.source_id, span.annotation.aspect)
-        rank = RUN_ANSWER_KINDS.index(span.annotation.kind)
-        best[key] = min(best.get(key, rank), rank)
-    chosen = [
-        s for s in spans
-        if RUN_ANSWER_KINDS.index(s.annotation.kind) == best[(s.annotation.source_id, s.annotation.aspect)]
-    ]
-    chosen.sort(key=lambda s: (labels[s.annotation.source_id], s.annotation.aspect, s.position, s.pk))
-    return [(s, labels[s.annotation.source_id]) for s in chosen]
+    spans.sort(key=lambda s: (labels[s.annotation.source_id], s.annotation.aspect, s.position, s.pk))
+    return [(s, labels[s.annotation.source_id]) for s in spans]
 
 
 def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[ErrorSpan, str]:
-    """Return one span the assignment judges, with its neutral label; raise Http404 for any other span.
-
-    The common case (a merged ensemble span) costs one query; other kinds add one to check no answer of a
-    higher-priority kind exists for the same run and item."""
+    """Return one span the assignment judges, with its neutral label; raise a 404 AccessError for any other
+    span (the same decision as judged_spans, so every verdict endpoint and the screen agree)."""
     # A run is its annotations' source, so the campaign's label of the run is found by the annotation's
     # source id alone (no join through the source and run tables).
     label = CampaignRun.objects.filter(campaign_id=assignment.campaign_id, run_id=OuterRef("annotation__source_id"))
@@ -131,13 +119,9 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
               "annotation__aspect", "annotation__item_id")
         .first()
     )
-    if row is None:
-        raise AccessError.not_found("No such error on this item.")
-    rank = RUN_ANSWER_KINDS.index(row.annotation.kind)
-    if rank > 0 and Annotation.objects.filter(
-        item_id=assignment.item_id, source_id=row.annotation.source_id, aspect=row.annotation.aspect,
-        kind__in=RUN_ANSWER_KINDS[:rank],
-    ).exists():
+    if row is None or row.annotation_id not in answer_annotation_ids(
+        source_ids=[row.annotation.source_id], item_ids=[assignment.item_id]
+    ):
         raise AccessError.not_found("No such error on this item.")
     return row, row.neutral_label
 
@@ -168,7 +152,8 @@ def error_groups(rows: list[ErrorRow], output: str) -> list[ErrorGroup]:
     by_id = {r.span.pk: r for r in rows}
     groups = []
     for ids in group_spans([SpanRef(r.span.pk, r.span.start, r.span.end) for r in with_offsets]):
-        members = [by_id[i] for i in ids]
+        # Within a place, cards follow the text too (then the label), so numbers read left to right.
+        members = sorted((by_id[i] for i in ids), key=lambda r: (r.span.start, r.span.end, r.label))
         start = min(r.span.start for r in members)
         end = max(r.span.end for r in members)
         groups.append(ErrorGroup(rows=members, start=start, end=end, text=output[start:end]))
@@ -189,6 +174,33 @@ def added_spans(assignment: Assignment) -> list[ErrorSpan]:
             annotation__source__added__annotator_id=assignment.annotator_id,
         ).select_related("annotation").order_by("start", "pk")
     )
+
+
+@dataclass
+class AnnotatorProgress:
+    """One annotator's progress in a campaign: the row of the campaign page's progress table."""
+
+    annotator: str
+    total: int
+    done: int
+    in_progress: int
+    seconds: int
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+
+def campaign_progress(campaign: Campaign) -> list[AnnotatorProgress]:
+    """Per annotator (one row each, by name): assigned items, finished, started, and working time."""
+    rows = (
+        Assignment.objects.filter(campaign=campaign).values("annotator__username").order_by("annotator__username")
+        .annotate(total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.DONE)),
+                  in_progress=Count("id", filter=Q(status=Assignment.Status.IN_PROGRESS)),
+                  seconds=Sum("seconds_spent"))
+    )
+    return [AnnotatorProgress(r["annotator__username"], r["total"], r["done"], r["in_progress"], r["seconds"] or 0)
+            for r in rows]
 
 
 @dataclass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -51,3 +52,21 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if raw is None:
         return default
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def load_local_env(path: Path) -> None:
+    """Read `KEY=value` lines of the local settings file `scripts/run.sh` writes on first start (a generated
+    DJANGO_SECRET_KEY), so that commands typed in a second terminal work without exporting anything.
+
+    The environment always wins: a variable already set is kept. Blank lines and `#` comments are skipped; a
+    line without `=` is refused with its file and line number."""
+    if not path.is_file():
+        return
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, sep, value = line.partition("=")
+        if not sep or not name.strip():
+            raise ImproperlyConfigured(f"{path}, line {number}: expected NAME=value, got {raw!r}")
+        os.environ.setdefault(name.strip(), value.strip())

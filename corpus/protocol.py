@@ -78,7 +78,8 @@ GROUPS: tuple[Group, ...] = (
 )
 
 # Keys the item screen keeps for itself (moving, comment, undo, redo, selection, add, finish, items, guidelines,
-# help, severity; see static/js/annotate.js). No verdict or flag may take one, or its key would silently do nothing.
+# help, severity; see static/js/annotate/main.js). No verdict or flag may take one, or its key would silently
+# do nothing.
 SCREEN_KEYS: frozenset[str] = frozenset("jkmuUsafnpg?-=+0")
 
 

@@ -60,6 +60,7 @@ def create_dhp_run(request: HttpRequest, body: DhpRunIn):
         run = dhp_create(
             dataset=dataset, evaluator=body.evaluator, metrics=body.metrics, kinds=kinds, samples=body.samples,
             survey=survey, seed=body.seed, ollama_url=body.ollama_url, parallel=body.parallel, user=request.user,
+            preset=body.preset,
         )
     except DhpError as exc:
         return Status(400, {"detail": str(exc)})

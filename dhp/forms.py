@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 
 from accounts.models import User
 from corpus.cleaning import INT32_MAX
 from corpus.models import Dataset, TaskType
 from dhp.engine.kinds import BASE_KINDS, KINDS
+from dhp.models import Survey
 from dhp.services.runs import MAX_SAMPLES
+from evaluation.engine.presets import PRESETS
+from evaluation.runs.launch import allowed_server_names
 
 
 class SurveyForm(forms.Form):
@@ -28,12 +32,31 @@ class InviteForm(forms.Form):
 
 
 class RunForm(forms.Form):
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.all())
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
     evaluator = forms.CharField(max_length=200, help_text="An Ollama model, 'ensemble' or 'distilled:MODEL'.")
     metrics = forms.CharField(help_text="Comma-separated aspects of the dataset's task.")
     kinds = forms.MultipleChoiceField(choices=[(k, k) for k in KINDS], required=False,
                                       help_text="Default: every rule-based kind.")
     samples = forms.IntegerField(min_value=1, max_value=MAX_SAMPLES, initial=5)
     seed = forms.IntegerField(min_value=0, max_value=INT32_MAX, initial=0)
-    ollama_url = forms.CharField(required=False)
+    survey = forms.ModelChoiceField(
+        queryset=Survey.objects.select_related("task").order_by("-pk"), required=False,
+        help_text="Expert weights (EW) from this survey's votes; its task must be the dataset's. Empty: no EW.",
+    )
+    preset = forms.ChoiceField(
+        required=False, help_text="The ensemble preset: its models for evaluator 'ensemble', and its supervisor "
+        "writes the LLM-based perturbations (unless DHP_PERTURB_MODEL is set).",
+    )
+    ollama_url = forms.ChoiceField(label="LLM server", required=False,
+                                   help_text="One of the servers the admin allowed (OLLAMA_URL, OLLAMA_URLS).")
     parallel = forms.IntegerField(min_value=1, max_value=64, required=False)
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["preset"].choices = [
+            ("", f"default ({settings.ENSEMBLE_PRESET})"),
+            *((name, f"{name}: {p.note}") for name, p in PRESETS.items()),
+        ]
+        servers = sorted(allowed_server_names() - {settings.OLLAMA_URL})
+        self.fields["ollama_url"].choices = [("", f"default ({settings.OLLAMA_URL})"), *((s, s) for s in servers)]
+        self.fields["survey"].label_from_instance = lambda s: f"{s.title or 'survey'} #{s.pk} ({s.task.slug})"

@@ -21,6 +21,7 @@ class DhpRunIn(Schema):
     seed: int = Field(0, ge=0, le=INT32_MAX)
     ollama_url: str | None = None
     parallel: int | None = Field(None, ge=1, le=MAX_PARALLEL)
+    preset: str | None = Field(None, description="Ensemble preset (default: ENSEMBLE_PRESET).")
 
 
 class DhpRunOut(Schema):

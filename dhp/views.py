@@ -45,7 +45,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
             run = dhp_create(
                 dataset=data["dataset"], evaluator=data["evaluator"], metrics=data["metrics"].split(","),
                 kinds=[get_kind(k) for k in data["kinds"]] or parse_kinds(None), samples=data["samples"],
-                seed=data["seed"],
+                seed=data["seed"], survey=data["survey"], preset=data["preset"] or None,
                 ollama_url=data["ollama_url"] or None, parallel=data["parallel"], user=request.user,
             )
         except DhpError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet, Sum
+from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
 from corpus.models import Annotation, ParseStatus
@@ -12,8 +12,20 @@ from evaluation.models import EvaluatorRun, LLMCall
 from jobs.models import JobStatus
 
 
+def own_runs(runs: QuerySet[EvaluatorRun] | None = None) -> QuerySet[EvaluatorRun]:
+    """The runs researchers launched themselves: not those a larger job made for its own use (a DHP run's
+    evaluator runs, marked `part_of` by run_create; runs over chosen items only, from before that mark)."""
+    runs = EvaluatorRun.objects.all() if runs is None else runs
+    return runs.exclude(config__has_key="part_of").exclude(config__has_key="item_ids")
+
+
+def job_runs() -> QuerySet[EvaluatorRun]:
+    """The runs other jobs made for their own use (the complement of own_runs)."""
+    return EvaluatorRun.objects.filter(Q(config__has_key="part_of") | Q(config__has_key="item_ids"))
+
+
 def runs_for_home() -> QuerySet[EvaluatorRun]:
-    return EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect").order_by("-created_at")
+    return own_runs().select_related("evaluator", "dataset", "aspect").order_by("-created_at")
 
 
 def run_progress(run: EvaluatorRun) -> dict[str, Any]:

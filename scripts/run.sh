@@ -36,6 +36,7 @@ check_port
 
 bash scripts/setup.sh run
 mkdir -p var
+bash scripts/local_env.sh  # a generated secret key in var/local.env, shared with commands in other terminals
 .venv/bin/python manage.py migrate --noinput
 demo="$(.venv/bin/python manage.py load_demo)"
 .venv/bin/python -m celery -A config worker --loglevel=WARNING --concurrency=2 --pool=threads \

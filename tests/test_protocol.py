@@ -65,7 +65,7 @@ def test_keys_are_unique_and_leave_the_screen_keys_alone():
 
 def test_screen_keys_are_the_keys_the_page_script_binds_itself():
     """SCREEN_KEYS guards the protocol against collisions only if it matches the script's own key table."""
-    script = (REPO / "static" / "js" / "annotate.js").read_text(encoding="utf-8")
+    script = (REPO / "static" / "js" / "annotate" / "main.js").read_text(encoding="utf-8")
     table = script[script.index("const KEYS = {"):]
     table = table[: table.index("\n  };")]
     bound = {a or b for a, b in re.findall(r'(?:^|[{,])\s*(?:"([^"]+)"|([A-Za-z]\w*))\s*:', table, re.M)}
@@ -152,7 +152,7 @@ def test_every_card_has_a_chip_per_protocol_term(item_page):
         for term in group.terms:
             mine = [a for a in chips if a["data-key"] == term.key]
             assert len(mine) == n_cards, term
-            vals = json.loads(mine[0]["hx-vals"])
+            vals = {"field": mine[0]["data-field"], "value": mine[0]["data-value"]}
             if group.field:
                 assert vals == {"field": group.field, "value": term.value}
             else:
@@ -178,12 +178,16 @@ def test_every_chip_posts_a_value_the_judgment_service_stores(client, item_page)
     card = next(a for tag, a in page.elements if tag == "article" and "error-card" in a.get("class", ""))
     span_pk = int(card["data-span"])
     url = reverse("judgment_save", args=[assignment.pk, span_pk])
-    chips = {a["data-key"]: a for tag, a in page.elements if tag == "button" and a.get("hx-post") == url
-             and "data-key" in a}
+    assert card["data-save-url"] == url
+    # The first card's chips (each card carries one chip per key; the first of each key is this card's).
+    chips: dict[str, dict] = {}
+    for tag, a in page.elements:
+        if tag == "button" and "data-key" in a:
+            chips.setdefault(a["data-key"], a)
     assert set(chips) == {t.key for t in ALL_TERMS}
     for term in ALL_TERMS:
-        vals = json.loads(chips[term.key]["hx-vals"])
-        response = client.post(chips[term.key]["hx-post"], {**vals, "number": "1"}, HTTP_HX_REQUEST="true")
+        vals = {"field": chips[term.key]["data-field"], "value": chips[term.key]["data-value"]}
+        response = client.post(url, {**vals, "number": "1"}, HTTP_HX_REQUEST="true")
         assert response.status_code == 200, (term, response.content)
         pressed = [a for tag, a in _parse(response.content.decode()).elements
                    if tag == "button" and a.get("data-key") == term.key]

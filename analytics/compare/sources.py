@@ -19,7 +19,7 @@ from analytics.selectors.base import final_kinds
 from annotator.models import Assignment, Campaign
 from annotator.selectors import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, SourceKind
-from evaluation.models import EvaluatorRun
+from evaluation.selectors import own_runs
 
 
 class UnknownSource(ValueError):
@@ -38,7 +38,7 @@ def available_sources(dataset: Dataset) -> list[SourceRef]:
     """Every source of spans on the dataset's items, named as `resolve_source` accepts them."""
     refs = [
         SourceRef(f"run:{label}", "run", pk)
-        for pk, label in EvaluatorRun.objects.filter(dataset=dataset).order_by("label").values_list("pk", "label")
+        for pk, label in own_runs().filter(dataset=dataset).order_by("label").values_list("pk", "label")
     ]
     imported = (
         Annotation.objects.filter(item__dataset=dataset, source__kind__in=[SourceKind.EXTERNAL, SourceKind.IMPORT])

@@ -52,12 +52,14 @@ def _write(job: ExportJob) -> str:
     folder = export_dir(job)
     folder.mkdir(parents=True, exist_ok=True)
     keep = job_filter(job)
-    stem = f"{job.dataset.pk}-{_safe(job.dataset.name)}"
+    # Each job's files get names of their own (a browser's download folder would otherwise overwrite one
+    # export, or one data card, with the next): dataset, export number, and the format in the card's name.
+    stem = f"{job.dataset.pk}-{_safe(job.dataset.name)}-export{job.pk}"
     path = folder / f"{stem}.{EXTENSIONS[job.format]}"
     report = ExportReport()
     files = write_export(job.dataset, job.format, keep, path, lambda done: job_beat(ExportJob, job.pk, done=done),
                          report)
-    card = folder / f"{stem}.card.json"
+    card = folder / f"{stem}.{EXTENSIONS[job.format]}.card.json"
     content = data_card(job.dataset, keep, fmt=job.format, report=report)
     card.write_text(json.dumps(content, indent=1, ensure_ascii=False), "utf-8")
     files.append(card)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TypeVar
 
 from django.db import connection, connections
+from django.utils import timezone
 
 from analytics.selectors.accuracy import AccuracyGroup, AccuracyReport, accuracy_report
 from analytics.selectors.agreement import (
@@ -62,6 +64,7 @@ class DashboardData:
     references: list[tuple[str, str]] = field(default_factory=list)
     reference_value: str = ""
     alignment: list[AlignmentRow] = field(default_factory=list)
+    computed_at: datetime = field(default_factory=timezone.now)  # the page says how fresh its numbers are
 
 
 def _side_by_side(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:

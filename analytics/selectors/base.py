@@ -12,12 +12,12 @@ from django.db.models import Q, QuerySet
 from accounts.models import User
 from annotator.models import CampaignRun, SpanJudgment
 from corpus.models import Annotation
-from evaluation.answers import RUN_ANSWER_KINDS
+from evaluation.answers import answer_annotation_ids, answer_kind
 from evaluation.engine.stats import (
     EXPLANATION_VERDICTS,
     SPAN_VERDICTS,
 )
-from evaluation.models import EvaluatorRun
+from evaluation.selectors import own_runs
 
 RUN = "span__annotation__source_id"  # a run is its annotations' source
 ITEM = "span__annotation__item_id"
@@ -90,7 +90,7 @@ def runs_in_scope(scope: Scope) -> list[RunInfo]:
         )
         pairs = [(link.run, link.label) for link in links.order_by("label")]
     else:
-        runs = EvaluatorRun.objects.select_related("evaluator", "aspect").order_by("label")
+        runs = own_runs().select_related("evaluator", "aspect").order_by("label")
         if scope.dataset_id is not None:
             runs = runs.filter(dataset_id=scope.dataset_id)
         pairs = [(run, "") for run in runs]
@@ -119,17 +119,14 @@ def final_kinds(run_ids: Sequence[int]) -> dict[int, str]:
     pairs = Annotation.objects.filter(source_id__in=run_ids).values_list("source_id", "kind").order_by().distinct()
     for run_id, kind in pairs:
         present[run_id].add(kind)
-    return {
-        run_id: next(k for k in RUN_ANSWER_KINDS if k in kinds)
-        for run_id, kinds in present.items()
-        if any(k in kinds for k in RUN_ANSWER_KINDS)
-    }
+    chosen = {run_id: answer_kind(kinds) for run_id, kinds in present.items()}
+    return {run_id: kind for run_id, kind in chosen.items() if kind is not None}
 
 
 def _final_q(kinds: dict[int, str], prefix: str = "") -> Q:
-    q = Q(pk__in=[])
-    for run_id, kind in kinds.items():
-        q |= Q(**{f"{prefix}source_id": run_id, f"{prefix}kind": kind})
-    return q
+    """The answer annotations of these runs, decided per run, item and aspect (evaluation.answers), as the
+    judging screen decides them."""
+    ids = answer_annotation_ids(source_ids=list(kinds))
+    return Q(**{f"{prefix}pk__in" if prefix else "pk__in": sorted(ids)})
 
 

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from django.core.cache import cache
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
-from annotator.models import Campaign, SpanJudgment
+from annotator.models import Assignment, Campaign, SpanJudgment, WorkAction
 from corpus.models import Annotation, ErrorSpan
 
 CACHE_SECONDS = 600
@@ -17,17 +17,25 @@ T = TypeVar("T")
 
 
 def data_version(dataset_id: int) -> str:
-    """A fingerprint of everything a dashboard of this dataset reads: judgments, spans, annotations.
+    """A fingerprint of everything a dashboard of this dataset reads: judgments, spans, annotations, which
+    items are finished, and every expert action (added errors edited in place, undo and redo).
 
     Judgments are edited in place, so their latest `updated_at` and count stand for them; spans and
-    annotations are only added or deleted, so count and highest id do.
+    annotations are only added or deleted, so count and highest id do; finishing or reopening an item changes
+    the count of finished assignments or their latest `finished_at`; an action is added or undone.
     """
     judgments = SpanJudgment.objects.filter(span__annotation__item__dataset_id=dataset_id).aggregate(
         n=Count("id"), last=Max("updated_at")
     )
     spans = ErrorSpan.objects.filter(annotation__item__dataset_id=dataset_id).aggregate(n=Count("id"), top=Max("id"))
     annotations = Annotation.objects.filter(item__dataset_id=dataset_id).aggregate(n=Count("id"), top=Max("id"))
-    return f"{judgments}|{spans}|{annotations}"
+    assignments = Assignment.objects.filter(item__dataset_id=dataset_id).aggregate(
+        done=Count("id", filter=Q(status=Assignment.Status.DONE)), last=Max("finished_at"), n=Count("id"),
+    )
+    actions = WorkAction.objects.filter(assignment__item__dataset_id=dataset_id).aggregate(
+        top=Max("id"), undone=Count("id", filter=Q(undone=True)), last=Max("undone_at")
+    )
+    return f"{judgments}|{spans}|{annotations}|{assignments}|{actions}"
 
 
 def dashboard_key(scope, *, reference: str, n_resamples: int, seed: int) -> str | None:

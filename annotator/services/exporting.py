@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from django.db.models import Prefetch, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 
+from accounts.models import User
 from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
 from annotator.review import campaign_votes
 from corpus.consensus import Consensus, Vote, consensus_label
@@ -49,6 +50,19 @@ class ExportFilter:
     annotator: str = ""
     system: str = ""
     status: str = ""
+
+    def problems(self, dataset: Dataset) -> list[str]:
+        """Name each filter value that matches nothing that exists (a typo would otherwise export silently
+        without the rows it was meant to keep)."""
+        found = []
+        if self.annotator and not User.objects.filter(username=self.annotator).exists():
+            known = ", ".join(SpanJudgment.objects.filter(span__annotation__item__dataset=dataset)
+                              .order_by().values_list("annotator__username", flat=True).distinct()[:20])
+            found.append(f"annotator: no user named {self.annotator!r} (annotators with judgments here: "
+                         f"{known or 'none yet'})")
+        if self.source and not Annotation.objects.filter(item__dataset=dataset, source__label=self.source).exists():
+            found.append(f"source: no annotation of this dataset comes from {self.source!r}")
+        return found
 
     def items(self, dataset: Dataset) -> QuerySet[Item]:
         items = Item.objects.filter(dataset=dataset, derived_from__isnull=True)  # DHP perturbations are not exported

@@ -32,6 +32,18 @@ class JudgmentError(ValueError):
     """A judgment change that cannot be stored: unknown field, bad value, closed campaign, not your work."""
 
 
+class StaleJudgment(JudgmentError):
+    """The change was typed against an older version of the judgment (another tab, an undo in between)."""
+
+    def __init__(self, expected: int, current: int) -> None:
+        super().__init__(
+            f"Not saved: this error changed since you typed (version {current}, you typed against {expected}). "
+            "The card now shows the stored state; press the key again if it still applies."
+        )
+        self.expected = expected
+        self.current = current
+
+
 def _coerce(field: str, value: object) -> object:
     if field in CHOICE_FIELDS:
         text = "" if value is None else str(value)
@@ -88,36 +100,44 @@ def from_text(field: str, text: str) -> object:
 
 @transaction.atomic
 def judgment_set(
-    *, assignment: Assignment, span: ErrorSpan, user: User, changes: Mapping[str, object], record: bool = True
+    *, assignment: Assignment, span: ErrorSpan, user: User, changes: Mapping[str, object], record: bool = True,
+    expected_version: int | None = None,
 ) -> SpanJudgment:
     """Apply `changes` (field -> value) to the user's judgment of `span`, creating it on first use.
 
     Writes one audit event per field whose value really changed, and (unless `record` is off, as when undo
-    itself applies a change) one action on the undo stack. The caller has checked that `span` is judged on
-    `assignment` (selectors.judged_span_for_assignment)."""
+    itself applies a change) one action on the undo stack. Every real change bumps the judgment's version; with
+    `expected_version` the change is refused (StaleJudgment) unless the stored version is that one. The caller
+    has checked that `span` is judged on `assignment` (selectors.judged_span_for_assignment)."""
     check_can_work(assignment, user)
     clean = {field: _coerce(field, value) for field, value in changes.items()}
     judgment = SpanJudgment.objects.select_for_update().filter(assignment_id=assignment.pk, span_id=span.pk).first()
+    current = judgment.version if judgment is not None else 0
+    if expected_version is not None and expected_version != current:
+        raise StaleJudgment(expected_version, current)
     events: list[JudgmentEvent] = []
     if judgment is None:
         judgment = SpanJudgment(span_id=span.pk, annotator_id=user.pk, assignment_id=assignment.pk)
         olds = {field: getattr(judgment, field) for field in clean}
         for field, value in clean.items():
             setattr(judgment, field, value)
+        judgment.version = 1
         try:
             with transaction.atomic():
                 judgment.save(force_insert=True)
         except IntegrityError:
             # Another request created it a moment ago (double click): apply the change to that row instead.
-            return judgment_set(assignment=assignment, span=span, user=user, changes=changes, record=record)
+            return judgment_set(assignment=assignment, span=span, user=user, changes=changes, record=record,
+                                expected_version=expected_version)
         changed = [field for field, value in clean.items() if value != olds[field]]
     else:
         olds = {field: getattr(judgment, field) for field in clean}
         changed = [field for field, value in clean.items() if value != olds[field]]
         for field in changed:
             setattr(judgment, field, clean[field])
-        if changed:
-            judgment.save(update_fields=[*changed, "updated_at"])
+        # Every accepted save counts, even one that changes nothing: the page numbers its queued keys from it.
+        judgment.version += 1
+        judgment.save(update_fields=[*changed, "version", "updated_at"])
     events = [
         JudgmentEvent(judgment=judgment, user_id=user.pk, field=field, old_value=_as_text(olds[field]),
                       new_value=_as_text(clean[field]))

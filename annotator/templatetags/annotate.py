@@ -76,16 +76,17 @@ def browser_length(text: str) -> int:
 
 
 @register.simple_tag
-def chip_buttons(chips: Sequence, save_url: str, icon: str = "✓") -> SafeString:
+def chip_buttons(chips: Sequence, icon: str = "✓") -> SafeString:
     """Return the verdict chips of one group as buttons; built in Python because a page has dozens of them and
-    the save answer re-renders a card on every click. The pressed chip says so in text and aria-pressed."""
+    the save answer re-renders a card on every click. The pressed chip says so in text and aria-pressed. The
+    page's script posts `field` = `value` to the card's save URL (static/js/annotate/saves.js)."""
     return format_html_join(
         "",
-        '<button type="button" class="chip{}" aria-pressed="{}" data-key="{}" hx-post="{}" '
-        "hx-vals='{{\"field\": \"{}\", \"value\": \"{}\"}}'>{}{} <kbd>{}</kbd></button>",
+        '<button type="button" class="chip{}" aria-pressed="{}" data-key="{}" data-field="{}" data-value="{}">'
+        "{}{} <kbd>{}</kbd></button>",
         (
             (" flag" if chip.choice.value == "" else "", "true" if chip.pressed else "false", chip.choice.key,
-             save_url, chip.choice.field, chip.post_value,
+             chip.choice.field, chip.post_value,
              format_html('<span aria-hidden="true">{} </span>', icon) if chip.pressed else "",
              chip.choice.label, chip.choice.key)
             for chip in chips

@@ -14,7 +14,7 @@ from annotator.access import campaign_for_user
 from annotator.forms import EXPLANATION_VERDICT_CHOICES, SPAN_VERDICT_CHOICES, CampaignForm
 from annotator.models import Campaign
 from annotator.rendering import markdown_html
-from annotator.selectors import campaign_run_labels, control_accuracy, control_spans, queue_for
+from annotator.selectors import campaign_progress, campaign_run_labels, control_accuracy, control_spans, queue_for
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.views.common import AppRequest, require_researcher
 from corpus import cleaning
@@ -73,7 +73,7 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
         runs = {r.pk: r for r in EvaluatorRun.objects.filter(pk__in=list(labels)).select_related("evaluator")}
         assignments = campaign.assignments.select_related("item", "annotator").order_by("annotator__username", "order")
         return render(request, "annotator/campaign_overview.html", {
-            "campaign": campaign, "assignments": assignments,
+            "campaign": campaign, "assignments": assignments, "progress": campaign_progress(campaign),
             "run_labels": sorted(((label, runs[run_id]) for run_id, label in labels.items()), key=lambda x: x[0]),
             "accuracy": control_accuracy(campaign),
             "n_control": campaign.assignments.filter(is_control=True).values("item_id").distinct().count(),

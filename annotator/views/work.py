@@ -34,7 +34,7 @@ from annotator.services.added_spans import (
     added_span_update,
 )
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
-from annotator.services.judgments import JudgmentError, judgment_set
+from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
 from corpus import cleaning, protocol
@@ -141,12 +141,15 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
     return {
         "assignment": assignment, "campaign": assignment.campaign, "item": assignment.item,
         "rows": rows, "groups": [
-            {"group": g, "cards": [_card(r, assignment, can_edit) for r in g.rows]} for g in groups
+            {"group": g, "cards": [_card(r, assignment, can_edit) for r in g.rows],
+             "n_evaluators": len({r.label for r in g.rows})} for g in groups
         ],
         "added": added, "can_edit": can_edit,
         "n_complete": sum(r.is_complete for r in rows), "n_total": len(rows),
         "aspects": assignment.campaign.aspects, "severities": protocol.SEVERITIES,
         "evaluators": evaluators, "categories": categories,
+        # Every partial that re-renders the output keeps the dataset's own heading for it.
+        "output_header": assignment.item.dataset.output_header or "Output",
     }
 
 
@@ -158,32 +161,44 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     context.update({
         "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
         "n_assignments": n_assignments, "shortcuts": SHORTCUTS, "key_map": protocol.key_map(),
-        "output_header": assignment.item.dataset.output_header or "Output",
     })
     return render(request, "annotator/item.html", context)
 
 
 def _unprocessable(message: str) -> HttpResponse:
-    """A 422 whose text htmx shows in the message area (see static/js/annotate.js)."""
+    """A 422 whose text htmx shows in the message area (see static/js/annotate/main.js)."""
     response = HttpResponse(message, status=422, content_type="text/plain; charset=utf-8")
     return trigger_client_event(response, "sj:problem", {"message": message})
 
 
+def _version(raw: str) -> int | None:
+    """The card version a save was typed against (None when the client sent none, e.g. an API-style post)."""
+    return _posted(raw, "version") if raw.strip() else None
+
+
 @require_POST
 def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
-    """Set one field of the user's judgment of one span and answer with the re-rendered error card."""
+    """Set one field of the user's judgment of one span and answer with the re-rendered error card.
+
+    The page sends the card's `version` (what the key was typed against): a save against an older version is
+    refused with 409 and the card as stored, so a late key never lands on a state the expert did not see."""
     assignment = assignment_for_work(request.user, pk)
     span, label = judged_span_for_assignment(assignment, span_pk)
     field = request.POST.get("field", "")
+    number = _posted(request.POST.get("number", ""), "number")
+    style = _posted(request.POST.get("style", ""), "style") % N_STYLES
     try:
         judgment = judgment_set(assignment=assignment, span=span, user=request.user,
-                                changes={field: request.POST.get("value", "")})
+                                changes={field: request.POST.get("value", "")},
+                                expected_version=_version(request.POST.get("version", "")))
+    except StaleJudgment as exc:
+        current = SpanJudgment.objects.filter(assignment_id=assignment.pk, span_id=span.pk).first()
+        row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style)
+        response = render(request, "annotator/item.html#error-card", _card(row, assignment, True), status=409)
+        return trigger_client_event(response, "sj:problem", {"message": str(exc)})
     except JudgmentError as exc:
         return _unprocessable(str(exc))
-    number = request.POST.get("number", "")
-    style = request.POST.get("style", "")
-    row = ErrorRow(span=span, label=label, number=_posted(number, "number"), judgment=judgment,
-                   style=_posted(style, "style") % N_STYLES)
+    row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style)
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
 
 

@@ -22,7 +22,7 @@ from comparison.engine.gptscore_hf import HFScorer
 from comparison.engine.metrics import Family, MetricSpec
 from comparison.models import ComparisonJob, MetricScore
 from corpus.models import Annotation, Item
-from evaluation.answers import RUN_ANSWER_KINDS
+from evaluation.answers import answer_kind
 from evaluation.llm.errors import BackendError, BackendUnavailable
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
@@ -266,7 +266,7 @@ def _find_run(job: ComparisonJob, spec: MetricSpec, aspect: str) -> EvaluatorRun
 def run_scores(run: EvaluatorRun) -> dict[int, float]:
     """Item -> the run's overall score: the mean score of its answer annotations (evaluation.answers)."""
     kinds = set(Annotation.objects.filter(source_id=run.pk).values_list("kind", flat=True).distinct())
-    kind = next((k for k in RUN_ANSWER_KINDS if k in kinds), None)
+    kind = answer_kind(kinds)
     if kind is None:
         return {}
     rows = (Annotation.objects.filter(source_id=run.pk, kind=kind, score__isnull=False)

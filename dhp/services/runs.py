@@ -10,22 +10,23 @@ from dataclasses import asdict
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Avg, F
+from django.db.models import Avg, Count, F
 
 from corpus.cleaning import INT32_MAX
 from corpus.models import Annotation, AnnotationKind, Dataset, Item
 from dhp.engine.errors import DhpError
 from dhp.engine.kinds import Kind, get_kind
-from dhp.engine.scoring import direct_prompt, parse_direct_score
+from dhp.engine.scoring import SCORE_MAX, SCORE_MIN, direct_prompt, parse_direct_score
 from dhp.engine.stats import KindInput, analyse_kind, summarize
 from dhp.models import DhpRun, DhpScore, Survey
 from dhp.services.calls import Answered, Ask, ask_many
 from dhp.services.perturbing import Perturber, originals, perturbed_items, sizes_for
 from dhp.services.surveys import weights_for_run
+from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
 from evaluation.llm.ollama_backend import OllamaBackend
-from evaluation.models import Aspect, EvaluatorRun, RunCall
+from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import MAX_PARALLEL, LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
@@ -68,7 +69,7 @@ def evaluator_mode(evaluator: str) -> tuple[str, str]:
 def dhp_create(
     *, dataset: Dataset, evaluator: str, metrics: Sequence[str], kinds: Sequence[Kind], samples: int = 5,
     survey: Survey | None = None, seed: int = 0, ollama_url: str | None = None, parallel: int | None = None,
-    user=None, check: bool = True,
+    user=None, check: bool = True, preset: str | None = None,
 ) -> DhpRun:
     """Check everything a run needs (metrics are aspects of the task, the models exist) and create it pending."""
     mode, model = evaluator_mode(evaluator)
@@ -97,7 +98,12 @@ def dhp_create(
         raise DhpError(f"survey {survey.pk} is about task {survey.task.slug!r}, not {dataset.task.slug!r}")
     weights_version = weights_for_run(survey) if survey is not None else None  # cheap checks before the server
     url = ollama_url or settings.OLLAMA_URL
-    perturb_model = settings.DHP_PERTURB_MODEL or model or get_preset(settings.ENSEMBLE_PRESET).supervisor
+    preset = preset or settings.ENSEMBLE_PRESET
+    try:
+        ensemble = get_preset(preset)
+    except EngineError as exc:
+        raise DhpError(str(exc)) from None
+    perturb_model = settings.DHP_PERTURB_MODEL or model or ensemble.supervisor
     needed = [model] if model else []
     if any(kind.is_llm for kind in kinds):
         needed.append(perturb_model)
@@ -112,6 +118,7 @@ def dhp_create(
         sizes=sizes_for(dataset, kinds), samples=samples, seed=seed, ollama_url=url, parallel=parallel,
         survey=survey, weights=weights_version, created_by=user, notes=notes,
         config={"notes": notes, "mode": mode, "model": model, "perturb_model": perturb_model, "digests": digests,
+                "preset": preset,
                 "options": {"temperature": SAMPLE_TEMPERATURE if samples > 1 else 0.0, "seed": settings.LLM_SEED,
                             "num_ctx": settings.OLLAMA_NUM_CTX}},
     )
@@ -260,7 +267,7 @@ class DhpExecutor:
                 eval_run = run_create(
                     dataset=run.dataset, aspect_name=metric, mode=mode,
                     annotators=[self.model] if self.model else None, ollama_url=run.ollama_url,
-                    parallel=run.parallel, item_ids=ids,
+                    parallel=run.parallel, item_ids=ids, preset=run.config.get("preset"), part_of=f"DHP run {run.pk}",
                 )
                 run.evaluator_runs.add(eval_run)
             elif eval_run.status == JobStatus.FAILED:
@@ -322,7 +329,7 @@ class DhpExecutor:
             result = analyse_kind(KindInput(kind.name, kind.level, original, perturbed), kind_weights)
             results.append((kind, result))
         if not results:
-            raise DhpError("no perturbation has scored pairs to test")
+            raise DhpError(_no_pairs_message(run))
         summary = summarize([r for _, r in results])
         self._update(notes=notes, results={
             "perturbations": [_kind_record(kind, r) for kind, r in results],
@@ -332,6 +339,30 @@ class DhpExecutor:
 
     def _finish(self, status: str, message: str) -> None:
         job_finish(DhpRun, self.run.pk, status, message)
+
+
+def _no_pairs_message(run: DhpRun) -> str:
+    """Say why nothing could be tested: how many answers per metric had no usable score, and one of them."""
+    unusable = DhpScore.objects.filter(run=run, score__isnull=True)
+    counts = dict(unusable.values("metric").annotate(n=Count("id")).values_list("metric", "n"))
+    total = dict(DhpScore.objects.filter(run=run).values("metric").annotate(n=Count("id")).values_list("metric", "n"))
+    parts = [f"{metric}: {counts.get(metric, 0)} of {total.get(metric, 0)} answers without a usable score"
+             for metric in run.metrics]
+    message = "no perturbation has scored pairs to test (" + "; ".join(parts) + ")"
+    example = unusable.exclude(call=None).select_related("call").order_by("pk").first()
+    if example is None and run.evaluator_runs.exists():
+        # Ensemble/distilled: the evaluation runs' answers whose annotation has no score.
+        calls = LLMCall.objects.filter(run_calls__run__in=run.evaluator_runs.all()).order_by("pk")
+        answer = calls.exclude(response="").values_list("response", flat=True).first()
+    else:
+        answer = example.call.response if example is not None else None
+    if answer is not None:
+        excerpt = " ".join(answer.split())[:300]
+        message += f". The scoring prompt asks for a last line 'Score: N' (N from {SCORE_MIN} to {SCORE_MAX}); " \
+                   f"one unusable answer was: \u201c{excerpt}\u201d"
+    elif not total:
+        message += ". No text was scored at all: see the evaluation runs and the server's log"
+    return message
 
 
 def _kind_record(kind: Kind, r) -> dict:

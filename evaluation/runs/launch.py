@@ -173,6 +173,7 @@ def run_create(
     item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
     repair: bool = True,  # send an unreadable answer back once to be restated (evaluation.engine.repair)
     answer_format: str = "text",  # "json": a schema-constrained answer (evaluation.engine.answer_schema)
+    part_of: str = "",  # the job this run serves (e.g. "DHP run 7"); such runs stay out of the researchers' lists
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
 
@@ -250,6 +251,8 @@ def run_create(
     }
     if item_ids is not None:
         config["item_ids"] = sorted(set(item_ids))
+    if part_of:
+        config["part_of"] = part_of
     evaluator, _ = Evaluator.objects.get_or_create(
         name=spec.evaluator_name(annotators, supervisor)[:200],
         defaults={"kind": spec.evaluator_kind, "config": {"annotators": annotators, "supervisor": supervisor}},

@@ -45,8 +45,8 @@ def test_browser_export_runs_as_a_job_with_progress_and_download(study, client, 
     assert export_job_run(job.pk) is None  # claimed once
     job.refresh_from_db()
     assert job.filters == {"system": "sysA"} and job.done == job.total == 2
-    assert job.files == [f"{study.dataset.pk}-tiny-study.json", f"{study.dataset.pk}-tiny-study.labels.xml",
-                         f"{study.dataset.pk}-tiny-study.card.json"]
+    stem = f"{study.dataset.pk}-tiny-study-export{job.pk}"
+    assert job.files == [f"{stem}.json", f"{stem}.labels.xml", f"{stem}.json.card.json"]
     finished = client.get(f"/analytics/exports/{job.pk}/", HTTP_HX_REQUEST="true")
     assert finished.status_code == 286  # htmx: stop polling
     assert f"/analytics/exports/{job.pk}/files/{job.files[0]}" in finished.content.decode()
@@ -105,3 +105,34 @@ def test_an_export_left_running_by_a_dead_worker_is_finished_by_its_redelivered_
     assert job.status == "done" and job.finished_at is not None and job.files[0].endswith(".jsonl")
     lines = (export_dir / str(job.pk) / job.files[0]).read_text("utf-8").splitlines()
     assert lines and all(json.loads(line)["dataset"] == study.dataset.name for line in lines)
+def test_two_exports_never_share_a_file_name_and_unknown_filters_are_refused(
+    study, export_dir, sent, django_capture_on_commit_callbacks,
+):
+    client = Client()
+    client.force_login(make.user("rhea", role="researcher"))
+    names = []
+    for fmt in ("jsonl", "csv"):
+        with django_capture_on_commit_callbacks(execute=True):
+            client.post(f"/analytics/datasets/{study.dataset.pk}/exports/", {"format": fmt})
+        job = ExportJob.objects.order_by("-pk").first()
+        assert export_job_run(job.pk) == "done"
+        job.refresh_from_db()
+        names += job.files
+    assert len(names) == len(set(names)) == 4  # each export and each data card has a name of its own
+    assert sum(name.endswith(".card.json") for name in names) == 2
+    before = ExportJob.objects.count()
+    refused = client.post(f"/analytics/datasets/{study.dataset.pk}/exports/", {"format": "jsonl", "annotator": "nobdy"})
+    assert refused.status_code == 200 and "no user named &#x27;nobdy&#x27;" in refused.content.decode()
+    assert ExportJob.objects.count() == before
+    api = Client(HTTP_AUTHORIZATION=f"Bearer {token_create(user=make.user('rory', role='researcher'))}")
+    answer = api.post(f"/api/datasets/{study.dataset.pk}/exports", {"format": "jsonl", "annotator": "nobdy"},
+                      content_type="application/json")
+    assert answer.status_code == 422 and "no user named 'nobdy'" in answer.json()["detail"]
+
+
+def test_export_command_refuses_an_annotator_that_does_not_exist(study):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="annotator: no user named 'ghost'"):
+        call_command("export_items", "--dataset", study.dataset.name, "--format", "jsonl", "--annotator", "ghost")

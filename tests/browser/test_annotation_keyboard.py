@@ -182,6 +182,8 @@ def test_fast_typing_loses_no_key(page, live_server, login, make_user):
     for key in ["1", "w", "x", "j", "3", "e", "c", "j", "2", "y"]:
         page.keyboard.press(key)
     page.locator("#progress-text", has_text="3 of 3").wait_for()
+    # Cards save side by side (one queue per card): wait until every key has landed, not only the last card.
+    page.wait_for_function("() => document.getElementById('work').dataset.busy === 'false'")
     stored = {j.span_id: (j.span_verdict, j.explanation_verdict, j.flags())
               for j in SpanJudgment.objects.filter(annotator=ann)}
     assert stored == {

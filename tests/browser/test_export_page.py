@@ -31,7 +31,9 @@ def test_export_job_page_polls_until_the_download_links_appear(page, live_server
     export_job_run(job.pk)  # what the worker does
     link = page.locator("#export-progress a[download]").first
     link.wait_for()  # the page polled and swapped in the finished state
-    assert page.locator("#export-progress").inner_text().count(".csv") == 1
+    names = page.locator("#export-progress a[download]").all_inner_texts()
+    assert [n for n in names if n.endswith(".csv")] == [f"{dataset.pk}-browser-export-export{job.pk}.csv"]
+    assert f"{dataset.pk}-browser-export-export{job.pk}.csv.card.json" in names
     with page.expect_download() as download:
         link.click()
-    assert download.value.suggested_filename == f"{dataset.pk}-browser-export.csv"
+    assert download.value.suggested_filename == f"{dataset.pk}-browser-export-export{job.pk}.csv"

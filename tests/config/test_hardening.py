@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from django.contrib.auth.password_validation import validate_password
@@ -28,12 +29,15 @@ PRODUCTION_ENV = {
 }
 
 
-def _manage(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _manage(*args: str, env: dict[str, str], var_dir: str | None = None) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_SECURE", "DJANGO_SECRET"))}
     for name in ("DJANGO_DEBUG", "DJANGO_ALLOW_ASYNC_UNSAFE"):  # the browser tests set the latter for themselves
         base.pop(name, None)
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env={**base, **env},
-                          capture_output=True, text=True, timeout=120)
+    # A var folder of its own: the checkout's var/local.env (written by run.sh) must not supply a key here.
+    with tempfile.TemporaryDirectory() as empty:
+        base["SPANJUDGE_VAR_DIR"] = var_dir or empty
+        return subprocess.run([sys.executable, "manage.py", *args], cwd=REPO, env={**base, **env},
+                              capture_output=True, text=True, timeout=120)
 
 
 def test_check_deploy_is_clean_with_the_documented_production_environment():
@@ -71,6 +75,27 @@ def test_settings_refuse_a_short_secret_key_outside_debug_only():
     assert fifty.returncode == 0, fifty.stderr[-500:]
     debug = _manage("check", env={"DJANGO_DEBUG": "true", "DJANGO_SECRET_KEY": "short"})
     assert debug.returncode == 0, debug.stderr[-500:]
+def test_local_env_written_by_run_sh_supplies_the_key_and_the_environment_wins(tmp_path):
+    """A second terminal needs no exported variable: scripts/local_env.sh (run by run.sh) writes the key once."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    written = subprocess.run(["bash", "scripts/local_env.sh"], cwd=REPO, env={**env, "PWD": str(REPO)},
+                             capture_output=True, text=True, timeout=60)
+    assert written.returncode == 0, written.stderr
+    local = REPO / "var" / "local.env"
+    lines = local.read_text().splitlines()
+    key = next(line.split("=", 1)[1] for line in lines if line.startswith("DJANGO_SECRET_KEY="))
+    assert len(key) >= 50 and oct(local.stat().st_mode & 0o777) == "0o600"
+    (tmp_path / "local.env").write_text(local.read_text())
+    done = _manage("shell", "-c", "from django.conf import settings; print(settings.SECRET_KEY)",
+                   env={"DJANGO_DEBUG": "false"}, var_dir=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == key
+    exported = _manage("shell", "-c", "from django.conf import settings; print(settings.SECRET_KEY)",
+                       env={"DJANGO_DEBUG": "false", "DJANGO_SECRET_KEY": "x" * 60}, var_dir=str(tmp_path))
+    assert exported.stdout.strip().splitlines()[-1] == "x" * 60
+    (tmp_path / "local.env").write_text("not a setting\n")
+    broken = _manage("check", env={"DJANGO_DEBUG": "false"}, var_dir=str(tmp_path))
+    assert broken.returncode != 0 and "local.env, line 1: expected NAME=value" in broken.stderr
 
 
 @pytest.mark.django_db

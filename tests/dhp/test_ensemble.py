@@ -15,8 +15,10 @@ from dhp.services.runs import dhp_create, dhp_execute, dhp_resume
 from evaluation.engine.presets import get_preset
 from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import run_create
+from evaluation.selectors import own_runs
 from jobs.lifecycle import job_heartbeat
 from jobs.models import JobStatus
+from tests import factories
 from tests.dhp.conftest import make_dataset
 from tests.ollama_sim import FaultRule, OllamaSim, SimConfig
 
@@ -31,7 +33,7 @@ def _dhp(dataset, evaluator: str, url: str) -> DhpRun:
     return DhpRun.objects.get(pk=run.pk)
 
 
-def test_ensemble_evaluator_scores_through_evaluation_runs(settings):
+def test_ensemble_evaluator_scores_through_evaluation_runs(settings, client):
     settings.ENSEMBLE_PRESET = "laptop"
     preset = get_preset("laptop")
     dataset = make_dataset(n=N)
@@ -51,6 +53,16 @@ def test_ensemble_evaluator_scores_through_evaluation_runs(settings):
         calls = sim.stats.requests
         assert run.llm_calls == calls == texts * 2 * (len(preset.annotators) + 1)
         assert len(run.results["perturbations"]) == 2
+        # The evaluation runs belong to the DHP run: shown under it, not with the researchers' own runs.
+        assert all(r.config["part_of"] == f"DHP run {run.pk}" for r in eval_runs)
+        assert not set(own_runs().values_list("pk", flat=True)) & {r.pk for r in eval_runs}
+        client.force_login(factories.user("dhp-admin", role="admin"))
+        home = client.get("/").content.decode()
+        dhp_page = client.get(f"/dhp/runs/{run.pk}/").content.decode()
+        dataset_page = client.get(f"/datasets/{dataset.pk}/").content.decode()
+        for eval_run in eval_runs:
+            assert eval_run.label not in home and eval_run.label not in dataset_page
+            assert f'href="/runs/{eval_run.pk}/"' in dhp_page
         again = _dhp(dataset, "ensemble", sim.url)
         assert sim.stats.requests == calls and again.llm_calls == 0 and again.cache_hits == calls
         assert again.results == run.results

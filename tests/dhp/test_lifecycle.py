@@ -89,7 +89,8 @@ def test_admin_sizes_override_the_papers_k():
 
 
 @pytest.mark.django_db
-def test_admin_pages_create_a_survey_and_a_run(make_user):
+def test_admin_pages_create_a_survey_and_a_run(make_user, settings):
+    settings.OLLAMA_URLS = [settings.OLLAMA_URL, "http://127.0.0.1:9"]  # the form offers the allowed servers only
     admin = make_user("chief", role="admin")
     expert = make_user("exp", role="annotator")
     client = _client(admin)
@@ -106,6 +107,10 @@ def test_admin_pages_create_a_survey_and_a_run(make_user):
                                           "ollama_url": "http://127.0.0.1:9"})
     assert page.status_code == 200 and "Cannot reach Ollama at http://127.0.0.1:9" in page.content.decode()
     assert not DhpRun.objects.exists()
+    elsewhere = client.post("/dhp/runs/new/", {"dataset": dataset.pk, "evaluator": MODEL, "metrics": "fluency",
+                                               "kinds": ["typo:minor"], "samples": 2, "seed": 0,
+                                               "ollama_url": "http://10.0.0.1:11434"})
+    assert elsewhere.status_code == 200 and "Select a valid choice" in elsewhere.content.decode()
     assert factories.task("summarization").dhp_surveys.count() == 1
 
 

@@ -13,6 +13,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from corpus.models import Item
+from dhp.engine.errors import DhpError
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import perturb_dataset
@@ -193,3 +194,49 @@ def _export(run: DhpRun) -> str:
     out = StringIO()
     call_command("export_dhp", "--run", str(run.pk), "--format", "json", stdout=out)
     return out.getvalue()
+
+
+def test_run_without_scored_pairs_says_which_answers_were_unusable_and_shows_one():
+    from tests.ollama_sim import SimConfig
+
+    def chatty(request):
+        if "Score: N" in request.prompt:
+            return "This summary reads quite well overall, I would call it good."
+        return None
+
+    dataset = make_dataset("dhp-unusable", n=3)
+    with OllamaSim(SimConfig(models=[MODEL], parallel=2, answer=chatty)) as sim:
+        run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence"],
+                         kinds=parse_kinds("typo:major"), samples=1, seed=1, ollama_url=sim.url, parallel=2)
+        assert dhp_execute(run.pk) == JobStatus.FAILED
+    message = DhpRun.objects.get(pk=run.pk).message
+    assert "no perturbation has scored pairs to test" in message
+    assert "coherence: 6 of 6 answers without a usable score" in message
+    assert "'Score: N'" in message and "I would call it good" in message
+
+
+def test_dhp_run_on_the_default_simulator_ends_with_figures():
+    """No scripted answers: the simulator's own replies to the scoring and perturbation prompts suffice."""
+    from tests.ollama_sim import SimConfig
+
+    dataset = make_dataset("dhp-default-sim", n=6)
+    with OllamaSim(SimConfig(models=[MODEL], parallel=2)) as sim:
+        run = _run(dataset, sim.url, kinds="typo:major,llm-insert:major,llm-grammar:minor")
+    assert DhpScore.objects.filter(run=run, score__isnull=True).count() == 0
+    per_kind = {p["kind"]: p for p in run.results["perturbations"]}
+    assert set(per_kind) == {"typo:major", "llm-insert:major", "llm-grammar:minor"}
+    assert all(p["n_pairs"] == 6 for p in per_kind.values())
+    # Off-topic sentences are a visible flaw to the simulated judge: it scores them lower, and DHP sees it.
+    assert per_kind["llm-insert:major"]["D"] > 0
+    inserted = Item.objects.filter(dataset=dataset, perturbation__kind="llm-insert:major")
+    assert inserted.count() == 6 and all(len(i.output) > len(i.derived_from.output) for i in inserted)
+
+
+def test_unknown_preset_is_refused_and_a_known_one_is_recorded():
+    dataset = make_dataset("dhp-preset", n=2)
+    with pytest.raises(DhpError, match="unknown ensemble preset 'tiny'"):
+        dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence"], kinds=parse_kinds("typo:major"),
+                   preset="tiny", check=False)
+    run = dhp_create(dataset=dataset, evaluator="ensemble", metrics=["coherence"], kinds=parse_kinds("typo:major"),
+                     preset="laptop", check=False)
+    assert run.config["preset"] == "laptop"

@@ -54,10 +54,10 @@ def test_readme_script_imports_preannotates_waits_and_downloads(
         )
     assert done.returncode == 0, done.stderr[-3000:] + worker.log.read_text()[-2000:]
     assert re.search(r"run \S+ done", done.stdout), done.stdout
-    export = next(tmp_path.glob("*-council.jsonl"))
+    export = next(tmp_path.glob("*-council-export*.jsonl"))
     records = [json.loads(line) for line in export.read_text().splitlines()]
     assert {r["item_id"] for r in records} == {"s0", "s1", "s2"}
     assert any(a["kind"] == "ensemble" for r in records for a in r["annotations"])
-    card = json.loads(next(tmp_path.glob("*-council.card.json")).read_text())
+    card = json.loads(next(tmp_path.glob("*-council-export*.jsonl.card.json")).read_text())
     assert card["counts"]["items"] == 3 and card["runs"][0]["models"]
     assert Annotation.objects.filter(kind="ensemble", item__dataset__name="council").count() == 3

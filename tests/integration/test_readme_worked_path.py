@@ -109,8 +109,15 @@ def test_readme_worked_path_runs_as_written(celery_worker_factory, tmp_path: Pat
     sim_port = _free_port()  # the README's 11435 may be taken on a shared machine
     with SimProcess(SimConfig(models=[*laptop.annotators, laptop.supervisor])) as real_ollama:
         worker = celery_worker_factory().start()
-        env = dict(os.environ, HOME=str(tmp_path), DATABASE_URL=_database_url(), DATABASE_CONN_MAX_AGE="0",
-                   CELERY_QUEUE=worker.queue, OLLAMA_URL=real_ollama.url, PYTHONUNBUFFERED="1")
+        # A clean shell, as in the reader's second terminal: nothing of this test run's environment (no
+        # DJANGO_SECRET_KEY, no DJANGO_DEBUG) except where this test's own servers are: its database and
+        # worker queue (the reader's commands find run.sh's defaults) and the "real" Ollama (the reader's
+        # is at the default address).
+        env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1",
+               "DATABASE_URL": _database_url(), "DATABASE_CONN_MAX_AGE": "0",
+               "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0"),
+               "CELERY_QUEUE": worker.queue, "OLLAMA_URL": real_ollama.url}
+        _run("bash scripts/local_env.sh", env)  # what `bash scripts/run.sh` does on its first start
         outputs = {}
         for heading, code in blocks.items():
             if heading.startswith("7."):

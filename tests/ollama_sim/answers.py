@@ -11,8 +11,15 @@ Prompts that ask for a score "between 0 and 100" (or "0-100") get a number inste
 A supervisor's prompt (one that quotes annotators' error lists as `Annotation set N:` after the text) gets
 those errors merged instead: one per location, a location inside another one folded into it, the highest
 severity kept, at most 8.
+A DHP direct-scoring prompt (one that ends asking for a line "Score: N" from LO to HI) gets a score that
+drops with visible flaws of the judged text (words the inputs do not have, mangled words, repeated or
+off-topic sentences), and a DHP perturbation prompt (`<original>` ... `</original>`, answer between `<text>`
+tags) gets the original changed as its instruction asks (a name or number swapped, a grammar slip, a
+sentence repeated in other words, an off-topic sentence), so a DHP run on the simulator ends with figures.
 Different models therefore disagree, but each (model, prompt) always gets the same answer. Every
-explanation says it is simulated, so nobody mistakes a tried-out run for model output.
+explanation says it is simulated, so nobody mistakes a tried-out run for model output. None of this
+reproduces a real server's behaviour (REAL_SERVERS.md covers the protocol side): it stands in for a model
+that follows the prompt, and is invented.
 """
 
 from __future__ import annotations
@@ -72,6 +79,12 @@ def judged_text(prompt: str) -> str:
 def default_reply(model: str, prompt: str) -> str:
     """Return a well-formed annotator answer derived deterministically from model and prompt."""
     seed = hashlib.sha256(f"{model}\n{prompt}".encode()).digest()
+    perturbed = _perturbation_reply(prompt, seed)
+    if perturbed is not None:
+        return perturbed
+    scored = _direct_score_reply(prompt, seed)
+    if scored is not None:
+        return scored
     text = judged_text(prompt)
     merged = _merged_reply(prompt, text)
     if merged is not None:
@@ -148,3 +161,90 @@ def _merged_reply(prompt: str, text: str) -> str | None:
     label = LABELS[max(0, 4 - len(kept))]
     summary = f"Overall score: {label}\nExplanation of the score: Simulated answer: {len(kept)} error(s)."
     return "\n".join(blocks) + "\n\n" + summary
+
+
+# ---- DHP prompts (dhp/engine/scoring.py, dhp/engine/perturb.py) ---------------------------------------------
+
+_SCORE_ASK = re.compile(r'"Score: N"[^\n]*?from\s+(\d+)\s+to\s+(\d+)')
+_ORIGINAL = re.compile(r"<original>\n(.*)\n</original>", re.DOTALL)
+_INSTRUCTION = re.compile(r"change nothing else:\s*\n(.*?)\n\s*\nKeep the rest", re.DOTALL | re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_INVENTED_NAMES = ("Varnholt", "Quillmere", "Dastrova", "Orlenby", "Keswith")
+_OFF_TOPIC = (
+    "Penguins huddle together to keep warm through the polar night.",
+    "The recipe calls for two cups of flour and a pinch of salt.",
+    "Saturn has more known moons than any other planet.",
+)
+_GRAMMAR_SLIPS = ((" is ", " are "), (" was ", " were "), (" has ", " have "), (" an ", " a "), (" the ", " a the "))
+
+
+def _direct_score_reply(prompt: str, seed: bytes) -> str | None:
+    """A "Score: N" answer: the top score less one point per kind of visible flaw in the judged text."""
+    ask = _SCORE_ASK.search(prompt)
+    if ask is None:
+        return None
+    low, high = int(ask.group(1)), int(ask.group(2))
+    text = judged_text(prompt).split("\n\nFinish your answer")[0].strip()
+    context = prompt[: prompt.rfind(text)] if text and text in prompt else prompt
+    known = {w.group().lower() for w in _WORD.finditer(context)}
+    words = [w.group() for w in _WORD.finditer(text)]
+    content = [w for w in words if w.lower() not in _COMMON]
+    unsupported = sum(1 for w in content if w.lower() not in known) / max(1, len(content))
+    mangled = sum(1 for w in words if len(w) >= 4 and (not re.search(r"[aeiouy]", w, re.I) or re.search(r"(.)\1\1", w)))
+    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+    seen: list[set[str]] = []
+    repeated = 0
+    for sentence in sentences:
+        bag = {w.lower() for w in _WORD.findall(sentence)} - _COMMON
+        if any(bag and len(bag & other) >= 0.5 * len(bag) for other in seen):
+            repeated += 1
+        seen.append(bag)
+    off_topic = sum(1 for sentence in sentences if sentence.strip() in _OFF_TOPIC)
+    flaws = round(2 * unsupported) + min(2, mangled) + min(2, repeated + off_topic)
+    score = max(low, min(high, high - flaws - (1 if seed[0] % 5 == 0 else 0)))
+    return (f"(simulated) {len(words)} words; {mangled} look mangled, {repeated} sentence(s) repeat, "
+            f"{round(100 * unsupported)}% of the content words are not in the inputs.\nScore: {score}")
+
+
+def _perturbation_reply(prompt: str, seed: bytes) -> str | None:
+    """The original between <text> tags, changed as the instruction asks (one change, or three for "several")."""
+    original = _ORIGINAL.search(prompt)
+    if original is None or "<text>" not in prompt:
+        return None
+    text = original.group(1)
+    found = _INSTRUCTION.search(prompt)
+    instruction = (found.group(1) if found else prompt).lower()
+    n = 1 if "exactly one" in instruction or instruction.startswith(("pick one", "insert one")) else 3
+    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()] or [text]
+    if "name" in instruction and "number" in instruction:
+        changed = text
+        targets = [m for m in re.finditer(r"\b(?:\d+|[A-Z][a-z]{2,})\b", text) if m.start() > 0][:n]
+        for index, match in enumerate(reversed(targets)):
+            word = match.group()
+            invented = _INVENTED_NAMES[(seed[index] + index) % len(_INVENTED_NAMES)]
+            new = str(int(word) + 7) if word.isdigit() else invented
+            changed = changed[: match.start()] + new + changed[match.end():]
+    elif "grammatical" in instruction:
+        changed = text
+        for old, new in _GRAMMAR_SLIPS:
+            if n and old in changed:
+                changed = changed.replace(old, new, 1)
+                n -= 1
+    elif "different words" in instruction:
+        out = []
+        for index, sentence in enumerate(sentences):
+            out.append(sentence)
+            if index < n:
+                body = sentence.rstrip(".!?")
+                out.append("In other words, " + body[:1].lower() + body[1:] + ".")
+        changed = " ".join(out)
+    elif "off-topic" in instruction:
+        out = list(sentences)
+        for index in range(n):
+            out.insert(min(len(out), 1 + 2 * index), _OFF_TOPIC[(seed[index] + index) % len(_OFF_TOPIC)])
+        changed = " ".join(out)
+    else:
+        changed = text
+    if changed == text:  # nothing the instruction could take: still a change, as a model would make one
+        changed = text + " " + _OFF_TOPIC[seed[0] % len(_OFF_TOPIC)]
+    return f"<text>\n{changed}\n</text>"

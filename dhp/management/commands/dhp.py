@@ -26,6 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--ollama-url", default="")
         parser.add_argument("--parallel", type=int, default=0)
+        parser.add_argument("--preset", default="", help="Ensemble preset (default: ENSEMBLE_PRESET).")
         add_job_arguments(parser)
 
     def handle(self, *args: object, **options: object) -> None:
@@ -42,7 +43,7 @@ class Command(BaseCommand):
                 dataset=dataset, evaluator=str(options["evaluator"]), metrics=str(options["metrics"]).split(","),
                 kinds=parse_kinds(str(options["kinds"])), samples=int(options["samples"]), survey=survey,
                 seed=int(options["seed"]), ollama_url=str(options["ollama_url"]) or None,
-                parallel=int(options["parallel"]) or None,
+                parallel=int(options["parallel"]) or None, preset=options.get("preset") or None,
             )
         except DhpError as exc:
             raise CommandError(str(exc)) from None

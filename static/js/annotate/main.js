@@ -1,11 +1,18 @@
 // spanjudge annotation screen: keyboard-first judging, exact offsets from DOM selections, undo/redo of every
 // action, mouse selections that snap to words, working time. No inline script: the page hands data over in
 // json_script tags (the protocol's key map, the campaign's categories).
-(function () {
-  "use strict";
+//
+// Every key belongs to the card it was typed for: verdict keys fix their target when pressed and go through
+// per-card ordered saves (saves.js). Only screen moves wait: while a save that completes the card in focus is
+// on its way (auto-advance) or an undo/redo runs, later keys are held and replayed in order once the screen
+// is where the expert expects it, so a fast key never lands on the finished neighbour.
+import { Saves, post } from "./saves.js";
+import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords } from "./offsets.js";
 
-  const work = document.getElementById("work");
-  if (!work) return;
+const work = document.getElementById("work");
+if (work) start();
+
+function start() {
   const canEdit = work.dataset.canEdit === "true";
   let autoAdvance = work.dataset.autoAdvance === "true";
   const wide = window.matchMedia("(min-width: 900px)");
@@ -33,10 +40,9 @@
   }
 
   // ---- error cards and focus ----------------------------------------------------------------------------
-  // One card per error even while htmx is swapping a card (old and new may briefly both be in the page).
-  function cards() {
-    return Array.from(document.querySelectorAll("#errors .error-card")).filter((c) => document.getElementById(c.id) === c);
-  }
+  function cards() { return Array.from(document.querySelectorAll("#errors .error-card")); }
+  function cardOf(span) { return span ? document.getElementById("error-" + span) : null; }
+  function currentCard() { return cardOf(currentSpan); }
 
   function currentIndex() {
     const i = cards().findIndex((c) => c.dataset.span === currentSpan);
@@ -74,9 +80,8 @@
   }
 
   function highlightFocus(spanId) {
-    const marks = document.querySelectorAll("#output-text mark");
     let first = true;
-    marks.forEach((m) => {
+    document.querySelectorAll("#output-text mark").forEach((m) => {
       const on = spanId && (m.dataset.spans || "").split(" ").includes(spanId);
       m.classList.toggle("is-focus", !!on);
       m.classList.toggle("is-focus-start", !!on && first);
@@ -84,20 +89,15 @@
     });
   }
 
-  // Re-apply the focus marks after a swap; never move the focus (a card mid-swap may be briefly missing).
-  function refreshFocus(takeFocus) {
+  function refreshFocus() {
     const card = currentCard();
     if (!card) return;
     cards().forEach((c) => c.classList.toggle("is-focus", c === card));
     highlightFocus(card.dataset.span);
-    if (takeFocus) card.focus({ preventScroll: true });
   }
 
-  function currentCard() { return currentSpan ? document.getElementById("error-" + currentSpan) : null; }
-
   function focusSpan(spanId) {
-    const list = cards();
-    const i = list.findIndex((c) => c.dataset.span === String(spanId));
+    const i = cards().findIndex((c) => c.dataset.span === String(spanId));
     if (i >= 0) focusCard(i);
   }
 
@@ -114,55 +114,183 @@
   }
 
   function firstIncomplete() {
-    const list = cards();
-    const i = list.findIndex((c) => !c.classList.contains("is-complete"));
+    const i = cards().findIndex((c) => !c.classList.contains("is-complete"));
     return i < 0 ? 0 : i;
   }
 
-  // ---- selection <-> offsets ------------------------------------------------------------------------------
-  const outputText = () => document.getElementById("output-text");
+  // ---- what each card will hold once its queued saves are through ----------------------------------------
+  const models = new Map();
+  function modelOf(card) {
+    const span = card.dataset.span;
+    if (!models.has(span)) {
+      const m = {
+        span_verdict: card.dataset.spanVerdict || "", explanation_verdict: card.dataset.explanationVerdict || "",
+        severity: parseInt(card.dataset.severity, 10) || 0,
+      };
+      card.querySelectorAll("button.flag").forEach((b) => { m[b.dataset.field] = b.getAttribute("aria-pressed") === "true"; });
+      models.set(span, m);
+    }
+    return models.get(span);
+  }
+  const isComplete = (m) => !!(m.span_verdict && m.explanation_verdict);
 
-  // A boundary point (node, offset) inside #output-text -> character offset into the output's plain text.
-  function toOffset(node, offset) {
-    const root = outputText();
-    if (!root || !root.contains(node)) return null;
-    if (node.nodeType === Node.TEXT_NODE) {
-      const seg = node.parentElement.closest("[data-o]");
-      return parseInt(seg.dataset.o, 10) + offset;
-    }
-    const segs = node === root ? Array.from(root.children) : [node.closest("[data-o]")];
-    if (node === root) {
-      if (offset >= segs.length) return parseInt(root.dataset.length, 10);
-      return parseInt(segs[offset].dataset.o, 10);
-    }
-    const seg = segs[0];
-    return parseInt(seg.dataset.o, 10) + (offset > 0 ? seg.textContent.length : 0);
+  // ---- saves --------------------------------------------------------------------------------------------
+  function setState(card, text, problem) {
+    const state = card && card.querySelector(".save-state");
+    if (!state) return;
+    state.textContent = text;
+    state.classList.toggle("is-problem", !!problem);
   }
 
-  function selectionOffsets() {
-    const sel = window.getSelection();
-    if (!sel || sel.rangeCount === 0 || sel.isCollapsed) return null;
-    const range = sel.getRangeAt(0);
-    const start = toOffset(range.startContainer, range.startOffset);
-    const end = toOffset(range.endContainer, range.endOffset);
-    if (start === null || end === null || start >= end) return null;
-    return { start, end };
-  }
-
-  // Character offset -> a DOM boundary point (used to place the keyboard caret).
-  function toPoint(offset) {
-    const segs = Array.from(outputText().children);
-    for (const seg of segs) {
-      const o = parseInt(seg.dataset.o, 10);
-      const len = seg.textContent.length;
-      if (offset >= o && offset <= o + len && seg.firstChild) return [seg.firstChild, offset - o];
+  function swapCard(html) {
+    const tpl = document.createElement("template");
+    tpl.innerHTML = html.trim();
+    const fresh = tpl.content.firstElementChild;
+    if (!fresh) return null;
+    const old = document.getElementById(fresh.id);
+    if (!old) return null;
+    // A comment being typed in this card survives the swap (its own save comes when the expert is done).
+    const typing = old.contains(document.activeElement) && document.activeElement.tagName === "TEXTAREA"
+      ? document.activeElement : null;
+    fresh.classList.toggle("is-focus", fresh.dataset.span === currentSpan);
+    old.replaceWith(fresh);
+    if (typing) {
+      const area = fresh.querySelector("textarea");
+      area.value = typing.value;
+      area.focus({ preventScroll: true });
+      area.setSelectionRange(typing.selectionStart, typing.selectionEnd);
     }
-    const last = segs[segs.length - 1];
-    return last && last.firstChild ? [last.firstChild, last.textContent.length] : [outputText(), 0];
+    return fresh;
   }
 
-  function outputString() {
-    return Array.from(outputText().children).map((s) => s.textContent).join("");
+  const saves = new Saves({
+    sent(job) { setState(cardOf(job.span), "saving…"); markBusy(); },
+    acked(job, html) {
+      swapCard(html);
+      updateProgress();
+      refreshFocus();
+      queueMicrotask(markBusy);
+    },
+    failed(job, problem, dropped) {
+      models.delete(job.span);
+      if (problem.html) swapCard(problem.html); // 409: the card as stored
+      const card = cardOf(job.span);
+      setState(card, "✗ not saved: " + problem.message, true);
+      if (card) {
+        const retry = document.createElement("button");
+        retry.type = "button";
+        retry.className = "retry small";
+        retry.textContent = "Retry";
+        retry.addEventListener("click", () => {
+          const fresh = cardOf(job.span);
+          if (fresh) send(fresh, job.field, job.value);
+        });
+        card.querySelector(".save-state").append(" ", retry);
+      }
+      updateProgress();
+      say(problem.message + (dropped ? " (" + dropped + " later change(s) on this error were not sent)" : ""), "problem");
+      queueMicrotask(markBusy);
+    },
+  });
+
+  /** Save `field` = `value` on `card`; returns the save's promise. */
+  function send(card, field, value) {
+    const m = modelOf(card);
+    if (field === "corrected_severity") m.severity = value ? parseInt(value, 10) : parseInt(card.dataset.machineSeverity, 10) || 0;
+    else if (field in m && typeof m[field] === "boolean") m[field] = value === "true";
+    else m[field] = value;
+    return saves.enqueue(card, field, value);
+  }
+
+  // ---- keys held while the screen moves ------------------------------------------------------------------
+  let hold = null; // why keys wait: "advance" (a save that completes the card in focus) or "step" (undo/redo)
+  const held = [];
+  function release(replay) {
+    hold = null;
+    if (!replay && held.length) {
+      say(held.length + " key(s) typed after the failed save were not applied.", "problem");
+      held.length = 0;
+    }
+    while (!hold && held.length) run(held.shift());
+    markBusy();
+  }
+
+  // data-busy on #work says whether anything typed is still on its way (scripts and tests wait for "false").
+  function markBusy() {
+    work.dataset.busy = String(!!hold || held.length > 0 || !saves.idle());
+  }
+
+  /** A verdict, flag or severity chip of the card in focus (the key's target is fixed here, now). */
+  function pressChip(card, chip) {
+    if (!card || !chip || !canEdit || chip.closest("fieldset[disabled]")) return;
+    const field = chip.dataset.field;
+    const m = modelOf(card);
+    let value = chip.dataset.value;
+    if (chip.classList.contains("flag")) value = m[field] ? "false" : "true";
+    const before = isComplete(m);
+    const span = card.dataset.span;
+    const saving = send(card, field, value);
+    const advance = autoAdvance && !before && isComplete(m) && span === currentSpan;
+    if (!advance) return;
+    hold = "advance";
+    saving.then((result) => {
+      if (result.ok && currentSpan === span) {
+        const list = cards();
+        const from = list.findIndex((c) => c.dataset.span === span);
+        const next = list.findIndex((c, i) => i > from && !c.classList.contains("is-complete"));
+        if (next >= 0) focusCard(next);
+      }
+      release(result.ok);
+    });
+  }
+
+  function press(selector) {
+    const card = currentCard();
+    if (card) pressChip(card, card.querySelector(selector));
+  }
+
+  function changeSeverity(delta) {
+    const card = currentCard();
+    if (!card || !canEdit) return;
+    const now = modelOf(card).severity || 3;
+    if (delta === 0) { pressChip(card, card.querySelector('button.sev[data-severity="0"]')); return; }
+    const next = Math.max(1, Math.min(5, now + delta));
+    pressChip(card, card.querySelector('button.sev[data-severity="' + next + '"]'));
+  }
+
+  // Undo and redo change whatever the last action changed: they wait for every save, and keys wait for them.
+  function step(url) {
+    if (!canEdit) return;
+    hold = "step";
+    saves.whenIdle()
+      .then(() => post(url, { seconds: "0" }))
+      .then((answer) => {
+        if (answer.status === 200) applyOob(answer.text);
+        else if (answer.status !== 204) throw new Error(answer.text.slice(0, 300) || "undo failed");
+        models.clear();
+        updateProgress();
+        refreshFocus();
+        fire(answer.trigger);
+        release(true);
+      })
+      .catch((err) => { say("Not done: " + (err.message || "the server cannot be reached."), "problem"); release(false); });
+  }
+
+  function applyOob(html) {
+    const tpl = document.createElement("template");
+    tpl.innerHTML = html;
+    Array.from(tpl.content.children).forEach((el) => {
+      const old = el.id && document.getElementById(el.id);
+      if (!old) return;
+      el.removeAttribute("hx-swap-oob");
+      old.replaceWith(el);
+      if (window.htmx) htmx.process(el);
+    });
+  }
+
+  function fire(trigger) {
+    Object.entries(trigger || {}).forEach(([name, detail]) =>
+      document.body.dispatchEvent(new CustomEvent(name, { detail, bubbles: true })));
   }
 
   // ---- keyboard selection mode ----------------------------------------------------------------------------
@@ -202,33 +330,6 @@
   }
 
   // ---- mouse selections: snap to whole words, offer "Add error" beside them -------------------------------
-  const WORD = /[\p{L}\p{N}_'’-]/u;
-  const EDGE = /['’-]/;
-
-  // Trim spaces and punctuation at both ends, then grow to whole words ("Olive Grov" -> "Olive Grove",
-  // "restaurant," -> "restaurant"). Null when nothing word-like is selected.
-  function snapToWords(text, start, end) {
-    while (start < end && !WORD.test(text[start])) start++;
-    while (end > start && !WORD.test(text[end - 1])) end--;
-    if (start >= end) return null;
-    while (start > 0 && WORD.test(text[start - 1])) start--;
-    while (end < text.length && WORD.test(text[end])) end++;
-    while (start < end && EDGE.test(text[start])) start++;
-    while (end > start && EDGE.test(text[end - 1])) end--;
-    return start < end ? { start, end } : null;
-  }
-
-  function selectOffsets(start, end) {
-    const [a, ao] = toPoint(start);
-    const [b, bo] = toPoint(end);
-    const range = document.createRange();
-    range.setStart(a, ao);
-    range.setEnd(b, bo);
-    const sel = window.getSelection();
-    sel.removeAllRanges();
-    sel.addRange(range);
-  }
-
   const addFloat = document.getElementById("add-at-selection");
   let floatRange = null;
   function hideFloat() { if (addFloat) addFloat.hidden = true; floatRange = null; }
@@ -250,7 +351,7 @@
     setTimeout(() => {
       const range = selectionOffsets();
       if (!range) { hideFloat(); return; }
-      const snapped = exact ? range : snapToWords(outputString(), range.start, range.end);
+      const snapped = exact ? range : snapToWords(outputChars(), range.start, range.end);
       if (!snapped) { hideFloat(); return; }
       if (snapped.start !== range.start || snapped.end !== range.end) selectOffsets(snapped.start, snapped.end);
       showFloat(snapped);
@@ -263,29 +364,28 @@
   document.querySelectorAll(".pane").forEach((p) => p.addEventListener("scroll", hideFloat, { passive: true }));
 
   // ---- adding a missed error ----------------------------------------------------------------------------
+  const addDialog = document.getElementById("add-dialog");
   function openAddDialog() {
-    const dialog = document.getElementById("add-dialog");
-    if (!dialog) return;
+    if (!addDialog) return;
     const range = selectionOffsets() || floatRange;
     hideFloat();
     if (!range) {
       say("Select some text in the output first (mouse, or press s and use Shift+arrows).", "problem");
       return;
     }
-    const text = outputString().slice(range.start, range.end);
+    document.getElementById("add-form").reset(); // a cancelled dialog leaves nothing behind
     document.getElementById("add-start").value = range.start;
     document.getElementById("add-end").value = range.end;
-    document.getElementById("add-preview").textContent = text;
+    document.getElementById("add-preview").textContent = outputChars().slice(range.start, range.end).join("");
     document.getElementById("add-range").textContent = "[" + range.start + "–" + range.end + "]";
     document.getElementById("add-problem").textContent = "";
     leaveSelectMode();
-    dialog.showModal();
+    addDialog.showModal();
     const first = document.getElementById("add-category");
     if (first) first.focus();
   }
 
   // In the add dialog a category's key picks it and Enter adds the error (outside the note field).
-  const addDialog = document.getElementById("add-dialog");
   if (addDialog) {
     addDialog.addEventListener("keydown", (e) => {
       const tag = (e.target.tagName || "").toLowerCase();
@@ -294,52 +394,10 @@
       if (radio) { e.preventDefault(); radio.checked = true; radio.focus(); return; }
       if (e.key === "Enter") { e.preventDefault(); document.getElementById("add-form").requestSubmit(); }
     });
+    addDialog.addEventListener("close", () => document.getElementById("add-form").reset());
   }
 
-  // ---- actions ------------------------------------------------------------------------------------------
-  // Keys pressed while a save is on its way wait for it, so each acts on the freshly rendered card.
-  let inflight = 0;
-  const waiting = [];
-  function whenIdle(action) {
-    waiting.push(action); // always through the queue, so a key never overtakes one pressed before it
-    drain();
-  }
-  function drain() { while (inflight === 0 && waiting.length) waiting.shift()(); }
-
-  // Send the chip's request directly rather than clicking it: a card swapped in a moment ago may not be
-  // wired up by htmx yet, and a key must never be lost.
-  function press(selector) {
-    const card = currentCard();
-    if (!card || !canEdit) return;
-    const button = card.querySelector(selector);
-    if (!button || button.disabled || button.closest("fieldset[disabled]")) return;
-    const values = JSON.parse(button.getAttribute("hx-vals") || "{}");
-    const cardVals = JSON.parse(card.getAttribute("hx-vals") || "{}");
-    values.number = card.dataset.number;
-    values.style = cardVals.style || "0";
-    // Count the request from now, not from htmx's beforeRequest, so the next queued key cannot slip in between.
-    inflight += 1;
-    htmx.ajax("POST", button.getAttribute("hx-post"), { source: card, target: "#" + card.id, swap: "outerHTML", values })
-      .finally(() => { inflight = Math.max(0, inflight - 1); setTimeout(drain, 30); });
-  }
-
-  function changeSeverity(delta) {
-    const card = currentCard();
-    if (!card) return;
-    const now = parseInt(card.dataset.severity, 10) || 3;
-    const next = delta === 0 ? 0 : Math.max(1, Math.min(5, now + delta));
-    press('button.sev[data-severity="' + next + '"]');
-  }
-
-  function undo() {
-    if (!canEdit) return;
-    htmx.ajax("POST", work.dataset.undoUrl, { swap: "none", source: work });
-  }
-  function redo() {
-    if (!canEdit) return;
-    htmx.ajax("POST", work.dataset.redoUrl, { swap: "none", source: work });
-  }
-
+  // ---- screen keys --------------------------------------------------------------------------------------
   function openDialog(id) {
     const d = document.getElementById(id);
     if (d && !d.open) d.showModal();
@@ -355,16 +413,23 @@
 
   function go(url) { if (url) { flushTime(true); window.location.href = url; } }
 
+  function finish() {
+    const button = document.getElementById("finish-button");
+    if (!button) return;
+    hold = "step";
+    saves.whenIdle().then(() => { button.click(); release(true); });
+  }
+
   const KEYS = {
     "-": () => changeSeverity(-1), "=": () => changeSeverity(1), "+": () => changeSeverity(1),
     "0": () => changeSeverity(0),
     j: () => focusCard(currentIndex() + 1), ArrowDown: () => focusCard(currentIndex() + 1),
     k: () => focusCard(currentIndex() - 1), ArrowUp: () => focusCard(currentIndex() - 1),
     m: () => { const card = currentCard(); if (card && canEdit) card.querySelector("textarea").focus(); },
-    u: undo, U: redo,
+    u: () => step(work.dataset.undoUrl), U: () => step(work.dataset.redoUrl),
     s: enterSelectMode,
     a: openAddDialog,
-    f: () => { const b = document.getElementById("finish-button"); if (b) b.click(); },
+    f: finish,
     n: () => go(work.dataset.nextUrl), p: () => go(work.dataset.prevUrl),
     g: openGuidelines,
     "?": () => openDialog("help-dialog"),
@@ -377,6 +442,9 @@
     KEYS[key] = () => press('[data-key="' + CSS.escape(key) + '"]');
   });
 
+  function run(key) { const action = KEYS[key]; if (action) action(); }
+  function dispatch(key) { if (hold) held.push(key); else run(key); markBusy(); }
+
   document.addEventListener("keydown", (e) => {
     if (document.querySelector("dialog[open]")) return; // dialogs handle their own keys (Esc closes)
     const tag = (e.target.tagName || "").toLowerCase();
@@ -385,7 +453,7 @@
       if (e.key === "Escape") { e.target.blur(); const c = currentCard(); if (c) c.focus({ preventScroll: true }); }
       else if (e.key === "Enter" && !e.shiftKey && tag === "textarea" && e.target.closest(".error-card")) {
         e.preventDefault();
-        e.target.dispatchEvent(new Event("change", { bubbles: true }));
+        saveComment(e.target);
       }
       return;
     }
@@ -394,64 +462,59 @@
       if (e.key === "Escape") { e.preventDefault(); leaveSelectMode(); window.getSelection().removeAllRanges(); return; }
       if (e.key === "Enter" || e.key === "a") { e.preventDefault(); openAddDialog(); return; }
     }
-    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "z") { e.preventDefault(); whenIdle(e.shiftKey ? redo : undo); return; }
-    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "y") { e.preventDefault(); whenIdle(redo); return; }
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "z") { e.preventDefault(); dispatch(e.shiftKey ? "U" : "u"); return; }
+    if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "y") { e.preventDefault(); dispatch("U"); return; }
     if (e.ctrlKey || e.metaKey || e.altKey) return;
-    const action = KEYS[e.key];
-    if (action) { e.preventDefault(); whenIdle(action); }
+    if (KEYS[e.key]) { e.preventDefault(); dispatch(e.key); }
   });
 
-  // Clicking a card (or a mark in the output) moves the focus there too.
+  function saveComment(area) {
+    const card = area.closest(".error-card");
+    if (!card || !canEdit) return;
+    if ((modelOf(card).comment ?? area.defaultValue) === area.value) return;
+    send(card, "comment", area.value);
+  }
+  document.addEventListener("change", (e) => {
+    if (e.target.matches && e.target.matches("#errors .error-card textarea")) saveComment(e.target);
+  });
+
+  // Clicking a chip saves like its key; clicking a card (or a mark in the output) moves the focus there.
   document.addEventListener("click", (e) => {
+    const chip = e.target.closest && e.target.closest("#errors .error-card button[data-field]");
     const card = e.target.closest && e.target.closest("#errors .error-card");
-    if (card) { if (card.dataset.span !== currentSpan) focusCard(cards().indexOf(card), false); return; }
+    if (card && card.dataset.span !== currentSpan && !hold) focusCard(cards().indexOf(card), false);
+    if (chip && card) { if (!hold) pressChip(card, chip); else say("Wait a moment: the last change is being saved.");
+      return; }
+    if (card) return;
     const mark = e.target.closest && e.target.closest("#output-text mark[data-spans]");
     if (mark && mark.dataset.spans && window.getSelection().isCollapsed) focusSpan(mark.dataset.spans.split(" ")[0]);
   });
 
-  // ---- htmx hooks -----------------------------------------------------------------------------------------
+  // ---- htmx hooks (finish, add/edit/delete added errors, guidelines) -------------------------------------
+  document.body.addEventListener("htmx:confirm", (e) => {
+    // Finish by mouse also waits for the saves before it.
+    if (e.detail.elt && e.detail.elt.id === "finish-button" && !saves.idle()) {
+      e.preventDefault();
+      saves.whenIdle().then(() => e.detail.issueRequest(true));
+    }
+  });
   document.body.addEventListener("htmx:configRequest", (e) => {
     if (e.detail.elt && e.detail.elt.hasAttribute && e.detail.elt.hasAttribute("data-send-seconds")) {
       e.detail.parameters.seconds = takeSeconds();
     }
   });
-  let advanceFrom = null; // the card whose save may complete it (auto-advance moves on from it)
-  document.body.addEventListener("htmx:beforeRequest", (e) => {
-    inflight += 1;
-    const card = e.detail.elt.closest && e.detail.elt.closest(".error-card");
-    if (card && !card.classList.contains("is-complete")) advanceFrom = card.dataset.span;
-    if (card) { const s = card.querySelector(".save-state"); if (s) s.textContent = "saving…"; }
-  });
-  document.body.addEventListener("htmx:afterSettle", () => {
-    updateProgress();
-    refreshFocus(document.activeElement === document.body || !document.activeElement);
-    const card = currentCard();
-    if (autoAdvance && advanceFrom && card && card.dataset.span === advanceFrom && card.classList.contains("is-complete")) {
-      advanceFrom = null;
-      const list = cards();
-      const from = list.indexOf(card);
-      const next = list.findIndex((c, i) => i > from && !c.classList.contains("is-complete"));
-      if (next >= 0) focusCard(next);
-    }
-    setTimeout(drain, 0); // queued keys run once the new card is in place and wired up
-  });
+  document.body.addEventListener("htmx:afterSettle", () => { updateProgress(); refreshFocus(); });
   document.body.addEventListener("htmx:responseError", (e) => {
     const message = (e.detail.xhr && e.detail.xhr.responseText) || "Not saved: the server refused.";
     const inDialog = e.detail.elt.closest && e.detail.elt.closest("#add-dialog");
     if (inDialog) document.getElementById("add-problem").textContent = message.slice(0, 300);
-    const card = e.detail.elt.closest && e.detail.elt.closest(".error-card");
-    if (card) { const s = card.querySelector(".save-state"); if (s) s.textContent = "✗ not saved"; }
     say(message.slice(0, 300), "problem");
   });
   document.body.addEventListener("htmx:sendError", () => say("Not saved: the server cannot be reached. Try again.", "problem"));
   document.body.addEventListener("htmx:afterRequest", (e) => {
-    inflight = Math.max(0, inflight - 1);
-    // Answers without a swap (errors, 204, OOB-only) settle nothing: let queued keys go after a moment.
-    setTimeout(drain, 150);
     const form = e.detail.elt;
     if (form && form.id === "add-form" && e.detail.successful) {
-      document.getElementById("add-dialog").close();
-      form.reset();
+      addDialog.close();
       window.getSelection().removeAllRanges();
     }
     if (form && form.closest && form.closest(".edit-added") && e.detail.successful) {
@@ -464,9 +527,9 @@
     say(e.detail.message, e.detail.reopened ? "problem" : undefined);
   });
   const undoButton = document.getElementById("undo-button");
-  if (undoButton) undoButton.addEventListener("click", () => whenIdle(undo));
+  if (undoButton) undoButton.addEventListener("click", () => dispatch("u"));
   const redoButton = document.getElementById("redo-button");
-  if (redoButton) redoButton.addEventListener("click", () => whenIdle(redo));
+  if (redoButton) redoButton.addEventListener("click", () => dispatch("U"));
   const autoBox = document.getElementById("auto-advance");
   if (autoBox) {
     autoBox.addEventListener("change", () => {
@@ -478,7 +541,7 @@
     });
   }
   const cancel = document.getElementById("add-cancel");
-  if (cancel) cancel.addEventListener("click", () => document.getElementById("add-dialog").close());
+  if (cancel) cancel.addEventListener("click", () => addDialog.close());
   const help = document.getElementById("help-button");
   if (help) help.addEventListener("click", () => openDialog("help-dialog"));
   const guidelinesLink = document.getElementById("guidelines-link");
@@ -511,4 +574,4 @@
   if (!wide.matches) document.querySelectorAll(".work-inputs details[open]").forEach((d) => { d.open = false; });
   updateProgress();
   focusCard(firstIncomplete(), wide.matches); // on a phone the page opens at the top
-})();
+}
