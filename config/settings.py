@@ -212,6 +212,9 @@ OLLAMA_URL = env_str("OLLAMA_URL", "http://127.0.0.1:11434")
 # The known LLM servers, comma-separated: http://HOST:PORT (Ollama) or openai+http://HOST:PORT (vLLM,
 # llama.cpp server, TGI). A job given no servers uses all of them; a job may name only these and OLLAMA_URL.
 OLLAMA_URLS = env_list("OLLAMA_URLS", [OLLAMA_URL])
+# Development and tests only: also allow any server on this machine (127.0.0.1, localhost), such as simulated
+# servers on random ports. Off in production, where loopback services are exactly what the allowlist protects.
+LLM_ALLOW_LOOPBACK = env_bool("LLM_ALLOW_LOOPBACK", False)
 OLLAMA_TIMEOUT = env_float("OLLAMA_TIMEOUT", 600.0)
 OLLAMA_KEEP_ALIVE = env_str("OLLAMA_KEEP_ALIVE", "10m")
 OLLAMA_NUM_CTX = env_int("OLLAMA_NUM_CTX", 8192)

@@ -18,8 +18,9 @@ from comparison.models import ComparisonJob, JobStatus
 from corpus.models import Dataset
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError
-from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.llm.servers import ServerKind, ServerListError
 from evaluation.models import Aspect, EvaluatorRun, RunStatus
+from evaluation.runs.backends import connect
 from evaluation.runs.launch import LaunchError, check_models
 
 COMPARISON_TASK = "tasks.comparison.run_comparison"
@@ -103,9 +104,9 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
     gpt = [s.model for s in specs if s.family is Family.GPTSCORE]
     if gpt:
         try:
-            with OpenAICompatBackend(options["gptscore_url"], timeout=settings.OLLAMA_TIMEOUT, max_retries=0) as b:
-                b.check(gpt)
-        except BackendError as exc:
+            with connect(options["gptscore_url"], default=ServerKind.OPENAI, max_retries=0) as backend:
+                backend.check(gpt)
+        except (BackendError, ServerListError) as exc:
             raise JobError(str(exc)) from None
 
 

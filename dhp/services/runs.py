@@ -24,13 +24,13 @@ from dhp.engine.kinds import Kind, get_kind
 from dhp.engine.scoring import direct_prompt, parse_direct_score
 from dhp.engine.stats import KindInput, analyse_kind, summarize
 from dhp.models import DhpRun, DhpScore, Survey
-from dhp.services.calls import Answered, Ask, ask_many
 from dhp.services.perturbing import Perturber, originals, perturbed_items, sizes_for
 from dhp.services.surveys import weights_for_run
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
-from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.models import Aspect, RunCall, RunStatus
+from evaluation.runs.asking import Answered, Ask, ask_many
+from evaluation.runs.backends import connect
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
@@ -213,7 +213,7 @@ class DhpExecutor:
                 perturber.rule(kind)
         if llm_kinds:
             model = self.run.config["perturb_model"]
-            with OllamaBackend(self.run.ollama_url, timeout=settings.OLLAMA_TIMEOUT) as backend:
+            with connect(self.run.ollama_url) as backend:
                 digest = backend.check([model])[model]
                 for kind in llm_kinds:
                     report = perturber.llm(kind, backend, model, digest, self.run.parallel)
@@ -266,8 +266,7 @@ class DhpExecutor:
                         options = {**base, "seed": int(base["seed"]) + sample}
                         asks.append(Ask((item.pk, metric, sample), prompt, options))
         self._update(done_steps=len(done))
-        with OllamaBackend(run.ollama_url, timeout=settings.OLLAMA_TIMEOUT,
-                           keep_alive=settings.OLLAMA_KEEP_ALIVE) as backend:
+        with connect(run.ollama_url) as backend:
             digest = backend.check([self.model])[self.model]
 
             def on_batch(answered: list[Answered], interrupted: bool) -> None:

@@ -9,16 +9,15 @@ backoff; a missing model (HTTP 404) is reported at once, since waiting will not 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import ollama
 
-from .errors import BackendError, BackendUnavailable, ModelMissing
+from .base import LLMResult
+from .client import RetryingClient
+from .errors import OLLAMA, BackendError, BackendUnavailable, ModelMissing
 
 # httpx logs every request at INFO; a run makes thousands, which would bury the command's own output.
 logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -31,23 +30,6 @@ DEFAULT_TAG = "latest"
 # Server options the client's `Options` model does not list yet but Ollama accepts.
 _EXTRA_OPTIONS = frozenset({"min_p"})
 _KNOWN_OPTIONS = frozenset(ollama.Options.model_fields) | _EXTRA_OPTIONS
-
-
-@dataclass(frozen=True)
-class LLMResult:
-    """One answer with the server's accounting; durations are nanoseconds as Ollama reports them."""
-
-    text: str
-    model: str
-    digest: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    total_duration_ns: int
-    load_duration_ns: int
-    prompt_eval_duration_ns: int
-    eval_duration_ns: int
-    done_reason: str | None
-    attempts: int
 
 
 def _model_key(name: str) -> tuple[str, str, str, str]:
@@ -101,12 +83,12 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class OllamaBackend:
-    """A blocking client of one Ollama server, shared by the run's worker threads.
+class OllamaBackend(RetryingClient[ollama.Client]):
+    """A blocking client of one Ollama server, shared by the run's worker threads (retries: `RetryingClient`)."""
 
-    `max_retries` is the number of retries after the first attempt; retry k waits
-    `backoff * 2**(k-1)` seconds (at most `max_backoff`).
-    """
+    kind = "ollama"
+    label = OLLAMA
+    advice = "Check that the server is running (`ollama serve`) and reachable at OLLAMA_URL, then resume the job."
 
     def __init__(
         self,
@@ -118,41 +100,16 @@ class OllamaBackend:
         backoff: float = 0.5,
         max_backoff: float = 30.0,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError("max_retries cannot be negative")
-        self.url = url.rstrip("/")
-        self.timeout = timeout
+        super().__init__(url, timeout=timeout, max_retries=max_retries, backoff=backoff, max_backoff=max_backoff)
         self.keep_alive = keep_alive
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
         self._digests: dict[str, str] = {}
-        self._client: ollama.Client | None = None
-        self._opening = threading.Lock()
 
-    # --- clients ---------------------------------------------------------------------------
-    def _client_kwargs(self) -> dict[str, Any]:
+    def _open(self) -> ollama.Client:
         # A refused or unroutable address should fail fast even when answers may take minutes.
-        return {"host": self.url, "timeout": httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))}
+        return ollama.Client(host=self.url, timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)))
 
-    def _connection(self) -> ollama.Client:
-        """Return the client, opened on first use (and again after `close`); one pool for every thread."""
-        with self._opening:
-            if self._client is None:
-                self._client = ollama.Client(**self._client_kwargs())
-            return self._client
-
-    def close(self) -> None:
-        with self._opening:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
-
-    def __enter__(self) -> OllamaBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _describe(self, exc: BaseException) -> str:
+        return _describe(exc)
 
     # --- model check -----------------------------------------------------------------------
     def check(self, models: Sequence[str]) -> dict[str, str]:
@@ -211,19 +168,8 @@ class OllamaBackend:
         """Return the model's answer to one user prompt (plus an optional system prompt), retrying transient
         failures with backoff; blocks the calling thread."""
         request = self._request(model, prompt, options, system)
-        client = self._connection()
-        last: BaseException | None = None
-        for attempt in range(1, self.max_retries + 2):
-            try:
-                response = client.chat(**request)
-            except Exception as exc:
-                self._raise_if_final(exc, model)
-                last = exc
-                if attempt <= self.max_retries:
-                    time.sleep(self._delay(attempt))
-                continue
-            return self._result(model, response, attempt)
-        raise self._exhausted(model, last)
+        response, attempts = self._retrying(model, lambda client: client.chat(**request))
+        return self._result(model, response, attempts)
 
     def load(self, model: str, *, options: Mapping[str, Any]) -> None:
         """Ask the server to load `model` now (a chat without messages), so a model whose requests are
@@ -232,10 +178,7 @@ class OllamaBackend:
         _check_options(options)
         self._connection().chat(model=model, messages=[], options=dict(options), keep_alive=self.keep_alive)
 
-    def _delay(self, attempt: int) -> float:
-        return min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-
-    def _raise_if_final(self, exc: Exception, model: str) -> None:
+    def _final(self, exc: Exception, model: str) -> None:
         """Raise at once for errors a retry cannot fix; return for transient ones."""
         if isinstance(exc, ollama.ResponseError):
             if exc.status_code == 404:
@@ -251,17 +194,6 @@ class OllamaBackend:
         if isinstance(exc, ollama.RequestError | ValueError):
             raise BackendError(f"Ollama request for {model} failed ({_describe(exc)})") from exc
         raise exc
-
-    def _exhausted(self, model: str, last: BaseException | None) -> BackendUnavailable:
-        attempts = self.max_retries + 1
-        error = BackendUnavailable(
-            f"Ollama at {self.url} failed {attempts} attempt(s) for {model}; last error: "
-            f"{_describe(last) if last else 'unknown'}. Check that the server is running "
-            "(`ollama serve`) and reachable at OLLAMA_URL, then resume the job.",
-            url=self.url,
-        )
-        error.__cause__ = last
-        return error
 
     def _digest(self, model: str) -> str | None:
         if model in self._digests:

@@ -18,9 +18,11 @@ from django.conf import settings
 
 from corpus.models import Annotation, AnnotationKind
 from evaluation.engine.parsing import parse_supervisor_answer
-from evaluation.llm.errors import BackendError, ModelMissing
-from evaluation.llm.servers import LLMBackend, Server, models_on, open_backend, parse_servers
+from evaluation.llm.base import LLMBackend
+from evaluation.llm.errors import BackendError, ModelMissing, ServerNotAllowed
+from evaluation.llm.servers import Server, models_on, parse_servers, servers_kind
 from evaluation.models import EvaluatorRun, RunCall, RunStatus
+from evaluation.runs.backends import connect
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.modes import DEFAULT_MODE, Phase, mode_spec
 from evaluation.runs.placement import ModelWork, Placement, PlacementError, place, placement_record
@@ -65,12 +67,13 @@ class RunExecutor:
         given = dict(backends or {})
         if backend is not None:
             given.setdefault(self.servers[0].name, backend)
-        self.backends: dict[str, LLMBackend] = {
-            s.name: given.get(s.name) or open_backend(
-                s, timeout=settings.OLLAMA_TIMEOUT, keep_alive=config.get("keep_alive", "10m")
-            )
-            for s in self.servers
-        }
+        self.refusal = ""  # why a server of the run cannot be opened (no longer allowed)
+        self.backends: dict[str, LLMBackend] = {}
+        for s in self.servers:
+            try:
+                self.backends[s.name] = given.get(s.name) or connect(s, keep_alive=config.get("keep_alive", "10m"))
+            except ServerNotAllowed as exc:
+                self.refusal = str(exc)
         self.items = list(run_items(run).order_by("position").values_list("pk", "inputs", "output"))
         self.position = {pk: i for i, (pk, _, _) in enumerate(self.items)}
         self.digests: dict[str, str] = dict(config.get("digests", {}))
@@ -87,6 +90,8 @@ class RunExecutor:
 
     def execute(self) -> str:
         try:
+            if self.refusal:
+                raise RunStopped(RunStatus.FAILED, self.refusal)
             lanes = self._plan()
             LaneScheduler(
                 lanes, parallel=self.run.parallel, on_answers=self._store, on_batch=self._record,
@@ -154,8 +159,8 @@ class RunExecutor:
             return place(works, self.available, parallel=self.run.parallel)
         except PlacementError as exc:
             if not down:
-                where = ", ".join(self.available)
-                raise RunStopped(RunStatus.FAILED, str(ModelMissing(exc.models, url=where))) from exc
+                missing = ModelMissing(exc.models, url=", ".join(self.available), kind=servers_kind(self.servers))
+                raise RunStopped(RunStatus.FAILED, str(missing)) from exc
             raise RunStopped(RunStatus.PAUSED, (
                 f"No reachable server has {', '.join(exc.models)}; unreachable: "
                 + "; ".join(f"{server} ({why})" for server, why in down.items())

@@ -17,8 +17,9 @@ from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, get_outlier_rule
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError, ModelMissing
-from evaluation.llm.servers import Server, ServerListError, models_on, open_backend, parse_servers
+from evaluation.llm.servers import Server, ServerListError, models_on, parse_servers, servers_kind
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate, RunStatus
+from evaluation.runs import backends
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
 from evaluation.runs.placement import place, placement_record
 from evaluation.runs.timings import model_works
@@ -58,29 +59,10 @@ def servers_given(ollama_url: str | Sequence[str] | None) -> list[Server]:
         servers = parse_servers(given)
     except ServerListError as exc:
         raise LaunchError(str(exc)) from None
-    refused = [server.name for server in servers if not server_allowed(server)]
-    if refused:
-        allowed = ", ".join(sorted(allowed_server_names()))
-        shown = ", ".join(name[:200] for name in refused)
-        raise LaunchError(f"{shown}: not an allowed LLM server; allowed: {allowed} (an admin adds servers with "
-                          "the OLLAMA_URLS environment variable)")
+    why = backends.refused(servers)
+    if why:
+        raise LaunchError(why)
     return servers
-
-
-def allowed_server_names() -> set[str]:
-    """The servers a job may use: OLLAMA_URL and OLLAMA_URLS. The app fetches a job's servers itself, so a
-    free-form address would let a user make it probe the network behind it."""
-    names: set[str] = set()
-    for entry in [settings.OLLAMA_URL, *settings.OLLAMA_URLS]:
-        try:
-            names.update(server.name for server in parse_servers(entry))
-        except ServerListError:
-            continue  # a bad entry in the settings allows nothing
-    return names
-
-
-def server_allowed(server: Server) -> bool:
-    return server.name in allowed_server_names()
 
 
 def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -90,7 +72,10 @@ def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str,
     `ollama pull` commands to run."""
     available: dict[str, dict[str, str]] = {}
     for server in servers:
-        backend = open_backend(server, timeout=settings.OLLAMA_TIMEOUT)
+        try:
+            backend = backends.connect(server)
+        except BackendError as exc:
+            raise LaunchError(str(exc)) from exc
         try:
             if len(servers) == 1:
                 available[server.name] = backend.check(list(dict.fromkeys(models)))
@@ -102,7 +87,7 @@ def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str,
             backend.close()
     missing = [m for m in dict.fromkeys(models) if not any(m in have for have in available.values())]
     if missing:
-        raise LaunchError(str(ModelMissing(missing, url=", ".join(available))))
+        raise LaunchError(str(ModelMissing(missing, url=", ".join(available), kind=servers_kind(servers))))
     return available
 
 

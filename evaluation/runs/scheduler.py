@@ -16,17 +16,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from evaluation.engine.parsing import ParsedAnswer
-from evaluation.llm.ollama_backend import LLMResult
+from evaluation.llm.base import LLMBackend, LLMResult
 
 BATCH_SIZE = 25  # finished steps per storing batch
 BATCH_SECONDS = 2.0  # and at least this often, so the heartbeat and cancel checks keep going
-
-
-class ChatBackend(Protocol):
-    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any]) -> LLMResult: ...
 
 
 def cache_key(model: str, digest: str, prompt: str, options: Mapping[str, Any]) -> str:
@@ -101,7 +97,7 @@ class StepInterrupted(Exception):
 
 
 def perform(
-    backend: ChatBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event
+    backend: LLMBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event
 ) -> Outcome:
     """Ask (or read the cache) until an answer parses or the attempts run out; backend errors propagate."""
     outcome = Outcome(step, ParsedAnswer())
@@ -122,7 +118,7 @@ def perform(
 
 
 def run_phase(
-    backend: ChatBackend,
+    backend: LLMBackend,
     model: str,
     steps: Sequence[Step],
     *,

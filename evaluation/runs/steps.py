@@ -16,12 +16,12 @@ from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, EnsembleItem, ensem
 from evaluation.engine.parsing import parse_annotator_answer
 from evaluation.engine.prompts import render_supervisor_prompt
 from evaluation.engine.tasks import TaskSpec
-from evaluation.models import EvaluatorRun, LLMCall, PromptTemplate
+from evaluation.models import EvaluatorRun, PromptTemplate
+from evaluation.runs.ledger import fill_cache
 from evaluation.runs.modes import ModeSpec
 from evaluation.runs.scheduler import Step, plan_attempts
 
 ItemRow = tuple[int, dict[str, str], str]  # (pk, inputs, output), in dataset order
-CACHE_CHUNK = 1000  # cache keys per query
 
 
 def run_items(run: EvaluatorRun) -> QuerySet[Item]:
@@ -142,17 +142,3 @@ class StepPlanner:
     @staticmethod
     def _with_cache(steps: list[Step]) -> list[Step]:
         return fill_cache(steps)
-
-
-def fill_cache(steps: list[Step]) -> list[Step]:
-    """Fill in the stored answers of every attempt the steps may make: they will not be asked again."""
-    keys = [attempt.key for step in steps for attempt in step.attempts]
-    cached: dict[str, str] = {}
-    for start in range(0, len(keys), CACHE_CHUNK):
-        chunk = keys[start : start + CACHE_CHUNK]
-        cached.update(
-            LLMCall.objects.filter(cache_key__in=chunk, status=LLMCall.Status.OK).values_list("cache_key", "response")
-        )
-    for step in steps:
-        step.cached = {a.key: cached[a.key] for a in step.attempts if a.key in cached}
-    return steps

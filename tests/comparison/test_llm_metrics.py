@@ -73,6 +73,23 @@ def test_gptscore_refused_when_the_server_is_unreachable_or_lacks_the_model(summ
     assert not ComparisonJob.objects.exists()
 
 
+@pytest.mark.strict_allowlist
+def test_gptscore_server_must_be_on_the_allowlist(summaries, settings):
+    """GPTScore's address goes through the same allowlist as every job's servers (it used to skip it)."""
+    with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
+        with pytest.raises(JobError, match="not an allowed LLM server"):
+            job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+        job = job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url, check=False)
+        assert job_execute(job.pk) == JobStatus.FAILED
+        assert sim.stats.requests == 0 and sim.stats.endpoint_hits.get("openai-models", 0) == 0
+        job.refresh_from_db()
+        assert "not an allowed LLM server" in job.message
+        settings.GPTSCORE_URL = sim.url  # the admin's GPTScore server is allowed, as an OpenAI-compatible one
+        job = job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+        assert job_execute(job.pk) == JobStatus.DONE
+        assert MetricScore.objects.filter(metric="gptscore:scorer-1b").count() == 4  # 4 items x 1 aspect
+
+
 def test_gptscore_job_pauses_when_the_server_goes_away_and_keeps_its_scores(summaries):
     with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
         job = job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)

@@ -1,8 +1,8 @@
-"""Ask one Ollama model many prompts through the run scheduler, with the shared call cache and audit.
+"""Ask one model many prompts through the run scheduler, with the ledger as cache and audit (DHP scoring,
+the perturber, GPTScore).
 
-Every answer is an `evaluation.LLMCall` row keyed by (model, digest, prompt, options), stored the moment it
-arrives, so a rerun or a resumed job asks nothing whose answer is stored. Parallelism and the retry of
-unparseable answers are the evaluation runs' own (`evaluation.runs.scheduler.run_phase`).
+Every answer is stored in the ledger the moment it arrives. Parallelism and the retry of unparseable
+answers are the evaluation runs' own (`evaluation.runs.scheduler.run_phase`).
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluation.engine.parsing import ParsedAnswer
-from evaluation.llm.ollama_backend import OllamaBackend
-from evaluation.models import LLMCall
+from evaluation.llm.base import LLMBackend
+from evaluation.runs.ledger import call_ids, fill_cache, store_answers
 from evaluation.runs.scheduler import Outcome, Step, plan_attempts, run_phase
-from evaluation.runs.steps import fill_cache
 
 RETRY_TEMPERATURE = 0.1
 
@@ -37,27 +36,8 @@ class Answered:
     fresh: int  # attempts sent to the server (not from the cache)
 
 
-def _store(model: str, digest: str, outcome: Outcome) -> None:
-    fresh = [(a, a.result) for a in outcome.attempts if a.result is not None]
-    if not fresh:
-        return
-    LLMCall.objects.bulk_create(
-        [
-            LLMCall(
-                cache_key=a.key, model=model, model_digest=digest, prompt=outcome.step.prompt, options=a.options,
-                response=a.text, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
-                total_duration_ns=r.total_duration_ns, load_duration_ns=r.load_duration_ns,
-                prompt_eval_duration_ns=r.prompt_eval_duration_ns, eval_duration_ns=r.eval_duration_ns,
-                wall_seconds=a.wall, attempts=r.attempts,
-            )
-            for a, r in fresh
-        ],
-        ignore_conflicts=True,
-    )
-
-
 def ask_many(
-    backend: OllamaBackend,
+    backend: LLMBackend,
     model: str,
     digest: str,
     asks: Sequence[Ask],
@@ -78,7 +58,7 @@ def ask_many(
 
     def batch(outcomes: list[Outcome], interrupted: bool) -> None:
         keys = [o.attempts[-1].key for o in outcomes if o.attempts]
-        calls = dict(LLMCall.objects.filter(cache_key__in=keys).values_list("cache_key", "pk"))
+        calls = call_ids(keys)
         answered = [
             Answered(asks[o.step.item_id], o, calls.get(o.attempts[-1].key) if o.attempts else None,
                      sum(1 for a in o.attempts if a.result is not None))
@@ -87,4 +67,4 @@ def ask_many(
         on_batch(answered, interrupted)
 
     run_phase(backend, model, steps, parse=parse, parallel=parallel,
-              on_answer=lambda outcome: _store(model, digest, outcome), on_batch=batch)
+              on_answer=lambda outcome: store_answers([(model, digest, outcome)]), on_batch=batch)
