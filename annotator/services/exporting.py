@@ -13,8 +13,9 @@ from django.db.models.functions import Coalesce, NullIf
 
 from annotator.models import Assignment, SpanJudgment
 from corpus.formats import FLAGS, AnnotationRecord, ExportRecord, JudgmentRecord, SpanRecord
-from corpus.models import Annotation, Dataset, ErrorSpan, Item
+from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus
 from corpus.spreadsheet import csv_row
+from evaluation.llm.budget import STABLE_PREFIXES, UNPARSED
 
 CHUNK = 200
 KIND_ORDER = {"gold": 0, "human": 1, "ensemble": 2, "supervisor": 3, "annotator": 4}
@@ -125,8 +126,23 @@ def annotation_record(annotation: Annotation) -> AnnotationRecord:
     return AnnotationRecord(
         source=annotation.source.label, kind=annotation.kind, model=annotation.model, score=annotation.score,
         score_label=annotation.score_label, score_explanation=annotation.score_explanation,
+        parse_status=annotation.parse_status, problems=export_problems(annotation),
         spans=[_span_record(s) for s in annotation.spans.all()],
     )
+
+
+def export_problems(annotation: Annotation) -> list[str]:
+    """The annotation's problems with stable prefixes (the export contract): the budget's keep theirs
+    (prompt_too_long:, answer_cut:); the parser's notes on an answer it could not read whole get unparsed:."""
+    problems = []
+    for problem in annotation.parse_problems or []:
+        text = str(problem)
+        if not text.startswith(STABLE_PREFIXES):
+            if annotation.parse_status == ParseStatus.OK:
+                continue  # a note on an answer read whole (a retry that worked) is no problem
+            text = f"{UNPARSED}: {text}"
+        problems.append(text)
+    return problems
 
 
 def _aspects_of(item: Item, annotations: list[Annotation], score_order: list[str]) -> list[str | None]:

@@ -127,12 +127,16 @@ class _LogprobAsker:
     def close(self) -> None:
         self.backend.close()
 
+    def context_length(self, model: str) -> int | None:
+        return self.backend.context_length(model)
+
     def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
         started = time.perf_counter_ns()
         split = int(options["scored_from"])
         result = self.backend.text_logprobs(model, prompt[:split], prompt[split:])
         answer = json.dumps({"mean": result.mean, "tokens": len(result.logprobs)})
-        return LLMResult(text=answer, model=result.model, digest="", prompt_tokens=len(result.logprobs),
+        # The server's count of the whole prompt is not in this answer (only the scored tokens are): 0, unknown.
+        return LLMResult(text=answer, model=result.model, digest="", prompt_tokens=0,
                          completion_tokens=0, total_duration_ns=time.perf_counter_ns() - started, load_duration_ns=0,
                          prompt_eval_duration_ns=0, eval_duration_ns=0, done_reason=None, attempts=result.attempts)
 
@@ -161,11 +165,16 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
     if not asks:
         return
 
+    skipped: list[str] = []
+
     def on_batch(answered: list[Answered], interrupted: bool) -> None:
         nonlocal done
         by_aspect: dict[str, list[tuple[int, float]]] = {}
         for a in answered:
             aspect, pk = a.ask.ref
+            if a.outcome.problems:  # too long for the model: no score is invented, the item stays unscored
+                skipped.extend(a.outcome.problems)
+                continue
             by_aspect.setdefault(aspect, []).append((pk, float(json.loads(a.outcome.raw)["mean"])))
         for aspect, values in by_aspect.items():
             done += _store(spec.name, aspect, values)
@@ -180,7 +189,7 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
                                    f"log-probabilities); {backend.url} is an Ollama address")
             backend.check([spec.model])
             ask_many(_LogprobAsker(backend), spec.model, "", asks, parse=lambda text: ParsedAnswer(status="ok"),
-                     parallel=max(1, settings.OLLAMA_PARALLEL), attempts=1, on_batch=on_batch)
+                     parallel=max(1, settings.OLLAMA_PARALLEL), attempts=1, on_batch=on_batch, answer_tokens=0)
     except BackendUnavailable as exc:
         raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
     except (BackendError, ServerListError) as exc:

@@ -113,7 +113,7 @@ class Perturber:
         report = KindReport(kind.name, None)
         made, skipped = self._done(kind)
         task = self.dataset.task
-        options = {"temperature": 0.0, "seed": self.seed, "num_ctx": settings.OLLAMA_NUM_CTX}
+        options = {"temperature": 0.0, "seed": self.seed, "num_ctx": settings.OLLAMA_NUM_CTX}  # None: sized
         asks = []
         for item in self.items:
             if item.pk in made:

@@ -27,6 +27,7 @@ from dhp.models import DhpRun, DhpScore, Survey
 from dhp.services.perturbing import Perturber, originals, perturbed_items, sizes_for
 from dhp.services.surveys import weights_for_run
 from evaluation.engine.presets import get_preset
+from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG
 from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
 from evaluation.models import Aspect, RunCall, RunStatus
 from evaluation.runs.asking import Answered, Ask, ask_many
@@ -35,6 +36,7 @@ from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
 from evaluation.runs.recovery import stale_running
+from evaluation.selectors import run_problems
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +113,7 @@ def dhp_create(
         survey=survey, weights=weights_version, created_by=user, notes=notes,
         config={"notes": notes, "mode": mode, "model": model, "perturb_model": perturb_model, "digests": digests,
                 "options": {"temperature": SAMPLE_TEMPERATURE if samples > 1 else 0.0, "seed": settings.LLM_SEED,
-                            "num_ctx": settings.OLLAMA_NUM_CTX}},
+                            **({"num_ctx": settings.OLLAMA_NUM_CTX} if settings.OLLAMA_NUM_CTX else {})}},
     )
 
 
@@ -175,6 +177,18 @@ class DhpExecutor:
         self.kinds = [get_kind(name) for name in run.kinds]
         self.mode = run.config["mode"]
         self.model = run.config.get("model", "")
+
+    def _count_problems(self, problems: list[str]) -> None:
+        """Add (item, model) pairs that hit the budget to the run's `config["problems"]` (what `dhp` prints)."""
+        if not problems:
+            return
+        config = DhpRun.objects.values_list("config", flat=True).get(pk=self.run.pk)
+        counts = config.setdefault("problems", {PROMPT_TOO_LONG: 0, ANSWER_CUT: 0})
+        for problem in problems:
+            for name in (PROMPT_TOO_LONG, ANSWER_CUT):
+                if problem.startswith(f"{name}:"):
+                    counts[name] = counts.get(name, 0) + 1
+        self._update(config=config)
 
     def _update(self, **fields) -> None:
         DhpRun.objects.filter(pk=self.run.pk).update(heartbeat_at=timezone.now(), **fields)
@@ -270,6 +284,7 @@ class DhpExecutor:
             digest = backend.check([self.model])[self.model]
 
             def on_batch(answered: list[Answered], interrupted: bool) -> None:
+                self._count_problems([p for a in answered for p in a.outcome.problems])
                 with transaction.atomic():
                     DhpScore.objects.bulk_create([
                         DhpScore(run=run, item_id=a.ask.ref[0], metric=a.ask.ref[1], sample=a.ask.ref[2],
@@ -312,6 +327,7 @@ class DhpExecutor:
                 raise DhpStopped(RunStatus.PAUSED, eval_run.message)
             if eval_run.status != RunStatus.DONE:
                 raise DhpStopped(RunStatus.FAILED, f"evaluation run {eval_run.pk}: {eval_run.message}")
+            self._count_problems([f"{name}:" for name, n in run_problems(eval_run.pk).items() for _ in range(n)])
             scores = Annotation.objects.filter(source=eval_run, kind=kind).values_list("item_id", "score")
             DhpScore.objects.bulk_create(
                 [DhpScore(run=run, item_id=item_id, metric=metric, sample=0, score=score) for item_id, score in scores],

@@ -7,12 +7,21 @@ to describe an error; everything else - one connection pool shared by a job's th
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from .errors import BackendUnavailable
+from .errors import BackendUnavailable, OutOfMemory, PromptTooLong
+
+# How servers word a prompt longer than the context (Ollama 0.12.4+ with truncate:false, deepseek2 family; vLLM;
+# llama.cpp exceed_context_size_error; TGI's 422 validation error), and a model that does not fit in memory
+# (Ollama's scheduler; CUDA). Sources: REAL_SERVERS.md.
+_TOO_LONG = re.compile(
+    r"exceeds the context length|longer than the context length|maximum context length|exceed_context_size"
+    r"|context length|must be <= \d+|too long", re.IGNORECASE)
+_OOM = re.compile(r"requires more system memory|out of memory|insufficient memory|cudaMalloc failed", re.IGNORECASE)
 
 C = TypeVar("C")  # the library's client
 T = TypeVar("T")
@@ -26,11 +35,15 @@ class RetryingClient(Generic[C]):
     label = "the server"  # how messages name the kind of server ("Ollama", "the OpenAI-compatible server")
     advice = "Check that it is running, then resume the job."
 
-    def __init__(self, url: str, *, timeout: float, max_retries: int, backoff: float, max_backoff: float) -> None:
+    def __init__(
+        self, url: str, *, timeout: float, max_retries: int, backoff: float, max_backoff: float,
+        idle_timeout: float | None = None,
+    ) -> None:
         if max_retries < 0:
             raise ValueError("max_retries cannot be negative")
         self.url = url.rstrip("/")
-        self.timeout = timeout
+        self.timeout = timeout  # until the first byte of an answer: queueing and a model load fit in it
+        self.idle_timeout = min(timeout, idle_timeout) if idle_timeout else timeout  # between chunks
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
@@ -69,6 +82,19 @@ class RetryingClient(Generic[C]):
     def _final(self, exc: Exception, model: str) -> None:
         """Raise at once for errors a retry cannot fix; return for transient ones."""
         raise exc
+
+    def _raise_if_named(self, text: str, status: int, model: str, exc: Exception) -> None:
+        """Raise for the server errors whose text says what they are: a prompt longer than the context (that
+        one request fails, not the job) and a model that does not fit in memory (retrying does not help)."""
+        said = " ".join(text.split())[:300]
+        if status in (400, 413, 422, 500) and _TOO_LONG.search(text):
+            raise PromptTooLong(f"{self.where} refused the prompt for {model} as too long: {said}") from exc
+        if status >= 500 and _OOM.search(text):
+            raise OutOfMemory(
+                f"{self.where} cannot load {model}: {said}. Free memory on that machine (unload other models, "
+                "lower OLLAMA_NUM_PARALLEL or the context), or use a smaller model, then resume the job.",
+                url=self.url, model=model,
+            ) from exc
 
     def _describe(self, exc: BaseException) -> str:
         text = str(exc)

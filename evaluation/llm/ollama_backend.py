@@ -8,6 +8,7 @@ backoff; a missing model (HTTP 404) is reported at once, since waiting will not 
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -18,6 +19,7 @@ import ollama
 from .base import LLMResult
 from .client import RetryingClient
 from .errors import OLLAMA, BackendError, BackendUnavailable, ModelMissing
+from .thinking import split_thinking
 
 # httpx logs every request at INFO; a run makes thousands, which would bury the command's own output.
 logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -95,12 +97,14 @@ class OllamaBackend(RetryingClient[ollama.Client]):
         url: str,
         *,
         timeout: float = 300,
+        idle_timeout: float | None = None,
         keep_alive: str | int = "10m",
         max_retries: int = 4,
         backoff: float = 0.5,
         max_backoff: float = 30.0,
     ) -> None:
-        super().__init__(url, timeout=timeout, max_retries=max_retries, backoff=backoff, max_backoff=max_backoff)
+        super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, max_retries=max_retries, backoff=backoff,
+                         max_backoff=max_backoff)
         self.keep_alive = keep_alive
         self._digests: dict[str, str] = {}
 
@@ -150,26 +154,62 @@ class OllamaBackend(RetryingClient[ollama.Client]):
         return found
 
     # --- chat ------------------------------------------------------------------------------
-    def _request(self, model: str, prompt: str, options: Mapping[str, Any], system: str | None) -> dict[str, Any]:
+    def _request(
+        self, model: str, prompt: str, options: Mapping[str, Any], system: str | None, think: bool | None
+    ) -> dict[str, Any]:
         if not model:
             raise ValueError("a model name is required")
         _check_options(options)
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
-        return {
+        body: dict[str, Any] = {
             "model": model,
             "messages": messages,
             "options": dict(options),
             "keep_alive": self.keep_alive,
-            "stream": False,
+            "stream": True,
+            # Since 0.12.4 a prompt longer than num_ctx is refused (400) instead of silently cut; older servers
+            # ignore the field. The client has no parameter for it, so the body is written here.
+            "truncate": False,
         }
+        if think is not None:
+            body["think"] = think
+        return body
 
-    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
+    def chat(
+        self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None,
+        think: bool | None = None,
+    ) -> LLMResult:
         """Return the model's answer to one user prompt (plus an optional system prompt), retrying transient
-        failures with backoff; blocks the calling thread."""
-        request = self._request(model, prompt, options, system)
-        response, attempts = self._retrying(model, lambda client: client.chat(**request))
-        return self._result(model, response, attempts)
+        failures with backoff; blocks the calling thread. The answer streams: the first chunk may take a model
+        load (`timeout`), later ones must come within `idle_timeout` of each other."""
+        body = self._request(model, prompt, options, system, think)
+        (final, content, thinking), attempts = self._retrying(model, lambda client: self._stream(client, body))
+        return self._result(model, final, content, thinking, attempts)
+
+    def _stream(self, client: ollama.Client, body: dict[str, Any]) -> tuple[ollama.ChatResponse, str, str]:
+        """One streamed chat through the official client's connection: (the final chunk, content, thinking)."""
+        content: list[str] = []
+        thinking: list[str] = []
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))
+        with client._client.stream("POST", "/api/chat", json=body, timeout=timeout) as response:
+            if response.status_code >= 400:
+                response.read()
+                raise ollama.ResponseError(response.text, response.status_code)
+            for line in response.iter_lines():
+                if not line.strip():
+                    continue
+                part = json.loads(line)
+                if part.get("error"):
+                    raise ollama.ResponseError(str(part["error"]))  # status -1: an error inside the stream
+                # The first chunk came (the model is loaded): from now on silence means a stalled server.
+                response.request.extensions["timeout"]["read"] = self.idle_timeout
+                message = part.get("message") or {}
+                content.append(message.get("content") or "")
+                thinking.append(message.get("thinking") or "")
+                if part.get("done"):
+                    return ollama.ChatResponse(**part), "".join(content), "".join(thinking)
+        raise ollama.ResponseError("the answer stream ended before the answer was done")
 
     def load(self, model: str, *, options: Mapping[str, Any]) -> None:
         """Ask the server to load `model` now (a chat without messages), so a model whose requests are
@@ -178,11 +218,21 @@ class OllamaBackend(RetryingClient[ollama.Client]):
         _check_options(options)
         self._connection().chat(model=model, messages=[], options=dict(options), keep_alive=self.keep_alive)
 
+    def context_length(self, model: str) -> int | None:
+        """The model's trained context length from /api/show (`<arch>.context_length`), None if not stated."""
+        try:
+            info = self._connection().show(model).modelinfo or {}
+        except (ollama.ResponseError, ConnectionError, httpx.HTTPError, ValueError):
+            return None
+        lengths = [int(v) for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
+        return lengths[0] if lengths else None
+
     def _final(self, exc: Exception, model: str) -> None:
         """Raise at once for errors a retry cannot fix; return for transient ones."""
         if isinstance(exc, ollama.ResponseError):
             if exc.status_code == 404:
                 raise ModelMissing([model], url=self.url) from exc
+            self._raise_if_named(str(exc.error), exc.status_code, model, exc)
             # -1 is an error line inside a stream; 429/503 mean the server's queue is full.
             if exc.status_code >= 500 or exc.status_code in (-1, 408, 429):
                 return
@@ -200,9 +250,13 @@ class OllamaBackend(RetryingClient[ollama.Client]):
             return self._digests[model]
         return next((digest for name, digest in self._digests.items() if tag_matches(model, name)), None)
 
-    def _result(self, model: str, response: ollama.ChatResponse, attempts: int) -> LLMResult:
+    def _result(
+        self, model: str, response: ollama.ChatResponse, content: str, thinking: str, attempts: int
+    ) -> LLMResult:
+        answer, trace = split_thinking(content, thinking)
         return LLMResult(
-            text=response.message.content or "",
+            text=answer,
+            thinking=trace,
             model=response.model or model,
             digest=self._digest(model),
             prompt_tokens=response.prompt_eval_count or 0,

@@ -24,6 +24,7 @@ from .base import LLMResult
 from .client import RetryingClient
 from .errors import BackendError, BackendUnavailable, ModelMissing
 from .ollama_backend import resolve_model
+from .thinking import split_thinking
 
 # Ollama-style option names (what our prompts and presets use) -> OpenAI request fields.
 _STANDARD = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
@@ -83,11 +84,13 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
         *,
         api_key: str | None = None,
         timeout: float = 300,
+        idle_timeout: float | None = None,
         max_retries: int = 4,
         backoff: float = 0.5,
         max_backoff: float = 30.0,
     ) -> None:
-        super().__init__(url, timeout=timeout, max_retries=max_retries, backoff=backoff, max_backoff=max_backoff)
+        super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, max_retries=max_retries, backoff=backoff,
+                         max_backoff=max_backoff)
         self.api_key = api_key
 
     @property
@@ -132,6 +135,7 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
         if isinstance(exc, openai.APIStatusError):
             if exc.status_code == 404:
                 raise ModelMissing([model], url=self.url, kind=self.kind) from exc
+            self._raise_if_named(f"{exc.message} {exc.body or ''}", exc.status_code, model, exc)
             if exc.status_code >= 500 or exc.status_code in (408, 429):
                 return
             raise BackendError(f"{self.where} rejected the request for {model} ({_describe(exc)})") from exc
@@ -142,11 +146,17 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
         raise exc
 
     # --- chat ------------------------------------------------------------------------------
-    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
-        """Return the model's answer to one user prompt, as `OllamaBackend.chat` does."""
+    def chat(
+        self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None,
+        think: bool | None = None,
+    ) -> LLMResult:
+        """Return the model's answer to one user prompt, as `OllamaBackend.chat` does; a reasoning trace
+        (`reasoning_content`, `reasoning`, or `<think>` in the content) is kept apart from the answer."""
         if not model:
             raise ValueError("a model name is required")
         fields, extra = request_options(options)
+        if think is not None:  # vLLM/llama.cpp pass this to the chat template (qwen3's switch)
+            extra["chat_template_kwargs"] = {"enable_thinking": think}
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
         started = time.perf_counter_ns()
@@ -161,8 +171,12 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
             raise BackendError(f"{self.where} answered {model} with no choices")
         choice = response.choices[0]
         usage = response.usage
+        extra_fields = choice.message.model_extra or {}
+        given = extra_fields.get("reasoning_content") or extra_fields.get("reasoning") or ""
+        answer, trace = split_thinking(choice.message.content or "", str(given))
         return LLMResult(
-            text=choice.message.content or "",
+            text=answer,
+            thinking=trace,
             model=response.model or model,
             digest="",
             prompt_tokens=usage.prompt_tokens if usage else 0,
@@ -174,6 +188,19 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
             done_reason=choice.finish_reason,
             attempts=attempts,
         )
+
+    def context_length(self, model: str) -> int | None:
+        """The model's context length as the server states it: vLLM's `max_model_len` in /v1/models, or the
+        llama.cpp server's `n_ctx` in /props; None when the server says neither (TGI)."""
+        try:
+            for entry in self._connection().models.list():
+                if entry.id == model and (entry.model_extra or {}).get("max_model_len"):
+                    return int(entry.model_extra["max_model_len"])
+            props = self._connection().get(f"{self.url}/props", cast_to=httpx.Response)
+            settings = props.json().get("default_generation_settings") or {}
+            return int(settings["n_ctx"]) if settings.get("n_ctx") else None
+        except (openai.OpenAIError, httpx.HTTPError, ValueError, TypeError, KeyError):
+            return None
 
     # --- log-probabilities of a given text (GPTScore) --------------------------------------
     def text_logprobs(self, model: str, context: str, text: str) -> TextLogprobs:

@@ -78,12 +78,16 @@ def parse_servers(value: str | Sequence[str]) -> list[Server]:
 
 
 def open_backend(
-    server: Server, *, timeout: float, keep_alive: str | int = "10m", max_retries: int = 4, backoff: float = 0.5
+    server: Server, *, timeout: float, idle_timeout: float | None = None, keep_alive: str | int = "10m",
+    max_retries: int = 4, backoff: float = 0.5,
 ) -> LLMBackend:
-    """A client of `server` with the shared retry policy (the connection opens on first use)."""
+    """A client of `server` with the shared retry policy (the connection opens on first use); `timeout` is
+    the wait for an answer's first byte, `idle_timeout` the wait between its chunks."""
     if server.kind is ServerKind.OPENAI:
-        return OpenAICompatBackend(server.url, timeout=timeout, max_retries=max_retries, backoff=backoff)
-    return OllamaBackend(server.url, timeout=timeout, keep_alive=keep_alive, max_retries=max_retries, backoff=backoff)
+        return OpenAICompatBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, max_retries=max_retries,
+                                   backoff=backoff)
+    return OllamaBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, keep_alive=keep_alive,
+                         max_retries=max_retries, backoff=backoff)
 
 
 def servers_kind(servers: Sequence[Server]) -> str:

@@ -60,6 +60,7 @@ def connect(
     if why:
         raise ServerNotAllowed(why)
     return open_backend(
-        server, timeout=settings.OLLAMA_TIMEOUT if timeout is None else timeout,
+        server, timeout=settings.LLM_LOAD_TIMEOUT if timeout is None else timeout,
+        idle_timeout=settings.LLM_IDLE_TIMEOUT,
         keep_alive=settings.OLLAMA_KEEP_ALIVE if keep_alive is None else keep_alive, max_retries=max_retries,
     )

@@ -19,7 +19,8 @@ from django.conf import settings
 from corpus.models import Annotation, AnnotationKind
 from evaluation.engine.parsing import parse_supervisor_answer
 from evaluation.llm.base import LLMBackend
-from evaluation.llm.errors import BackendError, ModelMissing, ServerNotAllowed
+from evaluation.llm.budget import ModelBudget
+from evaluation.llm.errors import BackendError, ModelMissing, OutOfMemory, ServerNotAllowed
 from evaluation.llm.servers import Server, models_on, parse_servers, servers_kind
 from evaluation.models import EvaluatorRun, RunCall, RunStatus
 from evaluation.runs.backends import connect
@@ -77,7 +78,8 @@ class RunExecutor:
         self.items = list(run_items(run).order_by("position").values_list("pk", "inputs", "output"))
         self.position = {pk: i for i, (pk, _, _) in enumerate(self.items)}
         self.digests: dict[str, str] = dict(config.get("digests", {}))
-        self.planner = StepPlanner(run, self.items, self.digests)
+        self.budgets: dict[str, ModelBudget] = {}  # model -> its context budget, set once the models are placed
+        self.planner = StepPlanner(run, self.items, self.digests, self.budgets)
         self.writer = RunWriter(run, {pk: output for pk, _, output in self.items}, self.digests)
         self.available: dict[str, dict[str, str]] = {}  # server -> model -> digest, of the servers that answered
         self.expected: dict[str, float] = {}
@@ -100,6 +102,9 @@ class RunExecutor:
         except RunStopped as stop:
             self.writer.finish(stop.status, stop.message)
             return stop.status
+        except OutOfMemory as exc:  # retrying will not help; the operator frees memory, then resumes
+            self.writer.finish(RunStatus.PAUSED, f"{exc} {KEPT}")
+            return RunStatus.PAUSED
         except ModelMissing as exc:  # a model deleted mid-job: waiting will not bring it back
             self.writer.finish(RunStatus.FAILED, str(exc))
             return RunStatus.FAILED
@@ -121,10 +126,14 @@ class RunExecutor:
         self.expected = dict(placement.seconds)
         for model, server in placement.models.items():
             self._use_digest(model, server)
+            self.budgets[model] = self._budget(model, self.backends[server])
         kinds = {s.name: s.kind.value for s in self.servers}
         self.record = placement_record(placement, kinds, down=down)
         self.writer.placed(self.record)
         lanes = {s.name: self._lane(s.name) for s in self.servers if s.name not in down}
+        for phase in self.phases:  # first: a model that also annotates is then loaded once, at this size
+            if phase.role == RunCall.Role.SUPERVISOR and calls[phase]:
+                self.planner.presettle_supervisor(phase.model)
         for phase in self.phases:
             server = placement.models.get(phase.model)
             if server is None or not calls[phase]:
@@ -134,10 +143,28 @@ class RunExecutor:
             self._supervise({pk for pk, _, _ in self.items})
         return list(lanes.values())
 
+    def _budget(self, model: str, backend: LLMBackend) -> ModelBudget:
+        """The model's context budget: its length from the server, num_ctx pinned or as a resumed run chose it."""
+        config = self.run.config
+        lookup = getattr(backend, "context_length", None)
+        return ModelBudget(
+            limit=lookup(model) if lookup is not None else None,
+            answer_tokens=int(config.get("answer_tokens") or settings.LLM_ANSWER_TOKENS),
+            pinned=config["options"].get("num_ctx") or None,
+            num_ctx=config.get("num_ctx", {}).get(model),
+            think=config.get("think", {}).get(model),
+        )
+
+    def _options(self, model: str) -> dict[str, Any]:
+        budget = self.budgets.get(model)
+        options = dict(self.run.config["options"])
+        return budget.options(options) if budget is not None else options
+
     def _lane(self, server: str) -> Lane:
         backend = self.backends[server]
         load = getattr(backend, "load", None)  # Ollama loads on request; OpenAI-compatible servers keep theirs
-        warm = partial(load, options=self.run.config["options"]) if load is not None else None
+        # The run's exact options for the model, or its first real request reloads it.
+        warm = (lambda model: load(model, options=self._options(model))) if load is not None else None
         return Lane(server, backend, warm=warm)
 
     def _ask_servers(self, models: list[str]) -> dict[str, str]:

@@ -100,6 +100,14 @@ def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
     return check_servers(servers, models)[servers[0].name]
 
 
+def base_options() -> dict[str, Any]:
+    """A job's sampling options; num_ctx only when OLLAMA_NUM_CTX pins it (else each model's budget sets it)."""
+    options: dict[str, Any] = {"temperature": 0.0, "seed": settings.LLM_SEED}
+    if settings.OLLAMA_NUM_CTX:
+        options["num_ctx"] = settings.OLLAMA_NUM_CTX
+    return options
+
+
 MAX_PARALLEL = 64  # requests in flight per model; EvaluatorRun.parallel is a small integer
 
 
@@ -184,7 +192,9 @@ def run_create(
         "annotators": annotators,
         "supervisor": supervisor,
         "digests": digests,
-        "options": {"temperature": 0.0, "seed": settings.LLM_SEED, "num_ctx": settings.OLLAMA_NUM_CTX},
+        "options": base_options(),
+        "answer_tokens": (chosen.answer_tokens if used_preset else None) or settings.LLM_ANSWER_TOKENS,
+        "think": dict(chosen.think) if used_preset else {},
         "retry_temperature": RETRY_TEMPERATURE,
         "max_answer_attempts": MAX_ANSWER_ATTEMPTS,
         "outlier_rule": outlier_rule,

@@ -48,7 +48,7 @@ def store_answers(answers: Iterable[tuple[str, str, Outcome]]) -> None:
             response=a.text, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
             total_duration_ns=r.total_duration_ns, load_duration_ns=r.load_duration_ns,
             prompt_eval_duration_ns=r.prompt_eval_duration_ns, eval_duration_ns=r.eval_duration_ns,
-            wall_seconds=a.wall, attempts=r.attempts,
+            wall_seconds=a.wall, attempts=r.attempts, done_reason=(r.done_reason or "")[:16], thinking=r.thinking,
         )
         for model, digest, outcome in answers
         for a in outcome.attempts
@@ -59,12 +59,14 @@ def store_answers(answers: Iterable[tuple[str, str, Outcome]]) -> None:
 
 
 def cached_answers(keys: Sequence[str]) -> dict[str, str]:
-    """cache key -> stored answer, for those of `keys` the ledger holds."""
+    """cache key -> stored answer, for those of `keys` the ledger holds whole (an answer cut at the answer
+    budget is no answer to reuse: the job asks again, with a longer budget if it is cut again)."""
     cached: dict[str, str] = {}
     for start in range(0, len(keys), CACHE_CHUNK):
         chunk = keys[start : start + CACHE_CHUNK]
         cached.update(
-            LLMCall.objects.filter(cache_key__in=chunk, status=LLMCall.Status.OK).values_list("cache_key", "response")
+            LLMCall.objects.filter(cache_key__in=chunk, status=LLMCall.Status.OK).exclude(done_reason="length")
+            .values_list("cache_key", "response")
         )
     return cached
 

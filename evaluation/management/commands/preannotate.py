@@ -13,6 +13,7 @@ from evaluation.models import EvaluatorRun, RunStatus
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_enqueue
 from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
+from evaluation.selectors import run_problems
 
 
 class Command(BaseCommand):
@@ -81,6 +82,9 @@ class Command(BaseCommand):
             f"{run.label}: {status}; {run.done_calls}/{run.total_calls} steps, {run.cache_hits} from the cache, "
             f"{run.failed_calls} unparseable."
         )
+        problems = run_problems(run.pk)
+        self.stdout.write(f"prompt_too_long: {problems['prompt_too_long']} pair(s); "
+                          f"answer_cut: {problems['answer_cut']} pair(s)")
         if status != RunStatus.DONE:
             raise CommandError(run.message or f"run ended as {status}")
 
