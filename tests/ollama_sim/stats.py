@@ -28,6 +28,8 @@ class CallRecord:
     loaded: bool = False
     keep_alive: Any = None
     top_level_keys: list[str] = field(default_factory=list)
+    truncated: bool = False  # the server cut the prompt to its context (as Ollama does without truncate:false)
+    prompt_tokens: int = 0
 
 
 @dataclass
@@ -44,6 +46,8 @@ class SimStats:
     peak_concurrency: int = 0
     peak_per_model: dict[str, int] = field(default_factory=dict)
     faults_injected: dict[str, int] = field(default_factory=dict)
+    truncated: int = 0  # requests whose prompt the server cut (its log line "truncating input prompt")
+    refused_too_long: int = 0
     log: list[CallRecord] = field(default_factory=list)
 
     def copy(self) -> SimStats:
