@@ -99,6 +99,11 @@ class Outcome:
     def raw(self) -> str:
         return self.attempts[-1].text if self.attempts else ""
 
+    @property
+    def retries(self) -> int:
+        """Attempts made again because an answer did not parse (not those asked again with a longer budget)."""
+        return len({a.number % LONGER for a in self.attempts}) - 1 if self.attempts else 0
+
 
 class StepInterrupted(Exception):
     """A step given up between attempts because the phase is stopping; its answers so far travel along."""
@@ -119,10 +124,8 @@ def perform(
     a prompt the server truncated is never parsed."""
     outcome = Outcome(step, ParsedAnswer())
     budget = step.budget
-    if budget is not None:
-        fitted = budget.check(step.prompt)
-        if not fitted.fits:
-            return outcome.fail(fitted.problem)
+    if budget is not None and not budget.check(step.prompt).fits:
+        return outcome.fail(_too_long(step, None))
     for number, attempt in enumerate(step.attempts):
         if stop.is_set():
             raise StepInterrupted(outcome)
@@ -190,7 +193,7 @@ def _ask_longer(
 def _too_long(step: Step, refused: PromptTooLong | None) -> str:
     budget = step.budget
     tokens = budget.estimator.tokens(step.prompt) if budget is not None else len(step.prompt) // 3
-    limit = (budget.num_ctx or budget.ceiling) if budget is not None else None
+    limit = (budget.ceiling or budget.num_ctx) if budget is not None else None
     return f"{PROMPT_TOO_LONG}: ~{tokens} tokens, limit {limit or 'unknown'}"
 
 

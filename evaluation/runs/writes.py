@@ -146,8 +146,9 @@ class RunWriter:
         """The annotator's annotation; retries of an unparseable answer are noted among its problems."""
         parsed = outcome.parsed
         problems = list(parsed.problems)
-        if len(outcome.attempts) > 1:
-            problems.insert(0, f"answer unparseable on {len(outcome.attempts) - 1} earlier attempt(s); retried warmer")
+        if outcome.retries:
+            note = f"answer unparseable on {outcome.retries} earlier attempt(s); retried warmer"
+            problems.insert(len(outcome.problems), note)
         annotation = self._annotation(
             outcome.step.item_id, AnnotationKind.ANNOTATOR, model, score=scale.score(parsed),
             score_label=parsed.score_label or "", score_explanation=parsed.score_explanation, raw_answer=outcome.raw,

@@ -53,8 +53,8 @@ def test_context_length_from_vllm_models_and_llamacpp_props():
 
 
 def test_tgi_cuts_at_100_tokens_unless_max_tokens_is_sent():
-    with OllamaSim(SimConfig(models=["plain:1b"], profile="tgi2", rules=(ReplyRule(" ".join(["word"] * 300)),))) as sim, \
-            OpenAICompatBackend(sim.url) as backend:
+    config = SimConfig(models=["plain:1b"], profile="tgi2", rules=(ReplyRule(" ".join(["word"] * 300)),))
+    with OllamaSim(config) as sim, OpenAICompatBackend(sim.url) as backend:
         cut = backend.chat("plain:1b", "hi", options={})
         assert cut.done_reason == "length" and cut.completion_tokens == 100
         whole = backend.chat("plain:1b", "hi", options={"num_predict": 2_048})
