@@ -23,7 +23,7 @@ import openai
 from .base import LLMResult
 from .client import RetryingClient
 from .errors import BackendError, BackendUnavailable, ModelMissing
-from .ollama_backend import resolve_model
+from .ollama_backend import resolve_model, tag_matches
 from .thinking import split_thinking
 
 # Ollama-style option names (what our prompts and presets use) -> OpenAI request fields.
@@ -194,8 +194,9 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
         llama.cpp server's `n_ctx` in /props; None when the server says neither (TGI)."""
         try:
             for entry in self._connection().models.list():
-                if entry.id == model and (entry.model_extra or {}).get("max_model_len"):
-                    return int(entry.model_extra["max_model_len"])
+                length = (entry.model_extra or {}).get("max_model_len")
+                if length and (entry.id == model or tag_matches(model, entry.id)):
+                    return int(length)
             props = self._connection().get(f"{self.url}/props", cast_to=httpx.Response)
             settings = props.json().get("default_generation_settings") or {}
             return int(settings["n_ctx"]) if settings.get("n_ctx") else None

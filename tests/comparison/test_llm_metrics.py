@@ -153,3 +153,16 @@ def test_distilled_metric_stores_the_0_to_100_score(dialogue):
         answers = {a.item_id: a.score for a in Annotation.objects.filter(source_id=run.pk, score__isnull=False)}
         assert values == pytest.approx(answers) and len(values) == 6
         assert all(0 <= v <= 100 for v in values.values()) and max(values.values()) > 5  # not the 1-5 scale
+
+
+def test_gptscore_goes_through_the_budget_a_too_long_text_is_not_sent_nor_scored(summaries):
+    """Issue 21: GPTScore's prompts fit the model's length (vLLM's max_model_len) or are not sent; no score
+    is invented for them, and the job completes with the others."""
+    long_item = Item.objects.filter(dataset=summaries).order_by("position").first()
+    Item.objects.filter(pk=long_item.pk).update(output="word " * 5_000)
+    with OllamaSim(SimConfig(models=["scorer-1b"], profile="vllm", context_length=2_048)) as sim:
+        job = _execute(job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url))
+        assert _requests(sim) == 3 and sim.stats.refused_too_long == 0
+    scored = set(MetricScore.objects.filter(metric="gptscore:scorer-1b").values_list("item_id", flat=True))
+    assert len(scored) == 3 and long_item.pk not in scored
+    assert job.status == JobStatus.DONE

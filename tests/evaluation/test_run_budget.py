@@ -3,7 +3,10 @@ or marked cut, thinking stays apart, an out-of-memory server pauses the run with
 
 from __future__ import annotations
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
 from django.test import Client
 
 from accounts.services.tokens import token_create
@@ -117,3 +120,12 @@ def test_an_out_of_memory_server_pauses_the_run_with_its_message():
     assert "requires more system memory" in run.message and ANNOTATORS[1] in run.message
     assert "Free memory" in run.message and "ollama serve" not in run.message
     assert len(oom_requests) <= 2  # not retried: at most the requests already in flight
+
+
+def test_preannotate_ends_with_the_counts_of_too_long_and_cut_pairs():
+    _dataset("cmd", [20, 900])
+    out = StringIO()
+    with OllamaSim(_config(profile="ollama", context_length=8_192)) as sim:
+        call_command("preannotate", dataset="cmd", aspect="accuracy", annotators=",".join(ANNOTATORS),
+                     supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2, sync=True, stdout=out)
+    assert out.getvalue().rstrip().splitlines()[-1] == "prompt_too_long: 2 pair(s); answer_cut: 0 pair(s)"
