@@ -41,6 +41,34 @@ from bench.pgdb import allow_servers, ensure_postgres_database  # noqa: E402
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_bench")
 
 
+def setup_django() -> None:
+    """The bench's own database, migrated."""
+    ensure_postgres_database("bench/ensemble_schedule.py")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def timed_run(sim, dataset, annotators: list[str], supervisor: str, parallel: int):
+    """Create the job on `sim` (models unloaded first) and run it: (run, status, wall seconds, sim stats)."""
+    from evaluation.runs.execute import run_execute
+    from evaluation.runs.launch import run_create
+
+    allow_servers(sim.url)
+    run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
+                     ollama_url=sim.url, parallel=parallel)
+    sim.reset(models=True)
+    began = time.perf_counter()
+    status = run_execute(run.pk)
+    wall = time.perf_counter() - began
+    stats = sim.stats()
+    run.refresh_from_db()
+    return run, status, wall, stats
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=24)
@@ -57,13 +85,7 @@ def main() -> int:
     if args.realistic:
         return realistic(args)
 
-    ensure_postgres_database("bench/ensemble_schedule.py")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    setup_django()
 
     from corpus.models import Dataset, Item, TaskType
     from evaluation.engine.prompts import render_annotator_prompt
@@ -98,15 +120,7 @@ def main() -> int:
     bound = len(models) * args.swap + len(models) * math.ceil(calls_per_model / args.parallel) * args.call
 
     with SimProcess(config) as sim:
-        allow_servers(sim.url)
-        run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
-                         ollama_url=sim.url, parallel=args.parallel)
-        sim.reset(models=True)
-        began = time.perf_counter()
-        status = run_execute(run.pk)
-        wall = time.perf_counter() - began
-        stats = sim.stats()
-        run.refresh_from_db()
+        run, status, wall, stats = timed_run(sim, dataset, annotators, supervisor, args.parallel)
 
         rerun = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
                            ollama_url=sim.url, parallel=args.parallel)
@@ -205,17 +219,9 @@ def realistic(args: argparse.Namespace) -> int:
         print("--realistic needs rotowire/train.jsonl in $SPANJUDGE_DATA or ../shared/data; it is not there, "
               "so nothing was measured.")
         return 0
-    ensure_postgres_database("bench/ensemble_schedule.py")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    setup_django()
     from corpus.models import Dataset, Item, TaskType
     from evaluation.models import LLMCall, RunCall
-    from evaluation.runs.execute import run_execute
-    from evaluation.runs.launch import run_create
     from tests.ollama_sim.config import SimConfig
     from tests.ollama_sim.process import SimProcess
 
@@ -235,15 +241,7 @@ def realistic(args: argparse.Namespace) -> int:
         for i, row in enumerate(rows)
     )
     with SimProcess(config) as sim:
-        allow_servers(sim.url)
-        run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
-                         ollama_url=sim.url, parallel=args.parallel)
-        sim.reset(models=True)
-        began = time.perf_counter()
-        status = run_execute(run.pk)
-        wall = time.perf_counter() - began
-        stats = sim.stats()
-    run.refresh_from_db()
+        run, status, wall, stats = timed_run(sim, dataset, annotators, supervisor, args.parallel)
     calls = LLMCall.objects.filter(run_calls__run=run, run_calls__from_cache=False).distinct()
     per_model: dict[str, list[float]] = {}
     prompt_tokens = []
