@@ -227,3 +227,17 @@ def test_tag_matches_is_reflexive_and_ignores_case_and_default_tag(name: str) ->
     assert tag_matches(name.upper(), name)
     if ":" not in name:
         assert tag_matches(name, f"{name}:latest") and tag_matches(f"{name}:latest", name)
+
+
+def test_a_client_that_gives_up_mid_load_takes_the_load_with_it(sim: OllamaSim) -> None:
+    """As in Ollama, the load belongs to the request: a first-byte timeout shorter than the load never gets
+    the model loaded (why LLM_LOAD_TIMEOUT must cover a load); a patient client then loads it again."""
+    sim.configure(swap_cost=1.0)
+    with pytest.raises(BackendUnavailable):
+        OllamaBackend(sim.url, timeout=0.3, max_retries=0).chat("llama3", "hi", options=OPTIONS)
+    deadline = time.monotonic() + 3
+    while sim.stats.abandoned_loads == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sim.stats.abandoned_loads == 1 and sim.stats.loads == 1
+    result = OllamaBackend(sim.url, timeout=5, idle_timeout=0.3, max_retries=0).chat("llama3", "hi", options=OPTIONS)
+    assert result.load_duration_ns >= 0.9e9 and sim.stats.loads == 2

@@ -417,8 +417,15 @@ class Handler(BaseHTTPRequestHandler):
             return 0
         started = time.perf_counter_ns()
         digest = config.digest(runner.name) or ""
+        deadline = time.monotonic() + config.swap_cost + config.load_seconds_per_gb * catalog.size(digest) / 1e9
         try:
-            time.sleep(config.swap_cost + config.load_seconds_per_gb * catalog.size(digest) / 1e9)
+            while (left := deadline - time.monotonic()) > 0:
+                time.sleep(min(left, 0.05))
+                # Ollama ties a load to the request that started it (`WaitUntilRunning(req.ctx)`, sched.go:733):
+                # a client that gives up mid-load takes the load with it; the next request loads again.
+                if self._client_gone():
+                    self.sim.scheduler.abandon(runner)
+                    raise RequestAbandoned
         finally:
             runner.ready.set()
         return max(1, time.perf_counter_ns() - started)

@@ -46,6 +46,7 @@ class SimStats:
     peak_concurrency: int = 0
     peak_per_model: dict[str, int] = field(default_factory=dict)
     faults_injected: dict[str, int] = field(default_factory=dict)
+    abandoned_loads: int = 0  # loads given up because the requesting client disconnected
     truncated: int = 0  # requests whose prompt the server cut (its log line "truncating input prompt")
     refused_too_long: int = 0
     log: list[CallRecord] = field(default_factory=list)
