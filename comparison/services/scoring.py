@@ -23,7 +23,7 @@ from corpus.models import Annotation, Item
 from evaluation.answers import RUN_ANSWER_KINDS
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMResult
-from evaluation.llm.errors import BackendError, BackendUnavailable
+from evaluation.llm.errors import BackendError, BackendUnavailable, OutOfMemory
 from evaluation.llm.openai_backend import OpenAICompatBackend
 from evaluation.llm.servers import ServerKind, ServerListError
 from evaluation.models import Aspect, EvaluatorRun, RunCall, RunStatus
@@ -190,7 +190,7 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
             backend.check([spec.model])
             ask_many(_LogprobAsker(backend), spec.model, "", asks, parse=lambda text: ParsedAnswer(status="ok"),
                      parallel=max(1, settings.OLLAMA_PARALLEL), attempts=1, on_batch=on_batch, answer_tokens=0)
-    except BackendUnavailable as exc:
+    except (BackendUnavailable, OutOfMemory) as exc:
         raise Stop(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
     except (BackendError, ServerListError) as exc:
         raise Stop(JobStatus.FAILED, f"GPTScore: {exc}") from exc

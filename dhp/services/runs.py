@@ -28,7 +28,7 @@ from dhp.services.perturbing import Perturber, originals, perturbed_items, sizes
 from dhp.services.surveys import weights_for_run
 from evaluation.engine.presets import get_preset
 from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG
-from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
+from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing, OutOfMemory
 from evaluation.models import Aspect, RunCall, RunStatus
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
@@ -208,6 +208,9 @@ class DhpExecutor:
             return stop.status
         except BackendUnavailable as exc:
             self._finish(RunStatus.PAUSED, f"{exc} Stored calls are kept; resume the run when the server is back.")
+            return RunStatus.PAUSED
+        except OutOfMemory as exc:  # not retried; the operator frees memory, then resumes
+            self._finish(RunStatus.PAUSED, f"{exc} Stored calls are kept.")
             return RunStatus.PAUSED
         except (ModelMissing, BackendError, DhpError, LaunchError) as exc:
             self._finish(RunStatus.FAILED, str(exc))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from dhp.models import DhpRun, DhpScore
 from evaluation.models import RunStatus
@@ -42,3 +42,14 @@ def test_dhp_run_refuses_a_too_long_text_counts_it_and_completes():
     assert DhpScore.objects.filter(run=run, score__isnull=True).count() == 4
     assert len(sent) == 1 and sent.pop() <= 4_096
     assert run.results["perturbations"][0]["n_pairs"] == N_ITEMS - 1
+
+
+def test_dhp_run_on_an_out_of_memory_server_pauses_with_its_message():
+    _dataset()
+    config = SimConfig(models=[MODEL], parallel=2, answer=sim_answer, profile="ollama", oom_models=(MODEL,))
+    out = StringIO()
+    with OllamaSim(config) as sim, pytest.raises(CommandError):
+        call_command("dhp", dataset="dhp-long", evaluator=MODEL, metrics="coherence", kinds="typo:major", samples=1,
+                     seed=5, ollama_url=sim.url, parallel=2, sync=True, stdout=out, stderr=StringIO())
+    run = DhpRun.objects.get(pk=int(out.getvalue().split()[0]))
+    assert run.status == RunStatus.PAUSED and "requires more system memory" in run.message and MODEL in run.message
