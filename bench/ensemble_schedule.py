@@ -10,8 +10,15 @@ With `--servers K` (K > 1) it then runs the same job over another fresh dataset 
 bound: the best spread of the models' work over K servers, and the last annotator answer plus one
 supervisor call (`evaluation.runs.placement.job_bound`).
 
+With `--realistic` it runs RotoWire-length items instead (the first `--items` of rotowire/train.jsonl in
+$SPANJUDGE_DATA or ../shared/data; it says so and stops when they are absent) on the token-timed simulator
+with the `ollama` profile (context 32k, prompt tokens at `--prompt-tps`, generated tokens at `--gen-tps`,
+a load of `--swap` s), and prints the wall time beside the token-based lower bound: for each model its load
+plus the larger of (its calls' token time / P) and its longest call, summed over the models.
+
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/spanjudge_bench python bench/ensemble_schedule.py \
         [--items 24] [--annotators 5] [--swap 1.0] [--call 0.3] [--parallel 4] [--servers 1] [--skip-naive]
+        [--realistic [--prompt-tps 4000] [--gen-tps 400]]
 """
 
 from __future__ import annotations
@@ -34,6 +41,34 @@ from bench.pgdb import allow_servers, ensure_postgres_database  # noqa: E402
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/spanjudge_bench")
 
 
+def setup_django() -> None:
+    """The bench's own database, migrated."""
+    ensure_postgres_database("bench/ensemble_schedule.py")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def timed_run(sim, dataset, annotators: list[str], supervisor: str, parallel: int):
+    """Create the job on `sim` (models unloaded first) and run it: (run, status, wall seconds, sim stats)."""
+    from evaluation.runs.execute import run_execute
+    from evaluation.runs.launch import run_create
+
+    allow_servers(sim.url)
+    run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
+                     ollama_url=sim.url, parallel=parallel)
+    sim.reset(models=True)
+    began = time.perf_counter()
+    status = run_execute(run.pk)
+    wall = time.perf_counter() - began
+    stats = sim.stats()
+    run.refresh_from_db()
+    return run, status, wall, stats
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=24)
@@ -43,15 +78,14 @@ def main() -> int:
     parser.add_argument("--parallel", type=int, default=4)
     parser.add_argument("--servers", type=int, default=1, help="also run the job on this many servers")
     parser.add_argument("--skip-naive", action="store_true")
+    parser.add_argument("--realistic", action="store_true", help="RotoWire-length items on the token-timed simulator")
+    parser.add_argument("--prompt-tps", type=float, default=4000.0, help="--realistic: prompt tokens per second")
+    parser.add_argument("--gen-tps", type=float, default=400.0, help="--realistic: generated tokens per second")
     args = parser.parse_args()
+    if args.realistic:
+        return realistic(args)
 
-    ensure_postgres_database("bench/ensemble_schedule.py")
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
+    setup_django()
 
     from corpus.models import Dataset, Item, TaskType
     from evaluation.engine.prompts import render_annotator_prompt
@@ -86,15 +120,7 @@ def main() -> int:
     bound = len(models) * args.swap + len(models) * math.ceil(calls_per_model / args.parallel) * args.call
 
     with SimProcess(config) as sim:
-        allow_servers(sim.url)
-        run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
-                         ollama_url=sim.url, parallel=args.parallel)
-        sim.reset(models=True)
-        began = time.perf_counter()
-        status = run_execute(run.pk)
-        wall = time.perf_counter() - began
-        stats = sim.stats()
-        run.refresh_from_db()
+        run, status, wall, stats = timed_run(sim, dataset, annotators, supervisor, args.parallel)
 
         rerun = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
                            ollama_url=sim.url, parallel=args.parallel)
@@ -171,6 +197,75 @@ def main() -> int:
         print(f"{args.servers}-server LLM requests                          = "
               f"{sum(stats.requests for stats in k_stats)}  (calls needed {needed}), repeated answered calls "
               f"{sum(stats.repeated_calls() for stats in k_stats)}")
+    return 0
+
+
+def rotowire_rows(count: int) -> list[dict] | None:
+    """The first `count` RotoWire items, or None when the shared data is not there."""
+    import json
+
+    root = Path(os.environ.get("SPANJUDGE_DATA") or Path(__file__).resolve().parent.parent.parent / "shared" / "data")
+    path = root.expanduser() / "rotowire" / "train.jsonl"
+    if not path.exists():
+        return None
+    with path.open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    return rows[:count]
+
+
+def realistic(args: argparse.Namespace) -> int:
+    rows = rotowire_rows(args.items)
+    if rows is None:
+        print("--realistic needs rotowire/train.jsonl in $SPANJUDGE_DATA or ../shared/data; it is not there, "
+              "so nothing was measured.")
+        return 0
+    setup_django()
+    from corpus.models import Dataset, Item, TaskType
+    from evaluation.models import LLMCall, RunCall
+    from tests.ollama_sim.config import SimConfig
+    from tests.ollama_sim.process import SimProcess
+
+    annotators = [f"bench-ann-{i}:7b" for i in range(args.annotators)]
+    supervisor = "bench-sup:7b"
+    models = [*annotators, supervisor]
+    config = SimConfig(models=models, swap_cost=args.swap, parallel=args.parallel, max_loaded=1, profile="ollama",
+                       context_length=32_768, prompt_tokens_per_second=args.prompt_tps,
+                       tokens_per_second=args.gen_tps)
+    nonce = uuid.uuid4().hex[:8]
+    task = TaskType.objects.get(slug="data-to-text")
+    dataset = Dataset.objects.create(name=f"bench-rw-{nonce}", task=task, input_headers=["Data"],
+                                     output_header="Summary")
+    Item.objects.bulk_create(
+        Item(dataset=dataset, position=i, external_id=f"{row['id']}-{nonce}",
+             inputs={"Data": row["inputs"]["Data"] + f" (run {nonce})"}, output=row["outputs"]["Summary"])
+        for i, row in enumerate(rows)
+    )
+    with SimProcess(config) as sim:
+        run, status, wall, stats = timed_run(sim, dataset, annotators, supervisor, args.parallel)
+    calls = LLMCall.objects.filter(run_calls__run=run, run_calls__from_cache=False).distinct()
+    per_model: dict[str, list[float]] = {}
+    prompt_tokens = []
+    for model, prompt, completion in calls.values_list("model", "prompt_tokens", "completion_tokens"):
+        per_model.setdefault(model, []).append((prompt or 0) / args.prompt_tps + (completion or 0) / args.gen_tps)
+        prompt_tokens.append(prompt or 0)
+    bound = sum(args.swap + max(sum(times) / args.parallel, max(times)) for times in per_model.values())
+    from evaluation.selectors import run_problems
+
+    problems = run_problems(run.pk)
+    ctx = run.config.get("num_ctx", {})
+    print(f"realistic job: {len(rows)} RotoWire items x ({args.annotators} annotators + supervisor), profile ollama "
+          f"(context 32768), prompt {args.prompt_tps:g} tok/s, generation {args.gen_tps:g} tok/s, load {args.swap}s, "
+          f"P={args.parallel}; status {status}")
+    print(f"prompt tokens per call (server count)           = min {min(prompt_tokens)}, "
+          f"median {sorted(prompt_tokens)[len(prompt_tokens) // 2]}, max {max(prompt_tokens)}")
+    print(f"num_ctx chosen per model                        = {sorted(set(ctx.values()))}")
+    print(f"token-based lower bound  sum(load + max(token time / P, longest call)) = {bound:.2f} s")
+    print(f"measured wall time                              = {wall:.2f} s")
+    print(f"ratio measured / bound                          = {wall / bound:.3f}")
+    print(f"truncated requests (simulator log)              = {stats.truncated}  (target 0)")
+    print(f"prompt_too_long pairs / answer_cut pairs        = {problems['prompt_too_long']} / {problems['answer_cut']}")
+    print(f"LLM requests                                    = {stats.requests}  "
+          f"(steps {RunCall.objects.filter(run=run).count()}), model loads {stats.loads} (minimum {len(models)})")
     return 0
 
 

@@ -232,9 +232,20 @@ OLLAMA_URL = env_str("OLLAMA_URL", "http://127.0.0.1:11434")
 # The known LLM servers, comma-separated: http://HOST:PORT (Ollama) or openai+http://HOST:PORT (vLLM,
 # llama.cpp server, TGI). A job given no servers uses all of them; a job may name only these and OLLAMA_URL.
 OLLAMA_URLS = env_list("OLLAMA_URLS", [OLLAMA_URL])
+# Development and tests only: also allow any server on this machine (127.0.0.1, localhost), such as simulated
+# servers on random ports. Off in production, where loopback services are exactly what the allowlist protects.
+LLM_ALLOW_LOOPBACK = env_bool("LLM_ALLOW_LOOPBACK", False)
 OLLAMA_TIMEOUT = env_float("OLLAMA_TIMEOUT", 600.0)
+# Requests stream: an answer's first byte may wait for queueing and a model load (LLM_LOAD_TIMEOUT, default
+# OLLAMA_TIMEOUT), later chunks must come within LLM_IDLE_TIMEOUT of each other.
+LLM_LOAD_TIMEOUT = env_float("LLM_LOAD_TIMEOUT", OLLAMA_TIMEOUT)
+LLM_IDLE_TIMEOUT = env_float("LLM_IDLE_TIMEOUT", min(120.0, LLM_LOAD_TIMEOUT))
 OLLAMA_KEEP_ALIVE = env_str("OLLAMA_KEEP_ALIVE", "10m")
-OLLAMA_NUM_CTX = env_int("OLLAMA_NUM_CTX", 8192)
+# `auto`: one num_ctx per (run, model), the smallest multiple of 1024 holding its longest prompt and the answer
+# budget, capped at the model's context length; an integer pins it.
+_NUM_CTX = env_str("OLLAMA_NUM_CTX", "auto").strip().lower()
+OLLAMA_NUM_CTX: int | None = None if _NUM_CTX in ("", "auto") else int(_NUM_CTX)
+LLM_ANSWER_TOKENS = env_int("LLM_ANSWER_TOKENS", 2048)  # num_predict / max_tokens of an answer (thinking included)
 OLLAMA_PARALLEL = env_int("OLLAMA_PARALLEL", 4)
 ENSEMBLE_PRESET = env_str("ENSEMBLE_PRESET", "paper")
 LLM_SEED = env_int("LLM_SEED", 42)

@@ -76,6 +76,9 @@ class AnnotationRecord(TypedDict):
     score_label: str
     score_explanation: str
     spans: list[SpanRecord]
+    # Exported, not imported: how the LLM answer was read (ok, partial, failed, n/a) and why not whole.
+    parse_status: NotRequired[str]
+    problems: NotRequired[list[str]]
 
 
 class ExportRecord(TypedDict):

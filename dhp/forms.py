@@ -12,7 +12,7 @@ from dhp.engine.kinds import BASE_KINDS, KINDS
 from dhp.models import Survey
 from dhp.services.runs import MAX_SAMPLES
 from evaluation.engine.presets import PRESETS
-from evaluation.runs.launch import allowed_server_names
+from evaluation.runs.backends import allowed_server_names
 
 
 class SurveyForm(forms.Form):

@@ -78,8 +78,9 @@ class EvaluatorRunAdmin(admin.ModelAdmin):
 
 @admin.register(models.LLMCall)
 class LLMCallAdmin(admin.ModelAdmin):
-    list_display = ("cache_key", "model", "status", "prompt_tokens", "completion_tokens", "wall_seconds", "created_at")
-    list_filter = ("status", "model")
+    list_display = ("cache_key", "model", "status", "done_reason", "prompt_tokens", "completion_tokens", "wall_seconds",
+                    "created_at")
+    list_filter = ("status", "done_reason", "model")  # the change page shows the reasoning trace (`thinking`)
     search_fields = ("cache_key", "prompt", "response")
 
 

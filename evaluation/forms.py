@@ -8,7 +8,8 @@ from django.conf import settings
 from corpus.models import Dataset
 from evaluation.engine.presets import PRESETS
 from evaluation.models import Aspect
-from evaluation.runs.launch import LaunchError, allowed_server_names, servers_given
+from evaluation.runs.backends import allowed_server_names
+from evaluation.runs.launch import LaunchError, servers_given
 from evaluation.runs.modes import DEFAULT_MODE, mode_choices, mode_spec
 
 

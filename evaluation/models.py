@@ -164,6 +164,12 @@ class LLMCall(models.Model):
     eval_duration_ns = models.BigIntegerField(null=True, blank=True)
     wall_seconds = models.FloatField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=1)
+    done_reason = models.CharField(
+        max_length=16, blank=True, default="",
+        help_text="Why the answer ended, as the server said: stop, or length (cut at the answer budget).",
+    )
+    thinking = models.TextField(blank=True, default="", help_text="The model's reasoning trace, kept apart from "
+                                "the answer (never parsed).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -68,6 +68,10 @@ class RunProgressOut(Schema):
     completion_tokens: int
     models: list[ModelProgressOut]
     failures: list[dict[str, Any]]
+    problems: dict[str, int] = Field(
+        description="(item, model) pairs whose prompt was too long to send (prompt_too_long) or whose answer "
+        "was cut at the answer budget (answer_cut)",
+    )
     finished: bool
     servers: list[str]
     placement: dict[str, Any]

@@ -8,6 +8,7 @@ from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
 from corpus.models import Annotation, ParseStatus
+from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG
 from evaluation.models import EvaluatorRun, LLMCall
 from jobs.models import JobStatus
 
@@ -22,6 +23,19 @@ def own_runs(runs: QuerySet[EvaluatorRun] | None = None) -> QuerySet[EvaluatorRu
 def job_runs() -> QuerySet[EvaluatorRun]:
     """The runs other jobs made for their own use (the complement of own_runs)."""
     return EvaluatorRun.objects.filter(Q(config__has_key="part_of") | Q(config__has_key="item_ids"))
+
+
+def run_problems(source_id: int | Any) -> dict[str, int]:
+    """How many (item, model) answers of a run (or any LLM source) hit the budget: prompts too long to send
+    (or cut by the server), and answers cut at the answer budget."""
+    counts = {PROMPT_TOO_LONG: 0, ANSWER_CUT: 0}
+    rows = Annotation.objects.filter(source=source_id).exclude(parse_problems=[]).values_list("parse_problems",
+                                                                                             flat=True)
+    for problems in rows.iterator():
+        for name in counts:
+            if any(str(p).startswith(f"{name}:") for p in problems or []):
+                counts[name] += 1
+    return counts
 
 
 def runs_for_home() -> QuerySet[EvaluatorRun]:
@@ -74,6 +88,7 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
         "completion_tokens": tokens["completion"] or 0,
         "models": models,
         "failures": failures,
+        "problems": run_problems(run),
         "finished": run.is_finished(),
         "servers": list(run.servers),
         "placement": run.placement,

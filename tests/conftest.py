@@ -73,21 +73,21 @@ def _loopback_servers_allowed(request, monkeypatch):
     marked `strict_allowlist` gets the allowlist exactly as production applies it (OLLAMA_URL, OLLAMA_URLS)."""
     if request.node.get_closest_marker("strict_allowlist"):
         return
-    from evaluation.runs import launch
+    from evaluation.runs import backends
 
-    exact = launch.server_allowed
-    monkeypatch.setattr(launch, "server_allowed",
+    exact = backends.server_allowed
+    monkeypatch.setattr(backends, "server_allowed",
                         lambda server: exact(server) or urlsplit(server.url).hostname in ("127.0.0.1", "localhost"))
 
 
 @pytest.fixture
 def allow_ollama(monkeypatch):
     """Allow these servers for one test (on top of OLLAMA_URL and OLLAMA_URLS, which stay as they are)."""
-    from evaluation.runs import launch
+    from evaluation.runs import backends
 
     def allow(*urls: str) -> None:
-        allowed = launch.server_allowed
+        allowed = backends.server_allowed
         names = {u.rstrip("/") for u in urls}
-        monkeypatch.setattr(launch, "server_allowed", lambda server: server.name in names or allowed(server))
+        monkeypatch.setattr(backends, "server_allowed", lambda server: server.name in names or allowed(server))
 
     return allow

@@ -16,8 +16,9 @@ from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
 from annotator.review import campaign_votes
 from corpus.consensus import Consensus, Vote, consensus_label
 from corpus.formats import FLAGS, AnnotationRecord, ConsensusRecord, ExportRecord, JudgmentRecord, SpanRecord
-from corpus.models import Annotation, Dataset, ErrorSpan, Item
+from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus
 from corpus.spreadsheet import csv_row
+from evaluation.llm.budget import STABLE_PREFIXES, UNPARSED
 
 CHUNK = 200
 KIND_ORDER = {"gold": 0, "human": 1, "ensemble": 2, "supervisor": 3, "annotator": 4}
@@ -158,6 +159,7 @@ def annotation_record(annotation: Annotation, added: Mapping[int, Consensus] | N
     return AnnotationRecord(
         source=annotation.source.label, kind=annotation.kind, model=annotation.model, score=annotation.score,
         score_label=annotation.score_label, score_explanation=annotation.score_explanation,
+        parse_status=annotation.parse_status, problems=export_problems(annotation),
         spans=[_span_record(s, added) for s in annotation.spans.all()],
     )
 
@@ -171,6 +173,20 @@ def _added_consensus(dataset: Dataset, keep: ExportFilter) -> dict[int, Consensu
     for campaign in campaigns.filter(added_sources__isnull=False).distinct():
         result.update(campaign_votes(campaign, machine_spans=False).consensus_by_span())
     return result
+
+
+def export_problems(annotation: Annotation) -> list[str]:
+    """The annotation's problems with stable prefixes (the export contract): the budget's keep theirs
+    (prompt_too_long:, answer_cut:); the parser's notes on an answer it could not read whole get unparsed:."""
+    problems = []
+    for problem in annotation.parse_problems or []:
+        text = str(problem)
+        if not text.startswith(STABLE_PREFIXES):
+            if annotation.parse_status == ParseStatus.OK:
+                continue  # a note on an answer read whole (a retry that worked) is no problem
+            text = f"{UNPARSED}: {text}"
+        problems.append(text)
+    return problems
 
 
 def _aspects_of(item: Item, annotations: list[Annotation], score_order: list[str]) -> list[str | None]:

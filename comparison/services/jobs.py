@@ -14,8 +14,9 @@ from corpus.models import Dataset
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError
 from evaluation.llm.logprob_preflight import logprob_preflight
-from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.llm.servers import ServerKind, ServerListError
 from evaluation.models import Aspect, EvaluatorRun
+from evaluation.runs.backends import connect
 from evaluation.runs.launch import LaunchError, check_models, gptscore_server
 from jobs import lifecycle
 from jobs.models import JobStatus
@@ -101,11 +102,11 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
     gpt = [s.model for s in specs if s.family is Family.GPTSCORE and not s.local]
     if gpt:
         try:
-            with OpenAICompatBackend(options["gptscore_url"], timeout=settings.OLLAMA_TIMEOUT, max_retries=0) as b:
-                b.check(gpt)
+            with connect(options["gptscore_url"], default=ServerKind.OPENAI, max_retries=0) as backend:
+                backend.check(gpt)
                 for model in gpt:
-                    logprob_preflight(b, model)
-        except BackendError as exc:
+                    logprob_preflight(backend, model)
+        except (BackendError, ServerListError) as exc:
             raise JobError(str(exc)) from None
 
 

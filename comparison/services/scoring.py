@@ -7,10 +7,11 @@ job (paused when the server is away, failed otherwise) instead of being filled i
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.db.models import Avg
@@ -23,12 +24,17 @@ from comparison.engine.metrics import Family, MetricSpec
 from comparison.models import ComparisonJob, MetricScore
 from corpus.models import Annotation, Item
 from evaluation.answers import answer_kind
-from evaluation.llm.errors import BackendError, BackendUnavailable
+from evaluation.engine.parsing import ParsedAnswer
+from evaluation.llm.base import LLMResult
+from evaluation.llm.errors import BackendError, BackendUnavailable, OutOfMemory
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.llm.servers import ServerKind, ServerListError
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
+from evaluation.runs.asking import Answered, Ask, ask_many
+from evaluation.runs.backends import connect
 from evaluation.runs.execute import run_execute
-from evaluation.runs.launch import LaunchError, gptscore_server, run_create, run_resume
+from evaluation.runs.launch import LaunchError, run_create, run_resume
 from evaluation.runs.scheduler import cache_key
 from jobs.lifecycle import JobStopped, job_run_nested
 from jobs.models import JobStatus
@@ -104,91 +110,94 @@ def _task_description(job: ComparisonJob) -> tuple[str, str]:
     return task.description, task.output_noun
 
 
-def _gptscore_one(backend: OpenAICompatBackend, model: str, context: str, output: str) -> tuple[dict, int, float]:
-    started = time.perf_counter()
-    result = backend.text_logprobs(model, context, output)
-    return {"mean": result.mean, "tokens": len(result.logprobs)}, result.attempts, time.perf_counter() - started
+class _LogprobAsker:
+    """The GPTScore server as the scheduler's backend: a "prompt" is context + output, and the step's
+    `scored_from` option says where the output begins; the answer is the mean log-probability as JSON."""
+
+    def __init__(self, backend: OpenAICompatBackend) -> None:
+        self.backend = backend
+        self.kind = backend.kind
+        self.url = backend.url
+        self._preflown = threading.Lock()
+        self._checked = False
+
+    def check(self, models: Sequence[str]) -> dict[str, str]:
+        return self.backend.check(models)
+
+    def close(self) -> None:
+        self.backend.close()
+
+    def context_length(self, model: str) -> int | None:
+        return self.backend.context_length(model)
+
+    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
+        with self._preflown:  # one token first, before the first uncached request: a server without echo
+            if not self._checked:  # fails clearly instead of on every item (a cached rerun sends nothing)
+                logprob_preflight(self.backend, model)
+                self._checked = True
+        started = time.perf_counter_ns()
+        split = int(options["scored_from"])
+        result = self.backend.text_logprobs(model, prompt[:split], prompt[split:])
+        answer = json.dumps({"mean": result.mean, "tokens": len(result.logprobs)})
+        # The server's count of the whole prompt is not in this answer (only the scored tokens are): 0, unknown.
+        return LLMResult(text=answer, model=result.model, digest="", prompt_tokens=0,
+                         completion_tokens=0, total_duration_ns=time.perf_counter_ns() - started, load_duration_ns=0,
+                         prompt_eval_duration_ns=0, eval_duration_ns=0, done_reason=None, attempts=result.attempts)
 
 
 def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,
                    count_call: Callable[[int], None]) -> None:
-    """Average token log-probability of each output given an instruction with the aspect (cached in LLMCall)."""
-    url = job.options.get("gptscore_url", "")
+    """Average token log-probability of each output given an instruction with the aspect, asked through the
+    run scheduler with the ledger of LLM calls as cache (as every other LLM job)."""
     definitions = _aspect_definitions(job)
     task_text, noun = _task_description(job)
     header = job.dataset.output_header
     done = 0
-    todo: list[tuple[str, ItemRow]] = []
+    asks: list[Ask] = []
     for aspect in job.aspects:
         have = _existing(items, spec.name, aspect)
         done += len(have)
-        todo += [(aspect, i) for i in items if i.pk not in have]
+        for item in items:
+            if item.pk in have:
+                continue
+            context = gptscore_context(task=task_text, output_noun=noun, aspect=aspect,
+                                       definition=definitions.get(aspect, ""), inputs=item.inputs,
+                                       output_header=header)
+            options = {**GPTSCORE_OPTIONS, "scored_from": len(context)}
+            asks.append(Ask((aspect, item.pk), context + item.output, options))
     progress(spec.name, done)
-    if not todo:
+    if not asks:
         return
-    options = {**GPTSCORE_OPTIONS}
-    try:  # checked again here: the allowlist may have changed since the job was made
-        url = gptscore_server(url).url
-    except LaunchError as exc:
-        raise JobStopped(JobStatus.FAILED, str(exc)) from exc
-    with OpenAICompatBackend(url, timeout=settings.OLLAMA_TIMEOUT) as backend:
-        try:
+
+    skipped: list[str] = []
+
+    def on_batch(answered: list[Answered], interrupted: bool) -> None:
+        nonlocal done
+        by_aspect: dict[str, list[tuple[int, float]]] = {}
+        for a in answered:
+            aspect, pk = a.ask.ref
+            if a.outcome.problems:  # too long for the model: no score is invented, the item stays unscored
+                skipped.extend(a.outcome.problems)
+                continue
+            by_aspect.setdefault(aspect, []).append((pk, float(json.loads(a.outcome.raw)["mean"])))
+        for aspect, values in by_aspect.items():
+            done += _store(spec.name, aspect, values)
+        count_call(sum(a.fresh for a in answered))
+        if not interrupted:
+            progress(spec.name, done)
+
+    try:  # connect() checks the allowlist again here: it may have changed since the job was made
+        with connect(job.options.get("gptscore_url", ""), default=ServerKind.OPENAI) as backend:
+            if not isinstance(backend, OpenAICompatBackend):
+                raise BackendError(f"GPTScore needs an OpenAI-compatible server (Ollama gives no prompt "
+                                   f"log-probabilities); {backend.url} is an Ollama address")
             backend.check([spec.model])
-        except BackendUnavailable as exc:
-            raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
-        except BackendError as exc:
-            raise JobStopped(JobStatus.FAILED, str(exc)) from exc
-        pool = ThreadPoolExecutor(max_workers=max(1, settings.OLLAMA_PARALLEL))
-        preflown = False
-        try:
-            for start in range(0, len(todo), BATCH):
-                chunk = todo[start:start + BATCH]
-                prompts = []
-                for aspect, item in chunk:
-                    context = gptscore_context(task=task_text, output_noun=noun, aspect=aspect,
-                                               definition=definitions.get(aspect, ""), inputs=item.inputs,
-                                               output_header=header)
-                    key_options = {**options, "scored_from": len(context)}
-                    prompts.append((context, key_options, cache_key(spec.model, "", context + item.output,
-                                                                    key_options)))
-                cached = dict(LLMCall.objects.filter(cache_key__in=[p[2] for p in prompts], status=LLMCall.Status.OK)
-                              .values_list("cache_key", "response"))
-                missing = [(n, p) for n, p in enumerate(prompts) if p[2] not in cached]
-                if missing and not preflown:  # one token first: a server without echo fails clearly
-                    try:
-                        logprob_preflight(backend, spec.model)
-                    except BackendUnavailable as exc:
-                        raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
-                            from exc
-                    except BackendError as exc:
-                        raise JobStopped(JobStatus.FAILED, str(exc)) from exc
-                    preflown = True
-                futures = {n: pool.submit(_gptscore_one, backend, spec.model, p[0], chunk[n][1].output)
-                           for n, p in missing}
-                for n, future in futures.items():
-                    context, key_options, key = prompts[n]
-                    try:
-                        answer, attempts, seconds = future.result()
-                    except BackendUnavailable as exc:
-                        raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") \
-                            from exc
-                    except BackendError as exc:
-                        raise JobStopped(JobStatus.FAILED, f"GPTScore of item {chunk[n][1].pk}: {exc}") from exc
-                    LLMCall.objects.get_or_create(cache_key=key, defaults={
-                        "model": spec.model, "prompt": context + chunk[n][1].output, "options": key_options,
-                        "response": json.dumps(answer), "prompt_tokens": answer["tokens"], "wall_seconds": seconds,
-                        "attempts": attempts,
-                    })
-                    cached[key] = json.dumps(answer)
-                    count_call(1)
-                by_aspect: dict[str, list[tuple[int, float]]] = {}
-                for (aspect, item), (_, _, key) in zip(chunk, prompts, strict=True):
-                    by_aspect.setdefault(aspect, []).append((item.pk, float(json.loads(cached[key])["mean"])))
-                for aspect, values in by_aspect.items():
-                    done += _store(spec.name, aspect, values)
-                progress(spec.name, done)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            ask_many(_LogprobAsker(backend), spec.model, "", asks, parse=lambda text: ParsedAnswer(status="ok"),
+                     parallel=max(1, settings.OLLAMA_PARALLEL), attempts=1, on_batch=on_batch, answer_tokens=0)
+    except (BackendUnavailable, OutOfMemory) as exc:
+        raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
+    except (BackendError, ServerListError) as exc:
+        raise JobStopped(JobStatus.FAILED, f"GPTScore: {exc}") from exc
 
 
 def score_gptscore_hf(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,

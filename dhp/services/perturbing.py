@@ -1,5 +1,5 @@
 """Create perturbed items from a dataset's originals: rule-based ones in-process, LLM-based ones through
-Ollama (cached and audited). Idempotent: a (original, kind, seed, k) is made once, as an item whose
+an LLM server (cached and audited). Idempotent: a (original, kind, seed, k) is made once, as an item whose
 `external_id` names all four; what did not fit is recorded as a skip with its reason."""
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from dhp.engine.errors import DhpError
 from dhp.engine.kinds import Kind, default_k
 from dhp.engine.perturb import Skip, llm_answer_text, llm_prompt, rule_perturb, seed_for
 from dhp.models import PerturbationSizes, PerturbationSkip
-from dhp.services.calls import Answered, Ask, ask_many
 from evaluation.engine.parsing import ParsedAnswer
-from evaluation.llm.ollama_backend import OllamaBackend
+from evaluation.llm.base import LLMBackend
+from evaluation.runs.asking import Answered, Ask, ask_many
+from evaluation.runs.backends import connect
 
 
 @dataclass
@@ -107,12 +108,12 @@ class Perturber:
         self._save(kind, new, skips)
         return report
 
-    def llm(self, kind: Kind, backend: OllamaBackend, model: str, digest: str, parallel: int) -> KindReport:
+    def llm(self, kind: Kind, backend: LLMBackend, model: str, digest: str, parallel: int) -> KindReport:
         k = self.sizes[kind.name]
         report = KindReport(kind.name, None)
         made, skipped = self._done(kind)
         task = self.dataset.task
-        options = {"temperature": 0.0, "seed": self.seed, "num_ctx": settings.OLLAMA_NUM_CTX}
+        options = {"temperature": 0.0, "seed": self.seed, "num_ctx": settings.OLLAMA_NUM_CTX}  # None: sized
         asks = []
         for item in self.items:
             if item.pk in made:
@@ -170,7 +171,7 @@ def perturb_dataset(
     *, dataset: Dataset, kinds: Sequence[Kind], seed: int, ollama_url: str | None = None, model: str | None = None,
     parallel: int | None = None,
 ) -> list[KindReport]:
-    """Make every kind's perturbations (idempotent); LLM kinds need `model` on the Ollama server at `ollama_url`."""
+    """Make every kind's perturbations (idempotent); LLM kinds need `model` on the LLM server at `ollama_url`."""
     sizes = sizes_for(dataset, kinds)
     perturber = Perturber(dataset, seed=seed, sizes=sizes)
     if not perturber.items:
@@ -179,9 +180,9 @@ def perturb_dataset(
     reports = [perturber.rule(kind) for kind in kinds if not kind.is_llm]
     if llm_kinds:
         if not model:
-            raise DhpError(f"LLM-based kinds ({', '.join(k.name for k in llm_kinds)}) need --model and an Ollama "
+            raise DhpError(f"LLM-based kinds ({', '.join(k.name for k in llm_kinds)}) need --model and an LLM "
                            "server")
-        with OllamaBackend(ollama_url or settings.OLLAMA_URL, timeout=settings.OLLAMA_TIMEOUT) as backend:
+        with connect(ollama_url or settings.OLLAMA_URL) as backend:
             digest = backend.check([model])[model]
             for kind in llm_kinds:
                 reports.append(perturber.llm(kind, backend, model, digest, parallel or settings.OLLAMA_PARALLEL))

@@ -19,17 +19,19 @@ from dhp.engine.kinds import Kind, get_kind
 from dhp.engine.scoring import SCORE_MAX, SCORE_MIN, direct_prompt, parse_direct_score
 from dhp.engine.stats import KindInput, analyse_kind, summarize
 from dhp.models import DhpRun, DhpScore, Survey
-from dhp.services.calls import Answered, Ask, ask_many
 from dhp.services.perturbing import Perturber, originals, perturbed_items, sizes_for
 from dhp.services.surveys import weights_for_run
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
-from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing
-from evaluation.llm.ollama_backend import OllamaBackend
+from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG
+from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing, OutOfMemory
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
+from evaluation.runs.asking import Answered, Ask, ask_many
+from evaluation.runs.backends import connect
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import MAX_PARALLEL, LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
+from evaluation.selectors import run_problems
 from jobs.lifecycle import (
     JobStopped,
     job_beat,
@@ -120,7 +122,7 @@ def dhp_create(
         config={"notes": notes, "mode": mode, "model": model, "perturb_model": perturb_model, "digests": digests,
                 "preset": preset,
                 "options": {"temperature": SAMPLE_TEMPERATURE if samples > 1 else 0.0, "seed": settings.LLM_SEED,
-                            "num_ctx": settings.OLLAMA_NUM_CTX}},
+                            **({"num_ctx": settings.OLLAMA_NUM_CTX} if settings.OLLAMA_NUM_CTX else {})}},
     )
 
 
@@ -147,6 +149,18 @@ class DhpExecutor:
         self.mode = run.config["mode"]
         self.model = run.config.get("model", "")
 
+    def _count_problems(self, problems: list[str]) -> None:
+        """Add (item, model) pairs that hit the budget to the run's `config["problems"]` (what `dhp` prints)."""
+        if not problems:
+            return
+        config = DhpRun.objects.values_list("config", flat=True).get(pk=self.run.pk)
+        counts = config.setdefault("problems", {PROMPT_TOO_LONG: 0, ANSWER_CUT: 0})
+        for problem in problems:
+            for name in (PROMPT_TOO_LONG, ANSWER_CUT):
+                if problem.startswith(f"{name}:"):
+                    counts[name] = counts.get(name, 0) + 1
+        self._update(config=config)
+
     def _update(self, **fields) -> None:
         job_beat(DhpRun, self.run.pk, **fields)
 
@@ -162,6 +176,9 @@ class DhpExecutor:
             self._analyse(pairs)
         except BackendUnavailable as exc:
             self._finish(JobStatus.PAUSED, f"{exc} Stored calls are kept; resume the run when the server is back.")
+            return JobStatus.PAUSED
+        except OutOfMemory as exc:  # not retried; the operator frees memory, then resumes
+            self._finish(JobStatus.PAUSED, f"{exc} Stored calls are kept.")
             return JobStatus.PAUSED
         except (ModelMissing, BackendError, DhpError, LaunchError) as exc:
             self._finish(JobStatus.FAILED, str(exc))
@@ -181,7 +198,7 @@ class DhpExecutor:
                 perturber.rule(kind)
         if llm_kinds:
             model = self.run.config["perturb_model"]
-            with OllamaBackend(self.run.ollama_url, timeout=settings.OLLAMA_TIMEOUT) as backend:
+            with connect(self.run.ollama_url) as backend:
                 digest = backend.check([model])[model]
                 for kind in llm_kinds:
                     report = perturber.llm(kind, backend, model, digest, self.run.parallel)
@@ -234,11 +251,11 @@ class DhpExecutor:
                         options = {**base, "seed": int(base["seed"]) + sample}
                         asks.append(Ask((item.pk, metric, sample), prompt, options))
         self._update(done_steps=len(done))
-        with OllamaBackend(run.ollama_url, timeout=settings.OLLAMA_TIMEOUT,
-                           keep_alive=settings.OLLAMA_KEEP_ALIVE) as backend:
+        with connect(run.ollama_url) as backend:
             digest = backend.check([self.model])[self.model]
 
             def on_batch(answered: list[Answered], interrupted: bool) -> None:
+                self._count_problems([p for a in answered for p in a.outcome.problems])
                 with transaction.atomic():
                     DhpScore.objects.bulk_create([
                         DhpScore(run=run, item_id=a.ask.ref[0], metric=a.ask.ref[1], sample=a.ask.ref[2],
@@ -280,6 +297,7 @@ class DhpExecutor:
                 raise JobStopped(JobStatus.PAUSED, eval_run.message)
             if eval_run.status != JobStatus.DONE:
                 raise JobStopped(JobStatus.FAILED, f"evaluation run {eval_run.pk}: {eval_run.message}")
+            self._count_problems([f"{name}:" for name, n in run_problems(eval_run.pk).items() for _ in range(n)])
             scores = Annotation.objects.filter(source=eval_run, kind=kind).values_list("item_id", "score")
             DhpScore.objects.bulk_create(
                 [DhpScore(run=run, item_id=item_id, metric=metric, sample=0, score=score) for item_id, score in scores],

@@ -9,10 +9,15 @@ from evaluation.engine.errors import EngineError
 
 @dataclass(frozen=True)
 class EnsemblePreset:
+    """`answer_tokens` overrides LLM_ANSWER_TOKENS for the preset's runs; `think` switches a thinking model's
+    trace on or off per model (absent: the server's default)."""
+
     name: str
     annotators: tuple[str, ...]
     supervisor: str
     note: str
+    answer_tokens: int | None = None
+    think: tuple[tuple[str, bool], ...] = ()
 
 
 PRESETS: dict[str, EnsemblePreset] = {

@@ -8,17 +8,18 @@ backoff; a missing model (HTTP 404) is reported at once, since waiting will not 
 
 from __future__ import annotations
 
+import json
 import logging
-import threading
-import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import ollama
 
-from .errors import BackendError, BackendUnavailable, ModelMissing
+from .base import LLMResult
+from .client import RetryingClient
+from .errors import OLLAMA, BackendError, BackendUnavailable, ModelMissing
+from .thinking import split_thinking
 
 # httpx logs every request at INFO; a run makes thousands, which would bury the command's own output.
 logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -31,23 +32,6 @@ DEFAULT_TAG = "latest"
 # Server options the client's `Options` model does not list yet but Ollama accepts.
 _EXTRA_OPTIONS = frozenset({"min_p"})
 _KNOWN_OPTIONS = frozenset(ollama.Options.model_fields) | _EXTRA_OPTIONS
-
-
-@dataclass(frozen=True)
-class LLMResult:
-    """One answer with the server's accounting; durations are nanoseconds as Ollama reports them."""
-
-    text: str
-    model: str
-    digest: str | None
-    prompt_tokens: int
-    completion_tokens: int
-    total_duration_ns: int
-    load_duration_ns: int
-    prompt_eval_duration_ns: int
-    eval_duration_ns: int
-    done_reason: str | None
-    attempts: int
 
 
 def _model_key(name: str) -> tuple[str, str, str, str]:
@@ -101,58 +85,35 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class OllamaBackend:
-    """A blocking client of one Ollama server, shared by the run's worker threads.
+class OllamaBackend(RetryingClient[ollama.Client]):
+    """A blocking client of one Ollama server, shared by the run's worker threads (retries: `RetryingClient`)."""
 
-    `max_retries` is the number of retries after the first attempt; retry k waits
-    `backoff * 2**(k-1)` seconds (at most `max_backoff`).
-    """
+    kind = "ollama"
+    label = OLLAMA
+    advice = "Check that the server is running (`ollama serve`) and reachable at OLLAMA_URL, then resume the job."
 
     def __init__(
         self,
         url: str,
         *,
         timeout: float = 300,
+        idle_timeout: float | None = None,
         keep_alive: str | int = "10m",
         max_retries: int = 4,
         backoff: float = 0.5,
         max_backoff: float = 30.0,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError("max_retries cannot be negative")
-        self.url = url.rstrip("/")
-        self.timeout = timeout
+        super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, max_retries=max_retries, backoff=backoff,
+                         max_backoff=max_backoff)
         self.keep_alive = keep_alive
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
         self._digests: dict[str, str] = {}
-        self._client: ollama.Client | None = None
-        self._opening = threading.Lock()
 
-    # --- clients ---------------------------------------------------------------------------
-    def _client_kwargs(self) -> dict[str, Any]:
+    def _open(self) -> ollama.Client:
         # A refused or unroutable address should fail fast even when answers may take minutes.
-        return {"host": self.url, "timeout": httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))}
+        return ollama.Client(host=self.url, timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)))
 
-    def _connection(self) -> ollama.Client:
-        """Return the client, opened on first use (and again after `close`); one pool for every thread."""
-        with self._opening:
-            if self._client is None:
-                self._client = ollama.Client(**self._client_kwargs())
-            return self._client
-
-    def close(self) -> None:
-        with self._opening:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
-
-    def __enter__(self) -> OllamaBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _describe(self, exc: BaseException) -> str:
+        return _describe(exc)
 
     # --- model check -----------------------------------------------------------------------
     def check(self, models: Sequence[str]) -> dict[str, str]:
@@ -193,7 +154,9 @@ class OllamaBackend:
         return found
 
     # --- chat ------------------------------------------------------------------------------
-    def _request(self, model: str, prompt: str, options: Mapping[str, Any], system: str | None) -> dict[str, Any]:
+    def _request(
+        self, model: str, prompt: str, options: Mapping[str, Any], system: str | None, think: bool | None
+    ) -> dict[str, Any]:
         if not model:
             raise ValueError("a model name is required")
         options = dict(options)
@@ -201,32 +164,57 @@ class OllamaBackend:
         _check_options(options)
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
-        return {
+        body: dict[str, Any] = {
             "model": model,
             "messages": messages,
             "options": options,
             "keep_alive": self.keep_alive,
-            "stream": False,
+            "stream": True,
+            # Since 0.12.4 a prompt longer than num_ctx is refused (400) instead of silently cut; older servers
+            # ignore the field. The client has no parameter for it, so the body is written here.
+            "truncate": False,
             **({"format": schema} if schema is not None else {}),
         }
+        if think is not None:
+            body["think"] = think
+        return body
 
-    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
+    def chat(
+        self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None,
+        think: bool | None = None,
+    ) -> LLMResult:
         """Return the model's answer to one user prompt (plus an optional system prompt), retrying transient
-        failures with backoff; blocks the calling thread."""
-        request = self._request(model, prompt, options, system)
-        client = self._connection()
-        last: BaseException | None = None
-        for attempt in range(1, self.max_retries + 2):
-            try:
-                response = client.chat(**request)
-            except Exception as exc:
-                self._raise_if_final(exc, model)
-                last = exc
-                if attempt <= self.max_retries:
-                    time.sleep(self._delay(attempt))
-                continue
-            return self._result(model, response, attempt)
-        raise self._exhausted(model, last)
+        failures with backoff; blocks the calling thread. The answer streams: the first chunk may take a model
+        load (`timeout`), later ones must come within `idle_timeout` of each other."""
+        body = self._request(model, prompt, options, system, think)
+        (final, content, thinking), attempts = self._retrying(model, lambda client: self._stream(client, body))
+        return self._result(model, final, content, thinking, attempts)
+
+    def _stream(self, client: ollama.Client, body: dict[str, Any]) -> tuple[ollama.ChatResponse, str, str]:
+        """One streamed chat through the official client's connection: (the final chunk, content, thinking)."""
+        content: list[str] = []
+        thinking: list[str] = []
+        timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))
+        with client._client.stream("POST", "/api/chat", json=body, timeout=timeout) as response:
+            if response.status_code >= 400:
+                response.read()
+                raise ollama.ResponseError(response.text, response.status_code)
+            # Ollama sends its headers with the first chunk, once the model is loaded and the prompt read: from
+            # now on silence means a stalled server. (httpcore reads this timeout when the body's first read
+            # starts, so it must be set before iterating, not after the first line.)
+            response.request.extensions["timeout"]["read"] = self.idle_timeout
+            for line in response.iter_lines():
+                if not line.strip():
+                    continue
+                part = json.loads(line)
+                if part.get("error"):
+                    raise ollama.ResponseError(str(part["error"]))  # status -1: an error inside the stream
+                message = part.get("message") or {}
+                content.append(message.get("content") or "")
+                thinking.append(message.get("thinking") or "")
+                if part.get("done"):
+                    return ollama.ChatResponse(**part), "".join(content), "".join(thinking)
+        raise ollama.ResponseError("the answer stream ended before the answer was done")
 
     def load(self, model: str, *, options: Mapping[str, Any]) -> None:
         """Ask the server to load `model` now (a chat without messages), so a model whose requests are
@@ -235,14 +223,21 @@ class OllamaBackend:
         _check_options(options)
         self._connection().chat(model=model, messages=[], options=dict(options), keep_alive=self.keep_alive)
 
-    def _delay(self, attempt: int) -> float:
-        return min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
+    def context_length(self, model: str) -> int | None:
+        """The model's trained context length from /api/show (`<arch>.context_length`), None if not stated."""
+        try:
+            info = self._connection().show(model).modelinfo or {}
+        except (ollama.ResponseError, ConnectionError, httpx.HTTPError, ValueError):
+            return None
+        lengths = [int(v) for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
+        return lengths[0] if lengths else None
 
-    def _raise_if_final(self, exc: Exception, model: str) -> None:
+    def _final(self, exc: Exception, model: str) -> None:
         """Raise at once for errors a retry cannot fix; return for transient ones."""
         if isinstance(exc, ollama.ResponseError):
             if exc.status_code == 404:
                 raise ModelMissing([model], url=self.url) from exc
+            self._raise_if_named(str(exc.error), exc.status_code, model, exc)
             # -1 is an error line inside a stream; 429/503 mean the server's queue is full.
             if exc.status_code >= 500 or exc.status_code in (-1, 408, 429):
                 return
@@ -255,25 +250,18 @@ class OllamaBackend:
             raise BackendError(f"Ollama request for {model} failed ({_describe(exc)})") from exc
         raise exc
 
-    def _exhausted(self, model: str, last: BaseException | None) -> BackendUnavailable:
-        attempts = self.max_retries + 1
-        error = BackendUnavailable(
-            f"Ollama at {self.url} failed {attempts} attempt(s) for {model}; last error: "
-            f"{_describe(last) if last else 'unknown'}. Check that the server is running "
-            "(`ollama serve`) and reachable at OLLAMA_URL, then resume the job.",
-            url=self.url,
-        )
-        error.__cause__ = last
-        return error
-
     def _digest(self, model: str) -> str | None:
         if model in self._digests:
             return self._digests[model]
         return next((digest for name, digest in self._digests.items() if tag_matches(model, name)), None)
 
-    def _result(self, model: str, response: ollama.ChatResponse, attempts: int) -> LLMResult:
+    def _result(
+        self, model: str, response: ollama.ChatResponse, content: str, thinking: str, attempts: int
+    ) -> LLMResult:
+        answer, trace = split_thinking(content, thinking)
         return LLMResult(
-            text=response.message.content or "",
+            text=answer,
+            thinking=trace,
             model=response.model or model,
             digest=self._digest(model),
             prompt_tokens=response.prompt_eval_count or 0,

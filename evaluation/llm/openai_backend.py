@@ -12,7 +12,6 @@ an answer by server-side model name, prompt and options only.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,8 +22,11 @@ import openai
 
 from evaluation.engine.echo_tokens import EchoMismatch, scored_token_indices
 
+from .base import LLMResult
+from .client import RetryingClient
 from .errors import BackendError, BackendUnavailable, ModelMissing
-from .ollama_backend import LLMResult, resolve_model
+from .ollama_backend import resolve_model, tag_matches
+from .thinking import split_thinking
 
 # Ollama-style option names (what our prompts and presets use) -> OpenAI request fields.
 _STANDARD = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop",
@@ -74,14 +76,12 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-class OpenAICompatBackend:
-    """A blocking client of one OpenAI-compatible server, shared by a job's worker threads.
-
-    Retries work as in `OllamaBackend`: `max_retries` retries after the first attempt, waiting
-    `backoff * 2**(k-1)` seconds (at most `max_backoff`); a missing model (HTTP 404) fails at once.
-    """
+class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
+    """A blocking client of one OpenAI-compatible server, shared by a job's worker threads (retries:
+    `RetryingClient`); a missing model (HTTP 404) fails at once."""
 
     kind = "openai"
+    label = "The OpenAI-compatible server"
 
     def __init__(
         self,
@@ -89,57 +89,39 @@ class OpenAICompatBackend:
         *,
         api_key: str | None = None,
         timeout: float = 300,
+        idle_timeout: float | None = None,
         max_retries: int = 4,
         backoff: float = 0.5,
         max_backoff: float = 30.0,
     ) -> None:
-        if max_retries < 0:
-            raise ValueError("max_retries cannot be negative")
-        self.url = url.rstrip("/")
+        super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, max_retries=max_retries, backoff=backoff,
+                         max_backoff=max_backoff)
         self.api_key = api_key
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self._client: openai.OpenAI | None = None
-        self._opening = threading.Lock()
 
     @property
     def base_url(self) -> str:
         """The API root: the server URL with `/v1` appended unless it already ends with it."""
         return self.url if self.url.endswith("/v1") else f"{self.url}/v1"
 
-    def _connection(self) -> openai.OpenAI:
-        with self._opening:
-            if self._client is None:
-                self._client = openai.OpenAI(
-                    base_url=self.base_url,
-                    api_key=self.api_key or "no-key",  # local servers ignore it; the client insists on one
-                    timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
-                    max_retries=0,  # we retry ourselves, with the same policy as the Ollama backend
-                )
-            return self._client
+    def _open(self) -> openai.OpenAI:
+        return openai.OpenAI(
+            base_url=self.base_url,
+            api_key=self.api_key or "no-key",  # local servers ignore it; the client insists on one
+            timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
+            max_retries=0,  # RetryingClient retries, with the same policy as the Ollama backend
+        )
 
-    def close(self) -> None:
-        with self._opening:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
-
-    def __enter__(self) -> OpenAICompatBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def _describe(self, exc: BaseException) -> str:
+        return _describe(exc)
 
     # --- model check -----------------------------------------------------------------------
     def list_models(self) -> list[str]:
         try:
             return [entry.id for entry in self._connection().models.list()]
         except openai.APIStatusError as exc:
-            raise BackendError(f"The server at {self.url} refused to list its models ({_describe(exc)})") from exc
+            raise BackendError(f"{self.where} refused to list its models ({_describe(exc)})") from exc
         except (openai.APIResponseValidationError, ValueError, TypeError, AttributeError) as exc:
-            raise BackendError(f"The server at {self.url} did not answer with an OpenAI model list") from exc
+            raise BackendError(f"{self.where} did not answer with an OpenAI model list") from exc
         except (openai.APIConnectionError, httpx.TransportError) as exc:
             raise BackendUnavailable(
                 f"Cannot reach the OpenAI-compatible server at {self.url} ({_describe(exc)}). "
@@ -152,47 +134,36 @@ class OpenAICompatBackend:
         available = self.list_models()
         missing = [m for m in models if m not in available and resolve_model(m, available) is None]
         if missing:
-            raise ModelMissing(missing, url=self.url)
+            raise ModelMissing(missing, url=self.url, kind=self.kind)
         return {model: "" for model in models}
 
-    # --- requests with retries -------------------------------------------------------------
-    def _retrying(self, model: str, send: Any) -> tuple[Any, int]:
-        last: BaseException | None = None
-        for attempt in range(1, self.max_retries + 2):
-            try:
-                return send(self._connection()), attempt
-            except Exception as exc:
-                self._raise_if_final(exc, model)
-                last = exc
-                if attempt <= self.max_retries:
-                    time.sleep(min(self.max_backoff, self.backoff * 2 ** (attempt - 1)))
-        error = BackendUnavailable(
-            f"The server at {self.url} failed {self.max_retries + 1} attempt(s) for {model}; last error: "
-            f"{_describe(last) if last else 'unknown'}. Check that it is running, then resume the job.",
-            url=self.url,
-        )
-        error.__cause__ = last
-        raise error
-
-    def _raise_if_final(self, exc: Exception, model: str) -> None:
+    # --- errors -----------------------------------------------------------------------------
+    def _final(self, exc: Exception, model: str) -> None:
         if isinstance(exc, openai.APIStatusError):
             if exc.status_code == 404:
-                raise ModelMissing([model], url=self.url) from exc
+                raise ModelMissing([model], url=self.url, kind=self.kind) from exc
+            self._raise_if_named(f"{exc.message} {exc.body or ''}", exc.status_code, model, exc)
             if exc.status_code >= 500 or exc.status_code in (408, 429):
                 return
-            raise BackendError(f"The server at {self.url} rejected the request for {model} ({_describe(exc)})") from exc
+            raise BackendError(f"{self.where} rejected the request for {model} ({_describe(exc)})") from exc
         if isinstance(exc, openai.APIConnectionError | httpx.TransportError | ConnectionError):
             return
         if isinstance(exc, openai.APIResponseValidationError | ValueError):
-            raise BackendError(f"Request to {self.url} for {model} failed ({_describe(exc)})") from exc
+            raise BackendError(f"Request to {self.where} for {model} failed ({_describe(exc)})") from exc
         raise exc
 
     # --- chat ------------------------------------------------------------------------------
-    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
-        """Return the model's answer to one user prompt, as `OllamaBackend.chat` does."""
+    def chat(
+        self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None,
+        think: bool | None = None,
+    ) -> LLMResult:
+        """Return the model's answer to one user prompt, as `OllamaBackend.chat` does; a reasoning trace
+        (`reasoning_content`, `reasoning`, or `<think>` in the content) is kept apart from the answer."""
         if not model:
             raise ValueError("a model name is required")
         fields, extra = request_options(options)
+        if think is not None:  # vLLM/llama.cpp pass this to the chat template (qwen3's switch)
+            extra["chat_template_kwargs"] = {"enable_thinking": think}
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
         started = time.perf_counter_ns()
@@ -204,11 +175,15 @@ class OpenAICompatBackend:
         )
         elapsed = time.perf_counter_ns() - started
         if not response.choices:
-            raise BackendError(f"The server at {self.url} answered {model} with no choices")
+            raise BackendError(f"{self.where} answered {model} with no choices")
         choice = response.choices[0]
         usage = response.usage
+        extra_fields = choice.message.model_extra or {}
+        given = extra_fields.get("reasoning_content") or extra_fields.get("reasoning") or ""
+        answer, trace = split_thinking(choice.message.content or "", str(given))
         return LLMResult(
-            text=choice.message.content or "",
+            text=answer,
+            thinking=trace,
             model=response.model or model,
             digest="",
             prompt_tokens=usage.prompt_tokens if usage else 0,
@@ -220,6 +195,20 @@ class OpenAICompatBackend:
             done_reason=choice.finish_reason,
             attempts=attempts,
         )
+
+    def context_length(self, model: str) -> int | None:
+        """The model's context length as the server states it: vLLM's `max_model_len` in /v1/models, or the
+        llama.cpp server's `n_ctx` in /props; None when the server says neither (TGI)."""
+        try:
+            for entry in self._connection().models.list():
+                length = (entry.model_extra or {}).get("max_model_len")
+                if length and (entry.id == model or tag_matches(model, entry.id)):
+                    return int(length)
+            props = self._connection().get(f"{self.url}/props", cast_to=httpx.Response)
+            settings = props.json().get("default_generation_settings") or {}
+            return int(settings["n_ctx"]) if settings.get("n_ctx") else None
+        except (openai.OpenAIError, httpx.HTTPError, ValueError, TypeError, KeyError):
+            return None
 
     # --- log-probabilities of a given text (GPTScore) --------------------------------------
     def text_logprobs(self, model: str, context: str, text: str) -> TextLogprobs:
@@ -238,20 +227,20 @@ class OpenAICompatBackend:
             ),
         )
         if not response.choices or response.choices[0].logprobs is None:
-            raise BackendError(f"The server at {self.url} returned no log-probabilities for {model}")
+            raise BackendError(f"{self.where} returned no log-probabilities for {model}")
         logprobs = response.choices[0].logprobs
         tokens_ = list(logprobs.tokens or [])
         values = list(logprobs.token_logprobs or [])
         try:  # by the tokens' text, never raw text_offset (vLLM counts a BOS string in it)
             indices = scored_token_indices(context, text, tokens_)
         except EchoMismatch as exc:
-            raise BackendError(f"The server at {self.url} ({model}): {exc}") from None
+            raise BackendError(f"{self.where} ({model}): {exc}") from None
         picked = [(tokens_[i], values[i]) for i in indices if i < len(values) and values[i] is not None]
         kept_tokens = [token for token, _ in picked]
         kept = [float(value) for _, value in picked]
         if not kept:
             raise BackendError(
-                f"The server at {self.url} did not echo the scored text's tokens for {model}; "
+                f"{self.where} did not echo the scored text's tokens for {model}; "
                 "GPTScore needs a server that supports `echo` with `logprobs` on /v1/completions (vLLM does)."
             )
         return TextLogprobs(model=response.model or model, tokens=tuple(kept_tokens), logprobs=tuple(kept),

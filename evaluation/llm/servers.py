@@ -1,4 +1,4 @@
-"""The LLM servers of a job: how an address names its kind, one backend interface, and the model check.
+"""The LLM servers of a job: how an address names its kind, the client of each kind, and the model check.
 
 A job may use several servers of two kinds: `http://host:11434` (or https) is an Ollama server,
 `openai+http://host:8000` (or openai+https) an OpenAI-compatible one (vLLM, the llama.cpp server, TGI).
@@ -9,14 +9,14 @@ address without it is what the client talks to.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
 from urllib.parse import urlsplit
 
+from .base import LLMBackend
 from .errors import ModelMissing
-from .ollama_backend import LLMResult, OllamaBackend
+from .ollama_backend import OllamaBackend
 from .openai_backend import OpenAICompatBackend
 
 OPENAI_PREFIX = "openai+"
@@ -32,20 +32,6 @@ class ServerListError(ValueError):
     """A server address that cannot be used; the message names it and shows the accepted forms."""
 
 
-class LLMBackend(Protocol):
-    """What a job needs of a server, whatever its kind (`OllamaBackend` and `OpenAICompatBackend` both fit)."""
-
-    url: str
-
-    def check(self, models: Sequence[str]) -> dict[str, str]: ...
-
-    def chat(
-        self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None
-    ) -> LLMResult: ...
-
-    def close(self) -> None: ...
-
-
 @dataclass(frozen=True)
 class Server:
     kind: ServerKind
@@ -57,10 +43,11 @@ class Server:
         return f"{OPENAI_PREFIX}{self.url}" if self.kind is ServerKind.OPENAI else self.url
 
 
-def parse_server(text: str) -> Server:
-    """Read one address; raise ServerListError naming it when it is neither form."""
+def parse_server(text: str, *, default: ServerKind = ServerKind.OLLAMA) -> Server:
+    """Read one address; raise ServerListError naming it when it is neither form. An address without the
+    `openai+` prefix is of kind `default` (GPTScore's server can only be OpenAI-compatible)."""
     raw = text.strip()
-    kind, rest = ServerKind.OLLAMA, raw
+    kind, rest = default, raw
     if raw.lower().startswith(OPENAI_PREFIX):
         kind, rest = ServerKind.OPENAI, raw[len(OPENAI_PREFIX):]
     parts = urlsplit(rest)
@@ -91,12 +78,23 @@ def parse_servers(value: str | Sequence[str]) -> list[Server]:
 
 
 def open_backend(
-    server: Server, *, timeout: float, keep_alive: str | int = "10m", max_retries: int = 4, backoff: float = 0.5
+    server: Server, *, timeout: float, idle_timeout: float | None = None, keep_alive: str | int = "10m",
+    max_retries: int = 4, backoff: float = 0.5,
 ) -> LLMBackend:
-    """A client of `server` with the shared retry policy (the connection opens on first use)."""
+    """A client of `server` with the shared retry policy (the connection opens on first use); `timeout` is
+    the wait for an answer's first byte, `idle_timeout` the wait between its chunks."""
     if server.kind is ServerKind.OPENAI:
-        return OpenAICompatBackend(server.url, timeout=timeout, max_retries=max_retries, backoff=backoff)
-    return OllamaBackend(server.url, timeout=timeout, keep_alive=keep_alive, max_retries=max_retries, backoff=backoff)
+        return OpenAICompatBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, max_retries=max_retries,
+                                   backoff=backoff)
+    return OllamaBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, keep_alive=keep_alive,
+                         max_retries=max_retries, backoff=backoff)
+
+
+def servers_kind(servers: Sequence[Server]) -> str:
+    """The kind messages about these servers speak of: OpenAI-compatible only when all of them are."""
+    if servers and all(server.kind is ServerKind.OPENAI for server in servers):
+        return ServerKind.OPENAI.value
+    return ServerKind.OLLAMA.value
 
 
 def models_on(backend: LLMBackend, models: Sequence[str]) -> dict[str, str]:

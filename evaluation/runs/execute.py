@@ -18,9 +18,12 @@ from django.conf import settings
 
 from corpus.models import Annotation, AnnotationKind
 from evaluation.engine.parsing import parse_supervisor_answer
-from evaluation.llm.errors import BackendError, ModelMissing
-from evaluation.llm.servers import LLMBackend, Server, models_on, open_backend, parse_servers
+from evaluation.llm.base import LLMBackend
+from evaluation.llm.budget import ModelBudget
+from evaluation.llm.errors import BackendError, ModelMissing, OutOfMemory, ServerNotAllowed
+from evaluation.llm.servers import Server, models_on, parse_servers, servers_kind
 from evaluation.models import EvaluatorRun, RunCall
+from evaluation.runs.backends import connect
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.modes import DEFAULT_MODE, Phase, mode_spec
 from evaluation.runs.placement import ModelWork, Placement, PlacementError, place, placement_record
@@ -58,16 +61,18 @@ class RunExecutor:
         given = dict(backends or {})
         if backend is not None:
             given.setdefault(self.servers[0].name, backend)
-        self.backends: dict[str, LLMBackend] = {
-            s.name: given.get(s.name) or open_backend(
-                s, timeout=settings.OLLAMA_TIMEOUT, keep_alive=config.get("keep_alive", "10m")
-            )
-            for s in self.servers
-        }
+        self.refusal = ""  # why a server of the run cannot be opened (no longer allowed)
+        self.backends: dict[str, LLMBackend] = {}
+        for s in self.servers:
+            try:
+                self.backends[s.name] = given.get(s.name) or connect(s, keep_alive=config.get("keep_alive", "10m"))
+            except ServerNotAllowed as exc:
+                self.refusal = str(exc)
         self.items = list(run_items(run).order_by("position").values_list("pk", "inputs", "output"))
         self.position = {pk: i for i, (pk, _, _) in enumerate(self.items)}
         self.digests: dict[str, str] = dict(config.get("digests", {}))
-        self.planner = StepPlanner(run, self.items, self.digests)
+        self.budgets: dict[str, ModelBudget] = {}  # model -> its context budget, set once the models are placed
+        self.planner = StepPlanner(run, self.items, self.digests, self.budgets)
         self.writer = RunWriter(run, {pk: output for pk, _, output in self.items}, self.digests)
         self.available: dict[str, dict[str, str]] = {}  # server -> model -> digest, of the servers that answered
         self.expected: dict[str, float] = {}
@@ -80,11 +85,16 @@ class RunExecutor:
 
     def execute(self) -> str:
         try:
+            if self.refusal:
+                raise JobStopped(JobStatus.FAILED, self.refusal)
             lanes = self._plan()
             LaneScheduler(
                 lanes, parallel=self.run.parallel, on_answers=self._store, on_batch=self._record,
                 on_server_lost=self._server_lost,
             ).run()
+        except OutOfMemory as exc:  # retrying will not help; the operator frees memory, then resumes
+            self.writer.finish(JobStatus.PAUSED, f"{exc} {KEPT}")
+            return JobStatus.PAUSED
         except ModelMissing as exc:  # a model deleted mid-job: waiting will not bring it back
             self.writer.finish(JobStatus.FAILED, str(exc))
             return JobStatus.FAILED
@@ -106,10 +116,14 @@ class RunExecutor:
         self.expected = dict(placement.seconds)
         for model, server in placement.models.items():
             self._use_digest(model, server)
+            self.budgets[model] = self._budget(model, self.backends[server])
         kinds = {s.name: s.kind.value for s in self.servers}
         self.record = placement_record(placement, kinds, down=down)
         self.writer.placed(self.record)
         lanes = {s.name: self._lane(s.name) for s in self.servers if s.name not in down}
+        for phase in self.phases:  # first: a model that also annotates is then loaded once, at this size
+            if phase.role == RunCall.Role.SUPERVISOR and calls[phase]:
+                self.planner.presettle_supervisor(phase.model)
         for phase in self.phases:
             server = placement.models.get(phase.model)
             if server is None or not calls[phase]:
@@ -119,10 +133,28 @@ class RunExecutor:
             self._supervise({pk for pk, _, _ in self.items})
         return list(lanes.values())
 
+    def _budget(self, model: str, backend: LLMBackend) -> ModelBudget:
+        """The model's context budget: its length from the server, num_ctx pinned or as a resumed run chose it."""
+        config = self.run.config
+        lookup = getattr(backend, "context_length", None)
+        return ModelBudget(
+            limit=lookup(model) if lookup is not None else None,
+            answer_tokens=int(config.get("answer_tokens") or settings.LLM_ANSWER_TOKENS),
+            pinned=config["options"].get("num_ctx") or None,
+            num_ctx=config.get("num_ctx", {}).get(model),
+            think=config.get("think", {}).get(model),
+        )
+
+    def _options(self, model: str) -> dict[str, Any]:
+        budget = self.budgets.get(model)
+        options = dict(self.run.config["options"])
+        return budget.options(options) if budget is not None else options
+
     def _lane(self, server: str) -> Lane:
         backend = self.backends[server]
         load = getattr(backend, "load", None)  # Ollama loads on request; OpenAI-compatible servers keep theirs
-        warm = partial(load, options=self.run.config["options"]) if load is not None else None
+        # The run's exact options for the model, or its first real request reloads it.
+        warm = (lambda model: load(model, options=self._options(model))) if load is not None else None
         return Lane(server, backend, warm=warm)
 
     def _ask_servers(self, models: list[str]) -> dict[str, str]:
@@ -144,8 +176,8 @@ class RunExecutor:
             return place(works, self.available, parallel=self.run.parallel)
         except PlacementError as exc:
             if not down:
-                where = ", ".join(self.available)
-                raise JobStopped(JobStatus.FAILED, str(ModelMissing(exc.models, url=where))) from exc
+                missing = ModelMissing(exc.models, url=", ".join(self.available), kind=servers_kind(self.servers))
+                raise JobStopped(JobStatus.FAILED, str(missing)) from exc
             raise JobStopped(JobStatus.PAUSED, (
                 f"No reachable server has {', '.join(exc.models)}; unreachable: "
                 + "; ".join(f"{server} ({why})" for server, why in down.items())

@@ -27,8 +27,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evaluation.engine.parsing import ParsedAnswer
+from evaluation.llm.base import LLMBackend
 from evaluation.llm.errors import BackendError, BackendUnavailable
-from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, ChatBackend, Outcome, Step, StepInterrupted, perform
+from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, Outcome, Step, StepInterrupted, perform
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ class Feed:
 @dataclass(eq=False)
 class Lane:
     server: str
-    backend: ChatBackend
+    backend: LLMBackend
     feeds: list[Feed] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
     failure: BackendError | None = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,15 +17,16 @@ from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError, ModelMissing
 from evaluation.llm.servers import (
-    OPENAI_PREFIX,
     Server,
+    ServerKind,
     ServerListError,
     models_on,
-    open_backend,
     parse_server,
     parse_servers,
+    servers_kind,
 )
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate
+from evaluation.runs import backends
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
 from evaluation.runs.placement import place, placement_record
 from evaluation.runs.timings import model_works
@@ -67,12 +67,9 @@ def servers_given(ollama_url: str | Sequence[str] | None) -> list[Server]:
         servers = parse_servers(given)
     except ServerListError as exc:
         raise LaunchError(str(exc)) from None
-    refused = [server.name for server in servers if not server_allowed(server)]
-    if refused:
-        allowed = ", ".join(sorted(allowed_server_names()))
-        shown = ", ".join(name[:200] for name in refused)
-        raise LaunchError(f"{shown}: not an allowed LLM server; allowed: {allowed} (an admin adds servers with "
-                          "the OLLAMA_URLS environment variable)")
+    why = backends.refused(servers)
+    if why:
+        raise LaunchError(why)
     return servers
 
 
@@ -80,37 +77,15 @@ def gptscore_server(url: str) -> Server:
     """The OpenAI-compatible server a GPTScore metric is sent to, if the allowlist holds it; else LaunchError.
 
     The address may be given with or without the `openai+` prefix (GPTScore needs that kind of server)."""
-    raw = (url or "").strip()
     try:
-        server = parse_server(raw if raw.lower().startswith(OPENAI_PREFIX) else OPENAI_PREFIX + raw)
+        server = parse_server((url or "").strip(), default=ServerKind.OPENAI)
     except ServerListError as exc:
         raise LaunchError(str(exc)) from None
-    if not server_allowed(server):
-        allowed = ", ".join(sorted(allowed_server_names()))
+    if not backends.server_allowed(server):
+        allowed = ", ".join(sorted(backends.allowed_server_names()))
         raise LaunchError(f"{server.url[:200]}: not an allowed GPTScore server; allowed: {allowed} (an admin "
                           "adds servers with GPTSCORE_URL or as openai+URL in OLLAMA_URLS)")
     return server
-
-
-def allowed_server_names() -> set[str]:
-    """The servers a job may use: OLLAMA_URL, OLLAMA_URLS and GPTSCORE_URL (as an OpenAI-compatible server).
-    The app fetches a job's servers itself, so a free-form address would let a user make it probe the
-    network behind it."""
-    names: set[str] = set()
-    if settings.GPTSCORE_URL.strip():
-        gpt = settings.GPTSCORE_URL.strip()
-        with contextlib.suppress(ServerListError):
-            names.add(parse_server(gpt if gpt.lower().startswith(OPENAI_PREFIX) else OPENAI_PREFIX + gpt).name)
-    for entry in [settings.OLLAMA_URL, *settings.OLLAMA_URLS]:
-        try:
-            names.update(server.name for server in parse_servers(entry))
-        except ServerListError:
-            continue  # a bad entry in the settings allows nothing
-    return names
-
-
-def server_allowed(server: Server) -> bool:
-    return server.name in allowed_server_names()
 
 
 def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -120,7 +95,10 @@ def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str,
     `ollama pull` commands to run."""
     available: dict[str, dict[str, str]] = {}
     for server in servers:
-        backend = open_backend(server, timeout=settings.OLLAMA_TIMEOUT)
+        try:
+            backend = backends.connect(server)
+        except BackendError as exc:
+            raise LaunchError(str(exc)) from exc
         try:
             if len(servers) == 1:
                 available[server.name] = backend.check(list(dict.fromkeys(models)))
@@ -132,7 +110,7 @@ def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str,
             backend.close()
     missing = [m for m in dict.fromkeys(models) if not any(m in have for have in available.values())]
     if missing:
-        raise LaunchError(str(ModelMissing(missing, url=", ".join(available))))
+        raise LaunchError(str(ModelMissing(missing, url=", ".join(available), kind=servers_kind(servers))))
     return available
 
 
@@ -143,6 +121,14 @@ def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
     if len(servers) != 1:
         raise LaunchError(f"this job uses one LLM server; {len(servers)} were given ({url})")
     return check_servers(servers, models)[servers[0].name]
+
+
+def base_options() -> dict[str, Any]:
+    """A job's sampling options; num_ctx only when OLLAMA_NUM_CTX pins it (else each model's budget sets it)."""
+    options: dict[str, Any] = {"temperature": 0.0, "seed": settings.LLM_SEED}
+    if settings.OLLAMA_NUM_CTX:
+        options["num_ctx"] = settings.OLLAMA_NUM_CTX
+    return options
 
 
 MAX_PARALLEL = 64  # requests in flight per model; EvaluatorRun.parallel is a small integer
@@ -240,9 +226,10 @@ def run_create(
         "annotators": annotators,
         "supervisor": supervisor,
         "digests": digests,
-        "options": {"temperature": 0.0, "seed": settings.LLM_SEED, "num_ctx": settings.OLLAMA_NUM_CTX,
-                    **answer_format_options(answer_format)},
+        "options": {**base_options(), **answer_format_options(answer_format)},
         "answer_format": answer_format,
+        "answer_tokens": (chosen.answer_tokens if used_preset else None) or settings.LLM_ANSWER_TOKENS,
+        "think": dict(chosen.think) if used_preset else {},
         "retry_temperature": RETRY_TEMPERATURE,
         "max_answer_attempts": MAX_ANSWER_ATTEMPTS,
         "outlier_rule": outlier_rule,

@@ -16,19 +16,18 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.engine.repair import needs_repair, repair_key, repair_prompt, repaired_is_better
-from evaluation.llm.ollama_backend import LLMResult
+from evaluation.llm.base import LLMBackend, LLMResult
+from evaluation.llm.budget import PROMPT_TOO_LONG, ModelBudget, answer_cut_problem
+from evaluation.llm.errors import PromptTooLong
 
 REPAIR_ATTEMPT = 100  # a repair of attempt k is recorded as attempt 100 + k
+LONGER = 10  # attempt number of an answer asked again with a longer budget: 10 + the cut attempt's
 BATCH_SIZE = 25  # finished steps per storing batch
 BATCH_SECONDS = 2.0  # and at least this often, so the heartbeat and cancel checks keep going
-
-
-class ChatBackend(Protocol):
-    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any]) -> LLMResult: ...
 
 
 def cache_key(model: str, digest: str, prompt: str, options: Mapping[str, Any]) -> str:
@@ -63,13 +62,15 @@ def plan_attempts(
 
 @dataclass
 class Step:
-    """One (item, model) request: its prompt, its possible attempts and what the cache holds for them."""
+    """One (item, model) request: its prompt, its possible attempts and what the cache holds for them;
+    `budget` is the model's context budget in this job (None: send as planned)."""
 
     item_id: int
     prompt: str
     attempts: list[Attempt]
     cached: dict[str, str] = field(default_factory=dict)  # cache key -> stored answer
     repair: bool = False  # restate an unreadable answer once (evaluation.engine.repair)
+    budget: ModelBudget | None = None
 
 
 @dataclass(frozen=True)
@@ -85,17 +86,29 @@ class AttemptRecord:
 
 @dataclass
 class Outcome:
-    """A finished step: the attempts made (the last one's answer counts) and its parse."""
+    """A finished step: the attempts made (the last one's answer counts) and its parse; `problems` are the
+    budget's (prompt_too_long:, answer_cut:), also listed first among `parsed.problems`."""
 
     step: Step
     parsed: ParsedAnswer
     attempts: list[AttemptRecord] = field(default_factory=list)
     used: int = -1  # which attempt's answer counts (a repair that reads worse leaves the first)
     repaired: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    def fail(self, problem: str) -> Outcome:
+        self.problems.append(problem)
+        self.parsed = ParsedAnswer(status="failed", problems=[problem])
+        return self
 
     @property
     def raw(self) -> str:
         return self.attempts[self.used].text if self.attempts else ""
+
+    @property
+    def retries(self) -> int:
+        """Attempts made again because an answer did not parse (not those asked again with a longer budget)."""
+        return len({a.number % LONGER for a in self.attempts}) - 1 if self.attempts else 0
 
 
 class StepInterrupted(Exception):
@@ -107,48 +120,119 @@ class StepInterrupted(Exception):
 
 
 def perform(
-    backend: ChatBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event
+    backend: LLMBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event
 ) -> Outcome:
-    """Ask (or read the cache) until an answer parses or the attempts run out; backend errors propagate."""
+    """Ask (or read the cache) until an answer parses or the attempts run out; backend errors propagate,
+    except a prompt the server refuses as too long, which fails this step only.
+
+    With a budget: a prompt that cannot fit is not sent; an answer the server cut at the answer budget is
+    asked again once with twice the budget (within the context), and if still cut counts as partial at best;
+    a prompt the server truncated is never parsed."""
     outcome = Outcome(step, ParsedAnswer())
+    budget = step.budget
+    if budget is not None and not budget.check(step.prompt).fits:
+        return outcome.fail(_too_long(step, None))
     for number, attempt in enumerate(step.attempts):
         if stop.is_set():
             raise StepInterrupted(outcome)
         if attempt.key in step.cached:
-            text, result, wall = step.cached[attempt.key], None, 0.0
+            record = AttemptRecord(number, attempt.key, attempt.options, step.cached[attempt.key], None)
         else:
-            began = time.monotonic()
-            result = backend.chat(model, step.prompt, options=attempt.options)
-            text, wall = result.text, time.monotonic() - began
-        outcome.attempts.append(AttemptRecord(number, attempt.key, attempt.options, text, result, wall))
-        outcome.parsed, outcome.used = parse(text), len(outcome.attempts) - 1
-        if step.repair and not outcome.repaired and text.strip() and needs_repair(outcome.parsed):
-            _repair(backend, model, step, attempt, text, parse, outcome)
+            try:
+                record = _ask(backend, model, step, number, attempt)
+            except PromptTooLong as exc:
+                return outcome.fail(_too_long(step, exc))
+        outcome.attempts.append(record)
+        if budget is not None and record.result is not None:
+            result = record.result
+            num_ctx = int(attempt.options.get("num_ctx") or 0) or None
+            if budget.estimator.cut(step.prompt, result.prompt_tokens, num_ctx):
+                return outcome.fail(_too_long(step, None))
+            budget.estimator.observe(step.prompt, result.prompt_tokens)
+            if result.done_reason == "length":
+                record = _ask_longer(backend, model, step, number, attempt, outcome) or record
+                if record.result is not None and record.result.done_reason == "length":
+                    outcome.problems.append(answer_cut_problem(record.result.completion_tokens))
+        outcome.parsed, outcome.used = parse(record.text), len(outcome.attempts) - 1
+        if outcome.problems:
+            outcome.parsed.problems[:0] = outcome.problems
+            if outcome.parsed.status == "ok":
+                outcome.parsed.status = "partial"  # a cut answer is never whole
+            break
+        if step.repair and not outcome.repaired and record.text.strip() and needs_repair(outcome.parsed):
+            _repair(backend, model, step, attempt, record.text, parse, outcome)
         if outcome.parsed.status != "failed":
             break
     return outcome
 
 
-def _repair(backend: ChatBackend, model: str, step: Step, attempt: Attempt, text: str,
+def _repair(backend: LLMBackend, model: str, step: Step, attempt: Attempt, text: str,
             parse: Callable[[str], ParsedAnswer], outcome: Outcome) -> None:
-    """Ask the model once to restate `text` in our format; both answers stay among the attempts."""
+    """Ask the model once to restate `text` in our format; both answers stay among the attempts. A repair
+    prompt (the prompt plus the answer) that would not fit the context is not sent."""
     outcome.repaired = True
     prompt, key = repair_prompt(step.prompt, text), repair_key(attempt.key, text)
+    if step.budget is not None and not step.budget.check(prompt).fits:
+        return
+    number = REPAIR_ATTEMPT + outcome.attempts[-1].number  # the ledger's attempt number of a repair
     if key in step.cached:
         fixed, result, wall = step.cached[key], None, 0.0
     else:
         began = time.monotonic()
-        result = backend.chat(model, prompt, options=attempt.options)
+        think = step.budget.think if step.budget is not None else None
+        try:
+            result = backend.chat(model, prompt, options=attempt.options, **({"think": think} if think is not None
+                                                                              else {}))
+        except PromptTooLong:
+            return
         fixed, wall = result.text, time.monotonic() - began
-    number = REPAIR_ATTEMPT + outcome.attempts[-1].number  # the ledger's attempt number of a repair
     outcome.attempts.append(AttemptRecord(number, key, attempt.options, fixed, result, wall, prompt=prompt))
     parsed = parse(fixed)
     if repaired_is_better(outcome.parsed, parsed):
         outcome.parsed, outcome.used = parsed, len(outcome.attempts) - 1
 
 
+def _ask(backend: LLMBackend, model: str, step: Step, number: int, attempt: Attempt) -> AttemptRecord:
+    began = time.monotonic()
+    think = step.budget.think if step.budget is not None else None
+    extra = {"think": think} if think is not None else {}  # only a preset's setting is sent
+    result = backend.chat(model, step.prompt, options=attempt.options, **extra)
+    return AttemptRecord(number, attempt.key, attempt.options, result.text, result, time.monotonic() - began)
+
+
+def _ask_longer(
+    backend: LLMBackend, model: str, step: Step, number: int, attempt: Attempt, outcome: Outcome
+) -> AttemptRecord | None:
+    """Ask a cut answer again with twice the answer budget, as far as the context allows (its own cache key)."""
+    budget = step.budget
+    assert budget is not None
+    room = budget.num_ctx - budget.estimator.tokens(step.prompt)
+    longer = min(2 * int(attempt.options.get("num_predict") or budget.answer_tokens), room)
+    if longer <= int(attempt.options.get("num_predict") or 0):
+        return None
+    options = {**attempt.options, "num_predict": longer}
+    # Keyed from the cut attempt's key (which names model, build, prompt and options) and the new budget.
+    again = Attempt(hashlib.sha256(f"{attempt.key}|num_predict={longer}".encode()).hexdigest(), options)
+    if again.key in step.cached:
+        record = AttemptRecord(LONGER + number, again.key, options, step.cached[again.key], None)
+    else:
+        try:
+            record = _ask(backend, model, step, LONGER + number, again)
+        except PromptTooLong:
+            return None
+    outcome.attempts.append(record)
+    return record
+
+
+def _too_long(step: Step, refused: PromptTooLong | None) -> str:
+    budget = step.budget
+    tokens = budget.estimator.tokens(step.prompt) if budget is not None else len(step.prompt) // 3
+    limit = (budget.ceiling or budget.num_ctx) if budget is not None else None
+    return f"{PROMPT_TOO_LONG}: ~{tokens} tokens, limit {limit or 'unknown'}"
+
+
 def run_phase(
-    backend: ChatBackend,
+    backend: LLMBackend,
     model: str,
     steps: Sequence[Step],
     *,

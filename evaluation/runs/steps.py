@@ -13,17 +13,17 @@ from django.db.models import QuerySet
 from corpus.models import Annotation, AnnotationKind, Item
 from evaluation.engine.answer_schema import JSON_ANSWER_NOTE
 from evaluation.engine.aspects import AspectSpec
-from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, EnsembleItem, ensemble_item
+from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, MAX_ERRORS, EnsembleItem, ensemble_item
 from evaluation.engine.parsing import parse_annotator_answer
 from evaluation.engine.prompts import render_supervisor_prompt
-from evaluation.engine.repair import repair_key
 from evaluation.engine.tasks import TaskSpec
-from evaluation.models import EvaluatorRun, LLMCall, PromptTemplate
+from evaluation.llm.budget import ModelBudget
+from evaluation.models import EvaluatorRun, PromptTemplate
+from evaluation.runs.ledger import fill_cache
 from evaluation.runs.modes import ModeSpec
 from evaluation.runs.scheduler import Step, plan_attempts
 
 ItemRow = tuple[int, dict[str, str], str]  # (pk, inputs, output), in dataset order
-CACHE_CHUNK = 1000  # cache keys per query
 
 
 def run_items(run: EvaluatorRun) -> QuerySet[Item]:
@@ -66,29 +66,37 @@ class SupervisorPlan:
     unmerged: list[ItemAnswers] = field(default_factory=list)  # items with no usable answer: nothing to ask
 
 
+TOKENS_PER_ERROR = 64  # an annotator's error in a supervisor prompt, as estimated (RotoWire: 5 x 8 add ~1.5k)
+
+
 class StepPlanner:
     """Builds each phase's steps for one run; `digests` is the executor's live model -> digest map."""
 
-    def __init__(self, run: EvaluatorRun, items: Sequence[ItemRow], digests: Mapping[str, str]) -> None:
+    def __init__(
+        self, run: EvaluatorRun, items: Sequence[ItemRow], digests: Mapping[str, str],
+        budgets: Mapping[str, ModelBudget] | None = None,
+    ) -> None:
         self.run = run
         self.config: dict[str, Any] = run.config
         self.items = items
         self.digests = digests
+        self.budgets: Mapping[str, ModelBudget] = budgets if budgets is not None else {}
         self.task, self.aspect = run_specs(run)
         self.output_header = run.dataset.output_header
 
     def annotator_steps(self, model: str, spec: ModeSpec) -> list[Step]:
         done = self._done_items(kind=AnnotationKind.ANNOTATOR, model=model)
         template = self.run.templates[spec.annotator_template]
-        steps = [
-            self._step(model, pk, spec.render(
+        prompts = [
+            (pk, spec.render(
                 template, task=self.task, aspect=self.aspect, inputs=inputs, output=output,
                 output_header=self.output_header,
             ))
             for pk, inputs, output in self.items
             if pk not in done
         ]
-        return self._with_cache(steps)
+        self._settle(model, [prompt for _, prompt in prompts])
+        return self._with_cache([self._step(model, pk, prompt) for pk, prompt in prompts])
 
     def supervisor_plan(self, model: str, item_ids: Collection[int] | None = None) -> SupervisorPlan:
         """The merges left to ask, of every item or of `item_ids` (those whose annotators all answered)."""
@@ -103,6 +111,7 @@ class StepPlanner:
         template = self.run.templates[PromptTemplate.Kind.SUPERVISOR]
         rule = self.config.get("outlier_rule", DEFAULT_OUTLIER_RULE)
         plan = SupervisorPlan()
+        prompts: list[tuple[int, str]] = []
         for pk, inputs, output in self.items:
             if pk in done or (item_ids is not None and pk not in item_ids):
                 continue
@@ -121,9 +130,29 @@ class StepPlanner:
                 output_header=self.output_header, annotations=answers.ensemble.kept_answers,
             )
             plan.items[pk] = answers
-            plan.steps.append(self._step(model, pk, prompt))
+            prompts.append((pk, prompt))
+        self._settle(model, [prompt for _, prompt in prompts])
+        plan.steps = [self._step(model, pk, prompt) for pk, prompt in prompts]
         self._with_cache(plan.steps)
         return plan
+
+    def presettle_supervisor(self, model: str) -> None:
+        """Size the supervisor's context before its prompts exist (they wait for the annotators' answers), so
+        the model is loaded once: its prompt without annotations, plus room for every annotator's errors."""
+        template = self.run.templates[PromptTemplate.Kind.SUPERVISOR]
+        prompts = [
+            render_supervisor_prompt(template, task=self.task, aspect=self.aspect, inputs=inputs, output=output,
+                                     output_header=self.output_header, annotations=[])
+            for _, inputs, output in self.items
+        ]
+        extra = len(self.config["annotators"]) * MAX_ERRORS * TOKENS_PER_ERROR
+        budget = self.budgets.get(model)
+        if budget is not None and prompts:
+            before = budget.num_ctx
+            budget.settle(prompts, extra_tokens=extra)
+            if budget.num_ctx != before:
+                self.config.setdefault("num_ctx", {})[model] = budget.num_ctx
+                EvaluatorRun.objects.filter(pk=self.run.pk).update(config=self.config)
 
     def rekeyed(self, model: str, steps: Sequence[Step]) -> list[Step]:
         """The same steps keyed by the model's digest now in `digests` (another server's build answers)."""
@@ -133,37 +162,31 @@ class StepPlanner:
         """Items this run already answered in the phase: a resumed run starts after them."""
         return set(Annotation.objects.filter(source=self.run, **match).values_list("item_id", flat=True))
 
+    def _settle(self, model: str, prompts: list[str]) -> None:
+        """Let the model's budget grow its num_ctx to hold these prompts, and remember it for a resumed run."""
+        budget = self.budgets.get(model)
+        if budget is None or not prompts:
+            return
+        before = budget.num_ctx
+        budget.settle(prompts)
+        if budget.num_ctx != before:  # a resumed run asks with the same num_ctx (it is in the cache keys)
+            self.config.setdefault("num_ctx", {})[model] = budget.num_ctx
+            EvaluatorRun.objects.filter(pk=self.run.pk).update(config=self.config)
+
     def _step(self, model: str, item_id: int, prompt: str) -> Step:
         if self.config.get("answer_format") == "json" and not prompt.endswith(JSON_ANSWER_NOTE):
             prompt += JSON_ANSWER_NOTE
+        budget = self.budgets.get(model)
+        options = dict(self.config["options"])
+        if budget is not None:
+            options = budget.options(options)
         attempts = plan_attempts(
-            model, self.digests.get(model, ""), prompt, self.config["options"],
+            model, self.digests.get(model, ""), prompt, options,
             attempts=int(self.config.get("max_answer_attempts", 4)),
             retry_temperature=float(self.config.get("retry_temperature", 0.1)),
         )
-        return Step(item_id, prompt, attempts, repair=bool(self.config.get("repair", True)))
+        return Step(item_id, prompt, attempts, repair=bool(self.config.get("repair", True)), budget=budget)
 
     @staticmethod
     def _with_cache(steps: list[Step]) -> list[Step]:
         return fill_cache(steps)
-
-
-def fill_cache(steps: list[Step]) -> list[Step]:
-    """Fill in the stored answers of every attempt the steps may make: they will not be asked again."""
-    keys = [attempt.key for step in steps for attempt in step.attempts]
-    cached: dict[str, str] = {}
-    for start in range(0, len(keys), CACHE_CHUNK):
-        chunk = keys[start : start + CACHE_CHUNK]
-        cached.update(
-            LLMCall.objects.filter(cache_key__in=chunk, status=LLMCall.Status.OK).values_list("cache_key", "response")
-        )
-    for step in steps:
-        step.cached = {a.key: cached[a.key] for a in step.attempts if a.key in cached}
-    # a stored answer's repair (asked when it could not be read) is stored under a key of its own
-    repairs = {repair_key(key, text): None for step in steps for key, text in step.cached.items()}
-    found = dict(LLMCall.objects.filter(cache_key__in=list(repairs), status=LLMCall.Status.OK)
-                 .values_list("cache_key", "response")) if repairs else {}
-    for step in steps:
-        step.cached.update({k: found[k] for key, text in list(step.cached.items())
-                            if (k := repair_key(key, text)) in found})
-    return steps

@@ -8,12 +8,10 @@ is written per batch in one transaction, so a batch's progress never counts anno
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from django.conf import settings
-from django.db import InterfaceError, OperationalError, connection, transaction
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -21,7 +19,8 @@ from corpus.models import Annotation, AnnotationKind, ErrorSpan, ParseStatus
 from evaluation.engine.alignment import align_location
 from evaluation.engine.ensemble import MAX_ERRORS, MergedError, cap_errors
 from evaluation.engine.parsing import ParsedAnswer, ParsedError, score_to_label
-from evaluation.models import EvaluatorRun, LLMCall, RunCall
+from evaluation.models import EvaluatorRun, RunCall
+from evaluation.runs.ledger import call_ids, store_answers
 from evaluation.runs.modes import Phase, ScoreScale
 from evaluation.runs.scheduler import Outcome
 from evaluation.runs.steps import ItemAnswers
@@ -36,22 +35,6 @@ Written = tuple[Annotation, list[ErrorSpan]]
 log = logging.getLogger(__name__)
 
 
-def _patiently(write: Callable[[], object]) -> None:
-    """Run `write`, retrying while the database cannot be reached (a restart, a failover) for up to
-    RUN_DB_PATIENCE_SECONDS: an answer that arrived must be stored, or the resumed run would ask for it again."""
-    deadline = time.monotonic() + settings.RUN_DB_PATIENCE_SECONDS
-    delay = 0.25
-    while True:
-        try:
-            write()
-            return
-        except (OperationalError, InterfaceError) as exc:
-            if connection.in_atomic_block or time.monotonic() >= deadline:
-                raise
-            log.warning("storing LLM answers: database unreachable (%s); retrying in %.1f s", exc, delay)
-            connection.close()  # a broken connection is replaced on the next query
-            time.sleep(delay)
-            delay = min(delay * 2, 4.0)
 
 
 def spans_for_errors(errors: Iterable[ParsedError], output: str) -> list[ErrorSpan]:
@@ -97,26 +80,7 @@ class RunWriter:
     def store_calls(self, answers: Iterable[tuple[str, Outcome]]) -> None:
         """Store new answers (model, step) at once, in one query: the cache is what makes a resumed run
         repeat no call."""
-        fresh = [
-            (model, outcome, a, a.result)
-            for model, outcome in answers for a in outcome.attempts if a.result is not None
-        ]
-        if not fresh:
-            return
-        _patiently(lambda: LLMCall.objects.bulk_create(
-            [
-                LLMCall(
-                    cache_key=a.key, model=model, model_digest=self.digests.get(model, ""),
-                    prompt=a.prompt or outcome.step.prompt, options=a.options, response=a.text,
-                    prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
-                    total_duration_ns=result.total_duration_ns, load_duration_ns=result.load_duration_ns,
-                    prompt_eval_duration_ns=result.prompt_eval_duration_ns,
-                    eval_duration_ns=result.eval_duration_ns, wall_seconds=a.wall, attempts=result.attempts,
-                )
-                for model, outcome, a, result in fresh
-            ],
-            ignore_conflicts=True,
-        ))
+        store_answers((model, self.digests.get(model, ""), outcome) for model, outcome in answers)
 
     # --- batches ------------------------------------------------------------------------------
     @transaction.atomic
@@ -126,7 +90,7 @@ class RunWriter:
         """Link the batch's calls to the run, write its annotations, count it and beat the heartbeat."""
         if outcomes:
             keys = [a.key for o in outcomes for a in o.attempts]
-            calls = dict(LLMCall.objects.filter(cache_key__in=keys).values_list("cache_key", "pk"))
+            calls = call_ids(keys)
             RunCall.objects.bulk_create(
                 [
                     RunCall(
@@ -162,13 +126,13 @@ class RunWriter:
         """The annotator's annotation; retries of an unparseable answer are noted among its problems."""
         parsed = outcome.parsed
         problems = list(parsed.problems)
-        retries = sum(1 for a in outcome.attempts if a.number > 0 and not a.prompt)
-        if retries:
-            problems.insert(0, f"answer unparseable on {retries} earlier attempt(s); retried warmer")
+        if outcome.retries:
+            note = f"answer unparseable on {outcome.retries} earlier attempt(s); retried warmer"
+            problems.insert(len(outcome.problems), note)
         if outcome.repaired:  # both answers are in the call ledger
             used = "the restated answer is used" if outcome.attempts[outcome.used].prompt else \
                 "the first answer reads better and is used"
-            problems.insert(0, f"answer sent back once to be restated in our format; {used}")
+            problems.insert(len(outcome.problems), f"answer sent back once to be restated in our format; {used}")
         annotation = self._annotation(
             outcome.step.item_id, AnnotationKind.ANNOTATOR, model, score=scale.score(parsed),
             score_label=parsed.score_label or "", score_explanation=parsed.score_explanation, raw_answer=outcome.raw,

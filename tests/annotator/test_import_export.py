@@ -270,7 +270,7 @@ def test_export_round_trips_judgments_and_added_spans(two_annotators, tmp_path):
     records = [json.loads(line) for line in first.splitlines()]
     human = [a for r in records for a in r["annotations"] if a["kind"] == "human"]
     assert human == [{"source": "ann1", "kind": "human", "model": "", "score": None, "score_label": "",
-                      "score_explanation": "", "spans": [{
+                      "score_explanation": "", "parse_status": "n/a", "problems": [], "spans": [{
                           "start": 4, "end": 17, "text": "Copper Kettle", "explanation": "wrong name",
                           "severity": 3, "category": "NAME", "match": "exact", "judgments": [],
                           # one of the item's two judges marked it: a 1-1 tie (corpus.consensus)

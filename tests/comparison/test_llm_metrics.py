@@ -91,6 +91,21 @@ def test_gptscore_refused_before_any_job_by_a_server_without_echo(summaries):
             assert "Only no echo is supported" not in str(refused.value)
             assert sim.stats.endpoint_hits["POST /v1/completions"] == 1  # the one-token preflight, nothing else
     assert not ComparisonJob.objects.exists()
+@pytest.mark.strict_allowlist
+def test_gptscore_server_must_be_on_the_allowlist(summaries, settings):
+    """GPTScore's address goes through the same allowlist as every job's servers (it used to skip it)."""
+    with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
+        with pytest.raises(JobError, match="not an allowed GPTScore server"):
+            job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+        job = job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url, check=False)
+        assert job_execute(job.pk) == JobStatus.FAILED
+        assert sim.stats.requests == 0 and sim.stats.endpoint_hits.get("openai-models", 0) == 0
+        job.refresh_from_db()
+        assert "not an allowed LLM server" in job.message
+        settings.GPTSCORE_URL = sim.url  # the admin's GPTScore server is allowed, as an OpenAI-compatible one
+        job = job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+        assert job_execute(job.pk) == JobStatus.DONE
+        assert MetricScore.objects.filter(metric="gptscore:scorer-1b").count() == 4  # 4 items x 1 aspect
 
 
 def test_gptscore_job_pauses_when_the_server_goes_away_and_keeps_its_scores(summaries):
@@ -156,3 +171,16 @@ def test_distilled_metric_stores_the_0_to_100_score(dialogue):
         answers = {a.item_id: a.score for a in Annotation.objects.filter(source_id=run.pk, score__isnull=False)}
         assert values == pytest.approx(answers) and len(values) == 6
         assert all(0 <= v <= 100 for v in values.values()) and max(values.values()) > 5  # not the 1-5 scale
+
+
+def test_gptscore_goes_through_the_budget_a_too_long_text_is_not_sent_nor_scored(summaries):
+    """Issue 21: GPTScore's prompts fit the model's length (vLLM's max_model_len) or are not sent; no score
+    is invented for them, and the job completes with the others."""
+    long_item = Item.objects.filter(dataset=summaries).order_by("position").first()
+    Item.objects.filter(pk=long_item.pk).update(output="word " * 5_000)
+    with OllamaSim(SimConfig(models=["scorer-1b"], profile="vllm", context_length=2_048)) as sim:
+        job = _execute(job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url))
+        assert _requests(sim) == 3 and sim.stats.refused_too_long == 0
+    scored = set(MetricScore.objects.filter(metric="gptscore:scorer-1b").values_list("item_id", flat=True))
+    assert len(scored) == 3 and long_item.pk not in scored
+    assert job.status == JobStatus.DONE

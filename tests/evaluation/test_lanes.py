@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from evaluation.engine.parsing import parse_annotator_answer
+from evaluation.llm.base import LLMResult
 from evaluation.llm.errors import BackendError, BackendUnavailable
-from evaluation.llm.ollama_backend import LLMResult
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.scheduler import Outcome, Step, plan_attempts
 

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from evaluation.engine.parsing import parse_annotator_answer
+from evaluation.llm.base import LLMResult
 from evaluation.llm.errors import BackendUnavailable
-from evaluation.llm.ollama_backend import LLMResult
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.scheduler import Outcome, Step, attempt_options, cache_key, plan_attempts
 from tests.conftest import REPO

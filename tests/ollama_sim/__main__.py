@@ -20,6 +20,7 @@ from types import FrameType
 from evaluation.engine.presets import PRESETS
 
 from .config import SimConfig
+from .profiles import PROFILES
 from .server import OllamaSim
 
 
@@ -31,6 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--preset", choices=list(PRESETS), help="serve the models of this ensemble preset")
     parser.add_argument("--models", default="", help="comma-separated model tags to serve (added to --preset's)")
     parser.add_argument("--call-time", type=float, default=None, help="seconds of 'generation' per request")
+    parser.add_argument("--profile", choices=[p for p in PROFILES if p], default=None,
+                        help="behave as this real server does with long prompts, answer budgets and thinking")
+    parser.add_argument("--context-length", type=int, default=None, help="every model's trained context length")
     args = parser.parse_args(argv)
 
     try:
@@ -41,6 +45,10 @@ def main(argv: list[str] | None = None) -> int:
             data["models"] = list(dict.fromkeys([*data.get("models", []), *models]))
         if args.call_time is not None:
             data["call_time"] = args.call_time
+        if args.profile is not None:
+            data["profile"] = args.profile
+        if args.context_length is not None:
+            data["context_length"] = args.context_length
         config = SimConfig.from_dict(data)
     except (OSError, TypeError, ValueError) as exc:
         print(f"ollama_sim: bad config {args.config}: {exc}", file=sys.stderr)

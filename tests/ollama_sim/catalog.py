@@ -82,7 +82,7 @@ def show(config: SimConfig, name: str, digest: str) -> dict[str, Any]:
             "general.architecture": family,
             "general.parameter_count": 7_000_000_000,
             "general.digest": digest,
-            f"{family}.context_length": 8192,
+            f"{family}.context_length": config.context_length,
         },
         "capabilities": ["completion"],
         "modified_at": MODIFIED_AT,

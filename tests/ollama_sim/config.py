@@ -13,6 +13,10 @@ FaultKind = Literal["error", "drop", "slow", "garbage", "stream_error"]
 FAULT_KINDS: tuple[str, ...] = ("error", "drop", "slow", "garbage", "stream_error")
 
 DEFAULT_GARBAGE = "}}} lorem ipsum ;; Severity: banana ### <unk> <unk>"
+# A reasoning trace with draft lines that look like an answer (real traces do: REAL_SERVERS.md, thinking models).
+DEFAULT_TRACE = ("Let me look at the text first. Draft:\nScore: 1\nReason: maybe everything is wrong.\n"
+                 "Overall score: Poor\nError 1:\nLocation: phantom\nExplanation: a draft error\nSeverity: 5\n"
+                 "On reflection the draft was too harsh.")
 
 
 def digest_for(name: str) -> str:
@@ -135,6 +139,17 @@ class SimConfig:
     # echoed tokens and counts in text_offset ("<s>", "<|begin_of_text|>"; completion/serving.py).
     echo: str = "yes"
     bos_text: str = ""
+    # Real-server behaviour (profiles.py): "" keeps the simulator kind (no context limit, no thinking).
+    profile: str = ""
+    context_length: int = 8192  # every model's trained context (/api/show, /v1/models, /props)
+    thinking_models: tuple[str, ...] = ()  # these write a trace before the answer
+    thinking_text: str = DEFAULT_TRACE
+    oom_models: tuple[str, ...] = ()  # these do not fit in memory: 500 "model requires more system memory"
+    # Time from tokens (0: off; call_time still adds): prompt tokens and generated tokens per second, load
+    # seconds per GB of weights (on top of swap_cost).
+    prompt_tokens_per_second: float = 0.0
+    tokens_per_second: float = 0.0
+    load_seconds_per_gb: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", _coerce_models(self.models))
@@ -148,6 +163,13 @@ class SimConfig:
             raise ValueError(f"echo must be yes, rejected or ignored, got {self.echo!r}")
         if self.swap_cost < 0 or self.call_time < 0:
             raise ValueError("swap_cost and call_time cannot be negative")
+        from .profiles import PROFILES
+
+        if self.profile not in PROFILES:
+            known = ", ".join(p or "(none)" for p in PROFILES)
+            raise ValueError(f"unknown profile {self.profile!r}; expected one of {known}")
+        object.__setattr__(self, "thinking_models", tuple(normalize_name(m) for m in self.thinking_models))
+        object.__setattr__(self, "oom_models", tuple(normalize_name(m) for m in self.oom_models))
 
     def digest(self, model: str) -> str | None:
         return self.models.get(normalize_name(model))
@@ -170,6 +192,8 @@ class SimConfig:
         data = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _CALLABLES}
         data["rules"] = [_drop_defaults(r) for r in self.rules]
         data["faults"] = [_drop_defaults(f) for f in self.faults]
+        data["thinking_models"] = list(self.thinking_models)
+        data["oom_models"] = list(self.oom_models)
         data["models"] = dict(self.models)
         return data
 

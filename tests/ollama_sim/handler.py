@@ -13,7 +13,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 
-from . import catalog, openai_api
+from . import catalog, openai_api, profiles
 from .answers import choose_reply
 from .config import FaultRule, SimConfig, SimRequest, normalize_name
 from .scheduler import RequestAbandoned, Runner, SimClosed, keep_alive_seconds
@@ -100,6 +100,7 @@ class Handler(BaseHTTPRequestHandler):
             "/api/tags": self._tags,
             "/api/ps": self._ps,
             "/v1/models": lambda: self._send_json(200, openai_api.models(self.sim.config)),
+            "/props": self._props,
             "/_sim/stats": lambda: self._send_json(200, self.sim.stats.to_dict()),
             "/_sim/config": lambda: self._send_json(200, self.sim.config.to_dict()),
         }
@@ -218,6 +219,13 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     # --- model information -----------------------------------------------------------------
+    def _props(self) -> None:
+        """llama.cpp's server settings (tools/server/README.md): the context it was started with."""
+        if self.sim.config.profile != "llamacpp":
+            self._send_text(404, "404 page not found")
+            return
+        self._send_json(200, {"default_generation_settings": {"n_ctx": self.sim.config.context_length}})
+
     def _tags(self) -> None:
         self._send_json(200, catalog.tags(self.sim.config))
 
@@ -324,6 +332,10 @@ class Handler(BaseHTTPRequestHandler):
             self._error(400, str(exc))
             return
 
+        if config.profile:
+            ended, prompt, options = self._as_real_server(config, record, model, prompt, options, body)
+            if ended:
+                return
         faults = sim.draw_faults(model)
         if self._strike(faults, record, after_call=False):
             return
@@ -343,6 +355,39 @@ class Handler(BaseHTTPRequestHandler):
         except (RequestAbandoned, BrokenPipeError, ConnectionResetError):
             sim.end_call(record, "cancelled")
             raise
+
+    def _as_real_server(
+        self, config: SimConfig, record: CallRecord, model: str, prompt: str, options: dict[str, Any],
+        body: dict[str, Any],
+    ) -> tuple[bool, str, dict[str, Any]]:
+        """Apply the profile's memory and context rules (profiles.py): (whether the request ended, the prompt
+        the model sees, the options it runs with)."""
+        profile = config.profile
+        if model in config.oom_models:  # Ollama's handleScheduleError default branch (routes.go:3107-3120)
+            self.sim.end_call(record, "error")
+            self._error(500, "model requires more system memory (48.0 GiB) than is available (15.6 GiB)")
+            return True, prompt, options
+        words = prompt.split()
+        record.prompt_tokens = len(words)
+        num_ctx = int(options.get("num_ctx") or config.default_num_ctx)
+        ctx = profiles.effective_ctx(profile, num_ctx, config.context_length)
+        max_tokens = options.get("num_predict")
+        if max_tokens is None and profiles.default_max_tokens(profile) is not None:
+            options = {**options, "num_predict": profiles.default_max_tokens(profile)}
+            max_tokens = options["num_predict"]
+        refused = profiles.refusal(profile, prompt_tokens=len(words), max_tokens=max_tokens, ctx=ctx,
+                                   truncate=body.get("truncate"))
+        if refused is not None:
+            self.sim.count_context(truncated=False)
+            self.sim.end_call(record, "bad_request")
+            self._error(refused.status, refused.message)
+            return True, prompt, options
+        kept = profiles.kept_words(profile, words, ctx)
+        if kept is not None:  # cut silently; a real server only logs "truncating input prompt"
+            record.truncated = True
+            self.sim.count_context(truncated=True)
+            prompt = " ".join(kept)
+        return False, prompt, options
 
     def _load_only(
         self, requested: str, model: str, options: dict[str, Any], body: dict[str, Any], config: SimConfig
@@ -376,8 +421,16 @@ class Handler(BaseHTTPRequestHandler):
             self.sim.scheduler.wait_loaded(runner)
             return 0
         started = time.perf_counter_ns()
+        digest = config.digest(runner.name) or ""
+        deadline = time.monotonic() + config.swap_cost + config.load_seconds_per_gb * catalog.size(digest) / 1e9
         try:
-            time.sleep(config.swap_cost)
+            while (left := deadline - time.monotonic()) > 0:
+                time.sleep(min(left, 0.05))
+                # Ollama ties a load to the request that started it (`WaitUntilRunning(req.ctx)`, sched.go:733):
+                # a client that gives up mid-load takes the load with it; the next request loads again.
+                if self._client_gone():
+                    self.sim.scheduler.abandon(runner)
+                    raise RequestAbandoned
         finally:
             runner.ready.set()
         return max(1, time.perf_counter_ns() - started)
@@ -422,14 +475,29 @@ class Handler(BaseHTTPRequestHandler):
                 sim.count_fault("garbage")
         done_reason = "stop"
         num_predict = request.options.get("num_predict")
+        trace = config.thinking_text if config.profile and normalize_name(request.model) in config.thinking_models \
+            else ""
         if num_predict == 0 and openai_api.is_openai(request.endpoint):
             reply, done_reason = "", "length"  # max_tokens=0: score the prompt, generate nothing
-        elif isinstance(num_predict, int) and 0 < num_predict < _tokens(reply):
+        elif isinstance(num_predict, int) and 0 < num_predict < _tokens(trace) + _tokens(reply):
+            # Thinking shares the answer budget (REAL_SERVERS.md, thinking models): the trace comes first.
+            trace_words = [p for p in _pieces(trace) if p.strip()]
             words = [p for p in _pieces(reply) if p.strip()]
-            reply = "".join(words[:num_predict]).rstrip()
+            trace = "".join(trace_words[:num_predict]).rstrip()
+            reply = "".join(words[: max(0, num_predict - len(trace_words))]).rstrip()
             done_reason = "length"
+        generated = _tokens(trace) + _tokens(reply)
+        thinking = ""
+        if trace:
+            reply, thinking = profiles.thinking_shape(config.profile, trace, reply)
+            if done_reason == "length" and not reply.strip() and not thinking:
+                reply = f"<think>\n{trace}"  # cut while thinking: the tag never closes
         pieces = _pieces(reply)
         call_time = config.call_time
+        if config.prompt_tokens_per_second:
+            call_time += _tokens(request.prompt) / config.prompt_tokens_per_second
+        if config.tokens_per_second:
+            call_time += generated / config.tokens_per_second
         for rule in faults:
             if rule.kind == "slow":
                 call_time += rule.delay
@@ -443,6 +511,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._start_stream()
                 step = call_time / (len(pieces) + 1)
                 self._pause(step)
+                if thinking:
+                    self._stream_line(self._payload(request, "", done=False, thinking=thinking))
                 for piece in pieces:
                     self._stream_line(self._payload(request, piece, done=False))
                     self._pause(step)
@@ -469,14 +539,14 @@ class Handler(BaseHTTPRequestHandler):
         if self._strike(faults, record, after_call=True, streaming=stream):
             return
         prompt_eval_ns = int(generation_ns * _PROMPT_EVAL_SHARE)
-        final = self._payload(request, "" if stream else reply, done=True)
+        final = self._payload(request, "" if stream else reply, done=True, thinking="" if stream else thinking)
         final.update(
             done_reason=done_reason,
             total_duration=time.perf_counter_ns() - arrived,
             load_duration=load_ns,
             prompt_eval_count=_tokens(request.prompt),
             prompt_eval_duration=prompt_eval_ns,
-            eval_count=_tokens(reply),
+            eval_count=generated if trace else _tokens(reply),
             eval_duration=generation_ns - prompt_eval_ns,
         )
         sim.end_call(record, "ok")
@@ -484,7 +554,7 @@ class Handler(BaseHTTPRequestHandler):
             finish = "length" if done_reason == "length" else "stop"
             self._send_json(200, openai_api.payload(
                 request.endpoint, config, self._dialect_body,
-                model=request.model, prompt=request.prompt, reply=reply, finish_reason=finish,
+                model=request.model, prompt=request.prompt, reply=reply, finish_reason=finish, reasoning=thinking,
             ))
             return
         if stream:
@@ -494,10 +564,12 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(200, final)
 
     @staticmethod
-    def _payload(request: SimRequest, text: str, *, done: bool) -> dict[str, Any]:
+    def _payload(request: SimRequest, text: str, *, done: bool, thinking: str = "") -> dict[str, Any]:
         payload: dict[str, Any] = {"model": request.model, "created_at": _now_iso()}
         if request.endpoint == "chat":
             payload["message"] = {"role": "assistant", "content": text}
+            if thinking:
+                payload["message"]["thinking"] = thinking
         else:
             payload["response"] = text
         payload["done"] = done

@@ -83,6 +83,9 @@ def error_body(status: int, message: str) -> dict[str, Any]:
 
 def models(config: SimConfig) -> dict[str, Any]:
     entries = [{"id": name, "object": "model", "created": 1_717_200_000, "owned_by": "sim"} for name in config.models]
+    if config.profile == "vllm":  # vLLM states each model's context (serving_models.py `max_model_len`)
+        for entry in entries:
+            entry["max_model_len"] = config.context_length
     return {"object": "list", "data": entries}
 
 
@@ -126,6 +129,7 @@ def payload(
     prompt: str,
     reply: str,
     finish_reason: str,
+    reasoning: str = "",
 ) -> dict[str, Any]:
     """Return the response object of a finished request."""
     prompt_tokens, completion_tokens = len(tokens(prompt)), len(tokens(reply))
@@ -136,7 +140,10 @@ def payload(
     }
     common = {"created": int(time.time()), "model": model, "usage": usage}
     if endpoint == CHAT:
-        choice = {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": finish_reason}
+        message = {"role": "assistant", "content": reply}
+        if reasoning:  # llama.cpp --reasoning-format auto (vLLM with a parser: `reasoning`)
+            message["reasoning_content"] = reasoning
+        choice = {"index": 0, "message": message, "finish_reason": finish_reason}
         return {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "choices": [choice], **common}
     echo = bool(body.get("echo")) and config.echo == "yes"
     text = (prompt + reply) if echo else reply

@@ -65,6 +65,7 @@ class Runner:
     slot_waiters: deque[threading.Event] = field(default_factory=deque)
     expires_at: float | None = None
     loaded_at: float = field(default_factory=time.time)
+    abandoned: bool = False  # its load died with the client that started it
 
 
 class ModelScheduler:
@@ -129,6 +130,17 @@ class ModelScheduler:
         while not runner.ready.wait(_WAIT_STEP):
             if self.closed:
                 raise SimClosed
+        if runner.abandoned:  # the load this request waited for was given up: it ends without an answer
+            raise RequestAbandoned
+
+    def abandon(self, runner: Runner) -> None:
+        """The load of `runner` was abandoned: forget the model, so the next request loads it again."""
+        with self._cond:
+            runner.abandoned = True
+            self.stats.abandoned_loads += 1
+            if self._runners.get(runner.name) is runner:
+                self._unload(runner.name)
+            self._cond.notify_all()
 
     # --- slots -----------------------------------------------------------------------------
     def take_slot(self, runner: Runner, parallel: int, gone: Callable[[], bool] = _never) -> None:

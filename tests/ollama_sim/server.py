@@ -110,6 +110,14 @@ class OllamaSim:
             if status in ("error", "drop", "stream_error"):
                 self.count_fault(status)
 
+    def count_context(self, truncated: bool) -> None:
+        """A prompt longer than the context: cut (Ollama's default) or refused."""
+        with self._cond:
+            if truncated:
+                self._stats.truncated += 1
+            else:
+                self._stats.refused_too_long += 1
+
     def count_fault(self, kind: str) -> None:
         with self._cond:
             self._stats.faults_injected[kind] = self._stats.faults_injected.get(kind, 0) + 1

@@ -29,6 +29,8 @@ class CallRecord:
     keep_alive: Any = None
     top_level_keys: list[str] = field(default_factory=list)
     answer_format: Any = None  # Ollama's `format` or the OpenAI-compatible `response_format`, as sent
+    truncated: bool = False  # the server cut the prompt to its context (as Ollama does without truncate:false)
+    prompt_tokens: int = 0
 
 
 @dataclass
@@ -45,6 +47,9 @@ class SimStats:
     peak_concurrency: int = 0
     peak_per_model: dict[str, int] = field(default_factory=dict)
     faults_injected: dict[str, int] = field(default_factory=dict)
+    abandoned_loads: int = 0  # loads given up because the requesting client disconnected
+    truncated: int = 0  # requests whose prompt the server cut (its log line "truncating input prompt")
+    refused_too_long: int = 0
     log: list[CallRecord] = field(default_factory=list)
 
     def copy(self) -> SimStats:

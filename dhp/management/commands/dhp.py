@@ -60,6 +60,9 @@ class Command(BaseCommand):
             f"DHP run {run.pk}: {run.status}; {run.done_steps}/{run.total_steps} scores, {run.llm_calls} LLM calls, "
             f"{run.cache_hits} from the cache; D_avg={_fmt(summary.get('D_avg'))} D_min={_fmt(summary.get('D_min'))}"
         )
+        problems = (run.config or {}).get("problems") or {}
+        self.stderr.write(f"prompt_too_long: {problems.get('prompt_too_long', 0)} pair(s); "
+                          f"answer_cut: {problems.get('answer_cut', 0)} pair(s)")
         if run.status != JobStatus.DONE:
             raise CommandError(run.message or f"run ended as {run.status}")
 

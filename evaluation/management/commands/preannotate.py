@@ -11,6 +11,7 @@ from evaluation.models import EvaluatorRun
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_enqueue
 from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
+from evaluation.selectors import run_problems
 from jobs.models import JobStatus
 from jobs.waiting import add_job_arguments, job_follow
 
@@ -70,6 +71,9 @@ class Command(BaseCommand):
             f"{run.label}: {status}; {run.done_calls}/{run.total_calls} steps, {run.cache_hits} from the cache, "
             f"{run.failed_calls} unparseable."
         )
+        problems = run_problems(run.pk)
+        self.stdout.write(f"prompt_too_long: {problems['prompt_too_long']} pair(s); "
+                          f"answer_cut: {problems['answer_cut']} pair(s)")
         if status != JobStatus.DONE:
             raise CommandError(run.message or f"run ended as {status}")
 

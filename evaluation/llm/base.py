@@ -1,0 +1,45 @@
+"""What a job needs of an LLM server, whatever its kind: the one backend protocol and its result type."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class LLMResult:
+    """One answer with the server's accounting; durations are nanoseconds (Ollama reports them, the
+    OpenAI-compatible backend fills in the wall time). `thinking` is a reasoning trace kept apart from `text`."""
+
+    text: str
+    model: str
+    digest: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    total_duration_ns: int
+    load_duration_ns: int
+    prompt_eval_duration_ns: int
+    eval_duration_ns: int
+    done_reason: str | None
+    attempts: int
+    thinking: str = ""
+
+
+class LLMBackend(Protocol):
+    """One server's client (`OllamaBackend`, `OpenAICompatBackend`): evaluator runs, DHP and the perturber
+    use `chat`; `check` is the model preflight (requested model -> digest, "" where servers have none)."""
+
+    kind: str
+    url: str
+
+    def check(self, models: Sequence[str]) -> dict[str, str]: ...
+
+    def chat(
+        self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None,
+        think: bool | None = None,
+    ) -> LLMResult: ...
+
+    def context_length(self, model: str) -> int | None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,66 @@
+"""The one way a job opens an LLM server: from its address, through the allowlist, as the client of its kind.
+
+Evaluator runs, DHP scoring and perturbation, and GPTScore all open their backends here, so no caller
+can take an OpenAI-compatible address for an Ollama one, or reach a server an admin did not list.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+from evaluation.llm.base import LLMBackend
+from evaluation.llm.errors import ServerNotAllowed
+from evaluation.llm.servers import Server, ServerKind, ServerListError, open_backend, parse_server, parse_servers
+
+
+def allowed_server_names() -> set[str]:
+    """The servers a job may use: OLLAMA_URL, OLLAMA_URLS and GPTSCORE_URL (an OpenAI-compatible one). The app
+    fetches a job's servers itself, so a free-form address would let a user make it probe the network behind it."""
+    names: set[str] = set()
+    for entry in [settings.OLLAMA_URL, *settings.OLLAMA_URLS]:
+        try:
+            names.update(server.name for server in parse_servers(entry))
+        except ServerListError:
+            continue  # a bad entry in the settings allows nothing
+    if settings.GPTSCORE_URL:
+        with contextlib.suppress(ServerListError):
+            names.add(parse_server(settings.GPTSCORE_URL, default=ServerKind.OPENAI).name)
+    return names
+
+
+def server_allowed(server: Server) -> bool:
+    if settings.LLM_ALLOW_LOOPBACK and urlsplit(server.url).hostname in ("127.0.0.1", "localhost", "::1"):
+        return True
+    return server.name in allowed_server_names()
+
+
+def refused(servers: Sequence[Server]) -> str:
+    """'' when every server is allowed, else the message naming those that are not."""
+    names = [server.name for server in servers if not server_allowed(server)]
+    if not names:
+        return ""
+    shown = ", ".join(name[:200] for name in names)
+    allowed = ", ".join(sorted(allowed_server_names()))
+    return (f"{shown}: not an allowed LLM server; allowed: {allowed} (an admin adds servers with "
+            "the OLLAMA_URLS environment variable)")
+
+
+def connect(
+    address: str | Server, *, default: ServerKind = ServerKind.OLLAMA, timeout: float | None = None,
+    keep_alive: str | int | None = None, max_retries: int = 4,
+) -> LLMBackend:
+    """The client of one server named by `address` (`openai+` prefix or `default` kind); raise ServerListError
+    for a malformed address and ServerNotAllowed for one outside the allowlist."""
+    server = address if isinstance(address, Server) else parse_server(address, default=default)
+    why = refused([server])
+    if why:
+        raise ServerNotAllowed(why)
+    return open_backend(
+        server, timeout=settings.LLM_LOAD_TIMEOUT if timeout is None else timeout,
+        idle_timeout=settings.LLM_IDLE_TIMEOUT,
+        keep_alive=settings.OLLAMA_KEEP_ALIVE if keep_alive is None else keep_alive, max_retries=max_retries,
+    )
