@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment
-from comparison.models import JobStatus
 from comparison.services.execute import job_execute
 from comparison.services.jobs import job_create
 from corpus.models import Dataset
@@ -15,6 +14,7 @@ from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun
 from dhp.services.runs import dhp_create, dhp_execute
 from dhp.services.surveys import survey_create, votes_save
+from jobs.models import JobStatus
 from tests.conftest import SAMPLE_DATA
 from tests.dhp.conftest import make_dataset
 from tests.factories import build_campaign
