@@ -97,7 +97,9 @@ def test_gptscore_server_must_be_on_the_allowlist(summaries, settings):
     with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
         with pytest.raises(JobError, match="not an allowed GPTScore server"):
             job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+        settings.GPTSCORE_URL = sim.url  # allowed when the job is made...
         job = job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url, check=False)
+        settings.GPTSCORE_URL = ""  # ...then taken off the allowlist: the worker checks again and sends nothing
         assert job_execute(job.pk) == JobStatus.FAILED
         assert sim.stats.requests == 0 and sim.stats.endpoint_hits.get("openai-models", 0) == 0
         job.refresh_from_db()

@@ -193,7 +193,8 @@ def test_an_export_job_zips_the_campaign_folder_and_it_imports_back(interop, set
     job = ExportJob.objects.create(dataset=dataset, format="factgenie", filters={}, total=dataset.items.count())
     assert export_job_run(job.pk) == "done"
     job.refresh_from_db()
-    assert job.files == [f"{dataset.pk}-reviews-2.zip", f"{dataset.pk}-reviews-2.card.json"]
+    stem = f"{dataset.pk}-reviews-2-export{job.pk}"  # each export job's files have names of their own
+    assert job.files == [f"{stem}.zip", f"{stem}.zip.card.json"]
     unpacked = tmp_path / "unpacked"
     with zipfile.ZipFile(settings.EXPORT_DIR / str(job.pk) / job.files[0]) as archive:
         archive.extractall(unpacked)
