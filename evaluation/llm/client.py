@@ -88,7 +88,9 @@ class RetryingClient(Generic[C]):
         one request fails, not the job) and a model that does not fit in memory (retrying does not help)."""
         said = " ".join(text.split())[:300]
         if status in (400, 413, 422, 500) and _TOO_LONG.search(text):
-            raise PromptTooLong(f"{self.where} refused the prompt for {model} as too long: {said}") from exc
+            # Only the status is shown (errors never repeat what a server answered, as every other one here);
+            # the out-of-memory message below is the exception: what to free is in the server's words.
+            raise PromptTooLong(f"{self.where} refused the prompt for {model} as too long (HTTP {status})") from exc
         if status >= 500 and _OOM.search(text):
             raise OutOfMemory(
                 f"{self.where} cannot load {model}: {said}. Free memory on that machine (unload other models, "
