@@ -306,6 +306,29 @@ def alignment_table(data: DashboardData) -> Table:
     return table
 
 
+def budget_problems_table(data: DashboardData) -> Table:
+    runs = {r.run_id: r for r in data.runs}
+    table = Table(
+        "budget_problems", "Items stopped by the LLM budget", [
+            *RUN_COLUMNS, Column("prompt_too_long", "Prompt too long", "int"),
+            Column("answer_cut", "Answer cut", "int"),
+        ],
+        note="(item, model) answers of each run whose prompt did not fit the model's context (prompt_too_long: "
+        "not sent, or cut by the server; no machine answer) or whose answer was cut at the answer budget "
+        "(answer_cut: a partial answer). The accuracy figures count judged spans only: a prompt_too_long "
+        "answer adds no span, so it is left out of them (not counted as wrong, and its item is not counted "
+        "when no other model answered it); an answer_cut answer counts with the spans parsed before the cut. "
+        "In the overlap with a reference, a failed answer the run stored is an answer without spans: the "
+        "reference's errors on that item count as missed.",
+    )
+    for run in data.runs:
+        counts = data.problems.get(run.run_id, {})
+        table.rows.append(_run_cells(runs, run.run_id) | {
+            "prompt_too_long": counts.get("prompt_too_long", 0), "answer_cut": counts.get("answer_cut", 0),
+        })
+    return table
+
+
 def calibration_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
     table = Table("calibration", "Severity: machine against human-corrected", [
@@ -363,6 +386,7 @@ TABLE_BUILDERS: dict[str, Callable[[DashboardData], Table]] = {
     "distribution": distribution_table,
     "overlap": overlap_table,
     "alignment": alignment_table,
+    "budget_problems": budget_problems_table,
     "calibration": calibration_table,
     "severity_confusion": severity_confusion_table,
     "scores": scores_table,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Q, QuerySet, Sum
@@ -28,13 +29,22 @@ def job_runs() -> QuerySet[EvaluatorRun]:
 def run_problems(source_id: int | Any) -> dict[str, int]:
     """How many (item, model) answers of a run (or any LLM source) hit the budget: prompts too long to send
     (or cut by the server), and answers cut at the answer budget."""
-    counts = {PROMPT_TOO_LONG: 0, ANSWER_CUT: 0}
-    rows = Annotation.objects.filter(source=source_id).exclude(parse_problems=[]).values_list("parse_problems",
-                                                                                             flat=True)
-    for problems in rows.iterator():
-        for name in counts:
+    source_id = getattr(source_id, "pk", source_id)
+    return runs_problems([source_id])[source_id]
+
+
+def runs_problems(source_ids: Iterable[int]) -> dict[int, dict[str, int]]:
+    """run_problems for many runs in one query (the analytics list every run of a dataset): run id -> counts."""
+    ids = list(source_ids)
+    counts = {source_id: {PROMPT_TOO_LONG: 0, ANSWER_CUT: 0} for source_id in ids}
+    rows = (
+        Annotation.objects.filter(source_id__in=ids).exclude(parse_problems=[])
+        .values_list("source_id", "parse_problems").order_by()
+    )
+    for source_id, problems in rows.iterator():
+        for name in (PROMPT_TOO_LONG, ANSWER_CUT):
             if any(str(p).startswith(f"{name}:") for p in problems or []):
-                counts[name] += 1
+                counts[source_id][name] += 1
     return counts
 
 

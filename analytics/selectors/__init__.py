@@ -40,6 +40,7 @@ from analytics.selectors.overlap import (
 )
 from analytics.selectors.scores import ScoreRow, score_report
 from evaluation.engine.stats import SeverityCalibration
+from evaluation.selectors import runs_problems
 
 A = TypeVar("A")
 B = TypeVar("B")
@@ -64,6 +65,8 @@ class DashboardData:
     references: list[tuple[str, str]] = field(default_factory=list)
     reference_value: str = ""
     alignment: list[AlignmentRow] = field(default_factory=list)
+    # run id -> (item, model) answers stopped by the context or answer budget (evaluation.selectors.run_problems)
+    problems: dict[int, dict[str, int]] = field(default_factory=dict)
     computed_at: datetime = field(default_factory=timezone.now)  # the page says how fresh its numbers are
 
 
@@ -119,6 +122,7 @@ def dashboard_data(
         scope=scope, runs=runs, imported=imported, accuracy=accuracy, agreement=agreement,
         calibration=per_run, calibration_pooled=pooled, overlap=overlap, reference=ref, scores=scores,
         references=references, reference_value=reference if ref else "", alignment=alignment,
+        problems=runs_problems([r.run_id for r in runs]),
     )
 
 

@@ -46,7 +46,8 @@ def dashboard_key(scope, *, reference: str, n_resamples: int, seed: int) -> str 
     if dataset_id is None:
         return None
     raw = f"{scope}|{reference}|{n_resamples}|{seed}|{data_version(dataset_id)}"
-    return "dashboard:" + hashlib.sha256(raw.encode()).hexdigest()
+    # the version tag changes when DashboardData gains a field, so no older pickled value is read back
+    return "dashboard:v2:" + hashlib.sha256(raw.encode()).hexdigest()
 
 
 def cached(key: str | None, compute: Callable[[], T]) -> T:
