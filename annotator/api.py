@@ -60,6 +60,7 @@ from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
 from corpus.formats import FormatError, named
 from corpus.models import Dataset, ErrorSpan
+from corpus.services.annotation_import import annotator_map
 from evaluation.models import EvaluatorRun
 
 router = Router(tags=["datasets"])
@@ -383,15 +384,22 @@ def add_assignment_time(request: HttpRequest, assignment_id: int, payload: TimeI
              operation_id="import_annotations")
 def import_annotations(
     request: HttpRequest, dataset_id: int, file: File[UploadedFile], source: Form[str],
-    format: Form[str] = "jsonl", skip_bad_spans: Form[bool] = False,
+    format: Form[str] = "jsonl", skip_bad_spans: Form[bool] = False, split: Form[str] = "",
+    map_annotator: Form[list[str] | None] = None,
 ):
-    """Import another tool's annotations of this dataset's items, exactly like `manage.py import_annotations`;
-    422 lists every problem of the file (line, span index)."""
+    """Import another tool's annotations of this dataset's items, exactly like `manage.py import_annotations`
+    (`split` and `map_annotator` - repeated "ID=NAME" fields - are its --split and --map-annotator);
+    422 lists every problem of the file (line, span index) or names the bad mapping entry."""
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     try:
+        annotators = annotator_map(map_annotator or [], place="map_annotator entry")
+    except FormatError as exc:
+        raise HttpError(422, f"{exc} - nothing was imported") from None
+    try:
         report = upload_annotations_import(
-            upload=file, dataset_name=dataset.name, source=source.strip(), fmt=format, skip_bad_spans=skip_bad_spans
+            upload=file, dataset_name=dataset.name, source=source.strip(), fmt=format, skip_bad_spans=skip_bad_spans,
+            split=split.strip(), annotators=annotators,
         )
     except FormatError as exc:
         raise HttpError(413 if isinstance(exc, UploadTooLarge) else 422,

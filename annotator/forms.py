@@ -11,7 +11,9 @@ from annotator.services.campaigns import DEFAULT_GUIDELINES
 from annotator.services.sampling import SampleSpec
 from corpus import protocol
 from corpus.annotation_files import FORMATS
+from corpus.formats import FormatError
 from corpus.models import Dataset, Item, TaskType
+from corpus.services.annotation_import import annotator_map
 from evaluation.models import EvaluatorRun
 from evaluation.selectors import own_runs
 from jobs.models import JobStatus
@@ -158,3 +160,22 @@ class AnnotationImportForm(forms.Form):
     skip_bad_spans = forms.BooleanField(
         required=False, help_text="Import the good spans of a file with empty or impossible ones (each is reported)."
     )
+    split = forms.CharField(
+        max_length=200, required=False,
+        help_text="factgenie: only the lines of this split (lines of other datasets are always left aside).",
+    )
+    map_annotator = forms.CharField(
+        required=False, strip=False, widget=forms.Textarea(attrs={"rows": 3}), label="Map annotators",
+        help_text="Label Studio: one ID=NAME per line, the annotator a Label Studio user id stands for "
+                  "(ID= for an annotation by nobody named).",
+    )
+
+    def clean_split(self) -> str:
+        return self.cleaned_data["split"].strip()
+
+    def clean_map_annotator(self) -> dict[str, str]:
+        """The lines as the mapping `manage.py import_annotations --map-annotator` builds (same rules)."""
+        try:
+            return annotator_map(self.cleaned_data["map_annotator"].splitlines(), place="line", skip_blank=True)
+        except FormatError as exc:
+            raise forms.ValidationError(str(exc)) from None

@@ -55,11 +55,14 @@ def upload_import(
 
 
 def upload_annotations_import(
-    *, upload: UploadedFile, dataset_name: str, source: str, fmt: str, skip_bad_spans: bool = False
+    *, upload: UploadedFile, dataset_name: str, source: str, fmt: str, skip_bad_spans: bool = False,
+    split: str = "", annotators: dict[str, str] | None = None,
 ) -> AnnotationImportReport:
-    """Import `upload` like `manage.py import_annotations`; raise FormatError listing every problem."""
+    """Import `upload` like `manage.py import_annotations` (`split`, `annotators` as its --split and
+    --map-annotator, read by corpus.services.annotation_import.annotator_map); raise FormatError listing
+    every problem."""
     with _spooled(upload) as path:
         return annotations_import(
             path=path, dataset_name=dataset_name, source=source, fmt=fmt, skip_bad_spans=skip_bad_spans,
-            file_name=upload.name or "the upload",
+            file_name=upload.name or "the upload", split=split, annotators=annotators,
         )

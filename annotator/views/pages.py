@@ -84,6 +84,7 @@ def annotations_import(request: AppRequest, pk: int) -> HttpResponse:
             report = upload_annotations_import(
                 upload=upload, dataset_name=dataset.name, source=form.cleaned_data["source"].strip(),
                 fmt=form.cleaned_data["format"], skip_bad_spans=form.cleaned_data["skip_bad_spans"],
+                split=form.cleaned_data["split"], annotators=form.cleaned_data["map_annotator"],
             )
         except FormatError as exc:
             form.add_error(None, f"{named(exc, upload.name)} - nothing was imported.")

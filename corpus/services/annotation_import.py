@@ -7,13 +7,15 @@ refuse it too unless the caller asks to skip them, and then each skipped span is
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.db import transaction
 
 from corpus.annotation_files import FORMATS, RawAnnotation, read_annotations, resolve_span, slug
-from corpus.formats import FormatError, SpanRecord, check_text
+from corpus.cleaning import text_problem
+from corpus.formats import FIELD_LIMITS, FormatError, SpanRecord, check_text
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Source, SourceKind
 
 BATCH = 500
@@ -87,6 +89,34 @@ class _Writer:
         self.pending = []
 
 
+def annotator_map(
+    entries: Iterable[str], *, place: str = "--map-annotator", skip_blank: bool = False
+) -> dict[str, str]:
+    """Read "ID=NAME" entries (a Label Studio user id and the annotator it stands for; `ID=` for nobody named)
+    into a mapping; raise FormatError naming the first bad entry as `place` N. One parser for the command, the
+    API and the page, so all three accept and refuse the same entries."""
+    mapping: dict[str, str] = {}
+    for number, entry in enumerate(entries, 1):
+        if skip_blank and not entry.strip():
+            continue
+        where = f"{place} {number} ({entry!r})"
+        user, sep, name = entry.partition("=")
+        user, name = user.strip(), name.strip()
+        if not sep or not user:
+            raise FormatError(where, "expected ID=NAME, e.g. 3=alice")
+        for part, value in (("id", user), ("name", name)):
+            problem = text_problem(value)
+            if problem:
+                raise FormatError(where, f"the {part} {problem}")
+        if len(name) > FIELD_LIMITS["model"]:
+            raise FormatError(where, f"the name is {len(name)} characters long; at most {FIELD_LIMITS['model']} "
+                                     "are allowed (it is stored as the annotation's model)")
+        if mapping.get(user, name) != name:
+            raise FormatError(where, f"user id {user!r} is already mapped to {mapping[user]!r}")
+        mapping[user] = name
+    return mapping
+
+
 @transaction.atomic
 def annotations_import(
     *, path: Path, dataset_name: str, source: str, fmt: str = "jsonl", skip_bad_spans: bool = False,
@@ -102,6 +132,7 @@ def annotations_import(
         raise FormatError("--source", "a source name is needed")
     check_text(source, "--source", "source")
     check_text(dataset_name, "--dataset", "dataset")
+    check_text(split, "--split", "split")
     dataset = Dataset.objects.filter(name=dataset_name).first()
     if dataset is None:
         raise FormatError("--dataset", f"no dataset named {dataset_name!r}; import its items first (import_items)")

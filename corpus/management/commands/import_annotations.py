@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from corpus.annotation_files import FORMATS
 from corpus.formats import FormatError, named
-from corpus.services.annotation_import import annotations_import
+from corpus.services.annotation_import import annotations_import, annotator_map
 
 
 class Command(BaseCommand):
@@ -35,12 +35,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         path: Path = options["path"]  # type: ignore[assignment]
-        annotators = {}
-        for pair in options["map_annotator"]:  # type: ignore[union-attr]
-            user, sep, name = str(pair).partition("=")
-            if not sep or not user.strip():
-                raise CommandError(f"--map-annotator {pair!r}: expected LSID=NAME, e.g. 3=alice")
-            annotators[user.strip()] = name.strip()
+        try:
+            annotators = annotator_map(str(pair) for pair in options["map_annotator"])  # type: ignore[union-attr]
+        except FormatError as exc:
+            raise CommandError(str(exc)) from None
         try:
             report = annotations_import(
                 path=path, dataset_name=options["dataset"], source=options["source"], fmt=options["format"],
