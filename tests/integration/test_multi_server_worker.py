@@ -62,7 +62,9 @@ def test_worker_runs_one_job_on_three_servers(celery_worker_factory):
 
 
 def test_worker_job_survives_a_server_process_killed_mid_job(celery_worker_factory):
-    config = SimConfig(models=MODELS, parallel=2, call_time=0.15, swap_cost=0.1)
+    # Slow enough calls (a doomed server's 16 calls take ~4 s) that the kill lands mid-job even on a loaded
+    # machine, where polling for "3 answers" can lag by a second: at 0.15 s the server could finish first.
+    config = SimConfig(models=MODELS, parallel=2, call_time=0.5, swap_cost=0.1)
     with SimProcess(config) as one, SimProcess(config) as two, SimProcess(config) as three:
         worker = celery_worker_factory().start()
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
