@@ -85,11 +85,7 @@ def list_disputes(request: HttpRequest, campaign_id: int):
 def undo_dispute_decision(request: HttpRequest, campaign_id: int):
     """Reverse the reviewer's newest decision change in this campaign; 409 when there is none."""
     campaign = campaign_for_reviewer(request.user, campaign_id)
-    decision = adjudication_undo(campaign=campaign, user=request.user)
-    if decision is None:
-        raise HttpError(409, "nothing to undo")
-    entry = review_entry(campaign, decision.span_id)
-    return None if entry is None else _dispute_out(entry)
+    return _stepped(campaign, adjudication_undo(campaign=campaign, user=request.user), "undo")
 
 
 @router.post("/campaigns/{campaign_id}/disputes/redo", response=DisputeOut | None,
@@ -97,9 +93,14 @@ def undo_dispute_decision(request: HttpRequest, campaign_id: int):
 def redo_dispute_decision(request: HttpRequest, campaign_id: int):
     """Replay the reviewer's most recently undone change; 409 when there is none (or a change came since)."""
     campaign = campaign_for_reviewer(request.user, campaign_id)
-    decision = adjudication_redo(campaign=campaign, user=request.user)
+    return _stepped(campaign, adjudication_redo(campaign=campaign, user=request.user), "redo")
+
+
+def _stepped(campaign, decision, step: str):
+    """The dispute an undo or redo changed, as it stands now (None once it is no longer disputed); 409 when
+    there was nothing to `step`."""
     if decision is None:
-        raise HttpError(409, "nothing to redo")
+        raise HttpError(409, f"nothing to {step}")
     entry = review_entry(campaign, decision.span_id)
     return None if entry is None else _dispute_out(entry)
 
