@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from annotator.phases import PHASE_LABELS, Phase
 from corpus import protocol
 from corpus.models import Dataset, ErrorSpan, Item, Source, SourceKind
 from evaluation.models import EvaluatorRun
@@ -89,6 +90,17 @@ class Assignment(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     seconds_spent = models.PositiveIntegerField(default=0)
+    is_training = models.BooleanField(default=False, help_text="A qualification item: its key is shown once finished.")
+    in_control_arm = models.BooleanField(
+        default=False, help_text="Shown unprimed first: the annotator marks errors before the machine spans appear.",
+    )
+    phase = models.CharField(
+        max_length=10, choices=[(p.value, PHASE_LABELS[p]) for p in Phase], default=Phase.JUDGING.value,
+        help_text="Where the annotator is in this item (annotator.phases): training, marking, judging, done.",
+    )
+    revealed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a control-arm output's marking ended and its machine spans appeared."
+    )
 
     class Meta:
         ordering = ["campaign", "annotator", "order"]
@@ -103,6 +115,10 @@ class Assignment(models.Model):
 
     def is_done(self) -> bool:
         return self.status == self.Status.DONE
+
+    def reopened_phase(self) -> Phase:
+        """The phase a finished item returns to when an undo makes it incomplete again."""
+        return Phase.TRAINING if self.is_training else Phase.JUDGING
 
 
 def _text_choices(name: str, terms: tuple[protocol.Term, ...]) -> type[models.TextChoices]:

@@ -9,6 +9,7 @@ from django.utils import timezone
 from accounts.models import User
 from annotator.access import check_can_work
 from annotator.models import Assignment
+from annotator.phases import Phase
 from annotator.selectors import error_rows
 
 MAX_SECONDS_PER_PING = 300
@@ -41,11 +42,15 @@ def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -
             f"{len(missing)} of {len(rows)} errors still need both a span and an explanation verdict"
         )
     now = timezone.now()
+    if locked.phase == Phase.MARKING:
+        raise AssignmentError("the machine's errors have not been shown yet: press Done marking first")
     locked.status = Assignment.Status.DONE
+    locked.phase = Phase.DONE
     locked.finished_at = now
     locked.started_at = locked.started_at or now
     locked.seconds_spent += max(0, min(int(seconds), MAX_SECONDS_PER_PING))
-    locked.save(update_fields=["status", "finished_at", "started_at", "seconds_spent"])
-    for field in ("status", "finished_at", "started_at", "seconds_spent"):
+    fields = ["status", "phase", "finished_at", "started_at", "seconds_spent"]
+    locked.save(update_fields=fields)
+    for field in fields:
         setattr(assignment, field, getattr(locked, field))
     return locked

@@ -25,6 +25,7 @@ from django.utils.text import slugify
 
 from accounts.models import Role
 from annotator.models import Assignment, Campaign, JudgmentEvent, SpanJudgment
+from annotator.phases import Phase
 from corpus.formats import FormatError
 from corpus.models import Dataset, Item
 from corpus.services.importing import ImportReport, JudgedSpan
@@ -152,7 +153,7 @@ class _JudgmentWriter:
                 self.orders[user_pk] += 1
                 assignment = Assignment.objects.create(
                     campaign=self.campaign, item_id=item_pk, annotator_id=user_pk, order=self.orders[user_pk],
-                    status=Assignment.Status.DONE,
+                    status=Assignment.Status.DONE, phase=Phase.DONE,
                 )
             self.assignments[key] = assignment.pk
         return self.assignments[key]

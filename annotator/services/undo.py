@@ -95,9 +95,10 @@ def _apply_judgment(assignment: Assignment, user: User, action: WorkAction, back
         JudgmentEvent.objects.filter(pk__in=[e.pk for e in (original, revert) if e]).update(undone=True)
     reopened = False
     if was_done and not judgment.is_complete():
+        phase = assignment.reopened_phase()
         reopened = bool(Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.DONE).update(
-            status=Assignment.Status.IN_PROGRESS, finished_at=None))
-        assignment.status, assignment.finished_at = Assignment.Status.IN_PROGRESS, None
+            status=Assignment.Status.IN_PROGRESS, finished_at=None, phase=phase))
+        assignment.status, assignment.finished_at, assignment.phase = Assignment.Status.IN_PROGRESS, None, phase
     message = f"{verb}: {_FIELD_NAMES.get(field, field)}."
     if reopened:
         message += " This item had been finished; it is open again until every error has both verdicts."
