@@ -15,7 +15,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from analytics.selectors import DashboardData  # noqa: E402
 from corpus import protocol  # noqa: E402
-from evaluation.engine.stats import SEVERITIES, SPAN_VERDICTS  # noqa: E402
+from evaluation.engine.stats import EXPLANATION_VERDICTS, SEVERITIES, SPAN_VERDICTS  # noqa: E402
 
 # Deterministic SVG (same numbers, same bytes): fixed id salt, no creation date in the metadata.
 _RC = {"svg.hashsalt": "spanjudge", "svg.fonttype": "path", "font.size": 9}
@@ -53,11 +53,11 @@ def accuracy_plot(data: DashboardData) -> Figure | None:
             high.append(100 * ci.high - value if ci else 0)
         ax.bar(x + offset, values, width=0.4, label=label, yerr=[low, high], capsize=3)
     ax.set_xticks(x, _names(data, runs), rotation=20, ha="right")
-    ax.set_ylim(0, 118)
+    ax.set_ylim(0, 100)
     ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("% of judged spans")
-    ax.legend(loc="upper center", ncol=2, frameon=False)
-    ax.set_title("Accuracy per evaluator (95% bootstrap CI)")
+    _legend_outside(ax, ncol=2)
+    ax.set_title("Accuracy per evaluator (95% bootstrap CI)", pad=22)
     return fig
 
 
@@ -79,8 +79,35 @@ def span_verdicts_plot(data: DashboardData) -> Figure | None:
         left += shares
     ax.set_xlim(0, 100)
     ax.set_xlabel("% of judged spans")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, frameon=False)
+    _legend_outside(ax, ncol=4)
     return fig
+
+
+def explanation_verdicts_plot(data: DashboardData) -> Figure | None:
+    """Stacked shares of the six explanation verdicts per evaluator."""
+    runs = [r for r in _ordered_runs(data) if data.accuracy.by_run[r].matrix.total]
+    if not runs:
+        return None
+    fig = Figure(figsize=(6.0, 0.5 * len(runs) + 1.9))
+    ax = fig.add_subplot()
+    left = np.zeros(len(runs))
+    labels = dict(protocol.choices(protocol.EXPLANATION_VERDICTS))
+    for verdict in EXPLANATION_VERDICTS:
+        shares = np.array([
+            100 * data.accuracy.by_run[r].matrix.row_total(verdict) / data.accuracy.by_run[r].matrix.total
+            for r in runs
+        ])
+        ax.barh(_names(data, runs), shares, left=left, label=labels[verdict])
+        left += shares
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("% of judged spans")
+    _legend_outside(ax, ncol=3)
+    return fig
+
+
+def _legend_outside(ax, *, ncol: int) -> None:
+    """Put the legend above the axes, outside the plotting area, so that it never covers a bar."""
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=ncol, frameon=False, fontsize=7)
 
 
 def flags_plot(data: DashboardData) -> Figure | None:
@@ -96,7 +123,7 @@ def flags_plot(data: DashboardData) -> Figure | None:
         ax.bar(x - 0.4 + width * (k + 0.5), rates, width=width, label=label)
     ax.set_xticks(x, _names(data, runs), rotation=20, ha="right")
     ax.set_ylabel("% of judged spans")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title("Failure profile (flags)")
     return fig
 
@@ -116,7 +143,7 @@ def overlap_plot(data: DashboardData) -> Figure | None:
     ax.set_xticks(x, _names(data, [r.run_id for r in rows]), rotation=20, ha="right")
     ax.set_ylim(0, 100)
     ax.set_ylabel("%")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title("Overlap with reference spans (any-overlap, one-to-one)")
     return fig
 
@@ -163,6 +190,7 @@ def scores_plot(data: DashboardData) -> Figure | None:
 PLOT_BUILDERS: dict[str, PlotBuilder] = {
     "accuracy": accuracy_plot,
     "span_verdicts": span_verdicts_plot,
+    "explanation_verdicts": explanation_verdicts_plot,
     "flags": flags_plot,
     "overlap": overlap_plot,
     "severity": severity_plot,
@@ -170,15 +198,18 @@ PLOT_BUILDERS: dict[str, PlotBuilder] = {
 }
 
 
+_METADATA = {"svg": {"Date": None}, "pdf": {"CreationDate": None, "ModDate": None}, "png": None}
+
+
 def render(fig: Figure, fmt: str = "svg") -> bytes:
-    """Return the figure as SVG or PNG bytes."""
-    if fmt not in ("svg", "png"):
-        raise ValueError(f"plot format must be svg or png, not {fmt!r}")
+    """Return the figure as SVG, PDF or PNG bytes; a legend outside the axes is kept inside the image."""
+    if fmt not in _METADATA:
+        raise ValueError(f"plot format must be svg, pdf or png, not {fmt!r}")
     buffer = io.BytesIO()
     with matplotlib.rc_context(_RC):
         if not fig.get_layout_engine():
             fig.set_layout_engine("tight")
-        fig.savefig(buffer, format=fmt, metadata={"Date": None} if fmt == "svg" else None, dpi=110)
+        fig.savefig(buffer, format=fmt, metadata=_METADATA[fmt], dpi=110, bbox_inches="tight")
     return buffer.getvalue()
 
 

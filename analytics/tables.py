@@ -9,13 +9,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from analytics.selectors import AccuracyGroup, DashboardData, RunInfo
+from analytics.selectors import AccuracyGroup, DashboardData, Reference, RunInfo
 from corpus import protocol
 from corpus.models import MatchKind
 from corpus.spreadsheet import csv_row
 from evaluation.engine.stats import EXPLANATION_VERDICTS, PRF, SEVERITIES, SPAN_VERDICTS, Interval
 
 ColumnKind = Literal["text", "int", "pct", "num", "p"]
+MIN_UNITS = 10  # a figure over fewer units is marked and never shown as the best
+FEW_MARK = "†"
+FEW_NOTE = f"{FEW_MARK} computed over fewer than {MIN_UNITS} units (spans, items or pairs): read with care."
 SPAN_LABELS = dict(protocol.choices(protocol.SPAN_VERDICTS))
 EXPLANATION_LABELS = dict(protocol.choices(protocol.EXPLANATION_VERDICTS))
 FLAG_LABELS = dict(protocol.choices(protocol.FLAGS))
@@ -24,9 +27,21 @@ MATCH_LABELS = dict(MatchKind.choices)
 
 @dataclass(frozen=True)
 class Column:
+    """`count` names the row's unit count behind this figure (marked below MIN_UNITS); `best` bolds the highest
+    value among rows that are not pooled and have enough units."""
+
     key: str
     label: str
     kind: ColumnKind = "text"
+    count: str = ""
+    best: bool = False
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    few: bool = False  # fewer than MIN_UNITS units behind it
+    best: bool = False
 
 
 @dataclass
@@ -59,6 +74,31 @@ class Table:
 
     def display_rows(self) -> list[list[str]]:
         return [[_display(row.get(c.key), c.kind) for c in self.columns] for row in self.rows]
+
+    def display_cells(self) -> list[list[Cell]]:
+        """Rows of printed cells with their marks: few units behind a figure, best of its column."""
+        best: dict[str, float] = {}
+        for c in self.columns:
+            candidates = [
+                row[c.key] for row in self.rows
+                if c.best and row.get(c.key) is not None and not row.get("pooled") and not _few(row, c)
+            ]
+            if len(candidates) > 1:
+                best[c.key] = max(candidates)
+        return [
+            [Cell(_display(row.get(c.key), c.kind), few=_few(row, c) and row.get(c.key) is not None,
+                  best=c.key in best and row.get(c.key) == best[c.key]) for c in self.columns]
+            for row in self.rows
+        ]
+
+    @property
+    def has_few(self) -> bool:
+        return any(cell.few for row in self.display_cells() for cell in row)
+
+
+def _few(row: dict[str, Any], column: Column) -> bool:
+    count = row.get(column.count) if column.count else None
+    return count is not None and count < MIN_UNITS
 
 
 def _display(value: Any, kind: ColumnKind) -> str:
@@ -101,10 +141,10 @@ RUN_COLUMNS = [
 ]
 RATE_COLUMNS = [
     Column("judged", "Judged spans", "int"), Column("items", "Items", "int"),
-    Column("span_ok_pct", "Span OK %", "pct"), Column("span_ok_low", "95% CI low", "pct"),
+    Column("span_ok_pct", "Span OK %", "pct", count="judged", best=True), Column("span_ok_low", "95% CI low", "pct"),
     Column("span_ok_high", "95% CI high", "pct"),
-    Column("exp_correct_pct", "Exp. correct %", "pct"), Column("exp_correct_low", "95% CI low", "pct"),
-    Column("exp_correct_high", "95% CI high", "pct"),
+    Column("exp_correct_pct", "Exp. correct %", "pct", count="judged", best=True),
+    Column("exp_correct_low", "95% CI low", "pct"), Column("exp_correct_high", "95% CI high", "pct"),
 ]
 
 
@@ -134,7 +174,7 @@ def accuracy_summary_table(data: DashboardData) -> Table:
     )
     for run_id in _run_order(data, set(data.accuracy.by_run)):
         table.rows.append(_run_cells(runs, run_id) | _rate_cells(data.accuracy.by_run[run_id]))
-    table.rows.append({"run": "All evaluators"} | _rate_cells(data.accuracy.pooled))
+    table.rows.append({"run": "All evaluators", "pooled": True} | _rate_cells(data.accuracy.pooled))
     return table
 
 
@@ -172,7 +212,8 @@ def accuracy_by_annotator_table(data: DashboardData) -> Table:
         )
     for annotator_id, group in sorted(data.accuracy.by_annotator.items(), key=lambda kv: names.get(kv[0], "")):
         table.rows.append(
-            {"run": "All evaluators", "annotator": names.get(annotator_id, str(annotator_id))} | _rate_cells(group)
+            {"run": "All evaluators", "annotator": names.get(annotator_id, str(annotator_id)), "pooled": True}
+            | _rate_cells(group)
         )
     return table
 
@@ -197,16 +238,17 @@ def agreement_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
     table = Table("agreement", "Inter-annotator agreement (spans judged by two or more annotators)", [
         Column("run", "Run"), Column("units", "Spans", "int"),
-        Column("alpha_span", "Krippendorff alpha, span", "num"),
-        Column("alpha_explanation", "Krippendorff alpha, explanation", "num"),
-        Column("agree_span_pct", "Pairwise agreement, span %", "pct"),
-        Column("agree_explanation_pct", "Pairwise agreement, explanation %", "pct"),
+        Column("alpha_span", "Krippendorff alpha, span", "num", count="units"),
+        Column("alpha_explanation", "Krippendorff alpha, explanation", "num", count="units"),
+        Column("agree_span_pct", "Pairwise agreement, span %", "pct", count="units"),
+        Column("agree_explanation_pct", "Pairwise agreement, explanation %", "pct", count="units"),
     ], note="Nominal alpha; it is undefined (—) with no such span or when every verdict is the same.")
     report = data.agreement
     entries = [(_run_name(runs, r), report.by_run[r]) for r in _run_order(data, set(report.by_run))]
     for name, s in [*entries, ("All evaluators", report.pooled)]:
         table.rows.append({
-            "run": name, "units": s.n_units, "alpha_span": s.alpha_span, "alpha_explanation": s.alpha_explanation,
+            "run": name, "pooled": name == "All evaluators", "units": s.n_units, "alpha_span": s.alpha_span,
+            "alpha_explanation": s.alpha_explanation,
             "agree_span_pct": _pct(s.observed_span), "agree_explanation_pct": _pct(s.observed_explanation),
         })
     return table
@@ -250,6 +292,17 @@ def _prf_cells(prefix: str, prf: PRF) -> dict[str, Any]:
     }
 
 
+def reference_name(ref: Reference | None) -> str:
+    """How a note names the reference spans ("gold spans 'rotowire'", not "gold gold")."""
+    if ref is None:
+        return "none"
+    if ref.kind == "gold":
+        return "gold spans" + (f" from source '{ref.source}'" if ref.source and ref.source != "gold" else "")
+    if ref.kind == "external":
+        return f"spans imported from '{ref.source}'"
+    return "the spans the campaign's humans " + ("added or confirmed" if ref.include_confirmed else "added")
+
+
 def overlap_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in [*data.runs, *data.imported]}
     columns = [
@@ -264,7 +317,7 @@ def overlap_table(data: DashboardData) -> Table:
             Column(f"{prefix}_f1", f"{label} F1 %", "pct"),
         ]
     ref = data.reference
-    where = "none" if ref is None else (f"{ref.kind} {ref.source}".strip())
+    where = reference_name(ref)
     table = Table(
         "overlap", "Overlap with reference spans", columns,
         note=f"Reference: {where}. One-to-one maximum matching; missed = reference spans no prediction overlaps.",
@@ -363,9 +416,9 @@ def scores_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
     table = Table("scores", "Evaluator scores against the dataset's human scores", [
         *RUN_COLUMNS, Column("human_key", "Human score"), Column("kind", "Annotation kind"), Column("n", "n", "int"),
-        Column("pearson", "Pearson r", "num"), Column("pearson_p", "p", "p"),
-        Column("spearman", "Spearman rho", "num"), Column("spearman_p", "p", "p"),
-        Column("kendall", "Kendall tau-b", "num"), Column("kendall_p", "p", "p"),
+        Column("pearson", "Pearson r", "num", count="n", best=True), Column("pearson_p", "p", "p"),
+        Column("spearman", "Spearman rho", "num", count="n", best=True), Column("spearman_p", "p", "p"),
+        Column("kendall", "Kendall tau-b", "num", count="n", best=True), Column("kendall_p", "p", "p"),
     ])
     for row in data.scores:
         c = row.correlation
@@ -376,8 +429,83 @@ def scores_table(data: DashboardData) -> Table:
     return table
 
 
+def empty_state(data: DashboardData) -> str | None:
+    """The sentence shown instead of figures while no verdict is in (None once one is)."""
+    if data.accuracy.pooled.matrix.total:
+        return None
+    assigned = sum(p.assigned for p in data.progress)
+    judged = sum(p.judged for p in data.progress)
+    return (f"{assigned} item{'s' if assigned != 1 else ''} assigned, {judged} judged: figures appear with the "
+            "first verdicts.")
+
+
+def overview_table(data: DashboardData) -> Table:
+    """Per evaluator the headline of Table 4 (with intervals and n) beside the agreement on its spans."""
+    runs = {r.run_id: r for r in data.runs}
+    table = Table("overview", "Overview per evaluator", [
+        *RUN_COLUMNS[:2], Column("aspect", "Aspect"), Column("judged", "n (judged spans)", "int"),
+        Column("span_ok_pct", "Span OK %", "pct", count="judged", best=True),
+        Column("span_ok_low", "95% CI low", "pct"), Column("span_ok_high", "95% CI high", "pct"),
+        Column("exp_correct_pct", "Exp. correct %", "pct", count="judged", best=True),
+        Column("exp_correct_low", "95% CI low", "pct"), Column("exp_correct_high", "95% CI high", "pct"),
+        Column("units", "Spans with 2+ judges", "int"),
+        Column("alpha_span", "alpha span", "num", count="units"),
+        Column("alpha_explanation", "alpha explanation", "num", count="units"),
+    ], note="Span OK %, Exp. correct % and their 95% bootstrap intervals are Table 4's; alpha is Krippendorff's "
+       "nominal alpha over the spans two or more annotators judged. " + FEW_NOTE)
+    ids = [r.run_id for r in data.runs] + sorted(
+        (r for r in data.accuracy.by_run if r not in runs), key=lambda r: (r is None, r or 0)
+    )
+    pooled_alpha = data.agreement.pooled
+    for run_id in ids:
+        group = data.accuracy.by_run.get(run_id)
+        alpha = data.agreement.by_run.get(run_id)
+        table.rows.append(_run_cells(runs, run_id) | (_rate_cells(group) if group else {"judged": 0}) | {
+            "units": alpha.n_units if alpha else 0, "alpha_span": alpha.alpha_span if alpha else None,
+            "alpha_explanation": alpha.alpha_explanation if alpha else None,
+        })
+    table.rows.append({"run": "All evaluators", "pooled": True} | _rate_cells(data.accuracy.pooled) | {
+        "units": pooled_alpha.n_units, "alpha_span": pooled_alpha.alpha_span,
+        "alpha_explanation": pooled_alpha.alpha_explanation,
+    })
+    return table
+
+
+def progress_table(data: DashboardData) -> Table:
+    table = Table("progress", "Progress: items judged of items assigned", [
+        Column("annotator", "Annotator"), Column("assigned", "Assigned", "int"), Column("judged", "Judged", "int"),
+        Column("judged_pct", "Judged %", "pct"),
+    ], note="An item assigned to two annotators counts twice; qualification (training) items are left out.")
+    rows = [(p.annotator, p.assigned, p.judged) for p in data.progress]
+    total = ("All annotators", sum(r[1] for r in rows), sum(r[2] for r in rows))
+    for name, assigned, judged in [*rows, total]:
+        table.rows.append({"annotator": name, "assigned": assigned, "judged": judged,
+                           "judged_pct": 100 * judged / assigned if assigned else None})
+    return table
+
+
+def explanations_table(data: DashboardData) -> Table:
+    """Each evaluator's explanations by verdict: counts and shares of its judged spans."""
+    runs = {r.run_id: r for r in data.runs}
+    columns = [Column("run", "Run"), Column("judged", "Judged spans", "int")]
+    for v in EXPLANATION_VERDICTS:
+        columns += [Column(v, EXPLANATION_LABELS[v], "int"), Column(f"{v}_pct", "%", "pct", count="judged")]
+    table = Table("explanations", "Explanation verdicts per evaluator", columns)
+    groups = [(_run_name(runs, r), data.accuracy.by_run[r]) for r in _run_order(data, set(data.accuracy.by_run))]
+    for name, group in [*groups, ("All evaluators", data.accuracy.pooled)]:
+        m = group.matrix
+        row: dict[str, Any] = {"run": name, "judged": m.total, "pooled": name == "All evaluators"}
+        for v in EXPLANATION_VERDICTS:
+            row |= {v: m.row_total(v), f"{v}_pct": _pct(m.row_total(v) / m.total) if m.total else None}
+        table.rows.append(row)
+    return table
+
+
 TABLE_BUILDERS: dict[str, Callable[[DashboardData], Table]] = {
+    "overview": overview_table,
+    "progress": progress_table,
     "accuracy": accuracy_summary_table,
+    "explanations": explanations_table,
     "matrix": accuracy_matrix_table,
     "accuracy_by_annotator": accuracy_by_annotator_table,
     "flags": flags_table,

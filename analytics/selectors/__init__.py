@@ -38,6 +38,7 @@ from analytics.selectors.overlap import (
     parse_reference,
     reference_choices,
 )
+from analytics.selectors.progress import ProgressRow, progress_report
 from analytics.selectors.scores import ScoreRow, score_report
 from evaluation.engine.stats import SeverityCalibration
 from evaluation.selectors import runs_problems
@@ -68,6 +69,7 @@ class DashboardData:
     # run id -> (item, model) answers stopped by the context or answer budget (evaluation.selectors.run_problems)
     problems: dict[int, dict[str, int]] = field(default_factory=dict)
     computed_at: datetime = field(default_factory=timezone.now)  # the page says how fresh its numbers are
+    progress: list[ProgressRow] = field(default_factory=list)  # items assigned and finished per annotator
 
 
 def _side_by_side(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
@@ -122,15 +124,16 @@ def dashboard_data(
         scope=scope, runs=runs, imported=imported, accuracy=accuracy, agreement=agreement,
         calibration=per_run, calibration_pooled=pooled, overlap=overlap, reference=ref, scores=scores,
         references=references, reference_value=reference if ref else "", alignment=alignment,
-        problems=runs_problems([r.run_id for r in runs]),
+        problems=runs_problems([r.run_id for r in runs]), progress=progress_report(scope),
     )
 
 
 __all__ = [
     "DEFAULT_RESAMPLES", "AccuracyGroup", "AccuracyReport", "AgreementReport", "AlignmentRow", "AlphaSummary",
-    "DashboardData", "OverlapRow", "PairAgreement", "Reference", "UnknownReference", "RunInfo", "ScoreRow", "Scope",
+    "DashboardData", "OverlapRow", "PairAgreement", "ProgressRow", "Reference", "UnknownReference", "RunInfo",
+    "ScoreRow", "Scope",
     "accuracy_report", "agreement_report", "alignment_report", "annotator_names", "calibration_report",
     "dashboard_data", "final_kinds",
-    "judgments_in_scope", "overlap_report", "parse_reference", "reference_choices", "runs_in_scope",
+    "judgments_in_scope", "overlap_report", "progress_report", "parse_reference", "reference_choices", "runs_in_scope",
     "score_report",
 ]

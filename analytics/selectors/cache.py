@@ -47,7 +47,7 @@ def dashboard_key(scope, *, reference: str, n_resamples: int, seed: int) -> str 
         return None
     raw = f"{scope}|{reference}|{n_resamples}|{seed}|{data_version(dataset_id)}"
     # the version tag changes when DashboardData gains a field, so no older pickled value is read back
-    return "dashboard:v2:" + hashlib.sha256(raw.encode()).hexdigest()
+    return "dashboard:v3:" + hashlib.sha256(raw.encode()).hexdigest()
 
 
 def cached(key: str | None, compute: Callable[[], T]) -> T:

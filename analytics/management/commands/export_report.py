@@ -1,0 +1,39 @@
+"""`manage.py export_report --campaign ID --format latex|markdown|html [-o DIR]`: the campaign's study report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from analytics.report.build import MAIN_FILE, REPORT_FORMATS, report_files, report_write
+from annotator.models import Campaign
+
+
+class Command(BaseCommand):
+    help = ("Write a campaign's study report: the overview, Table 4 with intervals, explanation verdicts, "
+            "agreement and the evaluators ranked with significance, one file per table plus a main file, "
+            "and the figures as PDF and SVG.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--campaign", required=True, help="Campaign id (or name).")
+        parser.add_argument("--format", required=True, help=f"One of {', '.join(REPORT_FORMATS)}.")
+        parser.add_argument("-o", "--output", type=Path, default=None,
+                            help="Folder to write (default: ./campaign-ID-report-FORMAT).")
+
+    def handle(self, *args: object, **options: object) -> None:
+        fmt = str(options["format"])
+        if fmt not in REPORT_FORMATS:
+            raise CommandError(f"--format: {fmt!r} is not a report format; give one of {', '.join(REPORT_FORMATS)}",
+                               returncode=2)
+        value = str(options["campaign"])
+        campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
+                    else Campaign.objects.filter(name=value).first())
+        if campaign is None:
+            raise CommandError(f"--campaign: no campaign {value!r} (give its id or name)", returncode=2)
+        folder: Path = options["output"] or Path(f"campaign-{campaign.pk}-report-{fmt}")  # type: ignore[assignment]
+        if folder.exists() and not folder.is_dir():
+            raise CommandError(f"-o: {folder} exists and is not a folder", returncode=2)
+        files = report_files(campaign, fmt)  # everything is computed before anything is written
+        written = report_write(files, folder)
+        self.stdout.write(f"Wrote {len(written)} files to {folder}; main file: {folder / MAIN_FILE[fmt]}")

@@ -1,0 +1,178 @@
+"""The study report's sections, in order: each turns a campaign's numbers into titled tables and figures.
+
+A section builder takes the report's context and returns a Section, or None when the campaign has nothing
+for it. The tables are the dashboard's and the ranking API's own (analytics.tables, analytics.selectors.
+ranking), so every printed number is the API's at the printed precision. A topic that arrives later (the
+quality checks, the priming effect) adds one builder to REPORT_SECTIONS.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.utils import timezone
+from django.utils.text import slugify
+from matplotlib.figure import Figure
+
+from analytics import plots
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
+from analytics.selectors.cache import cached_dashboard_data
+from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, campaign_ranking
+from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state
+from annotator.models import Campaign
+from corpus.consensus import MAJORITY_SHARE
+
+
+@dataclass
+class ReportFigure:
+    name: str  # file stem under figures/
+    caption: str
+    figure: Figure
+
+
+@dataclass
+class Section:
+    key: str
+    title: str
+    text: str = ""
+    tables: list[Table] = field(default_factory=list)
+    figures: list[ReportFigure] = field(default_factory=list)
+
+
+@dataclass
+class ReportContext:
+    campaign: Campaign
+    data: DashboardData
+    rankings: list[Ranking]
+    generated_at: datetime
+
+    @property
+    def judged(self) -> int:
+        return self.data.accuracy.pooled.matrix.total
+
+
+SectionBuilder = Callable[[ReportContext], Section | None]
+
+
+def report_context(campaign: Campaign) -> ReportContext:
+    """Every number of the report, computed as the API computes it by default (1,000 resamples, seed 0)."""
+    data = cached_dashboard_data(Scope(campaign_id=campaign.pk), reference="", n_resamples=DEFAULT_RESAMPLES, seed=0)
+    rankings = [campaign_ranking(campaign, aspect=a, by=by) for a in campaign_aspects(campaign) for by in BY_CHOICES]
+    return ReportContext(campaign=campaign, data=data, rankings=rankings, generated_at=timezone.now())
+
+
+def design_text(campaign: Campaign) -> str:
+    """The sample design in one paragraph (what was judged, by how many, how items were ordered)."""
+    per_item = campaign.annotators_per_item
+    text = (f"Each item was assigned to {per_item} annotator{'s' if per_item != 1 else ''}, in an order "
+            f"shuffled per annotator (seed {campaign.seed}); evaluator names were hidden behind neutral labels. ")
+    design = getattr(campaign, "sample_design", None) if campaign.is_sampled else None
+    if design is None:
+        return text + "Every machine span of the campaign's evaluator runs was put to the annotators."
+    size = f"{design.per_stratum} per stratum" if design.per_stratum else f"{design.total} in total"
+    return text + (f"The annotators judged a stratified random sample of the machine spans (strata: "
+                   f"{design.get_strata_display().lower()}; {size}; seed {design.seed}); the figures below "
+                   "describe the judged sample.")
+
+
+CONSENSUS_TEXT = (
+    "Table 4's figures count every judgment, as in the OpeNLGauge paper. Where one label per span is needed "
+    "(the labeled set), a reviewer's decision wins, else the value given by more than "
+    f"{MAJORITY_SHARE:.0%} of the span's judges; a tie leaves the span unresolved."
+)
+
+
+def _accuracy_figures(context: ReportContext) -> list[ReportFigure]:
+    fig = plots.accuracy_plot(context.data)
+    if fig is None:
+        return []
+    return [ReportFigure("accuracy", "Span OK % and Exp. correct % per evaluator with 95% bootstrap intervals.", fig)]
+
+
+def overview_section(context: ReportContext) -> Section:
+    data = context.data
+    section = Section("overview", "Overview",
+                      tables=[TABLE_BUILDERS["overview"](data), TABLE_BUILDERS["progress"](data)])
+    if not context.judged:
+        section.text = empty_state(data) or ""
+        section.tables = section.tables[1:]
+        return section
+    section.figures = _accuracy_figures(context)
+    return section
+
+
+def accuracy_section(context: ReportContext) -> Section | None:
+    if not context.judged:
+        return None
+    return Section("accuracy", "Accuracy per evaluator (Table 4)",
+                   tables=[TABLE_BUILDERS["accuracy"](context.data), TABLE_BUILDERS["matrix"](context.data)])
+
+
+def explanations_section(context: ReportContext) -> Section | None:
+    if not context.judged:
+        return None
+    section = Section("explanations", "Explanation verdicts", tables=[TABLE_BUILDERS["explanations"](context.data)])
+    fig = plots.explanation_verdicts_plot(context.data)
+    if fig is not None:
+        section.figures.append(ReportFigure("explanation_verdicts", "Shares of the explanation verdicts.", fig))
+    return section
+
+
+def agreement_section(context: ReportContext) -> Section | None:
+    if not context.judged:
+        return None
+    return Section("agreement", "Agreement between annotators",
+                   tables=[TABLE_BUILDERS["agreement"](context.data), TABLE_BUILDERS["pairwise"](context.data)])
+
+
+BY_TITLES = {"span": "Span OK %", "explanation": "Exp. correct %"}
+
+
+def ranking_tables(ranking: Ranking) -> list[Table]:
+    """The ranking API's answer as two tables (evaluators with rank ranges; pairwise tests)."""
+    slug = f"ranking_{slugify(ranking.aspect).replace('-', '_') or 'aspect'}_{ranking.by}"
+    evaluators = Table(slug, f"Evaluators ranked by {BY_TITLES[ranking.by]} ({ranking.aspect})", [
+        Column("rank", "Rank"), Column("label", "Run"), Column("value", BY_TITLES[ranking.by], "pct", count="n"),
+        Column("ci_low", "95% CI low", "pct"), Column("ci_high", "95% CI high", "pct"), Column("n", "n", "int"),
+    ], note=f"Evaluators that no test separates at alpha = {ranking.alpha} share a rank range. Tests: "
+       f"{ranking.method}, {ranking.resamples:,} resamples, seed {ranking.seed}.")
+    evaluators.rows = [{"rank": e.rank, "label": e.label, "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high,
+                        "n": e.n} for e in ranking.evaluators]
+    pairs = Table(f"{slug}_pairs", f"Pairwise tests by {BY_TITLES[ranking.by]} ({ranking.aspect})", [
+        Column("a", "A"), Column("b", "B"), Column("difference", "A - B (points)", "pct", count="n_outputs"),
+        Column("p", "p", "p"), Column("p_holm", "p (Holm)", "p"), Column("n_outputs", "Shared outputs", "int"),
+    ], note="A - B is taken over the outputs both evaluators were judged on.")
+    pairs.rows = [{"a": p.a, "b": p.b, "difference": p.difference, "p": p.p, "p_holm": p.p_holm,
+                   "n_outputs": p.n_outputs} for p in ranking.pairs]
+    return [evaluators, pairs]
+
+
+def ranking_section(context: ReportContext) -> Section | None:
+    if not context.judged:
+        return None
+    section = Section("ranking", "Evaluators ranked with significance", text=(
+        "Per aspect, evaluators are ordered by their figure. Each pair is compared over the outputs both were "
+        "judged on with a two-sided approximate randomization test (each output's counts swapped between the "
+        "two with probability 1/2), and the p-values are Holm-corrected over all pairs. An evaluator's rank "
+        "range runs from one plus the number of evaluators significantly better to the number of evaluators "
+        "minus those it is significantly better than."))
+    for ranking in context.rankings:
+        section.tables += ranking_tables(ranking)
+    return section
+
+
+# The report, in order. The quality-checks and priming sections go after ranking_section: each a builder
+# that returns None when the campaign has no such figures.
+REPORT_SECTIONS: list[SectionBuilder] = [
+    overview_section,
+    accuracy_section,
+    explanations_section,
+    agreement_section,
+    ranking_section,
+]
+
+
+def report_sections(context: ReportContext) -> list[Section]:
+    return [s for s in (build(context) for build in REPORT_SECTIONS) if s is not None]

@@ -1,0 +1,140 @@
+"""Evaluators of one campaign and aspect ranked by Span OK % or Exp. correct %, with significance.
+
+The figures, intervals and n are Table 4's for the campaign restricted to the aspect (the same bootstrap,
+resamples and seed as the dashboard's default), so the ranking never shows a number the table does not.
+The pairwise tests and rank ranges come from evaluation.engine.ranking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Literal
+
+from django.db.models import Count, Q
+
+from analytics.selectors.accuracy import accuracy_report
+from analytics.selectors.base import DEFAULT_RESAMPLES, ITEM, RUN, Scope, _raw_rows, judgments_in_scope, runs_in_scope
+from analytics.selectors.cache import cached, data_version
+from annotator.models import Campaign
+from corpus.protocol import EXPLANATION_OK, SPAN_OK
+from evaluation.engine import ranking as engine
+
+By = Literal["span", "explanation"]
+BY_CHOICES: tuple[str, ...] = ("span", "explanation")
+METHOD = "approximate randomization (paired over shared outputs, two-sided), Holm-corrected"
+_FIELDS = {"span": ("span_ok", "span_ok_ci", Q(span_verdict=SPAN_OK)),
+           "explanation": ("exp_correct", "exp_correct_ci", Q(explanation_verdict=EXPLANATION_OK))}
+
+
+class RankingProblem(ValueError):
+    """A ranking question that names no aspect or criterion of the campaign; the message says which exist."""
+
+
+@dataclass(frozen=True)
+class RankedEvaluator:
+    label: str
+    run_id: int
+    value: float | None  # percent, 0-100
+    ci_low: float | None
+    ci_high: float | None
+    n: int  # judged spans
+    rank: str | None
+
+
+@dataclass(frozen=True)
+class RankedPairOut:
+    a: str
+    b: str
+    difference: float | None  # percentage points, a - b over the outputs both were judged on
+    p: float | None
+    p_holm: float | None
+    n_outputs: int
+
+
+@dataclass
+class Ranking:
+    aspect: str
+    by: str
+    evaluators: list[RankedEvaluator] = field(default_factory=list)
+    pairs: list[RankedPairOut] = field(default_factory=list)
+    method: str = METHOD
+    resamples: int = engine.RESAMPLES
+    alpha: float = engine.ALPHA
+    seed: int = engine.SEED
+
+    def as_dict(self) -> dict:
+        """The API's answer (GET /api/analytics/campaigns/ID/ranking), field for field."""
+        return {
+            "method": self.method, "resamples": self.resamples, "alpha": self.alpha,
+            "evaluators": [{"label": e.label, "run_id": e.run_id, "value": e.value, "ci_low": e.ci_low,
+                            "ci_high": e.ci_high, "n": e.n, "rank": e.rank} for e in self.evaluators],
+            "pairs": [{"a": p.a, "b": p.b, "difference": p.difference, "p": p.p, "p_holm": p.p_holm,
+                       "n_outputs": p.n_outputs} for p in self.pairs],
+        }
+
+
+def campaign_aspects(campaign: Campaign) -> list[str]:
+    return sorted({r.aspect for r in runs_in_scope(Scope(campaign_id=campaign.pk))})
+
+
+def ranking_aspect(campaign: Campaign, aspect: str) -> str:
+    """Return the aspect to rank: the one named, or the campaign's only one; else RankingProblem."""
+    aspects = campaign_aspects(campaign)
+    if aspect:
+        if aspect not in aspects:
+            raise RankingProblem(f"aspect: {aspect!r} is not an aspect of this campaign's runs; aspects: "
+                                 f"{', '.join(aspects) or 'none (the campaign has no runs)'}")
+        return aspect
+    if len(aspects) == 1:
+        return aspects[0]
+    raise RankingProblem(f"aspect: name one of {', '.join(aspects) or 'none (the campaign has no runs)'}")
+
+
+def _pct(value: float | None) -> float | None:
+    return None if value is None else 100 * value
+
+
+def campaign_ranking(campaign: Campaign, *, aspect: str, by: str) -> Ranking:
+    """Rank the campaign's evaluators of `aspect` by `by` ("span" or "explanation"), cached while the data stands."""
+    if by not in BY_CHOICES:
+        raise RankingProblem(f"by: {by!r} is not a criterion; give span or explanation")
+    aspect = ranking_aspect(campaign, aspect)
+    raw = f"{campaign.pk}|{aspect}|{by}|{data_version(campaign.dataset_id)}"
+    key = "ranking:v1:" + hashlib.sha256(raw.encode()).hexdigest()
+    return cached(key, lambda: _compute(campaign, aspect, by))
+
+
+def _compute(campaign: Campaign, aspect: str, by: str) -> Ranking:
+    scope = Scope(campaign_id=campaign.pk, aspect=aspect)
+    runs = runs_in_scope(scope)
+    attr, ci_attr, hit = _FIELDS[by]
+    report = accuracy_report(scope, n_resamples=DEFAULT_RESAMPLES, seed=0)
+    rows = _raw_rows(
+        judgments_in_scope(scope).values(RUN, ITEM)
+        .annotate(hits=Count("id", filter=hit), judged=Count("id")).order_by(RUN, ITEM)
+    )
+    counts: dict[int, dict[object, tuple[float, float]]] = {r.run_id: {} for r in runs}
+    for run_id, item_id, hits, judged in rows:
+        if run_id in counts:
+            counts[run_id][item_id] = (hits, judged)
+    values, cis, ns = [], [], []
+    for run in runs:
+        group = report.by_run.get(run.run_id)
+        values.append(getattr(group.matrix, attr) if group else None)
+        cis.append(getattr(group, ci_attr) if group else None)
+        ns.append(group.matrix.total if group else 0)
+    result = engine.rank(values, [counts[r.run_id] for r in runs])
+    ranking = Ranking(aspect=aspect, by=by)
+    for k in result.order:
+        ci = cis[k]
+        ranking.evaluators.append(RankedEvaluator(
+            label=runs[k].label, run_id=runs[k].run_id, value=_pct(values[k]), ci_low=_pct(ci.low) if ci else None,
+            ci_high=_pct(ci.high) if ci else None, n=ns[k], rank=result.ranks[k],
+        ))
+    for pair in result.pairs:
+        ranking.pairs.append(RankedPairOut(
+            a=runs[pair.a].label, b=runs[pair.b].label, difference=_pct(pair.test.difference), p=pair.test.p,
+            p_holm=pair.p_holm, n_outputs=pair.test.n_outputs,
+        ))
+    return ranking
