@@ -443,14 +443,15 @@ def overview_table(data: DashboardData) -> Table:
     """Per evaluator the headline of Table 4 (with intervals and n) beside the agreement on its spans."""
     runs = {r.run_id: r for r in data.runs}
     table = Table("overview", "Overview per evaluator", [
-        *RUN_COLUMNS[:2], Column("aspect", "Aspect"), Column("judged", "n (judged spans)", "int"),
+        Column("run", "Run"),
         Column("span_ok_pct", "Span OK %", "pct", count="judged", best=True),
         Column("span_ok_low", "95% CI low", "pct"), Column("span_ok_high", "95% CI high", "pct"),
         Column("exp_correct_pct", "Exp. correct %", "pct", count="judged", best=True),
         Column("exp_correct_low", "95% CI low", "pct"), Column("exp_correct_high", "95% CI high", "pct"),
-        Column("units", "Spans with 2+ judges", "int"),
+        Column("judged", "n (judged spans)", "int"),
         Column("alpha_span", "alpha span", "num", count="units"),
         Column("alpha_explanation", "alpha explanation", "num", count="units"),
+        Column("units", "Spans with 2+ judges", "int"), Column("shown_as", "Shown as"), Column("aspect", "Aspect"),
     ], note="Span OK %, Exp. correct % and their 95% bootstrap intervals are Table 4's; alpha is Krippendorff's "
        "nominal alpha over the spans two or more annotators judged. " + FEW_NOTE)
     ids = [r.run_id for r in data.runs] + sorted(

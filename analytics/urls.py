@@ -10,6 +10,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/", views.campaign_dashboard, name="analytics_campaign"),
     path("campaigns/<int:pk>/tables/<slug:key>.<str:fmt>", views.campaign_table, name="analytics_campaign_table"),
     path("campaigns/<int:pk>/plots/<slug:name>.<str:fmt>", views.campaign_plot, name="analytics_campaign_plot"),
+    path("campaigns/<int:pk>/report-<str:fmt>.zip", views.campaign_report, name="analytics_campaign_report"),
     path("campaigns/<int:pk>/labeled.card.json", views.labeled_card_view, name="labeled_card"),
     path("campaigns/<int:pk>/labeled.<str:fmt>", views.labeled_export, name="labeled_export"),
     path("datasets/<int:pk>/", views.dataset_dashboard, name="analytics_dataset"),

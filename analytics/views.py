@@ -15,16 +15,23 @@ from accounts.models import User
 from analytics.exports.jobs import export_file, export_job_create
 from analytics.exports.labeled import labeled_card, labeled_response
 from analytics.forms import ExportForm
+from analytics.report.build import REPORT_FORMATS, report_zip
+from analytics.report.sections import ranking_tables
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
-from analytics.tables import TABLE_BUILDERS, dashboard_tables, estimates_table
+from analytics.selectors.ranking import BY_CHOICES, campaign_aspects, campaign_ranking
+from analytics.tables import TABLE_BUILDERS, dashboard_tables, empty_state, estimates_table
 from annotator.models import Campaign
 from corpus.models import Dataset, ExportJob, Item
 from jobs.models import JobStatus
 from jobs.views import job_page
 
 MAX_RESAMPLES = 10_000
+OVERVIEW_TABLES = ("overview", "progress")  # shown in the overview card, not as sections
+# Tables that only hold numbers once a verdict is in: before that they show the empty state, not zeros.
+JUDGED_TABLES = frozenset({"accuracy", "explanations", "matrix", "accuracy_by_annotator", "flags", "agreement",
+                           "pairwise", "distribution", "calibration", "severity_confusion"})
 
 
 class AppRequest(HttpRequest):
@@ -96,8 +103,18 @@ def _dashboard(request: AppRequest, template_context: dict, scope: Scope, datase
         Item.objects.filter(dataset=dataset, derived_from__isnull=True).exclude(system="").order_by("system")
         .values_list("system", flat=True).distinct()[:200]
     )
+    campaign = template_context.get("campaign")
+    rankings = []
+    if campaign is not None and data.accuracy.pooled.matrix.total:
+        rankings = [ranking_tables(campaign_ranking(campaign, aspect=aspect, by=by))
+                    for aspect in campaign_aspects(campaign) for by in BY_CHOICES]
+    tables = dashboard_tables(data)
     context = template_context | {
-        "data": data, "tables": dashboard_tables(data), "plots": plots,
+        "data": data, "tables": [t for t in tables if t.key not in OVERVIEW_TABLES], "plots": plots,
+        "overview": tables[0], "empty": empty_state(data), "judged_tables": JUDGED_TABLES, "rankings": rankings,
+        "progress": {"assigned": sum(p.assigned for p in data.progress), "judged": sum(p.judged for p in data.progress),
+                     "rows": data.progress},
+        "quality": None,  # the quality checks' summary (analytics/_overview_quality.html) when a campaign has them
         "aspects": sorted({r.aspect for r in data.runs} | ({scope.aspect} if scope.aspect else set())),
         "systems": sorted(systems), "query": request.GET.urlencode(),
     }
@@ -160,6 +177,17 @@ def half_width_param(text: str) -> float:
 def campaign_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     return _table_response(_compute(request, scope), key, fmt, f"campaign-{campaign.pk}")
+
+
+@require_GET
+def campaign_report(request: AppRequest, pk: int, fmt: str) -> HttpResponse:
+    """The study report's files zipped (the browser twin of `manage.py export_report`)."""
+    campaign, _ = _campaign_scope(request, pk)
+    if fmt not in REPORT_FORMATS:
+        raise Http404("Unknown report format.")
+    response = HttpResponse(report_zip(campaign, fmt), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-report-{fmt}.zip"'
+    return response
 
 
 @require_GET

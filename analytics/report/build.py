@@ -8,9 +8,15 @@ from pathlib import Path
 
 from django.utils import timezone
 
-from analytics import plots
 from analytics.report import render
-from analytics.report.sections import CONSENSUS_TEXT, ReportContext, design_text, report_context, report_sections
+from analytics.report.sections import (
+    CONSENSUS_TEXT,
+    ReportContext,
+    design_text,
+    plots_module,
+    report_context,
+    report_sections,
+)
 from annotator.models import Campaign
 
 REPORT_FORMATS: tuple[str, ...] = ("latex", "markdown", "html")
@@ -39,6 +45,7 @@ def report_files(campaign: Campaign, fmt: str) -> dict[str, bytes]:
     context = report_context(campaign)
     sections = report_sections(context)
     header = _header(context)
+    plots = plots_module()
     files: dict[str, bytes] = {}
     svgs: dict[str, bytes] = {}
     for section in sections:

@@ -11,18 +11,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.utils import timezone
 from django.utils.text import slugify
-from matplotlib.figure import Figure
 
-from analytics import plots
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
 from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, campaign_ranking
 from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state
 from annotator.models import Campaign
 from corpus.consensus import MAJORITY_SHARE
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 @dataclass
@@ -84,8 +86,15 @@ CONSENSUS_TEXT = (
 )
 
 
+def plots_module():
+    """matplotlib is imported when a report is drawn, not by every process that loads the URLs (views)."""
+    from analytics import plots
+
+    return plots
+
+
 def _accuracy_figures(context: ReportContext) -> list[ReportFigure]:
-    fig = plots.accuracy_plot(context.data)
+    fig = plots_module().accuracy_plot(context.data)
     if fig is None:
         return []
     return [ReportFigure("accuracy", "Span OK % and Exp. correct % per evaluator with 95% bootstrap intervals.", fig)]
@@ -114,7 +123,7 @@ def explanations_section(context: ReportContext) -> Section | None:
     if not context.judged:
         return None
     section = Section("explanations", "Explanation verdicts", tables=[TABLE_BUILDERS["explanations"](context.data)])
-    fig = plots.explanation_verdicts_plot(context.data)
+    fig = plots_module().explanation_verdicts_plot(context.data)
     if fig is not None:
         section.figures.append(ReportFigure("explanation_verdicts", "Shares of the explanation verdicts.", fig))
     return section
