@@ -24,8 +24,10 @@ from annotator.services.adjudication import (
 )
 from annotator.views.common import AppRequest
 from corpus import protocol
+from corpus.consensus import UNRESOLVED
 
 CONTEXT_CHARS = 160
+NO_MAJORITY = "no majority"
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Card:
     rows: list[tuple[str, str, str, str, str]]  # judge, span verdict, explanation verdict, flags, comment
     final_span: str
     final_explanation: str
+    final_method: str
 
     @property
     def dom_id(self) -> str:
@@ -81,9 +84,11 @@ def _card(number: int, entry: ReviewEntry) -> Card:
         rows = [(v.judge, labels.get(v.span_verdict, "—"), labels.get(v.explanation_verdict, "—"),
                  ", ".join(v.flags), v.comment) for v in entry.verdicts]
     final = entry.consensus
+    # A field without a majority says so once; the method then says why (not "unresolved (unresolved)").
+    method = "a tie: a decision settles it" if final.method == UNRESOLVED else final.method
     return Card(number, entry, _excerpt(entry.item.output, entry.span.start, entry.span.end), span_chips,
-                explanation_chips, rows, labels.get(final.span_verdict or "", "unresolved"),
-                labels.get(final.explanation_verdict or "", "unresolved"))
+                explanation_chips, rows, labels.get(final.span_verdict or "", NO_MAJORITY),
+                labels.get(final.explanation_verdict or "", NO_MAJORITY), method)
 
 
 def _cards(campaign: Campaign) -> list[Card]:

@@ -234,3 +234,42 @@ def test_empty_state_on_the_page_and_in_the_report(rita_client, tmp_path):
     assert "Evaluators ranked" not in md and not (tmp_path / "figures").exists()
     body = _ranking(rita_client, built.campaign.pk)
     assert [e["rank"] for e in body["evaluators"]] == [None, None] and body["pairs"] == []
+
+
+# ---- texts and charts the issue found wrong ------------------------------------------------------------------
+
+
+def test_overlap_note_names_its_reference_once(study):
+    from analytics import tables
+    from analytics.selectors import Scope, dashboard_data
+
+    data = dashboard_data(Scope(campaign_id=study.campaign.pk), n_resamples=0)
+    note = tables.overlap_table(data).note
+    assert note.startswith("Reference: gold spans. ") and "gold gold" not in note
+    human = dashboard_data(Scope(campaign_id=study.campaign.pk), reference="human", n_resamples=0)
+    assert tables.overlap_table(human).note.startswith("Reference: the spans the campaign's humans added or confirmed.")
+
+
+def test_chart_legends_sit_outside_the_plotting_area(study):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from analytics import plots
+    from analytics.selectors import Scope, dashboard_data
+
+    data = dashboard_data(Scope(campaign_id=study.campaign.pk), n_resamples=50)
+    checked = 0
+    for name, build in plots.PLOT_BUILDERS.items():
+        fig = build(data)
+        if fig is None:
+            continue
+        plots.render(fig)  # lays the figure out
+        renderer = FigureCanvasAgg(fig).get_renderer()
+        fig.draw(renderer)
+        for ax in fig.axes:
+            legend = ax.get_legend()
+            if legend is None:
+                continue
+            box, area = legend.get_window_extent(renderer), ax.get_window_extent(renderer)
+            assert not box.overlaps(area), name
+            checked += 1
+    assert checked >= 4  # accuracy, span verdicts, explanation verdicts, flags (overlap: gold on i1, i2)

@@ -158,6 +158,18 @@ def test_review_screen_save_and_undo_answer_the_card(study, researcher):
     assert client.post(f"{base}undo/").status_code == 409
 
 
+def test_review_card_of_a_tie_names_it_once(study, researcher):
+    built, _ = study
+    client = Client()
+    client.force_login(researcher)
+    page = client.get(f"/campaigns/{built.campaign.pk}/adjudicate/").content.decode()
+    # b1_family: the explanation verdicts tie, so the card says "no majority" and why, never "unresolved (unresolved)"
+    card = page.split(f'id="dispute-{built.spans["b1_family"].pk}"')[1].split("</article>")[0]
+    assert '<span class="final-explanation">no majority</span>' in card
+    assert "(a tie: a decision settles it)" in card
+    assert "unresolved" not in page
+
+
 def test_api_disputes_twins(study, researcher):
     built, found = study
     client = Client()
