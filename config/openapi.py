@@ -26,6 +26,7 @@ ALTERNATIVE_CONTENT: dict[str, dict[str, Any]] = {
     "export_dataset": {"application/x-ndjson": _TEXT, "text/csv": _TEXT},
     "export_dhp_run": {"application/json": {"type": "object"}},
     "download_export_file": {"application/octet-stream": {"type": "string", "format": "binary"}},
+    "download_campaign_report": {"application/zip": {"type": "string", "format": "binary"}},
 }
 
 DESCRIPTIONS = {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up everything the project needs on a fresh machine (idempotent).
 #   scripts/setup.sh run   -> a virtualenv with the runtime packages (needs Python 3.11+ and PyPI access)
-#   scripts/setup.sh test  -> plus test tools, Debian's chromium, and PostgreSQL + Redis started if down
+#   scripts/setup.sh test  -> plus test tools, Debian's chromium, pdflatex (texlive-latex-recommended), and
+#                             PostgreSQL + Redis started if down
 #                             (needs apt and root or sudo for the Debian packages)
 # PYTHON names the interpreter that creates .venv (default python3).
 set -euo pipefail
@@ -16,6 +17,8 @@ if [ "$mode" = "test" ]; then
   [ -x /usr/bin/chromium ] || apt_packages+=(chromium)
   command -v pg_ctlcluster >/dev/null 2>&1 || apt_packages+=(postgresql)
   command -v redis-server >/dev/null 2>&1 || apt_packages+=(redis-server)
+  # the study report's LaTeX is compiled in the tests: pdflatex, booktabs, geometry and float
+  { command -v pdflatex && kpsewhich booktabs.sty; } >/dev/null 2>&1 || apt_packages+=(texlive-latex-recommended)
 fi
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   say "Installing Debian packages: ${apt_packages[*]}"
