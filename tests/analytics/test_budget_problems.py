@@ -57,7 +57,7 @@ def test_runs_problems_counts_many_runs_in_one_query(with_problems, django_asser
 
 
 def _section_rows(html: str, key: str) -> dict[str, list[str]]:
-    section = re.search(rf'<section class="card" id="table-{key}">(.*?)</section>', html, re.S)
+    section = re.search(rf'<details class="card section" id="table-{key}"[^>]*>(.*?)</details>', html, re.S)
     assert section, f"no table {key} on the page"
     rows = re.findall(r"<tr>(.*?)</tr>", section.group(1), re.S)
     cells = [[unescape(c) for c in re.findall(r"<td>(.*?)</td>", row, re.S)] for row in rows]
