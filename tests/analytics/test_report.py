@@ -273,3 +273,33 @@ def test_chart_legends_sit_outside_the_plotting_area(study):
             assert not box.overlaps(area), name
             checked += 1
     assert checked >= 4  # accuracy, span verdicts, explanation verdicts, flags (overlap: gold on i1, i2)
+
+
+def test_page_shows_overview_ranking_and_report_download(rita_client, study):
+    page = rita_client.get(f"/analytics/campaigns/{study.campaign.pk}/?resamples=50").content.decode()
+    overview = page.split('id="overview"')[1].split("</section>")[0]
+    assert "Span OK %" in overview and "alpha span" in overview
+    assert "Progress: 5 of 5 assigned items judged (100%)" in overview
+    ranking = page.split('id="ranking"')[1].split("</section>")[0]
+    assert "Evaluators ranked by Span OK % (accuracy)" in ranking and "<td>1-2</td>" in ranking
+    # every evaluator's figure rests on fewer than 10 judged spans: marked, and no cell is bolded as the best
+    assert '<sup class="few"' in page and 'class="best"' not in page
+    assert '<details class="card section" id="table-accuracy" open>' in page
+    assert '<details class="card section" id="table-overlap">' in page
+    link = f"/analytics/campaigns/{study.campaign.pk}/report-markdown.zip"
+    assert link in page
+    archive = zipfile.ZipFile(io.BytesIO(rita_client.get(link).content))
+    assert f"campaign-{study.campaign.pk}-report/report.md" in archive.namelist()
+    assert rita_client.get(f"/analytics/campaigns/{study.campaign.pk}/report-docx.zip").status_code == 404
+
+
+def test_best_value_is_bolded_only_with_enough_units(study):
+    from analytics.tables import Column, Table
+
+    table = Table("t", "T", [Column("run", "Run"), Column("n", "n", "int"),
+                             Column("v", "V", "pct", count="n", best=True)])
+    table.rows = [{"run": "a", "n": 3, "v": 90.0}, {"run": "b", "n": 12, "v": 60.0}, {"run": "c", "n": 40, "v": 70.0},
+                  {"run": "All", "n": 55, "v": 95.0, "pooled": True}]
+    cells = [row[2] for row in table.display_cells()]
+    assert [(c.text, c.few, c.best) for c in cells] == [
+        ("90.0", True, False), ("60.0", False, False), ("70.0", False, True), ("95.0", False, False)]
