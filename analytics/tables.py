@@ -18,7 +18,7 @@ from evaluation.engine.stats import EXPLANATION_VERDICTS, PRF, SEVERITIES, SPAN_
 ColumnKind = Literal["text", "int", "pct", "num", "p"]
 MIN_UNITS = 10  # a figure over fewer units is marked and never shown as the best
 FEW_MARK = "†"
-FEW_NOTE = f"{FEW_MARK} computed over fewer than {MIN_UNITS} units (spans, items or pairs): read with care."
+FEW_NOTE = f"{FEW_MARK} computed over fewer than {MIN_UNITS} units (spans, outputs or pairs): read with care."
 SPAN_LABELS = dict(protocol.choices(protocol.SPAN_VERDICTS))
 EXPLANATION_LABELS = dict(protocol.choices(protocol.EXPLANATION_VERDICTS))
 FLAG_LABELS = dict(protocol.choices(protocol.FLAGS))
@@ -453,7 +453,7 @@ def overview_table(data: DashboardData) -> Table:
         Column("alpha_explanation", "alpha explanation", "num", count="units"),
         Column("units", "Spans with 2+ judges", "int"), Column("shown_as", "Shown as"), Column("aspect", "Aspect"),
     ], note="Span OK %, Exp. correct % and their 95% bootstrap intervals are Table 4's; alpha is Krippendorff's "
-       "nominal alpha over the spans two or more annotators judged. " + FEW_NOTE)
+       "nominal alpha over the spans two or more annotators judged.")
     ids = [r.run_id for r in data.runs] + sorted(
         (r for r in data.accuracy.by_run if r not in runs), key=lambda r: (r is None, r or 0)
     )

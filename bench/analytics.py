@@ -206,7 +206,8 @@ def main() -> int:
     from analytics.selectors import ranking
 
     t0 = time.perf_counter()
-    ranked = [ranking._compute(campaign, "accuracy", by) for by in ranking.BY_CHOICES]
+    both = ranking.rankings_compute(campaign, "accuracy")
+    ranked = [both[by] for by in ranking.BY_CHOICES]
     t_rank = time.perf_counter() - t0
     ranks = ", ".join(f"{e.label.split('-')[1]} {e.rank}" for e in ranked[0].evaluators)
     print(f"ranking by span and by explanation ({len(ranked[0].pairs)} pairs each, {ranking.engine.RESAMPLES:,} "

@@ -140,7 +140,7 @@ BY_TITLES = {"span": "Span OK %", "explanation": "Exp. correct %"}
 
 
 def ranking_tables(ranking: Ranking) -> list[Table]:
-    """The ranking API's answer as two tables (evaluators with rank ranges; pairwise tests)."""
+    """The ranking API's answer as tables: evaluators with rank ranges, then the pairwise tests if any."""
     slug = f"ranking_{slugify(ranking.aspect).replace('-', '_') or 'aspect'}_{ranking.by}"
     evaluators = Table(slug, f"Evaluators ranked by {BY_TITLES[ranking.by]} ({ranking.aspect})", [
         Column("rank", "Rank"), Column("label", "Run"), Column("value", BY_TITLES[ranking.by], "pct", count="n"),
@@ -155,6 +155,9 @@ def ranking_tables(ranking: Ranking) -> list[Table]:
     ], note="A - B is taken over the outputs both evaluators were judged on.")
     pairs.rows = [{"a": p.a, "b": p.b, "difference": p.difference, "p": p.p, "p_holm": p.p_holm,
                    "n_outputs": p.n_outputs} for p in ranking.pairs]
+    if not pairs.rows:  # one evaluator with a figure: nothing to test
+        evaluators.note += " With fewer than two evaluators to compare, no pair is tested."
+        return [evaluators]
     return [evaluators, pairs]
 
 

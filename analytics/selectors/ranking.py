@@ -100,24 +100,33 @@ def campaign_ranking(campaign: Campaign, *, aspect: str, by: str) -> Ranking:
     if by not in BY_CHOICES:
         raise RankingProblem(f"by: {by!r} is not a criterion; give span or explanation")
     aspect = ranking_aspect(campaign, aspect)
-    raw = f"{campaign.pk}|{aspect}|{by}|{data_version(campaign.dataset_id)}"
+    raw = f"{campaign.pk}|{aspect}|{data_version(campaign.dataset_id)}"
     key = "ranking:v1:" + hashlib.sha256(raw.encode()).hexdigest()
-    return cached(key, lambda: _compute(campaign, aspect, by))
+    return cached(key, lambda: rankings_compute(campaign, aspect))[by]
 
 
-def _compute(campaign: Campaign, aspect: str, by: str) -> Ranking:
+def rankings_compute(campaign: Campaign, aspect: str) -> dict[str, Ranking]:
+    """Both rankings of one aspect, from one Table 4 and one count of every run's verdicts per output."""
     scope = Scope(campaign_id=campaign.pk, aspect=aspect)
     runs = runs_in_scope(scope)
-    attr, ci_attr, hit = _FIELDS[by]
     report = accuracy_report(scope, n_resamples=DEFAULT_RESAMPLES, seed=0)
+    hits = {by: Count("id", filter=condition) for by, (_, _, condition) in _FIELDS.items()}
     rows = _raw_rows(
-        judgments_in_scope(scope).values(RUN, ITEM)
-        .annotate(hits=Count("id", filter=hit), judged=Count("id")).order_by(RUN, ITEM)
+        judgments_in_scope(scope).values(RUN, ITEM).annotate(**hits, judged=Count("id")).order_by(RUN, ITEM)
     )
-    counts: dict[int, dict[object, tuple[float, float]]] = {r.run_id: {} for r in runs}
-    for run_id, item_id, hits, judged in rows:
-        if run_id in counts:
-            counts[run_id][item_id] = (hits, judged)
+    counts: dict[str, dict[int, dict[object, tuple[float, float]]]] = {
+        by: {r.run_id: {} for r in runs} for by in BY_CHOICES
+    }
+    for run_id, item_id, *values in rows:
+        judged = values[-1]
+        for by, value in zip(BY_CHOICES, values, strict=False):
+            if run_id in counts[by]:
+                counts[by][run_id][item_id] = (value, judged)
+    return {by: _ranking(runs, report, counts[by], aspect, by) for by in BY_CHOICES}
+
+
+def _ranking(runs, report, counts: dict[int, dict[object, tuple[float, float]]], aspect: str, by: str) -> Ranking:
+    attr, ci_attr, _ = _FIELDS[by]
     values, cis, ns = [], [], []
     for run in runs:
         group = report.by_run.get(run.run_id)
