@@ -11,20 +11,30 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
 from django.db.models import Count, Q
 
-from analytics.selectors.accuracy import accuracy_report
-from analytics.selectors.base import DEFAULT_RESAMPLES, ITEM, RUN, Scope, _raw_rows, judgments_in_scope, runs_in_scope
+from analytics.selectors.base import (
+    DEFAULT_RESAMPLES,
+    ITEM,
+    RUN,
+    RunInfo,
+    Scope,
+    _raw_rows,
+    judgments_in_scope,
+    runs_in_scope,
+)
 from analytics.selectors.cache import cached, data_version
 from annotator.models import Campaign
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
 from evaluation.engine import ranking as engine
+from evaluation.engine import stats
+from evaluation.engine.stats import Interval
 
 By = Literal["span", "explanation"]
 BY_CHOICES: tuple[str, ...] = ("span", "explanation")
 METHOD = "approximate randomization (paired over shared outputs, two-sided), Holm-corrected"
-_FIELDS = {"span": ("span_ok", "span_ok_ci", Q(span_verdict=SPAN_OK)),
-           "explanation": ("exp_correct", "exp_correct_ci", Q(explanation_verdict=EXPLANATION_OK))}
+_FIELDS = {"span": Q(span_verdict=SPAN_OK), "explanation": Q(explanation_verdict=EXPLANATION_OK)}
 
 
 class RankingProblem(ValueError):
@@ -106,34 +116,41 @@ def campaign_ranking(campaign: Campaign, *, aspect: str, by: str) -> Ranking:
 
 
 def rankings_compute(campaign: Campaign, aspect: str) -> dict[str, Ranking]:
-    """Both rankings of one aspect, from one Table 4 and one count of every run's verdicts per output."""
+    """Both rankings of one aspect from one count of every run's verdicts per output.
+
+    The intervals are Table 4's: the same items (those with a complete judgment in scope, in id order), the
+    same resamples and seed, and the bootstrap's draws depend on nothing else, so resampling only the runs'
+    counts gives the accuracy table's intervals without computing its other groups.
+    """
     scope = Scope(campaign_id=campaign.pk, aspect=aspect)
     runs = runs_in_scope(scope)
-    report = accuracy_report(scope, n_resamples=DEFAULT_RESAMPLES, seed=0)
-    hits = {by: Count("id", filter=condition) for by, (_, _, condition) in _FIELDS.items()}
+    hits = {by: Count("id", filter=condition) for by, condition in _FIELDS.items()}
     rows = _raw_rows(
         judgments_in_scope(scope).values(RUN, ITEM).annotate(**hits, judged=Count("id")).order_by(RUN, ITEM)
     )
-    counts: dict[str, dict[int, dict[object, tuple[float, float]]]] = {
-        by: {r.run_id: {} for r in runs} for by in BY_CHOICES
-    }
-    for run_id, item_id, *values in rows:
-        judged = values[-1]
-        for by, value in zip(BY_CHOICES, values, strict=False):
-            if run_id in counts[by]:
-                counts[by][run_id][item_id] = (value, judged)
-    return {by: _ranking(runs, report, counts[by], aspect, by) for by in BY_CHOICES}
+    items = sorted({item_id for _, item_id, *_ in rows})
+    position = {item_id: k for k, item_id in enumerate(items)}
+    column = {r.run_id: k for k, r in enumerate(runs)}
+    table = np.zeros((len(items), len(runs), 3))  # judged, span OK, explanation correct
+    for run_id, item_id, span_hits, explanation_hits, judged in rows:
+        if run_id in column:
+            table[position[item_id], column[run_id]] = (judged, span_hits, explanation_hits)
+    cis = stats.bootstrap_ratio_cis_grouped(table, {"span": (1, 0), "explanation": (2, 0)},
+                                            n_resamples=DEFAULT_RESAMPLES, seed=0)
+    totals = table.sum(axis=0)
+    out = {}
+    for c, by in enumerate(BY_CHOICES, start=1):
+        counts = [{items[i]: (table[i, k, c], table[i, k, 0]) for i in np.flatnonzero(table[:, k, 0])}
+                  for k in range(len(runs))]
+        values = [stats.ratio(totals[k, c], totals[k, 0]) for k in range(len(runs))]
+        out[by] = _ranking(runs, values, [cis[k][by] if totals[k, 0] else None for k in range(len(runs))],
+                           [int(totals[k, 0]) for k in range(len(runs))], counts, aspect, by)
+    return out
 
 
-def _ranking(runs, report, counts: dict[int, dict[object, tuple[float, float]]], aspect: str, by: str) -> Ranking:
-    attr, ci_attr, _ = _FIELDS[by]
-    values, cis, ns = [], [], []
-    for run in runs:
-        group = report.by_run.get(run.run_id)
-        values.append(getattr(group.matrix, attr) if group else None)
-        cis.append(getattr(group, ci_attr) if group else None)
-        ns.append(group.matrix.total if group else 0)
-    result = engine.rank(values, [counts[r.run_id] for r in runs])
+def _ranking(runs: list[RunInfo], values: list[float | None], cis: list[Interval | None], ns: list[int],
+             counts: list[dict[object, tuple[float, float]]], aspect: str, by: str) -> Ranking:
+    result = engine.rank(values, counts)
     ranking = Ranking(aspect=aspect, by=by)
     for k in result.order:
         ci = cis[k]
