@@ -316,15 +316,12 @@ def form_table(dotted: str) -> str:
         if isinstance(field.widget, forms.HiddenInput):
             continue
         initial = field.initial
-        if callable(initial) or initial in (None, "") or len(str(initial)) > 60:
-            initial = ""
-        else:
-            initial = f"`{initial}`"
+        shown = "" if callable(initial) or initial in (None, "") or len(str(initial)) > 60 else f"`{initial}`"
         choices = ""
         if isinstance(field, forms.ChoiceField) and not isinstance(field, forms.ModelChoiceField):
             values = [str(label) for value, label in field.choices if value not in ("", None)]
             if values:
                 choices = " Choices: " + ", ".join(values) + "."
         rows.append((f"**{field.label or pretty_name(field_name)}**", "yes" if field.required else "",
-                     initial, f"{field.help_text or ''}{choices}".strip()))
+                     shown, f"{field.help_text or ''}{choices}".strip()))
     return "\n".join(table(["field", "required", "initial", "help"], rows))
