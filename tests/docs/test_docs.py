@@ -6,9 +6,9 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
+import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from tests.conftest import REPO
 README = REPO / "README.md"
 README_BUDGET = 200  # lines
 BUILD_SECONDS = 25
-BUILD: dict[str, float] = {}  # seconds the module's one build took
+BUILD: dict[str, float] = {}  # CPU seconds the module's one build took
 COMMON_FLAGS = {"-h", "--help", "--version", "-v", "--verbosity", "--settings", "--pythonpath", "--traceback",
                 "--no-color", "--force-color", "--skip-checks"}
 
@@ -37,12 +37,13 @@ def site(tmp_path_factory) -> Path:
     the nav, a setting without a meaning) fails it."""
     target = tmp_path_factory.mktemp("site")
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
-    started = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(target)], cwd=REPO,
                             env=env, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-4000:]
     assert "WARNING" not in result.stderr, result.stderr[-4000:]
-    BUILD["wall"] = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    BUILD["cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return target
 
 
@@ -52,7 +53,8 @@ def _page(site: Path, path: str) -> str:
 
 def test_docs_build_strict_within_its_time(site):
     assert (site / "index.html").is_file() and (site / "search" / "search_index.json").is_file()
-    assert BUILD["wall"] < BUILD_SECONDS, f"the strict build took {BUILD['wall']:.1f} s"
+    # CPU seconds, not wall time: on a machine shared with other work the wall clock measures the neighbours.
+    assert BUILD["cpu"] < BUILD_SECONDS, f"the strict build took {BUILD['cpu']:.1f} s of CPU"
 
 
 def _command_files() -> set[str]:
@@ -130,7 +132,8 @@ def test_keys_reference_is_the_protocol(site):
     page = _page(site, "reference/keys")
     for group in protocol.GROUPS:
         for term in group.terms:
-            assert f"<td><code>{term.key}</code></td>\n<td>{term.label}</td>\n<td><code>{term.value}</code></td>" in page
+            row = f"<td><code>{term.key}</code></td>\n<td>{term.label}</td>\n<td><code>{term.value}</code></td>"
+            assert row in page, f"{group.name}: {term.value} is missing from the keys reference"
 
 
 def _markdown_links(text: str) -> list[str]:
@@ -165,7 +168,7 @@ def test_readme_two_commands_are_the_ones_ci_and_the_worked_path_use():
     run, test = (block.strip() for block in re.findall(r"^```bash\n(.*?)^```$", section, re.MULTILINE | re.DOTALL))
     assert (run, test) == ("bash scripts/run.sh", "bash scripts/test.sh")
     assert f"exec {test} " in (REPO / ".ci" / "run").read_text()
-    assert worked_path.RUN_COMMAND == run
+    assert run == worked_path.RUN_COMMAND
     assert f"Keep `{run}` running" in (REPO / "docs" / "getting-started" / "first-real-run.md").read_text()
     assert f"Keep `{run}` running" in text
 
@@ -179,7 +182,13 @@ def _app_doc_links() -> set[str]:
 
 def test_app_links_into_the_docs_point_to_existing_sections(site):
     links = _app_doc_links()
-    assert len(links) >= 6, links
+    assert len(links) >= 10, links
+    # Each analytics table links to its own section: expand the template's key into every table the code has.
+    keys = re.findall(r'Table\(\s*"(\w+)"', (REPO / "analytics" / "tables.py").read_text())
+    assert {"accuracy", "agreement", "overlap", "estimates"} <= set(keys)
+    templated = {link for link in links if "{{ t.key }}" in link}
+    assert templated == {"/docs/guides/analytics/#table-{{ t.key }}"}
+    links = (links - templated) | {f"/docs/guides/analytics/#table-{key}" for key in keys}
     for link in links:
         page, _, anchor = link.removeprefix("/docs/").partition("#")
         html = site / page / "index.html"
