@@ -117,7 +117,7 @@ MEANINGS: dict[str, str] = {
     "AXES_FAILURE_LIMIT": "Wrong passwords for one username from one address before that pair is locked out.",
     "AXES_COOLOFF_MINUTES": "How long a lockout lasts.",
     "AXES_PROXY_COUNT": "Proxies in front of the app, so the client's address is read from `X-Forwarded-For`.",
-    "DJANGO_PASSWORD_HASHERS": "Password hashers, comma-separated dotted paths (the tests use a faster one).",
+    "DJANGO_PASSWORD_HASHERS": "Password hashers, comma-separated dotted paths, strongest first.",
     "SPANJUDGE_EXPORT_DIR": "Where export jobs write their files; the web process and the workers must share it.",
     "IMPORT_MAX_UPLOAD_MB": "Uploads (item and annotation files) above this size are refused with 413.",
     "CELERY_BROKER_URL": "The Celery broker, e.g. `redis://127.0.0.1:6379/0`; empty: a file-system broker "
