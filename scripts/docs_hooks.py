@@ -17,7 +17,7 @@ import docs_reference  # noqa: E402  (a sibling script, not a package)
 
 log = logging.getLogger("mkdocs.plugins.spanjudge")
 # A marker counts only alone on its line, so that a page can quote one in running text.
-MARKER = re.compile(r"^<!-- generated:(form )?([\w.-]+) -->$", re.MULTILINE)
+MARKER = re.compile(r"^<!-- generated:(?:(form|fields) )?([\w.-]+) -->$", re.MULTILINE)
 
 
 def on_files(files: Files, config) -> Files:
@@ -28,13 +28,16 @@ def on_files(files: Files, config) -> Files:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     """Fill the `<!-- generated:NAME -->` lines of hand-written pages (`<!-- generated:form DOTTED.PATH -->`: the
-    fields of that form class); an unknown NAME is a warning, so the strict build fails on it."""
+    fields of that form class; `<!-- generated:fields DOTTED.PATH -->`: those of a record type); an unknown NAME
+    is a warning, so the strict build fails on it."""
     snippets = docs_reference.snippets()
 
     def fill(match: re.Match) -> str:
-        form, name = match.groups()
-        if form:
+        kind, name = match.groups()
+        if kind == "form":
             return docs_reference.form_table(name)
+        if kind == "fields":
+            return docs_reference.fields_table(name)
         if name not in snippets:
             log.warning(f"{page.file.src_uri}: no generated table named {name!r} (known: {', '.join(snippets)})")
             return match.group(0)

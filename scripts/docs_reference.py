@@ -325,3 +325,25 @@ def form_table(dotted: str) -> str:
         rows.append((f"**{field.label or pretty_name(field_name)}**", "yes" if field.required else "",
                      shown, f"{field.help_text or ''}{choices}".strip()))
     return "\n".join(table(["field", "required", "initial", "help"], rows))
+
+
+def fields_table(dotted: str) -> str:
+    """The fields of a record type (a TypedDict) as the code declares them: name, type, always or only sometimes
+    written, and the comment beside the field."""
+    import inspect
+    import re
+
+    module, _, name = dotted.rpartition(".")
+    record = getattr(importlib.import_module(module), name)
+    comments = dict(re.findall(r"^\s+(\w+): [^#\n]+#\s*(.+)$", inspect.getsource(record), re.MULTILINE))
+    rows = []
+    for field, kind in record.__annotations__.items():
+        written = getattr(kind, "__forward_arg__", str(kind))
+        # The module postpones annotations, so NotRequired is still text here, not in __optional_keys__.
+        optional = written.startswith("NotRequired[") or field in record.__optional_keys__
+        if written.startswith("NotRequired["):
+            written = written.removeprefix("NotRequired[").removesuffix("]")
+        types = " or ".join(f"`{part.strip()}`" for part in written.split("|"))
+        always = "sometimes" if optional else "always"
+        rows.append((f"`{field}`", types, always, comments.get(field, "")))
+    return "\n".join(table(["field", "type", "written", "note"], rows))
