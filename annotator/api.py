@@ -109,7 +109,7 @@ def list_items(request: HttpRequest, dataset_id: int):
 
 @router.get("/datasets/{dataset_id}/export", operation_id="export_dataset")
 def export_dataset(request: HttpRequest, dataset_id: int, format: str = "jsonl"):
-    """Stream the dataset in the `export_items` format of the README's Contracts (jsonl or csv)."""
+    """Stream the dataset in the `export_items` format (jsonl or csv; see the docs' Export formats)."""
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     if format == "csv":

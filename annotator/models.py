@@ -131,7 +131,7 @@ FLAG_FIELDS: dict[str, str] = {t.value: t.label for t in protocol.FLAGS}
 
 
 class SpanJudgment(models.Model):
-    """One annotator's verdicts on one machine span (the study protocol: README, "Expert judgment")."""
+    """One annotator's verdicts on one machine span (the study protocol: docs, explanations/method)."""
 
     span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="judgments")
     annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgments")

@@ -11,7 +11,7 @@ assignments like a person would: open the item page, then for each machine error
 explanation verdict (htmx POSTs with the CSRF token from the page), with a think time between actions (default
 ~1 s, uniform 0.5-1.5 s: several times faster than an expert reading an explanation; starts are spread over
 the first two think times). Client-side latency is printed too, but the targets are about server time. Targets
-(README, "Measured"): p95 save <= 30 ms, p95 item page <= 80 ms. Any HTTP error or failed request is counted (the run
+(docs/measured.md): p95 save <= 30 ms, p95 item page <= 80 ms. Any HTTP error or failed request is counted (the run
 must show 0), and at the end every save must be in the database: one judgment row per (assignment, span)
 saved and one audit row per save.
 

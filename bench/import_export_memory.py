@@ -3,7 +3,7 @@
 Writes a JSONL file of N items with S gold spans each (200k spans by default), then runs
 `manage.py import_items` and `manage.py export_items --format jsonl` (and csv, parquet, labelstudio; each
 with its data card) as child processes and
-prints each one's wall time and peak RSS beside the 300 MB bound (README, "Measured"). A second, 4x smaller
+prints each one's wall time and peak RSS beside the 300 MB bound (docs/measured.md). A second, 4x smaller
 file is run too, so that flat memory shows as peak RSS that does not grow with the file.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/spanjudge_bench python bench/import_export_memory.py \

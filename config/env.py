@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -11,11 +12,30 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+@dataclass(frozen=True)
+class Variable:
+    """One environment variable as the code reads it: its name, its type and the default the code passes."""
+
+    name: str
+    kind: str
+    default: object
+
+
+# Every variable the settings read, in the order they read it (the docs' settings reference is built from it).
+READ: dict[str, Variable] = {}
+
+
+def _read(name: str, kind: str, default: object) -> None:
+    READ.setdefault(name, Variable(name, kind, default))
+
+
 def env_str(name: str, default: str) -> str:
+    _read(name, "string", default)
     return os.environ.get(name, default)
 
 
 def env_bool(name: str, default: bool) -> bool:
+    _read(name, "boolean", default)
     raw = os.environ.get(name)
     if raw is None:
         return default
@@ -28,6 +48,7 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 def env_int(name: str, default: int) -> int:
+    _read(name, "integer", default)
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -38,6 +59,7 @@ def env_int(name: str, default: int) -> int:
 
 
 def env_float(name: str, default: float) -> float:
+    _read(name, "number", default)
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -48,6 +70,7 @@ def env_float(name: str, default: float) -> float:
 
 
 def env_list(name: str, default: list[str]) -> list[str]:
+    _read(name, "list", default)
     raw = os.environ.get(name)
     if raw is None:
         return default
@@ -70,3 +93,115 @@ def load_local_env(path: Path) -> None:
         if not sep or not name.strip():
             raise ImproperlyConfigured(f"{path}, line {number}: expected NAME=value, got {raw!r}")
         os.environ.setdefault(name.strip(), value.strip())
+
+
+# What each variable means, for the settings reference the docs build generates from READ. A variable the settings
+# read without an entry here fails the strict docs build, so a new setting cannot go undocumented.
+MEANINGS: dict[str, str] = {
+    "SPANJUDGE_VAR_DIR": "Folder of the demo's SQLite file, its file-system broker, `local.env` and caches.",
+    "DJANGO_DEBUG": "Development mode. `scripts/run.sh` sets `true`; `scripts/serve.sh` sets `false`.",
+    "DJANGO_SECRET_KEY": "Signs sessions and tokens. Required outside DEBUG, at least 50 characters; "
+                         "`scripts/run.sh` generates one in `var/local.env` on its first start.",
+    "DJANGO_ALLOWED_HOSTS": "Host names the app answers to, comma-separated.",
+    "DJANGO_CSRF_TRUSTED_ORIGINS": "Origins with scheme allowed to post forms, e.g. `https://spanjudge.example.org`.",
+    "DJANGO_SECURE_SSL_REDIRECT": "Redirect HTTP to HTTPS.",
+    "DJANGO_SECURE_HSTS_SECONDS": "HSTS max-age; `31536000` in production.",
+    "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS": "HSTS covers subdomains too.",
+    "DJANGO_SECURE_HSTS_PRELOAD": "Ask browsers to preload HSTS.",
+    "DJANGO_SECURE_COOKIES": "Session and CSRF cookies only over HTTPS.",
+    "DJANGO_SECURE_PROXY_SSL_HEADER": "Trust `X-Forwarded-Proto: https` from the proxy in front; only behind a "
+                                      "proxy that sets it and strips it from clients' requests.",
+    "DATABASE_URL": "The database: PostgreSQL in production and tests, e.g. "
+                    "`postgres://postgres@127.0.0.1:5432/spanjudge`; SQLite only for the demo.",
+    "DATABASE_CONN_MAX_AGE": "Seconds a database connection is kept open between requests (PostgreSQL).",
+    "AXES_FAILURE_LIMIT": "Wrong passwords for one username from one address before that pair is locked out.",
+    "AXES_COOLOFF_MINUTES": "How long a lockout lasts.",
+    "AXES_PROXY_COUNT": "Proxies in front of the app, so the client's address is read from `X-Forwarded-For`.",
+    "DJANGO_PASSWORD_HASHERS": "Password hashers, comma-separated dotted paths, strongest first.",
+    "SPANJUDGE_EXPORT_DIR": "Where export jobs write their files; the web process and the workers must share it.",
+    "IMPORT_MAX_UPLOAD_MB": "Uploads (item and annotation files) above this size are refused with 413.",
+    "CELERY_BROKER_URL": "The Celery broker, e.g. `redis://127.0.0.1:6379/0`; empty: a file-system broker "
+                         "under `SPANJUDGE_VAR_DIR` (the demo).",
+    "CELERY_TASK_TIME_LIMIT": "Seconds after which a worker kills a task.",
+    "CELERY_TASK_SOFT_TIME_LIMIT": "Seconds after which a task is asked to stop.",
+    "CELERY_TASK_ALWAYS_EAGER": "Run tasks in the calling process instead of a worker (debugging only).",
+    "RUN_STALE_SECONDS": "A running job without a heartbeat for this long is taken over by the next worker.",
+    "RUN_DB_PATIENCE_SECONDS": "How long a job keeps retrying to store an arrived LLM answer while the database "
+                               "is unreachable.",
+    "CELERY_QUEUE": "The queue tasks go to and workers consume.",
+    "OLLAMA_URL": "The default LLM server (Ollama).",
+    "OLLAMA_URLS": "The known LLM servers, comma-separated: `http://HOST:PORT` (Ollama) or "
+                   "`openai+http://HOST:PORT` (OpenAI-compatible). A job may name only these (and `OLLAMA_URL`); "
+                   "a job given no server uses all of them.",
+    "LLM_ALLOW_LOOPBACK": "Development and tests only: also allow any LLM server on 127.0.0.1 or localhost.",
+    "OLLAMA_TIMEOUT": "Seconds before one LLM request is given up (then retried).",
+    "LLM_LOAD_TIMEOUT": "Seconds to wait for an answer's first byte (queueing and a model load).",
+    "LLM_IDLE_TIMEOUT": "Seconds of silence allowed between an answer's streamed chunks (Ollama).",
+    "OLLAMA_KEEP_ALIVE": "How long Ollama keeps a model loaded after a request.",
+    "OLLAMA_NUM_CTX": "Context length: `auto` sizes it per (run, model) to the longest prompt plus the answer "
+                      "budget, capped at the model's length; an integer pins it.",
+    "LLM_ANSWER_TOKENS": "Answer budget (`num_predict` / `max_tokens`, thinking included); a cut answer is asked "
+                         "again once with twice this.",
+    "OLLAMA_PARALLEL": "Requests in flight per server; match the server's `OLLAMA_NUM_PARALLEL`.",
+    "ENSEMBLE_PRESET": "Default annotators and supervisor: `paper`, `workstation` or `laptop`.",
+    "LLM_SEED": "The sampling seed sent to every model, and the seed of comparison bootstraps.",
+    "DHP_PERTURB_MODEL": "The model that writes missing LLM-based DHP perturbations; empty: the evaluator's "
+                         "model (the preset's supervisor for the ensemble).",
+    "GPTSCORE_URL": "OpenAI-compatible server answering `/v1/completions` with `echo` and `logprobs` "
+                    "(vLLM 0.5.2 or newer) for `gptscore:MODEL`; it is on the server allowlist.",
+    "COMPARISON_BOOTSTRAP": "Bootstrap resamples per correlation interval of a comparison job.",
+    "LOG_LEVEL": "Log level of the app and of the worker `serve.sh` starts.",
+}
+
+# Defaults the code computes (from the checkout's folder or another variable), written as a reader should read them.
+SHOWN_DEFAULTS: dict[str, str] = {
+    "SPANJUDGE_VAR_DIR": "`var/` in the checkout",
+    "DATABASE_URL": "SQLite file `demo.sqlite3` in `SPANJUDGE_VAR_DIR`",
+    "SPANJUDGE_EXPORT_DIR": "`exports/` in `SPANJUDGE_VAR_DIR`",
+    "CELERY_BROKER_URL": "empty: a file-system broker in `SPANJUDGE_VAR_DIR/broker`",
+    "DJANGO_SECRET_KEY": "empty: a development key when `DJANGO_DEBUG=true`, else start-up stops",
+    "OLLAMA_URLS": "the value of `OLLAMA_URL`",
+    "LLM_LOAD_TIMEOUT": "the value of `OLLAMA_TIMEOUT`",
+    "LLM_IDLE_TIMEOUT": "120, or `LLM_LOAD_TIMEOUT` when that is smaller",
+    "CELERY_TASK_SOFT_TIME_LIMIT": "86340 (a minute under the hard limit)",
+}
+
+
+@dataclass(frozen=True)
+class ScriptVariable:
+    """A variable read outside the settings: by gunicorn's configuration, a shell script or the tests."""
+
+    name: str
+    default: str
+    read_by: str
+    meaning: str
+
+
+SCRIPT_VARIABLES: tuple[ScriptVariable, ...] = (
+    ScriptVariable("HOST", "`127.0.0.1`", "`scripts/run.sh`, `config/gunicorn.py`",
+                   "Address the server listens on (`0.0.0.0` for every interface)."),
+    ScriptVariable("PORT", "`8000`", "`scripts/run.sh`, `config/gunicorn.py`",
+                   "Port the server listens on; `run.sh` stops before starting anything when it is taken."),
+    ScriptVariable("PYTHON", "`python3`", "`scripts/setup.sh` (through `run.sh`, `test.sh`)",
+                   "The interpreter (3.11 or newer) that creates `.venv` on the first run."),
+    ScriptVariable("WEB_CONCURRENCY", "the number of CPUs", "`config/gunicorn.py`", "gunicorn worker processes."),
+    ScriptVariable("GUNICORN_THREADS", "`4`", "`config/gunicorn.py`", "Threads per gunicorn process."),
+    ScriptVariable("GUNICORN_TIMEOUT", "`120`", "`config/gunicorn.py`",
+                   "Seconds before gunicorn restarts a stuck worker."),
+    ScriptVariable("GUNICORN_MAX_REQUESTS", "`2000`", "`config/gunicorn.py`",
+                   "Requests after which a gunicorn worker is recycled (bounded memory)."),
+    ScriptVariable("GUNICORN_ACCESS_LOG", "`-` (standard output)", "`config/gunicorn.py`",
+                   "Where gunicorn writes its access log; empty: none."),
+    ScriptVariable("FORWARDED_ALLOW_IPS", "`127.0.0.1,::1`", "`config/gunicorn.py`",
+                   "Addresses of the proxy allowed to set `X-Forwarded-*` headers."),
+    ScriptVariable("CELERY_CONCURRENCY", "`2`", "`scripts/serve.sh`", "Threads of the Celery worker it starts."),
+    ScriptVariable("BACKUP_DIR", "`var/backups`", "`scripts/backup.sh`", "Where backups go when no folder is given."),
+    ScriptVariable("SPANJUDGE_DATA", "`../shared/data`", "tests and benches",
+                   "Folder with the licensed `meta_eval/` and `rotowire/` datasets; tests that need them skip "
+                   "without it."),
+    ScriptVariable("SPANJUDGE_DISRUPTIVE_TESTS", "unset", "tests",
+                   "`1` runs the fault test that restarts the PostgreSQL cluster (`.ci/run` sets it; never on a "
+                   "shared machine)."),
+    ScriptVariable("SPANJUDGE_CACHE", "`~/.cache/spanjudge`", "tests",
+                   "Where the Label Studio interop test keeps its own virtualenv."),
+)

@@ -1,4 +1,4 @@
-"""Project settings, driven by environment variables (12-factor); see README for the list."""
+"""Project settings, driven by environment variables (12-factor); the docs list them (reference/settings)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ if not DEBUG and len(SECRET_KEY) < MIN_SECRET_KEY_LENGTH:
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
 
-# HTTPS: off by default (the demo and tests speak plain HTTP); production turns them on (README, Production).
+# HTTPS: off by default (the demo and tests speak plain HTTP); production turns them on (docs/guides/production.md).
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = env_int("DJANGO_SECURE_HSTS_SECONDS", 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)

@@ -9,6 +9,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 from config.api import api
+from config.docs import docs_page
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -18,6 +19,8 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/", include("accounts.urls")),
     path("api/", api.urls),
+    path("docs/", docs_page, name="docs"),
+    path("docs/<path:path>", docs_page, name="docs_page"),
     path("analytics/", include("analytics.urls")),
     path("dhp/", include("dhp.urls")),
     path("", include("comparison.urls")),

@@ -1,4 +1,4 @@
-"""Reads of the DHP app: run exports (the README's JSON/CSV contract), survey results and who sees what."""
+"""Reads of the DHP app: run exports (the documented JSON/CSV export), survey results and who sees what."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def run_weights(run: DhpRun) -> dict[str, dict[str, float]] | None:
 
 
 def export_record(run: DhpRun) -> dict[str, Any]:
-    """The export object, exactly the README's fields; `scores` are means over samples."""
+    """The export object, exactly the documented fields; `scores` are means over samples."""
     results = run.results or {}
     perturbations: list[PerturbationRecord] = [
         {

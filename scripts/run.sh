@@ -39,6 +39,12 @@ mkdir -p var
 bash scripts/local_env.sh  # a generated secret key in var/local.env, shared with commands in other terminals
 .venv/bin/python manage.py migrate --noinput
 demo="$(.venv/bin/python manage.py load_demo)"
+# The documentation, served by the app at /docs/ (a failed build does not keep the app from starting).
+if NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --quiet --site-dir var/site > var/docs-build.log 2>&1; then
+  docs="http://$HOST:$PORT/docs/"
+else
+  docs="the docs/ folder (the site did not build: var/docs-build.log)"
+fi
 .venv/bin/python -m celery -A config worker --loglevel=WARNING --concurrency=2 --pool=threads \
   > var/worker.log 2>&1 &
 worker=$!
@@ -51,7 +57,8 @@ echo "    admin       - admin (everything, incl. /admin/)"
 echo "    researcher  - researcher (datasets, runs, analytics)"
 echo "    expert1, expert2 - annotators (their assignments only)"
 echo "$demo" | sed 's/^/  /'
-echo "  Next: the worked path in README.md (import your data, a run without a GPU, a real Ollama run)."
+echo "  Documentation: $docs"
+echo "  Next: ten minutes with the demo (README.md), then a first run on your data (the docs' Getting started)."
 echo "  Celery worker log: var/worker.log     Stop with Ctrl-C."
 echo
 # --noreload: one server process instead of a watcher plus a server (half the memory, one start-up log);

@@ -1,4 +1,4 @@
-"""Make the README's screenshots of the item screen: a short document, a long one, and a phone.
+"""Make the screenshots of README.md and the docs of the item screen: a short document, a long one, and a phone.
 
 Runs against a throw-away test database (made and dropped here) and Django's live server, with made-up data
 from tests/ (no licensed text), driving Debian's chromium through Playwright like the browser tests:

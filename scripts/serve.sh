@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Serve spanjudge as in production: migrate, collect static files, start a Celery worker, then gunicorn,
 # with DJANGO_DEBUG=false. Needs DJANGO_SECRET_KEY, DATABASE_URL (PostgreSQL) and CELERY_BROKER_URL (Redis);
-# see README, "Production", for the HTTPS variables to set behind a proxy.
+# see docs/guides/production.md for the HTTPS variables to set behind a proxy.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DJANGO_DEBUG=false

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything the project needs on a fresh machine (idempotent).
-#   scripts/setup.sh run   -> a virtualenv with the runtime packages (needs Python 3.11+ and PyPI access)
+#   scripts/setup.sh run   -> a virtualenv with the runtime packages and the docs' (requirements-docs.txt)
+#                             (needs Python 3.11+ and PyPI access)
 #   scripts/setup.sh test  -> plus test tools, Debian's chromium, pdflatex (texlive-latex-recommended), and
 #                             PostgreSQL + Redis started if down
 #                             (needs apt and root or sudo for the Debian packages)
@@ -38,7 +39,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 req=requirements.txt
 [ "$mode" = "test" ] && req=requirements-dev.txt
-hash="$(sha1sum requirements.txt requirements-dev.txt requirements-hf.txt | sha1sum | cut -c1-12)"
+hash="$(sha1sum requirements.txt requirements-dev.txt requirements-hf.txt requirements-docs.txt | sha1sum | cut -c1-12)"
 stamp=".venv/.installed-$hash-$mode"
 # requirements-dev.txt includes requirements.txt, so a test install also satisfies a run.
 if [ ! -f "$stamp" ] && [ ! -f ".venv/.installed-$hash-test" ]; then
@@ -49,7 +50,7 @@ if [ ! -f "$stamp" ] && [ ! -f ".venv/.installed-$hash-test" ]; then
     cpu_torch="$(ls /opt/wheels/torch-2.13.0+cpu-*.whl 2>/dev/null | head -n 1 || true)"
     [ -n "$cpu_torch" ] && .venv/bin/pip install -q "$cpu_torch"
   fi
-  .venv/bin/pip install -q -r "$req"
+  .venv/bin/pip install -q -r "$req" -r requirements-docs.txt
   touch "$stamp"
 fi
 

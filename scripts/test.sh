@@ -10,5 +10,7 @@ echo "==> ruff"
 .venv/bin/ruff check .
 echo "==> import-linter (layers: config > tasks > analytics | dhp | comparison > annotator > evaluation > corpus > accounts > jobs)"
 .venv/bin/lint-imports
+echo "==> docs (mkdocs build --strict: a broken link, a missing page or an undocumented setting fails it)"
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir var/site
 echo "==> pytest (DATABASE_URL=$DATABASE_URL, CELERY_BROKER_URL=$CELERY_BROKER_URL)"
 exec .venv/bin/pytest "$@"

@@ -21,7 +21,7 @@ def shared_file(relative: str) -> Path:
     path = SHARED_DATA / relative
     if not path.exists():
         pytest.skip(f"{path} not present: set SPANJUDGE_DATA to a folder with meta_eval/ and rotowire/train.jsonl "
-                    "(see README)")
+                    "(see docs/contributing/tests.md)")
     return path
 
 

@@ -1,6 +1,6 @@
 """Agreement of two sources' error spans on the outputs both annotated (no Django: plain data in, numbers out).
 
-Our definitions (README, "Comparing sources"): span-level P/R/F1 with a one-to-one maximum matching
+Our definitions (docs: guides/interop): span-level P/R/F1 with a one-to-one maximum matching
 (exact offsets, or any shared character), and character-level P/R/F1 over the union of each side's
 spans, micro-averaged over every output both sources annotated, including outputs where one side found
 nothing. `factgenie_chars` reproduces factgenie's character figures instead: span lengths are summed (a

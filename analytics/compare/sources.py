@@ -125,7 +125,7 @@ def sources_compare(
     dataset: Dataset, *, reference: str, sources: Sequence[str] = (), by_category: bool = False,
     gamma: bool = True, aspect: str = "",
 ) -> list[dict[str, Any]]:
-    """Compare each source (default: every other source of the dataset) with `reference`; rows as in the README."""
+    """Compare each source (default: every other source of the dataset) with `reference` (rows: docs, Interop)."""
     ref = resolve_source(dataset, reference)
     refs = [resolve_source(dataset, name) for name in sources] or [
         r for r in available_sources(dataset) if r != ref and r.kind != "human-added"

@@ -34,7 +34,7 @@ class HFScorer:
             from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
         except ImportError as exc:  # an optional, heavy dependency
             raise ComparisonError(
-                f"gptscore-hf needs torch and transformers ({exc}); see README, 'GPTScore on a local model'"
+                f"gptscore-hf needs torch and transformers ({exc}); see requirements-hf.txt"
             ) from None
         self._torch = torch
         try:

@@ -150,7 +150,7 @@ def job_results(job: ComparisonJob) -> dict:
 
 
 def export_document(job: ComparisonJob) -> dict:
-    """The JSON export (contract in the README)."""
+    """The JSON export (format in the docs' Export formats)."""
     results = job.results or {}
     return {
         "job": job.pk,

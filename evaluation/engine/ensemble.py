@@ -33,7 +33,7 @@ def outliers_leave_one_out(scores: Sequence[float]) -> list[bool]:
 
     "Others" are the remaining n-1 scores. When they all agree (pstdev 0) the first condition always
     holds, so any annotator at least 1 point away from a unanimous rest is an outlier. This is the
-    project's default reading (README, `preannotate --outlier-rule`): the literal one can hardly fire for n = 5.
+    project's default reading (docs: the method; `--outlier-rule`): the literal one can hardly fire for n = 5.
     """
     values = [float(s) for s in scores]
     if len(values) < MIN_SCORES_FOR_OUTLIERS:

@@ -91,7 +91,7 @@ def get_task(slug: str) -> TaskSpec:
 
 
 # Which kind of item file fits which task: what the `inputs` hold -> what the one output is, with the
-# public meta-evaluation files of that kind. `manage.py list_aspects` and the README's import table show it.
+# public meta-evaluation files of that kind. `manage.py list_aspects` and the docs' import table show it.
 FILE_KINDS: dict[str, str] = {
     "data-to-text": "records, attribute-value pairs, dialogue acts or a table -> text verbalising them "
                     "(e.g. sfres.json, sfhot.json, RotoWire box scores -> game summaries)",

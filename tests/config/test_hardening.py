@@ -14,7 +14,7 @@ from django.core.exceptions import ValidationError
 from accounts.models import User
 from tests.conftest import REPO
 
-# The production environment the README documents (## Production), with example host names.
+# The production environment docs/guides/production.md documents, with example host names.
 PRODUCTION_ENV = {
     "DJANGO_DEBUG": "false",
     "DJANGO_SECRET_KEY": "k3Jq9vX2-example-only-4rT8mZpL0wYc7bN1sD5fG6hH2jK9lQ3eR8tY0uI4oP7aS1dF",

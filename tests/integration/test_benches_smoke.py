@@ -1,5 +1,5 @@
 """The benches still run end to end (tiny sizes, no timing asserted): a bench that no longer starts is caught here,
-not by the next person who wants a figure. The figures themselves come from running the benches (README, Measured)."""
+not by the next person who wants a figure. The figures themselves come from running the benches (docs/measured.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The README's Python script, run as written against a live server, a real worker and the simulated Ollama."""
+"""The API script of docs/guides/api.md, run as written against a live server, a real worker and simulated Ollama."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ MODELS = ["ann-a:1b", "ann-b:1b"]
 
 
 def _script() -> str:
-    readme = (REPO / "README.md").read_text()
-    found = re.search(r"<!-- readme-script -->\n```python\n(.*?)```", readme, re.S)
-    assert found, "the README lost its script"
+    page = (REPO / "docs" / "guides" / "api.md").read_text()
+    found = re.search(r"<!-- readme-script -->\n```python\n(.*?)```", page, re.S)
+    assert found, "docs/guides/api.md lost its script"
     return found.group(1)
 
 

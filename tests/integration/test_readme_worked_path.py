@@ -1,7 +1,8 @@
-"""The README's worked path, as written: every bash block of "Your first hour" runs, in order, in a shell.
+"""The worked paths, as written: every bash block of the docs' first run on your data, in order, in a shell,
+and the commands of the README's ten minutes with the demo.
 
 The blocks run in the checkout with HOME in a temporary folder (they write `~/...` files), against the test
-database and a real Celery worker on Redis. Step 3 starts the simulated Ollama itself, exactly as the README
+database and a real Celery worker on Redis. Step 3 starts the simulated Ollama itself, exactly as the page
 says. Step 4 talks to "a real Ollama server": here a second simulated server named by OLLAMA_URL, with the
 `ollama` command replaced by a shell function that records what it was asked to pull. The browser steps
 (5: a campaign, then an expert's verdicts; 6: analytics) go through the same pages and API in-process.
@@ -39,7 +40,11 @@ from tests.ollama_sim.process import SimProcess
 pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 README = REPO / "README.md"
-SECTION = "## Your first hour"
+WORKED_PATH = REPO / "docs" / "getting-started" / "first-real-run.md"
+TEN_MINUTES = "## Ten minutes with the demo"
+# What the reader runs before either path starts (the README's first command): this test does its parts itself.
+RUN_COMMAND = "bash scripts/run.sh"
+DEMO = "Demo: restaurants (data-to-text)"
 DATASET = "My restaurants"
 PASSWORD = "demo-pass-2026"
 # Leaves no background job behind when a block fails halfway (step 3 starts the simulation with `&`).
@@ -50,12 +55,10 @@ ollama() { echo "ollama $*" >> "$HOME/ollama.log"; }
 
 
 def readme_blocks() -> list[tuple[str, str]]:
-    """Return (step heading, code) for every bash block of the worked path, in README order."""
-    text = README.read_text()
-    start = text.index(SECTION)
-    section = text[start : text.index("\n## ", start + 1)]
+    """Return (step heading, code) for every bash block of the worked path, in page order."""
+    section = WORKED_PATH.read_text()
     blocks, heading = [], ""
-    for match in re.finditer(r"^### ([^\n]+)$|^```bash\n(.*?)^```$", section, re.MULTILINE | re.DOTALL):
+    for match in re.finditer(r"^## ([^\n]+)$|^```bash\n(.*?)^```$", section, re.MULTILINE | re.DOTALL):
         if match.group(1):
             heading = match.group(1)
         else:
@@ -70,13 +73,13 @@ def _free_port() -> int:
 
 
 def _sign_in(client: Client, username: str) -> None:
-    """Through the login page, as the README's reader does (django-axes checks every attempt)."""
+    """Through the login page, as the reader does (django-axes checks every attempt)."""
     response = client.post("/accounts/login/", {"username": username, "password": PASSWORD})
     assert response.status_code == 302, response.content.decode()[:500]
 
 
 def _run(code: str, env: dict[str, str]) -> str:
-    """Run one README block with bash. Output goes to files, not pipes, so a background process of the block
+    """Run one documented block with bash. Output goes to files, not pipes, so a background process of the block
     that outlives bash cannot hold the test; whatever is left of the block's session is killed afterwards."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(["bash", "-c", PRELUDE + code], cwd=REPO, env=env, stdout=out, stderr=err,
@@ -89,7 +92,7 @@ def _run(code: str, env: dict[str, str]) -> str:
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read().decode(), err.read().decode()
-    assert returncode == 0, f"README block failed:\n{code}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
+    assert returncode == 0, f"documented block failed:\n{code}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     return stdout
 
 
@@ -106,7 +109,7 @@ def test_readme_worked_path_runs_as_written(celery_worker_factory, tmp_path: Pat
     call_command("load_demo")  # what `bash scripts/run.sh` does before the worked path starts
     blocks = dict(readme_blocks())
     laptop = PRESETS["laptop"]
-    sim_port = _free_port()  # the README's 11435 may be taken on a shared machine
+    sim_port = _free_port()  # the documented 11435 may be taken on a shared machine
     with SimProcess(SimConfig(models=[*laptop.annotators, laptop.supervisor])) as real_ollama:
         worker = celery_worker_factory().start()
         # A clean shell, as in the reader's second terminal: nothing of this test run's environment (no
@@ -124,7 +127,7 @@ def test_readme_worked_path_runs_as_written(celery_worker_factory, tmp_path: Pat
                 continue
             outputs[heading[:1]] = _run(code.replace("11435", str(sim_port)), env)
 
-        # 1. The file was written and imported: three items, the gold span where the README says.
+        # 1. The file was written and imported: three items, the gold span where the page says.
         dataset = Dataset.objects.get(name=DATASET)
         assert dataset.task.slug == "data-to-text" and dataset.items.count() == 3
         gold = Annotation.objects.get(item__dataset=dataset, kind="gold")
@@ -190,3 +193,35 @@ def test_readme_worked_path_runs_as_written(celery_worker_factory, tmp_path: Pat
     with (tmp_path / "my-restaurants.csv").open(newline="") as handle:
         rows = [r for r in csv.DictReader(handle) if r.get("annotator") == "expert1"]
     assert len(rows) == judged
+
+
+def ten_minute_blocks() -> list[str]:
+    """The bash blocks of the README's ten minutes with the demo, in order."""
+    text = README.read_text()
+    start = text.index(TEN_MINUTES)
+    section = text[start : text.index("\n## ", start + 1)]
+    return re.findall(r"^```bash\n(.*?)^```$", section, re.MULTILINE | re.DOTALL)
+
+
+def test_readme_ten_minutes_runs_as_written(tmp_path: Path):
+    call_command("load_demo")  # what the README's first command, `bash scripts/run.sh`, does first
+    simulated, export = ten_minute_blocks()
+    sim_port = _free_port()
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1",
+           "DATABASE_URL": _database_url(), "DATABASE_CONN_MAX_AGE": "0",
+           "CELERY_BROKER_URL": os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/0")}
+    _run("bash scripts/local_env.sh", env)
+    out = _run(simulated.replace("11435", str(sim_port)), env)
+    # A simulated laptop-preset run over the demo's items, finished; the simulation is gone.
+    dataset = Dataset.objects.get(name=DEMO)
+    run = EvaluatorRun.objects.get(dataset=dataset, ollama_url=f"http://127.0.0.1:{sim_port}")
+    assert run.status == JobStatus.DONE and run.config["preset"] == "laptop"
+    assert f"Run {run.label} (id {run.pk})" in out
+    with socket.socket() as sock:
+        assert sock.connect_ex(("127.0.0.1", sim_port)) != 0, "`kill %1` left the simulation running"
+    # The export holds every demo item with the new run's ensemble annotation on each.
+    _run(export, env)
+    records = [json.loads(line) for line in (tmp_path / "demo.jsonl").read_text().splitlines()]
+    assert {r["item_id"] for r in records} == set(dataset.items.values_list("external_id", flat=True))
+    sources = {a["source"] for r in records for a in r["annotations"] if a["kind"] == "ensemble"}
+    assert run.label in sources and "sample-ensemble" in sources

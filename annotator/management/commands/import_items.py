@@ -1,4 +1,4 @@
-"""`manage.py import_items PATH --dataset NAME --task TASK [--source NAME]` (contract in the README, "Contracts")."""
+"""`manage.py import_items PATH --dataset NAME --task TASK [--source NAME]` (docs: reference/item-files)."""
 
 from __future__ import annotations
 

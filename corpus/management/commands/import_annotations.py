@@ -1,4 +1,4 @@
-"""`manage.py import_annotations PATH --dataset NAME --source NAME [--format ...] [--skip-bad-spans]` (README)."""
+"""`manage.py import_annotations PATH --dataset NAME --source NAME [--format ...] [--skip-bad-spans]`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`manage.py dhp --dataset NAME --evaluator MODEL|ensemble|distilled:MODEL --metrics a,b,... [...]` (README)."""
+"""`manage.py dhp --dataset NAME --evaluator MODEL|ensemble|distilled:MODEL --metrics a,b,... [...]` (docs)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`manage.py export_dhp --run ID --format json|csv [-o PATH]` (README contract)."""
+"""`manage.py export_dhp --run ID --format json|csv [-o PATH]` (docs: reference/export-formats)."""
 
 from __future__ import annotations
 

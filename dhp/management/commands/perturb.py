@@ -1,4 +1,4 @@
-"""`manage.py perturb --dataset NAME [--kinds k1,k2,...] [--seed S] [--ollama-url URL --model M]` (README contract)."""
+"""`manage.py perturb --dataset NAME [--kinds k1,k2,...] [--seed S] [--ollama-url URL --model M]` (docs: guides/dhp)."""
 
 from __future__ import annotations
 

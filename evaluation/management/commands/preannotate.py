@@ -1,4 +1,4 @@
-"""`manage.py preannotate --dataset NAME --aspect ASPECT [--preset NAME] [...] [--wait | --sync]` (README contract)."""
+"""`manage.py preannotate --dataset NAME --aspect ASPECT [--preset NAME] [...] [--wait | --sync]` (docs)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ class Command(BaseCommand):
 
 
 def presets_help() -> str:
-    """The presets with their models, for `--help` (the README's preset table says the same)."""
+    """The presets with their models, for `--help` (the docs' preset table is generated from the same presets)."""
     lines = [
         f"{p.name}: {', '.join(p.annotators)}; supervisor {p.supervisor}" for p in PRESETS.values()
     ]
