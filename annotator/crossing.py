@@ -59,12 +59,49 @@ def control_arm_draw(
         chosen += rng.sample(strata[key], quotas[key])
     rng.shuffle(chosen)
     load: dict[int, int] = defaultdict(int)
-    pairs: set[tuple[int, int]] = set()
+    unprimed: dict[int, set[int]] = {}
     for output in chosen:
         annotators = list(outputs[output])
         tie = {a: rng.random() for a in annotators}
         annotators.sort(key=lambda a: (load[a], tie[a]))
-        for annotator in annotators[: unprimed_count(len(annotators))]:
+        unprimed[output] = set(annotators[: unprimed_count(len(annotators))])
+        for annotator in unprimed[output]:
             load[annotator] += 1
-            pairs.add((output, annotator))
-    return pairs
+    _even_out(outputs, unprimed, load)
+    return {(output, annotator) for output, members in unprimed.items() for annotator in members}
+
+
+def _even_out(outputs: Mapping[int, Sequence[int]], unprimed: dict[int, set[int]], load: dict[int, int]) -> None:
+    """Move unprimed roles along chains of shared outputs while some annotator has two or more unprimed
+    outputs more than another it can reach (the greedy pass leaves such gaps when shared outputs come late).
+    Each move takes one from the heaviest annotator and gives one to a lighter one; the others keep theirs."""
+    while (path := _chain(outputs, unprimed, load)) is not None:
+        for output, giver, taker in path:
+            unprimed[output] = (unprimed[output] - {giver}) | {taker}
+        load[path[0][1]] -= 1
+        load[path[-1][2]] += 1
+
+
+def _chain(outputs: Mapping[int, Sequence[int]], unprimed: dict[int, set[int]],
+           load: dict[int, int]) -> list[tuple[int, int, int]] | None:
+    """A chain heavy -(output)-> b -(output)-> ... -> light with load[light] <= load[heavy] - 2, as
+    (output, giver, taker) steps; None when there is none (breadth-first, deterministic order)."""
+    for heavy in sorted(load, key=lambda a: (-load[a], a)):
+        parent: dict[int, tuple[int, int, int] | None] = {heavy: None}
+        queue = [heavy]
+        while queue:
+            giver = queue.pop(0)
+            for output in sorted(o for o, members in unprimed.items() if giver in members):
+                for taker in sorted(a for a in outputs[output] if a not in unprimed[output]):
+                    if taker in parent:
+                        continue
+                    parent[taker] = (output, giver, taker)
+                    if load[taker] <= load[heavy] - 2:
+                        steps = []
+                        step = parent[taker]
+                        while step is not None:
+                            steps.append(step)
+                            step = parent[step[1]]
+                        return steps[::-1]
+                    queue.append(taker)
+    return None

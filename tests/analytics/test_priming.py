@@ -1,0 +1,102 @@
+"""Priming figures of a crossed control arm, checked against values worked out by hand (tests/control_arm_study)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from ninja.testing import TestClient
+
+from analytics.selectors.priming import priming_dicts, priming_paragraph, priming_report
+from config.api import api
+from tests.control_arm_study import build_study, work_study
+
+pytestmark = pytest.mark.django_db
+
+# Worked out from the module docstring of tests/control_arm_study.py, output by output.
+# recall: marks overlapped 1 of 2, 0 of 1, 2 of 3                       -> 3/6, per output 1/2, 0, 2/3
+# precision confirmed: 2 of 2, 1 of 3, 1 of 1                            -> 4/6, per output 1, 1/3, 1
+# precision found: 1 of 2 (bbbb), 0 of 3, 1 of 1                         -> 2/6, per output 1/2, 0, 1
+# accepted unfound: dddd confirmed (1 of 1); all 3 unfound, hhhh confirmed (1 of 3); none unfound
+#                                                                        -> 2/4, per output 1, 1/3 (output 3 has none)
+# errors per output: primed 2, 2, 3 (mean 7/3); unprimed 2, 1, 3 (mean 2); differences 0, 1, 0 (mean 1/3)
+# seconds per span: primed (60 + 40 + 50) / 7 errors; unprimed (100 + 80 + 120) / 6 marks
+# With three outputs, a resample of one output alone has probability 1/27 (more than 2.5%), so each 95%
+# percentile interval runs from the smallest to the largest per-output value.
+EXPECTED = {
+    "evaluator": "alpha",
+    "recall": {"value": 0.5, "ci_low": 0.0, "ci_high": 2 / 3, "n": 6},
+    "precision_confirmed": {"value": 4 / 6, "ci_low": 1 / 3, "ci_high": 1.0, "n": 6},
+    "precision_found": {"value": 2 / 6, "ci_low": 0.0, "ci_high": 1.0, "n": 6},
+    "accepted_unfound": {"value": 0.5, "ci_low": 1 / 3, "ci_high": 1.0, "n": 4},
+    "errors_per_output": {"primed": 7 / 3, "unprimed": 2.0, "difference": 1 / 3, "ci_low": 0.0, "ci_high": 1.0,
+                          "n_outputs": 3},
+    "seconds_per_span": {"primed": 150 / 7, "unprimed": 50.0},
+}
+
+
+@pytest.fixture
+def study(make_user):
+    made = build_study([make_user("ann1"), make_user("ann2")])
+    work_study(made)
+    return made
+
+
+def _approx(expected):
+    if isinstance(expected, dict):
+        return {k: _approx(v) for k, v in expected.items()}
+    if isinstance(expected, float):
+        return pytest.approx(expected, abs=1e-6)
+    return expected
+
+
+def test_priming_figures_match_the_hand_computed_fixture(study):
+    rows = priming_dicts(priming_report(study.campaign))
+    assert rows == [_approx(EXPECTED)]
+
+
+def test_priming_api_gives_exactly_the_contract_fields(study, researcher):
+    client = TestClient(api)
+    answer = client.get(f"/analytics/campaigns/{study.campaign.pk}/priming", user=researcher)
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body == [_approx(EXPECTED)]
+    assert list(body[0]) == ["evaluator", "recall", "precision_confirmed", "precision_found", "accepted_unfound",
+                             "errors_per_output", "seconds_per_span"]
+    assert list(body[0]["recall"]) == ["value", "ci_low", "ci_high", "n"]
+    assert list(body[0]["errors_per_output"]) == ["primed", "unprimed", "difference", "ci_low", "ci_high",
+                                                  "n_outputs"]
+
+
+def test_priming_api_is_for_researchers_only(study):
+    client = TestClient(api)
+    answer = client.get(f"/analytics/campaigns/{study.campaign.pk}/priming", user=study.annotators[0])
+    assert answer.status_code == 403
+
+
+def test_priming_command_json_and_csv(study, capsys):
+    call_command("priming", "--campaign", str(study.campaign.pk))
+    assert json.loads(capsys.readouterr().out) == [_approx(EXPECTED)]
+    call_command("priming", "--campaign", str(study.campaign.pk), "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 1
+    assert rows[0]["evaluator"] == "alpha"
+    assert float(rows[0]["recall_value"]) == 0.5
+    assert rows[0]["accepted_unfound_n"] == "4"
+    assert float(rows[0]["errors_per_output_difference"]) == pytest.approx(1 / 3)
+    assert float(rows[0]["seconds_per_span_unprimed"]) == 50.0
+
+
+def test_priming_paragraph_says_the_figures_in_words(study):
+    text = priming_paragraph(priming_report(study.campaign))
+    assert "overlap 50%" in text and "confirmed 67%" in text and "accepted 50%" in text
+    assert "over 3 outputs seen both ways" in text
+
+
+def test_priming_of_a_campaign_without_control_arm_is_empty(make_user):
+    plain = build_study([make_user("ann1"), make_user("ann2")], control_arm=0.0)
+    assert not plain.campaign.assignments.filter(in_control_arm=True).exists()
+    assert priming_report(plain.campaign) == []
