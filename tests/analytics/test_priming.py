@@ -100,3 +100,29 @@ def test_priming_of_a_campaign_without_control_arm_is_empty(make_user):
     plain = build_study([make_user("ann1"), make_user("ann2")], control_arm=0.0)
     assert not plain.campaign.assignments.filter(in_control_arm=True).exists()
     assert priming_report(plain.campaign) == []
+
+
+def test_priming_section_on_the_campaign_dashboard(study, researcher, client):
+    client.force_login(researcher)
+    html = client.get(f"/analytics/campaigns/{study.campaign.pk}/").content.decode()
+    assert 'id="table-priming"' in html
+    assert "50.0% [0.0–66.7] n=6" in html  # recall with its interval and n
+    assert "+0.33 [+0.00, +1.00] over 3" in html  # the paired difference of errors per output
+    assert 'id="priming-text"' in html and "seen both ways" in html
+
+
+def test_analytics_of_a_campaign_without_control_arm_are_unchanged(make_user, researcher, client):
+    """Without a control arm nothing new appears: no priming section, the same tables, no assignment marks."""
+    plain = build_study([make_user("ann1"), make_user("ann2")], control_arm=0.0)
+    work_study(plain)
+    assert set(plain.campaign.assignments.values_list("phase", flat=True)) == {"done"}
+    client.force_login(researcher)
+    html = client.get(f"/analytics/campaigns/{plain.campaign.pk}/").content.decode()
+    assert "table-priming" not in html and "Priming" not in html
+    body = TestClient(api).get(f"/analytics/campaigns/{plain.campaign.pk}", user=researcher).json()
+    assert "priming" not in {t["key"] for t in body["tables"]}
+    # Table 4 counts every verdict: 6 machine spans x 2 judges, all primed; Error on 4 spans each (8 of 12)
+    accuracy = next(t for t in body["tables"] if t["key"] == "accuracy")
+    assert [(r["run"], r["judged"], r["span_ok_pct"]) for r in accuracy["rows"]] == [
+        ("alpha", 12, pytest.approx(100 * 8 / 12)), ("All evaluators", 12, pytest.approx(100 * 8 / 12))]
+    assert TestClient(api).get(f"/analytics/campaigns/{plain.campaign.pk}/priming", user=researcher).json() == []
