@@ -126,3 +126,57 @@ def test_analytics_of_a_campaign_without_control_arm_are_unchanged(make_user, re
     assert [(r["run"], r["judged"], r["span_ok_pct"]) for r in accuracy["rows"]] == [
         ("alpha", 12, pytest.approx(100 * 8 / 12)), ("All evaluators", 12, pytest.approx(100 * 8 / 12))]
     assert TestClient(api).get(f"/analytics/campaigns/{plain.campaign.pk}/priming", user=researcher).json() == []
+
+
+def _all_spans(record):
+    return [s for bucket in ("errors", "rejected", "unresolved") for s in record[bucket]]
+
+
+def test_labeled_set_records_each_errors_arm_and_what_was_found_unprimed(study):
+    from analytics.exports.labeled import labeled_card, labeled_records
+
+    records = {r["item_id"]: r for r in labeled_records(study.campaign)}
+    machine = {(r, s["text"]): (s["arm"], s["found_unprimed"])
+               for r, rec in records.items() for s in _all_spans(rec) if s["origin"] == "machine"}
+    assert machine == {
+        ("o1", "bbbb"): ("revealed", True), ("o1", "dddd"): ("revealed", False),
+        ("o2", "ffff"): ("revealed", False), ("o2", "hhhh"): ("revealed", False),
+        ("o2", "serves French food"): ("revealed", False), ("o3", "jjjj kkkk"): ("revealed", True),
+    }
+    added = {(r, s["text"]): s["arm"] for r, rec in records.items() for s in _all_spans(rec) if s["origin"] == "added"}
+    # errors only the unprimed expert marked; eeee, kkkk and llll were found in both arms (the earliest span names
+    # the group, so their arm is whichever expert's span came first)
+    assert added[("o1", "bbbb")] == added[("o2", "gggg")] == added[("o3", "jjjj")] == "unprimed"
+    assert {added[("o1", "eeee")], added[("o3", "kkkk")], added[("o3", "llll")]} <= {"unprimed", "primed"}
+    card = labeled_card(study.campaign, fmt="jsonl")["control_arm"]
+    assert (card["share"], card["outputs_in_arm"], card["unprimed_assignments"], card["revealed_assignments"]) == (
+        1.0, 3, 3, 3)
+    assert card["estimates"] == [_approx(EXPECTED)]
+    assert "arXiv 2406.12419" in card["design"] and "seen both ways" in card["reading"]
+
+
+def test_labeled_set_addition_after_the_reveal_is_revealed(make_user):
+    from analytics.exports.labeled import labeled_records
+    from annotator.models import Assignment
+    from annotator.services.added_spans import added_span_create
+    from annotator.services.control_arm import assignment_reveal
+
+    made = build_study([make_user("ann1"), make_user("ann2")])
+    a = Assignment.objects.select_related("campaign", "item").get(campaign=made.campaign, item=made.items[2],
+                                                                  in_control_arm=True)
+    added_span_create(assignment=a, user=a.annotator, start=10, end=14)
+    assignment_reveal(assignment=a, user=a.annotator)
+    added_span_create(assignment=a, user=a.annotator, start=0, end=4)
+    record = next(r for r in labeled_records(made.campaign) if r["item_id"] == "o3")
+    arms = {s["text"]: s["arm"] for s in _all_spans(record) if s["origin"] == "added"}
+    assert arms == {"llll": "unprimed", "jjjj": "revealed"}
+
+
+def test_labeled_set_of_a_campaign_without_control_arm_is_all_primed(make_user):
+    from analytics.exports.labeled import labeled_card, labeled_records
+
+    plain = build_study([make_user("ann1"), make_user("ann2")], control_arm=0.0)
+    work_study(plain)
+    spans = [s for r in labeled_records(plain.campaign) for s in _all_spans(r)]
+    assert spans and {(s["arm"], s["found_unprimed"]) for s in spans} == {("primed", None)}
+    assert labeled_card(plain.campaign, fmt="jsonl")["control_arm"] is None
