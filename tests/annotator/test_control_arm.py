@@ -222,3 +222,22 @@ def test_after_the_reveal_the_page_shows_own_marks_in_their_style_and_locked(mak
     mark = UnprimedMark.objects.get(assignment=a).span
     assert f"/added/{mark.pk}/delete/" not in html  # no delete or edit for a fixed mark
     assert browser.post(f"/work/{a.pk}/reveal/").status_code == 409
+
+
+def test_campaign_form_sets_the_control_arm_and_refuses_a_bad_share(client, researcher, make_user):
+    ann1, ann2 = make_user("f1"), make_user("f2")
+    study = build_study([ann1, ann2], name="form seed", control_arm=0.0)
+    client.force_login(researcher)
+    form = {"name": "With an arm", "dataset": study.campaign.dataset_id,
+            "runs": [str(pk) for pk in study.campaign.runs.values_list("pk", flat=True)], "aspects": ["accuracy"],
+            "annotators": [ann1.pk, ann2.pk], "annotators_per_item": 2, "seed": 1, "guidelines": "x",
+            "control_arm": "0.67"}
+    assert client.post("/campaigns/new/", form).status_code == 302
+    from annotator.models import Campaign
+
+    made = Campaign.objects.get(name="With an arm")
+    assert made.control_arm == 0.67
+    assert made.assignments.filter(in_control_arm=True, phase="marking").count() == 2  # round(0.67 * 3)
+    bad = client.post("/campaigns/new/", {**form, "name": "Too much", "control_arm": "1.5"})
+    assert bad.status_code == 200 and not Campaign.objects.filter(name="Too much").exists()
+    assert "less than or equal to 1" in bad.content.decode()
