@@ -180,3 +180,12 @@ def test_labeled_set_of_a_campaign_without_control_arm_is_all_primed(make_user):
     spans = [s for r in labeled_records(plain.campaign) for s in _all_spans(r)]
     assert spans and {(s["arm"], s["found_unprimed"]) for s in spans} == {("primed", None)}
     assert labeled_card(plain.campaign, fmt="jsonl")["control_arm"] is None
+
+
+def test_dataset_export_card_holds_the_campaigns_control_arm(study):
+    from analytics.exports.card import data_card
+    from annotator.services.exporting import ExportFilter
+
+    card = data_card(study.campaign.dataset, ExportFilter(), fmt="jsonl")
+    (entry,) = card["campaigns"]
+    assert entry["control_arm"]["share"] == 1.0 and entry["control_arm"]["estimates"] == [_approx(EXPECTED)]
