@@ -90,13 +90,22 @@ def judged_spans(assignment: Assignment, labels: dict[int, str] | None = None) -
     (evaluation.answers decides, per run, item and aspect, on annotations): a merged answer without spans
     leaves nothing to judge, never the per-model lists behind it."""
     labels = campaign_run_labels(assignment.campaign_id) if labels is None else labels
-    answers = answer_annotation_ids(source_ids=list(labels), item_ids=[assignment.item_id])
+    return judged_spans_by_item(assignment.campaign, [assignment.item_id], labels).get(assignment.item_id, [])
+
+
+def judged_spans_by_item(campaign: Campaign, item_ids: list[int],
+                         labels: dict[int, str]) -> dict[int, list[tuple[ErrorSpan, str]]]:
+    """judged_spans for many items of a campaign in one pass (the analytics read whole campaigns)."""
+    answers = answer_annotation_ids(source_ids=list(labels), item_ids=item_ids)
     spans = list(
-        ErrorSpan.objects.filter(_aspect_filter(assignment.campaign), annotation_id__in=sorted(answers))
+        ErrorSpan.objects.filter(_aspect_filter(campaign), annotation_id__in=sorted(answers))
         .select_related("annotation").order_by("annotation_id", "position", "pk")
     )
     spans.sort(key=lambda s: (labels[s.annotation.source_id], s.annotation.aspect, s.position, s.pk))
-    return [(s, labels[s.annotation.source_id]) for s in spans]
+    by_item: dict[int, list[tuple[ErrorSpan, str]]] = {}
+    for s in spans:
+        by_item.setdefault(s.annotation.item_id, []).append((s, labels[s.annotation.source_id]))
+    return by_item
 
 
 def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[ErrorSpan, str]:

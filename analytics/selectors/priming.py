@@ -12,7 +12,7 @@ from dataclasses import asdict
 from typing import Any
 
 from annotator.models import Assignment, Campaign, MarkingTime, SpanJudgment, UnprimedMark
-from annotator.selectors import campaign_run_labels, judged_spans
+from annotator.selectors import campaign_run_labels, judged_spans_by_item
 from annotator.services.control_arm import work_seconds
 from corpus.models import Annotation, AnnotationKind, ErrorSpan
 from corpus.protocol import SPAN_OK
@@ -41,10 +41,10 @@ def priming_works(campaign: Campaign) -> tuple[list[Work], list[str]]:
         rows = rows.filter(aspect__in=aspects)
     for item_id, source_id in rows.values_list("item_id", "source_id"):
         answered[item_id].add(run_labels[source_id])
-    spans_of: dict[int, list[tuple[ErrorSpan, str]]] = {}
-    for item_id in item_ids:
-        probe = Assignment(campaign=campaign, item_id=item_id)
-        spans_of[item_id] = [(s, run_labels[s.annotation.source_id]) for s, _ in judged_spans(probe, neutral)]
+    spans_of = {
+        item_id: [(s, run_labels[s.annotation.source_id]) for s, _ in pairs]
+        for item_id, pairs in judged_spans_by_item(campaign, item_ids, neutral).items()
+    }
     verdicts = {
         (a, s): v for a, s, v in SpanJudgment.objects.filter(assignment__in=[a.pk for a in assignments])
         .values_list("assignment_id", "span_id", "span_verdict")
@@ -68,7 +68,7 @@ def priming_works(campaign: Campaign) -> tuple[list[Work], list[str]]:
         works.append(Work(
             output=a.item_id, unprimed=a.in_control_arm, evaluators=frozenset(answered[a.item_id]),
             machine=tuple(MachineSpan(label, s.start, s.end, verdicts.get((a.pk, s.pk)) == SPAN_OK)
-                          for s, label in spans_of[a.item_id]),
+                          for s, label in spans_of.get(a.item_id, [])),
             marks=tuple(sorted(marks[a.pk])), added=added[(a.item_id, a.annotator_id)],
             seconds=marking.get(a.pk, 0) if a.in_control_arm else work_seconds(a),
         ))
