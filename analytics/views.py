@@ -20,6 +20,7 @@ from analytics.report.sections import ranking_tables
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
+from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
 from analytics.selectors.ranking import BY_CHOICES, campaign_aspects, campaign_ranking
 from analytics.tables import TABLE_BUILDERS, dashboard_tables, empty_state, estimates_table
 from annotator.models import Campaign
@@ -155,6 +156,9 @@ def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
             return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
         context |= {"estimates": estimates_table(sample_estimates(campaign, half_width=half_width), half_width),
                     "half_width": half_width}
+    if has_control_arm(campaign):
+        rows = priming_report(campaign)
+        context |= {"priming": rows, "priming_text": priming_paragraph(rows)}
     return _dashboard(request, context, scope, campaign.dataset)
 
 

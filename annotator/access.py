@@ -47,7 +47,7 @@ def assignment_for_work(user: User, pk: int) -> Assignment:
     """Like assignment_to_edit, but loads no item text: the verdict-save path must stay lean."""
     assignment = (
         Assignment.objects.select_related("campaign")
-        .only("pk", "status", "order", "annotator_id", "item_id", "campaign_id", "started_at", "finished_at",
+        .only("pk", "status", "phase", "order", "annotator_id", "item_id", "campaign_id", "started_at", "finished_at",
               "campaign__status", "campaign__aspects", "campaign__name", "campaign__is_sampled")
         .filter(pk=pk, annotator=user)
         .first()

@@ -15,6 +15,7 @@ from accounts.models import User
 from accounts.services.settings import user_set_auto_advance
 from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit, campaign_for_user
 from annotator.models import Assignment, Campaign, SpanJudgment
+from annotator.phases import shows_machine_spans
 from annotator.schemas import (
     AddedSpanIn,
     AddedSpanOut,
@@ -53,6 +54,7 @@ from annotator.selectors import (
 from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete, added_span_update
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
+from annotator.services.control_arm import assignment_reveal
 from annotator.services.exporting import export_csv, export_jsonl
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.sampling import SampleSpec
@@ -166,12 +168,23 @@ def retrieve_assignment(request: HttpRequest, assignment_id: int):
         for r in rows
     ]
     item = assignment.item
+    marking = not shows_machine_spans(assignment.phase)  # no machine span, and no count of them either
     return AssignmentDetailOut(
-        **_assignment_out(assignment).dict(), aspects=list(assignment.campaign.aspects or []),
+        **_assignment_out(assignment).dict(), phase=assignment.phase, aspects=list(assignment.campaign.aspects or []),
         item=WorkItemOut(inputs={k: str(v) for k, v in item.inputs.items()}, output=item.output),
         errors=errors, added_spans=[_added_out(s) for s in added_spans(assignment)],
-        n_complete=sum(r.is_complete for r in rows), n_total=len(rows),
+        n_complete=None if marking else sum(r.is_complete for r in rows), n_total=None if marking else len(rows),
     )
+
+
+@router.post("/assignments/{assignment_id}/reveal", response=AssignmentDetailOut, operation_id="reveal_assignment",
+             tags=["annotation"])
+def reveal_assignment(request: HttpRequest, assignment_id: int, payload: FinishIn | None = None):
+    """End the marking phase of a control-arm output (the screen's Done marking): the errors marked so far
+    stay fixed, and the machine errors appear. 409 once marking has ended; 404 on an output not in the arm."""
+    assignment = assignment_to_edit(request.user, assignment_id)
+    assignment_reveal(assignment=assignment, user=request.user, seconds=payload.seconds if payload else 0)
+    return retrieve_assignment(request, assignment_id)
 
 
 def _set_fields(request: HttpRequest, assignment_id: int, span_id: int, changes: dict) -> JudgmentOut:
@@ -304,7 +317,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
                 aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
                 guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
                 control_item_ids=payload.control_item_ids, created_by=request.user, reviewers=reviewers,
-                sample=sample,
+                sample=sample, control_arm=payload.control_arm,
             )
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])

@@ -35,6 +35,11 @@ class CampaignForm(forms.Form):
     control_items = forms.CharField(
         required=False, help_text="Item ids (external ids, comma-separated) used as control items for everyone.",
     )
+    control_arm = forms.FloatField(
+        required=False, min_value=0, max_value=1, initial=0, label="Control arm",
+        help_text="Share of outputs (0-1) first marked without the machine's spans by half of their annotators, "
+                  "then judged as usual: measures the machine's recall and how much its spans sway the experts.",
+    )
     seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1,
                               help_text="Seeds the per-annotator item order and the neutral labels.")
     guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 14}), initial=DEFAULT_GUIDELINES,

@@ -40,6 +40,10 @@ class Campaign(models.Model):
         default=list, blank=True,
         help_text="Keyed, coloured categories for added errors: [{key, name, colour}] (annotator.categories).",
     )
+    control_arm = models.FloatField(
+        default=0.0,
+        help_text="Share of outputs (seeded) in the control arm: marked from scratch before the machine spans show.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -49,6 +53,8 @@ class Campaign(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(annotators_per_item__gte=1), name="campaign_overlap_positive"),
+            models.CheckConstraint(condition=Q(control_arm__gte=0, control_arm__lte=1),
+                                   name="campaign_control_arm_share"),
         ]
 
     def __str__(self) -> str:
@@ -322,3 +328,24 @@ class SampledSpan(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["design", "span"], name="sampledspan_unique")]
+
+
+class UnprimedMark(models.Model):
+    """An error an expert marked on a control-arm output before its machine spans were revealed.
+
+    Written at the reveal for every error the expert had added while marking; from then on the span is fixed
+    (annotator.services.control_arm). Errors added after the reveal have no row here: they count as primed."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="unprimed_marks")
+    span = models.OneToOneField(ErrorSpan, on_delete=models.CASCADE, related_name="unprimed_mark")
+
+    class Meta:
+        ordering = ["assignment_id", "span_id"]
+
+
+class MarkingTime(models.Model):
+    """The working time a control-arm output had taken when its marking ended (the unprimed arm's time)."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, primary_key=True,
+                                      related_name="marking_time")
+    seconds = models.PositiveIntegerField(default=0)

@@ -82,12 +82,13 @@ class WorkItemOut(Schema):
 
 
 class AssignmentDetailOut(AssignmentOut):
+    phase: str  # annotator.phases: while "marking", errors is empty and nothing tells how many there are
     aspects: list[str]
     item: WorkItemOut
     errors: list[ErrorOut]
     added_spans: list[AddedSpanOut]
-    n_complete: int
-    n_total: int
+    n_complete: int | None  # None while marking
+    n_total: int | None
 
 
 # Only the fields given are changed; `corrected_severity: null` clears a correction. One optional field per
@@ -171,6 +172,7 @@ class CampaignIn(Schema):
     control_verdicts: list[ControlKeyIn] = []
     reviewers: list[str] = []  # usernames; empty = every researcher and admin adjudicates
     sample: SampleIn | None = None
+    control_arm: float = 0.0  # share of outputs first marked without machine spans (annotator.crossing)
 
 
 class CampaignOut(Schema):

@@ -8,7 +8,8 @@ from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Sum
 
 from accounts.access import AccessError
 from accounts.models import User
-from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
+from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment, UnprimedMark
+from annotator.phases import shows_machine_spans
 from annotator.rendering import SpanRef, group_spans
 from corpus.models import AnnotationKind, Dataset, ErrorSpan
 from corpus.protocol import SPAN_OK
@@ -89,18 +90,30 @@ def judged_spans(assignment: Assignment, labels: dict[int, str] | None = None) -
     (evaluation.answers decides, per run, item and aspect, on annotations): a merged answer without spans
     leaves nothing to judge, never the per-model lists behind it."""
     labels = campaign_run_labels(assignment.campaign_id) if labels is None else labels
-    answers = answer_annotation_ids(source_ids=list(labels), item_ids=[assignment.item_id])
+    return judged_spans_by_item(assignment.campaign, [assignment.item_id], labels).get(assignment.item_id, [])
+
+
+def judged_spans_by_item(campaign: Campaign, item_ids: list[int],
+                         labels: dict[int, str]) -> dict[int, list[tuple[ErrorSpan, str]]]:
+    """judged_spans for many items of a campaign in one pass (the analytics read whole campaigns)."""
+    answers = answer_annotation_ids(source_ids=list(labels), item_ids=item_ids)
     spans = list(
-        ErrorSpan.objects.filter(_aspect_filter(assignment.campaign), annotation_id__in=sorted(answers))
+        ErrorSpan.objects.filter(_aspect_filter(campaign), annotation_id__in=sorted(answers))
         .select_related("annotation").order_by("annotation_id", "position", "pk")
     )
     spans.sort(key=lambda s: (labels[s.annotation.source_id], s.annotation.aspect, s.position, s.pk))
-    return [(s, labels[s.annotation.source_id]) for s in spans]
+    by_item: dict[int, list[tuple[ErrorSpan, str]]] = {}
+    for s in spans:
+        by_item.setdefault(s.annotation.item_id, []).append((s, labels[s.annotation.source_id]))
+    return by_item
 
 
 def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[ErrorSpan, str]:
     """Return one span the assignment judges, with its neutral label; raise a 404 AccessError for any other
-    span (the same decision as judged_spans, so every verdict endpoint and the screen agree)."""
+    span (the same decision as judged_spans, so every verdict endpoint and the screen agree). While the
+    expert is marking unprimed, every machine span is "no such error": not even its existence is told."""
+    if not shows_machine_spans(assignment.phase):
+        raise AccessError.not_found("No such error on this item.")
     # A run is its annotations' source, so the campaign's label of the run is found by the annotation's
     # source id alone (no join through the source and run tables).
     label = CampaignRun.objects.filter(campaign_id=assignment.campaign_id, run_id=OuterRef("annotation__source_id"))
@@ -127,6 +140,9 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
 
 
 def error_rows(assignment: Assignment) -> list[ErrorRow]:
+    """The machine errors the assignee sees: none at all while they mark errors unprimed (annotator.phases)."""
+    if not shows_machine_spans(assignment.phase):
+        return []
     pairs = judged_spans(assignment)
     judgments = {
         j.span_id: j
@@ -174,6 +190,13 @@ def added_spans(assignment: Assignment) -> list[ErrorSpan]:
             annotation__source__added__annotator_id=assignment.annotator_id,
         ).select_related("annotation").order_by("start", "pk")
     )
+
+
+def unprimed_span_ids(assignment: Assignment) -> set[int]:
+    """The assignee's errors on this item that were marked before the reveal (control arm only)."""
+    if not assignment.in_control_arm:
+        return set()
+    return set(UnprimedMark.objects.filter(assignment_id=assignment.pk).values_list("span_id", flat=True))
 
 
 @dataclass

@@ -30,6 +30,7 @@ urlpatterns = [
     path("work/<int:pk>/added/", views.added_span_add, name="added_span_add"),
     path("work/<int:pk>/finish/", views.assignment_finish_view, name="assignment_finish"),
     path("work/<int:pk>/time/", views.assignment_time, name="assignment_time"),
+    path("work/<int:pk>/reveal/", views.assignment_reveal_view, name="assignment_reveal"),
     path("added/<int:span_pk>/", views.added_span_edit, name="added_span_edit"),
     path("added/<int:span_pk>/delete/", views.added_span_remove, name="added_span_remove"),
 ]

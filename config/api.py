@@ -15,6 +15,7 @@ from accounts.services.tokens import token_lookup
 from analytics.api import datasets_router as analytics_datasets_router
 from analytics.api import router as analytics_router
 from analytics.api_labeled import router as labeled_router
+from analytics.api_priming import router as priming_router
 from analytics.api_report import router as report_router
 from annotator.api import router as annotator_router
 from annotator.api_review import router as review_router
@@ -62,6 +63,7 @@ api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)
 api.add_router("/analytics/", labeled_router)
 api.add_router("/analytics/", report_router)
+api.add_router("/analytics/", priming_router)
 api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)
 api.add_router("/", analytics_datasets_router)

@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import Count
 from django.utils import timezone
 
+from analytics.exports.arms import control_arm_card
 from analytics.selectors import Scope, agreement_report
 from annotator.models import Campaign
 from annotator.services.exporting import ExportFilter
@@ -63,6 +64,7 @@ def _campaigns(dataset: Dataset, keep: ExportFilter) -> list[dict[str, Any]]:
             "annotators_per_item": campaign.annotators_per_item,
             "annotators": sorted(campaign.annotators.values_list("username", flat=True)),
             "runs": sorted(campaign.runs.values_list("label", flat=True)),
+            "control_arm": control_arm_card(campaign),  # design and priming estimates; None without an arm
             "agreement": {
                 "units": agreement.n_units, "alpha_span": agreement.alpha_span,
                 "alpha_explanation": agreement.alpha_explanation, "observed_span": agreement.observed_span,

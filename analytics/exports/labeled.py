@@ -19,6 +19,7 @@ from typing import Any, TypedDict
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 
+from analytics.exports.arms import campaign_arms, control_arm_card
 from analytics.selectors import Scope, agreement_report
 from annotator.models import AdjudicationEvent, Assignment, Campaign
 from annotator.review import ADDED, MACHINE, CampaignVotes, campaign_machine_spans, campaign_votes, review_queue
@@ -47,6 +48,8 @@ class LabeledSpan(TypedDict):
     agreement: float | None
     judges: int
     found_by: list[str]  # added errors: the judges who marked it
+    arm: str  # "primed", "unprimed" or "revealed" (analytics.exports.arms)
+    found_unprimed: bool | None  # machine spans on a control-arm output: an unprimed mark overlaps it
 
 
 class LabeledRecord(TypedDict):
@@ -78,6 +81,7 @@ def _judged_items(campaign: Campaign, votes: CampaignVotes) -> list[Item]:
 def labeled_records(campaign: Campaign, votes: CampaignVotes | None = None) -> Iterator[LabeledRecord]:
     """Yield one record per judged output of the campaign (module docstring)."""
     votes = votes or campaign_votes(campaign)
+    arms = campaign_arms(campaign)
     dataset = campaign.dataset
     added_by_item: dict[int, list] = {}
     for group in votes.added:
@@ -90,7 +94,8 @@ def labeled_records(campaign: Campaign, votes: CampaignVotes | None = None) -> I
                 origin=MACHINE, evaluator=run_label, aspect=span.annotation.aspect, start=span.start, end=span.end,
                 text=span.text, category=span.category, severity=span.severity, explanation=span.explanation,
                 span_verdict=label.span_verdict, explanation_verdict=label.explanation_verdict, method=label.method,
-                agreement=label.agreement, judges=label.judges, found_by=[],
+                agreement=label.agreement, judges=label.judges, found_by=[], arm=arms.machine_arm(item.pk),
+                found_unprimed=arms.found_unprimed(span, item.pk),
             ))
         for group in added_by_item.get(item.pk, []):
             label = votes.added_consensus(group)
@@ -100,6 +105,7 @@ def labeled_records(campaign: Campaign, votes: CampaignVotes | None = None) -> I
                 text=key.text, category=key.category, severity=key.severity, explanation=key.explanation,
                 span_verdict=label.span_verdict, explanation_verdict=None, method=label.method,
                 agreement=label.agreement, judges=len(group.judges), found_by=group.finders,
+                arm=arms.added_arm(key), found_unprimed=None,
             ))
         for spans in buckets.values():
             spans.sort(key=lambda s: (s["start"] if s["start"] is not None else 1 << 30, s["origin"], s["text"]))
@@ -124,7 +130,7 @@ def _parquet_schema():
         ("end", pa.int64()), ("text", pa.string()), ("category", pa.string()), ("severity", pa.int64()),
         ("explanation", pa.string()), ("span_verdict", pa.string()), ("explanation_verdict", pa.string()),
         ("method", pa.string()), ("agreement", pa.float64()), ("judges", pa.int64()),
-        ("found_by", pa.list_(pa.string())),
+        ("found_by", pa.list_(pa.string())), ("arm", pa.string()), ("found_unprimed", pa.bool_()),
     ])
     return pa.schema([
         ("campaign", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("system", pa.string()),
@@ -206,6 +212,7 @@ def labeled_card(campaign: Campaign, *, fmt: str) -> dict[str, Any]:
         "left_unresolved": [{"item_id": item_id, "origin": s["origin"], "text": s["text"], "method": s["method"]}
                             for item_id, b, s in spans if b == OPEN],
         "consensus_rule": CONSENSUS_RULE,
+        "control_arm": control_arm_card(campaign),
         "notes": "Offsets are character offsets into the output (end exclusive). An added error is given by "
                  "the earliest of the overlapping errors the judges added; its explanation is that judge's note.",
     }

@@ -18,6 +18,7 @@ from django.utils.text import slugify
 
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
+from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
 from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, campaign_ranking
 from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state
 from annotator.models import Campaign
@@ -175,6 +176,47 @@ def ranking_section(context: ReportContext) -> Section | None:
     return section
 
 
+def _pct_or_none(value: float | None) -> float | None:
+    return None if value is None else 100 * value
+
+
+def priming_section(context: ReportContext) -> Section | None:
+    """The control arm's figures (analytics.selectors.priming), when the campaign has an arm."""
+    if not has_control_arm(context.campaign):
+        return None
+    rows = priming_report(context.campaign)
+    shares = Table("priming", "Priming: the control arm", [
+        Column("evaluator", "Evaluator"),
+        *[col for key, name in (("recall", "Machine recall %"), ("precision_confirmed", "Confirmed after reveal %"),
+                                ("precision_found", "Found unprimed %"), ("accepted_unfound", "Accepted unfound %"))
+          for col in (Column(key, name, "pct", count=f"{key}_n"), Column(f"{key}_low", "95% low", "pct"),
+                      Column(f"{key}_high", "95% high", "pct"), Column(f"{key}_n", "n", "int"))],
+    ], note="Shares with 95% bootstrap intervals over outputs (seeded with the campaign's seed).")
+    per_output = Table("priming_errors", "Errors per output and time per error span, primed vs unprimed", [
+        Column("evaluator", "Evaluator"), Column("primed", "Primed", "num"), Column("unprimed", "Unprimed", "num"),
+        Column("difference", "Difference", "num", count="n_outputs"), Column("ci_low", "95% low", "num"),
+        Column("ci_high", "95% high", "num"), Column("n_outputs", "Outputs seen both ways", "int"),
+        Column("seconds_primed", "s per span, primed", "num"),
+        Column("seconds_unprimed", "s per span, unprimed", "num"),
+    ], note="The difference is paired over the outputs one annotator saw unprimed and another primed.")
+    for row in rows:
+        cells: dict[str, object] = {"evaluator": row.evaluator}
+        for key in ("recall", "precision_confirmed", "precision_found", "accepted_unfound"):
+            share = getattr(row, key)
+            cells |= {key: _pct_or_none(share.value), f"{key}_low": _pct_or_none(share.ci_low),
+                      f"{key}_high": _pct_or_none(share.ci_high), f"{key}_n": share.n}
+        shares.rows.append(cells)
+        epo = row.errors_per_output
+        per_output.rows.append({
+            "evaluator": row.evaluator, "primed": epo.primed, "unprimed": epo.unprimed, "difference": epo.difference,
+            "ci_low": epo.ci_low, "ci_high": epo.ci_high, "n_outputs": epo.n_outputs,
+            "seconds_primed": row.seconds_per_span.get("primed"),
+            "seconds_unprimed": row.seconds_per_span.get("unprimed"),
+        })
+    return Section("priming", "Priming: the control arm", text=priming_paragraph(rows),
+                   tables=[shares, per_output])
+
+
 # The report, in order. The quality-checks and priming sections go after ranking_section: each a builder
 # that returns None when the campaign has no such figures.
 REPORT_SECTIONS: list[SectionBuilder] = [
@@ -183,6 +225,7 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     explanations_section,
     agreement_section,
     ranking_section,
+    priming_section,
 ]
 
 

@@ -7,7 +7,7 @@ from django.db.models import Max
 
 from accounts.models import User
 from annotator.access import check_can_work
-from annotator.models import AddedSource, Assignment, Campaign, WorkAction
+from annotator.models import AddedSource, Assignment, Campaign, UnprimedMark, WorkAction
 from annotator.services.actions import action_record
 from corpus import cleaning, protocol
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
@@ -65,6 +65,12 @@ def _category(campaign: Campaign, value: object) -> str:
     return text
 
 
+def _check_not_unprimed(span: ErrorSpan) -> None:
+    """An error marked before the reveal is the control arm's evidence: it stays exactly as it was marked."""
+    if UnprimedMark.objects.filter(span_id=span.pk).exists():
+        raise AddedSpanError("this error was marked before the machine's errors were shown; it can no longer change")
+
+
 def snapshot(span: ErrorSpan) -> dict[str, object]:
     """What it takes to recreate an added error exactly (the undo stack keeps it)."""
     return {"start": span.start, "end": span.end, "category": span.category, "severity": span.severity,
@@ -120,6 +126,7 @@ def added_span_update(
 ) -> ErrorSpan:
     """Change an added span's category, severity, note and (optionally) its offsets; KEEP leaves a field."""
     check_can_work(assignment, user)
+    _check_not_unprimed(span)
     before = snapshot(span)
     fields: list[str] = []
     if start is not KEEP or end is not KEEP:
@@ -152,6 +159,7 @@ def added_span_update(
 def added_span_delete(*, span: ErrorSpan, assignment: Assignment, user: User, record: bool = True) -> None:
     """Delete an added span, and its annotation when no span is left in it."""
     check_can_work(assignment, user)
+    _check_not_unprimed(span)
     if record:
         action_record(assignment=assignment, user=user, kind=WorkAction.Kind.ADDED,
                       payloads=[{"span": span.pk, "before": snapshot(span), "after": None}])

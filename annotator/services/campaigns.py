@@ -12,7 +12,9 @@ from django.db import transaction
 
 from accounts.models import User
 from annotator.categories import category_set, default_categories
+from annotator.crossing import control_arm_draw
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, ExplanationVerdict, SpanVerdict
+from annotator.phases import initial_phase
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
 from corpus import cleaning
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
@@ -59,12 +61,14 @@ def campaign_create(
     categories: Sequence[str] | None = None,
     reviewers: Sequence[User] = (),
     sample: SampleSpec | None = None,
+    control_arm: float = 0.0,
 ) -> Campaign:
     """Create an open campaign and its assignments.
 
     Items default to those the runs annotated. Each item goes to `annotators_per_item` annotators,
     chosen round-robin so loads stay balanced; control items go to every annotator. Run labels are
-    shuffled with the seed so "Evaluator A" says nothing about which run it is.
+    shuffled with the seed so "Evaluator A" says nothing about which run it is. A `control_arm` share of
+    the outputs starts unprimed for half of their annotators (annotator.crossing).
     """
     _check_text("name", name, MAX_NAME, required=True)
     for aspect in aspects:
@@ -74,6 +78,8 @@ def campaign_create(
         raise ValueError(f"seed: must be between {SEED_MIN} and {SEED_MAX}")
     if not annotators:
         raise ValueError("a campaign needs at least one annotator")
+    if not 0 <= control_arm <= 1:
+        raise ValueError(f"control_arm: {control_arm} must be a share between 0 and 1")
     if annotators_per_item > len(annotators):
         raise ValueError(f"{annotators_per_item} annotators per item, but only {len(annotators)} annotators")
     if any(getattr(run, "dataset_id", dataset.pk) != dataset.pk for run in runs):
@@ -87,7 +93,7 @@ def campaign_create(
     campaign = Campaign.objects.create(
         name=name, dataset=dataset, aspects=list(aspects), annotators_per_item=annotators_per_item,
         guidelines=guidelines or DEFAULT_GUIDELINES, seed=seed, status=Campaign.Status.OPEN, created_by=created_by,
-        categories=label_set,
+        categories=label_set, control_arm=control_arm,
     )
     campaign.annotators.set(annotators)
     shuffled_runs = list(runs)
@@ -123,15 +129,35 @@ def campaign_create(
             annotator = annotators[(cursor + k) % len(annotators)]
             per_annotator[annotator.pk].append((item_id, False))
         cursor += annotators_per_item
+    unprimed = _control_arm(per_annotator, runs, share=control_arm, seed=seed)
     rows = []
     for annotator_pk, queue in per_annotator.items():
         random.Random(f"{seed}:{annotator_pk}").shuffle(queue)
         rows += [
-            Assignment(campaign=campaign, item_id=item_id, annotator_id=annotator_pk, order=order, is_control=ctrl)
+            Assignment(campaign=campaign, item_id=item_id, annotator_id=annotator_pk, order=order, is_control=ctrl,
+                       in_control_arm=(item_id, annotator_pk) in unprimed,
+                       phase=initial_phase(unprimed=(item_id, annotator_pk) in unprimed))
             for order, (item_id, ctrl) in enumerate(queue, start=1)
         ]
     Assignment.objects.bulk_create(rows)
     return campaign
+
+
+def _control_arm(per_annotator: dict[int, list[tuple[int, bool]]], runs: Sequence, *, share: float,
+                 seed: int) -> set[tuple[int, int]]:
+    """The (item, annotator) pairs that start unprimed; control items (known answers) never do."""
+    if share <= 0:
+        return set()
+    outputs: dict[int, list[int]] = {}
+    for annotator_pk, queue in per_annotator.items():
+        for item_id, ctrl in queue:
+            if not ctrl:
+                outputs.setdefault(item_id, []).append(annotator_pk)
+    evaluators: dict[int, list[int]] = {}
+    annotated = Annotation.objects.filter(source__in=list(runs), item_id__in=list(outputs))
+    for item_id, source_id in annotated.values_list("item_id", "source_id").distinct():
+        evaluators.setdefault(item_id, []).append(source_id)
+    return control_arm_draw(outputs, evaluators, share=share, seed=seed)
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,11 @@ class StepResult:
 
 
 def _stack(assignment: Assignment, user: User):
-    return WorkAction.objects.select_for_update().filter(assignment_id=assignment.pk, user_id=user.pk)
+    rows = WorkAction.objects.select_for_update().filter(assignment_id=assignment.pk, user_id=user.pk)
+    if assignment.revealed_at is not None:
+        # Undo and redo never reach back across the reveal: the unprimed marks are what they were.
+        rows = rows.filter(at__gt=assignment.revealed_at)
+    return rows
 
 
 @transaction.atomic

@@ -27,6 +27,7 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
     refs = [SpanRef(r.span.pk, r.span.start, r.span.end) for r in rows if r.has_offsets]
     # Added spans get negative ids so both kinds share one cut of the text.
     refs += [SpanRef(-s.pk, s.start, s.end) for s in added if s.start is not None]
+    unprimed = {s.pk for s in added if getattr(s, "unprimed", False)}
     pieces = []
     for seg in segments(text, refs):
         spans = [i for i in seg.span_ids if i > 0]
@@ -42,6 +43,8 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
             classes += f" ev-{looks[0]}" + (" hl-overlap" if len(looks) > 1 else "")
         if mine:
             classes += " hl-added"
+            if any(i in unprimed for i in mine):
+                classes += " hl-unprimed"  # marked before the reveal: its own style
         numbers = " ".join(str(machine[i]) for i in spans)
         title = f"Errors {numbers.replace(' ', ', ')}" if spans else "Your added error"
         pieces.append(format_html(

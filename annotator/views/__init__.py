@@ -19,6 +19,7 @@ from annotator.views.work import (
     added_span_edit,
     added_span_remove,
     assignment_finish_view,
+    assignment_reveal_view,
     assignment_time,
     auto_advance_view,
     item_screen,
@@ -28,7 +29,7 @@ from annotator.views.work import (
 __all__ = [
     "adjudicate", "adjudication_redo_view", "adjudication_save", "adjudication_undo_view",
     "added_span_add", "added_span_edit", "added_span_remove", "annotations_import", "assignment_finish_view",
-    "assignment_time", "auto_advance_view",
+    "assignment_reveal_view", "assignment_time", "auto_advance_view",
     "campaign_control", "campaign_entry", "campaign_guidelines", "campaign_new", "campaign_resume",
     "dataset_detail", "dataset_export", "dataset_import", "home", "item_detail", "item_screen", "judgment_save",
     "action_redo_view",

@@ -22,7 +22,7 @@ from corpus.models import Dataset
 from evaluation.models import EvaluatorRun
 from jobs.models import JobStatus
 
-KEPT_FIELDS = ("name", "annotators_per_item", "control_items", "seed", "guidelines")
+KEPT_FIELDS = ("name", "annotators_per_item", "control_items", "control_arm", "seed", "guidelines")
 
 
 @vary_on_headers("HX-Request")
@@ -45,7 +45,7 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                     annotators_per_item=data["annotators_per_item"], guidelines=data["guidelines"],
                     seed=data["seed"], control_item_ids=data["control_items"], created_by=request.user,
                     categories=data["categories"] or None, reviewers=list(data["reviewers"]),
-                    sample=data["sample"],
+                    sample=data["sample"], control_arm=data.get("control_arm") or 0.0,
                 )
             except (ValueError, IntegrityError) as exc:
                 form.add_error(None, str(exc) if isinstance(exc, ValueError) else "A campaign of that name exists.")

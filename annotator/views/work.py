@@ -12,12 +12,13 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
+from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, trigger_client_event
 
 from accounts.services.settings import user_set_auto_advance
 from annotator.access import added_span_for_user, assignment_for_user, assignment_for_work, assignment_to_edit
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
 from annotator.models import Assignment, Campaign, SpanJudgment
+from annotator.phases import shows_machine_spans
 from annotator.rendering import from_browser_offset, render_inputs
 from annotator.selectors import (
     ErrorRow,
@@ -26,6 +27,7 @@ from annotator.selectors import (
     judged_span_for_assignment,
     neighbour_assignments,
     next_open_assignment,
+    unprimed_span_ids,
 )
 from annotator.services.added_spans import (
     AddedSpanError,
@@ -34,6 +36,7 @@ from annotator.services.added_spans import (
     added_span_update,
 )
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
+from annotator.services.control_arm import assignment_reveal
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
@@ -71,7 +74,9 @@ SHORTCUTS = (
     ("a", "add the selected text as a missed error (a mouse selection snaps to whole words; hold Alt to keep "
           "it exact)"),
     ("1-9 (in the add dialog)", "choose the category of the added error"),
-    ("f", "finish this item and open the next one"), ("n / p", "next / previous item"),
+    ("f", "finish this item and open the next one"),
+    ("d", "done marking: show the machine's errors (on items you first mark on your own)"),
+    ("n / p", "next / previous item"),
     ("g", "guidelines"), ("?", "this list"), ("Esc", "close a dialog or leave a field"),
 )
 
@@ -135,8 +140,10 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
     added = added_spans(assignment)
     categories = assignment.campaign.categories or []
     keys = {c["name"]: c["key"] for c in categories}
+    unprimed = unprimed_span_ids(assignment)
     for span in added:
         span.cat_key = keys.get(span.category, "")  # its colour class (static/css/app.css mirrors the palette)
+        span.unprimed = span.pk in unprimed  # marked before the reveal: own style, locked
     can_edit = assignment.annotator_id == request.user.pk and assignment.campaign.status == Campaign.Status.OPEN
     return {
         "assignment": assignment, "campaign": assignment.campaign, "item": assignment.item,
@@ -150,6 +157,7 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
         "evaluators": evaluators, "categories": categories,
         # Every partial that re-renders the output keeps the dataset's own heading for it.
         "output_header": assignment.item.dataset.output_header or "Output",
+        "marking": not shows_machine_spans(assignment.phase), "n_unprimed": len(unprimed),
     }
 
 
@@ -326,6 +334,16 @@ def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
     if request.htmx:
         return HttpResponseClientRedirect(target)
     return redirect(target)
+
+
+@require_POST
+def assignment_reveal_view(request: AppRequest, pk: int) -> HttpResponse:
+    """Done marking: the marks so far are fixed and the page reloads with the machine errors."""
+    assignment = assignment_to_edit(request.user, pk)
+    assignment_reveal(assignment=assignment, user=request.user, seconds=_seconds(request))
+    if request.htmx:
+        return HttpResponseClientRefresh()
+    return redirect("item_screen", pk=assignment.pk)
 
 
 @require_POST

@@ -7,6 +7,7 @@
 // on its way (auto-advance) or an undo/redo runs, later keys are held and replayed in order once the screen
 // is where the expert expects it, so a fast key never lands on the finished neighbour.
 import { Saves, post } from "./saves.js";
+import { doneMarking } from "./marking.js";
 import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords } from "./offsets.js";
 
 const work = document.getElementById("work");
@@ -429,7 +430,7 @@ function start() {
     u: () => step(work.dataset.undoUrl), U: () => step(work.dataset.redoUrl),
     s: enterSelectMode,
     a: openAddDialog,
-    f: finish,
+    f: finish, d: doneMarking,
     n: () => go(work.dataset.nextUrl), p: () => go(work.dataset.prevUrl),
     g: openGuidelines,
     "?": () => openDialog("help-dialog"),

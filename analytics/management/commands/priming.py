@@ -1,0 +1,55 @@
+"""`manage.py priming --campaign ID [--format json|csv]`: the control arm's priming figures per evaluator."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from analytics.selectors.priming import priming_dicts, priming_report
+from annotator.models import Campaign
+
+SHARES = ("recall", "precision_confirmed", "precision_found", "accepted_unfound")
+
+
+def flat_row(row: dict[str, Any]) -> dict[str, Any]:
+    """One CSV row: each share's value, interval and n; errors per output; seconds per span."""
+    out: dict[str, Any] = {"evaluator": row["evaluator"]}
+    for name in SHARES:
+        for key in ("value", "ci_low", "ci_high", "n"):
+            out[f"{name}_{key}"] = row[name][key]
+    for key, value in row["errors_per_output"].items():
+        out[f"errors_per_output_{key}"] = value
+    for key, value in row["seconds_per_span"].items():
+        out[f"seconds_per_span_{key}"] = value
+    return out
+
+
+class Command(BaseCommand):
+    help = ("Print the priming figures of a campaign's control arm per evaluator (the same list as "
+            "GET /api/analytics/campaigns/ID/priming), as JSON or CSV.")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--campaign", required=True, help="Campaign id (or name).")
+        parser.add_argument("--format", choices=("json", "csv"), default="json")
+
+    def handle(self, *args: object, **options: object) -> None:
+        value = str(options["campaign"])
+        campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
+                    else Campaign.objects.filter(name=value).first())
+        if campaign is None:
+            raise CommandError(f"no campaign {value!r} (give its id or name)")
+        rows = priming_dicts(priming_report(campaign))
+        if options["format"] == "json":
+            sys.stdout.write(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+            return
+        flat = [flat_row(r) for r in rows]
+        if not flat:
+            self.stderr.write(f"campaign {campaign.name!r} has no control arm: nothing to report")
+            return
+        writer = csv.DictWriter(sys.stdout, fieldnames=list(flat[0]))
+        writer.writeheader()
+        writer.writerows(flat)

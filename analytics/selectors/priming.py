@@ -1,0 +1,123 @@
+"""The priming figures of a campaign's control arm, gathered from its finished assignments (the engine computes).
+
+Only finished assignments count (their verdicts are final), and never the known-answer control items or
+training items. In the control arm an assignment contributes its unprimed marks, the verdicts it gave after
+the reveal and its marking time; in the primed arm its verdicts, the errors it added and its whole time.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict
+from typing import Any
+
+from annotator.models import Assignment, Campaign, MarkingTime, SpanJudgment, UnprimedMark
+from annotator.selectors import campaign_run_labels, judged_spans_by_item
+from annotator.services.control_arm import work_seconds
+from corpus.models import Annotation, AnnotationKind, ErrorSpan
+from corpus.protocol import SPAN_OK
+from evaluation.answers import answer_annotation_ids
+from evaluation.engine.priming import RESAMPLES, MachineSpan, PrimingFigures, Work, priming_figures
+
+
+def has_control_arm(campaign: Campaign) -> bool:
+    return campaign.control_arm > 0 or Assignment.objects.filter(campaign=campaign, in_control_arm=True).exists()
+
+
+def priming_works(campaign: Campaign) -> tuple[list[Work], list[str]]:
+    """The campaign's finished assignments as the engine's Works, and the evaluators (run labels) in order."""
+    run_labels = dict(campaign.runs.values_list("pk", "label"))
+    neutral = campaign_run_labels(campaign.pk)
+    assignments = list(
+        Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_control=False,
+                                  is_training=False).order_by("pk")
+    )
+    item_ids = sorted({a.item_id for a in assignments})
+    answered: dict[int, set[str]] = defaultdict(set)
+    answers = answer_annotation_ids(source_ids=list(run_labels), item_ids=item_ids)
+    aspects = [*campaign.aspects, ""] if campaign.aspects else None
+    rows = Annotation.objects.filter(pk__in=answers)
+    if aspects is not None:
+        rows = rows.filter(aspect__in=aspects)
+    for item_id, source_id in rows.values_list("item_id", "source_id"):
+        answered[item_id].add(run_labels[source_id])
+    spans_of = {
+        item_id: [(s, run_labels[s.annotation.source_id]) for s, _ in pairs]
+        for item_id, pairs in judged_spans_by_item(campaign, item_ids, neutral).items()
+    }
+    verdicts = {
+        (a, s): v for a, s, v in SpanJudgment.objects.filter(assignment__in=[a.pk for a in assignments])
+        .values_list("assignment_id", "span_id", "span_verdict")
+    }
+    marks: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    unprimed_ids: set[int] = set()
+    for assignment_id, span_id, start, end in UnprimedMark.objects.filter(
+        assignment__campaign=campaign
+    ).values_list("assignment_id", "span_id", "span__start", "span__end"):
+        marks[assignment_id].append((start, end))
+        unprimed_ids.add(span_id)
+    added: dict[tuple[int, int], int] = defaultdict(int)
+    for pk, item_id, annotator_id in ErrorSpan.objects.filter(
+        annotation__kind=AnnotationKind.HUMAN, annotation__source__added__campaign=campaign
+    ).values_list("pk", "annotation__item_id", "annotation__source__added__annotator_id"):
+        if pk not in unprimed_ids:
+            added[(item_id, annotator_id)] += 1
+    marking = dict(MarkingTime.objects.filter(assignment__campaign=campaign).values_list("assignment_id", "seconds"))
+    works = []
+    for a in assignments:
+        works.append(Work(
+            output=a.item_id, unprimed=a.in_control_arm, evaluators=frozenset(answered[a.item_id]),
+            machine=tuple(MachineSpan(label, s.start, s.end, verdicts.get((a.pk, s.pk)) == SPAN_OK)
+                          for s, label in spans_of.get(a.item_id, [])),
+            marks=tuple(sorted(marks[a.pk])), added=added[(a.item_id, a.annotator_id)],
+            seconds=marking.get(a.pk, 0) if a.in_control_arm else work_seconds(a),
+        ))
+    order = sorted(run_labels.values())
+    return works, order
+
+
+def priming_report(campaign: Campaign, *, resamples: int = RESAMPLES) -> list[PrimingFigures]:
+    """Per evaluator of a campaign with a control arm; [] for a campaign without one."""
+    if not has_control_arm(campaign):
+        return []
+    works, evaluators = priming_works(campaign)
+    return priming_figures(works, evaluators, resamples=resamples, seed=campaign.seed)
+
+
+def priming_dicts(rows: list[PrimingFigures]) -> list[dict[str, Any]]:
+    """The rows as the API and `manage.py priming` give them (the contract's field names)."""
+    return [asdict(row) for row in rows]
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.0f}%"
+
+
+def _num(value: float | None, digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def priming_paragraph(rows: list[PrimingFigures]) -> str:
+    """What the figures say, in plain words, and what they do not."""
+    if not rows:
+        return ""
+    parts = []
+    for row in rows:
+        epo = row.errors_per_output
+        parts.append(
+            f"{row.evaluator}: working on their own, the experts marked errors of which the evaluator's spans "
+            f"overlap {_pct(row.recall.value)} (n = {row.recall.n} marks); after the reveal they confirmed "
+            f"{_pct(row.precision_confirmed.value)} of its spans, though only {_pct(row.precision_found.value)} "
+            f"overlap an error they had found themselves; of the spans they had not found, they still accepted "
+            f"{_pct(row.accepted_unfound.value)} (n = {row.accepted_unfound.n}). With the spans shown an expert "
+            f"reported {_num(epo.primed)} errors per output, without them {_num(epo.unprimed)} (difference "
+            f"{_num(epo.difference, 2)} over {epo.n_outputs} outputs seen both ways)."
+        )
+    caveat = (
+        "An accepted span that nobody found unprimed is not necessarily a false error: experts working alone "
+        "also miss errors, so 'accepted without having been found' bounds the priming effect from above rather "
+        "than measuring false acceptances. Recall counts overlap, not agreement on the extent or the category "
+        "of an error. Intervals come from resampling outputs; with few outputs they are wide, and outputs in the "
+        "control arm were drawn at random, so the figures hold for the campaign's outputs, not for other data."
+    )
+    return " ".join(parts) + " " + caveat

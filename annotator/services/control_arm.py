@@ -1,0 +1,53 @@
+"""The control arm's one workflow step: end the marking of an unprimed output and reveal its machine spans."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.access import AccessError
+from accounts.models import User
+from annotator.access import check_can_work
+from annotator.models import Assignment, MarkingTime, UnprimedMark
+from annotator.phases import Phase
+from annotator.selectors import added_spans
+from annotator.services.assignments import MAX_SECONDS_PER_PING
+
+NOT_IN_ARM = "This output is not in the control arm: its machine errors are shown from the start."
+ALREADY_REVEALED = "Marking has already ended on this output: its machine errors are shown."
+
+
+def work_seconds(assignment: Assignment) -> int:
+    """The working time the study reports for an assignment: active time where the page measures it (idle gaps
+    capped), else the wall seconds the screen's timer reported. The one place that chooses between them."""
+    active = getattr(assignment, "active_seconds", None)
+    return int(active) if active is not None else int(assignment.seconds_spent)
+
+
+@transaction.atomic
+def assignment_reveal(*, assignment: Assignment, user: User, seconds: int = 0) -> Assignment:
+    """End marking: the expert's marks so far become their unprimed marks (fixed from now on), the time taken
+    is kept as the unprimed arm's, and the assignment moves to judging.
+
+    404 (AccessError) for an output not in the control arm, so nothing is said about other outputs; 409 once
+    marking has ended."""
+    check_can_work(assignment, user)
+    locked = Assignment.objects.select_for_update().select_related("campaign", "item").get(pk=assignment.pk)
+    if not locked.in_control_arm:
+        raise AccessError.not_found(NOT_IN_ARM)
+    if locked.phase != Phase.MARKING:
+        raise AccessError.conflict(ALREADY_REVEALED)
+    now = timezone.now()
+    locked.seconds_spent += max(0, min(int(seconds), MAX_SECONDS_PER_PING))
+    locked.phase = Phase.JUDGING
+    locked.revealed_at = now
+    locked.started_at = locked.started_at or now
+    if locked.status == Assignment.Status.TODO:
+        locked.status = Assignment.Status.IN_PROGRESS
+    fields = ["seconds_spent", "phase", "revealed_at", "started_at", "status"]
+    locked.save(update_fields=fields)
+    UnprimedMark.objects.bulk_create(UnprimedMark(assignment=locked, span=span) for span in added_spans(locked))
+    MarkingTime.objects.create(assignment=locked, seconds=work_seconds(locked))
+    for field in fields:
+        setattr(assignment, field, getattr(locked, field))
+    return locked
