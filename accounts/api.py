@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from ninja import Router, Status
 from ninja.errors import HttpError
+from ninja.pagination import paginate
 
 from accounts.models import ApiToken
 from accounts.schemas import TokenCreatedOut, TokenIn, TokenOut
@@ -22,6 +23,7 @@ def token_out(row: ApiToken) -> dict:
 
 
 @router.get("/tokens", response=list[TokenOut], operation_id="list_tokens")
+@paginate
 def list_tokens(request: HttpRequest):
     """Your tokens, newest first, with prefix, scope, creation, last use, expiry and revocation."""
     return [token_out(row) for row in tokens_for(request.user)]

@@ -13,6 +13,7 @@ from accounts.access import require_researcher
 from analytics.exports.labeled import FORMATS, labeled_card, labeled_response
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, MetricEstimate, sample_estimates
 from annotator.models import Campaign
+from evaluation.engine.sampling import check_half_width
 
 router = Router(tags=["labeled sets and estimates"])
 
@@ -78,8 +79,7 @@ def list_sample_estimates(request: HttpRequest, campaign_id: int, half_width: fl
     """Per evaluator of a sampled campaign: Span OK and Exp. correct for all its spans with 95% intervals,
     the plain shares over judged spans, and how many more judgments a ±half_width interval needs."""
     campaign = _campaign(request, campaign_id)
-    if not 0 < half_width < 0.5:
-        raise HttpError(422, f"half_width: {half_width} must be a share between 0 and 0.5 (0.05 = ±5 points)")
+    check_half_width(half_width)
     if not campaign.is_sampled:
         raise HttpError(409, f"campaign {campaign.name!r} judges every span: it has no designed sample to "
                              "estimate from (Table 4's figures are its exact ones)")

@@ -21,6 +21,7 @@ from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
 from analytics.tables import TABLE_BUILDERS, dashboard_tables, estimates_table
 from annotator.models import Campaign
 from corpus.models import Dataset, ExportJob, Item
+from evaluation.engine.sampling import SamplingError, check_half_width
 from jobs.models import JobStatus
 from jobs.views import job_page
 
@@ -132,10 +133,7 @@ def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign"}
     if campaign.is_sampled:
-        try:
-            half_width = half_width_param(request.GET.get("half_width", ""))
-        except ValueError as exc:
-            return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+        half_width = half_width_param(request.GET.get("half_width", ""))
         context |= {"estimates": estimates_table(sample_estimates(campaign, half_width=half_width), half_width),
                     "half_width": half_width}
     return _dashboard(request, context, scope, campaign.dataset)
@@ -148,11 +146,8 @@ def half_width_param(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"half_width: {text!r} is not a number (give 0.05 or 5 for ±5 points)") from None
-    value = value / 100 if value >= 1 else value
-    if not 0 < value < 0.5:
-        raise ValueError(f"half_width: {text!r} must be between 0 and 50 points")
-    return value
+        raise SamplingError(f"half_width: {text[:40]!r} is not a number (give 0.05 or 5 for ±5 points)") from None
+    return check_half_width(value / 100 if value >= 1 else value)
 
 
 @require_GET

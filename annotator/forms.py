@@ -11,6 +11,7 @@ from annotator.services.campaigns import DEFAULT_GUIDELINES
 from annotator.services.sampling import SampleSpec
 from corpus import protocol
 from corpus.annotation_files import FORMATS
+from corpus.cleaning import INT32_MAX
 from corpus.formats import FormatError
 from corpus.models import Dataset, Item, TaskType
 from corpus.services.annotation_import import annotator_map
@@ -56,8 +57,9 @@ class CampaignForm(forms.Form):
         help_text="Judge a stratified random sample of each evaluator's spans (strata: evaluator, and optionally "
                   "category or severity); the analytics then estimate Span OK and Exp. correct for all spans.",
     )
-    sample_per_stratum = forms.IntegerField(required=False, min_value=1, label="Spans per stratum")
-    sample_total = forms.IntegerField(required=False, min_value=1, label="or spans per evaluator in all")
+    sample_per_stratum = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX, label="Spans per stratum")
+    sample_total = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX,
+                                      label="or spans per evaluator in all")
 
     def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

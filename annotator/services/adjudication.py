@@ -11,12 +11,13 @@ from accounts.models import User
 from annotator.models import Adjudication, AdjudicationEvent, Campaign, SpanJudgment
 from annotator.services.judgments import CHOICE_FIELDS, MAX_COMMENT
 from corpus.models import AnnotationKind, ErrorSpan
+from errors import UserError
 
 DECISION_FIELDS = ("span_verdict", "explanation_verdict", "note")
 ADDED_SPAN_VERDICTS = frozenset({"error", "not_error"})
 
 
-class AdjudicationError(ValueError):
+class AdjudicationError(UserError, ValueError):
     """A decision that cannot be stored: unknown field or value, or a span that is not this campaign's."""
 
 
