@@ -11,7 +11,7 @@ from ninja.errors import HttpError
 from ninja.pagination import paginate
 
 from accounts.access import require_researcher
-from analytics.compare.gamma import RETRY_AFTER_SECONDS, GammaQuestion, gamma_answer
+from analytics.compare.gamma import RETRY_AFTER_SECONDS, GammaQuestion, check_aspect, gamma_answer
 from analytics.compare.sources import UnknownSource, available_sources, comparison_csv, sources_compare
 from analytics.exports.formats import FORMATS
 from analytics.exports.jobs import export_file, export_job_create
@@ -206,6 +206,7 @@ def compare_sources(
     if format not in ("json", "csv"):
         raise HttpError(422, "format must be json or csv")
     names = [n.strip() for n in sources.split(",") if n.strip()]
+    check_aspect(dataset, aspect)
     try:  # without gamma, quick: it checks the names before anything is queued
         rows = sources_compare(dataset, reference=reference, sources=names, by_category=categories, gamma=False,
                                aspect=aspect)
@@ -213,14 +214,15 @@ def compare_sources(
         raise HttpError(422, str(exc)) from None
     if gamma:
         answer = gamma_answer(GammaQuestion(dataset_id=dataset.pk, reference=reference, sources=tuple(names),
-                                            by_category=categories, aspect=aspect))
+                                            by_category=categories, aspect=aspect), user_id=request.user.pk)
         if answer.state != "done":
             status = 202 if answer.state == "pending" else 409
             response = JsonResponse({"state": answer.state, "detail": answer.detail,
                                      "retry_after": RETRY_AFTER_SECONDS}, status=status)
             response["Retry-After"] = str(RETRY_AFTER_SECONDS)
             return response
-        rows = answer.rows or []
+        order = {name: n for n, name in enumerate(names)}  # the result is stored once for every order asked
+        rows = sorted(answer.rows or [], key=lambda r: order.get(r.get("source"), len(order)))
     if format == "csv":
         return HttpResponse(comparison_csv(rows), content_type="text/csv; charset=utf-8")
     return rows

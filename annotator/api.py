@@ -53,7 +53,7 @@ from annotator.selectors import (
 from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete, added_span_update
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
-from annotator.services.exporting import export_csv, export_jsonl
+from annotator.services.exporting import ExportFilter, export_csv, export_jsonl
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.sampling import SampleSpec
 from annotator.services.undo import StepResult, action_redo, action_undo
@@ -108,13 +108,18 @@ def list_items(request: HttpRequest, dataset_id: int):
 
 
 @router.get("/datasets/{dataset_id}/export", operation_id="export_dataset")
-def export_dataset(request: HttpRequest, dataset_id: int, format: str = "jsonl"):
-    """Stream the dataset in the `export_items` format of the README's Contracts (jsonl or csv)."""
+def export_dataset(request: HttpRequest, dataset_id: int, format: str = "jsonl", campaign: int | None = None):
+    """Stream the dataset in the `export_items` format of the README's Contracts (jsonl or csv); `campaign`
+    keeps that campaign's items and judgments and takes the consensus from it (as `--campaign` does), else the
+    consensus comes from the dataset's labeling campaign."""
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
+    if campaign is not None:
+        get_object_or_404(Campaign, pk=campaign, dataset=dataset)
+    keep = ExportFilter(campaign_id=campaign)
     if format == "csv":
-        return StreamingHttpResponse(export_csv(dataset), content_type="text/csv; charset=utf-8")
-    return StreamingHttpResponse(export_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8")
+        return StreamingHttpResponse(export_csv(dataset, keep), content_type="text/csv; charset=utf-8")
+    return StreamingHttpResponse(export_jsonl(dataset, keep), content_type="application/x-ndjson; charset=utf-8")
 
 
 # ---- annotation work: the twins of the annotation screen ---------------------------------------------------

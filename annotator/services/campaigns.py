@@ -171,3 +171,16 @@ def campaign_control_set(*, campaign: Campaign, keys: Sequence[ControlKey]) -> i
             defaults={"span_verdict": key.span_verdict, "explanation_verdict": key.explanation_verdict},
         )
     return len(keys)
+
+
+@transaction.atomic
+def campaign_set_labeling(*, dataset: Dataset, campaign: Campaign | None) -> Campaign | None:
+    """Make `campaign` the dataset's labeling campaign (None: the dataset has none): the campaign whose
+    judges and reviewers give a dataset export's consensus when the export names no campaign."""
+    if campaign is not None and campaign.dataset_id != dataset.pk:
+        raise CampaignError(f"campaign_id: campaign {campaign.name!r} is not on dataset {dataset.name!r}")
+    Campaign.objects.select_for_update().filter(dataset=dataset, is_labeling=True).update(is_labeling=False)
+    if campaign is not None:
+        Campaign.objects.filter(pk=campaign.pk).update(is_labeling=True)
+        campaign.is_labeling = True
+    return campaign

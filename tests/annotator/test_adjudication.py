@@ -151,7 +151,7 @@ def test_review_screen_save_and_undo_answer_the_card(study, researcher):
     assert answer.status_code == 200
     html = answer.content.decode()
     assert f'id="dispute-{span.pk}"' in html and "Decided" in html and "(adjudicated)" in html
-    assert client.post(f"{base}{span.pk}/", {"field": "span_verdict", "value": "nope"}).status_code == 422  # as the API answers the same value
+    assert client.post(f"{base}{span.pk}/", {"field": "span_verdict", "value": "nope"}).status_code == 422
     assert client.post(f"{base}{span.pk}/", {"field": "flags", "value": "x"}).status_code == 422
     undone = client.post(f"{base}undo/").content.decode()
     assert "Open" in undone and "(majority)" in undone
