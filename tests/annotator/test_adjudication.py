@@ -17,7 +17,7 @@ from annotator.services.adjudication import (
     adjudication_set,
     adjudication_undo,
 )
-from annotator.services.exporting import export_jsonl
+from annotator.services.exporting import ExportFilter, export_jsonl
 from tests.adjudication_study import three_judge_study
 from tests.factories import OUTPUT_1, Built, build_campaign
 
@@ -182,7 +182,7 @@ def test_export_items_spans_carry_consensus(study, researcher):
     built, found = study
     adjudication_set(campaign=built.campaign, span_id=built.spans["a1_missing"].pk, user=researcher,
                      changes={"span_verdict": "hallucination"})
-    records = [json.loads(line) for line in export_jsonl(built.dataset)]
+    records = [json.loads(line) for line in export_jsonl(built.dataset, ExportFilter(campaign_id=built.campaign.pk))]
     spans = {(s["text"], a["kind"]): s for r in records for a in r["annotations"] for s in a["spans"]}
     assert spans[("serves French food", "ensemble")]["consensus"] == {
         "span_verdict": "hallucination", "explanation_verdict": "correct", "method": "adjudicated",
