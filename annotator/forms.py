@@ -104,7 +104,7 @@ class CampaignForm(forms.Form):
             self.add_error("annotators_per_item", f"Only {len(annotators)} annotators chosen.")
         data["run_objects"] = [self.run_objects[pk] for pk in data.get("runs", []) if pk in self.run_objects]
         data["sample"] = None
-        if data.get("sample_strata"):
+        if data.get("sample_strata") and not {"sample_per_stratum", "sample_total"} & set(self.errors):
             per, total = data.get("sample_per_stratum"), data.get("sample_total")
             if (per is None) == (total is None):
                 self.add_error("sample_per_stratum", "Give either a size per stratum or a total per evaluator.")
