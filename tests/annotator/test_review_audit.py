@@ -170,3 +170,19 @@ def test_the_campaign_api_allows_the_roles_the_form_allows(study, make_user):
     as_judge = create(annotators=["rita"])  # a researcher judging their own campaign (then deciding it)
     assert as_judge.status_code == 422 and "annotators: rita" in as_judge.json()["detail"]
     assert create(reviewers=["rita"]).status_code == 201
+
+
+def test_the_campaign_page_marks_and_clears_the_labeling_campaign(study, make_user, client):
+    from annotator.models import Campaign
+
+    campaign = study.campaign
+    client.force_login(make_user("rita", role="researcher"))
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "Make this the labeling campaign" in page
+    assert client.post(f"/campaigns/{campaign.pk}/labeling/").status_code == 302
+    assert Campaign.objects.get(pk=campaign.pk).is_labeling
+    assert "Stop using it for exports" in client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    client.post(f"/campaigns/{campaign.pk}/labeling/", {"clear": "1"})
+    assert not Campaign.objects.filter(dataset=study.dataset, is_labeling=True).exists()
+    client.force_login(make_user("ann9"))
+    assert client.post(f"/campaigns/{campaign.pk}/labeling/").status_code == 403
