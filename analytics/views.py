@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -15,7 +12,7 @@ from accounts.models import User
 from analytics.exports.jobs import export_file, export_job_create
 from analytics.exports.labeled import labeled_card, labeled_response
 from analytics.forms import ExportForm
-from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference, dashboard_data
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
 from analytics.tables import TABLE_BUILDERS, dashboard_tables, estimates_table
@@ -30,20 +27,6 @@ MAX_RESAMPLES = 10_000
 
 class AppRequest(HttpRequest):
     user: User
-
-
-def _refuses_unknown_reference(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """A reference that does not exist answers 400 with the references there are, not an empty table."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except UnknownReference as exc:
-            return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
-
-    return wrapper
-
 
 
 def _int_param(request: HttpRequest, name: str, default: int, *, low: int, high: int) -> int:
@@ -128,7 +111,6 @@ def _plot_response(data: DashboardData, name: str, fmt: str) -> HttpResponse:
 
 
 @require_GET
-@_refuses_unknown_reference
 def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign"}
@@ -151,21 +133,18 @@ def half_width_param(text: str) -> float:
 
 
 @require_GET
-@_refuses_unknown_reference
 def campaign_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     return _table_response(_compute(request, scope), key, fmt, f"campaign-{campaign.pk}")
 
 
 @require_GET
-@_refuses_unknown_reference
 def campaign_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
     _, scope = _campaign_scope(request, pk)
     return _plot_response(_compute(request, scope), name, fmt)
 
 
 @require_GET
-@_refuses_unknown_reference
 def dataset_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     dataset, scope = _dataset_scope(request, pk)
     context = {
@@ -176,14 +155,12 @@ def dataset_dashboard(request: AppRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
-@_refuses_unknown_reference
 def dataset_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
     dataset, scope = _dataset_scope(request, pk)
     return _table_response(_compute(request, scope), key, fmt, f"dataset-{dataset.pk}")
 
 
 @require_GET
-@_refuses_unknown_reference
 def dataset_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
     _, scope = _dataset_scope(request, pk)
     return _plot_response(_compute(request, scope), name, fmt)
