@@ -6,11 +6,11 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from ninja import Router, Status
-from ninja.errors import HttpError
+from ninja.pagination import paginate
 
 from accounts.models import ApiToken
 from accounts.schemas import TokenCreatedOut, TokenIn, TokenOut
-from accounts.services.tokens import TokenError, expiry_in, token_issue, token_revoke, tokens_for
+from accounts.services.tokens import expiry_in, token_issue, token_revoke, tokens_for
 
 router = Router(tags=["tokens"])
 
@@ -22,6 +22,7 @@ def token_out(row: ApiToken) -> dict:
 
 
 @router.get("/tokens", response=list[TokenOut], operation_id="list_tokens")
+@paginate
 def list_tokens(request: HttpRequest):
     """Your tokens, newest first, with prefix, scope, creation, last use, expiry and revocation."""
     return [token_out(row) for row in tokens_for(request.user)]
@@ -31,11 +32,8 @@ def list_tokens(request: HttpRequest):
 def create_token(request: HttpRequest, payload: TokenIn):
     """A new token for you; the answer is the one time it is shown. (A read-only token cannot POST, so it
     cannot make a write token.)"""
-    try:
-        token, row = token_issue(user=request.user, name=payload.name, scope=payload.scope,
-                                 expires_at=expiry_in(payload.expires_in_days))
-    except TokenError as exc:
-        raise HttpError(422, str(exc)) from None
+    token, row = token_issue(user=request.user, name=payload.name, scope=payload.scope,
+                             expires_at=expiry_in(payload.expires_in_days))
     return Status(201, {**token_out(row), "token": token})
 
 

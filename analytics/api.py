@@ -11,16 +11,17 @@ from ninja.errors import HttpError
 from ninja.pagination import paginate
 
 from accounts.access import require_researcher
-from analytics.compare.gamma import RETRY_AFTER_SECONDS, GammaQuestion, gamma_answer
-from analytics.compare.sources import UnknownSource, available_sources, comparison_csv, sources_compare
+from analytics.compare.gamma import RETRY_AFTER_SECONDS, GammaQuestion, check_aspect, gamma_answer
+from analytics.compare.sources import available_sources, comparison_csv, sources_compare
 from analytics.exports.formats import FORMATS
 from analytics.exports.jobs import export_file, export_job_create
-from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
 from analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
 from annotator.models import Assignment, Campaign
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset, ExportJob
+from errors import UserError
 
 # A seed outside 0..2**31-1 is a 422 naming the parameter (numpy refuses negative seeds with a 500 otherwise).
 _SEED = Query(0, ge=0, le=2**31 - 1, description="bootstrap seed, 0..2**31-1")
@@ -60,11 +61,8 @@ class DashboardOut(Schema):
 
 def _compute(scope: Scope, reference: str, resamples: int, seed: int) -> DashboardData:
     if not 0 <= resamples <= MAX_RESAMPLES:
-        raise HttpError(422, f"resamples must be between 0 and {MAX_RESAMPLES}")
-    try:
-        return cached_dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
-    except UnknownReference as exc:
-        raise HttpError(422, str(exc)) from None
+        raise UserError(f"resamples must be between 0 and {MAX_RESAMPLES}")
+    return cached_dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
 
 
 def _dashboard_out(data: DashboardData, resamples: int, seed: int) -> dict[str, Any]:
@@ -83,7 +81,7 @@ def _one_table(data: DashboardData, key: str, format: str) -> dict[str, Any] | H
     if format == "csv":
         return HttpResponse(table.to_csv(), content_type="text/csv; charset=utf-8")
     if format != "json":
-        raise HttpError(422, "format must be json or csv")
+        raise UserError("format must be json or csv")
     return table.as_dict()
 
 
@@ -204,23 +202,23 @@ def compare_sources(
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     if format not in ("json", "csv"):
-        raise HttpError(422, "format must be json or csv")
+        raise UserError("format must be json or csv")
     names = [n.strip() for n in sources.split(",") if n.strip()]
-    try:  # without gamma, quick: it checks the names before anything is queued
-        rows = sources_compare(dataset, reference=reference, sources=names, by_category=categories, gamma=False,
-                               aspect=aspect)
-    except UnknownSource as exc:
-        raise HttpError(422, str(exc)) from None
+    check_aspect(dataset, aspect)
+    # without gamma, quick: it checks the names (UnknownSource, a 422) before anything is queued
+    rows = sources_compare(dataset, reference=reference, sources=names, by_category=categories, gamma=False,
+                           aspect=aspect)
     if gamma:
         answer = gamma_answer(GammaQuestion(dataset_id=dataset.pk, reference=reference, sources=tuple(names),
-                                            by_category=categories, aspect=aspect))
+                                            by_category=categories, aspect=aspect), user_id=request.user.pk)
         if answer.state != "done":
             status = 202 if answer.state == "pending" else 409
             response = JsonResponse({"state": answer.state, "detail": answer.detail,
                                      "retry_after": RETRY_AFTER_SECONDS}, status=status)
             response["Retry-After"] = str(RETRY_AFTER_SECONDS)
             return response
-        rows = answer.rows or []
+        order = {name: n for n, name in enumerate(names)}  # the result is stored once for every order asked
+        rows = sorted(answer.rows or [], key=lambda r: order.get(r.get("source"), len(order)))
     if format == "csv":
         return HttpResponse(comparison_csv(rows), content_type="text/csv; charset=utf-8")
     return rows
@@ -234,13 +232,13 @@ def create_export(request: HttpRequest, dataset_id: int, payload: ExportIn):
     if payload.campaign_id is not None:
         get_object_or_404(Campaign, pk=payload.campaign_id, dataset=dataset)
     if payload.format not in FORMATS:
-        raise HttpError(422, f"format must be one of {', '.join(FORMATS)}")
+        raise UserError(f"format must be one of {', '.join(FORMATS)}")
     if payload.status and payload.status not in Assignment.Status.values:
-        raise HttpError(422, f"status must be one of {', '.join(Assignment.Status.values)}")
+        raise UserError(f"status must be one of {', '.join(Assignment.Status.values)}")
     keep = ExportFilter(**payload.dict(exclude={"format"}))
     problems = keep.problems(dataset)
     if problems:
-        raise HttpError(422, "; ".join(problems))
+        raise UserError("; ".join(problems))
     return Status(202, _job_out(export_job_create(dataset=dataset, fmt=payload.format, keep=keep, user=request.user)))
 
 

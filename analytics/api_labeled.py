@@ -7,12 +7,13 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
-from ninja.errors import HttpError
 
 from accounts.access import require_researcher
 from analytics.exports.labeled import FORMATS, labeled_card, labeled_response
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, MetricEstimate, sample_estimates
 from annotator.models import Campaign
+from errors import Conflict, UserError
+from evaluation.engine.sampling import check_half_width
 
 router = Router(tags=["labeled sets and estimates"])
 
@@ -60,7 +61,7 @@ def export_labeled_set(request: HttpRequest, campaign_id: int, format: str = "js
     """The labeled set, exactly as `manage.py export_labeled` writes it (jsonl streams; parquet)."""
     campaign = _campaign(request, campaign_id)
     if format not in FORMATS:
-        raise HttpError(422, f"format: {format!r} is not one of {', '.join(FORMATS)}")
+        raise UserError(f"format: {format!r} is not one of {', '.join(FORMATS)}")
     return labeled_response(campaign, format)
 
 
@@ -69,7 +70,7 @@ def retrieve_labeled_card(request: HttpRequest, campaign_id: int, format: str = 
     """The labeled set's data card (`format` is written into it: the file it describes)."""
     campaign = _campaign(request, campaign_id)
     if format not in FORMATS:
-        raise HttpError(422, f"format: {format!r} is not one of {', '.join(FORMATS)}")
+        raise UserError(f"format: {format!r} is not one of {', '.join(FORMATS)}")
     return labeled_card(campaign, fmt=format)
 
 
@@ -78,10 +79,9 @@ def list_sample_estimates(request: HttpRequest, campaign_id: int, half_width: fl
     """Per evaluator of a sampled campaign: Span OK and Exp. correct for all its spans with 95% intervals,
     the plain shares over judged spans, and how many more judgments a ±half_width interval needs."""
     campaign = _campaign(request, campaign_id)
-    if not 0 < half_width < 0.5:
-        raise HttpError(422, f"half_width: {half_width} must be a share between 0 and 0.5 (0.05 = ±5 points)")
+    check_half_width(half_width)
     if not campaign.is_sampled:
-        raise HttpError(409, f"campaign {campaign.name!r} judges every span: it has no designed sample to "
+        raise Conflict(f"campaign {campaign.name!r} judges every span: it has no designed sample to "
                              "estimate from (Table 4's figures are its exact ones)")
     return [EstimateOut(run_id=r.run_id, run=r.label, spans=r.spans, sampled=r.sampled,
                         span_ok=_metric_out(r.span_ok), exp_correct=_metric_out(r.exp_correct))

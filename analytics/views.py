@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -17,7 +14,7 @@ from analytics.exports.labeled import labeled_card, labeled_response
 from analytics.forms import ExportForm
 from analytics.report.build import REPORT_FORMATS, report_zip
 from analytics.report.sections import ranking_tables
-from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, UnknownReference, dashboard_data
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
@@ -25,6 +22,7 @@ from analytics.selectors.ranking import BY_CHOICES, campaign_aspects, campaign_r
 from analytics.tables import TABLE_BUILDERS, dashboard_tables, empty_state, estimates_table
 from annotator.models import Campaign
 from corpus.models import Dataset, ExportJob, Item
+from evaluation.engine.sampling import SamplingError, check_half_width
 from jobs.models import JobStatus
 from jobs.views import job_page
 
@@ -37,20 +35,6 @@ JUDGED_TABLES = frozenset({"accuracy", "explanations", "matrix", "accuracy_by_an
 
 class AppRequest(HttpRequest):
     user: User
-
-
-def _refuses_unknown_reference(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """A reference that does not exist answers 400 with the references there are, not an empty table."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        try:
-            return view(request, *args, **kwargs)
-        except UnknownReference as exc:
-            return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
-
-    return wrapper
-
 
 
 def _int_param(request: HttpRequest, name: str, default: int, *, low: int, high: int) -> int:
@@ -145,15 +129,11 @@ def _plot_response(data: DashboardData, name: str, fmt: str) -> HttpResponse:
 
 
 @require_GET
-@_refuses_unknown_reference
 def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign"}
     if campaign.is_sampled:
-        try:
-            half_width = half_width_param(request.GET.get("half_width", ""))
-        except ValueError as exc:
-            return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+        half_width = half_width_param(request.GET.get("half_width", ""))
         context |= {"estimates": estimates_table(sample_estimates(campaign, half_width=half_width), half_width),
                     "half_width": half_width}
     if has_control_arm(campaign):
@@ -169,15 +149,11 @@ def half_width_param(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"half_width: {text!r} is not a number (give 0.05 or 5 for ±5 points)") from None
-    value = value / 100 if value >= 1 else value
-    if not 0 < value < 0.5:
-        raise ValueError(f"half_width: {text!r} must be between 0 and 50 points")
-    return value
+        raise SamplingError(f"half_width: {text[:40]!r} is not a number (give 0.05 or 5 for ±5 points)") from None
+    return check_half_width(value / 100 if value >= 1 else value)
 
 
 @require_GET
-@_refuses_unknown_reference
 def campaign_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
     return _table_response(_compute(request, scope), key, fmt, f"campaign-{campaign.pk}")
@@ -195,14 +171,12 @@ def campaign_report(request: AppRequest, pk: int, fmt: str) -> HttpResponse:
 
 
 @require_GET
-@_refuses_unknown_reference
 def campaign_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
     _, scope = _campaign_scope(request, pk)
     return _plot_response(_compute(request, scope), name, fmt)
 
 
 @require_GET
-@_refuses_unknown_reference
 def dataset_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     dataset, scope = _dataset_scope(request, pk)
     context = {
@@ -213,14 +187,12 @@ def dataset_dashboard(request: AppRequest, pk: int) -> HttpResponse:
 
 
 @require_GET
-@_refuses_unknown_reference
 def dataset_table(request: AppRequest, pk: int, key: str, fmt: str) -> HttpResponse:
     dataset, scope = _dataset_scope(request, pk)
     return _table_response(_compute(request, scope), key, fmt, f"dataset-{dataset.pk}")
 
 
 @require_GET
-@_refuses_unknown_reference
 def dataset_plot(request: AppRequest, pk: int, name: str, fmt: str) -> HttpResponse:
     _, scope = _dataset_scope(request, pk)
     return _plot_response(_compute(request, scope), name, fmt)

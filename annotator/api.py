@@ -51,18 +51,19 @@ from annotator.selectors import (
     item_errors,
     judged_span_for_assignment,
 )
-from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete, added_span_update
+from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.services.control_arm import assignment_reveal
-from annotator.services.exporting import export_csv, export_jsonl
-from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
+from annotator.services.exporting import ExportFilter, export_csv, export_jsonl
+from annotator.services.judgments import judgment_set
 from annotator.services.sampling import SampleSpec
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
 from corpus.formats import FormatError, named
 from corpus.models import Dataset, ErrorSpan
 from corpus.services.annotation_import import annotator_map
+from errors import Conflict, UserError
 from evaluation.models import EvaluatorRun
 
 router = Router(tags=["datasets"])
@@ -110,13 +111,18 @@ def list_items(request: HttpRequest, dataset_id: int):
 
 
 @router.get("/datasets/{dataset_id}/export", operation_id="export_dataset")
-def export_dataset(request: HttpRequest, dataset_id: int, format: str = "jsonl"):
-    """Stream the dataset in the `export_items` format (jsonl or csv; see the docs' Export formats)."""
+def export_dataset(request: HttpRequest, dataset_id: int, format: str = "jsonl", campaign: int | None = None):
+    """Stream the dataset in the `export_items` format (jsonl or csv; see the docs' Export formats); `campaign`
+    keeps that campaign's items and judgments and takes the consensus from it (as `--campaign` does), else the
+    consensus comes from the dataset's labeling campaign."""
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
+    if campaign is not None:
+        get_object_or_404(Campaign, pk=campaign, dataset=dataset)
+    keep = ExportFilter(campaign_id=campaign)
     if format == "csv":
-        return StreamingHttpResponse(export_csv(dataset), content_type="text/csv; charset=utf-8")
-    return StreamingHttpResponse(export_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8")
+        return StreamingHttpResponse(export_csv(dataset, keep), content_type="text/csv; charset=utf-8")
+    return StreamingHttpResponse(export_jsonl(dataset, keep), content_type="application/x-ndjson; charset=utf-8")
 
 
 # ---- annotation work: the twins of the annotation screen ---------------------------------------------------
@@ -192,14 +198,10 @@ def _set_fields(request: HttpRequest, assignment_id: int, span_id: int, changes:
     span, _ = judged_span_for_assignment(assignment, span_id)
     expected = changes.pop("version", None)
     if not changes:
-        raise HttpError(422, "give at least one field to set")
-    try:
-        judgment = judgment_set(assignment=assignment, span=span, user=request.user, changes=changes,
-                                expected_version=expected)
-    except StaleJudgment as exc:
-        raise HttpError(409, str(exc)) from None
-    except JudgmentError as exc:
-        raise HttpError(422, str(exc)) from None
+        raise UserError("give at least one field to set")
+    # a refusal is a UserError: 409 for a stale version (StaleJudgment), 422 for a bad value (config.api)
+    judgment = judgment_set(assignment=assignment, span=span, user=request.user, changes=changes,
+                            expected_version=expected)
     return _judgment_out(judgment)
 
 
@@ -231,10 +233,7 @@ def _step_out(result: StepResult | None) -> UndoOut:
 def undo_judgment(request: HttpRequest, assignment_id: int):
     """Reverse the caller's newest action on this assignment of any kind (like pressing u on the screen)."""
     assignment = assignment_to_edit(request.user, assignment_id)
-    try:
-        return _step_out(action_undo(assignment=assignment, user=request.user))
-    except (JudgmentError, AddedSpanError) as exc:
-        raise HttpError(422, str(exc)) from None
+    return _step_out(action_undo(assignment=assignment, user=request.user))
 
 
 @router.post("/assignments/{assignment_id}/redo", response=UndoOut, operation_id="redo_judgment",
@@ -242,10 +241,7 @@ def undo_judgment(request: HttpRequest, assignment_id: int):
 def redo_judgment(request: HttpRequest, assignment_id: int):
     """Replay the caller's most recently undone action (like Shift+U on the screen)."""
     assignment = assignment_to_edit(request.user, assignment_id)
-    try:
-        return _step_out(action_redo(assignment=assignment, user=request.user))
-    except (JudgmentError, AddedSpanError) as exc:
-        raise HttpError(422, str(exc)) from None
+    return _step_out(action_redo(assignment=assignment, user=request.user))
 
 
 @router.post("/assignments/{assignment_id}/added-spans", response={201: AddedSpanOut},
@@ -253,10 +249,7 @@ def redo_judgment(request: HttpRequest, assignment_id: int):
 def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSpanIn):
     """Add a missed error by character offsets into the output (end exclusive); the text is taken from them."""
     assignment = assignment_to_edit(request.user, assignment_id)
-    try:
-        span = added_span_create(assignment=assignment, user=request.user, **payload.dict())
-    except AddedSpanError as exc:
-        raise HttpError(422, str(exc)) from None
+    span = added_span_create(assignment=assignment, user=request.user, **payload.dict())
     return Status(201, _added_out(span))
 
 
@@ -264,10 +257,7 @@ def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSp
               tags=["annotation"])
 def update_added_span(request: HttpRequest, span_id: int, payload: AddedSpanPatchIn):
     span, assignment = added_span_for_user(request.user, span_id)
-    try:
-        added_span_update(span=span, assignment=assignment, user=request.user, **payload.dict(exclude_unset=True))
-    except AddedSpanError as exc:
-        raise HttpError(422, str(exc)) from None
+    added_span_update(span=span, assignment=assignment, user=request.user, **payload.dict(exclude_unset=True))
     return _added_out(span)
 
 
@@ -275,10 +265,7 @@ def update_added_span(request: HttpRequest, span_id: int, payload: AddedSpanPatc
                tags=["annotation"])
 def delete_added_span(request: HttpRequest, span_id: int):
     span, assignment = added_span_for_user(request.user, span_id)
-    try:
-        added_span_delete(span=span, assignment=assignment, user=request.user)
-    except AddedSpanError as exc:
-        raise HttpError(422, str(exc)) from None
+    added_span_delete(span=span, assignment=assignment, user=request.user)
     return Status(204, None)
 
 
@@ -287,10 +274,7 @@ def delete_added_span(request: HttpRequest, span_id: int):
 def finish_assignment(request: HttpRequest, assignment_id: int, payload: FinishIn | None = None):
     """Mark the item done; 422 while a machine error lacks a span or an explanation verdict."""
     assignment = assignment_to_edit(request.user, assignment_id)
-    try:
-        done = assignment_finish(assignment=assignment, user=request.user, seconds=payload.seconds if payload else 0)
-    except AssignmentError as exc:
-        raise HttpError(422, str(exc)) from None
+    done = assignment_finish(assignment=assignment, user=request.user, seconds=payload.seconds if payload else 0)
     return _assignment_out(done)
 
 
@@ -301,14 +285,14 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
     dataset = get_object_or_404(Dataset, pk=payload.dataset_id)
     runs = list(EvaluatorRun.objects.filter(pk__in=payload.run_ids))
     if len(runs) != len(set(payload.run_ids)):
-        raise HttpError(422, "unknown run id(s)")
+        raise UserError("run_ids: unknown run id(s)")
     users = {u.username: u for u in User.objects.filter(username__in=payload.annotators, is_active=True)}
     missing = [name for name in payload.annotators if name not in users]
     if missing:
-        raise HttpError(422, f"unknown or inactive annotators: {', '.join(missing)}")
+        raise UserError(f"annotators: unknown or inactive users: {', '.join(missing)}")
     reviewers = list(User.objects.filter(username__in=payload.reviewers, is_active=True))
     if unknown := sorted(set(payload.reviewers) - {u.username for u in reviewers}):
-        raise HttpError(422, f"reviewers: unknown or inactive users: {', '.join(unknown)}")
+        raise UserError(f"reviewers: unknown or inactive users: {', '.join(unknown)}")
     sample = SampleSpec(**payload.sample.dict()) if payload.sample else None
     try:
         with transaction.atomic():
@@ -322,9 +306,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])
     except IntegrityError:
-        raise HttpError(409, f"a campaign named {payload.name!r} exists") from None
-    except ValueError as exc:
-        raise HttpError(422, str(exc)) from None
+        raise Conflict(f"name: a campaign named {payload.name!r} exists") from None
     return Status(201, CampaignOut(
         id=campaign.pk, name=campaign.name, dataset_id=dataset.pk, aspects=campaign.aspects,
         annotators_per_item=campaign.annotators_per_item, n_assignments=campaign.assignments.count(),

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
-from ninja.errors import HttpError
 
 from annotator.access import campaign_for_reviewer
+from annotator.models import Adjudication
 from annotator.review import ReviewEntry, review_entry, review_queue
 from annotator.services.adjudication import (
-    AdjudicationError,
+    adjudication_history,
     adjudication_redo,
     adjudication_set,
     adjudication_undo,
 )
+from errors import Conflict, UserError
 
 router = Router(tags=["adjudication"])
 
@@ -46,14 +48,30 @@ class DisputeOut(Schema):
     consensus: ConsensusOut
     decided: bool
     decision: dict[str, str] | None
+    override: bool  # listed because a reviewer overrode judges who agree, not because they disagree
+    versions: dict[str, int]  # field -> its version (audit rows so far)
 
 
 class DecisionIn(Schema):
-    """Only the fields given change; '' clears a field (the majority applies again)."""
+    """Only the fields given change; '' clears a field (the majority applies again). `override` is needed to
+    decide a span the judges agree on (audited; the review screen lists it from then on)."""
 
     span_verdict: str | None = None
     explanation_verdict: str | None = None
     note: str | None = None
+    override: bool = False
+
+
+class AuditOut(Schema):
+    id: int
+    user: str
+    action: str  # "change", "undo", "redo" or "override"
+    field: str
+    old_value: str
+    new_value: str
+    version: int
+    undone: bool
+    at: str
 
 
 def _dispute_out(entry: ReviewEntry) -> DisputeOut:
@@ -69,6 +87,7 @@ def _dispute_out(entry: ReviewEntry) -> DisputeOut:
         decision=None if d is None else {"span_verdict": d.span_verdict,
                                          "explanation_verdict": d.explanation_verdict, "note": d.note,
                                          "reviewer": d.reviewer.username if d.reviewer else ""},
+        override=entry.is_override, versions={} if d is None else {k: int(v) for k, v in d.versions.items()},
     )
 
 
@@ -100,7 +119,7 @@ def _stepped(campaign, decision, step: str):
     """The dispute an undo or redo changed, as it stands now (None once it is no longer disputed); 409 when
     there was nothing to `step`."""
     if decision is None:
-        raise HttpError(409, f"nothing to {step}")
+        raise Conflict(f"nothing to {step}")
     entry = review_entry(campaign, decision.span_id)
     return None if entry is None else _dispute_out(entry)
 
@@ -110,12 +129,21 @@ def _stepped(campaign, decision, step: str):
 def update_dispute_decision(request: HttpRequest, campaign_id: int, span_id: int, payload: DecisionIn):
     """Decide (or change the decision on) one disputed span; audited and undoable."""
     campaign = campaign_for_reviewer(request.user, campaign_id)
-    changes = {k: v for k, v in payload.dict().items() if v is not None}
+    override = payload.override
+    changes = {k: v for k, v in payload.dict(exclude={"override"}).items() if v is not None}
     if not changes:
-        raise HttpError(422, "give at least one of span_verdict, explanation_verdict, note")
-    try:
-        adjudication_set(campaign=campaign, span_id=span_id, user=request.user, changes=changes)
-    except AdjudicationError as exc:
-        raise HttpError(422, str(exc)) from None
+        raise UserError("give at least one of span_verdict, explanation_verdict, note")
+    adjudication_set(campaign=campaign, span_id=span_id, user=request.user, changes=changes, override=override)
     entry = review_entry(campaign, span_id)
     return None if entry is None else _dispute_out(entry)
+
+
+@router.get("/campaigns/{campaign_id}/disputes/{span_id}/history", response=list[AuditOut],
+            operation_id="list_dispute_history")
+def list_dispute_history(request: HttpRequest, campaign_id: int, span_id: int):
+    """The decision's audit trail, oldest first: who changed, undid, redid or overrode what, and when."""
+    campaign = campaign_for_reviewer(request.user, campaign_id)
+    decision = get_object_or_404(Adjudication, campaign=campaign, span_id=span_id)
+    return [AuditOut(id=e.pk, user=e.user.username, action=e.action, field=e.field, old_value=e.old_value,
+                     new_value=e.new_value, version=e.version, undone=e.undone, at=e.at.isoformat())
+            for e in adjudication_history(decision)]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import TypedDict
 
+from errors import UserError
+
 
 class Category(TypedDict):
     key: str
@@ -30,7 +32,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_ -]{1,40}$")
 MAX_CATEGORIES = len(PALETTE)
 
 
-class CategoryError(ValueError):
+class CategoryError(UserError, ValueError):
     """A category set that cannot be used: a bad name, a repeated one, too many."""
 
 

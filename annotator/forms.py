@@ -11,6 +11,7 @@ from annotator.services.campaigns import DEFAULT_GUIDELINES
 from annotator.services.sampling import SampleSpec
 from corpus import protocol
 from corpus.annotation_files import FORMATS
+from corpus.cleaning import INT32_MAX
 from corpus.formats import FormatError
 from corpus.models import Dataset, Item, TaskType
 from corpus.services.annotation_import import annotator_map
@@ -61,8 +62,9 @@ class CampaignForm(forms.Form):
         help_text="Judge a stratified random sample of each evaluator's spans (strata: evaluator, and optionally "
                   "category or severity); the analytics then estimate Span OK and Exp. correct for all spans.",
     )
-    sample_per_stratum = forms.IntegerField(required=False, min_value=1, label="Spans per stratum")
-    sample_total = forms.IntegerField(required=False, min_value=1, label="or spans per evaluator in all")
+    sample_per_stratum = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX, label="Spans per stratum")
+    sample_total = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX,
+                                      label="or spans per evaluator in all")
 
     def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -107,7 +109,7 @@ class CampaignForm(forms.Form):
             self.add_error("annotators_per_item", f"Only {len(annotators)} annotators chosen.")
         data["run_objects"] = [self.run_objects[pk] for pk in data.get("runs", []) if pk in self.run_objects]
         data["sample"] = None
-        if data.get("sample_strata"):
+        if data.get("sample_strata") and not {"sample_per_stratum", "sample_total"} & set(self.errors):
             per, total = data.get("sample_per_stratum"), data.get("sample_total")
             if (per is None) == (total is None):
                 self.add_error("sample_per_stratum", "Give either a size per stratum or a total per evaluator.")

@@ -33,6 +33,10 @@ class Campaign(models.Model):
     is_sampled = models.BooleanField(
         default=False, help_text="Judges a stratified sample of the machine spans (SampleDesign), not all.",
     )
+    is_labeling = models.BooleanField(
+        default=False, help_text="The dataset's labeling campaign: its judgments and decisions give the consensus "
+                                 "a dataset export writes when no campaign is named (at most one per dataset).",
+    )
     guidelines = models.TextField(blank=True, default="", help_text="Markdown shown to the annotators.")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.DRAFT)
     seed = models.IntegerField(default=0, help_text="Seeds the per-annotator item order.")
@@ -55,6 +59,8 @@ class Campaign(models.Model):
             models.CheckConstraint(condition=Q(annotators_per_item__gte=1), name="campaign_overlap_positive"),
             models.CheckConstraint(condition=Q(control_arm__gte=0, control_arm__lte=1),
                                    name="campaign_control_arm_share"),
+            models.UniqueConstraint(fields=["dataset"], condition=Q(is_labeling=True),
+                                    name="campaign_one_labeling_per_dataset"),
         ]
 
     def __str__(self) -> str:
@@ -256,10 +262,13 @@ class AddedSource(Source):
 
 
 class Adjudication(models.Model):
-    """A reviewer's final verdicts on a span the judges disagreed on (a machine span or an added error).
+    """A reviewer's final verdicts on a span the judges disagreed on (a machine span or an added error), or on
+    one they agreed on when a reviewer overrode them (`override`, listed on the review screen).
 
     Blank fields leave the judges' majority in force (corpus.consensus). The judges' own verdicts are never
-    changed, so agreement before adjudication stays measurable."""
+    changed, so agreement before adjudication stays measurable. Each field has its own version (`versions`,
+    field -> number of audited changes, undos and redos), so an undo can tell whether someone changed the
+    field since."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="adjudications")
     span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="adjudications")
@@ -269,6 +278,8 @@ class Adjudication(models.Model):
         max_length=20, choices=ExplanationVerdict.choices, blank=True, default=""
     )
     note = models.TextField(blank=True, default="")
+    override = models.BooleanField(default=False, help_text="Decided although the judges agree (audited, listed).")
+    versions = models.JSONField(default=dict, blank=True, help_text="field -> its version (audit rows so far).")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -280,13 +291,24 @@ class Adjudication(models.Model):
 
 
 class AdjudicationEvent(models.Model):
-    """Audit trail and undo stack of adjudication: who set which field of a decision, from what to what."""
+    """Audit trail and undo stack of adjudication: who changed, undid or redid which field of a decision, from
+    what to what, and the field's version after it. The undo stack is a reviewer's `change` rows."""
+
+    class Action(models.TextChoices):
+        CHANGE = "change", "Change"
+        UNDO = "undo", "Undo"
+        REDO = "redo", "Redo"
+        OVERRIDE = "override", "Override"
 
     adjudication = models.ForeignKey(Adjudication, on_delete=models.CASCADE, related_name="events")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    action = models.CharField(max_length=8, choices=Action.choices, default=Action.CHANGE)
     field = models.CharField(max_length=32)
     old_value = models.TextField(blank=True, default="")
     new_value = models.TextField(blank=True, default="")
+    version = models.PositiveIntegerField(default=0, help_text="The field's version after this row.")
+    reverts = models.ForeignKey("self", null=True, blank=True, on_delete=models.CASCADE, related_name="steps",
+                                help_text="The change an undo or redo row steps over.")
     undone = models.BooleanField(default=False)
     at = models.DateTimeField(auto_now_add=True)
     undone_at = models.DateTimeField(null=True, blank=True)

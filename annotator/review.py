@@ -2,8 +2,9 @@
 
 A machine span is in the queue when two or more judges set a field to different values; an added error
 (overlapping errors the experts added, grouped as on the item screen) when some but not all of the output's
-judges marked it. Reviewers see the judges' names and comments here; experts never reach this module's
-pages (annotator.access.campaign_for_reviewer).
+judges marked it; either also when a reviewer overrode judges who agreed (an audited override), so no
+decision made on an agreement is off the screen. Reviewers see the judges' names and comments here; experts
+never reach this module's pages (annotator.access.campaign_for_reviewer).
 """
 
 from __future__ import annotations
@@ -135,13 +136,20 @@ class ReviewEntry:
     def is_decided(self) -> bool:
         return self.decision is not None and self.decision.is_decided()
 
+    @property
+    def is_override(self) -> bool:
+        """A reviewer overrode judges who agree (the entry is listed for that reason, not a disagreement)."""
+        return self.decision is not None and self.decision.override
+
 
 def review_queue(campaign: Campaign, votes: CampaignVotes | None = None) -> list[ReviewEntry]:
-    """The spans the judges disagree on, in item order then text order (module docstring)."""
+    """The spans the judges disagree on, and those a reviewer overrode, in item order then text order (module
+    docstring)."""
     votes = votes or campaign_votes(campaign)
+    overridden = {span_id for span_id, d in votes.decisions.items() if d.override}
     disputed = [span_id for span_id, vs in votes.machine.items()
-                if is_disagreement([Vote(v.span_verdict, v.explanation_verdict) for v in vs])]
-    added = [g for g in votes.added if 0 < len(g.finders) < len(g.judges)]
+                if span_id in overridden or is_disagreement([Vote(v.span_verdict, v.explanation_verdict) for v in vs])]
+    added = [g for g in votes.added if g.key in overridden or 0 < len(g.finders) < len(g.judges)]
     spans = {s.pk: s for s in ErrorSpan.objects.filter(pk__in=disputed).select_related("annotation")}
     items = {i.pk: i for i in Item.objects.filter(
         pk__in={s.annotation.item_id for s in spans.values()} | {g.item_id for g in added})}

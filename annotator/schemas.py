@@ -6,6 +6,7 @@ from ninja import Field, Schema
 from pydantic import create_model
 
 from corpus import protocol
+from corpus.cleaning import INT32_MAX
 
 
 class DatasetOut(Schema):
@@ -153,9 +154,9 @@ class SampleIn(Schema):
     or 'evaluator+severity'; exactly one of per_stratum or total (per evaluator); a seed."""
 
     strata: str = "evaluator"
-    per_stratum: int | None = None
-    total: int | None = None
-    seed: int = 0
+    per_stratum: int | None = Field(None, ge=1, le=INT32_MAX)
+    total: int | None = Field(None, ge=1, le=INT32_MAX)
+    seed: int = Field(0, ge=0, le=INT32_MAX)
 
 
 class CampaignIn(Schema):

@@ -18,6 +18,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/resume/", views.campaign_resume, name="campaign_resume"),
     path("campaigns/<int:pk>/guidelines/", views.campaign_guidelines, name="campaign_guidelines"),
     path("campaigns/<int:pk>/control/", views.campaign_control, name="campaign_control"),
+    path("campaigns/<int:pk>/labeling/", views.campaign_labeling, name="campaign_labeling"),
     path("campaigns/<int:pk>/adjudicate/", views.adjudicate, name="adjudicate"),
     path("campaigns/<int:pk>/adjudicate/<int:span_pk>/", views.adjudication_save, name="adjudication_save"),
     path("campaigns/<int:pk>/adjudicate/undo/", views.adjudication_undo_view, name="adjudication_undo"),

@@ -6,7 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import NinjaAPI
-from ninja.security import HttpBearer, django_auth
+from ninja.errors import AuthenticationError
+from ninja.security import HttpBearer, SessionAuth
 
 from accounts.access import AccessError
 from accounts.api import router as tokens_router
@@ -18,26 +19,44 @@ from analytics.api_labeled import router as labeled_router
 from analytics.api_priming import router as priming_router
 from analytics.api_report import router as report_router
 from annotator.api import router as annotator_router
+from annotator.api_labeling import router as labeling_router
 from annotator.api_review import router as review_router
 from comparison.api import router as comparison_router
 from config.openapi import document_responses
 from dhp.api import router as dhp_router
+from errors import UserError
 from evaluation.api import router as evaluation_router
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 class TokenAuth(HttpBearer):
-    """Bearer tokens; a read-scoped token is refused (403) on anything that could change data."""
+    """Bearer tokens; a read-scoped token is refused (403) on anything that could change data.
+
+    A bearer token that is unknown, revoked or expired is a 401 at once: the request named its credentials,
+    so falling through to the session (and its CSRF check, a 403) would answer the wrong question."""
 
     def authenticate(self, request: HttpRequest, token: str):
         row = token_lookup(token)
         if row is None:
-            return None
+            raise AuthenticationError(message="the bearer token is unknown, revoked or expired")
         if row.scope == TokenScope.READ and request.method not in SAFE_METHODS:
             raise AccessError(403, "this token is read-only (scope 'read'); use a token made with --scope write")
         request.user = row.user
         return row.user
+
+
+class SignedInSession(SessionAuth):
+    """The browser's session, CSRF-checked only when there is a signed-in session to protect.
+
+    ninja's SessionAuth checks CSRF before it looks for a user, so a script with no credentials got 403 "CSRF
+    check Failed" on a write; without a signed-in user there is nothing to forge, and the answer is 401."""
+
+    def __call__(self, request: HttpRequest):
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return None
+        return super().__call__(request)
 
 
 class SpanjudgeAPI(NinjaAPI):
@@ -51,7 +70,7 @@ api = SpanjudgeAPI(
     title="spanjudge API",
     version="1",
     urls_namespace="api",
-    auth=[TokenAuth(), django_auth],
+    auth=[TokenAuth(), SignedInSession()],
     # The docs and schema are for people who may use the API: signed in, and served from our own static files
     # ("ninja" in INSTALLED_APPS makes ninja render Swagger UI from its bundled copy instead of a CDN).
     docs_decorator=login_required,
@@ -59,6 +78,7 @@ api = SpanjudgeAPI(
 api.add_router("/", tokens_router)
 api.add_router("/", annotator_router)
 api.add_router("/", review_router)
+api.add_router("/", labeling_router)
 api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)
 api.add_router("/analytics/", labeled_router)
@@ -79,3 +99,13 @@ def _forbidden(request: HttpRequest, exc: PermissionDenied):
 def _access_error(request: HttpRequest, exc: AccessError):
     """The project's one access error: 403, 404 or 409 with the reason."""
     return api.create_response(request, {"detail": exc.message}, status=exc.status)
+
+
+@api.exception_handler(UserError)
+def _user_error(request: HttpRequest, exc: UserError):
+    """The project's one user-error type: its status (400, 409, 422 or 429) with the reason, and Retry-After
+    when the refusal is temporary. Views answer the same status (config.middleware.AccessErrorMiddleware)."""
+    response = api.create_response(request, {"detail": str(exc)}, status=exc.status)
+    if exc.retry_after is not None:
+        response["Retry-After"] = str(exc.retry_after)
+    return response

@@ -3,6 +3,8 @@ upload size limit; the input rules (NUL, lone surrogates, huge numbers) applied 
 
 from __future__ import annotations
 
+import json
+
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.exceptions import PermissionDenied
@@ -11,6 +13,7 @@ from django.http.request import RawPostDataException
 
 from accounts.access import FORBIDDEN, NOT_FOUND, AccessError
 from corpus import cleaning
+from errors import UserError
 
 
 class LoginRequiredExceptApiMiddleware(LoginRequiredMiddleware):
@@ -21,10 +24,12 @@ class LoginRequiredExceptApiMiddleware(LoginRequiredMiddleware):
 
 
 class AccessErrorMiddleware:
-    """Turns an AccessError raised by a view or a service into its status (403, 404 or 409) with the reason.
+    """Turns an AccessError (403, 404 or 409) or a UserError (400, 409, 422 or 429) raised by a view or a
+    service into its status with the reason, the same status the API answers (config.api).
 
-    Django's own PermissionDenied and Http404 keep their handlers; this covers the project's one access
-    error type so that views need no try/except around access checks."""
+    Django's own PermissionDenied and Http404 keep their handlers; this covers the project's two error types
+    so that views need no try/except around access checks or service calls. An htmx request also gets the
+    reason as an `sj:problem` event, which the pages show in their message area."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -33,6 +38,8 @@ class AccessErrorMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
+        if isinstance(exception, UserError):
+            return user_error_response(request, exception)
         if not isinstance(exception, AccessError):
             return None
         if exception.status == NOT_FOUND:
@@ -40,6 +47,19 @@ class AccessErrorMiddleware:
         if exception.status == FORBIDDEN:
             raise PermissionDenied(exception.message) from exception
         return HttpResponse(exception.message, status=exception.status, content_type="text/plain; charset=utf-8")
+
+
+def user_error_response(request, exc: UserError) -> HttpResponse:
+    """A UserError as a view's answer: plain text (JSON under /api/), its status, Retry-After when temporary."""
+    if request.path.startswith("/api/"):
+        response: HttpResponse = JsonResponse({"detail": str(exc)}, status=exc.status)
+    else:
+        response = HttpResponse(str(exc), status=exc.status, content_type="text/plain; charset=utf-8")
+        if request.headers.get("HX-Request") == "true":
+            response["HX-Trigger"] = json.dumps({"sj:problem": {"message": str(exc)}})
+    if exc.retry_after is not None:
+        response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 class UploadSizeLimitMiddleware:
@@ -67,14 +87,18 @@ class UploadSizeLimitMiddleware:
         return self.get_response(request)
 
 
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
 class InputCleaningMiddleware:
     """Answers 400 (query parameter) or 422 (JSON body) naming the field when a value breaks the input rules.
 
     The rules (corpus.cleaning): no NUL character and no lone surrogate in any text (PostgreSQL refuses both
     in any query), JSON integers within 64 bits (a 4,301-digit one makes `json.loads` raise), no NaN or
-    Infinity, bounded nesting. One check here covers every query string and API body. Form bodies are
-    checked by Django's form fields (NUL refused by default; form decoding cannot yield a lone surrogate)
-    and by the services, which name the field in the page's own words; uploaded files by the importers."""
+    Infinity, bounded nesting, and a body that is UTF-8 text. One check here covers every query string and API
+    body. Form bodies are checked by Django's form fields (NUL refused by default; form decoding cannot yield
+    a lone surrogate) and by the services, which name the field in the page's own words; uploaded files by
+    the importers."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -88,25 +112,35 @@ class InputCleaningMiddleware:
         return HttpResponse(problem, status=status, content_type="text/plain; charset=utf-8")
 
     def _problem(self, request) -> tuple[int, str | None]:
-        """(status, reason): a bad query parameter is a bad request (400), a bad value in a body the request
-        carries is unprocessable content (422), as the services answer for values they refuse."""
+        """(status, reason): a bad query parameter or a body that is not UTF-8 text is a bad request (400), a
+        bad value in a JSON body is unprocessable content (422), as the services answer for values they refuse.
+
+        Form and multipart bodies are left to Django, which decodes them replacing what is not UTF-8; any other
+        body is read by the API's JSON parser, which would decode invalid bytes as lone surrogates
+        (`json.loads` on bytes uses "surrogatepass"), so it must be UTF-8 before anything parses it."""
         found = self._fields(request.GET, "query parameter")
         if found:
             return 400, found
         content_type = (request.content_type or "").lower()
-        if content_type == "application/json" or content_type.endswith("+json"):
-            try:
-                body = request.body
-            except RawPostDataException:
-                return 422, None
-            if not body.strip():
-                return 422, None
-            try:
-                cleaning.loads(body, "body")
-            except cleaning.CleaningError as exc:
-                return 422, f"the JSON body is refused: {exc}"
-            except ValueError:
-                return 400, None  # not JSON (or not UTF-8): the API's own parser answers 400 with its reason
+        if content_type in FORM_TYPES:
+            return 400, None
+        try:
+            body = request.body
+        except RawPostDataException:
+            return 422, None
+        if not body.strip():
+            return 422, None
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return 400, (f"the body is not UTF-8 text: byte 0x{body[exc.start]:02x} at position {exc.start} "
+                         f"({exc.reason}); send JSON encoded as UTF-8")
+        try:
+            cleaning.loads(text, "body")
+        except cleaning.CleaningError as exc:
+            return 422, f"the JSON body is refused: {exc}"
+        except ValueError:
+            return 400, None  # not JSON: the API's own parser answers 400 (or 422) with its reason
         return 400, None
 
     @staticmethod

@@ -30,15 +30,18 @@ ALTERNATIVE_CONTENT: dict[str, dict[str, Any]] = {
 }
 
 DESCRIPTIONS = {
-    400: "Bad request: a query parameter holds a NUL character, or the body is not JSON.",
+    400: "Bad request: a query parameter holds a NUL character, or the body is not JSON or not UTF-8 text.",
     401: "No valid token or session (a revoked or expired token included).",
     403: "The account's role, or a read-only token, does not allow this.",
     404: "No such object (in the path or named in the body), or not one of yours.",
     409: "The object's state does not allow this now (a finished assignment, a closed campaign, a job that "
-         "already ended).",
+         "already ended, a span nobody disputes, a field another reviewer changed since).",
     413: "The upload is larger than IMPORT_MAX_UPLOAD_MB.",
     422: "A value is refused: the message names the field (and for files, the line).",
+    429: "Too much queued at once for this user; the Retry-After header says when to ask again.",
 }
+# Operations that can queue worker tasks from a GET, bounded per user (analytics.compare.gamma).
+QUEUEING_READS = {"compare_sources"}
 
 
 def _statuses(method: str, operation: dict[str, Any]) -> set[int]:
@@ -58,6 +61,8 @@ def _statuses(method: str, operation: dict[str, Any]) -> set[int]:
             statuses |= {409}
     if "multipart/form-data" in body:
         statuses |= {413}
+    if operation.get("operationId") in QUEUEING_READS:
+        statuses |= {429}
     return statuses
 
 

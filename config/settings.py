@@ -202,6 +202,8 @@ if not CELERY_BROKER_URL:
 # Results a worker computes for the web (the API's gamma): shared by every process, so not the locmem default.
 # Redis when the broker is Redis (a key prefix keeps them apart from the queue); files under VAR_DIR otherwise.
 RESULTS_CACHE = "results"
+# Gamma computations (minutes of CPU each) one user may have queued or running at once; one more is a 429.
+GAMMA_MAX_PENDING_PER_USER = env_int("GAMMA_MAX_PENDING_PER_USER", 2)
 if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
     CACHES[RESULTS_CACHE] = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CELERY_BROKER_URL,
                              "KEY_PREFIX": "spanjudge-results"}

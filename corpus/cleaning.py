@@ -14,6 +14,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from errors import UserError
+
 INT32_MAX = 2**31 - 1  # PostgreSQL `integer`
 INT64_MAX = 2**63 - 1  # PostgreSQL `bigint`: the widest integer any column or JSON number may hold
 MAX_NUMBER = 1e15  # scores and other measured numbers beyond this are a mistake or an attack
@@ -24,7 +26,7 @@ _DIGITS = re.compile(r"[0-9]+")
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-class CleaningError(ValueError):
+class CleaningError(UserError, ValueError):
     """A value breaks one of the rules; the message names the field."""
 
 
@@ -44,6 +46,23 @@ def check_text(value: str, name: str) -> str:
     problem = text_problem(value)
     if problem:
         raise CleaningError(f"{name}: {problem}")
+    return value
+
+
+def check_field(value: str, name: str, *, max_length: int, required: bool = False,
+                error: type[Exception] = CleaningError) -> str:
+    """Return `value` when a text column can hold it, else raise `error` naming `name`: blank when `required`,
+    longer than `max_length`, or holding a NUL or a lone surrogate (PostgreSQL stores neither).
+
+    The one check every service applies to free text (comments, notes, names); `error` is the service's own
+    type, so its callers need catch nothing new."""
+    if required and not value.strip():
+        raise error(f"{name}: must not be blank")
+    if len(value) > max_length:
+        raise error(f"{name}: {_shown(value)} is longer than {max_length} characters")
+    problem = text_problem(value)
+    if problem:
+        raise error(f"{name}: {problem}")
     return value
 
 

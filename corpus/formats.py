@@ -17,13 +17,14 @@ from corpus import cleaning
 from corpus.protocol import EXPLANATION_VERDICT_VALUES as EXPLANATION_VERDICTS
 from corpus.protocol import FLAG_VALUES as FLAGS
 from corpus.protocol import SPAN_VERDICT_VALUES as SPAN_VERDICTS
+from errors import UserError
 
 KINDS = ("ensemble", "annotator", "supervisor", "human", "gold")
 MATCHES = ("exact", "normalized", "fuzzy", "none")
 _CHUNK = 1 << 20  # bytes read at a time by the JSON-list reader
 
 
-class FormatError(Exception):
+class FormatError(UserError):
     """A problem in an item file, with the place (line/object) and field it concerns."""
 
     def __init__(self, where: str, message: str) -> None:

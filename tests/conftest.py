@@ -91,3 +91,39 @@ def allow_ollama(monkeypatch):
         monkeypatch.setattr(backends, "server_allowed", lambda server: server.name in names or allowed(server))
 
     return allow
+
+
+_UNSET = object()
+_SAFE_METHODS = ("GET", "HEAD", "OPTIONS", "TRACE")
+
+
+@pytest.fixture(autouse=True)
+def _csrf_checks_on(monkeypatch):
+    """Every test client checks CSRF, as production does (Django's test client skips the check by default,
+    which hid a 403 that scripts got instead of 401).
+
+    A client made without `enforce_csrf_checks` acts like our pages: a request with no Authorization header
+    sends the CSRF cookie's token in X-CSRFToken (the pages put it in hx-headers and forms); a request with a
+    bearer token sends none, like a script. A test that passes `enforce_csrf_checks` itself gets exactly that."""
+    from django.conf import settings
+    from django.middleware.csrf import _get_new_csrf_string
+    from django.test import Client
+
+    original_init, original_request = Client.__init__, Client.request
+
+    def init(self, enforce_csrf_checks=_UNSET, *args, **kwargs):
+        self._acts_like_page = enforce_csrf_checks is _UNSET
+        original_init(self, True if self._acts_like_page else enforce_csrf_checks, *args, **kwargs)
+
+    def request(self, **environ):
+        if (getattr(self, "_acts_like_page", False) and environ.get("REQUEST_METHOD", "GET") not in _SAFE_METHODS
+                and "HTTP_AUTHORIZATION" not in {**self.defaults, **environ}):
+            cookie = self.cookies.get(settings.CSRF_COOKIE_NAME)
+            if cookie is None or not cookie.value:
+                self.cookies[settings.CSRF_COOKIE_NAME] = _get_new_csrf_string()
+                cookie = self.cookies[settings.CSRF_COOKIE_NAME]
+            environ.setdefault("HTTP_X_CSRFTOKEN", cookie.value)
+        return original_request(self, **environ)
+
+    monkeypatch.setattr(Client, "__init__", init)
+    monkeypatch.setattr(Client, "request", request)

@@ -67,7 +67,7 @@ RESEARCHER_ONLY = {
     "list_runs", "retrieve_run", "create_run", "cancel_run", "resume_run", "retrieve_campaign_analytics",
     "retrieve_campaign_analytics_table", "retrieve_dataset_analytics", "retrieve_dataset_analytics_table",
     "import_annotations", "list_sources", "compare_sources", "create_export", "list_exports", "retrieve_export",
-    "download_export_file",
+    "download_export_file", "retrieve_labeling_campaign", "update_labeling_campaign",
 }
 
 
@@ -75,6 +75,7 @@ RESEARCHER_ONLY = {
 BODIES = {
     "create_campaign": {"name": "c", "dataset_id": 1, "run_ids": [], "annotators": []},
     "create_run": {"dataset": "d", "aspect": "a"},
+    "update_labeling_campaign": {"campaign_id": None},
 }
 UPLOADS = {"import_items": {"dataset": "d", "task": "t"}, "import_annotations": {"source": "s"}}
 

@@ -2,7 +2,9 @@
 shape are the documented ones (config/openapi.py documents the shared refusals and the CSV answers).
 
 A few examples per operation keep it quick (< 60 s); the point is every operation, with fuzzed ids, query
-values and bodies, as a researcher with a write token over a small dataset with a campaign.
+values and bodies, as a researcher with a write token over a small dataset with a campaign. Beside the
+schema's cases, every write operation gets raw byte bodies no JSON generator makes: invalid UTF-8, lone
+surrogates written as bytes, overlong forms.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import os
 
 import pytest
 import schemathesis
-from hypothesis import HealthCheck, settings
+from django.test import Client
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
     content_type_conformance,
@@ -70,3 +74,39 @@ def test_api_operations_never_answer_500_and_match_the_schema(case, token):
         with open(LOG, "a", encoding="utf-8") as log:
             log.write(f"{case.operation.method.upper()} {case.operation.path} {response.status_code}\n")
     case.validate_response(response, checks=CHECKS)
+
+
+# Byte sequences that are not UTF-8: a lone surrogate written as bytes (U+D800, U+DFFF), overlong forms of "/",
+# stray continuation and lead bytes, a code point above U+10FFFF.
+NOT_UTF8 = (b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xc0\xaf", b"\xe0\x80\xaf", b"\xf0\x80\x80\xaf", b"\x80",
+            b"\xc3", b"\xff", b"\xf4\x90\x80\x80")
+RAW_BODIES = st.one_of(
+    st.binary(max_size=48),
+    st.builds(lambda key, bad: b'{"' + key.encode() + b'": "x' + bad + b'"}',
+              st.sampled_from(["name", "note", "aspect", "dataset", "comment", "reviewers"]),
+              st.sampled_from(NOT_UTF8)),
+    st.builds(lambda head, bad, tail: head + bad + tail, st.binary(max_size=12), st.sampled_from(NOT_UTF8),
+              st.binary(max_size=12)),
+)
+WRITES = [(method.upper(), path) for path, ops in api.get_openapi_schema()["paths"].items() for method in ops
+          if method != "get"]
+
+
+@pytest.mark.parametrize(("method", "path"), WRITES)
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(body=RAW_BODIES, ident=st.integers(min_value=1, max_value=3))
+def test_write_operations_refuse_raw_byte_bodies_without_a_500(method, path, token, body, ident):
+    url = path.replace("{", "").replace("}", "")
+    for name in ("assignment_id", "span_id", "token_id", "dataset_id", "campaign_id", "run_id", "job_id"):
+        url = url.replace(name, str(ident))
+    client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION=f"Bearer {token}")
+    response = client.generic(method, url, body, content_type="application/json")
+    if LOG:
+        with open(LOG, "a", encoding="utf-8") as log:
+            log.write(f"{method} {path} [raw bytes] {response.status_code}\n")
+    assert response.status_code < 500, (method, url, body)
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        assert response.status_code == 400 and "not UTF-8" in response.json()["detail"], (method, url, body)

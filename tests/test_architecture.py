@@ -12,7 +12,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = (
-    "config", "tasks", "analytics", "dhp", "comparison", "annotator", "evaluation", "corpus", "accounts", "jobs"
+    "config", "tasks", "analytics", "dhp", "comparison", "annotator", "evaluation", "corpus", "accounts", "jobs",
+    "errors",
 )
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 

@@ -14,12 +14,13 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from accounts.models import ApiToken, TokenScope, User
+from errors import UserError
 
 PREFIX_LENGTH = 8
 MAX_EXPIRY_DAYS = 3650
 
 
-class TokenError(ValueError):
+class TokenError(UserError, ValueError):
     """A token request that cannot be honoured; the message says why."""
 
 

@@ -19,10 +19,11 @@ from analytics.selectors.base import final_kinds
 from annotator.models import Assignment, Campaign
 from annotator.selectors import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, SourceKind
+from errors import UserError
 from evaluation.selectors import own_runs
 
 
-class UnknownSource(ValueError):
+class UnknownSource(UserError, ValueError):
     """A source name that names nothing (or more than one thing) in the dataset; the message lists the names."""
 
 

@@ -19,6 +19,7 @@ from analytics.selectors.base import (
 from annotator.models import Assignment, Campaign, CampaignRun
 from annotator.selectors import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, SourceKind
+from errors import UserError
 from evaluation.engine import stats
 from evaluation.engine.stats import (
     PRF,
@@ -43,7 +44,7 @@ class Reference:
     include_confirmed: bool = True
 
 
-class UnknownReference(ValueError):
+class UnknownReference(UserError, ValueError):
     """A reference that names no reference of the scope; the message lists the ones there are."""
 
 

@@ -11,6 +11,7 @@ from annotator.models import AddedSource, Assignment, Campaign, UnprimedMark, Wo
 from annotator.services.actions import action_record
 from corpus import cleaning, protocol
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
+from errors import UserError
 
 KEEP: object = object()
 """Default of added_span_update's fields: leave the stored value as it is."""
@@ -20,7 +21,7 @@ MAX_CATEGORY = 100
 MAX_ASPECT = 200  # Annotation.aspect
 
 
-class AddedSpanError(ValueError):
+class AddedSpanError(UserError, ValueError):
     """An added span that cannot be stored (bad offsets, bad severity, closed campaign, not yours)."""
 
 
@@ -48,12 +49,7 @@ def _severity(value: object) -> int | None:
 
 def _text(value: object, limit: int, name: str) -> str:
     text = "" if value is None else str(value).strip()
-    if len(text) > limit:
-        raise AddedSpanError(f"{name} is longer than {limit} characters")
-    problem = cleaning.text_problem(text)  # NUL or a lone surrogate: PostgreSQL cannot hold either
-    if problem:
-        raise AddedSpanError(f"{name} {problem}")
-    return text
+    return cleaning.check_field(text, name, max_length=limit, error=AddedSpanError)
 
 
 def _category(campaign: Campaign, value: object) -> str:

@@ -9,15 +9,24 @@ from django.utils import timezone
 
 from accounts.models import User
 from annotator.models import Adjudication, AdjudicationEvent, Campaign, SpanJudgment
+from annotator.review import review_entry
 from annotator.services.judgments import CHOICE_FIELDS, MAX_COMMENT
+from corpus import cleaning
 from corpus.models import AnnotationKind, ErrorSpan
+from errors import Conflict, UserError
 
 DECISION_FIELDS = ("span_verdict", "explanation_verdict", "note")
+Action = AdjudicationEvent.Action
 ADDED_SPAN_VERDICTS = frozenset({"error", "not_error"})
 
 
-class AdjudicationError(ValueError):
+class AdjudicationError(UserError, ValueError):
     """A decision that cannot be stored: unknown field or value, or a span that is not this campaign's."""
+
+
+class DecisionConflict(Conflict, AdjudicationError):
+    """A decision, undo or redo the current state refuses: the span is not in dispute, or another reviewer
+    changed the field since."""
 
 
 def _coerce(field: str, value: object, *, added: bool) -> str:
@@ -32,11 +41,7 @@ def _coerce(field: str, value: object, *, added: bool) -> str:
             raise AdjudicationError("explanation_verdict: an added error has no machine explanation to judge")
         return text
     if field == "note":
-        if len(text) > MAX_COMMENT:
-            raise AdjudicationError(f"note: longer than {MAX_COMMENT} characters")
-        if "\x00" in text:
-            raise AdjudicationError("note: contains a NUL character (\\x00), which cannot be stored")
-        return text
+        return cleaning.check_field(text, "note", max_length=MAX_COMMENT, error=AdjudicationError)
     raise AdjudicationError(f"unknown field {field!r}; fields are {', '.join(DECISION_FIELDS)}")
 
 
@@ -52,54 +57,132 @@ def span_of_campaign(campaign: Campaign, span_id: int) -> tuple[ErrorSpan, bool]
     raise AdjudicationError(f"span {span_id} was not judged in campaign {campaign.name!r}")
 
 
+def in_review(campaign: Campaign, span_id: int, decision: Adjudication | None) -> bool:
+    """Whether the review screen shows the span: the judges disagree on it, or a reviewer overrode them."""
+    return bool(decision is not None and decision.override) or review_entry(campaign, span_id) is not None
+
+
+def _apply(decision: Adjudication, *, user: User, field: str, value: str, action: str,
+           reverts: AdjudicationEvent | None = None) -> AdjudicationEvent:
+    """Set one field of the (locked) decision, bump the field's version and write the audit row."""
+    version = int(decision.versions.get(field, 0)) + 1
+    event = AdjudicationEvent.objects.create(
+        adjudication=decision, user=user, action=action, field=field, old_value=getattr(decision, field),
+        new_value=value, version=version, reverts=reverts,
+    )
+    setattr(decision, field, value)
+    decision.versions = {**decision.versions, field: version}
+    return event
+
+
+def _live_reviewer(decision: Adjudication) -> User | None:
+    """Who made the newest change that is still in force (the person the decision's values answer to)."""
+    newest: tuple[int, User] | None = None
+    for field in DECISION_FIELDS:
+        last = decision.events.filter(field=field).exclude(action=Action.OVERRIDE).order_by("-version", "-id").first()
+        if last is None:
+            continue
+        live = last if last.action != Action.UNDO else (
+            decision.events.filter(field=field, action=Action.CHANGE, undone=False).order_by("-id").first())
+        if live is not None and (newest is None or last.pk > newest[0]):
+            newest = (last.pk, live.user)
+    return None if newest is None else newest[1]
+
+
+def _save(decision: Adjudication) -> None:
+    decision.reviewer = _live_reviewer(decision)
+    decision.save()
+
+
+def _others_since(decision: Adjudication, field: str, version: int, user: User) -> str:
+    """Who else changed, undid or redid `field` of the decision after it reached `version` ('' when nobody):
+    the reviewer's own later rows are all undone by then (undo is last in, first out), so only another
+    reviewer's row can mean the field no longer holds what the reviewer set."""
+    later = (decision.events.filter(field=field, version__gt=version).exclude(user=user).select_related("user")
+             .order_by("version"))
+    return ", ".join(f"{e.user.username} ({e.get_action_display().lower()}, version {e.version})" for e in later)
+
+
 @transaction.atomic
 def adjudication_set(*, campaign: Campaign, span_id: int, user: User, changes: Mapping[str, object],
-                     record: bool = True) -> Adjudication:
-    """Apply `changes` to the decision on a span, creating it on first use; one audit event per changed field.
+                     override: bool = False) -> Adjudication:
+    """Apply `changes` to the decision on a span, creating it on first use; one audit row per changed field.
 
-    The caller has checked that `user` reviews `campaign` (annotator.access.campaign_for_reviewer)."""
+    A span the judges do not dispute is refused (409) unless `override` is set: the override is audited
+    and the review screen lists the span from then on, so no decision is invisible. The caller has checked
+    that `user` reviews `campaign` (annotator.access.campaign_for_reviewer)."""
     span, added = span_of_campaign(campaign, span_id)
     clean = {f: _coerce(f, v, added=added) for f, v in changes.items()}
     decision, _ = Adjudication.objects.select_for_update().get_or_create(campaign=campaign, span=span)
-    changed = [f for f, v in clean.items() if getattr(decision, f) != v]
-    events = [AdjudicationEvent(adjudication=decision, user=user, field=f, old_value=getattr(decision, f),
-                                new_value=clean[f]) for f in changed]
-    for f in changed:
-        setattr(decision, f, clean[f])
-    if changed:
-        decision.reviewer = user
-        decision.save()
-        if record:
-            AdjudicationEvent.objects.bulk_create(events)
+    if not in_review(campaign, span.pk, decision):
+        if not override:
+            raise DecisionConflict(
+                f"span {span.pk} is not in dispute in campaign {campaign.name!r} (its judges agree, or only one "
+                "judged it): nothing was decided; send override=true to overrule the judges, which is audited "
+                "and listed on the review screen")
+        decision.override = True
+        AdjudicationEvent.objects.create(adjudication=decision, user=user, action=Action.OVERRIDE,
+                                         field="override", old_value="", new_value="true")
+    for field, value in clean.items():
+        if getattr(decision, field) != value:
+            _apply(decision, user=user, field=field, value=value, action=Action.CHANGE)
+    _save(decision)
     return decision
 
 
-def _events(campaign: Campaign, user: User):
-    return AdjudicationEvent.objects.select_for_update().filter(adjudication__campaign=campaign, user=user)
+def _stack(campaign: Campaign, user: User):
+    return AdjudicationEvent.objects.select_for_update().filter(
+        adjudication__campaign=campaign, user=user, action=Action.CHANGE)
+
+
+def _locked(event: AdjudicationEvent) -> Adjudication:
+    return Adjudication.objects.select_for_update().get(pk=event.adjudication_id)
 
 
 @transaction.atomic
 def adjudication_undo(*, campaign: Campaign, user: User) -> Adjudication | None:
-    """Put back the reviewer's newest change in this campaign that is not undone; None when there is none."""
-    event = _events(campaign, user).filter(undone=False).order_by("-id").first()
+    """Put back the reviewer's newest change in this campaign that is not undone; None when there is none.
+
+    Only while the field still holds that change: when another reviewer changed the field since, the undo is
+    refused (409, naming them) and nothing changes, so an undo never reverts someone else's decision."""
+    event = _stack(campaign, user).filter(undone=False).order_by("-id").first()
     if event is None:
         return None
-    decision = adjudication_set(campaign=campaign, span_id=event.adjudication.span_id, user=user,
-                                changes={event.field: event.old_value}, record=False)
+    decision = _locked(event)
+    redone = event.steps.filter(action=Action.REDO).order_by("-version").first()
+    made = redone.version if redone is not None else event.version  # the version the change last set
+    if others := _others_since(decision, event.field, made, user):
+        raise DecisionConflict(
+            f"undo refused: {event.field} of span {decision.span_id} was changed since your change by {others}; "
+            "nothing was undone (decide it again instead)")
+    _apply(decision, user=user, field=event.field, value=event.old_value, action=Action.UNDO, reverts=event)
     event.undone, event.undone_at = True, timezone.now()
     event.save(update_fields=["undone", "undone_at"])
+    _save(decision)
     return decision
 
 
 @transaction.atomic
 def adjudication_redo(*, campaign: Campaign, user: User) -> Adjudication | None:
     """Replay the most recently undone change, unless the reviewer has changed something since (as in any
-    editor, and as on the item screen); None when there is nothing to redo."""
-    event = _events(campaign, user).filter(undone=True).order_by("-undone_at", "-id").first()
-    if event is None or _events(campaign, user).filter(undone=False, at__gt=event.undone_at).exists():
+    editor, and as on the item screen); None when there is nothing to redo. Refused (409) when another
+    reviewer changed the field after the undo."""
+    event = _stack(campaign, user).filter(undone=True).order_by("-undone_at", "-id").first()
+    if event is None or _stack(campaign, user).filter(undone=False, at__gt=event.undone_at).exists():
         return None
-    decision = adjudication_set(campaign=campaign, span_id=event.adjudication.span_id, user=user,
-                                changes={event.field: event.new_value}, record=False)
+    decision = _locked(event)
+    undo = event.steps.filter(action=Action.UNDO).order_by("-id").first()
+    if undo is not None and (others := _others_since(decision, event.field, undo.version, user)):
+        raise DecisionConflict(
+            f"redo refused: {event.field} of span {decision.span_id} was changed since your undo by {others}; "
+            "nothing was redone")
+    _apply(decision, user=user, field=event.field, value=event.new_value, action=Action.REDO, reverts=event)
     event.undone, event.undone_at = False, None
     event.save(update_fields=["undone", "undone_at"])
+    _save(decision)
     return decision
+
+
+def adjudication_history(decision: Adjudication) -> list[AdjudicationEvent]:
+    """The decision's audit trail, oldest first: every change, undo, redo and override, with who and when."""
+    return list(decision.events.select_related("user").order_by("id"))

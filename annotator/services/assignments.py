@@ -11,11 +11,12 @@ from annotator.access import check_can_work
 from annotator.models import Assignment
 from annotator.phases import Phase
 from annotator.selectors import error_rows
+from errors import UserError
 
 MAX_SECONDS_PER_PING = 300
 
 
-class AssignmentError(ValueError):
+class AssignmentError(UserError, ValueError):
     """The assignment cannot change this way (incomplete, closed, someone else's)."""
 
 

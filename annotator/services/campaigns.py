@@ -10,7 +10,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from accounts.models import User
+from accounts.models import Role, User
 from annotator.categories import category_set, default_categories
 from annotator.crossing import control_arm_draw
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, ExplanationVerdict, SpanVerdict
@@ -18,6 +18,7 @@ from annotator.phases import initial_phase
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
 from corpus import cleaning
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
+from errors import UserError
 
 DEFAULT_GUIDELINES = (Path(__file__).resolve().parent.parent / "guidelines.md").read_text(encoding="utf-8")
 
@@ -27,6 +28,13 @@ def neutral_labels(n: int) -> list[str]:
     return [f"Evaluator {letters[i % 26]}{'' if i < 26 else i // 26}" for i in range(n)]
 
 
+REVIEWER_ROLES = (Role.RESEARCHER, Role.ADMIN)
+
+
+class CampaignError(UserError, ValueError):
+    """A campaign that cannot be set up as asked; the message names the field."""
+
+
 MAX_NAME = 200  # Campaign.name
 MAX_ASPECT = 200  # Annotation.aspect
 MAX_GUIDELINES = 200_000
@@ -34,14 +42,7 @@ SEED_MIN, SEED_MAX = 0, 2**31 - 1  # Campaign.seed is a 32-bit integer
 
 
 def _check_text(field: str, value: str, limit: int, *, required: bool = False) -> None:
-    """Refuse text the database would reject (too long, NUL) with the field's name, before any row is written."""
-    if required and not value.strip():
-        raise ValueError(f"{field}: must not be blank")
-    if len(value) > limit:
-        raise ValueError(f"{field}: {value[:40]!r}... is longer than {limit} characters")
-    problem = cleaning.text_problem(value)  # NUL or a lone surrogate: PostgreSQL cannot hold either
-    if problem:
-        raise ValueError(f"{field}: {problem}")
+    cleaning.check_field(value, field, max_length=limit, required=required, error=CampaignError)
 
 
 @transaction.atomic
@@ -75,18 +76,25 @@ def campaign_create(
         _check_text("aspects", aspect, MAX_ASPECT, required=True)
     _check_text("guidelines", guidelines, MAX_GUIDELINES)
     if not SEED_MIN <= seed <= SEED_MAX:
-        raise ValueError(f"seed: must be between {SEED_MIN} and {SEED_MAX}")
+        raise CampaignError(f"seed: must be between {SEED_MIN} and {SEED_MAX}")
     if not annotators:
-        raise ValueError("a campaign needs at least one annotator")
+        raise CampaignError("a campaign needs at least one annotator")
     if not 0 <= control_arm <= 1:
-        raise ValueError(f"control_arm: {control_arm} must be a share between 0 and 1")
+        raise CampaignError(f"control_arm: {control_arm} must be a share between 0 and 1")
     if annotators_per_item > len(annotators):
-        raise ValueError(f"{annotators_per_item} annotators per item, but only {len(annotators)} annotators")
+        raise CampaignError(f"{annotators_per_item} annotators per item, but only {len(annotators)} annotators")
     if any(getattr(run, "dataset_id", dataset.pk) != dataset.pk for run in runs):
-        raise ValueError("every evaluator run of a campaign must be on the campaign's dataset")
+        raise CampaignError("every evaluator run of a campaign must be on the campaign's dataset")
+    # The roles the campaign form offers: judges are annotators, reviewers are researchers or admins.
+    if wrong := sorted(a.username for a in annotators if a.role != Role.ANNOTATOR or not a.is_active):
+        raise CampaignError(f"annotators: {', '.join(wrong)} cannot judge: a judge must be an active user with "
+                            "the role 'annotator'")
+    if wrong := sorted(r.username for r in reviewers if r.role not in REVIEWER_ROLES or not r.is_active):
+        raise CampaignError(f"reviewers: {', '.join(wrong)} cannot review: a reviewer must be an active researcher "
+                            "or admin")
     if judging := sorted({r.username for r in reviewers} & {a.username for a in annotators}):
         # Reviewers read every judge's name and verdicts; a judge of the same campaign must not.
-        raise ValueError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge")
+        raise CampaignError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge")
     rng = random.Random(seed)
     # The categories experts pick from when they add an error: the researcher's, else the task's defaults.
     label_set = category_set(list(categories)) if categories else default_categories(dataset.task.slug)
@@ -178,14 +186,27 @@ def campaign_control_set(*, campaign: Campaign, keys: Sequence[ControlKey]) -> i
     spans = dict(ErrorSpan.objects.filter(pk__in=[k.span_id for k in keys]).values_list("pk", "annotation__item_id"))
     for key in keys:
         if spans.get(key.span_id) not in control_items:
-            raise ValueError(f"span {key.span_id} is not on a control item of campaign {campaign.name!r}")
+            raise CampaignError(f"span {key.span_id} is not on a control item of campaign {campaign.name!r}")
         if key.span_verdict not in SpanVerdict.values:
-            raise ValueError(f"span {key.span_id}: unknown span verdict {key.span_verdict!r}")
+            raise CampaignError(f"span {key.span_id}: unknown span verdict {key.span_verdict!r}")
         if key.explanation_verdict and key.explanation_verdict not in ExplanationVerdict.values:
-            raise ValueError(f"span {key.span_id}: unknown explanation verdict {key.explanation_verdict!r}")
+            raise CampaignError(f"span {key.span_id}: unknown explanation verdict {key.explanation_verdict!r}")
     for key in keys:
         ControlVerdict.objects.update_or_create(
             campaign=campaign, span_id=key.span_id,
             defaults={"span_verdict": key.span_verdict, "explanation_verdict": key.explanation_verdict},
         )
     return len(keys)
+
+
+@transaction.atomic
+def campaign_set_labeling(*, dataset: Dataset, campaign: Campaign | None) -> Campaign | None:
+    """Make `campaign` the dataset's labeling campaign (None: the dataset has none): the campaign whose
+    judges and reviewers give a dataset export's consensus when the export names no campaign."""
+    if campaign is not None and campaign.dataset_id != dataset.pk:
+        raise CampaignError(f"campaign_id: campaign {campaign.name!r} is not on dataset {dataset.name!r}")
+    Campaign.objects.select_for_update().filter(dataset=dataset, is_labeling=True).update(is_labeling=False)
+    if campaign is not None:
+        Campaign.objects.filter(pk=campaign.pk).update(is_labeling=True)
+        campaign.is_labeling = True
+    return campaign

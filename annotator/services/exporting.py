@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from django.db.models import Prefetch, QuerySet, Value
+from django.db.models import F, Prefetch, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 
 from accounts.models import User
@@ -100,13 +100,22 @@ class ExportFilter:
 EVERYTHING = ExportFilter()
 
 
-def _items(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Iterator[Item]:
+def consensus_campaign(dataset: Dataset, keep: ExportFilter = EVERYTHING) -> Campaign | None:
+    """The one campaign whose judges and reviewers give an export's consensus: the campaign the export names,
+    else the dataset's labeling campaign (a researcher marks it), else none (then the consensus is the
+    exported judges' majority, and no reviewer decision applies: two campaigns' reviewers never compete)."""
+    campaigns = Campaign.objects.filter(dataset=dataset)
+    if keep.campaign_id is not None:
+        return campaigns.filter(pk=keep.campaign_id).first()
+    return campaigns.filter(is_labeling=True).first()
+
+
+def _items(dataset: Dataset, keep: ExportFilter = EVERYTHING, labeling: Campaign | None = None) -> Iterator[Item]:
     # By the name written in the export (an import identity's original name, else the username).
     export_name = Coalesce(NullIf("annotator__imported_name", Value("")), "annotator__username")
-    judgments = keep.judgments().select_related("annotator").order_by(export_name, "pk")
-    decisions = Adjudication.objects.all()
-    if keep.campaign_id is not None:
-        decisions = decisions.filter(campaign_id=keep.campaign_id)
+    judgments = (keep.judgments().select_related("annotator").annotate(campaign_of=F("assignment__campaign_id"))
+                 .order_by(export_name, "pk"))
+    decisions = Adjudication.objects.none() if labeling is None else Adjudication.objects.filter(campaign=labeling)
     spans = ErrorSpan.objects.order_by("position", "pk").prefetch_related(
         Prefetch("judgments", queryset=judgments), Prefetch("adjudications", queryset=decisions))
     annotations = (
@@ -130,24 +139,26 @@ def _judgment_record(judgment: SpanJudgment) -> JudgmentRecord:
     )
 
 
-def _span_consensus(span: ErrorSpan, added: Mapping[int, Consensus]) -> ConsensusRecord:
+def _span_consensus(span: ErrorSpan, added: Mapping[int, Consensus], labeling: Campaign | None) -> ConsensusRecord:
     """The span's final label (corpus.consensus): an added error's from its campaign's grouping, a machine
-    span's from the exported judgments and the newest reviewer decision among the exported campaigns."""
+    span's from the consensus campaign's judges and its reviewers' decision (`consensus_campaign`; without
+    one, the exported judges' majority)."""
     if span.pk in added:
         return added[span.pk].as_record()
-    decisions = sorted(span.adjudications.all(), key=lambda a: a.updated_at)
     decision = next((Vote(d.span_verdict or None, d.explanation_verdict or None)
-                     for d in reversed(decisions) if d.is_decided()), None)
-    votes = [Vote(j.span_verdict, j.explanation_verdict) for j in span.judgments.all()]
+                     for d in span.adjudications.all() if d.is_decided()), None)  # at most one: its campaign's
+    judgments = [j for j in span.judgments.all() if labeling is None or j.campaign_of == labeling.pk]
+    votes = [Vote(j.span_verdict, j.explanation_verdict) for j in judgments]
     return consensus_label(votes, decision).as_record()
 
 
-def _span_record(span: ErrorSpan, added: Mapping[int, Consensus] | None = None) -> SpanRecord:
+def _span_record(span: ErrorSpan, added: Mapping[int, Consensus] | None = None,
+                 labeling: Campaign | None = None) -> SpanRecord:
     record = SpanRecord(
         start=span.start, end=span.end, text=span.text, explanation=span.explanation, severity=span.severity,
         category=span.category, match=span.match,
         judgments=[_judgment_record(j) for j in span.judgments.all()],
-        consensus=_span_consensus(span, added or {}),
+        consensus=_span_consensus(span, added or {}, labeling),
     )
     if span.ambiguous:
         # only on such spans, so files of spans that were never ambiguous keep their old shape
@@ -155,12 +166,13 @@ def _span_record(span: ErrorSpan, added: Mapping[int, Consensus] | None = None) 
     return record
 
 
-def annotation_record(annotation: Annotation, added: Mapping[int, Consensus] | None = None) -> AnnotationRecord:
+def annotation_record(annotation: Annotation, added: Mapping[int, Consensus] | None = None,
+                      labeling: Campaign | None = None) -> AnnotationRecord:
     return AnnotationRecord(
         source=annotation.source.label, kind=annotation.kind, model=annotation.model, score=annotation.score,
         score_label=annotation.score_label, score_explanation=annotation.score_explanation,
         parse_status=annotation.parse_status, problems=export_problems(annotation),
-        spans=[_span_record(s, added) for s in annotation.spans.all()],
+        spans=[_span_record(s, added, labeling) for s in annotation.spans.all()],
     )
 
 
@@ -208,7 +220,8 @@ def dataset_records(
 ) -> Iterator[ExportRecord]:
     """Yield one export record per (item, aspect), items in file order, annotations in a stable order."""
     added = _added_consensus(dataset, keep)
-    for number, item in enumerate(_items(dataset, keep), start=1):
+    labeling = consensus_campaign(dataset, keep)
+    for number, item in enumerate(_items(dataset, keep, labeling), start=1):
         if progress is not None and number % PROGRESS_EVERY == 0:
             progress(number)
         annotations = sorted(item.annotations.all(), key=lambda a: (KIND_ORDER[a.kind], a.source.label, a.model))
@@ -220,7 +233,8 @@ def dataset_records(
             yield ExportRecord(
                 dataset=dataset.name, item_id=item.external_id, system=item.system, inputs=inputs,
                 outputs={dataset.output_header: item.output}, aspect=aspect, human_scores=scores,
-                annotations=[annotation_record(a, added) for a in annotations if (a.aspect or None) == aspect],
+                annotations=[annotation_record(a, added, labeling) for a in annotations
+                             if (a.aspect or None) == aspect],
             )
 
 

@@ -19,6 +19,7 @@ from annotator.models import (
 from annotator.services.actions import action_record
 from corpus import cleaning, protocol
 from corpus.models import ErrorSpan
+from errors import Conflict, UserError
 
 CHOICE_FIELDS: dict[str, frozenset[str]] = {
     "span_verdict": frozenset(protocol.SPAN_VERDICT_VALUES),
@@ -28,11 +29,11 @@ JUDGMENT_FIELDS = protocol.JUDGMENT_FIELDS
 MAX_COMMENT = 4000
 
 
-class JudgmentError(ValueError):
+class JudgmentError(UserError, ValueError):
     """A judgment change that cannot be stored: unknown field, bad value, closed campaign, not your work."""
 
 
-class StaleJudgment(JudgmentError):
+class StaleJudgment(Conflict, JudgmentError):
     """The change was typed against an older version of the judgment (another tab, an undo in between)."""
 
     def __init__(self, expected: int, current: int) -> None:
@@ -61,12 +62,7 @@ def _coerce(field: str, value: object) -> object:
         raise JudgmentError(f"{field}: {value!r} is not a yes/no value")
     if field == "comment":
         text = "" if value is None else str(value)
-        if len(text) > MAX_COMMENT:
-            raise JudgmentError(f"comment: longer than {MAX_COMMENT} characters")
-        problem = cleaning.text_problem(text)  # NUL or a lone surrogate: PostgreSQL cannot hold either
-        if problem:
-            raise JudgmentError(f"comment: {problem}")
-        return text
+        return cleaning.check_field(text, "comment", max_length=MAX_COMMENT, error=JudgmentError)
     if field == "corrected_severity":
         if value in (None, ""):
             return None

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from annotator.models import Assignment, Campaign, SampleDesign, SampledSpan
 from annotator.selectors import campaign_run_labels, judged_spans
+from corpus.cleaning import INT32_MAX
 from corpus.models import ErrorSpan
 from evaluation.engine.sampling import SamplingError, draw_stratified
 
@@ -29,6 +30,11 @@ class SampleSpec:
             raise SamplingError(f"strata: {self.strata!r} is not one of {', '.join(SampleDesign.Strata.values)}")
         if (self.per_stratum is None) == (self.total is None):
             raise SamplingError("sample: give exactly one of a size per stratum or a total per evaluator")
+        # The design's columns are 32-bit integers; a larger value would reach the database as a DataError.
+        for name, value, low in (("per_stratum", self.per_stratum, 1), ("total", self.total, 1),
+                                 ("seed", self.seed, 0)):
+            if value is not None and not low <= value <= INT32_MAX:
+                raise SamplingError(f"sample.{name}: {value} must be from {low} to {INT32_MAX}")
 
 
 def stratum_of(span: ErrorSpan, strata: str) -> str:

@@ -20,7 +20,9 @@ from corpus.services.annotation_import import AnnotationImportReport, annotation
 
 
 class UploadTooLarge(FormatError):
-    """An upload over the configured limit (the API answers 413)."""
+    """An upload over the configured limit (413, as the upload size middleware answers)."""
+
+    status = 413
 
 
 def check_upload_size(upload: UploadedFile) -> None:

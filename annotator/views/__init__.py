@@ -8,6 +8,7 @@ from annotator.views.campaigns import (
     campaign_control,
     campaign_entry,
     campaign_guidelines,
+    campaign_labeling,
     campaign_new,
     campaign_resume,
 )
@@ -27,7 +28,7 @@ from annotator.views.work import (
 )
 
 __all__ = [
-    "adjudicate", "adjudication_redo_view", "adjudication_save", "adjudication_undo_view",
+    "adjudicate", "adjudication_redo_view", "campaign_labeling", "adjudication_save", "adjudication_undo_view",
     "added_span_add", "added_span_edit", "added_span_remove", "annotations_import", "assignment_finish_view",
     "assignment_reveal_view", "assignment_time", "auto_advance_view",
     "campaign_control", "campaign_entry", "campaign_guidelines", "campaign_new", "campaign_resume",

@@ -25,6 +25,7 @@ from annotator.services.adjudication import (
 from annotator.views.common import AppRequest
 from corpus import protocol
 from corpus.consensus import UNRESOLVED
+from errors import Conflict
 
 CONTEXT_CHARS = 160
 NO_MAJORITY = "no majority"
@@ -122,16 +123,13 @@ def adjudicate(request: AppRequest, pk: int) -> HttpResponse:
 
 @require_POST
 def adjudication_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
+    """Refusals are UserErrors, answered by config.middleware with the status the API gives (422, 409)."""
     campaign = campaign_for_reviewer(request.user, pk)
     field = request.POST.get("field", "")
     if field not in DECISION_FIELDS:
-        return HttpResponse(f"field: {field!r} is not one of {', '.join(DECISION_FIELDS)}", status=400,
-                            content_type="text/plain; charset=utf-8")
-    try:
-        adjudication_set(campaign=campaign, span_id=span_pk, user=request.user,
-                         changes={field: request.POST.get("value", "")})
-    except AdjudicationError as exc:
-        return HttpResponse(str(exc), status=400, content_type="text/plain; charset=utf-8")
+        raise AdjudicationError(f"field: {field!r} is not one of {', '.join(DECISION_FIELDS)}")
+    adjudication_set(campaign=campaign, span_id=span_pk, user=request.user,
+                     changes={field: request.POST.get("value", "")})
     return _card_html(request, campaign, span_pk)
 
 
@@ -140,7 +138,7 @@ def adjudication_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     campaign = campaign_for_reviewer(request.user, pk)
     decision = adjudication_undo(campaign=campaign, user=request.user)
     if decision is None:
-        return HttpResponse("Nothing to undo.", status=409, content_type="text/plain; charset=utf-8")
+        raise Conflict("Nothing to undo.")
     return _card_html(request, campaign, decision.span_id)
 
 
@@ -149,5 +147,5 @@ def adjudication_redo_view(request: AppRequest, pk: int) -> HttpResponse:
     campaign = campaign_for_reviewer(request.user, pk)
     decision = adjudication_redo(campaign=campaign, user=request.user)
     if decision is None:
-        return HttpResponse("Nothing to redo.", status=409, content_type="text/plain; charset=utf-8")
+        raise Conflict("Nothing to redo.")
     return _card_html(request, campaign, decision.span_id)

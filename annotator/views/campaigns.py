@@ -7,7 +7,7 @@ from django.db import IntegrityError
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from annotator.access import campaign_for_user
@@ -15,7 +15,7 @@ from annotator.forms import EXPLANATION_VERDICT_CHOICES, SPAN_VERDICT_CHOICES, C
 from annotator.models import Campaign
 from annotator.rendering import markdown_html
 from annotator.selectors import campaign_progress, campaign_run_labels, control_accuracy, control_spans, queue_for
-from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
+from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create, campaign_set_labeling
 from annotator.views.common import AppRequest, require_researcher
 from corpus import cleaning
 from corpus.models import Dataset
@@ -124,3 +124,16 @@ def campaign_control(request: AppRequest, pk: int) -> HttpResponse:
         "campaign": campaign, "rows": rows, "span_choices": SPAN_VERDICT_CHOICES,
         "explanation_choices": EXPLANATION_VERDICT_CHOICES,
     })
+
+
+@require_POST
+def campaign_labeling(request: AppRequest, pk: int) -> HttpResponse:
+    """Mark (or, with `clear`, unmark) the campaign as its dataset's labeling campaign: the one whose judges and
+    reviewers give a dataset export's consensus (PUT /api/datasets/ID/labeling-campaign is the twin)."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=pk)
+    clear = request.POST.get("clear") == "1"
+    campaign_set_labeling(dataset=campaign.dataset, campaign=None if clear else campaign)
+    messages.success(request, f"{campaign.dataset.name}: no labeling campaign." if clear else
+                     f"{campaign.name} now gives the consensus of {campaign.dataset.name}'s exports.")
+    return redirect("campaign_entry", pk=campaign.pk)

@@ -41,6 +41,7 @@ from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
 from corpus import cleaning, protocol
+from errors import Conflict
 
 
 @dataclass(frozen=True)
@@ -220,7 +221,7 @@ def _screen_oob(request: AppRequest, assignment: Assignment) -> str:
 
 def _step_response(request: AppRequest, assignment: Assignment, result: StepResult | None, none: str) -> HttpResponse:
     if result is None:
-        return trigger_client_event(HttpResponse(status=204), "sj:notice", {"message": none})
+        raise Conflict(none)  # 409, as the review screen and the review API answer it
     response = HttpResponse(_screen_oob(request, assignment))
     return trigger_client_event(response, "sj:undone", {
         "span": result.span_id, "message": result.message, "reopened": result.reopened,
@@ -230,20 +231,14 @@ def _step_response(request: AppRequest, assignment: Assignment, result: StepResu
 @require_POST
 def action_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
-    try:
-        result = action_undo(assignment=assignment, user=request.user)
-    except (JudgmentError, AddedSpanError) as exc:
-        return _unprocessable(str(exc))
+    result = action_undo(assignment=assignment, user=request.user)
     return _step_response(request, assignment, result, "Nothing to undo.")
 
 
 @require_POST
 def action_redo_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
-    try:
-        result = action_redo(assignment=assignment, user=request.user)
-    except (JudgmentError, AddedSpanError) as exc:
-        return _unprocessable(str(exc))
+    result = action_redo(assignment=assignment, user=request.user)
     return _step_response(request, assignment, result, "Nothing to redo.")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from errors import UserError
 
-class ComparisonError(ValueError):
+
+class ComparisonError(UserError, ValueError):
     """A metric or request the comparison cannot honour; the message says what to do instead."""

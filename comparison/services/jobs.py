@@ -11,6 +11,7 @@ from comparison.engine.errors import ComparisonError
 from comparison.engine.metrics import Family, MetricSpec, parse_metrics
 from comparison.models import ComparisonJob
 from corpus.models import Dataset
+from errors import UserError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError
 from evaluation.llm.logprob_preflight import logprob_preflight
@@ -29,7 +30,7 @@ NO_LOGPROBS_IN_OLLAMA = (
 )
 
 
-class JobError(Exception):
+class JobError(UserError):
     """A comparison job cannot be created or changed; the message says what to do."""
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from errors import UserError
 
-class DhpError(ValueError):
+
+class DhpError(UserError, ValueError):
     """Bad input to the DHP engine (an unknown kind, weights that cannot be used, ...); the message says which."""

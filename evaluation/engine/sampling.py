@@ -26,12 +26,28 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
+from errors import UserError
+
 SMALL_CELL = 10  # a judged stratum with fewer spans than this switches the interval to the bootstrap
 DEFAULT_RESAMPLES = 4000
 
 
-class SamplingError(ValueError):
-    """A sample that cannot be drawn or planned as asked (sizes, strata)."""
+MIN_HALF_WIDTH = 0.001  # a tenth of a point: (z / d)^2 overflows a float for d near 1e-154 and below
+MAX_HALF_WIDTH = 0.5  # a share's interval is never wider than ±50 points
+
+
+class SamplingError(UserError, ValueError):
+    """A sample that cannot be drawn or planned as asked (sizes, strata, half-width)."""
+
+
+def check_half_width(half_width: float, name: str = "half_width") -> float:
+    """Return `half_width` when the planner can use it (MIN_HALF_WIDTH <= d < MAX_HALF_WIDTH), else refuse it
+    naming `name`: nothing narrower than a tenth of a point is plannable, and a tiny d overflows the plan."""
+    if not (isinstance(half_width, int | float) and math.isfinite(half_width)
+            and MIN_HALF_WIDTH <= half_width < MAX_HALF_WIDTH):
+        raise SamplingError(f"{name}: {half_width!r} must be a share from {MIN_HALF_WIDTH} to below "
+                            f"{MAX_HALF_WIDTH} (0.05 = ±5 points)")
+    return half_width
 
 
 def _z(confidence: float) -> float:
@@ -204,8 +220,7 @@ def judgments_needed(strata: Sequence[Stratum], *, half_width: float, confidence
     """Plan the sample size for a 95% half-width: n0 = (z/d)^2 sum W_h S_h^2, n = n0 / (1 + n0/N)
     (Cochran 5.25 with proportional allocation), S_h^2 from the judged spans so far, 0.25 (the largest a
     share can have) where a stratum has fewer than two judged spans."""
-    if not 0 < half_width < 1:
-        raise SamplingError(f"half-width must be between 0 and 1 (a share, 0.05 = 5 points), not {half_width}")
+    check_half_width(half_width, "half-width")
     total = sum(s.population for s in strata)
     judged = sum(s.judged for s in strata)
     if not total:

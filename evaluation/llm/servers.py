@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
 
+from errors import UserError
+
 from .base import LLMBackend
 from .errors import ModelMissing
 from .ollama_backend import OllamaBackend
@@ -28,7 +30,7 @@ class ServerKind(StrEnum):
     OPENAI = "openai"
 
 
-class ServerListError(ValueError):
+class ServerListError(UserError, ValueError):
     """A server address that cannot be used; the message names it and shows the accepted forms."""
 
 

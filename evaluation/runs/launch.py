@@ -11,6 +11,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from corpus.models import Dataset
+from errors import UserError
 from evaluation.engine.answer_schema import format_options
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, get_outlier_rule
 from evaluation.engine.errors import EngineError
@@ -36,7 +37,7 @@ RETRY_TEMPERATURE = 0.1
 MAX_ANSWER_ATTEMPTS = 4  # the first try and three warmer retries of an unparseable answer
 
 
-class LaunchError(Exception):
+class LaunchError(UserError):
     """A run cannot start; the message says what to do."""
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from errors import UserError
 from evaluation.engine.aspects import AspectSpec
 from evaluation.engine.parsing import ParsedAnswer, parse_annotator_answer, parse_distilled_answer
 from evaluation.engine.prompts import render_annotator_prompt, render_distilled_prompt
@@ -133,7 +134,7 @@ MODES: dict[RunMode, ModeSpec] = {
 DEFAULT_MODE = RunMode.ENSEMBLE
 
 
-class UnknownMode(ValueError):
+class UnknownMode(UserError, ValueError):
     pass
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Max
 
+from errors import UserError
 from evaluation.engine.errors import EngineError
 from evaluation.engine.prompts import validate_template
 from evaluation.models import PromptTemplate
 
 
-class TemplateError(Exception):
+class TemplateError(UserError):
     """The template text cannot be rendered (unknown placeholder, stray `$`)."""
 
 

@@ -35,8 +35,9 @@ def test_api_lists_creates_and_revokes_own_tokens_and_a_revoked_token_gets_401(m
     second = body["token"]
     assert body["prefix"] == second[:8] and body["scope"] == "read" and body["active"] is True
     assert timedelta(days=29) < ApiToken.objects.get(pk=body["id"]).expires_at - timezone.now() <= timedelta(days=30)
-    listed = client.get("/api/tokens", **auth).json()
-    assert [t["name"] for t in listed] == ["ci", "laptop"]  # newest first; never another user's
+    page = client.get("/api/tokens", **auth).json()
+    listed = page["items"]  # paginated like every other list
+    assert page["count"] == 2 and [t["name"] for t in listed] == ["ci", "laptop"]  # newest first; never another user's
     assert "token" not in listed[0] and listed[1]["prefix"] == first[:8]
     assert listed[1]["last_used_at"] is not None  # this very request used it
     assert _get(second).status_code == 200

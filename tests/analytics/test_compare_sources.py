@@ -88,4 +88,4 @@ def test_overlap_table_lists_imported_sources_and_refuses_unknown_reference(stud
     refused = client.get(url, {"reference": "gold:nope"})
     assert refused.status_code == 422 and "unknown reference 'gold:nope'" in refused.json()["detail"]
     page = client.get(f"/analytics/datasets/{study.dataset.pk}/", {"reference": "gold:nope"})
-    assert page.status_code == 400 and "gold:gold" in page.content.decode()
+    assert page.status_code == 422 and "gold:gold" in page.content.decode()  # the status the API answers

@@ -136,9 +136,18 @@ def test_estimates_api_dashboard_and_refusals(judged, researcher, population):
     page = client.get(f"/analytics/campaigns/{campaign.pk}/").content.decode()
     assert "Estimates for all spans (designed sample)" in page and "83.3" in page and "75.0" in page
     assert "these describe the sample only" in page  # Table 4 says which figures it shows
-    assert client.get(f"/analytics/campaigns/{campaign.pk}/?half_width=abc").status_code == 400
+    # the page and the API refuse a half-width the same way (422 naming it), tiny ones included: (z/d)^2
+    # overflowed a float at d = 1e-200 and gave NaN at d = 5e-324
+    assert client.get(f"/analytics/campaigns/{campaign.pk}/?half_width=abc").status_code == 422
+    for tiny in ("1e-200", "5e-324", "0.0009", "nan", "-0.1"):
+        api = client.get(f"/api/analytics/campaigns/{campaign.pk}/estimates?half_width={tiny}")
+        assert api.status_code == 422 and "half_width" in api.json()["detail"], tiny
+        shown = client.get(f"/analytics/campaigns/{campaign.pk}/?half_width={tiny}")
+        assert shown.status_code == 422 and b"half_width" in shown.content, tiny
+    assert client.get(f"/analytics/campaigns/{campaign.pk}/?half_width=0.001").status_code == 200
     data, alpha_run, beta_run = population
-    full = campaign_create(name="Everything", dataset=data, runs=[alpha_run], annotators=[researcher])
+    full = campaign_create(name="Everything", dataset=data, runs=[alpha_run],
+                           annotators=[make.user("everyone", role="annotator")])
     assert client.get(f"/api/analytics/campaigns/{full.pk}/estimates").status_code == 409
 
 
@@ -165,6 +174,7 @@ def test_campaign_form_creates_a_sampled_campaign_with_reviewers(population, res
 
 def test_a_judge_cannot_review_the_same_campaign(population, researcher):
     data, alpha, _ = population
-    with pytest.raises(ValueError, match="cannot be a judge"):
+    # roles keep judges and reviewers apart: a researcher is refused as a judge before anything else
+    with pytest.raises(ValueError, match="rita cannot judge"):
         campaign_create(name="Self review", dataset=data, runs=[alpha], annotators=[researcher],
                         reviewers=[researcher])

@@ -57,3 +57,44 @@ def test_unknown_sources_are_refused_before_anything_is_queued(study, make_user,
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token_create(user=make_user('rita', role='researcher'))}")
     response = client.get(f"/api/datasets/{study.dataset.pk}/compare?reference=gold:gold&sources=nope&gamma=true")
     assert response.status_code == 422 and sent == []
+
+
+def test_a_read_token_cannot_flood_the_workers_with_gamma(study, make_user, sent, settings,
+                                                          django_capture_on_commit_callbacks):
+    """A read-only token's GETs: an unknown aspect is a 422 (was: one task per made-up aspect), the sources
+    in another order are the same question, and a user holds at most GAMMA_MAX_PENDING_PER_USER tasks."""
+    settings.GAMMA_MAX_PENDING_PER_USER = 2
+    base = f"/api/datasets/{study.dataset.pk}/compare?reference=gold:gold&gamma=true"
+
+    def reader(name: str):
+        client = Client(enforce_csrf_checks=True, HTTP_AUTHORIZATION="Bearer " + token_create(
+            user=make_user(name, role="researcher"), scope="read"))
+
+        def ask(query: str):
+            with django_capture_on_commit_callbacks(execute=True):  # the task is sent once the request commits
+                return client.get(base + query)
+        return ask
+
+    rita = reader("rita")
+    for n in range(10):
+        refused = rita(f"&sources=run:ens-run&aspect=no-such-aspect-{n}")
+        assert refused.status_code == 422 and "aspect" in refused.json()["detail"]
+    assert sent == []
+    assert rita("&sources=run:ens-run,run:single-run").status_code == 202
+    assert rita("&sources=run:single-run,run:ens-run").status_code == 202  # the same question
+    assert rita("&sources=run:single-run,run:ens-run,run:ens-run").status_code == 202
+    assert len(sent) == 1
+    assert rita("&sources=run:ens-run&aspect=accuracy").status_code == 202  # a second question
+    assert len(sent) == 2
+    busy = rita("&sources=run:single-run")  # a third one while two are queued: refused
+    assert busy.status_code == 429 and busy["Retry-After"] == "60"
+    assert "GAMMA_MAX_PENDING_PER_USER" in busy.json()["detail"]
+    assert len(sent) == 2
+    assert reader("olga")("&sources=run:single-run").status_code == 202  # the cap is per user
+    assert len(sent) == 3
+    assert gamma_compute(*sent[0][1]) == "done"  # a worker finishes rita's first question: her slot is free
+    done = rita("&sources=run:single-run,run:ens-run")
+    assert done.status_code == 200
+    assert [r["source"] for r in done.json()] == ["run:single-run", "run:ens-run"]  # in the order asked
+    assert rita("&sources=run:silent-run").status_code == 202
+    assert len(sent) == 4

@@ -17,7 +17,7 @@ from annotator.services.adjudication import (
     adjudication_set,
     adjudication_undo,
 )
-from annotator.services.exporting import export_jsonl
+from annotator.services.exporting import ExportFilter, export_jsonl
 from tests.adjudication_study import three_judge_study
 from tests.factories import OUTPUT_1, Built, build_campaign
 
@@ -88,7 +88,7 @@ def test_adjudication_redo_is_gone_once_something_new_is_decided(study, research
     assert review_entry(built.campaign, span).decision.span_verdict == ""
 
 
-def test_adjudication_refuses_bad_values_and_foreign_spans(study, researcher):
+def test_adjudication_refuses_bad_values_and_foreign_spans(study, researcher, make_user):
     built, found = study
     campaign = built.campaign
     with pytest.raises(AdjudicationError, match="span_verdict"):
@@ -97,7 +97,7 @@ def test_adjudication_refuses_bad_values_and_foreign_spans(study, researcher):
     with pytest.raises(AdjudicationError, match="added error"):
         adjudication_set(campaign=campaign, span_id=found["cheap"].pk, user=researcher,
                          changes={"explanation_verdict": "correct"})
-    other = build_campaign([researcher], name="Other campaign")
+    other = build_campaign([make_user("ann9")], name="Other campaign")
     with pytest.raises(AdjudicationError, match="not judged"):
         adjudication_set(campaign=campaign, span_id=other.spans["b2_rating"].pk, user=researcher,
                          changes={"span_verdict": "error"})
@@ -151,8 +151,8 @@ def test_review_screen_save_and_undo_answer_the_card(study, researcher):
     assert answer.status_code == 200
     html = answer.content.decode()
     assert f'id="dispute-{span.pk}"' in html and "Decided" in html and "(adjudicated)" in html
-    assert client.post(f"{base}{span.pk}/", {"field": "span_verdict", "value": "nope"}).status_code == 400
-    assert client.post(f"{base}{span.pk}/", {"field": "flags", "value": "x"}).status_code == 400
+    assert client.post(f"{base}{span.pk}/", {"field": "span_verdict", "value": "nope"}).status_code == 422
+    assert client.post(f"{base}{span.pk}/", {"field": "flags", "value": "x"}).status_code == 422
     undone = client.post(f"{base}undo/").content.decode()
     assert "Open" in undone and "(majority)" in undone
     assert client.post(f"{base}undo/").status_code == 409
@@ -194,7 +194,7 @@ def test_export_items_spans_carry_consensus(study, researcher):
     built, found = study
     adjudication_set(campaign=built.campaign, span_id=built.spans["a1_missing"].pk, user=researcher,
                      changes={"span_verdict": "hallucination"})
-    records = [json.loads(line) for line in export_jsonl(built.dataset)]
+    records = [json.loads(line) for line in export_jsonl(built.dataset, ExportFilter(campaign_id=built.campaign.pk))]
     spans = {(s["text"], a["kind"]): s for r in records for a in r["annotations"] for s in a["spans"]}
     assert spans[("serves French food", "ensemble")]["consensus"] == {
         "span_verdict": "hallucination", "explanation_verdict": "correct", "method": "adjudicated",

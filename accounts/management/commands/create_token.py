@@ -3,10 +3,11 @@ token for a user."""
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from accounts.models import User
-from accounts.services.tokens import TokenError, expiry_in, token_create
+from accounts.services.tokens import expiry_in, token_create
+from errors.commands import BaseCommand
 
 
 class Command(BaseCommand):
@@ -26,9 +27,6 @@ class Command(BaseCommand):
         if user is None:
             names = ", ".join(User.objects.order_by("username").values_list("username", flat=True)[:20]) or "none yet"
             raise CommandError(f"no user named {options['username']!r} (users: {names})")
-        try:
-            token = token_create(user=user, name=options["name"], scope=options["scope"],
-                                 expires_at=expiry_in(options["expires_days"]))
-        except TokenError as exc:
-            raise CommandError(str(exc)) from None
+        token = token_create(user=user, name=options["name"], scope=options["scope"],
+                             expires_at=expiry_in(options["expires_days"]))
         self.stdout.write(token)

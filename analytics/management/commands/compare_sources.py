@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
-from analytics.compare.sources import UnknownSource, comparison_csv, sources_compare
+from analytics.compare.sources import comparison_csv, sources_compare
 from corpus.models import Dataset
+from errors.commands import BaseCommand
 
 
 class Command(BaseCommand):
@@ -27,13 +28,10 @@ class Command(BaseCommand):
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         names = [n.strip() for n in str(options["sources"]).split(",") if n.strip()]
-        try:
-            rows = sources_compare(
-                dataset, reference=options["reference"], sources=names, by_category=options["categories"],
-                gamma=not options["no_gamma"], aspect=options["aspect"],
-            )
-        except UnknownSource as exc:
-            raise CommandError(str(exc)) from None
+        rows = sources_compare(
+            dataset, reference=options["reference"], sources=names, by_category=options["categories"],
+            gamma=not options["no_gamma"], aspect=options["aspect"],
+        )
         if options["format"] == "csv":
             self.stdout.write(comparison_csv(rows), ending="")
         else:

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from analytics.exports.card import data_card
 from analytics.exports.formats import FORMATS, text_chunks, write_export
@@ -15,6 +15,7 @@ from annotator.services.exporting import ExportFilter
 from corpus import cleaning
 from corpus.models import Dataset
 from corpus.services.annotation_export import ExportReport
+from errors.commands import BaseCommand
 
 
 class Command(BaseCommand):

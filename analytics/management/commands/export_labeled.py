@@ -6,10 +6,11 @@ import json
 import sys
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from analytics.exports.labeled import FORMATS, labeled_card, labeled_jsonl, write_labeled
 from annotator.models import Campaign
+from errors.commands import BaseCommand
 
 
 class Command(BaseCommand):

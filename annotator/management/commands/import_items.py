@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from annotator.services.importing import items_import
 from corpus.formats import FormatError, named
+from errors.commands import BaseCommand
 from evaluation.engine.tasks import TASKS
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from accounts.models import Role, User
 from annotator.services.campaigns import campaign_create
 from annotator.services.importing import items_import
 from corpus.models import Annotation, Dataset, Source, SourceKind
+from errors.commands import BaseCommand
 from evaluation.models import Aspect, Evaluator, EvaluatorRun
 from jobs.models import JobStatus
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from comparison.engine.metrics import metric_names_help
 from comparison.models import ComparisonJob
 from comparison.services.execute import job_execute
-from comparison.services.jobs import JobError, job_create, job_enqueue
+from comparison.services.jobs import job_create, job_enqueue
 from corpus.models import Dataset
+from errors.commands import BaseCommand
 from jobs.models import JobStatus
 from jobs.waiting import add_job_arguments, job_follow
 
@@ -31,11 +32,8 @@ class Command(BaseCommand):
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         aspects = [a.strip() for a in str(options["aspects"]).split(",") if a.strip()] or None
-        try:
-            job = job_create(dataset=dataset, metrics=str(options["metrics"]), aspects=aspects,
-                             ollama_url=options["ollama_url"] or None, gptscore_url=options["gptscore_url"] or None)
-        except JobError as exc:
-            raise CommandError(str(exc)) from None
+        job = job_create(dataset=dataset, metrics=str(options["metrics"]), aspects=aspects,
+                         ollama_url=options["ollama_url"] or None, gptscore_url=options["gptscore_url"] or None)
         self.stdout.write(str(job.pk))  # the first line is the job id alone, for scripts
         ended = job_follow(job, options, execute=job_execute, enqueue=job_enqueue, line=_line, write=self.stderr.write,
                            queued=f"Queued; follow it on /comparisons/{job.pk}/ or GET /api/comparisons/{job.pk}.")

@@ -7,10 +7,11 @@ import io
 import json
 from typing import TextIO
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from comparison.models import ComparisonJob
 from comparison.services.results import csv_rows, export_document
+from errors.commands import BaseCommand
 from jobs.models import JobStatus
 
 

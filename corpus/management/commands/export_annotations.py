@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from corpus.annotation_files import FORMATS, slug
-from corpus.formats import FormatError
 from corpus.models import Dataset
 from corpus.services.annotation_export import (
     ExportReport,
@@ -20,6 +19,7 @@ from corpus.services.annotation_export import (
     source_for_export,
     write_factgenie_campaign,
 )
+from errors.commands import BaseCommand
 
 
 class Command(BaseCommand):
@@ -40,10 +40,7 @@ class Command(BaseCommand):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
-        try:
-            sources = source_for_export(dataset, str(options["source"]))
-        except FormatError as exc:
-            raise CommandError(str(exc)) from None
+        sources = source_for_export(dataset, str(options["source"]))
         annotations = source_annotations(dataset, sources)
         fmt: str = options["format"]  # type: ignore[assignment]
         out: Path | None = options["output"]  # type: ignore[assignment]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from corpus.annotation_files import FORMATS
 from corpus.formats import FormatError, named
 from corpus.services.annotation_import import annotations_import, annotator_map
+from errors.commands import BaseCommand
 
 
 class Command(BaseCommand):
@@ -35,10 +36,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         path: Path = options["path"]  # type: ignore[assignment]
-        try:
-            annotators = annotator_map(str(pair) for pair in options["map_annotator"])  # type: ignore[union-attr]
-        except FormatError as exc:
-            raise CommandError(str(exc)) from None
+        annotators = annotator_map(str(pair) for pair in options["map_annotator"])  # type: ignore[union-attr]
         try:
             report = annotations_import(
                 path=path, dataset_name=options["dataset"], source=options["source"], fmt=options["format"],

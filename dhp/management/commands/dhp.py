@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from corpus.models import Dataset
-from dhp.engine.errors import DhpError
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, Survey
 from dhp.services.runs import dhp_create, dhp_enqueue, dhp_execute
+from errors.commands import BaseCommand
 from jobs.models import JobStatus
 from jobs.waiting import add_job_arguments, job_follow
 
@@ -38,15 +38,12 @@ class Command(BaseCommand):
             survey = Survey.objects.filter(pk=options["survey"]).first()
             if survey is None:
                 raise CommandError(f"no survey with id {options['survey']}")
-        try:
-            run = dhp_create(
-                dataset=dataset, evaluator=str(options["evaluator"]), metrics=str(options["metrics"]).split(","),
-                kinds=parse_kinds(str(options["kinds"])), samples=int(options["samples"]), survey=survey,
-                seed=int(options["seed"]), ollama_url=str(options["ollama_url"]) or None,
-                parallel=int(options["parallel"]) or None, preset=options.get("preset") or None,
-            )
-        except DhpError as exc:
-            raise CommandError(str(exc)) from None
+        run = dhp_create(
+            dataset=dataset, evaluator=str(options["evaluator"]), metrics=str(options["metrics"]).split(","),
+            kinds=parse_kinds(str(options["kinds"])), samples=int(options["samples"]), survey=survey,
+            seed=int(options["seed"]), ollama_url=str(options["ollama_url"]) or None,
+            parallel=int(options["parallel"]) or None, preset=options.get("preset") or None,
+        )
         self.stdout.write(str(run.pk))
         ended = job_follow(run, options, execute=dhp_execute, enqueue=dhp_enqueue, line=_line, write=self.stderr.write,
                            queued=f"Queued; follow it at /dhp/runs/{run.pk}/ or GET /api/dhp/runs/{run.pk}.")

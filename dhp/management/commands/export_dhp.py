@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from dhp.models import DhpRun
 from dhp.selectors import export_csv, export_json
+from errors.commands import BaseCommand
 from jobs.models import JobStatus
 
 

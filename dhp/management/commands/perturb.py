@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from corpus.models import Dataset
-from dhp.engine.errors import DhpError
 from dhp.engine.kinds import DEFAULT_KINDS, KINDS, parse_kinds
 from dhp.services.perturbing import perturb_dataset
+from errors.commands import BaseCommand
 from evaluation.llm.errors import BackendError
 
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
                 dataset=dataset, kinds=kinds, seed=int(options["seed"]),
                 ollama_url=str(options["ollama_url"]) or None, model=str(options["model"]) or None,
             )
-        except (DhpError, BackendError) as exc:
+        except BackendError as exc:  # the LLM server's failure, told as a command error
             raise CommandError(str(exc)) from None
         for report in reports:
             self.stdout.write(report.line())

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import textwrap
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from corpus.models import TaskType
+from errors.commands import BaseCommand
 from evaluation.engine.tasks import FILE_KINDS, TASKS
 from evaluation.models import Aspect
 

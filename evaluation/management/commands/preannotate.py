@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from corpus.models import Dataset
+from errors.commands import BaseCommand
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, OUTLIER_RULES
 from evaluation.engine.presets import PRESETS
 from evaluation.models import EvaluatorRun
 from evaluation.runs.execute import run_execute
-from evaluation.runs.launch import LaunchError, run_create, run_enqueue
+from evaluation.runs.launch import run_create, run_enqueue
 from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
 from evaluation.selectors import run_problems
 from jobs.models import JobStatus
@@ -49,15 +50,12 @@ class Command(BaseCommand):
             names = ", ".join(repr(n) for n in Dataset.objects.values_list("name", flat=True)[:20]) or "none yet"
             raise CommandError(f"no dataset named {options['dataset']!r} (datasets: {names})")
         annotators = [m.strip() for m in str(options["annotators"]).split(",") if m.strip()] or None
-        try:
-            run = run_create(
-                dataset=dataset, aspect_name=options["aspect"], annotators=annotators,
-                supervisor=options["supervisor"] or None, ollama_url=options["ollama_url"] or None,
-                parallel=options["parallel"] or None, outlier_rule=options["outlier_rule"], mode=options["mode"],
-                preset=options["preset"], repair=not options["no_repair"], answer_format=options["answer_format"],
-            )
-        except LaunchError as exc:
-            raise CommandError(str(exc)) from None
+        run = run_create(
+            dataset=dataset, aspect_name=options["aspect"], annotators=annotators,
+            supervisor=options["supervisor"] or None, ollama_url=options["ollama_url"] or None,
+            parallel=options["parallel"] or None, outlier_rule=options["outlier_rule"], mode=options["mode"],
+            preset=options["preset"], repair=not options["no_repair"], answer_format=options["answer_format"],
+        )
         self.stdout.write(describe_run(run))
         for entry in run.placement.get("servers", []):
             models = ", ".join(entry["models"]) or "nothing"
