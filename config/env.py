@@ -150,6 +150,8 @@ MEANINGS: dict[str, str] = {
     "GPTSCORE_URL": "OpenAI-compatible server answering `/v1/completions` with `echo` and `logprobs` "
                     "(vLLM 0.5.2 or newer) for `gptscore:MODEL`; it is on the server allowlist.",
     "COMPARISON_BOOTSTRAP": "Bootstrap resamples per correlation interval of a comparison job.",
+    "GAMMA_MAX_PENDING_PER_USER": "Gamma (span agreement) tasks one user may have queued or running at once; "
+    "one more answers 429 with Retry-After.",
     "LOG_LEVEL": "Log level of the app and of the worker `serve.sh` starts.",
 }
 
