@@ -12,11 +12,12 @@ from django.views.decorators.vary import vary_on_headers
 
 from annotator.access import campaign_for_user
 from annotator.forms import EXPLANATION_VERDICT_CHOICES, SPAN_VERDICT_CHOICES, CampaignForm
-from annotator.models import Campaign
+from annotator.models import Campaign, StudyLink
 from annotator.rendering import markdown_html
 from annotator.selectors import campaign_progress, campaign_run_labels, control_accuracy, control_spans, queue_for
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.views.common import AppRequest, require_researcher
+from annotator.views.join import participant_in, participant_queue
 from corpus import cleaning
 from corpus.models import Dataset
 from evaluation.models import EvaluatorRun
@@ -68,6 +69,8 @@ def campaign_new(request: AppRequest) -> HttpResponse:
 def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
     """Researchers see the overview (real run labels, progress, control accuracy); annotators their queue."""
     campaign = campaign_for_user(request.user, pk)
+    if (participant := participant_in(request, campaign)) is not None:
+        return participant_queue(request, participant)
     if request.user.sees_everything:
         labels = campaign_run_labels(campaign.pk)
         runs = {r.pk: r for r in EvaluatorRun.objects.filter(pk__in=list(labels)).select_related("evaluator")}
@@ -77,6 +80,7 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
             "run_labels": sorted(((label, runs[run_id]) for run_id, label in labels.items()), key=lambda x: x[0]),
             "accuracy": control_accuracy(campaign),
             "n_control": campaign.assignments.filter(is_control=True).values("item_id").distinct().count(),
+            "has_link": StudyLink.objects.filter(campaign=campaign).exists(),
         })
     rows, summary = queue_for(campaign, request.user)
     return render(request, "annotator/queue.html", {"campaign": campaign, "rows": rows, "summary": summary})
