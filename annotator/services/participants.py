@@ -262,6 +262,22 @@ def participant_top_up(*, participant: Participant, now: datetime | None = None)
     return len(made)
 
 
+@transaction.atomic
+def link_has_room(*, link: StudyLink, now: datetime | None = None) -> bool:
+    """Whether a newcomer would get at least one item now (abandoned work is released first, so a study
+    whose participants all left opens up again)."""
+    now = now or timezone.now()
+    campaign = Campaign.objects.select_for_update().get(pk=link.campaign_id)
+    assignments_release(link=link, now=now)
+    training = Assignment.objects.filter(campaign=campaign, is_training=True).values_list("item_id", flat=True)
+    full = (
+        _counted(Assignment.objects.filter(campaign=campaign, item_id__in=link.items, is_training=False))
+        .values("item_id").annotate(n=Count("pk")).filter(n__gte=campaign.annotators_per_item)
+        .values_list("item_id", flat=True)
+    )
+    return bool(set(link.items) - set(full) - set(training))
+
+
 def assignments_release(*, link: StudyLink, now: datetime) -> int:
     """Return abandoned work to the pool; return how many assignments went back.
 

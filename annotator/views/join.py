@@ -29,6 +29,7 @@ from annotator.services.participants import (
     completion_redirect,
     is_mturk_preview,
     link_closed_reason,
+    link_has_room,
     link_revoke,
     participant_find,
     participant_finish,
@@ -122,6 +123,8 @@ def join(request: AppRequest, token: str) -> HttpResponse:
     reason = link_closed_reason(link, timezone.now())
     if reason is None and link.campaign.status != Campaign.Status.OPEN:
         reason = "revoked"
+    if reason is None and not link_has_room(link=link):
+        reason = "full"
     if reason:
         return _closed(request, link, reason)
     hidden = [(param, ids[field]) for param, field in PLATFORM_PARAMS.items() if field in ids]
