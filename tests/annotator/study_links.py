@@ -48,6 +48,20 @@ def link_study(*, n_items: int = 4, per_item: int = 2, items_per_participant: in
     return Study(campaign=campaign, items=items, positions={item.pk: n for n, item in enumerate(items, start=1)})
 
 
+def join_by_link(client, study: Study, query: str = "?PROLIFIC_PID=5f8e0c1d2b3a&STUDY_ID=study1&SESSION_ID=sess1",
+                 **extra):
+    """Open the study link with `query`, then press Start with the hidden fields the page carries."""
+    url = f"/join/{study.campaign.study_link.token}/"
+    page = client.get(url + query, **extra)
+    assert page.status_code == 200, page.content
+    hidden = dict(item.split("=") for item in query.lstrip("?").split("&")) if query else {}
+    return client.post(url, hidden, **extra)
+
+
+def signed_in_participant(client) -> Participant:
+    return Participant.objects.get(user_id=int(client.session["_auth_user_id"]))
+
+
 def finish_item(assignment: Assignment) -> Assignment:
     """Judge every machine error of the item (Error / Correct) and finish it, as its annotator."""
     assignment = Assignment.objects.select_related("campaign", "item").get(pk=assignment.pk)
