@@ -68,9 +68,9 @@ def campaign_new(request: AppRequest) -> HttpResponse:
 @require_GET
 def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
     """Researchers see the overview (real run labels, progress, control accuracy); annotators their queue."""
+    if (participant := participant_in(request, pk)) is not None:
+        return participant_queue(request, participant)  # also when all their items went back to the pool
     campaign = campaign_for_user(request.user, pk)
-    if (participant := participant_in(request, campaign)) is not None:
-        return participant_queue(request, participant)
     if request.user.sees_everything:
         labels = campaign_run_labels(campaign.pk)
         runs = {r.pk: r for r in EvaluatorRun.objects.filter(pk__in=list(labels)).select_related("evaluator")}

@@ -136,10 +136,10 @@ def join(request: AppRequest, token: str) -> HttpResponse:
     })
 
 
-def participant_in(request: AppRequest, campaign: Campaign) -> Participant | None:
+def participant_in(request: AppRequest, campaign_pk: int) -> Participant | None:
     """The signed-in participant of this campaign, or None for everyone else (registered users)."""
     data = request.session.get(SESSION_KEY)
-    if not data or data.get("campaign") != campaign.pk or data.get("user") != request.user.pk:
+    if not data or data.get("campaign") != campaign_pk or data.get("user") != request.user.pk:
         return None
     return Participant.objects.select_related("link", "user").filter(pk=data["participant"]).first()
 
@@ -162,7 +162,7 @@ def participant_end(request: AppRequest, pk: int) -> HttpResponse:
     """The end screen: the code (pass or fail) and the way back to the platform; never before the items are
     done (then the queue instead)."""
     campaign = get_object_or_404(Campaign, pk=pk)
-    participant = participant_in(request, campaign)
+    participant = participant_in(request, campaign.pk)
     if participant is None:
         raise Http404("Only participants who joined by the study link have an end screen.")
     try:

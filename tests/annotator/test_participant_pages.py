@@ -194,3 +194,21 @@ def test_the_researcher_page_lists_participants_flags_and_revokes(client, resear
     client.force_login(annotator)
     assert client.get(f"/campaigns/{pk}/participants/").status_code == 403
     assert client.post(f"/campaigns/{pk}/participants/{p.pk}/flag/", {"flagged": "false"}).status_code == 403
+
+
+def test_a_participant_whose_items_went_back_meanwhile_is_told_when_nothing_is_left():
+    study = link_study(n_items=2, per_item=1, items_per_participant=2)
+    client = Client()
+    _start(client, study)
+    p = _participant(client)
+    # An hour idle; a newcomer's arrival sends both untouched items back, and the newcomer takes them.
+    Participant.objects.filter(pk=p.pk).update(last_seen_at=timezone.now() - timedelta(hours=1))
+    _start(Client(), study, "?PROLIFIC_PID=newcomer")
+    assert not Assignment.objects.filter(annotator=p.user).exists()
+    queue = client.get(f"/campaigns/{study.campaign.pk}/")
+    assert queue.status_code == 409 and "This study is full" in queue.content.decode()
+    # Once the newcomer leaves too, the first participant's next visit hands them items again.
+    newcomer = Participant.objects.get(prolific_pid="newcomer")
+    Participant.objects.filter(pk=newcomer.pk).update(last_seen_at=timezone.now() - timedelta(hours=1))
+    again = client.get(f"/campaigns/{study.campaign.pk}/")
+    assert again.status_code == 200 and "0 of 2" in again.content.decode()

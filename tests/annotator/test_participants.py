@@ -22,6 +22,7 @@ from annotator.services.participants import (
     ParticipationError,
     completion_redirect,
     link_closed_reason,
+    link_has_room,
     link_revoke,
     participant_find,
     participant_finish,
@@ -280,3 +281,15 @@ def test_arrivals_at_once_never_push_an_item_past_its_overlap():
     held = sorted(Assignment.objects.filter(campaign=study.campaign).values("annotator").annotate(
         n=Count("pk")).values_list("n", flat=True))
     assert held == [1, 3, 3, 3]
+
+
+def test_a_study_whose_participants_all_left_opens_up_again():
+    study = link_study(n_items=2, per_item=1, items_per_participant=2)
+    t0 = timezone.now() - timedelta(hours=1)
+    gone = _join(study, "P1", now=t0)
+    link = StudyLink.objects.get(pk=study.campaign.study_link.pk)
+    assert not link_has_room(link=link, now=t0 + timedelta(minutes=10))
+    assert link_has_room(link=link, now=t0 + timedelta(minutes=31))  # P1's untouched items went back
+    assert study.numbers(gone) == set()
+    # Back after all, P1 gets items again from the pool (their queue is topped up on the next visit).
+    assert participant_top_up(participant=gone, now=t0 + timedelta(minutes=32)) == 2
