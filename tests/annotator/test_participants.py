@@ -11,6 +11,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from accounts.models import User
+from analytics.selectors.base import Scope, judgments_in_scope
 from annotator.models import Assignment, Handout, Participant, SpanJudgment, StudyLink
 from annotator.phases import Phase
 from annotator.screening import participant_flag_reasons
@@ -293,3 +294,48 @@ def test_a_study_whose_participants_all_left_opens_up_again():
     assert study.numbers(gone) == set()
     # Back after all, P1 gets items again from the pool (their queue is topped up on the next visit).
     assert participant_top_up(participant=gone, now=t0 + timedelta(minutes=32)) == 2
+
+
+def test_abandoned_work_is_not_counted_by_the_analytics_until_it_is_finished():
+    study = link_study(n_items=2, per_item=1, items_per_participant=1)
+    t0 = timezone.now() - timedelta(hours=1)
+    p1 = _join(study, "P1", now=t0)
+    mine = Assignment.objects.select_related("campaign", "item").get(annotator=p1.user)
+    row = item_errors(mine)[0][0]
+    judgment_set(assignment=mine, span=row.span, user=p1.user,
+                 changes={"span_verdict": "error", "explanation_verdict": "correct"})
+    scope = Scope(campaign_id=study.campaign.pk)
+    assert judgments_in_scope(scope).count() == 1
+    _join(study, "P2", now=t0 + timedelta(minutes=31))  # P1 idle: their item goes back, work kept
+    assert Handout.objects.get(assignment=mine).released_at is not None
+    assert judgments_in_scope(scope).count() == 0
+    finish_item(mine)
+    assert judgments_in_scope(scope).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_top_ups_at_once_never_push_an_item_past_its_overlap():
+    # 5 items, overlap 2: 10 places. Four participants hold one item each; then each may hold three, and all
+    # four ask for two more at the same moment: only the 6 free places are handed out.
+    study = link_study(n_items=5, per_item=2, items_per_participant=1)
+    people = [_join(study, f"T{n}") for n in range(4)]
+    StudyLink.objects.filter(pk=study.campaign.study_link.pk).update(items_per_participant=3)
+    barrier = threading.Barrier(4)
+    given: list[int] = []
+
+    def top_up(participant: Participant) -> None:
+        try:
+            fresh = Participant.objects.select_related("link").get(pk=participant.pk)
+            barrier.wait()
+            given.append(participant_top_up(participant=fresh))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=top_up, args=(p,)) for p in people]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(given) == 6 and sorted(given) == [0, 2, 2, 2]
+    per_item = [Assignment.objects.filter(item=item).count() for item in study.items]
+    assert per_item == [2, 2, 2, 2, 2]
