@@ -4,6 +4,7 @@ and the researcher's participant page."""
 from __future__ import annotations
 
 from axes.helpers import get_client_ip_address
+from axes.models import AccessLog
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -71,6 +72,9 @@ def _cookie_participant(request: AppRequest, link: StudyLink) -> int | None:
 def _enter(request: AppRequest, participant: Participant) -> HttpResponse:
     """Sign the participant in (a session of their own) and send them to their queue; remember the browser."""
     login(request, participant.user, backend=BACKEND)
+    # django-axes logs every sign-in with the address and browser; a participant's are data the platform did
+    # not pass, and nothing is kept about a participant beyond the platform's ids.
+    AccessLog.objects.filter(username=participant.user.username).delete()
     request.session[SESSION_KEY] = {
         "user": participant.user_id, "participant": participant.pk, "campaign": participant.link.campaign_id,
         "deadline": participant.deadline.isoformat() if participant.deadline else None,

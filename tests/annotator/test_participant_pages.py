@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from axes.models import AccessLog
 from django.test import Client
 from django.utils import timezone
 
@@ -53,6 +54,9 @@ def test_start_makes_a_signed_in_participant_who_lands_on_their_queue():
     queue = client.get(response["Location"]).content.decode()
     assert "0 of 2" in queue and 'id="resume"' in queue
     assert p.user.username in queue
+    # Nothing but the platform's ids is kept: no sign-in log with the address and browser either.
+    assert not AccessLog.objects.filter(username=p.user.username).exists()
+    assert AccessLog.objects.count() == 0
 
 
 def test_the_same_browser_and_the_same_pid_come_back_to_the_same_participant():
