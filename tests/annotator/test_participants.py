@@ -336,6 +336,7 @@ def test_top_ups_at_once_never_push_an_item_past_its_overlap():
         t.start()
     for t in threads:
         t.join()
-    assert sum(given) == 6 and sorted(given) == [0, 2, 2, 2]
+    # Which arrival gets what depends on who gets the lock first (a late one may find only items it holds).
+    assert sum(given) == 6 and max(given) <= 2
     per_item = [Assignment.objects.filter(item=item).count() for item in study.items]
     assert per_item == [2, 2, 2, 2, 2]
