@@ -14,6 +14,7 @@ from accounts.access import require_researcher
 from accounts.models import User
 from accounts.services.settings import user_set_auto_advance
 from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit, campaign_for_user
+from annotator.api_participants import link_settings_from
 from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.phases import shows_machine_spans
 from annotator.schemas import (
@@ -294,6 +295,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
     if unknown := sorted(set(payload.reviewers) - {u.username for u in reviewers}):
         raise UserError(f"reviewers: unknown or inactive users: {', '.join(unknown)}")
     sample = SampleSpec(**payload.sample.dict()) if payload.sample else None
+    link = link_settings_from(payload)
     try:
         with transaction.atomic():
             campaign = campaign_create(
@@ -301,7 +303,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
                 aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
                 guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
                 control_item_ids=payload.control_item_ids, created_by=request.user, reviewers=reviewers,
-                sample=sample, control_arm=payload.control_arm,
+                sample=sample, control_arm=payload.control_arm, link=link,
             )
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])

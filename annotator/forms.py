@@ -8,6 +8,7 @@ from accounts.models import Role, User
 from annotator.categories import CategoryError, default_categories, parse_category_names
 from annotator.models import SampleDesign
 from annotator.services.campaigns import DEFAULT_GUIDELINES
+from annotator.services.participants import LinkSettings, ParticipationError, link_settings_check
 from annotator.services.sampling import SampleSpec
 from corpus import protocol
 from corpus.annotation_files import FORMATS
@@ -29,7 +30,8 @@ class CampaignForm(forms.Form):
     aspects = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
     annotators = forms.ModelMultipleChoiceField(
         queryset=User.objects.filter(role=Role.ANNOTATOR, is_active=True).order_by("username"),
-        widget=forms.CheckboxSelectMultiple,
+        widget=forms.CheckboxSelectMultiple, required=False,
+        help_text="Registered annotators; none is fine when participants join by a link.",
     )
     annotators_per_item = forms.IntegerField(min_value=1, max_value=50, initial=2,
                                              help_text="Overlap: how many annotators judge each item.")
@@ -65,6 +67,22 @@ class CampaignForm(forms.Form):
     sample_per_stratum = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX, label="Spans per stratum")
     sample_total = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX,
                                       label="or spans per evaluator in all")
+    # A participant link (annotator.services.participants): the API's "link" object and the study fields.
+    link_enabled = forms.BooleanField(required=False, label="Recruit participants by a link",
+                                      help_text="/join/<token>/ for Prolific, MTurk or an e-mail.")
+    link_cap = forms.IntegerField(required=False, min_value=1, label="At most this many participants")
+    link_expires = forms.DateTimeField(required=False, label="Link expires", help_text="e.g. 2026-12-01 18:00")
+    consent = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}),
+                              help_text="Markdown shown before the Start button.")
+    items_per_participant = forms.IntegerField(required=False, min_value=1)
+    release_after_minutes = forms.IntegerField(required=False, min_value=1, initial=30,
+                                               help_text="Idle this long, a participant's open items go back.")
+    time_limit_minutes = forms.IntegerField(required=False, min_value=1, help_text="Empty: no limit.")
+    pass_code = forms.CharField(required=False, max_length=64, help_text="The completion code.")
+    fail_code = forms.CharField(required=False, max_length=64,
+                                help_text="The screened-out code, for flagged participants (optional).")
+    completion_url = forms.CharField(required=False, max_length=2000,
+                                     help_text="https://…?cc={code}: where participants go at the end.")
 
     def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -105,7 +123,10 @@ class CampaignForm(forms.Form):
         data = super().clean()
         annotators = data.get("annotators")
         per_item = data.get("annotators_per_item")
-        if annotators is not None and per_item and per_item > len(annotators):
+        data["link"] = self._link(data)
+        if not annotators and not data.get("link_enabled"):
+            self.add_error("annotators", "Choose annotators, or recruit participants by a link.")
+        elif annotators and not data.get("link_enabled") and per_item and per_item > len(annotators):
             self.add_error("annotators_per_item", f"Only {len(annotators)} annotators chosen.")
         data["run_objects"] = [self.run_objects[pk] for pk in data.get("runs", []) if pk in self.run_objects]
         data["sample"] = None
@@ -117,6 +138,29 @@ class CampaignForm(forms.Form):
                 data["sample"] = SampleSpec(strata=data["sample_strata"], per_stratum=per, total=total,
                                             seed=data.get("seed") or 0)
         return data
+
+
+    def _link(self, data: dict) -> LinkSettings | None:
+        """The link settings, checked by the service; its refusal is shown at the field it names."""
+        if not data.get("link_enabled"):
+            return None
+        if not data.get("items_per_participant"):
+            self.add_error("items_per_participant", "Required with a participant link.")
+            return None
+        spec = LinkSettings(
+            cap=data.get("link_cap"), expires=data.get("link_expires"), consent=data.get("consent") or "",
+            items_per_participant=data["items_per_participant"],
+            release_after_minutes=data.get("release_after_minutes") or 30,
+            time_limit_minutes=data.get("time_limit_minutes"), pass_code=data.get("pass_code") or "",
+            fail_code=data.get("fail_code") or "", completion_url=data.get("completion_url") or None,
+        )
+        try:
+            link_settings_check(spec)
+        except ParticipationError as exc:
+            field = str(exc).split(":", 1)[0].replace("link.", "link_")
+            self.add_error(field if field in self.fields else None, str(exc))
+            return None
+        return spec
 
 
 class AddedSpanForm(forms.Form):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from ninja import Field, Schema
 from pydantic import create_model
 
@@ -159,6 +161,14 @@ class SampleIn(Schema):
     seed: int = Field(0, ge=0, le=INT32_MAX)
 
 
+class LinkIn(Schema):
+    """A participant link: `/join/<token>/`, open while enabled, not expired and under the cap."""
+
+    enabled: bool = True
+    cap: int | None = None
+    expires: datetime | None = None
+
+
 class CampaignIn(Schema):
     name: str
     dataset_id: int
@@ -174,6 +184,15 @@ class CampaignIn(Schema):
     reviewers: list[str] = []  # usernames; empty = every researcher and admin adjudicates
     sample: SampleIn | None = None
     control_arm: float = 0.0  # share of outputs first marked without machine spans (annotator.crossing)
+    # A participant link and the study settings of those who join by it (annotator.services.participants).
+    link: LinkIn | None = None
+    consent: str = ""
+    items_per_participant: int | None = None
+    release_after_minutes: int = 30
+    time_limit_minutes: int | None = None
+    pass_code: str = ""
+    fail_code: str = ""
+    completion_url: str | None = None
 
 
 class CampaignOut(Schema):

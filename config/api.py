@@ -20,6 +20,7 @@ from analytics.api_priming import router as priming_router
 from analytics.api_report import router as report_router
 from annotator.api import router as annotator_router
 from annotator.api_labeling import router as labeling_router
+from annotator.api_participants import router as participants_router
 from annotator.api_review import router as review_router
 from comparison.api import router as comparison_router
 from config.openapi import document_responses
@@ -79,6 +80,7 @@ api.add_router("/", tokens_router)
 api.add_router("/", annotator_router)
 api.add_router("/", review_router)
 api.add_router("/", labeling_router)
+api.add_router("/", participants_router)
 api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)
 api.add_router("/analytics/", labeled_router)

@@ -84,6 +84,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "annotator.middleware.ParticipantScopeMiddleware",  # a study link's participant reaches their study only
     "csp.middleware.CSPMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
@@ -210,6 +211,10 @@ if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 else:
     CACHES[RESULTS_CACHE] = {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                              "LOCATION": str(VAR_DIR / "results-cache")}
+# Joining a study by its link (POST /join/<token>/) is limited per client address with django-ratelimit, in
+# the shared results cache so every web process counts together; the address is the one django-axes uses.
+JOIN_RATE_LIMIT = env_str("JOIN_RATE_LIMIT", "30/h")
+RATELIMIT_USE_CACHE = RESULTS_CACHE
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True

@@ -10,7 +10,7 @@ from django.db import connections
 from django.db.models import Q, QuerySet
 
 from accounts.models import User
-from annotator.models import CampaignRun, SpanJudgment
+from annotator.models import Assignment, CampaignRun, SpanJudgment
 from corpus.models import Annotation
 from evaluation.answers import answer_annotation_ids, answer_kind
 from evaluation.engine.stats import (
@@ -60,8 +60,13 @@ def _span_q(scope: Scope, prefix: str) -> Q:
 
 
 def judgments_in_scope(scope: Scope, *, complete: bool = True) -> QuerySet[SpanJudgment]:
-    """Judgments of machine spans in scope; `complete` keeps those with both verdicts given."""
-    qs = SpanJudgment.objects.filter(_span_q(scope, "span__"))
+    """Judgments of machine spans in scope; `complete` keeps those with both verdicts given.
+
+    Work a study-link participant abandoned (their item went back to the pool unfinished) is kept but not
+    counted: it counts once they finish the item."""
+    qs = SpanJudgment.objects.filter(_span_q(scope, "span__")).exclude(
+        Q(assignment__handout__released_at__isnull=False) & ~Q(assignment__status=Assignment.Status.DONE)
+    )
     if scope.campaign_id is not None:
         qs = qs.filter(assignment__campaign_id=scope.campaign_id)
     if complete:

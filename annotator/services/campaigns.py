@@ -15,6 +15,7 @@ from annotator.categories import category_set, default_categories
 from annotator.crossing import control_arm_draw
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, ExplanationVerdict, SpanVerdict
 from annotator.phases import initial_phase
+from annotator.services.participants import LinkSettings, link_create, link_settings_check
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
 from corpus import cleaning
 from corpus.models import Annotation, Dataset, ErrorSpan, Item
@@ -63,6 +64,7 @@ def campaign_create(
     reviewers: Sequence[User] = (),
     sample: SampleSpec | None = None,
     control_arm: float = 0.0,
+    link: LinkSettings | None = None,
 ) -> Campaign:
     """Create an open campaign and its assignments.
 
@@ -70,6 +72,9 @@ def campaign_create(
     chosen round-robin so loads stay balanced; control items go to every annotator. Run labels are
     shuffled with the seed so "Evaluator A" says nothing about which run it is. A `control_arm` share of
     the outputs starts unprimed for half of their annotators (annotator.crossing).
+    With a `link`, the items
+    not assigned here form the pool participants draw from as they join (annotator.services.participants);
+    such a campaign may start without registered annotators.
     """
     _check_text("name", name, MAX_NAME, required=True)
     for aspect in aspects:
@@ -77,11 +82,13 @@ def campaign_create(
     _check_text("guidelines", guidelines, MAX_GUIDELINES)
     if not SEED_MIN <= seed <= SEED_MAX:
         raise CampaignError(f"seed: must be between {SEED_MIN} and {SEED_MAX}")
-    if not annotators:
-        raise CampaignError("a campaign needs at least one annotator")
+    if link is not None:
+        link_settings_check(link)
+    if not annotators and link is None:
+        raise CampaignError("a campaign needs at least one annotator (or a participant link)")
     if not 0 <= control_arm <= 1:
         raise CampaignError(f"control_arm: {control_arm} must be a share between 0 and 1")
-    if annotators_per_item > len(annotators):
+    if link is None and annotators_per_item > len(annotators):
         raise CampaignError(f"{annotators_per_item} annotators per item, but only {len(annotators)} annotators")
     if any(getattr(run, "dataset_id", dataset.pk) != dataset.pk for run in runs):
         raise CampaignError("every evaluator run of a campaign must be on the campaign's dataset")
@@ -128,12 +135,15 @@ def campaign_create(
     controls = set(control_item_ids)
     per_annotator: dict[int, list[tuple[int, bool]]] = {a.pk: [] for a in annotators}
     cursor = 0
-    for item_id in items:
+    if link is not None:
+        # Registered annotators (if any) get their items as usual; the link's pool is every non-control item.
+        link_create(campaign=campaign, spec=link, item_ids=[i for i in items if i not in controls])
+    for item_id in items if annotators else ():
         if item_id in controls:
             for annotator in annotators:
                 per_annotator[annotator.pk].append((item_id, True))
             continue
-        for k in range(annotators_per_item):
+        for k in range(min(annotators_per_item, len(annotators))):
             annotator = annotators[(cursor + k) % len(annotators)]
             per_annotator[annotator.pk].append((item_id, False))
         cursor += annotators_per_item

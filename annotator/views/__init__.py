@@ -12,6 +12,7 @@ from annotator.views.campaigns import (
     campaign_new,
     campaign_resume,
 )
+from annotator.views.join import campaign_link_revoke, campaign_participants, join, participant_end, participant_flag
 from annotator.views.pages import annotations_import, dataset_export, dataset_import, home
 from annotator.views.work import (
     action_redo_view,
@@ -35,4 +36,5 @@ __all__ = [
     "dataset_detail", "dataset_export", "dataset_import", "home", "item_detail", "item_screen", "judgment_save",
     "action_redo_view",
     "action_undo_view",
+    "campaign_link_revoke", "campaign_participants", "join", "participant_end", "participant_flag",
 ]

@@ -12,11 +12,12 @@ from django.views.decorators.vary import vary_on_headers
 
 from annotator.access import campaign_for_user
 from annotator.forms import EXPLANATION_VERDICT_CHOICES, SPAN_VERDICT_CHOICES, CampaignForm
-from annotator.models import Campaign
+from annotator.models import Campaign, StudyLink
 from annotator.rendering import markdown_html
 from annotator.selectors import campaign_progress, campaign_run_labels, control_accuracy, control_spans, queue_for
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create, campaign_set_labeling
 from annotator.views.common import AppRequest, require_researcher
+from annotator.views.join import participant_in, participant_queue
 from corpus import cleaning
 from corpus.models import Dataset
 from evaluation.models import EvaluatorRun
@@ -45,7 +46,7 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                     annotators_per_item=data["annotators_per_item"], guidelines=data["guidelines"],
                     seed=data["seed"], control_item_ids=data["control_items"], created_by=request.user,
                     categories=data["categories"] or None, reviewers=list(data["reviewers"]),
-                    sample=data["sample"], control_arm=data.get("control_arm") or 0.0,
+                    sample=data["sample"], control_arm=data.get("control_arm") or 0.0, link=data["link"],
                 )
             except (ValueError, IntegrityError) as exc:
                 form.add_error(None, str(exc) if isinstance(exc, ValueError) else "A campaign of that name exists.")
@@ -67,6 +68,8 @@ def campaign_new(request: AppRequest) -> HttpResponse:
 @require_GET
 def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
     """Researchers see the overview (real run labels, progress, control accuracy); annotators their queue."""
+    if (participant := participant_in(request, pk)) is not None:
+        return participant_queue(request, participant)  # also when all their items went back to the pool
     campaign = campaign_for_user(request.user, pk)
     if request.user.sees_everything:
         labels = campaign_run_labels(campaign.pk)
@@ -77,6 +80,7 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
             "run_labels": sorted(((label, runs[run_id]) for run_id, label in labels.items()), key=lambda x: x[0]),
             "accuracy": control_accuracy(campaign),
             "n_control": campaign.assignments.filter(is_control=True).values("item_id").distinct().count(),
+            "has_link": StudyLink.objects.filter(campaign=campaign).exists(),
         })
     rows, summary = queue_for(campaign, request.user)
     return render(request, "annotator/queue.html", {"campaign": campaign, "rows": rows, "summary": summary})

@@ -10,7 +10,8 @@ from django.test import Client
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, SpanJudgment
 from annotator.services.judgments import judgment_set
-from tests.factories import SECRET_NAMES
+from tests.annotator.study_links import join_by_link, link_study, signed_in_participant
+from tests.factories import SECRET_NAMES, build_campaign
 
 pytestmark = pytest.mark.django_db
 
@@ -196,3 +197,40 @@ def test_a_closed_campaign_refuses_every_change_with_409_and_keeps_the_judgments
         assert "closed" in response.json()["detail"]
     assert SpanJudgment.objects.get(assignment=mine, span=span).span_verdict == "error"
     assert not SpanJudgment.objects.filter(assignment=mine).exclude(span=span).exists()
+
+
+def test_a_participant_reaches_only_their_queue_items_guidelines_and_end_screen(settings, make_user):
+    """Someone who joined by a study link: their study's pages answer, nothing else of the site does."""
+    settings.RATELIMIT_USE_CACHE = "default"
+    study = link_study(n_items=4, per_item=1, items_per_participant=2)
+    other_study = link_study(name="Other study")
+    client = Client()
+    join_by_link(client, study)
+    p = signed_in_participant(client)
+    neighbour = Client()
+    join_by_link(neighbour, study, "?PROLIFIC_PID=neighbour")
+    theirs = Assignment.objects.filter(annotator=signed_in_participant(neighbour).user).first()
+    mine = Assignment.objects.filter(annotator=p.user).first()
+    pk = study.campaign.pk
+    allowed = {
+        f"/campaigns/{pk}/": 200, f"/campaigns/{pk}/guidelines/": 200, f"/work/{mine.pk}/": 200,
+        f"/campaigns/{pk}/resume/": 302, f"/campaigns/{pk}/end/": 302,  # not done: back to the queue
+    }
+    for url, status in allowed.items():
+        assert client.get(url).status_code == status, url
+    registered = make_user("registered-annotator")
+    registered_campaign = build_campaign([registered], name="Registered campaign").campaign
+    refused = [
+        "/", "/datasets/import/", "/campaigns/new/", f"/campaigns/{other_study.campaign.pk}/",
+        f"/campaigns/{registered_campaign.pk}/", f"/campaigns/{pk}/participants/", f"/campaigns/{pk}/control/",
+        f"/work/{theirs.pk}/", "/accounts/tokens/", "/analytics/", "/dhp/", "/admin/", "/runs/",
+        "/api/assignments", f"/api/campaigns/{pk}", f"/api/assignments/{mine.pk}", "/api/docs", "/no/such/page/",
+    ]
+    for url in refused:
+        assert client.get(url).status_code == 404, url
+    assert client.post(f"/work/{theirs.pk}/finish/").status_code == 404
+    assert client.post("/accounts/tokens/", {"name": "x"}).status_code == 404
+    # Nothing of the other participant leaks into the pages the participant may open.
+    neighbour_name = signed_in_participant(neighbour).user.username
+    for url in allowed:
+        assert neighbour_name not in client.get(url, follow=True).content.decode()
