@@ -150,6 +150,7 @@ MEANINGS: dict[str, str] = {
     "GPTSCORE_URL": "OpenAI-compatible server answering `/v1/completions` with `echo` and `logprobs` "
                     "(vLLM 0.5.2 or newer) for `gptscore:MODEL`; it is on the server allowlist.",
     "COMPARISON_BOOTSTRAP": "Bootstrap resamples per correlation interval of a comparison job.",
+    "JOIN_RATE_LIMIT": "How often one address may start a study from a participant link (e.g. 30/h).",
     "GAMMA_MAX_PENDING_PER_USER": "Gamma (span agreement) tasks one user may have queued or running at once; "
     "one more answers 429 with Retry-After.",
     "LOG_LEVEL": "Log level of the app and of the worker `serve.sh` starts.",
