@@ -48,7 +48,7 @@ def assignment_for_work(user: User, pk: int) -> Assignment:
     assignment = (
         Assignment.objects.select_related("campaign")
         .only("pk", "status", "order", "annotator_id", "item_id", "campaign_id", "started_at", "finished_at",
-              "campaign__status", "campaign__aspects", "campaign__name", "campaign__is_sampled")
+              "last_active_at", "campaign__status", "campaign__aspects", "campaign__name", "campaign__is_sampled")
         .filter(pk=pk, annotator=user)
         .first()
     )

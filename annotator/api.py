@@ -48,11 +48,13 @@ from annotator.selectors import (
     control_accuracy,
     datasets_for_home,
     item_errors,
-    judged_span_for_assignment,
+    judged_span_by_handle,
+    span_handle,
 )
 from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete, added_span_update
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
+from annotator.services.checks import CheckSettings
 from annotator.services.exporting import export_csv, export_jsonl
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.sampling import SampleSpec
@@ -61,6 +63,7 @@ from annotator.services.uploads import UploadTooLarge, upload_annotations_import
 from corpus.formats import FormatError, named
 from corpus.models import Dataset, ErrorSpan
 from corpus.services.annotation_import import annotator_map
+from evaluation.engine.quality import clamp_ms
 from evaluation.models import EvaluatorRun
 
 router = Router(tags=["datasets"])
@@ -124,7 +127,7 @@ def _judgment_out(judgment: SpanJudgment | None) -> JudgmentOut | None:
     if judgment is None:
         return None
     return JudgmentOut(
-        span_id=judgment.span_id, span_verdict=judgment.span_verdict,
+        span_id=span_handle(judgment.assignment_id, judgment.span_id), span_verdict=judgment.span_verdict,
         explanation_verdict=judgment.explanation_verdict, flags=judgment.flags(), comment=judgment.comment,
         corrected_severity=judgment.corrected_severity, complete=judgment.is_complete(), version=judgment.version,
     )
@@ -160,7 +163,7 @@ def retrieve_assignment(request: HttpRequest, assignment_id: int):
     assignment = assignment_for_user(request.user, assignment_id)
     rows, _ = item_errors(assignment)
     errors = [
-        ErrorOut(span_id=r.span.pk, number=r.number, label=r.label, text=r.span.text, start=r.span.start,
+        ErrorOut(span_id=r.handle, number=r.number, label=r.label, text=r.span.text, start=r.span.start,
                  end=r.span.end, match=r.span.match, ambiguous=r.span.ambiguous, explanation=r.span.explanation,
                  severity=r.span.severity, category=r.span.category, judgment=_judgment_out(r.judgment))
         for r in rows
@@ -174,15 +177,23 @@ def retrieve_assignment(request: HttpRequest, assignment_id: int):
     )
 
 
+def _ms(value: object) -> int | None:
+    try:
+        return clamp_ms(value)
+    except ValueError as exc:
+        raise HttpError(422, str(exc)) from None
+
+
 def _set_fields(request: HttpRequest, assignment_id: int, span_id: int, changes: dict) -> JudgmentOut:
     assignment = assignment_to_edit(request.user, assignment_id)
-    span, _ = judged_span_for_assignment(assignment, span_id)
+    span, _ = judged_span_by_handle(assignment, span_id)
     expected = changes.pop("version", None)
+    ms = _ms(changes.pop("ms", None))
     if not changes:
         raise HttpError(422, "give at least one field to set")
     try:
         judgment = judgment_set(assignment=assignment, span=span, user=request.user, changes=changes,
-                                expected_version=expected)
+                                expected_version=expected, ms=ms)
     except StaleJudgment as exc:
         raise HttpError(409, str(exc)) from None
     except JudgmentError as exc:
@@ -241,7 +252,9 @@ def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSp
     """Add a missed error by character offsets into the output (end exclusive); the text is taken from them."""
     assignment = assignment_to_edit(request.user, assignment_id)
     try:
-        span = added_span_create(assignment=assignment, user=request.user, **payload.dict())
+        fields = payload.dict()
+        ms = _ms(fields.pop("ms", None))
+        span = added_span_create(assignment=assignment, user=request.user, **fields, ms=ms)
     except AddedSpanError as exc:
         raise HttpError(422, str(exc)) from None
     return Status(201, _added_out(span))
@@ -252,7 +265,9 @@ def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSp
 def update_added_span(request: HttpRequest, span_id: int, payload: AddedSpanPatchIn):
     span, assignment = added_span_for_user(request.user, span_id)
     try:
-        added_span_update(span=span, assignment=assignment, user=request.user, **payload.dict(exclude_unset=True))
+        fields = payload.dict(exclude_unset=True)
+        ms = _ms(fields.pop("ms", None))
+        added_span_update(span=span, assignment=assignment, user=request.user, **fields, ms=ms)
     except AddedSpanError as exc:
         raise HttpError(422, str(exc)) from None
     return _added_out(span)
@@ -297,6 +312,12 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
     if unknown := sorted(set(payload.reviewers) - {u.username for u in reviewers}):
         raise HttpError(422, f"reviewers: unknown or inactive users: {', '.join(unknown)}")
     sample = SampleSpec(**payload.sample.dict()) if payload.sample else None
+    checks = CheckSettings(
+        decoys=payload.decoys, planted=payload.planted, vigilance_min=payload.vigilance_min,
+        qualification_items=tuple(payload.qualification.items) if payload.qualification else (),
+        qualification_pass=payload.qualification.pass_ if payload.qualification else 0.8,
+        exclude_flagged=payload.exclude_flagged,
+    )
     try:
         with transaction.atomic():
             campaign = campaign_create(
@@ -304,7 +325,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
                 aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
                 guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
                 control_item_ids=payload.control_item_ids, created_by=request.user, reviewers=reviewers,
-                sample=sample,
+                sample=sample, checks=checks,
             )
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])

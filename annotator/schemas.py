@@ -102,6 +102,8 @@ JudgmentFieldsIn = create_model(
     corrected_severity=(int | None, None),
     # Not a field: the judgment version the change was made against; a stale one is refused with 409.
     version=(int | None, None),
+    # Not a field: milliseconds from the card's focus to this save (telemetry; clamped to 0..10 minutes).
+    ms=(float | None, None),
 )
 
 
@@ -127,6 +129,7 @@ class AddedSpanIn(Schema):
     category: str = ""
     severity: int | None = None
     note: str = ""
+    ms: float | None = None  # milliseconds from the text's focus to this save (telemetry)
 
 
 class AddedSpanPatchIn(Schema):
@@ -135,6 +138,7 @@ class AddedSpanPatchIn(Schema):
     category: str | None = None
     severity: int | None = None
     note: str | None = None
+    ms: float | None = None
 
 
 class FinishIn(Schema):
@@ -157,6 +161,14 @@ class SampleIn(Schema):
     seed: int = 0
 
 
+class QualificationIn(Schema):
+    """Training items shown first, with their key after each; `pass` is the share of span verdicts that must
+    equal the key."""
+
+    items: list[int]
+    pass_: float = Field(0.8, alias="pass")
+
+
 class CampaignIn(Schema):
     name: str
     dataset_id: int
@@ -171,6 +183,12 @@ class CampaignIn(Schema):
     control_verdicts: list[ControlKeyIn] = []
     reviewers: list[str] = []  # usernames; empty = every researcher and admin adjudicates
     sample: SampleIn | None = None
+    # Quality checks (docs/guides/quality-checks.md); out-of-range values are a 422 naming the field.
+    decoys: float = 0.0
+    planted: float = 0.0
+    vigilance_min: float = 0.6
+    qualification: QualificationIn | None = None
+    exclude_flagged: bool = False
 
 
 class CampaignOut(Schema):

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import dataclass
+from hashlib import sha256
 
-from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Sum
+from django.conf import settings
+from django.db.models import Count, F, Q, QuerySet, Sum
 
 from accounts.access import AccessError
 from accounts.models import User
-from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
+from annotator.models import Assignment, Campaign, CampaignRun, CheckSpan, ControlVerdict, SpanJudgment
 from annotator.rendering import SpanRef, group_spans
 from corpus.models import AnnotationKind, Dataset, ErrorSpan
 from corpus.protocol import SPAN_OK
-from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
+from evaluation.answers import answer_annotation_ids
 from evaluation.engine.stats import SPAN_VERDICTS
 
 
@@ -47,6 +50,7 @@ class ErrorRow:
     number: int
     judgment: SpanJudgment | None = None
     style: int = 0  # which colour/underline style the screen gives this row's neutral label
+    handle: int = 0  # what the annotator's page and API call this span (span_handle), never its database id
 
     @property
     def has_offsets(self) -> bool:
@@ -68,7 +72,20 @@ class ErrorGroup:
 
     @property
     def dom_id(self) -> str:
-        return f"place-{self.rows[0].span.pk}"
+        return f"place-{self.rows[0].handle}"
+
+
+HANDLE_BASE = 2**44
+"""Handles lie in [2**44, 2**44 + 2**40): above any database id, below JavaScript's largest exact integer."""
+
+
+def span_handle(assignment_id: int, span_id: int) -> int:
+    """The opaque number an annotator's page and API use for a span on one assignment.
+
+    Database ids would tell a decoy apart (made after the runs' spans, so larger); a keyed hash of
+    (assignment, span) says nothing about when or how the span was made, and differs between assignments."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"span:{assignment_id}:{span_id}".encode(), sha256).digest()
+    return HANDLE_BASE + int.from_bytes(digest[:5], "big")
 
 
 def campaign_run_labels(campaign_id: int) -> dict[int, str]:
@@ -83,47 +100,43 @@ def _aspect_filter(campaign: Campaign) -> Q:
     return sampled & Q(annotation__aspect__in=[*campaign.aspects, ""])
 
 
-def judged_spans(assignment: Assignment, labels: dict[int, str] | None = None) -> list[tuple[ErrorSpan, str]]:
+def judged_spans(
+    assignment: Assignment, labels: dict[int, str] | None = None, *, with_checks: bool = True
+) -> list[tuple[ErrorSpan, str]]:
     """Return the machine spans the annotator judges on this assignment, with their neutral labels, in screen
     order (by label, then the evaluator's own order). Only spans of each run's answer annotation count
     (evaluation.answers decides, per run, item and aspect, on annotations): a merged answer without spans
-    leaves nothing to judge, never the per-model lists behind it."""
+    leaves nothing to judge, never the per-model lists behind it. With `with_checks`, the campaign's decoys on
+    this output and, on a planted output, the machine spans copied onto it join them under their labels."""
     labels = campaign_run_labels(assignment.campaign_id) if labels is None else labels
     answers = answer_annotation_ids(source_ids=list(labels), item_ids=[assignment.item_id])
     spans = list(
         ErrorSpan.objects.filter(_aspect_filter(assignment.campaign), annotation_id__in=sorted(answers))
         .select_related("annotation").order_by("annotation_id", "position", "pk")
     )
-    spans.sort(key=lambda s: (labels[s.annotation.source_id], s.annotation.aspect, s.position, s.pk))
-    return [(s, labels[s.annotation.source_id]) for s in spans]
+    pairs = [(s, labels[s.annotation.source_id]) for s in spans]
+    if with_checks:
+        pairs += [(c.span, c.campaign_run.label) for c in _check_spans(assignment)]
+    pairs.sort(key=lambda p: (p[1], p[0].annotation.aspect, p[0].position, p[0].start or 0, p[0].pk))
+    return pairs
 
 
-def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[ErrorSpan, str]:
-    """Return one span the assignment judges, with its neutral label; raise a 404 AccessError for any other
-    span (the same decision as judged_spans, so every verdict endpoint and the screen agree)."""
-    # A run is its annotations' source, so the campaign's label of the run is found by the annotation's
-    # source id alone (no join through the source and run tables).
-    label = CampaignRun.objects.filter(campaign_id=assignment.campaign_id, run_id=OuterRef("annotation__source_id"))
-    row = (
-        ErrorSpan.objects.filter(
-            _aspect_filter(assignment.campaign),
-            pk=span_pk,
-            annotation__item_id=assignment.item_id,
-            annotation__kind__in=RUN_ANSWER_KINDS,
-        )
-        .annotate(neutral_label=Subquery(label.values("label")[:1]))
-        .filter(neutral_label__isnull=False)
-        .select_related("annotation")
-        .only("pk", "annotation_id", "position", "text", "start", "end", "match", "multi_part", "ambiguous",
-              "explanation", "severity", "category", "annotation__kind", "annotation__source_id",
-              "annotation__aspect", "annotation__item_id")
-        .first()
-    )
-    if row is None or row.annotation_id not in answer_annotation_ids(
-        source_ids=[row.annotation.source_id], item_ids=[assignment.item_id]
-    ):
-        raise AccessError.not_found("No such error on this item.")
-    return row, row.neutral_label
+def _check_spans(assignment: Assignment, span_pk: int | None = None) -> list[CheckSpan]:
+    rows = CheckSpan.objects.filter(campaign_id=assignment.campaign_id, span__annotation__item_id=assignment.item_id)
+    if assignment.campaign.aspects:
+        rows = rows.filter(span__annotation__aspect__in=[*assignment.campaign.aspects, ""])
+    if span_pk is not None:
+        rows = rows.filter(span_id=span_pk)
+    return list(rows.select_related("span__annotation", "campaign_run"))
+
+
+def judged_span_by_handle(assignment: Assignment, handle: int) -> tuple[ErrorSpan, str]:
+    """Return the span the annotator's page calls `handle` on this assignment, with its neutral label; a 404
+    AccessError for any other number (a database id included)."""
+    for span, label in judged_spans(assignment):
+        if span_handle(assignment.pk, span.pk) == handle:
+            return span, label
+    raise AccessError.not_found("No such error on this item.")
 
 
 def error_rows(assignment: Assignment) -> list[ErrorRow]:
@@ -132,8 +145,10 @@ def error_rows(assignment: Assignment) -> list[ErrorRow]:
         j.span_id: j
         for j in SpanJudgment.objects.filter(assignment_id=assignment.pk, span_id__in=[s.pk for s, _ in pairs])
     }
-    return [ErrorRow(span=s, label=label, number=n, judgment=judgments.get(s.pk))
-            for n, (s, label) in enumerate(pairs, start=1)]
+    return [
+        ErrorRow(span=s, label=label, number=n, judgment=judgments.get(s.pk), handle=span_handle(assignment.pk, s.pk))
+        for n, (s, label) in enumerate(pairs, start=1)
+    ]
 
 
 def item_errors(assignment: Assignment) -> tuple[list[ErrorRow], list[ErrorGroup]]:
@@ -308,7 +323,7 @@ def control_spans(campaign: Campaign) -> list[tuple[ErrorSpan, str, ControlVerdi
     rows = []
     for item_id in sorted(set(item_ids)):
         probe = Assignment(campaign=campaign, item_id=item_id)
-        rows += [(span, label, key.get(span.pk)) for span, label in judged_spans(probe, labels)]
+        rows += [(span, label, key.get(span.pk)) for span, label in judged_spans(probe, labels, with_checks=False)]
     return rows
 
 

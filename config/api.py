@@ -16,6 +16,7 @@ from analytics.api import datasets_router as analytics_datasets_router
 from analytics.api import router as analytics_router
 from analytics.api_labeled import router as labeled_router
 from annotator.api import router as annotator_router
+from annotator.api_checks import router as checks_router
 from annotator.api_review import router as review_router
 from comparison.api import router as comparison_router
 from config.openapi import document_responses
@@ -57,6 +58,7 @@ api = SpanjudgeAPI(
 api.add_router("/", tokens_router)
 api.add_router("/", annotator_router)
 api.add_router("/", review_router)
+api.add_router("/", checks_router)
 api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)
 api.add_router("/analytics/", labeled_router)

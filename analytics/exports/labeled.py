@@ -22,8 +22,10 @@ from django.utils import timezone
 from analytics.selectors import Scope, agreement_report
 from annotator.models import AdjudicationEvent, Assignment, Campaign
 from annotator.review import ADDED, MACHINE, CampaignVotes, campaign_machine_spans, campaign_votes, review_queue
+from annotator.vigilance import campaign_checks, excluded_annotator_ids
 from corpus import consensus
 from corpus.models import ErrorSpan, Item
+from evaluation.engine import quality
 
 FORMATS = ("jsonl", "parquet")
 REJECTED = "rejected"
@@ -75,9 +77,12 @@ def _judged_items(campaign: Campaign, votes: CampaignVotes) -> list[Item]:
     return list(Item.objects.filter(pk__in=judged).filter(pk__in=assigned).order_by("position"))
 
 
-def labeled_records(campaign: Campaign, votes: CampaignVotes | None = None) -> Iterator[LabeledRecord]:
-    """Yield one record per judged output of the campaign (module docstring)."""
-    votes = votes or campaign_votes(campaign)
+def labeled_records(
+    campaign: Campaign, votes: CampaignVotes | None = None, *, excluded: list[int] | None = None
+) -> Iterator[LabeledRecord]:
+    """Yield one record per judged output of the campaign (module docstring); the annotators in `excluded`
+    (default: the flagged ones when the campaign excludes them) are left out."""
+    votes = votes or campaign_votes(campaign, excluded=excluded)
     dataset = campaign.dataset
     added_by_item: dict[int, list] = {}
     for group in votes.added:
@@ -111,8 +116,8 @@ def labeled_records(campaign: Campaign, votes: CampaignVotes | None = None) -> I
         )
 
 
-def labeled_jsonl(campaign: Campaign) -> Iterator[str]:
-    for record in labeled_records(campaign):
+def labeled_jsonl(campaign: Campaign, *, excluded: list[int] | None = None) -> Iterator[str]:
+    for record in labeled_records(campaign, excluded=excluded):
         yield json.dumps(record, ensure_ascii=False) + "\n"
 
 
@@ -133,19 +138,19 @@ def _parquet_schema():
     ])
 
 
-def write_labeled(campaign: Campaign, fmt: str, path: Path) -> Path:
+def write_labeled(campaign: Campaign, fmt: str, path: Path, *, excluded: list[int] | None = None) -> Path:
     """Write the labeled set to `path` as JSONL or Parquet (the same records; maps for inputs and outputs)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown labeled-set format {fmt!r} (formats: {', '.join(FORMATS)})")
     if fmt == "jsonl":
         with path.open("w", encoding="utf-8") as handle:
-            handle.writelines(labeled_jsonl(campaign))
+            handle.writelines(labeled_jsonl(campaign, excluded=excluded))
         return path
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows = []
-    for record in labeled_records(campaign):
+    for record in labeled_records(campaign, excluded=excluded):
         row: dict[str, Any] = dict(record)
         row["inputs"] = list(record["inputs"].items())
         row["outputs"] = list(record["outputs"].items())
@@ -163,10 +168,10 @@ CONSENSUS_RULE = (
 )
 
 
-def labeled_card(campaign: Campaign, *, fmt: str) -> dict[str, Any]:
+def labeled_card(campaign: Campaign, *, fmt: str, excluded: list[int] | None = None) -> dict[str, Any]:
     """The data card of a labeled set: campaign, guidelines version, judges, counts, agreement before
-    adjudication, adjudication counts and what was left unresolved."""
-    votes = campaign_votes(campaign)
+    adjudication, adjudication counts, what was left unresolved, and the quality checks."""
+    votes = campaign_votes(campaign, excluded=excluded)
     records = list(labeled_records(campaign, votes))
     queue = review_queue(campaign, votes)
     spans = [(r["item_id"], bucket, s) for r in records for bucket in (KEPT, REJECTED, OPEN) for s in r[bucket]]
@@ -206,8 +211,28 @@ def labeled_card(campaign: Campaign, *, fmt: str) -> dict[str, Any]:
         "left_unresolved": [{"item_id": item_id, "origin": s["origin"], "text": s["text"], "method": s["method"]}
                             for item_id, b, s in spans if b == OPEN],
         "consensus_rule": CONSENSUS_RULE,
+        "quality_control": quality_control(campaign, excluded=excluded),
         "notes": "Offsets are character offsets into the output (end exclusive). An added error is given by "
                  "the earliest of the overlapping errors the judges added; its explanation is that judge's note.",
+    }
+
+
+def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) -> dict[str, Any]:
+    """The data card's `quality_control`: the check settings, the rules in words, each annotator's figures,
+    and who was left out of this export."""
+    rows = campaign_checks(campaign)
+    left_out = set(excluded_annotator_ids(campaign.pk) if excluded is None else excluded)
+    return {
+        "settings": {"decoys": campaign.decoys, "planted": campaign.planted, "vigilance_min": campaign.vigilance_min,
+                     "qualification": campaign.qualification or None, "exclude_flagged": campaign.exclude_flagged},
+        "rules": {
+            "rubber_stamp": quality.STAMP_RULE.describe(),
+            "vigilance": f"flagged when the upper bound of the Wilson 95% interval of the decoy rejection rate or "
+                         f"of the planted-error find rate is below {campaign.vigilance_min:g}",
+            "active_time": f"time between actions, each idle gap capped at {quality.IDLE_CAP_SECONDS} s (Pearmut)",
+        },
+        "annotators": [row.as_dict() for row in rows],
+        "excluded": sorted(row.annotator for row in rows if row.user_id in left_out),
     }
 
 

@@ -11,7 +11,8 @@ from django.db.models import Q, QuerySet
 
 from accounts.models import User
 from annotator.models import CampaignRun, SpanJudgment
-from corpus.models import Annotation
+from annotator.vigilance import excluded_annotator_ids
+from corpus.models import Annotation, SourceKind
 from evaluation.answers import answer_annotation_ids, answer_kind
 from evaluation.engine.stats import (
     EXPLANATION_VERDICTS,
@@ -60,10 +61,16 @@ def _span_q(scope: Scope, prefix: str) -> Q:
 
 
 def judgments_in_scope(scope: Scope, *, complete: bool = True) -> QuerySet[SpanJudgment]:
-    """Judgments of machine spans in scope; `complete` keeps those with both verdicts given."""
-    qs = SpanJudgment.objects.filter(_span_q(scope, "span__"))
+    """Judgments of machine spans in scope; `complete` keeps those with both verdicts given.
+
+    Known answers never count (decoys are a check source's spans, planted outputs are derived items, training
+    items are not work), and a campaign that excludes flagged annotators leaves their verdicts out."""
+    qs = SpanJudgment.objects.filter(_span_q(scope, "span__")).exclude(
+        span__annotation__source__kind=SourceKind.CHECK).exclude(assignment__is_training=True)
     if scope.campaign_id is not None:
         qs = qs.filter(assignment__campaign_id=scope.campaign_id)
+        if excluded := excluded_annotator_ids(scope.campaign_id):
+            qs = qs.exclude(annotator_id__in=excluded)
     if complete:
         qs = qs.filter(span_verdict__in=SPAN_VERDICTS, explanation_verdict__in=EXPLANATION_VERDICTS)
     return qs.order_by()

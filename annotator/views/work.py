@@ -23,9 +23,10 @@ from annotator.selectors import (
     ErrorRow,
     added_spans,
     item_errors,
-    judged_span_for_assignment,
+    judged_span_by_handle,
     neighbour_assignments,
     next_open_assignment,
+    span_handle,
 )
 from annotator.services.added_spans import (
     AddedSpanError,
@@ -38,6 +39,7 @@ from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
 from corpus import cleaning, protocol
+from evaluation.engine.quality import clamp_ms
 
 
 @dataclass(frozen=True)
@@ -112,7 +114,7 @@ def _card(row: ErrorRow, assignment: Assignment, can_edit: bool, saved: bool = F
         "row": row, "chips": _chips(row), "assignment": assignment, "can_edit": can_edit, "saved": saved,
         "effective_severity": corrected or row.span.severity or 0,
         # Reversed once per card rather than once per chip (22 chips): saves are the hot path.
-        "save_url": reverse("judgment_save", args=[assignment.pk, row.span.pk]),
+        "save_url": reverse("judgment_save", args=[assignment.pk, row.handle]),
     }
 
 
@@ -183,22 +185,23 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
     The page sends the card's `version` (what the key was typed against): a save against an older version is
     refused with 409 and the card as stored, so a late key never lands on a state the expert did not see."""
     assignment = assignment_for_work(request.user, pk)
-    span, label = judged_span_for_assignment(assignment, span_pk)
+    span, label = judged_span_by_handle(assignment, span_pk)
     field = request.POST.get("field", "")
     number = _posted(request.POST.get("number", ""), "number")
     style = _posted(request.POST.get("style", ""), "style") % N_STYLES
     try:
         judgment = judgment_set(assignment=assignment, span=span, user=request.user,
                                 changes={field: request.POST.get("value", "")},
-                                expected_version=_version(request.POST.get("version", "")))
+                                expected_version=_version(request.POST.get("version", "")),
+                                ms=_ms(request.POST.get("ms")))
     except StaleJudgment as exc:
         current = SpanJudgment.objects.filter(assignment_id=assignment.pk, span_id=span.pk).first()
-        row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style)
+        row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style, handle=span_pk)
         response = render(request, "annotator/item.html#error-card", _card(row, assignment, True), status=409)
         return trigger_client_event(response, "sj:problem", {"message": str(exc)})
     except JudgmentError as exc:
         return _unprocessable(str(exc))
-    row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style)
+    row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style, handle=span_pk)
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
 
 
@@ -215,7 +218,8 @@ def _step_response(request: AppRequest, assignment: Assignment, result: StepResu
         return trigger_client_event(HttpResponse(status=204), "sj:notice", {"message": none})
     response = HttpResponse(_screen_oob(request, assignment))
     return trigger_client_event(response, "sj:undone", {
-        "span": result.span_id, "message": result.message, "reopened": result.reopened,
+        "span": span_handle(assignment.pk, result.span_id) if result.span_id else None,
+        "message": result.message, "reopened": result.reopened,
     })
 
 
@@ -271,6 +275,7 @@ def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
             assignment=assignment, user=request.user, start=from_browser_offset(output, data["start"]),
             end=from_browser_offset(output, data["end"]),
             aspect=data["aspect"] or None, category=data["category"], severity=data["severity"], note=data["note"],
+            ms=_ms(request.POST.get("ms")),
         )
     except AddedSpanError as exc:
         return _unprocessable(str(exc))
@@ -284,7 +289,8 @@ def added_span_edit(request: AppRequest, span_pk: int) -> HttpResponse:
     if not form.is_valid():
         return _unprocessable("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
     try:
-        added_span_update(span=span, assignment=assignment, user=request.user, **form.cleaned_data)
+        added_span_update(span=span, assignment=assignment, user=request.user, **form.cleaned_data,
+                          ms=_ms(request.POST.get("ms")))
     except AddedSpanError as exc:
         return _unprocessable(str(exc))
     return _added_response(request, assignment, "Saved the added error.")
@@ -298,6 +304,14 @@ def added_span_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     except AddedSpanError as exc:
         return _unprocessable(str(exc))
     return _added_response(request, assignment, "Deleted the added error.")
+
+
+def _ms(raw: str | None) -> int | None:
+    """The page's milliseconds since focus, clamped (telemetry); a value that is no number is a 400."""
+    try:
+        return clamp_ms(raw)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _posted(raw: str, name: str) -> int:
