@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from hashlib import sha256
 
 from django.conf import settings
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Sum
 
 from accounts.access import AccessError
 from accounts.models import User
@@ -15,7 +15,7 @@ from annotator.models import Assignment, Campaign, CampaignRun, CheckSpan, Contr
 from annotator.rendering import SpanRef, group_spans
 from corpus.models import AnnotationKind, Dataset, ErrorSpan
 from corpus.protocol import SPAN_OK
-from evaluation.answers import answer_annotation_ids
+from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
 from evaluation.engine.stats import SPAN_VERDICTS
 
 
@@ -133,10 +133,42 @@ def _check_spans(assignment: Assignment, span_pk: int | None = None) -> list[Che
 def judged_span_by_handle(assignment: Assignment, handle: int) -> tuple[ErrorSpan, str]:
     """Return the span the annotator's page calls `handle` on this assignment, with its neutral label; a 404
     AccessError for any other number (a database id included)."""
-    for span, label in judged_spans(assignment):
-        if span_handle(assignment.pk, span.pk) == handle:
-            return span, label
-    raise AccessError.not_found("No such error on this item.")
+    candidates = ErrorSpan.objects.filter(annotation__item_id=assignment.item_id).values_list("pk", flat=True)
+    span_pk = next((pk for pk in candidates if span_handle(assignment.pk, pk) == handle), None)
+    if span_pk is None:
+        raise AccessError.not_found("No such error on this item.")
+    return judged_span_for_assignment(assignment, span_pk)
+
+
+def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[ErrorSpan, str]:
+    """Return one span the assignment judges, with its neutral label; raise a 404 AccessError for any other
+    span (the same decision as judged_spans, so every verdict endpoint and the screen agree)."""
+    # A run is its annotations' source, so the campaign's label of the run is found by the annotation's
+    # source id alone (no join through the source and run tables).
+    label = CampaignRun.objects.filter(campaign_id=assignment.campaign_id, run_id=OuterRef("annotation__source_id"))
+    row = (
+        ErrorSpan.objects.filter(
+            _aspect_filter(assignment.campaign),
+            pk=span_pk,
+            annotation__item_id=assignment.item_id,
+            annotation__kind__in=RUN_ANSWER_KINDS,
+        )
+        .annotate(neutral_label=Subquery(label.values("label")[:1]))
+        .filter(neutral_label__isnull=False)
+        .select_related("annotation")
+        .only("pk", "annotation_id", "position", "text", "start", "end", "match", "multi_part", "ambiguous",
+              "explanation", "severity", "category", "annotation__kind", "annotation__source_id",
+              "annotation__aspect", "annotation__item_id")
+        .first()
+    )
+    if row is None or row.annotation_id not in answer_annotation_ids(
+        source_ids=[row.annotation.source_id], item_ids=[assignment.item_id]
+    ):
+        checks = _check_spans(assignment, span_pk)  # a decoy, or a machine span copied onto a planted output
+        if checks:
+            return checks[0].span, checks[0].campaign_run.label
+        raise AccessError.not_found("No such error on this item.")
+    return row, row.neutral_label
 
 
 def error_rows(assignment: Assignment) -> list[ErrorRow]:
