@@ -245,6 +245,7 @@ class ControlVerdict(models.Model):
     span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="control_verdicts")
     span_verdict = models.CharField(max_length=16, choices=SpanVerdict.choices)
     explanation_verdict = models.CharField(max_length=20, choices=ExplanationVerdict.choices, blank=True)
+    note = models.TextField(blank=True, default="", help_text="Why: shown beside a training item's key.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "span"], name="control_unique_span")]

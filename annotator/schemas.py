@@ -149,6 +149,7 @@ class ControlKeyIn(Schema):
     span_id: int
     span_verdict: str
     explanation_verdict: str = ""
+    note: str = ""  # shown beside the key of a qualification (training) item
 
 
 class SampleIn(Schema):

@@ -17,6 +17,7 @@ from annotator.models import (
     Assignment,
     Campaign,
     CheckSpan,
+    ControlVerdict,
     JudgmentEvent,
     PlantedOutput,
     Qualification,
@@ -177,3 +178,39 @@ def excluded_annotator_ids(campaign_id: int | None) -> list[int]:
     if campaign is None or not campaign.exclude_flagged:
         return []
     return flagged_annotator_ids(campaign)
+
+
+@dataclass
+class KeyRow:
+    """One error of a finished training item: the annotator's verdicts beside the key and its note."""
+
+    number: int
+    label: str
+    text: str
+    given_span: str
+    given_explanation: str
+    key_span: str
+    key_explanation: str
+    note: str
+
+    @property
+    def span_right(self) -> bool:
+        return self.given_span == self.key_span
+
+
+def training_key(assignment: Assignment, rows: list) -> list[KeyRow]:
+    """The key of a training item beside the annotator's own verdicts (shown once the item is finished)."""
+    keys = {k.span_id: k for k in ControlVerdict.objects.filter(campaign_id=assignment.campaign_id,
+                                                                 span_id__in=[r.span.pk for r in rows])}
+    result = []
+    for row in rows:
+        key = keys.get(row.span.pk)
+        if key is None:
+            continue
+        j = row.judgment
+        result.append(KeyRow(
+            number=row.number, label=row.label, text=row.span.text,
+            given_span=j.span_verdict if j else "", given_explanation=j.explanation_verdict if j else "",
+            key_span=key.span_verdict, key_explanation=key.explanation_verdict, note=key.note,
+        ))
+    return result

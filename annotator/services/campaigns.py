@@ -159,6 +159,7 @@ class ControlKey:
     span_id: int
     span_verdict: str
     explanation_verdict: str = ""
+    note: str = ""
 
 
 @transaction.atomic
@@ -177,9 +178,11 @@ def campaign_control_set(*, campaign: Campaign, keys: Sequence[ControlKey]) -> i
             raise ValueError(f"span {key.span_id}: unknown span verdict {key.span_verdict!r}")
         if key.explanation_verdict and key.explanation_verdict not in ExplanationVerdict.values:
             raise ValueError(f"span {key.span_id}: unknown explanation verdict {key.explanation_verdict!r}")
+        _check_text("note", key.note, MAX_GUIDELINES)
     for key in keys:
         ControlVerdict.objects.update_or_create(
             campaign=campaign, span_id=key.span_id,
-            defaults={"span_verdict": key.span_verdict, "explanation_verdict": key.explanation_verdict},
+            defaults={"span_verdict": key.span_verdict, "explanation_verdict": key.explanation_verdict,
+                      "note": key.note},
         )
     return len(keys)

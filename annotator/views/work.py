@@ -15,7 +15,13 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, trigger_client_event
 
 from accounts.services.settings import user_set_auto_advance
-from annotator.access import added_span_for_user, assignment_for_user, assignment_for_work, assignment_to_edit
+from annotator.access import (
+    added_span_for_user,
+    assignment_for_user,
+    assignment_for_work,
+    assignment_to_edit,
+    qualification_gate,
+)
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
 from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.rendering import from_browser_offset, render_inputs
@@ -28,6 +34,7 @@ from annotator.selectors import (
     next_open_assignment,
     span_handle,
 )
+from annotator.services.actions import activity_record
 from annotator.services.added_spans import (
     AddedSpanError,
     added_span_create,
@@ -38,6 +45,7 @@ from annotator.services.assignments import AssignmentError, assignment_add_time,
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
+from annotator.vigilance import training_key
 from corpus import cleaning, protocol
 from evaluation.engine.quality import clamp_ms
 
@@ -158,7 +166,15 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
 @require_GET
 def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_for_user(request.user, pk)
+    mine = assignment.annotator_id == request.user.pk
+    if mine and (gate := qualification_gate(assignment)) is not None:
+        return render(request, "annotator/qualification_gate.html",
+                      {"campaign": assignment.campaign, "message": gate}, status=403)
+    if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
+        activity_record(assignment=assignment)  # opening the item starts its active-time clock
     context = _screen_context(request, assignment)
+    if assignment.is_training and assignment.is_done():
+        context["training_key"] = training_key(assignment, context["rows"])
     prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
     context.update({
         "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
@@ -334,7 +350,8 @@ def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
         assignment_finish(assignment=assignment, user=request.user, seconds=_seconds(request))
     except AssignmentError as exc:
         return _unprocessable(str(exc))
-    next_pk = next_open_assignment(assignment)
+    # A finished training item opens again with its key beside the annotator's verdicts.
+    next_pk = assignment.pk if assignment.is_training else next_open_assignment(assignment)
     target = reverse("item_screen", args=[next_pk]) if next_pk else reverse("campaign_entry",
                                                                              args=[assignment.campaign_id])
     if request.htmx:

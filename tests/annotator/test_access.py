@@ -140,7 +140,7 @@ def test_saving_needs_the_csrf_token_the_page_puts_in_hx_headers(built, two_anno
     response = client.post(url, data, HTTP_X_CSRFTOKEN=token, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     html = response.content.decode()
-    assert html.lstrip().startswith(f'<article id="error-{built.spans["a1_family"].pk}"')
+    assert html.lstrip().startswith(f'<article id="error-{span_handle(mine.pk, built.spans["a1_family"].pk)}"')
     assert "saved ✓" in html and "#2" in html
     assert SpanJudgment.objects.get(annotator=ann1).span_verdict == "error"
 
