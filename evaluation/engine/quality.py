@@ -76,7 +76,9 @@ def wilson(k: int, n: int, z: float = Z95) -> Proportion:
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return Proportion(k, n, p, max(0.0, centre - half), min(1.0, centre + half))
+    low = 0.0 if k == 0 else max(0.0, centre - half)  # exact ends: the formula leaves rounding dust at 0 and 1
+    high = 1.0 if k == n else min(1.0, centre + half)
+    return Proportion(k, n, p, low, high)
 
 
 # ---- the rubber-stamp rule ---------------------------------------------------------------------------------
