@@ -5,10 +5,13 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router
+from ninja.errors import HttpError
 
 from accounts.access import require_researcher
+from accounts.models import User
 from annotator.models import Campaign, CheckSpan
-from annotator.schemas_checks import DecoyOut, VigilanceOut
+from annotator.schemas_checks import DecoyOut, ReopenOut, VigilanceOut
+from annotator.services.checks import qualification_reopen
 from annotator.vigilance import campaign_checks
 
 router = Router(tags=["campaigns"])
@@ -29,6 +32,20 @@ def list_decoys(request: HttpRequest, campaign_id: int):
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return [decoy_out(d) for d in decoys_of(campaign)]
+
+
+@router.post("/campaigns/{campaign_id}/qualification/{username}/reopen", response={200: ReopenOut},
+             operation_id="reopen_training")
+def reopen_training(request: HttpRequest, campaign_id: int, username: str):
+    """Re-open the training items of an annotator below the pass mark (their verdicts stay, to be changed)."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    annotator = get_object_or_404(User.objects.filter(assignments__campaign=campaign).distinct(), username=username)
+    try:
+        n = qualification_reopen(campaign=campaign, annotator=annotator)
+    except ValueError as exc:
+        raise HttpError(422, str(exc)) from None
+    return ReopenOut(annotator=annotator.username, reopened=n)
 
 
 def decoys_of(campaign: Campaign) -> list[CheckSpan]:

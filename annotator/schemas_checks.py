@@ -56,3 +56,8 @@ class DecoyOut(Schema):
     severity: int | None
     category: str
     key: dict[str, str]
+
+
+class ReopenOut(Schema):
+    annotator: str
+    reopened: int
