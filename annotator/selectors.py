@@ -350,7 +350,8 @@ def control_accuracy(campaign: Campaign) -> list[ControlAccuracy]:
 def control_spans(campaign: Campaign) -> list[tuple[ErrorSpan, str, ControlVerdict | None]]:
     """Spans of the campaign's control items with their real run label and known verdicts (researchers only)."""
     labels = campaign_run_labels(campaign.pk)
-    item_ids = Assignment.objects.filter(campaign=campaign, is_control=True).values_list("item_id", flat=True)
+    item_ids = Assignment.objects.filter(Q(is_control=True) | Q(is_training=True), campaign=campaign).values_list(
+        "item_id", flat=True)
     key = {cv.span_id: cv for cv in ControlVerdict.objects.filter(campaign=campaign)}
     rows = []
     for item_id in sorted(set(item_ids)):

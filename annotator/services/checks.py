@@ -3,6 +3,7 @@ grade the qualification step (docs/guides/quality-checks.md)."""
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import statistics
@@ -303,6 +304,38 @@ def decoy_update(*, decoy: CheckSpan, explanation: str | None = None, label: str
         decoy.key_explanation_verdict = key_explanation
     decoy.save()
     return decoy
+
+
+@transaction.atomic
+def decoys_import(campaign: Campaign, text: str) -> int:
+    """Parse and store decoys from JSONL, all or nothing; a bad line is named with its field."""
+    ids = dict(Item.objects.filter(dataset_id=campaign.dataset_id, derived_from__isnull=True)
+               .values_list("external_id", "pk"))
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            proposal = DecoyProposal(
+                item_id=ids[str(data["item_id"])], start=int(data["start"]), end=int(data["end"]), text="",
+                label=str(data["label"]), explanation=str(data["explanation"]),
+                severity=data.get("severity"), category=str(data.get("category", "")),
+                aspect=campaign.aspects[0] if campaign.aspects else "",
+            )
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"line {number}: not JSON ({exc.msg})") from None
+        except KeyError as exc:
+            raise ValueError(f"line {number}: {exc.args[0]!r} is missing or names no item of the dataset") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"line {number}: {exc}") from None
+        rows.append((number, proposal, str(data.get("key_explanation", "not_error"))))
+    for number, proposal, key in rows:
+        try:
+            decoy_add(campaign=campaign, proposal=proposal, key_explanation=key)
+        except ValueError as exc:
+            raise ValueError(f"line {number}: {exc}") from None
+    return len(rows)
 
 
 @transaction.atomic

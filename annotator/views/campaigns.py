@@ -17,6 +17,7 @@ from annotator.rendering import markdown_html
 from annotator.selectors import campaign_progress, campaign_run_labels, control_accuracy, control_spans, queue_for
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
 from annotator.views.common import AppRequest, require_researcher
+from annotator.vigilance import campaign_checks
 from corpus import cleaning
 from corpus.models import Dataset
 from evaluation.models import EvaluatorRun
@@ -75,7 +76,7 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
         return render(request, "annotator/campaign_overview.html", {
             "campaign": campaign, "assignments": assignments, "progress": campaign_progress(campaign),
             "run_labels": sorted(((label, runs[run_id]) for run_id, label in labels.items()), key=lambda x: x[0]),
-            "accuracy": control_accuracy(campaign),
+            "accuracy": control_accuracy(campaign), "checks": campaign_checks(campaign),
             "n_control": campaign.assignments.filter(is_control=True).values("item_id").distinct().count(),
         })
     rows, summary = queue_for(campaign, request.user)
@@ -110,7 +111,8 @@ def campaign_control(request: AppRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         keys = [
             ControlKey(span_id=span.pk, span_verdict=request.POST.get(f"span-{span.pk}", ""),
-                       explanation_verdict=request.POST.get(f"explanation-{span.pk}", ""))
+                       explanation_verdict=request.POST.get(f"explanation-{span.pk}", ""),
+                       note=request.POST.get(f"note-{span.pk}", ""))
             for span, _, _ in rows
         ]
         try:
