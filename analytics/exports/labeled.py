@@ -19,13 +19,12 @@ from typing import Any, TypedDict
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 
+from analytics.exports.quality import quality_control
 from analytics.selectors import Scope, agreement_report
 from annotator.models import AdjudicationEvent, Assignment, Campaign
 from annotator.review import ADDED, MACHINE, CampaignVotes, campaign_machine_spans, campaign_votes, review_queue
-from annotator.vigilance import campaign_checks, excluded_annotator_ids
 from corpus import consensus
 from corpus.models import ErrorSpan, Item
-from evaluation.engine import quality
 
 FORMATS = ("jsonl", "parquet")
 REJECTED = "rejected"
@@ -214,25 +213,6 @@ def labeled_card(campaign: Campaign, *, fmt: str, excluded: list[int] | None = N
         "quality_control": quality_control(campaign, excluded=excluded),
         "notes": "Offsets are character offsets into the output (end exclusive). An added error is given by "
                  "the earliest of the overlapping errors the judges added; its explanation is that judge's note.",
-    }
-
-
-def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) -> dict[str, Any]:
-    """The data card's `quality_control`: the check settings, the rules in words, each annotator's figures,
-    and who was left out of this export."""
-    rows = campaign_checks(campaign)
-    left_out = set(excluded_annotator_ids(campaign.pk) if excluded is None else excluded)
-    return {
-        "settings": {"decoys": campaign.decoys, "planted": campaign.planted, "vigilance_min": campaign.vigilance_min,
-                     "qualification": campaign.qualification or None, "exclude_flagged": campaign.exclude_flagged},
-        "rules": {
-            "rubber_stamp": quality.STAMP_RULE.describe(),
-            "vigilance": f"flagged when the upper bound of the Wilson 95% interval of the decoy rejection rate or "
-                         f"of the planted-error find rate is below {campaign.vigilance_min:g}",
-            "active_time": f"time between actions, each idle gap capped at {quality.IDLE_CAP_SECONDS} s (Pearmut)",
-        },
-        "annotators": [row.as_dict() for row in rows],
-        "excluded": sorted(row.annotator for row in rows if row.user_id in left_out),
     }
 
 

@@ -14,6 +14,7 @@ from django.db.models.functions import Coalesce, NullIf
 from accounts.models import User
 from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
 from annotator.review import campaign_votes
+from annotator.vigilance import excluded_annotator_ids
 from corpus.consensus import Consensus, Vote, consensus_label
 from corpus.formats import FLAGS, AnnotationRecord, ConsensusRecord, ExportRecord, JudgmentRecord, SpanRecord
 from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus, SourceKind
@@ -92,7 +93,8 @@ class ExportFilter:
     def judgments(self) -> QuerySet[SpanJudgment]:
         judgments = SpanJudgment.objects.filter(assignment__is_training=False)
         if self.campaign_id is not None:
-            judgments = judgments.filter(assignment__campaign_id=self.campaign_id)
+            judgments = judgments.filter(assignment__campaign_id=self.campaign_id).exclude(
+                annotator_id__in=excluded_annotator_ids(self.campaign_id))
         if self.annotator:
             judgments = judgments.filter(annotator__username=self.annotator)
         return judgments
