@@ -46,7 +46,7 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                     annotators_per_item=data["annotators_per_item"], guidelines=data["guidelines"],
                     seed=data["seed"], control_item_ids=data["control_items"], created_by=request.user,
                     categories=data["categories"] or None, reviewers=list(data["reviewers"]),
-                    sample=data["sample"],
+                    sample=data["sample"], checks=data["checks"],
                 )
             except (ValueError, IntegrityError) as exc:
                 form.add_error(None, str(exc) if isinstance(exc, ValueError) else "A campaign of that name exists.")
