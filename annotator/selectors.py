@@ -13,7 +13,7 @@ from accounts.access import AccessError
 from accounts.models import User
 from annotator.models import Assignment, Campaign, CampaignRun, CheckSpan, ControlVerdict, SpanJudgment
 from annotator.rendering import SpanRef, group_spans
-from corpus.models import AnnotationKind, Dataset, ErrorSpan
+from corpus.models import AnnotationKind, Dataset, ErrorSpan, SourceKind
 from corpus.protocol import SPAN_OK
 from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
 from evaluation.engine.stats import SPAN_VERDICTS
@@ -367,6 +367,7 @@ def spans_experts_confirm(campaign_id: int | None, items: QuerySet) -> QuerySet[
     in_campaign = Q(judgments__assignment__campaign_id=campaign_id)
     return (
         ErrorSpan.objects.filter(start__isnull=False, annotation__item_id__in=items)
+        .exclude(annotation__source__kind=SourceKind.CHECK)  # decoys are known answers, never a reference
         .annotate(
             judges=Count("judgments", filter=in_campaign & Q(judgments__span_verdict__in=SPAN_VERDICTS)),
             errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict=SPAN_OK)),
