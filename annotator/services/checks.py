@@ -222,6 +222,8 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal, key_explanation: s
         text=item.output[proposal.start:proposal.end], start=proposal.start, end=proposal.end,
         match=MatchKind.EXACT, explanation=proposal.explanation, severity=proposal.severity,
         category=proposal.category,
+        # As the aligner marks a run's span whose quoted text occurs more than once (the explanation names none).
+        ambiguous=item.output.count(item.output[proposal.start:proposal.end]) > 1,
     )
     return CheckSpan.objects.create(
         campaign=campaign, span=span, campaign_run=link, role=CheckSpan.Role.DECOY,
