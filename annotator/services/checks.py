@@ -12,9 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 from accounts.models import User
 from annotator.models import (
@@ -73,7 +75,7 @@ def checks_validate(settings: CheckSettings, dataset_id: int) -> None:
         raise ValueError(f"qualification.items: not items of this dataset: {', '.join(map(str, bad))}")
 
 
-# ---- planting: the text change comes from the DHP engine, registered by the dhp app (a layer above) --------
+# ---- planting: the text change comes from the DHP engine, named in the settings (dhp is a layer above) ---
 
 
 class PlantedText(Protocol):
@@ -85,19 +87,9 @@ class PlantedText(Protocol):
     kind: str
 
 
-Planter = Callable[..., "PlantedText | None"]
-_planters: list[Planter] = []
-
-
-def planter_register(planter: Planter) -> None:
-    """Called by the dhp app when it is ready: annotator sits below dhp, so dhp hands its planter down."""
-    _planters[:] = [planter]
-
-
-def _planter() -> Planter:
-    if not _planters:
-        raise ValueError("planted: no planter is registered (is the dhp app installed?)")
-    return _planters[0]
+def _planter() -> Callable[..., PlantedText | None]:
+    """settings.QUALITY_PLANTER: plant(output, inputs_text, *, keep, rng) -> PlantedText | None."""
+    return import_string(settings.QUALITY_PLANTER)
 
 
 def _inputs_text(item: Item) -> str:
@@ -406,13 +398,3 @@ def qualification_reopen(*, campaign: Campaign, annotator: User) -> int:
     row.passed, row.score, row.attempts = None, None, row.attempts + 1
     row.save()
     return n
-
-
-def qualification_state(campaign: Campaign, annotator: User) -> str:
-    """"none" (no training), "training" (items open), "passed" or "failed"."""
-    if not (campaign.qualification or {}).get("items"):
-        return "none"
-    row = Qualification.objects.filter(campaign=campaign, annotator=annotator).first()
-    if row is None or row.passed is None:
-        return "training"
-    return "passed" if row.passed else "failed"
