@@ -274,9 +274,12 @@ def main() -> None:
     from django.db import connections
 
     from annotator.models import JudgmentEvent, SpanJudgment
+    from annotator.selectors import span_handle
 
+    # The clients name spans by their per-assignment handles, so the pairs already judged are counted so too.
     before = {"rows": SpanJudgment.objects.count(), "events": JudgmentEvent.objects.count(),
-              "pairs": set(SpanJudgment.objects.values_list("assignment_id", "span_id"))}
+              "pairs": {(a, span_handle(a, s))
+                        for a, s in SpanJudgment.objects.values_list("assignment_id", "span_id")}}
     connections.close_all()
     log = Path(tempfile.gettempdir()) / f"annotation_load_gunicorn_{args.port}.log"
     server = start_gunicorn(args.port, args.workers, log)
