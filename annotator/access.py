@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from accounts.access import AccessError
 from accounts.models import User
-from annotator.models import Assignment, Campaign
+from annotator.models import Assignment, Campaign, Qualification
 from corpus.models import AnnotationKind, ErrorSpan
 
 NOT_YOURS = "Only the assigned annotator can change this item."
@@ -48,7 +48,8 @@ def assignment_for_work(user: User, pk: int) -> Assignment:
     assignment = (
         Assignment.objects.select_related("campaign")
         .only("pk", "status", "phase", "order", "annotator_id", "item_id", "campaign_id", "started_at", "finished_at",
-              "campaign__status", "campaign__aspects", "campaign__name", "campaign__is_sampled")
+              "last_active_at", "is_training", "campaign__qualification", "campaign__status",
+              "campaign__aspects", "campaign__name", "campaign__is_sampled")
         .filter(pk=pk, annotator=user)
         .first()
     )
@@ -60,11 +61,27 @@ def assignment_for_work(user: User, pk: int) -> Assignment:
 
 
 def check_can_work(assignment: Assignment, user: User) -> None:
-    """Only the assignee changes an item, and only while its campaign is open."""
+    """Only the assignee changes an item, only while its campaign is open, and (in a campaign with a
+    qualification step) real items only once the annotator passed it."""
     if assignment.annotator_id != user.pk:
         raise AccessError.forbidden(NOT_YOURS)
     if assignment.campaign.status != Campaign.Status.OPEN:
         raise AccessError.conflict("This campaign is closed; its judgments can no longer change.")
+    if (problem := qualification_gate(assignment)) is not None:
+        raise AccessError.conflict(problem)
+
+
+def qualification_gate(assignment: Assignment) -> str | None:
+    """Why this real item is not open yet (training not finished or below the pass mark), or None."""
+    if assignment.is_training or not (assignment.campaign.qualification or {}).get("items"):
+        return None
+    row = Qualification.objects.filter(campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id).first()
+    if row is not None and row.passed:
+        return None
+    if row is not None and row.passed is False:
+        return (f"Your training score ({row.score:.0%}) is below this campaign's pass mark; the real items stay "
+                "closed until the researcher re-opens training for you.")
+    return "Finish the training items first: the real items open once you reach the pass mark."
 
 
 def added_span_for_user(user: User, pk: int) -> tuple[ErrorSpan, Assignment]:

@@ -50,11 +50,13 @@ from annotator.selectors import (
     control_accuracy,
     datasets_for_home,
     item_errors,
-    judged_span_for_assignment,
+    judged_span_by_handle,
+    span_handle,
 )
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create
+from annotator.services.checks import CheckSettings
 from annotator.services.control_arm import assignment_reveal
 from annotator.services.exporting import ExportFilter, export_csv, export_jsonl
 from annotator.services.judgments import judgment_set
@@ -65,6 +67,7 @@ from corpus.formats import FormatError, named
 from corpus.models import Dataset, ErrorSpan
 from corpus.services.annotation_import import annotator_map
 from errors import Conflict, UserError
+from evaluation.engine.quality import clamp_ms
 from evaluation.models import EvaluatorRun
 
 router = Router(tags=["datasets"])
@@ -133,7 +136,7 @@ def _judgment_out(judgment: SpanJudgment | None) -> JudgmentOut | None:
     if judgment is None:
         return None
     return JudgmentOut(
-        span_id=judgment.span_id, span_verdict=judgment.span_verdict,
+        span_id=span_handle(judgment.assignment_id, judgment.span_id), span_verdict=judgment.span_verdict,
         explanation_verdict=judgment.explanation_verdict, flags=judgment.flags(), comment=judgment.comment,
         corrected_severity=judgment.corrected_severity, complete=judgment.is_complete(), version=judgment.version,
     )
@@ -169,7 +172,7 @@ def retrieve_assignment(request: HttpRequest, assignment_id: int):
     assignment = assignment_for_user(request.user, assignment_id)
     rows, _ = item_errors(assignment)
     errors = [
-        ErrorOut(span_id=r.span.pk, number=r.number, label=r.label, text=r.span.text, start=r.span.start,
+        ErrorOut(span_id=r.handle, number=r.number, label=r.label, text=r.span.text, start=r.span.start,
                  end=r.span.end, match=r.span.match, ambiguous=r.span.ambiguous, explanation=r.span.explanation,
                  severity=r.span.severity, category=r.span.category, judgment=_judgment_out(r.judgment))
         for r in rows
@@ -194,15 +197,23 @@ def reveal_assignment(request: HttpRequest, assignment_id: int, payload: FinishI
     return retrieve_assignment(request, assignment_id)
 
 
+def _ms(value: object) -> int | None:
+    try:
+        return clamp_ms(value)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
+
+
 def _set_fields(request: HttpRequest, assignment_id: int, span_id: int, changes: dict) -> JudgmentOut:
     assignment = assignment_to_edit(request.user, assignment_id)
-    span, _ = judged_span_for_assignment(assignment, span_id)
+    span, _ = judged_span_by_handle(assignment, span_id)
     expected = changes.pop("version", None)
+    ms = _ms(changes.pop("ms", None))
     if not changes:
         raise UserError("give at least one field to set")
     # a refusal is a UserError: 409 for a stale version (StaleJudgment), 422 for a bad value (config.api)
     judgment = judgment_set(assignment=assignment, span=span, user=request.user, changes=changes,
-                            expected_version=expected)
+                            expected_version=expected, ms=ms)
     return _judgment_out(judgment)
 
 
@@ -250,7 +261,9 @@ def redo_judgment(request: HttpRequest, assignment_id: int):
 def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSpanIn):
     """Add a missed error by character offsets into the output (end exclusive); the text is taken from them."""
     assignment = assignment_to_edit(request.user, assignment_id)
-    span = added_span_create(assignment=assignment, user=request.user, **payload.dict())
+    fields = payload.dict()
+    ms = _ms(fields.pop("ms", None))
+    span = added_span_create(assignment=assignment, user=request.user, **fields, ms=ms)
     return Status(201, _added_out(span))
 
 
@@ -258,7 +271,9 @@ def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSp
               tags=["annotation"])
 def update_added_span(request: HttpRequest, span_id: int, payload: AddedSpanPatchIn):
     span, assignment = added_span_for_user(request.user, span_id)
-    added_span_update(span=span, assignment=assignment, user=request.user, **payload.dict(exclude_unset=True))
+    fields = payload.dict(exclude_unset=True)
+    ms = _ms(fields.pop("ms", None))
+    added_span_update(span=span, assignment=assignment, user=request.user, **fields, ms=ms)
     return _added_out(span)
 
 
@@ -296,6 +311,12 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
         raise UserError(f"reviewers: unknown or inactive users: {', '.join(unknown)}")
     sample = SampleSpec(**payload.sample.dict()) if payload.sample else None
     link = link_settings_from(payload)
+    checks = CheckSettings(
+        decoys=payload.decoys, planted=payload.planted, vigilance_min=payload.vigilance_min,
+        qualification_items=tuple(payload.qualification.items) if payload.qualification else (),
+        qualification_pass=payload.qualification.pass_ if payload.qualification else 0.8,
+        exclude_flagged=payload.exclude_flagged,
+    )
     try:
         with transaction.atomic():
             campaign = campaign_create(
@@ -303,7 +324,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
                 aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
                 guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
                 control_item_ids=payload.control_item_ids, created_by=request.user, reviewers=reviewers,
-                sample=sample, control_arm=payload.control_arm, link=link,
+                sample=sample, control_arm=payload.control_arm, link=link, checks=checks,
             )
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])

@@ -45,6 +45,7 @@ def dataset_sources(dataset: Dataset) -> list[SourceColumn]:
     """Every source with an annotation on the dataset: gold and imports first, then runs, then experts. Runs a
     DHP run made for itself are shown under that DHP run, not here."""
     rows = (Annotation.objects.filter(item__dataset=dataset).exclude(source_id__in=job_runs().values("pk"))
+            .exclude(source__kind=SourceKind.CHECK)
             .order_by().values_list("source_id", "source__label", "source__kind").distinct())
     campaigns = dict(AddedSource.objects.filter(campaign__dataset=dataset).values_list("pk", "campaign__name"))
     columns = [SourceColumn(pk, _source_label(pk, label, kind, campaigns), kind) for pk, label, kind in rows]
@@ -106,7 +107,7 @@ class AnnotationView:
 def item_annotations(item: Item) -> list[AnnotationView]:
     """Every annotation of the item with its spans (and, per span, the experts' verdict counts)."""
     annotations = sorted(
-        Annotation.objects.filter(item=item).select_related("source"),
+        Annotation.objects.filter(item=item).exclude(source__kind=SourceKind.CHECK).select_related("source"),
         key=lambda a: (SOURCE_ORDER.get(a.source.kind, 9), a.source.label, a.kind, a.model, a.aspect),
     )
     spans: dict[int, list[ErrorSpan]] = defaultdict(list)

@@ -8,6 +8,7 @@ from accounts.models import Role, User
 from annotator.categories import CategoryError, default_categories, parse_category_names
 from annotator.models import SampleDesign
 from annotator.services.campaigns import DEFAULT_GUIDELINES
+from annotator.services.checks import CheckSettings
 from annotator.services.participants import LinkSettings, ParticipationError, link_settings_check
 from annotator.services.sampling import SampleSpec
 from corpus import protocol
@@ -83,6 +84,19 @@ class CampaignForm(forms.Form):
                                 help_text="The screened-out code, for flagged participants (optional).")
     completion_url = forms.CharField(required=False, max_length=2000,
                                      help_text="https://…?cc={code}: where participants go at the end.")
+    # Quality checks (docs/guides/quality-checks.md): the twins of the API's fields.
+    decoys = forms.FloatField(initial=0.0, required=False, min_value=0, max_value=0.5, label="Decoys",
+                              help_text="Share of each annotator's machine spans that are decoys (0 = off).")
+    planted = forms.FloatField(initial=0.0, required=False, min_value=0, max_value=0.5, label="Planted errors",
+                               help_text="Share of each annotator's outputs with a planted error (0 = off).")
+    vigilance_min = forms.FloatField(initial=0.6, required=False, min_value=0, max_value=1, label="Vigilance minimum",
+                                     help_text="Flag when the upper 95% bound of a check's rate is below this.")
+    qualification_items = forms.CharField(
+        required=False, label="Training items",
+        help_text="Item ids (external ids, comma-separated) every annotator judges first, with the key after each.",
+    )
+    qualification_pass = forms.FloatField(initial=0.8, required=False, min_value=0, max_value=1, label="Pass mark")
+    exclude_flagged = forms.BooleanField(required=False, label="Leave flagged annotators out of the figures")
 
     def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -108,7 +122,13 @@ class CampaignForm(forms.Form):
             raise forms.ValidationError(str(exc)) from None
 
     def clean_control_items(self) -> list[int]:
-        raw = [part.strip() for part in self.cleaned_data["control_items"].split(",") if part.strip()]
+        return self._items("control_items")
+
+    def clean_qualification_items(self) -> list[int]:
+        return self._items("qualification_items")
+
+    def _items(self, field: str) -> list[int]:
+        raw = [part.strip() for part in self.cleaned_data[field].split(",") if part.strip()]
         if not raw:
             return []
         dataset = self.cleaned_data.get("dataset") or self.dataset_obj
@@ -117,7 +137,7 @@ class CampaignForm(forms.Form):
         unknown = [r for r in raw if r not in found]
         if unknown:
             raise forms.ValidationError(f"Not items of this dataset: {', '.join(unknown)}")
-        return list(own.values_list("pk", flat=True))
+        return [found[r] for r in dict.fromkeys(raw)]
 
     def clean(self) -> dict:
         data = super().clean()
@@ -129,6 +149,13 @@ class CampaignForm(forms.Form):
         elif annotators and not data.get("link_enabled") and per_item and per_item > len(annotators):
             self.add_error("annotators_per_item", f"Only {len(annotators)} annotators chosen.")
         data["run_objects"] = [self.run_objects[pk] for pk in data.get("runs", []) if pk in self.run_objects]
+        data["checks"] = CheckSettings(
+            decoys=data.get("decoys") or 0.0, planted=data.get("planted") or 0.0,
+            vigilance_min=data.get("vigilance_min") if data.get("vigilance_min") is not None else 0.6,
+            qualification_items=tuple(data.get("qualification_items") or ()),
+            qualification_pass=data.get("qualification_pass") if data.get("qualification_pass") is not None else 0.8,
+            exclude_flagged=bool(data.get("exclude_flagged")),
+        )
         data["sample"] = None
         if data.get("sample_strata") and not {"sample_per_stratum", "sample_total"} & set(self.errors):
             per, total = data.get("sample_per_stratum"), data.get("sample_total")

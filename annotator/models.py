@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from annotator.phases import PHASE_LABELS, Phase
 from corpus import protocol
@@ -52,6 +52,18 @@ class Campaign(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # Quality checks (docs/guides/quality-checks.md): known answers mixed into the work, and what follows.
+    decoys = models.FloatField(default=0.0, help_text="Share of each annotator's machine spans that are decoys.")
+    planted = models.FloatField(default=0.0, help_text="Share of each annotator's outputs with a planted error.")
+    vigilance_min = models.FloatField(
+        default=0.6, help_text="Flag an annotator when the upper 95% bound of a vigilance rate is below this."
+    )
+    qualification = models.JSONField(
+        default=dict, blank=True, help_text='Training items and pass mark: {"items": [item ids], "pass": 0.8}.'
+    )
+    exclude_flagged = models.BooleanField(
+        default=False, help_text="Leave flagged annotators out of Table 4, agreement, consensus and exports."
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -61,6 +73,8 @@ class Campaign(models.Model):
                                    name="campaign_control_arm_share"),
             models.UniqueConstraint(fields=["dataset"], condition=Q(is_labeling=True),
                                     name="campaign_one_labeling_per_dataset"),
+            models.CheckConstraint(condition=Q(decoys__gte=0, decoys__lte=0.5), name="campaign_decoys_share"),
+            models.CheckConstraint(condition=Q(planted__gte=0, planted__lte=0.5), name="campaign_planted_share"),
         ]
 
     def __str__(self) -> str:
@@ -113,6 +127,10 @@ class Assignment(models.Model):
     revealed_at = models.DateTimeField(
         null=True, blank=True, help_text="When a control-arm output's marking ended and its machine spans appeared."
     )
+    active_seconds = models.FloatField(
+        default=0.0, help_text="Time between the annotator's actions, each idle gap capped at 60 s (Pearmut's rule)."
+    )
+    last_active_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["campaign", "annotator", "order"]
@@ -198,6 +216,7 @@ class JudgmentEvent(models.Model):
     new_value = models.TextField(blank=True, default="")
     undone = models.BooleanField(default=False)
     at = models.DateTimeField(auto_now_add=True)
+    ms = models.PositiveIntegerField(null=True, blank=True, help_text="Milliseconds from focus to this save.")
 
     class Meta:
         ordering = ["judgment_id", "at", "id"]
@@ -224,6 +243,7 @@ class WorkAction(models.Model):
     undone = models.BooleanField(default=False)
     at = models.DateTimeField(auto_now_add=True)
     undone_at = models.DateTimeField(null=True, blank=True)
+    ms = models.PositiveIntegerField(null=True, blank=True, help_text="Milliseconds from focus to this action.")
 
     class Meta:
         ordering = ["assignment_id", "id"]
@@ -237,6 +257,7 @@ class ControlVerdict(models.Model):
     span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="control_verdicts")
     span_verdict = models.CharField(max_length=16, choices=SpanVerdict.choices)
     explanation_verdict = models.CharField(max_length=20, choices=ExplanationVerdict.choices, blank=True)
+    note = models.TextField(blank=True, default="", help_text="Why: shown beside a training item's key.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "span"], name="control_unique_span")]
@@ -444,3 +465,76 @@ class Handout(models.Model):
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="handout")
     handed_at = models.DateTimeField()
     released_at = models.DateTimeField(null=True, blank=True)
+
+
+# ---- quality checks: decoys, planted errors, qualification ----------------------------------------------------
+
+
+class CheckSource(Source):
+    """The hidden spans of one campaign's checks (decoys, machine spans copied onto planted outputs): a source
+    of its own kind, so Table 4, agreement, consensus and exports never read them as any evaluator's."""
+
+    source = models.OneToOneField(
+        Source, on_delete=models.CASCADE, parent_link=True, primary_key=True, related_name="checks_of"
+    )
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="check_source")
+
+    def save(self, *args, **kwargs) -> None:
+        self.kind = SourceKind.CHECK
+        super().save(*args, **kwargs)
+
+
+class CheckSpan(models.Model):
+    """A span the annotators judge that is not an evaluator's: a decoy (a known non-error shown under an
+    evaluator's label), or a machine span copied onto a planted output (where its offsets shift)."""
+
+    class Role(models.TextChoices):
+        DECOY = "decoy", "Decoy"
+        COPY = "copy", "Machine span on a planted output"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="check_spans")
+    span = models.OneToOneField(ErrorSpan, on_delete=models.CASCADE, related_name="check_span")
+    campaign_run = models.ForeignKey(CampaignRun, on_delete=models.CASCADE, related_name="+")
+    role = models.CharField(max_length=8, choices=Role.choices)
+    original = models.ForeignKey(ErrorSpan, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    key_span_verdict = models.CharField(max_length=16, choices=SpanVerdict.choices, blank=True, default="")
+    key_explanation_verdict = models.CharField(max_length=20, choices=ExplanationVerdict.choices, blank=True,
+                                               default="")
+
+    class Meta:
+        ordering = ["campaign_id", "span_id"]
+
+
+class PlantedOutput(models.Model):
+    """An output shown to one annotator with one known error planted: its own hidden item (derived from the
+    real one), never mixed into the real output's judgments. [start, end) is the planted stretch."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="planted_outputs")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    original = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="planted")
+    kind = models.CharField(max_length=16)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    before = models.TextField()
+    after = models.TextField()
+
+    class Meta:
+        ordering = ["campaign_id", "annotator_id", "pk"]
+        constraints = [models.CheckConstraint(condition=Q(start__lt=F("end")), name="planted_start_before_end")]
+
+
+class Qualification(models.Model):
+    """One annotator's result on a campaign's training items: the share of span verdicts equal to the key."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="qualifications")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField(null=True, blank=True)
+    passed = models.BooleanField(null=True, blank=True, help_text="None until every training item is finished.")
+    attempts = models.PositiveSmallIntegerField(default=1)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="qualification_one_per_annotator"),
+        ]

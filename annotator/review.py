@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
 from annotator.rendering import SpanRef, group_spans
 from annotator.selectors import campaign_run_labels, judged_spans
+from annotator.vigilance import excluded_annotator_ids
 from corpus.consensus import Consensus, Vote, added_error_votes, consensus_label, is_disagreement
-from corpus.models import AnnotationKind, ErrorSpan, Item
+from corpus.models import AnnotationKind, ErrorSpan, Item, SourceKind
 
 MACHINE = "machine"
 ADDED = "added"
@@ -80,15 +81,23 @@ def _decision_vote(decision: Adjudication | None) -> Vote | None:
 
 
 def campaign_votes(campaign: Campaign, *, machine_spans: bool = True,
-                   item_ids: Collection[int] | None = None) -> CampaignVotes:
+                   item_ids: Collection[int] | None = None, excluded: Collection[int] | None = None) -> CampaignVotes:
     """Collect every judgment, added error and decision of the campaign (a handful of queries); without
     `machine_spans`, only the added errors and their decisions (what an export that streams judgments needs);
-    with `item_ids`, only those outputs' (what re-rendering one card needs)."""
+    with `item_ids`, only those outputs' (what re-rendering one card needs).
+
+    Known answers never vote (decoys, planted outputs, training items); the annotators in `excluded` (by
+    default the flagged ones when the campaign excludes them) neither vote nor count as judges."""
     machine: dict[int, list[JudgeVerdict]] = defaultdict(list)
-    judgments = SpanJudgment.objects.filter(assignment__campaign=campaign)
-    assignments = Assignment.objects.filter(campaign=campaign)
+    excluded = excluded_annotator_ids(campaign.pk) if excluded is None else list(excluded)
+    judgments = SpanJudgment.objects.filter(assignment__campaign=campaign, assignment__is_training=False).exclude(
+        span__annotation__source__kind=SourceKind.CHECK).exclude(annotator_id__in=excluded)
+    assignments = Assignment.objects.filter(campaign=campaign, is_training=False,
+                                            item__derived_from__isnull=True).exclude(annotator_id__in=excluded)
     spans = ErrorSpan.objects.filter(annotation__kind=AnnotationKind.HUMAN,
-                                     annotation__source__added__campaign=campaign, start__isnull=False)
+                                     annotation__source__added__campaign=campaign, start__isnull=False,
+                                     annotation__item__derived_from__isnull=True).exclude(
+        annotation__source__added__annotator_id__in=excluded)
     decided = Adjudication.objects.filter(campaign=campaign)
     if item_ids is not None:
         judgments = judgments.filter(assignment__item_id__in=item_ids)
@@ -177,7 +186,7 @@ def campaign_machine_spans(campaign: Campaign, item: Item) -> list[tuple[ErrorSp
     probe = Assignment(campaign=campaign, item_id=item.pk)
     run_labels = dict(campaign.runs.values_list("pk", "label"))
     return [(span, run_labels.get(span.annotation.source_id, neutral.get(span.annotation.source_id, "?")))
-            for span, _ in judged_spans(probe, neutral)]
+            for span, _ in judged_spans(probe, neutral, with_checks=False)]
 
 
 def review_entry(campaign: Campaign, span_id: int) -> ReviewEntry | None:

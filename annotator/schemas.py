@@ -106,6 +106,8 @@ JudgmentFieldsIn = create_model(
     corrected_severity=(int | None, None),
     # Not a field: the judgment version the change was made against; a stale one is refused with 409.
     version=(int | None, None),
+    # Not a field: milliseconds from the card's focus to this save (telemetry; clamped to 0..10 minutes).
+    ms=(float | None, None),
 )
 
 
@@ -131,6 +133,7 @@ class AddedSpanIn(Schema):
     category: str = ""
     severity: int | None = None
     note: str = ""
+    ms: float | None = None  # milliseconds from the text's focus to this save (telemetry)
 
 
 class AddedSpanPatchIn(Schema):
@@ -139,6 +142,7 @@ class AddedSpanPatchIn(Schema):
     category: str | None = None
     severity: int | None = None
     note: str | None = None
+    ms: float | None = None
 
 
 class FinishIn(Schema):
@@ -149,6 +153,7 @@ class ControlKeyIn(Schema):
     span_id: int
     span_verdict: str
     explanation_verdict: str = ""
+    note: str = ""  # shown beside the key of a qualification (training) item
 
 
 class SampleIn(Schema):
@@ -167,6 +172,14 @@ class LinkIn(Schema):
     enabled: bool = True
     cap: int | None = None
     expires: datetime | None = None
+
+
+class QualificationIn(Schema):
+    """Training items shown first, with their key after each; `pass` is the share of span verdicts that must
+    equal the key."""
+
+    items: list[int]
+    pass_: float = Field(0.8, alias="pass")
 
 
 class CampaignIn(Schema):
@@ -193,6 +206,12 @@ class CampaignIn(Schema):
     pass_code: str = ""
     fail_code: str = ""
     completion_url: str | None = None
+    # Quality checks (docs/guides/quality-checks.md); out-of-range values are a 422 naming the field.
+    decoys: float = 0.0
+    planted: float = 0.0
+    vigilance_min: float = 0.6
+    qualification: QualificationIn | None = None
+    exclude_flagged: bool = False
 
 
 class CampaignOut(Schema):

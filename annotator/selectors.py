@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import dataclass
+from hashlib import sha256
 
+from django.conf import settings
 from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery, Sum
 
 from accounts.access import AccessError
 from accounts.models import User
-from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment, UnprimedMark
+from annotator.models import Assignment, Campaign, CampaignRun, CheckSpan, ControlVerdict, SpanJudgment, UnprimedMark
 from annotator.phases import shows_machine_spans
 from annotator.rendering import SpanRef, group_spans
-from corpus.models import AnnotationKind, Dataset, ErrorSpan
+from corpus.models import AnnotationKind, Dataset, ErrorSpan, SourceKind
 from corpus.protocol import SPAN_OK
 from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
 from evaluation.engine.stats import SPAN_VERDICTS
@@ -48,6 +51,7 @@ class ErrorRow:
     number: int
     judgment: SpanJudgment | None = None
     style: int = 0  # which colour/underline style the screen gives this row's neutral label
+    handle: int = 0  # what the annotator's page and API call this span (span_handle), never its database id
 
     @property
     def has_offsets(self) -> bool:
@@ -69,7 +73,20 @@ class ErrorGroup:
 
     @property
     def dom_id(self) -> str:
-        return f"place-{self.rows[0].span.pk}"
+        return f"place-{self.rows[0].handle}"
+
+
+HANDLE_BASE = 2**44
+"""Handles lie in [2**44, 2**44 + 2**40): above any database id, below JavaScript's largest exact integer."""
+
+
+def span_handle(assignment_id: int, span_id: int) -> int:
+    """The opaque number an annotator's page and API use for a span on one assignment.
+
+    Database ids would tell a decoy apart (made after the runs' spans, so larger); a keyed hash of
+    (assignment, span) says nothing about when or how the span was made, and differs between assignments."""
+    digest = hmac.new(settings.SECRET_KEY.encode(), f"span:{assignment_id}:{span_id}".encode(), sha256).digest()
+    return HANDLE_BASE + int.from_bytes(digest[:5], "big")
 
 
 def campaign_run_labels(campaign_id: int) -> dict[int, str]:
@@ -84,13 +101,20 @@ def _aspect_filter(campaign: Campaign) -> Q:
     return sampled & Q(annotation__aspect__in=[*campaign.aspects, ""])
 
 
-def judged_spans(assignment: Assignment, labels: dict[int, str] | None = None) -> list[tuple[ErrorSpan, str]]:
+def judged_spans(
+    assignment: Assignment, labels: dict[int, str] | None = None, *, with_checks: bool = True
+) -> list[tuple[ErrorSpan, str]]:
     """Return the machine spans the annotator judges on this assignment, with their neutral labels, in screen
     order (by label, then the evaluator's own order). Only spans of each run's answer annotation count
     (evaluation.answers decides, per run, item and aspect, on annotations): a merged answer without spans
-    leaves nothing to judge, never the per-model lists behind it."""
+    leaves nothing to judge, never the per-model lists behind it. With `with_checks`, the campaign's decoys on
+    this output and, on a planted output, the machine spans copied onto it join them under their labels."""
     labels = campaign_run_labels(assignment.campaign_id) if labels is None else labels
-    return judged_spans_by_item(assignment.campaign, [assignment.item_id], labels).get(assignment.item_id, [])
+    pairs = judged_spans_by_item(assignment.campaign, [assignment.item_id], labels).get(assignment.item_id, [])
+    if with_checks:
+        pairs += [(c.span, c.campaign_run.label) for c in _check_spans(assignment)]
+    pairs.sort(key=lambda p: (p[1], p[0].annotation.aspect, p[0].position, p[0].start or 0, p[0].pk))
+    return pairs
 
 
 def judged_spans_by_item(campaign: Campaign, item_ids: list[int],
@@ -106,6 +130,25 @@ def judged_spans_by_item(campaign: Campaign, item_ids: list[int],
     for s in spans:
         by_item.setdefault(s.annotation.item_id, []).append((s, labels[s.annotation.source_id]))
     return by_item
+
+
+def _check_spans(assignment: Assignment, span_pk: int | None = None) -> list[CheckSpan]:
+    rows = CheckSpan.objects.filter(campaign_id=assignment.campaign_id, span__annotation__item_id=assignment.item_id)
+    if assignment.campaign.aspects:
+        rows = rows.filter(span__annotation__aspect__in=[*assignment.campaign.aspects, ""])
+    if span_pk is not None:
+        rows = rows.filter(span_id=span_pk)
+    return list(rows.select_related("span__annotation", "campaign_run"))
+
+
+def judged_span_by_handle(assignment: Assignment, handle: int) -> tuple[ErrorSpan, str]:
+    """Return the span the annotator's page calls `handle` on this assignment, with its neutral label; a 404
+    AccessError for any other number (a database id included)."""
+    candidates = ErrorSpan.objects.filter(annotation__item_id=assignment.item_id).values_list("pk", flat=True)
+    span_pk = next((pk for pk in candidates if span_handle(assignment.pk, pk) == handle), None)
+    if span_pk is None:
+        raise AccessError.not_found("No such error on this item.")
+    return judged_span_for_assignment(assignment, span_pk)
 
 
 def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[ErrorSpan, str]:
@@ -135,6 +178,9 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
     if row is None or row.annotation_id not in answer_annotation_ids(
         source_ids=[row.annotation.source_id], item_ids=[assignment.item_id]
     ):
+        checks = _check_spans(assignment, span_pk)  # a decoy, or a machine span copied onto a planted output
+        if checks:
+            return checks[0].span, checks[0].campaign_run.label
         raise AccessError.not_found("No such error on this item.")
     return row, row.neutral_label
 
@@ -148,8 +194,10 @@ def error_rows(assignment: Assignment) -> list[ErrorRow]:
         j.span_id: j
         for j in SpanJudgment.objects.filter(assignment_id=assignment.pk, span_id__in=[s.pk for s, _ in pairs])
     }
-    return [ErrorRow(span=s, label=label, number=n, judgment=judgments.get(s.pk))
-            for n, (s, label) in enumerate(pairs, start=1)]
+    return [
+        ErrorRow(span=s, label=label, number=n, judgment=judgments.get(s.pk), handle=span_handle(assignment.pk, s.pk))
+        for n, (s, label) in enumerate(pairs, start=1)
+    ]
 
 
 def item_errors(assignment: Assignment) -> tuple[list[ErrorRow], list[ErrorGroup]]:
@@ -326,12 +374,13 @@ def control_accuracy(campaign: Campaign) -> list[ControlAccuracy]:
 def control_spans(campaign: Campaign) -> list[tuple[ErrorSpan, str, ControlVerdict | None]]:
     """Spans of the campaign's control items with their real run label and known verdicts (researchers only)."""
     labels = campaign_run_labels(campaign.pk)
-    item_ids = Assignment.objects.filter(campaign=campaign, is_control=True).values_list("item_id", flat=True)
+    item_ids = Assignment.objects.filter(Q(is_control=True) | Q(is_training=True), campaign=campaign).values_list(
+        "item_id", flat=True)
     key = {cv.span_id: cv for cv in ControlVerdict.objects.filter(campaign=campaign)}
     rows = []
     for item_id in sorted(set(item_ids)):
         probe = Assignment(campaign=campaign, item_id=item_id)
-        rows += [(span, label, key.get(span.pk)) for span, label in judged_spans(probe, labels)]
+        rows += [(span, label, key.get(span.pk)) for span, label in judged_spans(probe, labels, with_checks=False)]
     return rows
 
 
@@ -342,6 +391,7 @@ def spans_experts_confirm(campaign_id: int | None, items: QuerySet) -> QuerySet[
     in_campaign = Q(judgments__assignment__campaign_id=campaign_id)
     return (
         ErrorSpan.objects.filter(start__isnull=False, annotation__item_id__in=items)
+        .exclude(annotation__source__kind=SourceKind.CHECK)  # decoys are known answers, never a reference
         .annotate(
             judges=Count("judgments", filter=in_campaign & Q(judgments__span_verdict__in=SPAN_VERDICTS)),
             errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict=SPAN_OK)),

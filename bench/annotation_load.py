@@ -97,7 +97,7 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
 
     from accounts.models import Role, User
     from annotator.models import Assignment
-    from annotator.selectors import judged_spans
+    from annotator.selectors import judged_spans, span_handle
     from annotator.services.campaigns import campaign_create
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, TaskType
     from evaluation.models import Aspect, Evaluator, EvaluatorRun
@@ -141,7 +141,8 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
                                annotators_per_item=2, seed=1)
     plan: dict[str, list[tuple[int, list[int]]]] = {}
     for a in Assignment.objects.filter(campaign=campaign).select_related("campaign", "annotator").order_by("order"):
-        plan.setdefault(a.annotator.username, []).append((a.pk, [s.pk for s, _ in judged_spans(a)]))
+        # The page names spans by their per-assignment handles, never by database id.
+        plan.setdefault(a.annotator.username, []).append((a.pk, [span_handle(a.pk, s.pk) for s, _ in judged_spans(a)]))
     return plan
 
 
@@ -233,13 +234,13 @@ def save_query_count() -> int:
     from django.test import Client
 
     from annotator.models import Assignment
-    from annotator.selectors import judged_spans
+    from annotator.selectors import judged_spans, span_handle
 
     assignment = Assignment.objects.select_related("campaign", "annotator").order_by("pk").first()
     span, _ = judged_spans(assignment)[0]
     client = Client()
     client.force_login(assignment.annotator)
-    url = f"/work/{assignment.pk}/errors/{span.pk}/"
+    url = f"/work/{assignment.pk}/errors/{span_handle(assignment.pk, span.pk)}/"
     client.post(url, {"field": "span_verdict", "value": "error"})
     seen: list[str] = []
 
@@ -273,9 +274,12 @@ def main() -> None:
     from django.db import connections
 
     from annotator.models import JudgmentEvent, SpanJudgment
+    from annotator.selectors import span_handle
 
+    # The clients name spans by their per-assignment handles, so the pairs already judged are counted so too.
     before = {"rows": SpanJudgment.objects.count(), "events": JudgmentEvent.objects.count(),
-              "pairs": set(SpanJudgment.objects.values_list("assignment_id", "span_id"))}
+              "pairs": {(a, span_handle(a, s))
+                        for a, s in SpanJudgment.objects.values_list("assignment_id", "span_id")}}
     connections.close_all()
     log = Path(tempfile.gettempdir()) / f"annotation_load_gunicorn_{args.port}.log"
     server = start_gunicorn(args.port, args.workers, log)

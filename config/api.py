@@ -19,6 +19,7 @@ from analytics.api_labeled import router as labeled_router
 from analytics.api_priming import router as priming_router
 from analytics.api_report import router as report_router
 from annotator.api import router as annotator_router
+from annotator.api_checks import router as checks_router
 from annotator.api_labeling import router as labeling_router
 from annotator.api_participants import router as participants_router
 from annotator.api_review import router as review_router
@@ -81,6 +82,7 @@ api.add_router("/", annotator_router)
 api.add_router("/", review_router)
 api.add_router("/", labeling_router)
 api.add_router("/", participants_router)
+api.add_router("/", checks_router)
 api.add_router("/", evaluation_router)
 api.add_router("/analytics/", analytics_router)
 api.add_router("/analytics/", labeled_router)

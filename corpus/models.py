@@ -83,6 +83,7 @@ class SourceKind(models.TextChoices):
     IMPORT = "import", "Imported file"
     CAMPAIGN = "campaign", "Added by an expert in a campaign"
     EXTERNAL = "external", "Imported from another tool"
+    CHECK = "check", "A campaign's hidden quality checks (never exported)"
 
 
 class Source(models.Model):

@@ -12,6 +12,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, SpanJudgment
+from annotator.selectors import span_handle
 from annotator.services.judgments import JudgmentError, judgment_set
 from corpus import cleaning
 from corpus.annotation_files import read_annotations
@@ -66,7 +67,7 @@ def test_item_screen_posts_refuse_superscript_digits_with_400(client, make_user,
     client.force_login(ann)
     if where == "save":
         span = built.spans["a1_family"]
-        response = client.post(f"/work/{assignment.pk}/errors/{span.pk}/",
+        response = client.post(f"/work/{assignment.pk}/errors/{span_handle(assignment.pk, span.pk)}/",
                                {"field": "span_verdict", "value": "error", "number": "²", "style": "1"})
     else:
         response = client.post(f"/work/{assignment.pk}/{where}/", {"seconds": "²"})
@@ -129,7 +130,8 @@ def test_judgment_comment_with_a_lone_surrogate_is_refused(make_user):
     span = built.spans["a1_family"]
     with pytest.raises(JudgmentError, match="comment: contains a lone UTF-16 surrogate"):
         judgment_set(assignment=assignment, span=span, user=ann, changes={"comment": f"bad {LONE}"})
-    response = _api(ann, "patch", f"/assignments/{assignment.pk}/judgments/{span.pk}", '{"comment": "a\\ud800"}')
+    response = _api(ann, "patch", f"/assignments/{assignment.pk}/judgments/{span_handle(assignment.pk, span.pk)}",
+                    '{"comment": "a\\ud800"}')
     assert response.status_code == 422 and "body.comment" in response.json()["detail"]
     assert not SpanJudgment.objects.exists()
 

@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from annotator.forms import EXPLANATION_VERDICT_CHOICES, SPAN_VERDICT_CHOICES
 from annotator.models import FLAG_FIELDS, Assignment, ControlVerdict, ExplanationVerdict, SpanJudgment, SpanVerdict
+from annotator.selectors import judged_span_by_handle
 from corpus import protocol
 from corpus.formats import FormatError, parse_item
 from tests.factories import build_campaign
@@ -192,7 +193,7 @@ def test_every_chip_posts_a_value_the_judgment_service_stores(client, item_page)
         pressed = [a for tag, a in _parse(response.content.decode()).elements
                    if tag == "button" and a.get("data-key") == term.key]
         assert pressed and pressed[0]["aria-pressed"] == "true", term
-    judgment = SpanJudgment.objects.get(assignment=assignment, span_id=span_pk)
+    judgment = SpanJudgment.objects.get(assignment=assignment, span_id=judged_span_by_handle(assignment, span_pk)[0].pk)
     assert judgment.span_verdict == protocol.SPAN_VERDICTS[-1].value
     assert judgment.explanation_verdict == protocol.EXPLANATION_VERDICTS[-1].value
     assert judgment.flags() == list(protocol.FLAG_VALUES)

@@ -97,7 +97,9 @@ def source_spans(dataset: Dataset, ref: SourceRef, *, aspect: str = "") -> dict[
 
 
 def _campaign_spans(campaign_id: int | None, *, human_added_only: bool, aspect: str) -> dict[int, list[CatSpan]]:
-    done = Assignment.objects.filter(campaign_id=campaign_id, status=Assignment.Status.DONE)
+    # Planted copies and training items are checks, not outputs of the study.
+    done = Assignment.objects.filter(campaign_id=campaign_id, status=Assignment.Status.DONE, is_training=False,
+                                     item__derived_from__isnull=True)
     spans: dict[int, list[CatSpan]] = {item: [] for item in done.values_list("item_id", flat=True)}
     added = ErrorSpan.objects.filter(
         annotation__kind=AnnotationKind.HUMAN, annotation__source__added__campaign_id=campaign_id,

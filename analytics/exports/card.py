@@ -9,6 +9,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from analytics.exports.arms import control_arm_card
+from analytics.exports.quality import quality_control
 from analytics.selectors import Scope, agreement_report
 from annotator.models import Campaign
 from annotator.services.exporting import ExportFilter
@@ -94,6 +95,11 @@ def _unwritten(spans: Any, fmt: str) -> dict[str, int]:
     return dict(rows.order_by("annotation__source__label"))
 
 
+def _quality(keep: ExportFilter) -> dict[str, Any] | None:
+    campaign = Campaign.objects.filter(pk=keep.campaign_id).first() if keep.campaign_id is not None else None
+    return quality_control(campaign) if campaign is not None else None
+
+
 def data_card(dataset: Dataset, keep: ExportFilter, *, fmt: str, report: ExportReport | None = None) -> dict[str, Any]:
     """Provenance (runs with models, digests and template versions; campaigns and their settings; imported
     sources and their files), counts, agreement of the exported selection, and what the format could not
@@ -119,6 +125,7 @@ def data_card(dataset: Dataset, keep: ExportFilter, *, fmt: str, report: ExportR
         },
         "runs": _runs(dataset, keep),
         "campaigns": _campaigns(dataset, keep),
+        "quality_control": _quality(keep),
         "imported_sources": _sources(dataset, keep),
         "not_written": {
             "spans_without_position": unwritten,

@@ -20,6 +20,7 @@ from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
 
 from analytics.exports.arms import campaign_arms, control_arm_card
+from analytics.exports.quality import quality_control
 from analytics.selectors import Scope, agreement_report
 from annotator.models import AdjudicationEvent, Assignment, Campaign
 from annotator.review import ADDED, MACHINE, CampaignVotes, campaign_machine_spans, campaign_votes, review_queue
@@ -78,9 +79,12 @@ def _judged_items(campaign: Campaign, votes: CampaignVotes) -> list[Item]:
     return list(Item.objects.filter(pk__in=judged).filter(pk__in=assigned).order_by("position"))
 
 
-def labeled_records(campaign: Campaign, votes: CampaignVotes | None = None) -> Iterator[LabeledRecord]:
-    """Yield one record per judged output of the campaign (module docstring)."""
-    votes = votes or campaign_votes(campaign)
+def labeled_records(
+    campaign: Campaign, votes: CampaignVotes | None = None, *, excluded: list[int] | None = None
+) -> Iterator[LabeledRecord]:
+    """Yield one record per judged output of the campaign (module docstring); the annotators in `excluded`
+    (default: the flagged ones when the campaign excludes them) are left out."""
+    votes = votes or campaign_votes(campaign, excluded=excluded)
     arms = campaign_arms(campaign)
     dataset = campaign.dataset
     added_by_item: dict[int, list] = {}
@@ -117,8 +121,8 @@ def labeled_records(campaign: Campaign, votes: CampaignVotes | None = None) -> I
         )
 
 
-def labeled_jsonl(campaign: Campaign) -> Iterator[str]:
-    for record in labeled_records(campaign):
+def labeled_jsonl(campaign: Campaign, *, excluded: list[int] | None = None) -> Iterator[str]:
+    for record in labeled_records(campaign, excluded=excluded):
         yield json.dumps(record, ensure_ascii=False) + "\n"
 
 
@@ -139,19 +143,19 @@ def _parquet_schema():
     ])
 
 
-def write_labeled(campaign: Campaign, fmt: str, path: Path) -> Path:
+def write_labeled(campaign: Campaign, fmt: str, path: Path, *, excluded: list[int] | None = None) -> Path:
     """Write the labeled set to `path` as JSONL or Parquet (the same records; maps for inputs and outputs)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown labeled-set format {fmt!r} (formats: {', '.join(FORMATS)})")
     if fmt == "jsonl":
         with path.open("w", encoding="utf-8") as handle:
-            handle.writelines(labeled_jsonl(campaign))
+            handle.writelines(labeled_jsonl(campaign, excluded=excluded))
         return path
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows = []
-    for record in labeled_records(campaign):
+    for record in labeled_records(campaign, excluded=excluded):
         row: dict[str, Any] = dict(record)
         row["inputs"] = list(record["inputs"].items())
         row["outputs"] = list(record["outputs"].items())
@@ -169,10 +173,10 @@ CONSENSUS_RULE = (
 )
 
 
-def labeled_card(campaign: Campaign, *, fmt: str) -> dict[str, Any]:
+def labeled_card(campaign: Campaign, *, fmt: str, excluded: list[int] | None = None) -> dict[str, Any]:
     """The data card of a labeled set: campaign, guidelines version, judges, counts, agreement before
-    adjudication, adjudication counts and what was left unresolved."""
-    votes = campaign_votes(campaign)
+    adjudication, adjudication counts, what was left unresolved, and the quality checks."""
+    votes = campaign_votes(campaign, excluded=excluded)
     records = list(labeled_records(campaign, votes))
     queue = review_queue(campaign, votes)
     spans = [(r["item_id"], bucket, s) for r in records for bucket in (KEPT, REJECTED, OPEN) for s in r[bucket]]
@@ -213,6 +217,7 @@ def labeled_card(campaign: Campaign, *, fmt: str) -> dict[str, Any]:
                             for item_id, b, s in spans if b == OPEN],
         "consensus_rule": CONSENSUS_RULE,
         "control_arm": control_arm_card(campaign),
+        "quality_control": quality_control(campaign, excluded=excluded),
         "notes": "Offsets are character offsets into the output (end exclusive). An added error is given by "
                  "the earliest of the overlapping errors the judges added; its explanation is that judge's note.",
     }

@@ -15,6 +15,7 @@ from analytics.selectors.base import (
     annotator_names,
     judgments_in_scope,
 )
+from annotator.vigilance import excluded_annotator_ids
 from evaluation.engine import stats
 from evaluation.engine.stats import (
     EXPLANATION_VERDICTS,
@@ -110,6 +111,7 @@ def agreement_report(scope: Scope) -> AgreementReport:
     )
     if scope.campaign_id is not None:
         pair_filter &= Q(**{f"{other}assignment__campaign_id": scope.campaign_id})
+        pair_filter &= ~Q(**{f"{other}annotator_id__in": excluded_annotator_ids(scope.campaign_id)})
     else:
         pair_filter &= Q(**{f"{other}assignment__campaign_id": F("assignment__campaign_id")})
     pair_rows = (

@@ -11,7 +11,8 @@ from django.db.models import Q, QuerySet
 
 from accounts.models import User
 from annotator.models import Assignment, CampaignRun, SpanJudgment
-from corpus.models import Annotation
+from annotator.vigilance import excluded_annotator_ids
+from corpus.models import Annotation, SourceKind
 from evaluation.answers import answer_annotation_ids, answer_kind
 from evaluation.engine.stats import (
     EXPLANATION_VERDICTS,
@@ -62,13 +63,18 @@ def _span_q(scope: Scope, prefix: str) -> Q:
 def judgments_in_scope(scope: Scope, *, complete: bool = True) -> QuerySet[SpanJudgment]:
     """Judgments of machine spans in scope; `complete` keeps those with both verdicts given.
 
-    Work a study-link participant abandoned (their item went back to the pool unfinished) is kept but not
-    counted: it counts once they finish the item."""
+    Known answers never count (decoys are a check source's spans, planted outputs are derived items, training
+    items are not work), and a campaign that excludes flagged annotators leaves their verdicts out. Work a
+    study-link participant abandoned (their item went back to the pool unfinished) is kept but not counted: it
+    counts once they finish the item."""
     qs = SpanJudgment.objects.filter(_span_q(scope, "span__")).exclude(
+        span__annotation__source__kind=SourceKind.CHECK).exclude(assignment__is_training=True).exclude(
         Q(assignment__handout__released_at__isnull=False) & ~Q(assignment__status=Assignment.Status.DONE)
     )
     if scope.campaign_id is not None:
         qs = qs.filter(assignment__campaign_id=scope.campaign_id)
+        if excluded := excluded_annotator_ids(scope.campaign_id):
+            qs = qs.exclude(annotator_id__in=excluded)
     if complete:
         qs = qs.filter(span_verdict__in=SPAN_VERDICTS, explanation_verdict__in=EXPLANATION_VERDICTS)
     return qs.order_by()

@@ -85,7 +85,8 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
         if campaign_id is None:
             raise ValueError("a human reference needs a campaign")
         aspects = Campaign.objects.filter(pk=campaign_id).values_list("aspects", flat=True).first() or []
-        done = Assignment.objects.filter(items, campaign_id=campaign_id, status=Assignment.Status.DONE)
+        done = Assignment.objects.filter(items, campaign_id=campaign_id, status=Assignment.Status.DONE,
+                                         is_training=False, item__derived_from__isnull=True)
         done_items = set(done.values_list("item_id", flat=True))
         run_aspects = set(
             CampaignRun.objects.filter(campaign_id=campaign_id).values_list("run__aspect__name", flat=True)

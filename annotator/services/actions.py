@@ -4,16 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import F
+from django.utils import timezone
+
 from accounts.models import User
 from annotator.models import Assignment, WorkAction
+from evaluation.engine.quality import active_increment
 
 
-def action_record(*, assignment: Assignment, user: User, kind: str, payloads: list[dict[str, Any]]) -> None:
-    """Push actions on the user's stack for this assignment (one insert: it is on the verdict-save path).
+def action_record(
+    *, assignment: Assignment, user: User, kind: str, payloads: list[dict[str, Any]], ms: int | None = None
+) -> None:
+    """Push actions on the user's stack for this assignment (one insert: it is on the verdict-save path), with
+    the milliseconds since focus the page measured.
 
     A new action ends what could be redone; undo.action_redo sees that from the timestamps."""
     if not payloads:
         return
     WorkAction.objects.bulk_create(
-        WorkAction(assignment_id=assignment.pk, user_id=user.pk, kind=kind, payload=p) for p in payloads
+        WorkAction(assignment_id=assignment.pk, user_id=user.pk, kind=kind, payload=p, ms=ms) for p in payloads
     )
+
+
+def activity_record(*, assignment: Assignment) -> None:
+    """Count the time since the annotator's previous action on this item as active, idle gaps capped at 60 s
+    (Pearmut's rule); the first action (or opening the item) only starts the clock."""
+    now = timezone.now()
+    last = assignment.__dict__.get("last_active_at")
+    if "last_active_at" not in assignment.__dict__:
+        last = Assignment.objects.filter(pk=assignment.pk).values_list("last_active_at", flat=True).first()
+    gap = (now - last).total_seconds() if last else None
+    Assignment.objects.filter(pk=assignment.pk).update(
+        active_seconds=F("active_seconds") + active_increment(gap), last_active_at=now
+    )
+    assignment.last_active_at = now

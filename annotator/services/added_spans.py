@@ -8,7 +8,7 @@ from django.db.models import Max
 from accounts.models import User
 from annotator.access import check_can_work
 from annotator.models import AddedSource, Assignment, Campaign, UnprimedMark, WorkAction
-from annotator.services.actions import action_record
+from annotator.services.actions import action_record, activity_record
 from corpus import cleaning, protocol
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
 from errors import UserError
@@ -86,7 +86,7 @@ def _aspect(campaign: Campaign, aspect: str | None) -> str:
 @transaction.atomic
 def added_span_create(
     *, assignment: Assignment, user: User, start: object, end: object, aspect: str | None = None,
-    category: object = "", severity: object = None, note: object = "", record: bool = True,
+    category: object = "", severity: object = None, note: object = "", record: bool = True, ms: int | None = None,
 ) -> ErrorSpan:
     """Store a missed error as a span of the annotator's own human annotation of the item.
 
@@ -111,14 +111,15 @@ def added_span_create(
     )
     if record:
         action_record(assignment=assignment, user=user, kind=WorkAction.Kind.ADDED,
-                      payloads=[{"span": span.pk, "before": None, "after": snapshot(span)}])
+                      payloads=[{"span": span.pk, "before": None, "after": snapshot(span)}], ms=ms)
+        activity_record(assignment=assignment)
     return span
 
 
 @transaction.atomic
 def added_span_update(
     *, span: ErrorSpan, assignment: Assignment, user: User, category: object = KEEP, severity: object = KEEP,
-    note: object = KEEP, start: object = KEEP, end: object = KEEP, record: bool = True,
+    note: object = KEEP, start: object = KEEP, end: object = KEEP, record: bool = True, ms: int | None = None,
 ) -> ErrorSpan:
     """Change an added span's category, severity, note and (optionally) its offsets; KEEP leaves a field."""
     check_can_work(assignment, user)
@@ -147,18 +148,22 @@ def added_span_update(
         after = snapshot(span)
         if record and after != before:
             action_record(assignment=assignment, user=user, kind=WorkAction.Kind.ADDED,
-                          payloads=[{"span": span.pk, "before": before, "after": after}])
+                          payloads=[{"span": span.pk, "before": before, "after": after}], ms=ms)
+            activity_record(assignment=assignment)
     return span
 
 
 @transaction.atomic
-def added_span_delete(*, span: ErrorSpan, assignment: Assignment, user: User, record: bool = True) -> None:
+def added_span_delete(
+    *, span: ErrorSpan, assignment: Assignment, user: User, record: bool = True, ms: int | None = None
+) -> None:
     """Delete an added span, and its annotation when no span is left in it."""
     check_can_work(assignment, user)
     _check_not_unprimed(span)
     if record:
         action_record(assignment=assignment, user=user, kind=WorkAction.Kind.ADDED,
-                      payloads=[{"span": span.pk, "before": snapshot(span), "after": None}])
+                      payloads=[{"span": span.pk, "before": snapshot(span), "after": None}], ms=ms)
+        activity_record(assignment=assignment)
     annotation_id = span.annotation_id
     span.delete()
     if not ErrorSpan.objects.filter(annotation_id=annotation_id).exists():

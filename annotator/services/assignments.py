@@ -11,6 +11,8 @@ from annotator.access import check_can_work
 from annotator.models import Assignment
 from annotator.phases import Phase
 from annotator.selectors import error_rows
+from annotator.services.actions import activity_record
+from annotator.services.checks import qualification_grade
 from errors import UserError
 
 MAX_SECONDS_PER_PING = 300
@@ -54,4 +56,7 @@ def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -
     locked.save(update_fields=fields)
     for field in fields:
         setattr(assignment, field, getattr(locked, field))
+    activity_record(assignment=locked)
+    if locked.is_training:
+        qualification_grade(campaign=locked.campaign, annotator=user)
     return locked

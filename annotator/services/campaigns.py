@@ -9,12 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.db import transaction
+from django.db.models import Q
 
 from accounts.models import Role, User
 from annotator.categories import category_set, default_categories
 from annotator.crossing import control_arm_draw
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, ExplanationVerdict, SpanVerdict
 from annotator.phases import initial_phase
+from annotator.services.checks import CheckSettings, Queues, checks_prepare, checks_validate
 from annotator.services.participants import LinkSettings, link_create, link_settings_check
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
 from corpus import cleaning
@@ -65,6 +67,7 @@ def campaign_create(
     sample: SampleSpec | None = None,
     control_arm: float = 0.0,
     link: LinkSettings | None = None,
+    checks: CheckSettings | None = None,
 ) -> Campaign:
     """Create an open campaign and its assignments.
 
@@ -102,13 +105,17 @@ def campaign_create(
     if judging := sorted({r.username for r in reviewers} & {a.username for a in annotators}):
         # Reviewers read every judge's name and verdicts; a judge of the same campaign must not.
         raise CampaignError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge")
+    checks = checks or CheckSettings()
+    checks_validate(checks, dataset.pk)
     rng = random.Random(seed)
     # The categories experts pick from when they add an error: the researcher's, else the task's defaults.
     label_set = category_set(list(categories)) if categories else default_categories(dataset.task.slug)
     campaign = Campaign.objects.create(
         name=name, dataset=dataset, aspects=list(aspects), annotators_per_item=annotators_per_item,
         guidelines=guidelines or DEFAULT_GUIDELINES, seed=seed, status=Campaign.Status.OPEN, created_by=created_by,
-        categories=label_set, control_arm=control_arm,
+        categories=label_set, control_arm=control_arm, decoys=checks.decoys, planted=checks.planted,
+        vigilance_min=checks.vigilance_min, qualification=checks.as_qualification(),
+        exclude_flagged=checks.exclude_flagged,
     )
     campaign.annotators.set(annotators)
     shuffled_runs = list(runs)
@@ -132,6 +139,8 @@ def campaign_create(
         .order_by("position")
         .values_list("pk", flat=True)
     )
+    training = list(checks.qualification_items)
+    items = [i for i in items if i not in set(training)]  # training items are not real work
     controls = set(control_item_ids)
     per_annotator: dict[int, list[tuple[int, bool]]] = {a.pk: [] for a in annotators}
     cursor = 0
@@ -148,14 +157,23 @@ def campaign_create(
             per_annotator[annotator.pk].append((item_id, False))
         cursor += annotators_per_item
     unprimed = _control_arm(per_annotator, runs, share=control_arm, seed=seed)
+    queues = Queues(real={pk: list(queue) for pk, queue in per_annotator.items()})
+    checks_prepare(campaign=campaign, queues=queues, rng=random.Random(f"{seed}:checks"))
     rows = []
     for annotator_pk, queue in per_annotator.items():
+        # Planted copies join the shuffle as ordinary work; training items come first, in the order given.
+        queue += [(item_id, False) for item_id in queues.planted.get(annotator_pk, [])]
         random.Random(f"{seed}:{annotator_pk}").shuffle(queue)
+        rows += [
+            Assignment(campaign=campaign, item_id=item_id, annotator_id=annotator_pk, order=order, is_training=True,
+                       phase=initial_phase(training=True))
+            for order, item_id in enumerate(training, start=1)
+        ]
         rows += [
             Assignment(campaign=campaign, item_id=item_id, annotator_id=annotator_pk, order=order, is_control=ctrl,
                        in_control_arm=(item_id, annotator_pk) in unprimed,
                        phase=initial_phase(unprimed=(item_id, annotator_pk) in unprimed))
-            for order, (item_id, ctrl) in enumerate(queue, start=1)
+            for order, (item_id, ctrl) in enumerate(queue, start=len(training) + 1)
         ]
     Assignment.objects.bulk_create(rows)
     return campaign
@@ -185,6 +203,7 @@ class ControlKey:
     span_id: int
     span_verdict: str
     explanation_verdict: str = ""
+    note: str = ""
 
 
 @transaction.atomic
@@ -192,7 +211,9 @@ def campaign_control_set(*, campaign: Campaign, keys: Sequence[ControlKey]) -> i
     """Store (or replace) the known verdicts of spans on the campaign's control items; return how many.
 
     A key for a span that is not on a control item of this campaign, or with an unknown verdict, is refused."""
-    control_items = set(Assignment.objects.filter(campaign=campaign, is_control=True).values_list("item_id", flat=True))
+    # Qualification items carry a key the same way: shown to the annotator once each training item is done.
+    control_items = set(Assignment.objects.filter(Q(is_control=True) | Q(is_training=True), campaign=campaign)
+                        .values_list("item_id", flat=True))
     spans = dict(ErrorSpan.objects.filter(pk__in=[k.span_id for k in keys]).values_list("pk", "annotation__item_id"))
     for key in keys:
         if spans.get(key.span_id) not in control_items:
@@ -201,10 +222,12 @@ def campaign_control_set(*, campaign: Campaign, keys: Sequence[ControlKey]) -> i
             raise CampaignError(f"span {key.span_id}: unknown span verdict {key.span_verdict!r}")
         if key.explanation_verdict and key.explanation_verdict not in ExplanationVerdict.values:
             raise CampaignError(f"span {key.span_id}: unknown explanation verdict {key.explanation_verdict!r}")
+        _check_text("note", key.note, MAX_GUIDELINES)
     for key in keys:
         ControlVerdict.objects.update_or_create(
             campaign=campaign, span_id=key.span_id,
-            defaults={"span_verdict": key.span_verdict, "explanation_verdict": key.explanation_verdict},
+            defaults={"span_verdict": key.span_verdict, "explanation_verdict": key.explanation_verdict,
+                      "note": key.note},
         )
     return len(keys)
 

@@ -14,9 +14,10 @@ from django.db.models.functions import Coalesce, NullIf
 from accounts.models import User
 from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
 from annotator.review import campaign_votes
+from annotator.vigilance import excluded_annotator_ids
 from corpus.consensus import Consensus, Vote, consensus_label
 from corpus.formats import FLAGS, AnnotationRecord, ConsensusRecord, ExportRecord, JudgmentRecord, SpanRecord
-from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus
+from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus, SourceKind
 from corpus.spreadsheet import csv_row
 from evaluation.llm.budget import STABLE_PREFIXES, UNPARSED
 
@@ -81,7 +82,8 @@ class ExportFilter:
         return items
 
     def annotations(self) -> QuerySet[Annotation]:
-        annotations = Annotation.objects.all()
+        # A campaign's checks (decoys, spans copied onto planted outputs) are never real data.
+        annotations = Annotation.objects.exclude(source__kind=SourceKind.CHECK)
         if self.source:
             annotations = annotations.filter(source__label=self.source)
         if self.aspect:
@@ -89,9 +91,10 @@ class ExportFilter:
         return annotations
 
     def judgments(self) -> QuerySet[SpanJudgment]:
-        judgments = SpanJudgment.objects.all()
+        judgments = SpanJudgment.objects.filter(assignment__is_training=False)
         if self.campaign_id is not None:
-            judgments = judgments.filter(assignment__campaign_id=self.campaign_id)
+            judgments = judgments.filter(assignment__campaign_id=self.campaign_id).exclude(
+                annotator_id__in=excluded_annotator_ids(self.campaign_id))
         if self.annotator:
             judgments = judgments.filter(annotator__username=self.annotator)
         return judgments

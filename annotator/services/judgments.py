@@ -16,7 +16,7 @@ from annotator.models import (
     SpanJudgment,
     WorkAction,
 )
-from annotator.services.actions import action_record
+from annotator.services.actions import action_record, activity_record
 from corpus import cleaning, protocol
 from corpus.models import ErrorSpan
 from errors import Conflict, UserError
@@ -97,14 +97,14 @@ def from_text(field: str, text: str) -> object:
 @transaction.atomic
 def judgment_set(
     *, assignment: Assignment, span: ErrorSpan, user: User, changes: Mapping[str, object], record: bool = True,
-    expected_version: int | None = None,
+    expected_version: int | None = None, ms: int | None = None,
 ) -> SpanJudgment:
     """Apply `changes` (field -> value) to the user's judgment of `span`, creating it on first use.
 
     Writes one audit event per field whose value really changed, and (unless `record` is off, as when undo
     itself applies a change) one action on the undo stack. Every real change bumps the judgment's version; with
     `expected_version` the change is refused (StaleJudgment) unless the stored version is that one. The caller
-    has checked that `span` is judged on `assignment` (selectors.judged_span_for_assignment)."""
+    has checked that `span` is judged on `assignment` (selectors.judged_span_by_handle)."""
     check_can_work(assignment, user)
     clean = {field: _coerce(field, value) for field, value in changes.items()}
     judgment = SpanJudgment.objects.select_for_update().filter(assignment_id=assignment.pk, span_id=span.pk).first()
@@ -124,7 +124,7 @@ def judgment_set(
         except IntegrityError:
             # Another request created it a moment ago (double click): apply the change to that row instead.
             return judgment_set(assignment=assignment, span=span, user=user, changes=changes, record=record,
-                                expected_version=expected_version)
+                                expected_version=expected_version, ms=ms)
         changed = [field for field, value in clean.items() if value != olds[field]]
     else:
         olds = {field: getattr(judgment, field) for field in clean}
@@ -136,7 +136,7 @@ def judgment_set(
         judgment.save(update_fields=[*changed, "version", "updated_at"])
     events = [
         JudgmentEvent(judgment=judgment, user_id=user.pk, field=field, old_value=_as_text(olds[field]),
-                      new_value=_as_text(clean[field]))
+                      new_value=_as_text(clean[field]), ms=ms)
         for field in changed
     ]
     if events:
@@ -144,7 +144,8 @@ def judgment_set(
     if record:
         action_record(assignment=assignment, user=user, kind=WorkAction.Kind.JUDGMENT, payloads=[
             {"span": span.pk, "field": e.field, "old": e.old_value, "new": e.new_value} for e in events
-        ])
+        ], ms=ms)
+        activity_record(assignment=assignment)
     if assignment.status == Assignment.Status.TODO:
         _mark_started(assignment)
     return judgment

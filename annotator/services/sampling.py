@@ -55,7 +55,7 @@ def campaign_sample_draw(*, campaign: Campaign, item_ids: Sequence[int], spec: S
     units: dict[int, list[tuple[int, str]]] = {}
     item_of: dict[int, int] = {}
     for item_id in sorted(set(item_ids)):  # the caller's list may repeat an item
-        for span, _ in judged_spans(Assignment(campaign=campaign, item_id=item_id), labels):
+        for span, _ in judged_spans(Assignment(campaign=campaign, item_id=item_id), labels, with_checks=False):
             run_id = span.annotation.source_id
             units.setdefault(run_id, []).append((span.pk, stratum_of(span, spec.strata)))
             item_of[span.pk] = item_id

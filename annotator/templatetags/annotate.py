@@ -22,9 +22,9 @@ def highlighted_output(text: str, rows: Sequence[ErrorRow], added: Sequence[Erro
     Each piece carries `data-o` (its offset in the plain text), so the page can turn a DOM selection into
     exact offsets; machine pieces list their span ids and error numbers, added pieces their span ids. Every
     text goes through format_html, so dataset and LLM text is always escaped."""
-    machine = {r.span.pk: r.number for r in rows if r.has_offsets}
-    styles = {r.span.pk: r.style for r in rows if r.has_offsets}
-    refs = [SpanRef(r.span.pk, r.span.start, r.span.end) for r in rows if r.has_offsets]
+    machine = {r.handle: r.number for r in rows if r.has_offsets}
+    styles = {r.handle: r.style for r in rows if r.has_offsets}
+    refs = [SpanRef(r.handle, r.span.start, r.span.end) for r in rows if r.has_offsets]
     # Added spans get negative ids so both kinds share one cut of the text.
     refs += [SpanRef(-s.pk, s.start, s.end) for s in added if s.start is not None]
     unprimed = {s.pk for s in added if getattr(s, "unprimed", False)}

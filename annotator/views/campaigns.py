@@ -18,6 +18,7 @@ from annotator.selectors import campaign_progress, campaign_run_labels, control_
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_create, campaign_set_labeling
 from annotator.views.common import AppRequest, require_researcher
 from annotator.views.join import participant_in, participant_queue
+from annotator.vigilance import campaign_checks
 from corpus import cleaning
 from corpus.models import Dataset
 from evaluation.models import EvaluatorRun
@@ -47,6 +48,7 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                     seed=data["seed"], control_item_ids=data["control_items"], created_by=request.user,
                     categories=data["categories"] or None, reviewers=list(data["reviewers"]),
                     sample=data["sample"], control_arm=data.get("control_arm") or 0.0, link=data["link"],
+                    checks=data["checks"],
                 )
             except (ValueError, IntegrityError) as exc:
                 form.add_error(None, str(exc) if isinstance(exc, ValueError) else "A campaign of that name exists.")
@@ -78,7 +80,7 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
         return render(request, "annotator/campaign_overview.html", {
             "campaign": campaign, "assignments": assignments, "progress": campaign_progress(campaign),
             "run_labels": sorted(((label, runs[run_id]) for run_id, label in labels.items()), key=lambda x: x[0]),
-            "accuracy": control_accuracy(campaign),
+            "accuracy": control_accuracy(campaign), "checks": campaign_checks(campaign),
             "n_control": campaign.assignments.filter(is_control=True).values("item_id").distinct().count(),
             "has_link": StudyLink.objects.filter(campaign=campaign).exists(),
         })
@@ -114,7 +116,8 @@ def campaign_control(request: AppRequest, pk: int) -> HttpResponse:
     if request.method == "POST":
         keys = [
             ControlKey(span_id=span.pk, span_verdict=request.POST.get(f"span-{span.pk}", ""),
-                       explanation_verdict=request.POST.get(f"explanation-{span.pk}", ""))
+                       explanation_verdict=request.POST.get(f"explanation-{span.pk}", ""),
+                       note=request.POST.get(f"note-{span.pk}", ""))
             for span, _, _ in rows
         ]
         try:

@@ -15,7 +15,13 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, trigger_client_event
 
 from accounts.services.settings import user_set_auto_advance
-from annotator.access import added_span_for_user, assignment_for_user, assignment_for_work, assignment_to_edit
+from annotator.access import (
+    added_span_for_user,
+    assignment_for_user,
+    assignment_for_work,
+    assignment_to_edit,
+    qualification_gate,
+)
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
 from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.phases import shows_machine_spans
@@ -24,11 +30,13 @@ from annotator.selectors import (
     ErrorRow,
     added_spans,
     item_errors,
-    judged_span_for_assignment,
+    judged_span_by_handle,
     neighbour_assignments,
     next_open_assignment,
+    span_handle,
     unprimed_span_ids,
 )
+from annotator.services.actions import activity_record
 from annotator.services.added_spans import (
     AddedSpanError,
     added_span_create,
@@ -40,8 +48,10 @@ from annotator.services.control_arm import assignment_reveal
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
+from annotator.vigilance import training_key
 from corpus import cleaning, protocol
 from errors import Conflict
+from evaluation.engine.quality import clamp_ms
 
 
 @dataclass(frozen=True)
@@ -118,7 +128,7 @@ def _card(row: ErrorRow, assignment: Assignment, can_edit: bool, saved: bool = F
         "row": row, "chips": _chips(row), "assignment": assignment, "can_edit": can_edit, "saved": saved,
         "effective_severity": corrected or row.span.severity or 0,
         # Reversed once per card rather than once per chip (22 chips): saves are the hot path.
-        "save_url": reverse("judgment_save", args=[assignment.pk, row.span.pk]),
+        "save_url": reverse("judgment_save", args=[assignment.pk, row.handle]),
     }
 
 
@@ -165,7 +175,15 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
 @require_GET
 def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_for_user(request.user, pk)
+    mine = assignment.annotator_id == request.user.pk
+    if mine and (gate := qualification_gate(assignment)) is not None:
+        return render(request, "annotator/qualification_gate.html",
+                      {"campaign": assignment.campaign, "message": gate}, status=403)
+    if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
+        activity_record(assignment=assignment)  # opening the item starts its active-time clock
     context = _screen_context(request, assignment)
+    if assignment.is_training and assignment.is_done():
+        context["training_key"] = training_key(assignment, context["rows"])
     prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
     context.update({
         "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
@@ -192,22 +210,23 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
     The page sends the card's `version` (what the key was typed against): a save against an older version is
     refused with 409 and the card as stored, so a late key never lands on a state the expert did not see."""
     assignment = assignment_for_work(request.user, pk)
-    span, label = judged_span_for_assignment(assignment, span_pk)
+    span, label = judged_span_by_handle(assignment, span_pk)
     field = request.POST.get("field", "")
     number = _posted(request.POST.get("number", ""), "number")
     style = _posted(request.POST.get("style", ""), "style") % N_STYLES
     try:
         judgment = judgment_set(assignment=assignment, span=span, user=request.user,
                                 changes={field: request.POST.get("value", "")},
-                                expected_version=_version(request.POST.get("version", "")))
+                                expected_version=_version(request.POST.get("version", "")),
+                                ms=_ms(request.POST.get("ms")))
     except StaleJudgment as exc:
         current = SpanJudgment.objects.filter(assignment_id=assignment.pk, span_id=span.pk).first()
-        row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style)
+        row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style, handle=span_pk)
         response = render(request, "annotator/item.html#error-card", _card(row, assignment, True), status=409)
         return trigger_client_event(response, "sj:problem", {"message": str(exc)})
     except JudgmentError as exc:
         return _unprocessable(str(exc))
-    row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style)
+    row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style, handle=span_pk)
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
 
 
@@ -224,7 +243,8 @@ def _step_response(request: AppRequest, assignment: Assignment, result: StepResu
         raise Conflict(none)  # 409, as the review screen and the review API answer it
     response = HttpResponse(_screen_oob(request, assignment))
     return trigger_client_event(response, "sj:undone", {
-        "span": result.span_id, "message": result.message, "reopened": result.reopened,
+        "span": span_handle(assignment.pk, result.span_id) if result.span_id else None,
+        "message": result.message, "reopened": result.reopened,
     })
 
 
@@ -274,6 +294,7 @@ def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
             assignment=assignment, user=request.user, start=from_browser_offset(output, data["start"]),
             end=from_browser_offset(output, data["end"]),
             aspect=data["aspect"] or None, category=data["category"], severity=data["severity"], note=data["note"],
+            ms=_ms(request.POST.get("ms")),
         )
     except AddedSpanError as exc:
         return _unprocessable(str(exc))
@@ -287,7 +308,8 @@ def added_span_edit(request: AppRequest, span_pk: int) -> HttpResponse:
     if not form.is_valid():
         return _unprocessable("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
     try:
-        added_span_update(span=span, assignment=assignment, user=request.user, **form.cleaned_data)
+        added_span_update(span=span, assignment=assignment, user=request.user, **form.cleaned_data,
+                          ms=_ms(request.POST.get("ms")))
     except AddedSpanError as exc:
         return _unprocessable(str(exc))
     return _added_response(request, assignment, "Saved the added error.")
@@ -301,6 +323,14 @@ def added_span_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     except AddedSpanError as exc:
         return _unprocessable(str(exc))
     return _added_response(request, assignment, "Deleted the added error.")
+
+
+def _ms(raw: str | None) -> int | None:
+    """The page's milliseconds since focus, clamped (telemetry); a value that is no number is a 400."""
+    try:
+        return clamp_ms(raw)
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _posted(raw: str, name: str) -> int:
@@ -323,7 +353,8 @@ def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
         assignment_finish(assignment=assignment, user=request.user, seconds=_seconds(request))
     except AssignmentError as exc:
         return _unprocessable(str(exc))
-    next_pk = next_open_assignment(assignment)
+    # A finished training item opens again with its key beside the annotator's verdicts.
+    next_pk = assignment.pk if assignment.is_training else next_open_assignment(assignment)
     target = reverse("item_screen", args=[next_pk]) if next_pk else reverse("campaign_entry",
                                                                              args=[assignment.campaign_id])
     if request.htmx:

@@ -9,6 +9,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, SpanJudgment
+from annotator.selectors import span_handle
 from annotator.services.judgments import judgment_set
 from tests.annotator.study_links import join_by_link, link_study, signed_in_participant
 from tests.factories import SECRET_NAMES, build_campaign
@@ -134,13 +135,13 @@ def test_saving_needs_the_csrf_token_the_page_puts_in_hx_headers(built, two_anno
     page = client.get(f"/work/{mine.pk}/").content.decode()
     marker = 'hx-headers=\'{"X-CSRFToken": "'
     token = page[page.index(marker) + len(marker):].split('"', 1)[0]
-    url = f"/work/{mine.pk}/errors/{built.spans['a1_family'].pk}/"
+    url = f"/work/{mine.pk}/errors/{span_handle(mine.pk, built.spans['a1_family'].pk)}/"
     data = {"field": "span_verdict", "value": "error", "number": "2"}
     assert client.post(url, data).status_code == 403
     response = client.post(url, data, HTTP_X_CSRFTOKEN=token, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     html = response.content.decode()
-    assert html.lstrip().startswith(f'<article id="error-{built.spans["a1_family"].pk}"')
+    assert html.lstrip().startswith(f'<article id="error-{span_handle(mine.pk, built.spans["a1_family"].pk)}"')
     assert "saved ✓" in html and "#2" in html
     assert SpanJudgment.objects.get(annotator=ann1).span_verdict == "error"
 
@@ -178,7 +179,7 @@ def test_a_closed_campaign_refuses_every_change_with_409_and_keeps_the_judgments
 
     client.force_login(ann1)
     for url, data in [
-        (f"/work/{mine.pk}/errors/{span.pk}/", {"field": "span_verdict", "value": "not_error"}),
+        (f"/work/{mine.pk}/errors/{span_handle(mine.pk, span.pk)}/", {"field": "span_verdict", "value": "not_error"}),
         (f"/work/{mine.pk}/undo/", {}),
         (f"/work/{mine.pk}/added/", {"start": 0, "end": 3}),
         (f"/work/{mine.pk}/finish/", {}),
@@ -187,7 +188,7 @@ def test_a_closed_campaign_refuses_every_change_with_409_and_keeps_the_judgments
         assert response.status_code == 409, url
         assert "closed" in response.content.decode()
     for method, path, body in [
-        ("patch", f"/assignments/{mine.pk}/judgments/{span.pk}", {"span_verdict": "not_error"}),
+        ("patch", f"/assignments/{mine.pk}/judgments/{span_handle(mine.pk, span.pk)}", {"span_verdict": "not_error"}),
         ("post", f"/assignments/{mine.pk}/undo", None),
         ("post", f"/assignments/{mine.pk}/added-spans", {"start": 0, "end": 3}),
         ("post", f"/assignments/{mine.pk}/finish", {}),

@@ -9,6 +9,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, ControlVerdict, JudgmentEvent, SpanJudgment
+from annotator.selectors import judged_span_by_handle, span_handle
 from corpus.models import ErrorSpan
 from tests.factories import OUTPUT_1, build_campaign
 
@@ -41,7 +42,7 @@ def test_api_judges_undoes_adds_and_finishes_like_the_screen(make_user):
     missing = next(e for e in detail["errors"] if e["start"] is None)
     assert missing["match"] == "none" and missing["text"] == "serves French food"
     assert not any(e["ambiguous"] for e in detail["errors"])
-    flagged = ErrorSpan.objects.get(pk=detail["errors"][0]["span_id"])
+    flagged, _ = judged_span_by_handle(item1, detail["errors"][0]["span_id"])
     flagged.ambiguous = True
     flagged.save(update_fields=["ambiguous"])
     again = api("get", f"/assignments/{item1.pk}").json()
@@ -124,7 +125,7 @@ def test_researcher_creates_a_campaign_with_controls_and_reads_accuracy(make_use
     for span, sv, ev in [("a1_family", "error", "correct"), ("b1_family", "not_error", "correct"),
                          ("a1_missing", "hallucination", "vague")]:
         work("post", f"/assignments/{control.pk}/judgments",
-             {"span_id": s[span].pk, "span_verdict": sv, "explanation_verdict": ev})
+             {"span_id": span_handle(control.pk, s[span].pk), "span_verdict": sv, "explanation_verdict": ev})
     rows = {r["annotator"]: r for r in api("get", f"/campaigns/{out['id']}/control-accuracy").json()["items"]}
     assert (rows["c1"]["span_correct"], rows["c1"]["spans"], rows["c1"]["span_percent"]) == (2, 3, 66.7)
     assert (rows["c1"]["explanation_correct"], rows["c1"]["explanations"]) == (1, 2)

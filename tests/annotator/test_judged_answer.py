@@ -9,7 +9,7 @@ from django.urls import reverse
 from accounts.access import AccessError
 from analytics.selectors.base import _final_q
 from annotator.models import Assignment, SpanJudgment
-from annotator.selectors import error_rows, judged_span_for_assignment
+from annotator.selectors import error_rows, judged_span_for_assignment, span_handle
 from annotator.services.assignments import assignment_finish
 from annotator.services.campaigns import campaign_create
 from annotator.services.judgments import StaleJudgment, judgment_set
@@ -66,7 +66,7 @@ def test_verdict_on_a_model_span_behind_the_merge_is_404_not_a_debug_page(client
     assert page.status_code == 200
     assert "No machine errors on this item" in page.content.decode()
     hidden = model_list.spans.first()
-    answer = client.post(reverse("judgment_save", args=[first.pk, hidden.pk]),
+    answer = client.post(reverse("judgment_save", args=[first.pk, span_handle(first.pk, hidden.pk)]),
                          {"field": "span_verdict", "value": "error"})
     assert answer.status_code == 404
 
@@ -74,7 +74,7 @@ def test_verdict_on_a_model_span_behind_the_merge_is_404_not_a_debug_page(client
 def test_save_against_an_old_version_is_refused_with_the_stored_card(client, empty_merge):
     expert, _, second, _, kept, _ = empty_merge
     client.force_login(expert)
-    url = reverse("judgment_save", args=[second.pk, kept.pk])
+    url = reverse("judgment_save", args=[second.pk, span_handle(second.pk, kept.pk)])
     ok = client.post(url, {"field": "span_verdict", "value": "error", "version": "0"})
     assert ok.status_code == 200 and 'data-version="1"' in ok.content.decode()
     # A second tab typed against version 0 too: refused, and the answer shows the stored state.
@@ -115,7 +115,7 @@ def test_one_evaluator_twice_at_a_place_is_not_called_two_evaluators(client, mak
     assert "evaluators marked this place" not in html
     assert "errors of one evaluator at this place" in html
     # Cards in text order: "The Olive" (0) before "Olive Grove is cheap" (4) before "Grove is" (10).
-    order = [html.index(f'id="error-{s.pk}"') for s in (early, wide, narrow)]
+    order = [html.index(f'id="error-{span_handle(assignment.pk, s.pk)}"') for s in (early, wide, narrow)]
     assert order == sorted(order)
 
 

@@ -12,6 +12,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, Campaign, SpanJudgment
+from annotator.selectors import span_handle
 from corpus.models import ErrorSpan
 from corpus.spreadsheet import csv_cell, download_filename
 from tests.factories import build_campaign
@@ -42,7 +43,8 @@ def test_nul_in_judgment_comment_from_the_page_is_422(client, work):
     ann, built, assignment = work
     client.force_login(ann)
     span = built.spans["b1_family"]
-    response = client.post(f"/work/{assignment.pk}/errors/{span.pk}/", {"field": "comment", "value": "bad\x00text"})
+    url = f"/work/{assignment.pk}/errors/{span_handle(assignment.pk, span.pk)}/"
+    response = client.post(url, {"field": "comment", "value": "bad\x00text"})
     assert response.status_code == 422
     assert "comment" in response.content.decode() and "NUL" in response.content.decode()
     assert not SpanJudgment.objects.filter(span=span).exists()
@@ -53,7 +55,7 @@ def test_nul_in_judgment_comment_from_the_api_is_422(work):
     client, auth = _api(ann)
     span = built.spans["b1_family"]
     response = _post_json(client, auth, f"/assignments/{assignment.pk}/judgments",
-                          {"span_id": span.pk, "comment": "a\x00b"})
+                          {"span_id": span_handle(assignment.pk, span.pk), "comment": "a\x00b"})
     assert response.status_code == 422
     assert "comment" in response.json()["detail"]
     assert not SpanJudgment.objects.filter(span=span).exists()
@@ -175,7 +177,8 @@ def test_csv_export_neutralises_formula_comments(client, work, make_user):
     ann, built, assignment = work
     span = built.spans["b1_family"]
     client.force_login(ann)
-    client.post(f"/work/{assignment.pk}/errors/{span.pk}/", {"field": "comment", "value": "=cmd|' /C calc'!A0"})
+    url = f"/work/{assignment.pk}/errors/{span_handle(assignment.pk, span.pk)}/"
+    client.post(url, {"field": "comment", "value": "=cmd|' /C calc'!A0"})
     assert SpanJudgment.objects.get(span=span).comment == "=cmd|' /C calc'!A0"  # stored as written
     client.force_login(make_user("res-csv", role="researcher"))
     response = client.get(f"/datasets/{built.dataset.pk}/export.csv")

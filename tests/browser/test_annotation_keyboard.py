@@ -5,10 +5,15 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, JudgmentEvent, SpanJudgment
+from annotator.selectors import span_handle
 from corpus.models import Annotation, ErrorSpan
 from tests.factories import SECRET_NAMES, build_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def handle(assignment, span) -> int:
+    return span_handle(assignment.pk, span.pk)
 
 
 def _card(page, span_pk: int):
@@ -33,56 +38,57 @@ def test_keyboard_only_annotation_of_an_item(page, live_server, login, make_user
 
     # Reading order: the shared place (beta's wider span starts first, then alpha's), then the missing location.
     order = page.locator("#errors .error-card").evaluate_all("els => els.map(e => Number(e.dataset.span))")
-    assert order == [s["b1_family"].pk, s["a1_family"].pk, s["a1_missing"].pk]
+    assert order == [handle(assignment, s[name]) for name in ("b1_family", "a1_family", "a1_missing")]
     html = page.content()
     for secret in SECRET_NAMES:
         assert secret not in html
 
     # The first error is in focus, framed, and its place in the output is marked.
-    first = _card(page, s["b1_family"].pk)
+    first = _card(page, handle(assignment, s["b1_family"]))
     assert "is-focus" in first.get_attribute("class")
     assert page.locator("#output-text mark.is-focus-start").count() == 1
 
     # Error 1: Error + Correct + the 'too strict' flag, and raise the severity (beta said 3; = makes it 4).
     page.keyboard.press("1")
-    _expect_pressed(page, s["b1_family"].pk, "Error")
+    _expect_pressed(page, handle(assignment, s["b1_family"]), "Error")
     page.keyboard.press("q")
-    _expect_pressed(page, s["b1_family"].pk, "Correct")
+    _expect_pressed(page, handle(assignment, s["b1_family"]), "Correct")
     page.keyboard.press("z")
-    _expect_pressed(page, s["b1_family"].pk, "Too strict")
+    _expect_pressed(page, handle(assignment, s["b1_family"]), "Too strict")
     page.keyboard.press("=")
-    _card(page, s["b1_family"].pk).locator("button.sev[aria-pressed='true']", has_text="4").wait_for()
-    assert "saved ✓" in _card(page, s["b1_family"].pk).inner_text()
+    _card(page, handle(assignment, s["b1_family"])).locator("button.sev[aria-pressed='true']", has_text="4").wait_for()
+    assert "saved ✓" in _card(page, handle(assignment, s["b1_family"])).inner_text()
 
     # Error 2: Not an error / Not an error.
     page.keyboard.press("j")
-    assert "is-focus" in _card(page, s["a1_family"].pk).get_attribute("class")
+    assert "is-focus" in _card(page, handle(assignment, s["a1_family"])).get_attribute("class")
     page.keyboard.press("2")
-    _expect_pressed(page, s["a1_family"].pk, "Not an error")
+    _expect_pressed(page, handle(assignment, s["a1_family"]), "Not an error")
     page.keyboard.press("y")
-    _card(page, s["a1_family"].pk).locator("button[aria-pressed='true'][data-key='y']").wait_for()
+    _card(page, handle(assignment, s["a1_family"])).locator("button[aria-pressed='true'][data-key='y']").wait_for()
 
     # Error 3 (no location in the text): Hallucination + Vague, then undo the Vague and choose Incorrect.
     page.keyboard.press("j")
     page.keyboard.press("4")
-    _expect_pressed(page, s["a1_missing"].pk, "Hallucination")
+    _expect_pressed(page, handle(assignment, s["a1_missing"]), "Hallucination")
     page.keyboard.press("r")
-    _expect_pressed(page, s["a1_missing"].pk, "Vague")
+    _expect_pressed(page, handle(assignment, s["a1_missing"]), "Vague")
     page.keyboard.press("u")
+    missing = handle(assignment, s["a1_missing"])
     page.wait_for_function(
-        f"""() => !document.querySelector('#error-{s["a1_missing"].pk} button[aria-pressed="true"][data-key="r"]')"""
+        f"""() => !document.querySelector('#error-{missing} button[aria-pressed="true"][data-key="r"]')"""
     )
     assert page.locator("#flash").inner_text().startswith("Undone")
-    assert _card(page, s["a1_missing"].pk).locator("button[aria-pressed='true'][data-key='4']").count() == 1
+    assert _card(page, missing).locator("button[aria-pressed='true'][data-key='4']").count() == 1
     page.keyboard.press("t")
-    _expect_pressed(page, s["a1_missing"].pk, "Incorrect")
+    _expect_pressed(page, handle(assignment, s["a1_missing"]), "Incorrect")
 
     # A comment, by keyboard: m, type, Enter saves, Esc leaves the field.
     page.keyboard.press("m")
     page.keyboard.type("quoted text is not in the output")
     page.keyboard.press("Enter")
     page.wait_for_function(
-        f"""() => document.querySelector('#error-{s["a1_missing"].pk} .saved') !== null"""
+        f"""() => document.querySelector('#error-{handle(assignment, s["a1_missing"])} .saved') !== null"""
     )
     page.keyboard.press("Escape")
 
@@ -142,14 +148,14 @@ def test_finish_is_refused_until_every_error_has_both_verdicts(page, live_server
     login("halfway")
     page.goto(f"{live_server.url}/work/{assignment.pk}/")
     page.keyboard.press("1")
-    _expect_pressed(page, built.spans["b2_rating"].pk, "Error")
+    _expect_pressed(page, handle(assignment, built.spans["b2_rating"]), "Error")
     page.keyboard.press("f")
     page.locator("#flash.flash-problem").wait_for()
     assert "1 of 1 errors still need" in page.locator("#flash").inner_text()
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.IN_PROGRESS
     page.keyboard.press("q")
-    _expect_pressed(page, built.spans["b2_rating"].pk, "Correct")
+    _expect_pressed(page, handle(assignment, built.spans["b2_rating"]), "Correct")
     page.keyboard.press("f")
     page.wait_for_url(lambda url: f"/work/{assignment.pk}/" not in url)
     assignment.refresh_from_db()

@@ -6,6 +6,7 @@ import pytest
 
 from accounts.models import User
 from annotator.models import Assignment, SpanJudgment
+from annotator.selectors import span_handle
 from tests.factories import build_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -37,7 +38,8 @@ def test_pages_work_under_the_csp_without_violations(page, live_server, login, m
     page.goto(f"{live_server.url}/work/{assignment.pk}/")
     span = built.spans["b1_family"]
     page.keyboard.press("1")
-    page.locator(f"#error-{span.pk} button.chip[aria-pressed='true']", has_text="Error").wait_for()
+    card = span_handle(assignment.pk, span.pk)
+    page.locator(f"#error-{card} button.chip[aria-pressed='true']", has_text="Error").wait_for()
     assert SpanJudgment.objects.filter(assignment=assignment, span=span, span_verdict="error").exists()
     violations = page.evaluate("window.__cspViolations")
     assert violations == [], violations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, SpanJudgment
+from annotator.selectors import span_handle
 from annotator.services.campaigns import campaign_create
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item
 from corpus.services.importing import items_import
@@ -52,24 +53,24 @@ def _drag_select(page, start: int, end: int) -> None:
 def test_j_brings_the_focused_span_into_view_on_a_long_document(page, live_server, login, make_user):
     ann = make_user("longreader")
     _, long, spans = build_long_campaign([ann])
-    _open(page, live_server, login, "longreader")
+    opened = _open(page, live_server, login, "longreader")
     # The box score is a real table with its header row sticky; the bar with Finish stays on screen.
     assert page.locator(".data-table th").first.evaluate("th => getComputedStyle(th).position") == "sticky"
     assert spans["late_b"].start > 3000
     page.keyboard.press("j")
-    page.locator(f"#error-{spans['late_b'].pk}.is-focus").wait_for()
+    page.locator(f"#error-{span_handle(opened.pk, spans['late_b'].pk)}.is-focus").wait_for()
     page.wait_for_function(f"() => ({IN_VIEWPORT})('#output-text mark.is-focus')")
     assert page.evaluate(IN_VIEWPORT, "#output-text mark.is-focus")
-    assert page.evaluate(IN_VIEWPORT, f"#error-{spans['late_b'].pk}")
+    assert page.evaluate(IN_VIEWPORT, f"#error-{span_handle(opened.pk, spans['late_b'].pk)}")
     assert page.evaluate(IN_VIEWPORT, "#finish-button") and page.evaluate(IN_VIEWPORT, "#progress-text")
     # Only the card in focus is open; the others are one line.
     heights = page.locator("#errors .error-card").evaluate_all("els => els.map(e => e.getBoundingClientRect().height)")
     focused = page.locator("#errors .error-card.is-focus").evaluate("e => e.getBoundingClientRect().height")
     assert all(h < 60 for h in heights if h != focused) and focused > 120
     # A click on another highlight moves the focus to its card and keeps both in view.
-    page.locator(f"#output-text mark[data-spans~='{spans['last'].pk}']").first.click()
-    page.locator(f"#error-{spans['last'].pk}.is-focus").wait_for()
-    assert page.evaluate(IN_VIEWPORT, f"#error-{spans['last'].pk}")
+    page.locator(f"#output-text mark[data-spans~='{span_handle(opened.pk, spans['last'].pk)}']").first.click()
+    page.locator(f"#error-{span_handle(opened.pk, spans['last'].pk)}.is-focus").wait_for()
+    assert page.evaluate(IN_VIEWPORT, f"#error-{span_handle(opened.pk, spans['last'].pk)}")
     assert page.evaluate(IN_VIEWPORT, "#output-text mark.is-focus")
 
 
@@ -83,7 +84,8 @@ def test_a_mouse_selection_inside_a_word_adds_the_whole_word_and_undo_removes_on
     page.goto(f"{live_server.url}/work/{assignment.pk}/")
     page.locator("#errors .error-card.is-focus").wait_for()
     page.keyboard.press("1")  # a verdict first: undo must leave it alone
-    page.locator(f"#error-{built.spans['b1_family'].pk} button[aria-pressed='true'][data-key='1']").wait_for()
+    card = span_handle(assignment.pk, built.spans["b1_family"].pk)
+    page.locator(f"#error-{card} button[aria-pressed='true'][data-key='1']").wait_for()
 
     output = built.items[0].output
     word = "Copper"
@@ -149,14 +151,14 @@ def test_auto_advance_is_a_remembered_setting_that_moves_on_after_both_verdicts(
     s = built.spans
     login("advancer")
     page.goto(f"{live_server.url}/work/{assignment.pk}/")
-    page.locator(f"#error-{s['b1_family'].pk}.is-focus").wait_for()
+    page.locator(f"#error-{span_handle(assignment.pk, s['b1_family'].pk)}.is-focus").wait_for()
     page.locator("#auto-advance").check()
     page.locator("#flash", has_text="Auto-advance is on").wait_for()
     ann.refresh_from_db()
     assert ann.auto_advance is True
     page.keyboard.press("1")
     page.keyboard.press("q")
-    page.locator(f"#error-{s['a1_family'].pk}.is-focus").wait_for()  # moved on by itself
+    page.locator(f"#error-{span_handle(assignment.pk, s['a1_family'].pk)}.is-focus").wait_for()  # moved on by itself
     # Remembered: after a reload the box is still ticked.
     page.reload()
     assert page.locator("#auto-advance").is_checked()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, SpanJudgment
+from annotator.selectors import span_handle
 from annotator.services.campaigns import campaign_create
 from corpus.models import AnnotationKind, ErrorSpan
 from tests.factories import annotation, dataset, item, run, span_at
@@ -112,7 +113,7 @@ def test_failed_save_shows_on_its_card_and_retry_stores_it(page, live_server, lo
 
     page.route("**/errors/**", flaky)
     page.keyboard.press("1")
-    card = page.locator(f"#error-{grove.pk}")
+    card = page.locator(f"#error-{span_handle(assignment.pk, grove.pk)}")
     card.locator(".save-state.is-problem").wait_for()
     assert "not saved" in card.locator(".save-state").inner_text()
     assert not SpanJudgment.objects.filter(span=grove).exists()

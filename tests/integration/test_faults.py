@@ -22,6 +22,7 @@ from django.test import Client
 from kombu import Connection
 
 from annotator.models import Assignment, JudgmentEvent, SpanJudgment
+from annotator.selectors import span_handle
 from config.celery import app as celery_app
 from corpus.models import Annotation
 from evaluation.models import EvaluatorRun, LLMCall
@@ -240,7 +241,7 @@ def test_same_judgment_saved_from_two_tabs_at_once(transactional_db, make_user):
             for span in spans:
                 for i in range(rounds):
                     barrier.wait(timeout=30)  # both tabs send this save at the same moment
-                    response = client.post(f"/work/{assignment.pk}/errors/{span.pk}/",
+                    response = client.post(f"/work/{assignment.pk}/errors/{span_handle(assignment.pk, span.pk)}/",
                                            {"field": "comment", "value": f"{name} {i}"})
                     with lock:
                         statuses.append(response.status_code)

@@ -1,4 +1,5 @@
-"""`manage.py export_labeled --campaign ID --format jsonl|parquet [-o PATH]`: the labeled set and its data card."""
+"""`manage.py export_labeled --campaign ID --format jsonl|parquet [-o PATH] [--exclude-flagged]`: the labeled set
+and its data card."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from analytics.exports.labeled import FORMATS, labeled_card, labeled_jsonl, write_labeled
 from annotator.models import Campaign
+from annotator.vigilance import flagged_annotator_ids
 from errors.commands import BaseCommand
 
 
@@ -23,6 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", type=Path, default=None, help="File to write (default stdout).")
         parser.add_argument("--card", type=Path, default=None,
                             help="Where to write the data card (default: beside -o as NAME.card.json).")
+        parser.add_argument("--exclude-flagged", action="store_true",
+                            help="Leave annotators the quality checks flag out of this export (the campaign's "
+                                 "exclude_flagged setting does so for every export).")
 
     def handle(self, *args: object, **options: object) -> None:
         value = str(options["campaign"])
@@ -33,16 +38,18 @@ class Command(BaseCommand):
         fmt: str = options["format"]  # type: ignore[assignment]
         output: Path | None = options["output"]  # type: ignore[assignment]
         card: Path | None = options["card"]  # type: ignore[assignment]
+        excluded = flagged_annotator_ids(campaign) if options["exclude_flagged"] else None
         if output is None:
             if fmt == "parquet":
                 raise CommandError("Parquet is binary: give a file with -o")
-            for line in labeled_jsonl(campaign):
+            for line in labeled_jsonl(campaign, excluded=excluded):
                 sys.stdout.write(line)
             sys.stdout.flush()
         else:
-            write_labeled(campaign, fmt, output)
+            write_labeled(campaign, fmt, output, excluded=excluded)
             self.stderr.write(f"Wrote {output}")
             card = card or output.with_name(output.stem + ".card.json")
         if card is not None:
-            card.write_text(json.dumps(labeled_card(campaign, fmt=fmt), indent=1, ensure_ascii=False), "utf-8")
+            data = labeled_card(campaign, fmt=fmt, excluded=excluded)
+            card.write_text(json.dumps(data, indent=1, ensure_ascii=False), "utf-8")
             self.stderr.write(f"Wrote {card}")

@@ -2,6 +2,8 @@
 // fixed when the key is pressed; the saves of one card go out one at a time, in key order, each naming the
 // version it expects, so the server can refuse a save typed against a state that changed meanwhile.
 
+import { msSince } from "./telemetry.js";
+
 function csrfToken() {
   return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
 }
@@ -37,7 +39,7 @@ export class Saves {
     if (!q.inflight && q.items.length === 0) q.next = parseInt(card.dataset.version, 10) || 0;
     const job = {
       span, field, value, url: card.dataset.saveUrl, expected: q.next,
-      number: card.dataset.number, style: card.dataset.style,
+      number: card.dataset.number, style: card.dataset.style, ms: msSince(span),
     };
     q.next += 1; // the server bumps the version on every accepted save
     return new Promise((resolve) => {
@@ -54,7 +56,7 @@ export class Saves {
     q.inflight = job;
     this.hooks.sent(job);
     const fields = { field: job.field, value: job.value, version: String(job.expected), number: job.number || "",
-                     style: job.style || "0" };
+                     style: job.style || "0", ms: job.ms || "" };
     post(job.url, fields).then(
       (answer) => {
         if (answer.status === 200) {

@@ -1,0 +1,28 @@
+"""The `quality_control` section of every data card: check settings, rules in words, figures, exclusions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from annotator.models import Campaign
+from annotator.vigilance import campaign_checks, excluded_annotator_ids
+from evaluation.engine import quality
+
+
+def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) -> dict[str, Any]:
+    """The data card's `quality_control`: the check settings, the rules in words, each annotator's figures,
+    and who was left out of this export."""
+    rows = campaign_checks(campaign)
+    left_out = set(excluded_annotator_ids(campaign.pk) if excluded is None else excluded)
+    return {
+        "settings": {"decoys": campaign.decoys, "planted": campaign.planted, "vigilance_min": campaign.vigilance_min,
+                     "qualification": campaign.qualification or None, "exclude_flagged": campaign.exclude_flagged},
+        "rules": {
+            "rubber_stamp": quality.STAMP_RULE.describe(),
+            "vigilance": f"flagged when the upper bound of the Wilson 95% interval of the decoy rejection rate or "
+                         f"of the planted-error find rate is below {campaign.vigilance_min:g}",
+            "active_time": f"time between actions, each idle gap capped at {quality.IDLE_CAP_SECONDS} s (Pearmut)",
+        },
+        "annotators": [row.as_dict() for row in rows],
+        "excluded": sorted(row.annotator for row in rows if row.user_id in left_out),
+    }

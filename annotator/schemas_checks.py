@@ -1,0 +1,63 @@
+"""Schemas of the quality-check API (researchers only: keys, decoys and vigilance)."""
+
+from __future__ import annotations
+
+from ninja import Schema
+
+
+class DecoysOut(Schema):
+    shown: int
+    rejected: int
+    rate: float | None
+    ci_low: float
+    ci_high: float
+
+
+class PlantedOut(Schema):
+    shown: int
+    found: int
+    rate: float | None
+    ci_low: float
+    ci_high: float
+
+
+class QualificationOut(Schema):
+    passed: bool | None
+    score: float | None
+
+
+class VigilanceOut(Schema):
+    annotator: str
+    decoys: DecoysOut
+    planted: PlantedOut
+    median_ms_to_verdict: float | None
+    confirm_rate: float | None
+    fast_confirm_rate: float | None
+    changed_rate: float | None
+    drift: list[float | None]
+    active_seconds: float
+    wall_seconds: int
+    qualification: QualificationOut | None
+    flagged: bool
+    reasons: list[str]
+
+
+class DecoyOut(Schema):
+    id: int
+    item_id: int
+    external_id: str
+    output: str
+    start: int
+    end: int
+    text: str
+    label: str
+    aspect: str
+    explanation: str
+    severity: int | None
+    category: str
+    key: dict[str, str]
+
+
+class ReopenOut(Schema):
+    annotator: str
+    reopened: int

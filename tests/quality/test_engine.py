@@ -1,0 +1,125 @@
+"""Quality-check engine: Wilson intervals, the rubber-stamp rule, idle capping, decoy proposals and planting
+(no database; expected values worked out by hand in the comments)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from dhp.engine.planting import plant
+from evaluation.engine import quality
+from evaluation.engine.quality import Figures, Verdict, wilson
+
+approx = pytest.approx
+
+
+def test_wilson_interval_matches_hand_computed_values():
+    # 0/5: z^2 = 3.8415, denominator 1.7683, centre = 0.38415 / 1.7683 = 0.2172 = half-width -> [0, 0.4345]
+    none = wilson(0, 5)
+    assert (none.rate, none.low, none.high) == (0.0, 0.0, approx(0.4345, abs=1e-4))
+    # 5/5 mirrors it: [1 - 0.4345, 1]
+    assert (wilson(5, 5).low, wilson(5, 5).high) == (approx(0.5655, abs=1e-4), 1.0)
+    # 8/10: centre (0.8 + 0.19207) / 1.38415 = 0.7168, half 1.96 * sqrt(0.016 + 0.0096) / 1.38415 = 0.2265
+    eight = wilson(8, 10)
+    assert (eight.low, eight.high) == (approx(0.4902, abs=1e-3), approx(0.9433, abs=1e-3))
+    # nothing seen: nothing known
+    assert (wilson(0, 0).rate, wilson(0, 0).low, wilson(0, 0).high) == (None, 0.0, 1.0)
+    with pytest.raises(ValueError):
+        wilson(3, 2)
+
+
+def test_wilson_upper_bound_spares_one_early_miss_but_not_a_pattern():
+    # One decoy missed out of one: upper bound 0.7935 >= 0.6, not flagged; 0 of 4: 0.4899 < 0.6, flagged.
+    one_miss = Figures(decoys=wilson(0, 1))
+    assert one_miss.decoys.high == approx(0.7935, abs=1e-4)
+    assert quality.flag_reasons(one_miss, vigilance_min=0.6) == []
+    assert quality.flag_reasons(Figures(decoys=wilson(0, 4)), vigilance_min=0.6) == [quality.DECOYS]
+    assert quality.flag_reasons(Figures(planted=wilson(0, 4)), vigilance_min=0.6) == [quality.PLANTED]
+
+
+def _stamps(ms: list[int], changed: int = 0) -> list[Verdict]:
+    return [Verdict(confirmed=True, ms=t, changed=i < changed) for i, t in enumerate(ms)]
+
+
+def test_rubber_stamp_rule_needs_five_fast_accepts_rarely_corrected():
+    assert quality.is_rubber_stamping(_stamps([300, 250, 280, 310, 290]))  # 5 accepts, median 290 ms
+    assert not quality.is_rubber_stamping(_stamps([300, 250, 280, 310]))  # only 4 accepts
+    assert not quality.is_rubber_stamping(_stamps([300, 250, 280, 900, 1200, 1500]))  # median 600 ms
+    # 1 of 20 changed = 5%: still flagged; 2 of 20 = 10%: corrected often enough to be reading
+    assert quality.is_rubber_stamping(_stamps([200] * 20, changed=1))
+    assert not quality.is_rubber_stamping(_stamps([200] * 20, changed=2))
+    # rejections do not count as accepts
+    rejections = [Verdict(confirmed=False, ms=100, changed=False)] * 10
+    assert not quality.is_rubber_stamping(rejections)
+    figures = Figures(verdicts=_stamps([200] * 6))
+    assert quality.flag_reasons(figures, vigilance_min=0.6) == [quality.RUBBER_STAMP]
+    assert "Potato" in quality.STAMP_RULE.describe()
+
+
+def test_figures_rates_and_drift_by_fifth():
+    verdicts = [Verdict(True, 400, False), Verdict(True, 2500, True), Verdict(False, 3000, False),
+                Verdict(True, None, False), Verdict(False, 800, False)]
+    figures = Figures(verdicts=verdicts)
+    assert figures.confirm_rate == approx(3 / 5)
+    assert figures.fast_confirm_rate == approx(1 / 5)  # only the 400 ms confirmation is under 1 s
+    assert figures.changed_rate == approx(1 / 5)
+    assert figures.median_ms == 1650.0  # median of 400, 800, 2500, 3000
+    assert figures.drift() == [1.0, 1.0, 0.0, 1.0, 0.0]
+    assert quality.drift([True] * 3 + [False] * 7) == [1.0, 0.5, 0.0, 0.0, 0.0]
+
+
+def test_idle_gaps_are_capped_at_sixty_seconds():
+    # gaps 10, 200 (-> 60), 5, 61 (-> 60): 135 s active
+    assert quality.active_seconds([0, 10, 210, 215, 276]) == 135
+    assert quality.active_increment(None) == 0
+    assert quality.active_increment(-3) == 0
+    assert quality.active_increment(75.5) == 60
+
+
+def test_ms_is_clamped_to_ten_minutes():
+    assert quality.clamp_ms(None) is None
+    assert quality.clamp_ms(-5) == 0
+    assert quality.clamp_ms("1234.7") == 1234
+    assert quality.clamp_ms(10**9) == 600_000
+    with pytest.raises(ValueError, match="ms"):
+        quality.clamp_ms("soon")
+    with pytest.raises(ValueError, match="ms"):
+        quality.clamp_ms(float("nan"))
+
+
+OUTPUT = "The Raptors beat the Celtics 112-98 on Monday. Kyle Lowry scored 24 points and Al Horford had 7."
+INPUTS = "team: Raptors pts 112 | team: Celtics pts 98 | Kyle Lowry PTS 24 | Al Horford PTS 18 | day Monday"
+
+
+def test_decoy_proposals_never_overlap_any_source_span():
+    taken = [(4, 11), (47, 57)]  # "Raptors", "Kyle Lowry" are marked by some source
+    for seed in range(40):
+        picked = quality.propose_decoys(OUTPUT, INPUTS, taken, 3, random.Random(seed))
+        assert picked
+        for c in picked:
+            assert OUTPUT[c.start:c.end] == c.text and c.text in INPUTS  # supported by the input
+            assert not any(c.start < b and a < c.end for a, b in taken)
+        assert all(a.end <= b.start for a, b in zip(picked, picked[1:], strict=False))  # and not each other
+    texts = {c.text for c in quality.decoy_candidates(OUTPUT, INPUTS, taken)}
+    # "7" is not in the input (the output is wrong there): never a decoy; "The" starts a sentence
+    assert texts == {"Celtics", "112", "98", "Monday", "24", "Al Horford"}
+    explanation = quality.decoy_explanation(quality.Candidate(29, 32, "112", "number"), random.Random(1))
+    assert "112" in explanation
+
+
+def test_planted_error_lies_inside_the_stated_stretch_and_avoids_kept_spans():
+    keep = [(4, 11), (29, 35)]  # "Raptors", "112-98"
+    for seed in range(60):
+        planted = plant(OUTPUT, INPUTS, keep=keep, rng=random.Random(seed))
+        assert planted is not None
+        # the planted text is the output with exactly [start, end) replaced
+        assert planted.text[:planted.start] == OUTPUT[:planted.start]
+        assert planted.text[planted.end:] == OUTPUT[planted.start + len(planted.before):]
+        assert planted.text[planted.start:planted.end] == planted.after != planted.before
+        assert not any(planted.start < b and a < planted.start + len(planted.before) for a, b in keep)
+        if planted.kind == "entity":
+            assert planted.after in INPUTS  # a swapped entity: another name of the input
+        else:
+            assert planted.before.isdigit() and planted.after.isdigit()
+    assert plant("all lower case and no digits", "", keep=[], rng=random.Random(0)) is None
