@@ -18,10 +18,12 @@ ALREADY_REVEALED = "Marking has already ended on this output: its machine errors
 
 
 def work_seconds(assignment: Assignment) -> int:
-    """The working time the study reports for an assignment: active time where the page measures it (idle gaps
-    capped), else the wall seconds the screen's timer reported. The one place that chooses between them."""
-    active = getattr(assignment, "active_seconds", None)
-    return int(active) if active is not None else int(assignment.seconds_spent)
+    """The working time the study reports for an assignment in either arm: the seconds the item screen's timer
+    reported while the page was in use (capped per report). The telemetry's active time counts the gaps
+    between actions (opening the item, each mark or verdict) capped at 60 s, so the long first read of an
+    unprimed output would count a minute at most; the vigilance figures report it beside. The one place that
+    chooses the measure."""
+    return int(assignment.seconds_spent)
 
 
 @transaction.atomic
