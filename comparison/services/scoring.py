@@ -26,20 +26,22 @@ from corpus.models import Annotation, Item
 from evaluation.answers import answer_kind
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMResult
-from evaluation.llm.errors import BackendError, BackendUnavailable, OutOfMemory
+from evaluation.llm.errors import BackendError
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
-from evaluation.llm.servers import ServerKind, ServerListError
+from evaluation.llm.servers import ServerKind
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
 from evaluation.runs.execute import run_execute
+from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from evaluation.runs.launch import LaunchError, run_create, run_resume
 from evaluation.runs.scheduler import cache_key
 from jobs.lifecycle import JobStopped, job_run_nested
 from jobs.models import JobStatus
 
 BATCH = 256
+KEPT = "Scores already computed are kept; resume the job."
 GPTSCORE_OPTIONS = {"endpoint": "completions", "echo": True, "logprobs": 0, "max_tokens": 1, "temperature": 0}
 
 
@@ -193,11 +195,9 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
                                    f"log-probabilities); {backend.url} is an Ollama address")
             backend.check([spec.model])
             ask_many(_LogprobAsker(backend), spec.model, "", asks, parse=lambda text: ParsedAnswer(status="ok"),
-                     parallel=max(1, settings.OLLAMA_PARALLEL), attempts=1, on_batch=on_batch, answer_tokens=0)
-    except (BackendUnavailable, OutOfMemory) as exc:
-        raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
-    except (BackendError, ServerListError) as exc:
-        raise JobStopped(JobStatus.FAILED, f"GPTScore: {exc}") from exc
+                     parallel=max(1, settings.OLLAMA_PARALLEL), on_batch=on_batch, answer_tokens=0)
+    except LLM_ERRORS as exc:
+        raise llm_stopped(exc, kept=KEPT) from exc
 
 
 def score_gptscore_hf(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,

@@ -16,10 +16,9 @@ from django.conf import settings
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.budget import ModelBudget
+from evaluation.runs.backends import retry_policy
 from evaluation.runs.ledger import call_ids, fill_cache, store_answers
 from evaluation.runs.scheduler import Outcome, Step, plan_attempts, run_phase
-
-RETRY_TEMPERATURE = 0.1
 
 
 @dataclass(frozen=True)
@@ -47,11 +46,11 @@ def ask_many(
     *,
     parse: Callable[[str], ParsedAnswer],
     parallel: int,
-    attempts: int,
     on_batch: Callable[[list[Answered], bool], None],
     answer_tokens: int | None = None,
 ) -> None:
-    """Ask every prompt (cache first), `parallel` at a time; `on_batch(answered, interrupted)` files them and
+    """Ask every prompt (cache first), `parallel` at a time, an unparseable answer again as the retry policy
+    says; `on_batch(answered, interrupted)` files them and
     may raise to stop (a cancelled job). Backend errors propagate after the answers so far are handed over.
 
     The prompts go through the model's context budget as an evaluator run's do: num_ctx sized to the longest,
@@ -59,13 +58,14 @@ def ask_many(
     fails with prompt_too_long:). With `answer_tokens=0` (GPTScore: nothing is generated) only the fit is
     checked and the options are left as they are."""
     budget = job_budget(backend, model, asks, answer_tokens)
+    policy = retry_policy()
     steps = []
     for index, ask in enumerate(asks):
         options = {k: v for k, v in ask.options.items() if v is not None}
         if answer_tokens != 0:
             options = budget.options(options)
-        planned = plan_attempts(model, digest, ask.prompt, options, attempts=attempts,
-                                retry_temperature=RETRY_TEMPERATURE)
+        planned = plan_attempts(model, digest, ask.prompt, options, attempts=policy.answer_attempts,
+                                retry_temperature=policy.retry_temperature)
         steps.append(Step(index, ask.prompt, planned, budget=budget))
     fill_cache(steps)
 
