@@ -219,6 +219,8 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 24 * 3600 - 60)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 90)  # a running job with no heartbeat for this long is resumable
+# Every worker sweeps this often for jobs whose worker died and re-queues them (0: only when a worker starts).
+JOB_SWEEP_SECONDS = env_int("JOB_SWEEP_SECONDS", RUN_STALE_SECONDS)
 # How long a run keeps retrying to store an arrived LLM answer while PostgreSQL is unreachable (a restart).
 RUN_DB_PATIENCE_SECONDS = env_float("RUN_DB_PATIENCE_SECONDS", 120.0)
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")

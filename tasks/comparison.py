@@ -9,7 +9,7 @@ from comparison.services.execute import job_execute
 from jobs.worker import JobTask
 
 
-@shared_task(bind=True, base=JobTask, job_model=ComparisonJob, name="tasks.comparison.run_comparison")
+@shared_task(bind=True, base=JobTask, job_model=ComparisonJob, name=ComparisonJob.task_name)
 def run_comparison(self, job_id: int) -> str | None:
     """Execute comparison job `job_id`; stored scores are never recomputed, so a retry continues."""
     return self.run_job(job_id, job_execute)

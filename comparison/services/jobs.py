@@ -21,7 +21,6 @@ from evaluation.runs.launch import LaunchError, check_models, gptscore_server
 from jobs import lifecycle
 from jobs.models import JobStatus
 
-COMPARISON_TASK = "tasks.comparison.run_comparison"
 NO_LOGPROBS_IN_OLLAMA = (
     "Ollama returns log-probabilities only of tokens it generates, never of a given text, so GPTScore cannot "
     "run through it: give an OpenAI-compatible server with echo and logprobs on /v1/completions (vLLM >= "
@@ -163,7 +162,7 @@ def job_create(
 
 
 def job_enqueue(job: ComparisonJob) -> None:
-    lifecycle.job_enqueue(COMPARISON_TASK, job.pk)
+    lifecycle.job_queue(job)
 
 
 def job_cancel(*, job: ComparisonJob) -> bool:
@@ -173,7 +172,4 @@ def job_cancel(*, job: ComparisonJob) -> bool:
 
 def job_resume(*, job: ComparisonJob, enqueue: bool = True) -> bool:
     """Queue a paused, failed or abandoned job again; every stored score is kept and not asked again."""
-    updated = lifecycle.job_resume(ComparisonJob, job.pk)
-    if updated and enqueue:
-        job_enqueue(job)
-    return updated
+    return lifecycle.job_requeue(job, enqueue=enqueue)

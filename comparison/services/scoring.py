@@ -41,7 +41,6 @@ from jobs.lifecycle import JobStopped, job_run_nested
 from jobs.models import JobStatus
 
 BATCH = 256
-KEPT = "Scores already computed are kept; resume the job."
 GPTSCORE_OPTIONS = {"endpoint": "completions", "echo": True, "logprobs": 0, "max_tokens": 1, "temperature": 0}
 
 
@@ -265,7 +264,7 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
             backend.check([spec.model])
             ask(_LogprobAsker(backend), max(1, settings.OLLAMA_PARALLEL))
     except LLM_ERRORS as exc:
-        raise llm_stopped(exc, kept=KEPT) from exc
+        raise llm_stopped(exc, kept=ComparisonJob.kept_message) from exc
 
 
 # ------------------------------------------------------------------------------- evaluator runs (Ollama)

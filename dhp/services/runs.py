@@ -36,10 +36,10 @@ from jobs.lifecycle import (
     JobStopped,
     job_beat,
     job_cancel,
-    job_cancel_requested,
-    job_enqueue,
+    job_checkpoint,
     job_finish,
-    job_resume,
+    job_queue,
+    job_requeue,
     job_run,
     job_run_nested,
 )
@@ -47,10 +47,8 @@ from jobs.models import JobStatus
 
 log = logging.getLogger(__name__)
 
-DHP_TASK = "tasks.dhp.run_dhp"
 MAX_SAMPLES = 20  # samples per text: the page's limit; each is one LLM call per text and metric
 SAMPLE_TEMPERATURE = 0.7  # n samples of one prompt differ only through sampling (and their seeds)
-KEPT = "Stored calls are kept; resume the run once the server can answer."
 
 
 def evaluator_mode(evaluator: str) -> tuple[str, str]:
@@ -127,7 +125,7 @@ def dhp_create(
 
 
 def dhp_enqueue(run: DhpRun) -> None:
-    job_enqueue(DHP_TASK, run.pk)
+    job_queue(run)
 
 
 def dhp_cancel(*, run: DhpRun) -> bool:
@@ -136,10 +134,7 @@ def dhp_cancel(*, run: DhpRun) -> bool:
 
 def dhp_resume(*, run: DhpRun, enqueue: bool = True) -> bool:
     """Queue a paused, failed or abandoned run again; stored scores and calls are not asked again."""
-    updated = job_resume(DhpRun, run.pk)
-    if updated and enqueue:
-        dhp_enqueue(run)
-    return updated
+    return job_requeue(run, enqueue=enqueue)
 
 
 class DhpExecutor:
@@ -165,8 +160,7 @@ class DhpExecutor:
         job_beat(DhpRun, self.run.pk, **fields)
 
     def _check_cancel(self) -> None:
-        if job_cancel_requested(DhpRun, self.run.pk):
-            raise JobStopped(JobStatus.CANCELLED, "Cancelled by an admin; stored scores and calls are kept.")
+        job_checkpoint(DhpRun, self.run.pk)
 
     def execute(self) -> str:
         try:
@@ -175,7 +169,7 @@ class DhpExecutor:
             self._score(texts)
             self._analyse(pairs)
         except LLM_ERRORS as exc:
-            stop = llm_stopped(exc, kept=KEPT)
+            stop = llm_stopped(exc, kept=DhpRun.kept_message)
             self._finish(stop.status, stop.message)
             return stop.status
         except (DhpError, LaunchError) as exc:

@@ -37,8 +37,7 @@ from jobs.models import JobStatus
 
 log = logging.getLogger(__name__)
 
-CANCELLED = "Cancelled by an admin; completed calls and annotations are kept."
-KEPT = "Completed calls are kept; resume the run afterwards."
+KEPT = EvaluatorRun.kept_message
 
 
 def run_servers(run: EvaluatorRun) -> list[Server]:
@@ -230,7 +229,7 @@ class RunExecutor:
         if interrupted:
             return
         if self.writer.cancel_requested():
-            raise JobStopped(JobStatus.CANCELLED, CANCELLED)
+            raise JobStopped(JobStatus.CANCELLED, EvaluatorRun.cancelled_message)
         if phase.role == RunCall.Role.ANNOTATOR and self.supervisor is not None:
             for outcome in outcomes:
                 self.answered.setdefault(outcome.step.item_id, set()).add(phase.model)

@@ -30,7 +30,7 @@ from evaluation.runs import backends
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
 from evaluation.runs.placement import place, placement_record
 from evaluation.runs.timings import model_works
-from jobs.lifecycle import job_cancel, job_enqueue, job_resume
+from jobs.lifecycle import job_cancel, job_queue, job_requeue
 
 
 class LaunchError(Exception):
@@ -255,12 +255,9 @@ def run_create(
     return run
 
 
-PREANNOTATION_TASK = "tasks.preannotation.run_preannotation"
-
-
 def run_enqueue(run: EvaluatorRun) -> None:
     """Queue the run's Celery job once the surrounding transaction commits."""
-    job_enqueue(PREANNOTATION_TASK, run.pk)
+    job_queue(run)
 
 
 def run_cancel(*, run: EvaluatorRun) -> bool:
@@ -274,7 +271,4 @@ def run_cancel(*, run: EvaluatorRun) -> bool:
 
 def run_resume(*, run: EvaluatorRun, enqueue: bool = True) -> bool:
     """Put a paused, failed or abandoned run back in the queue; finished calls come from the cache."""
-    updated = job_resume(EvaluatorRun, run.pk)
-    if updated and enqueue:
-        run_enqueue(run)
-    return updated
+    return job_requeue(run, enqueue=enqueue)
