@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from comparison import models
-from comparison.services.jobs import job_cancel
+from comparison.services.jobs import comparison_cancel
 from jobs.admin import LIFECYCLE_FIELDS, JobAdmin
 
 
@@ -19,7 +19,7 @@ class ComparisonJobAdmin(JobAdmin):
         return False
 
     def cancel_job(self, job: models.ComparisonJob) -> bool:
-        return job_cancel(job=job)
+        return comparison_cancel(job=job)
 
 
 @admin.register(models.MetricScore)

@@ -42,6 +42,6 @@ def _execute(job: ComparisonJob) -> str:
     return JobStatus.DONE
 
 
-def job_execute(job_id: int, *, token: str = "sync") -> str | None:
+def comparison_execute(job_id: int, *, token: str = "sync") -> str | None:
     """Claim and run a job; return its final status, or None when another worker holds it."""
     return job_run(ComparisonJob, job_id, token, _execute, related=("dataset__task",))

@@ -110,7 +110,7 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
 
 
 @transaction.atomic
-def job_create(
+def comparison_create(
     *,
     dataset: Dataset,
     metrics: Sequence[str] | str,
@@ -161,15 +161,15 @@ def job_create(
     )
 
 
-def job_enqueue(job: ComparisonJob) -> None:
+def comparison_enqueue(job: ComparisonJob) -> None:
     lifecycle.job_queue(job)
 
 
-def job_cancel(*, job: ComparisonJob) -> bool:
+def comparison_cancel(*, job: ComparisonJob) -> bool:
     """A pending or paused job (or one whose worker died) stops at once, a running one at its next batch."""
     return lifecycle.job_cancel(ComparisonJob, job.pk, message="Cancelled.")
 
 
-def job_resume(*, job: ComparisonJob, enqueue: bool = True) -> bool:
+def comparison_resume(*, job: ComparisonJob, enqueue: bool = True) -> bool:
     """Queue a paused, failed or abandoned job again; every stored score is kept and not asked again."""
     return lifecycle.job_requeue(job, enqueue=enqueue)

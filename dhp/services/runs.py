@@ -51,18 +51,21 @@ MAX_SAMPLES = 20  # samples per text: the page's limit; each is one LLM call per
 SAMPLE_TEMPERATURE = 0.7  # n samples of one prompt differ only through sampling (and their seeds)
 
 
+DIRECT = "direct"  # DHP's own scoring prompt, one model; the other modes are evaluator runs' (RunMode)
+
+
 def evaluator_mode(evaluator: str) -> tuple[str, str]:
-    """('direct', MODEL) | ('ensemble', '') | ('distilled', MODEL) from the CLI's --evaluator."""
-    if evaluator == "ensemble":
-        return "ensemble", ""
-    if evaluator.startswith("distilled:"):
+    """(DIRECT, MODEL) | (RunMode.ENSEMBLE, '') | (RunMode.DISTILLED, MODEL) from the CLI's --evaluator."""
+    if evaluator == RunMode.ENSEMBLE:
+        return RunMode.ENSEMBLE, ""
+    if evaluator.startswith(f"{RunMode.DISTILLED}:"):
         model = evaluator.split(":", 1)[1].strip()
         if not model:
             raise DhpError("--evaluator distilled:MODEL needs a model name after the colon")
-        return "distilled", model
+        return RunMode.DISTILLED, model
     if not evaluator.strip():
         raise DhpError("--evaluator is empty")
-    return "direct", evaluator.strip()
+    return DIRECT, evaluator.strip()
 
 
 @transaction.atomic
@@ -86,7 +89,7 @@ def dhp_create(
     if not 0 <= seed <= INT32_MAX:
         raise DhpError(f"--seed must be between 0 and {INT32_MAX}")
     notes = []
-    if mode != "direct" and samples != 1:
+    if mode != DIRECT and samples != 1:
         notes.append(f"{mode} answers at temperature 0: one sample per text instead of {samples}")
         samples = 1
     parallel = parallel or settings.OLLAMA_PARALLEL
@@ -218,7 +221,7 @@ class DhpExecutor:
     def _score(self, texts: list[Item]) -> None:
         total = len(texts) * len(self.run.metrics) * self.run.samples
         self._update(phase="scoring", total_steps=total)
-        if self.mode == "direct":
+        if self.mode == DIRECT:
             self._score_direct(texts)
         else:
             self._score_with_runs(texts)
@@ -267,7 +270,7 @@ class DhpExecutor:
         """The ensemble or the distilled model: one evaluation run per metric over exactly these texts."""
         run = self.run
         ids = [item.pk for item in texts]
-        mode = RunMode.ENSEMBLE if self.mode == "ensemble" else RunMode.DISTILLED
+        mode = RunMode(self.mode)
         kind = AnnotationKind.ENSEMBLE if mode is RunMode.ENSEMBLE else AnnotationKind.ANNOTATOR
         existing = {r.aspect.name: r for r in run.evaluator_runs.select_related("aspect")}
         for metric in run.metrics:

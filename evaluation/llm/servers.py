@@ -75,14 +75,15 @@ def parse_servers(value: str | Sequence[str]) -> list[Server]:
 
 
 def open_backend(
-    server: Server, *, timeout: float, idle_timeout: float | None = None, keep_alive: str | int = "10m",
+    server: Server, *, timeout: float, idle_timeout: float | None = None, keep_alive: str | int | None = None,
     policy: RetryPolicy | None = None,
 ) -> LLMBackend:
     """A client of `server` under the retry policy (the connection opens on first use); `timeout` is
     the wait for an answer's first byte, `idle_timeout` the wait between its chunks."""
     if server.kind is ServerKind.OPENAI:
         return OpenAICompatBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, policy=policy)
-    return OllamaBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, keep_alive=keep_alive, policy=policy)
+    kept = {} if keep_alive is None else {"keep_alive": keep_alive}  # None: the backend's own default
+    return OllamaBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, policy=policy, **kept)
 
 
 def servers_kind(servers: Sequence[Server]) -> str:

@@ -65,7 +65,7 @@ class RunExecutor:
         self.backends: dict[str, LLMBackend] = {}
         for s in self.servers:
             try:
-                self.backends[s.name] = given.get(s.name) or connect(s, keep_alive=config.get("keep_alive", "10m"))
+                self.backends[s.name] = given.get(s.name) or connect(s, keep_alive=config.get("keep_alive"))
             except ServerNotAllowed as exc:
                 self.refusal = str(exc)
         self.items = list(run_items(run).order_by("position").values_list("pk", "inputs", "output"))
