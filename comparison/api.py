@@ -11,7 +11,13 @@ from accounts.access import require_admin, require_researcher
 from comparison.models import ComparisonJob
 from comparison.schemas import ComparisonIn, ComparisonOut, ErrorOut
 from comparison.selectors import job_progress, jobs_for_list
-from comparison.services.jobs import JobError, job_cancel, job_create, job_enqueue, job_resume
+from comparison.services.jobs import (
+    JobError,
+    comparison_cancel,
+    comparison_create,
+    comparison_enqueue,
+    comparison_resume,
+)
 from comparison.services.results import export_document
 from corpus.models import Dataset
 from jobs.api import job_action_answer
@@ -41,11 +47,11 @@ def create_comparison(request: HttpRequest, payload: ComparisonIn):
     if dataset is None:
         return Status(404, {"detail": f"no dataset named {payload.dataset!r}"})
     try:
-        job = job_create(dataset=dataset, metrics=payload.metrics, aspects=payload.aspects,
+        job = comparison_create(dataset=dataset, metrics=payload.metrics, aspects=payload.aspects,
                          ollama_url=payload.ollama_url, gptscore_url=payload.gptscore_url, user=request.user)
     except JobError as exc:
         return Status(400, {"detail": str(exc)})
-    job_enqueue(job)
+    comparison_enqueue(job)
     return Status(201, job_progress(_job(job.pk)))
 
 
@@ -70,7 +76,7 @@ def export_comparison(request: HttpRequest, job_id: int):
 def cancel_comparison(request: HttpRequest, job_id: int):
     require_admin(request)
     job = _job(job_id)
-    return job_action_answer(job, lambda: job_cancel(job=job), "cancel", lambda job: job_progress(_job(job.pk)))
+    return job_action_answer(job, lambda: comparison_cancel(job=job), "cancel", lambda job: job_progress(_job(job.pk)))
 
 
 @router.post("/comparisons/{job_id}/resume", response={200: ComparisonOut, 409: ErrorOut},
@@ -78,4 +84,4 @@ def cancel_comparison(request: HttpRequest, job_id: int):
 def resume_comparison(request: HttpRequest, job_id: int):
     require_admin(request)
     job = _job(job_id)
-    return job_action_answer(job, lambda: job_resume(job=job), "resume", lambda job: job_progress(_job(job.pk)))
+    return job_action_answer(job, lambda: comparison_resume(job=job), "resume", lambda job: job_progress(_job(job.pk)))

@@ -12,6 +12,10 @@ from jobs.models import Job
 class ComparisonJob(Job):
     """Metrics against a dataset's human scores on some aspects; its results are computed when it ends."""
 
+    task_name = "tasks.comparison.run_comparison"
+    cancelled_message = "Cancelled by an admin; the scores computed so far are kept."
+    kept_message = "Scores already computed are kept; resume the job."
+
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="comparison_jobs")
     metrics = models.JSONField(default=list, help_text="Metric names as given, e.g. ['length', 'gptscore:opt'].")
     aspects = models.JSONField(default=list, help_text="Human-score keys of the dataset, in the dataset's order.")
@@ -30,6 +34,11 @@ class ComparisonJob(Job):
 
     def __str__(self) -> str:
         return f"comparison {self.pk} on {self.dataset_id}"
+
+    def done_total(self) -> tuple[int, int]:
+        """The sums over its metrics' {done, total} (one JSON entry per metric)."""
+        entries = [e for e in (self.progress or {}).values() if isinstance(e, dict)]
+        return sum(int(e.get("done", 0)) for e in entries), sum(int(e.get("total", 0)) for e in entries)
 
 
 class MetricScore(models.Model):

@@ -17,7 +17,8 @@ from comparison.engine.correlation import COEFFICIENTS, LEVELS
 from comparison.forms import ComparisonLaunchForm
 from comparison.models import ComparisonJob
 from comparison.selectors import correlation_grid, job_progress, jobs_for_list
-from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, JobError, job_cancel, job_create, job_enqueue, job_resume
+from comparison.services import jobs as services
+from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, JobError, comparison_create, comparison_enqueue
 from comparison.services.results import csv_rows, export_document
 from jobs.models import JobStatus
 from jobs.views import job_action_views, job_page
@@ -39,13 +40,13 @@ def comparison_new(request: HttpRequest) -> HttpResponse:
     form = ComparisonLaunchForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            job = job_create(dataset=form.cleaned_data["dataset"], metrics=form.cleaned_data["metrics"],
+            job = comparison_create(dataset=form.cleaned_data["dataset"], metrics=form.cleaned_data["metrics"],
                              aspects=form.aspect_list(), ollama_url=form.cleaned_data["ollama_url"] or None,
                              gptscore_url=form.cleaned_data["gptscore_url"] or None, user=request.user)
         except JobError as exc:
             form.add_error(None, str(exc))
         else:
-            job_enqueue(job)
+            comparison_enqueue(job)
             messages.success(request, f"Comparison {job.pk} queued.")
             return redirect("comparison_detail", pk=job.pk)
     return render(request, "comparison/new.html", {"form": form, "no_logprobs": NO_LOGPROBS_IN_OLLAMA})
@@ -68,7 +69,8 @@ def comparison_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 comparison_cancel, comparison_resume = job_action_views(
-    allow=require_admin, get=_get_job, cancel=lambda job: job_cancel(job=job), resume=lambda job: job_resume(job=job),
+    allow=require_admin, get=_get_job, cancel=lambda job: services.comparison_cancel(job=job),
+    resume=lambda job: services.comparison_resume(job=job),
     to="comparison_detail", kept="stored scores are kept and not computed again.",
 )
 

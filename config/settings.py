@@ -229,6 +229,8 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 24 * 3600)
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 24 * 3600 - 60)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 RUN_STALE_SECONDS = env_int("RUN_STALE_SECONDS", 90)  # a running job with no heartbeat for this long is resumable
+# Every worker sweeps this often for jobs whose worker died and re-queues them (0: only when a worker starts).
+JOB_SWEEP_SECONDS = env_int("JOB_SWEEP_SECONDS", RUN_STALE_SECONDS)
 # How long a run keeps retrying to store an arrived LLM answer while PostgreSQL is unreachable (a restart).
 RUN_DB_PATIENCE_SECONDS = env_float("RUN_DB_PATIENCE_SECONDS", 120.0)
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
@@ -259,6 +261,19 @@ LLM_ANSWER_TOKENS = env_int("LLM_ANSWER_TOKENS", 2048)  # num_predict / max_toke
 OLLAMA_PARALLEL = env_int("OLLAMA_PARALLEL", 4)
 ENSEMBLE_PRESET = env_str("ENSEMBLE_PRESET", "paper")
 LLM_SEED = env_int("LLM_SEED", 42)
+# The one retry policy of every LLM job: its defaults are in evaluation.llm.policy.RetryPolicy; these variables
+# override them (transport retries of a failing server, their backoff in seconds, doubling up to a cap; tries of
+# an answer that does not parse and their temperature; whether an unreadable answer is sent back once).
+LLM_RETRY = {
+    field: value for field, value in {
+        "transport_retries": env_int("LLM_TRANSPORT_RETRIES", None),  # type: ignore[arg-type]
+        "backoff": env_float("LLM_RETRY_BACKOFF", None),  # type: ignore[arg-type]
+        "max_backoff": env_float("LLM_RETRY_MAX_BACKOFF", None),  # type: ignore[arg-type]
+        "answer_attempts": env_int("LLM_ANSWER_ATTEMPTS", None),  # type: ignore[arg-type]
+        "retry_temperature": env_float("LLM_RETRY_TEMPERATURE", None),  # type: ignore[arg-type]
+        "repair": env_bool("LLM_REPAIR", None),  # type: ignore[arg-type]
+    }.items() if value is not None
+}
 # The model that writes missing LLM-based DHP perturbations (blank: the evaluator's model, or the preset's supervisor).
 DHP_PERTURB_MODEL = env_str("DHP_PERTURB_MODEL", "")
 GPTSCORE_URL = env_str("GPTSCORE_URL", "")  # an OpenAI-compatible /v1 server with echo+logprobs (vLLM, llama.cpp)

@@ -224,6 +224,9 @@ class ErrorSpan(models.Model):
 class ExportJob(Job):
     """A dataset export written by a worker (large exports from the browser); progress is polled from here."""
 
+    task_name = "tasks.exporting.run_export"
+    progress_fields = ("done", "total")
+
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="export_jobs")
     format = models.CharField(max_length=16)
     filters = models.JSONField(default=dict, blank=True, help_text="The export filter's non-empty fields.")

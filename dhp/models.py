@@ -130,6 +130,11 @@ class SurveyWeights(models.Model):
 class DhpRun(Job):
     """One DHP benchmark job: perturb (if needed), score originals and perturbed texts, test, combine."""
 
+    task_name = "tasks.dhp.run_dhp"
+    cancelled_message = "Cancelled by an admin; stored scores and calls are kept."
+    kept_message = "Stored calls are kept; resume the run once the server can answer."
+    progress_fields = ("done_steps", "total_steps")
+
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="dhp_runs")
     evaluator = models.CharField(max_length=200, help_text="An Ollama model, 'ensemble' or 'distilled:MODEL'.")
     metrics = models.JSONField()

@@ -8,8 +8,9 @@ from django.contrib import admin
 from evaluation import models
 from evaluation.engine.errors import EngineError
 from evaluation.engine.prompts import validate_template
-from evaluation.runs.launch import run_cancel, run_resume
+from evaluation.runs.launch import run_cancel
 from evaluation.services.templates import template_revise
+from jobs.admin import JobAdmin
 
 
 @admin.register(models.Aspect)
@@ -56,24 +57,14 @@ class EvaluatorAdmin(admin.ModelAdmin):
     list_display = ("name", "kind", "created_at")
 
 
-@admin.action(description="Cancel the selected runs")
-def cancel_runs(modeladmin, request, queryset) -> None:
-    n = sum(run_cancel(run=run) for run in queryset)
-    modeladmin.message_user(request, f"Cancellation requested for {n} run(s).")
-
-
-@admin.action(description="Resume the selected paused or failed runs")
-def resume_runs(modeladmin, request, queryset) -> None:
-    n = sum(run_resume(run=run) for run in queryset)
-    modeladmin.message_user(request, f"{n} run(s) queued again; finished calls come from the cache.")
-
-
 @admin.register(models.EvaluatorRun)
-class EvaluatorRunAdmin(admin.ModelAdmin):
-    actions = [cancel_runs, resume_runs]
+class EvaluatorRunAdmin(JobAdmin):
     list_display = ("label", "evaluator", "dataset", "aspect", "status", "done_calls", "total_calls", "created_at")
     list_filter = ("status", "evaluator")
     readonly_fields = ("progress", "templates", "config", "celery_task_id", "heartbeat_at")
+
+    def cancel_job(self, job: models.EvaluatorRun) -> bool:
+        return run_cancel(run=job)
 
 
 @admin.register(models.LLMCall)

@@ -99,6 +99,11 @@ class EvaluatorRun(Job, Source):
     A run is the source of the annotations it writes (its `label` is their source name), so annotations
     point down to their source and the corpus never refers to evaluation."""
 
+    task_name = "tasks.preannotation.run_preannotation"
+    cancelled_message = "Cancelled by an admin; completed calls and annotations are kept."
+    kept_message = "Completed calls are kept; resume the run afterwards."
+    progress_fields = ("done_calls", "total_calls")
+
     source = models.OneToOneField(
         Source, on_delete=models.CASCADE, parent_link=True, primary_key=True, related_name="run"
     )

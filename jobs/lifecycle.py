@@ -55,6 +55,28 @@ def job_enqueue(task_name: str, pk: int) -> None:
     transaction.on_commit(partial(current_app.send_task, task_name, args=[pk]))
 
 
+def job_queue(job: Job) -> None:
+    """Queue the task its kind declares (`task_name`) once the surrounding transaction commits."""
+    job_enqueue(type(job).task_name, job.pk)
+
+
+def job_requeue(job: Job, *, enqueue: bool = True) -> bool:
+    """Make a paused, failed or abandoned job pending again and queue it (unless `enqueue` is False: a job
+    run inside another one); False when it cannot be resumed."""
+    resumed = job_resume(type(job), job.pk)
+    if resumed and enqueue:
+        job_queue(job)
+    return resumed
+
+
+def job_checkpoint(model: type[J], pk: int, **fields: object) -> None:
+    """The one call a job's work makes between batches: the heartbeat (with any progress `fields`) and the
+    cancel check, which ends the job as cancelled with its kind's `cancelled_message`."""
+    job_beat(model, pk, **fields)
+    if job_cancel_requested(model, pk):
+        raise JobStopped(JobStatus.CANCELLED, model.cancelled_message)
+
+
 def job_claim(model: type[J], pk: int, token: str) -> bool:
     """Take job `pk` for the worker `token`: a pending or paused one, or a running one whose worker stopped.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -31,7 +32,17 @@ def stale_after() -> timedelta:
 
 
 class Job(models.Model):
-    """What every long job records about its own lifecycle; the services in jobs.lifecycle write it."""
+    """What every long job records about its own lifecycle; the services in jobs.lifecycle write it.
+
+    A kind declares, as class attributes: `task_name`, the Celery task that executes it (the task takes its
+    `name=` from here, so it is written once); `cancelled_message`, what a job cancelled mid-work says;
+    `kept_message`, what a job paused by an LLM error says is kept and when to resume; and `progress_fields`,
+    the (done, total) pair of its columns that the progress bar reads."""
+
+    task_name: ClassVar[str] = ""
+    cancelled_message: ClassVar[str] = "Cancelled by an admin; the work done so far is kept."
+    kept_message: ClassVar[str] = "The work done so far is kept; resume the job afterwards."
+    progress_fields: ClassVar[tuple[str, str] | None] = None
 
     status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
     message = models.TextField(blank=True, default="", help_text="Why it failed or paused; what to do.")
@@ -46,6 +57,21 @@ class Job(models.Model):
 
     def is_finished(self) -> bool:
         return self.status in FINISHED
+
+    def can_cancel(self) -> bool:
+        """Whether `job_cancel` would stop it: anything not finished (a running job stops at its next checkpoint)."""
+        return not self.is_finished()
+
+    def can_resume(self) -> bool:
+        """Whether `job_resume` would queue it again: paused, failed, or running with a dead worker."""
+        return self.status in RESUMABLE or self.is_abandoned()
+
+    def done_total(self) -> tuple[int, int] | None:
+        """(done, total) from the kind's declared columns; None for a kind that declares none."""
+        if self.progress_fields is None:
+            return None
+        done, total = self.progress_fields
+        return int(getattr(self, done) or 0), int(getattr(self, total) or 0)
 
     def is_abandoned(self) -> bool:
         """Running, but its worker stopped beating (the staleness rule of jobs.lifecycle.stale_running)."""

@@ -1,8 +1,11 @@
-"""The one Celery base task of every job kind, and the recovery of every kind when a worker starts."""
+"""The one Celery base task of every job kind, and the recovery of every kind: when a worker starts, and
+then by a sweep every JOB_SWEEP_SECONDS in every worker, so a job whose worker died is taken over without
+waiting for a restart."""
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 
 from celery import Task, current_app
@@ -68,13 +71,51 @@ class JobTask(Task):
             self.apply_async((pk,), countdown=seconds + 1)
 
 
+    def sweep(self) -> list[int]:
+        """Re-queue this kind's stale jobs (no look-ahead at fresh ones: the next sweep sees them); return them."""
+        stale = jobs_needing_recovery(self.job_model)
+        for pk in stale:
+            log.warning("%s %s: its worker stopped beating; re-queued by the sweep", self.job_model.__name__, pk)
+            self.delay(pk)
+        return stale
+
+
+def _job_tasks() -> list[JobTask]:
+    return [task for task in list(current_app.tasks.values())
+            if isinstance(task, JobTask) and getattr(task, "job_model", None) is not None]
+
+
 def recover_all_jobs() -> None:
     """Recovery for every registered job kind."""
-    for task in list(current_app.tasks.values()):
-        if isinstance(task, JobTask) and getattr(task, "job_model", None) is not None:
-            task.recover()
+    for task in _job_tasks():
+        task.recover()
+
+
+def sweep_stale_jobs() -> dict[str, list[int]]:
+    """One sweep over every job kind: re-queue the jobs whose worker stopped beating (kind -> their ids)."""
+    return {task.job_model.__name__: task.sweep() for task in _job_tasks()}
+
+
+def start_sweeper(every: float, stop: threading.Event | None = None) -> threading.Thread:
+    """Sweep every `every` seconds from a daemon thread of this process until `stop` is set."""
+    stop = stop or threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(every):
+            try:
+                sweep_stale_jobs()
+            except DatabaseError:  # the database is away: the next sweep tries again
+                log.warning("job sweep skipped: database unreachable", exc_info=True)
+            finally:
+                close_old_connections()
+
+    thread = threading.Thread(target=loop, name="job-sweeper", daemon=True)
+    thread.start()
+    return thread
 
 
 @worker_ready.connect
 def _recover_on_start(**kwargs: object) -> None:
     recover_all_jobs()
+    if settings.JOB_SWEEP_SECONDS > 0:
+        start_sweeper(settings.JOB_SWEEP_SECONDS)

@@ -9,7 +9,7 @@ from dhp.services.runs import dhp_execute
 from jobs.worker import JobTask
 
 
-@shared_task(bind=True, base=JobTask, job_model=DhpRun, name="tasks.dhp.run_dhp")
+@shared_task(bind=True, base=JobTask, job_model=DhpRun, name=DhpRun.task_name)
 def run_dhp(self, run_id: int) -> str | None:
     """Execute DHP run `run_id`; a run held by a live worker is left alone, a stale one is taken over."""
     return self.run_job(run_id, dhp_execute)

@@ -9,7 +9,7 @@ from corpus.models import ExportJob
 from jobs.worker import JobTask
 
 
-@shared_task(bind=True, base=JobTask, job_model=ExportJob, name="tasks.exporting.run_export")
+@shared_task(bind=True, base=JobTask, job_model=ExportJob, name=ExportJob.task_name)
 def run_export(self, job_id: int) -> str | None:
     """Write export job `job_id`; one a live worker holds is left alone, one a dead worker left is taken over."""
     return self.run_job(job_id, export_job_run)

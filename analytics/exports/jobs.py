@@ -13,10 +13,8 @@ from analytics.exports.formats import EXTENSIONS, FORMATS, write_export
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset, ExportJob
 from corpus.services.annotation_export import ExportReport
-from jobs.lifecycle import job_beat, job_enqueue, job_finish, job_run
+from jobs.lifecycle import job_cancel, job_checkpoint, job_finish, job_queue, job_requeue, job_run
 from jobs.models import JobStatus
-
-EXPORT_TASK = "tasks.exporting.run_export"
 
 
 def export_dir(job: ExportJob) -> Path:
@@ -36,8 +34,18 @@ def export_job_create(*, dataset: Dataset, fmt: str, keep: ExportFilter, user=No
     job = ExportJob.objects.create(
         dataset=dataset, format=fmt, filters=filters, created_by=user, total=keep.items(dataset).count()
     )
-    job_enqueue(EXPORT_TASK, job.pk)
+    job_queue(job)
     return job
+
+
+def export_job_cancel(*, job: ExportJob) -> bool:
+    """Stop an export: a waiting one (or one whose worker died) at once, a running one at its next checkpoint."""
+    return job_cancel(ExportJob, job.pk)
+
+
+def export_job_resume(*, job: ExportJob, enqueue: bool = True) -> bool:
+    """Queue a failed or abandoned export again; it is written again from the start (it keeps no partial state)."""
+    return job_requeue(job, enqueue=enqueue)
 
 
 def export_job_run(job_id: int, *, token: str = "sync") -> str | None:
@@ -57,7 +65,7 @@ def _write(job: ExportJob) -> str:
     stem = f"{job.dataset.pk}-{_safe(job.dataset.name)}-export{job.pk}"
     path = folder / f"{stem}.{EXTENSIONS[job.format]}"
     report = ExportReport()
-    files = write_export(job.dataset, job.format, keep, path, lambda done: job_beat(ExportJob, job.pk, done=done),
+    files = write_export(job.dataset, job.format, keep, path, lambda done: job_checkpoint(ExportJob, job.pk, done=done),
                          report)
     card = folder / f"{stem}.{EXTENSIONS[job.format]}.card.json"
     content = data_card(job.dataset, keep, fmt=job.format, report=report)

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
-from comparison.engine.ties import snap_ties
+from evaluation.engine.stats import correlations
+from evaluation.engine.ties import snap_ties
 
 COEFFICIENTS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 LEVELS: tuple[str, ...] = ("dataset", "sample", "system")
@@ -34,19 +35,10 @@ def _clean(value: float) -> float | None:
 
 
 def coefficients(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> dict[str, float | None]:
-    """Pearson r, Spearman rho and Kendall tau-b; None where undefined (too few points, a constant side).
-    The rank coefficients see values equal to within 1e-9 (relative) as ties."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    xr, yr = snap_ties(x), snap_ties(y)
-    if len(x) < MIN_POINTS or np.ptp(xr) == 0 or np.ptp(yr) == 0:
-        return dict.fromkeys(COEFFICIENTS)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return {
-            "pearson": _clean(sps.pearsonr(x, y).statistic),
-            "spearman": _clean(sps.spearmanr(xr, yr).statistic),
-            "kendall": _clean(sps.kendalltau(xr, yr).statistic),
-        }
+    """Pearson r, Spearman rho and Kendall tau-b of the one correlation function
+    (`evaluation.engine.stats.correlations`: near-equal values rank as ties); None where undefined."""
+    found = correlations(x, y)
+    return {"pearson": found.pearson, "spearman": found.spearman, "kendall": found.kendall}
 
 
 def _rowwise_pearson(x: np.ndarray, y: np.ndarray) -> np.ndarray:

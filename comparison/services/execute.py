@@ -8,7 +8,7 @@ from comparison.engine.metrics import parse_metrics
 from comparison.models import ComparisonJob
 from comparison.services.results import job_results
 from comparison.services.scoring import dataset_items, score_metric
-from jobs.lifecycle import JobStopped, job_beat, job_cancel_requested, job_finish, job_run
+from jobs.lifecycle import job_checkpoint, job_finish, job_run
 from jobs.models import JobStatus
 
 
@@ -21,9 +21,7 @@ class _Tracker:
     def progress(self, metric: str, done: int) -> None:
         entry = self.job.progress.setdefault(metric, {"done": 0, "total": done})
         entry["done"] = done
-        job_beat(ComparisonJob, self.job.pk, progress=self.job.progress)
-        if job_cancel_requested(ComparisonJob, self.job.pk):
-            raise JobStopped(JobStatus.CANCELLED, "Cancelled by an admin; the scores computed so far are kept.")
+        job_checkpoint(ComparisonJob, self.job.pk, progress=self.job.progress)
 
     def count_call(self, n: int) -> None:
         if n:
@@ -44,6 +42,6 @@ def _execute(job: ComparisonJob) -> str:
     return JobStatus.DONE
 
 
-def job_execute(job_id: int, *, token: str = "sync") -> str | None:
+def comparison_execute(job_id: int, *, token: str = "sync") -> str | None:
     """Claim and run a job; return its final status, or None when another worker holds it."""
     return job_run(ComparisonJob, job_id, token, _execute, related=("dataset__task",))

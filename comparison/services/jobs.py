@@ -17,12 +17,11 @@ from evaluation.llm.errors import BackendError
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.servers import ServerKind, ServerListError
 from evaluation.models import Aspect, EvaluatorRun
-from evaluation.runs.backends import connect
+from evaluation.runs.backends import connect, retry_policy
 from evaluation.runs.launch import LaunchError, check_models, gptscore_server
 from jobs import lifecycle
 from jobs.models import JobStatus
 
-COMPARISON_TASK = "tasks.comparison.run_comparison"
 NO_LOGPROBS_IN_OLLAMA = (
     "Ollama returns log-probabilities only of tokens it generates, never of a given text, so GPTScore cannot "
     "run through it: give an OpenAI-compatible server with echo and logprobs on /v1/completions (vLLM >= "
@@ -103,7 +102,7 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
     gpt = [s.model for s in specs if s.family is Family.GPTSCORE and not s.local]
     if gpt:
         try:
-            with connect(options["gptscore_url"], default=ServerKind.OPENAI, max_retries=0) as backend:
+            with connect(options["gptscore_url"], default=ServerKind.OPENAI, policy=retry_policy().once()) as backend:
                 backend.check(gpt)
                 for model in gpt:
                     logprob_preflight(backend, model)
@@ -112,7 +111,7 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
 
 
 @transaction.atomic
-def job_create(
+def comparison_create(
     *,
     dataset: Dataset,
     metrics: Sequence[str] | str,
@@ -163,18 +162,15 @@ def job_create(
     )
 
 
-def job_enqueue(job: ComparisonJob) -> None:
-    lifecycle.job_enqueue(COMPARISON_TASK, job.pk)
+def comparison_enqueue(job: ComparisonJob) -> None:
+    lifecycle.job_queue(job)
 
 
-def job_cancel(*, job: ComparisonJob) -> bool:
+def comparison_cancel(*, job: ComparisonJob) -> bool:
     """A pending or paused job (or one whose worker died) stops at once, a running one at its next batch."""
     return lifecycle.job_cancel(ComparisonJob, job.pk, message="Cancelled.")
 
 
-def job_resume(*, job: ComparisonJob, enqueue: bool = True) -> bool:
+def comparison_resume(*, job: ComparisonJob, enqueue: bool = True) -> bool:
     """Queue a paused, failed or abandoned job again; every stored score is kept and not asked again."""
-    updated = lifecycle.job_resume(ComparisonJob, job.pk)
-    if updated and enqueue:
-        job_enqueue(job)
-    return updated
+    return lifecycle.job_requeue(job, enqueue=enqueue)

@@ -24,11 +24,11 @@ from dhp.services.surveys import weights_for_run
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG
-from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing, OutOfMemory
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
 from evaluation.runs.execute import run_execute
+from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from evaluation.runs.launch import MAX_PARALLEL, LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
 from evaluation.selectors import run_problems
@@ -36,10 +36,10 @@ from jobs.lifecycle import (
     JobStopped,
     job_beat,
     job_cancel,
-    job_cancel_requested,
-    job_enqueue,
+    job_checkpoint,
     job_finish,
-    job_resume,
+    job_queue,
+    job_requeue,
     job_run,
     job_run_nested,
 )
@@ -47,24 +47,25 @@ from jobs.models import JobStatus
 
 log = logging.getLogger(__name__)
 
-DHP_TASK = "tasks.dhp.run_dhp"
 MAX_SAMPLES = 20  # samples per text: the page's limit; each is one LLM call per text and metric
 SAMPLE_TEMPERATURE = 0.7  # n samples of one prompt differ only through sampling (and their seeds)
-MAX_ATTEMPTS = 3
+
+
+DIRECT = "direct"  # DHP's own scoring prompt, one model; the other modes are evaluator runs' (RunMode)
 
 
 def evaluator_mode(evaluator: str) -> tuple[str, str]:
-    """('direct', MODEL) | ('ensemble', '') | ('distilled', MODEL) from the CLI's --evaluator."""
-    if evaluator == "ensemble":
-        return "ensemble", ""
-    if evaluator.startswith("distilled:"):
+    """(DIRECT, MODEL) | (RunMode.ENSEMBLE, '') | (RunMode.DISTILLED, MODEL) from the CLI's --evaluator."""
+    if evaluator == RunMode.ENSEMBLE:
+        return RunMode.ENSEMBLE, ""
+    if evaluator.startswith(f"{RunMode.DISTILLED}:"):
         model = evaluator.split(":", 1)[1].strip()
         if not model:
             raise DhpError("--evaluator distilled:MODEL needs a model name after the colon")
-        return "distilled", model
+        return RunMode.DISTILLED, model
     if not evaluator.strip():
         raise DhpError("--evaluator is empty")
-    return "direct", evaluator.strip()
+    return DIRECT, evaluator.strip()
 
 
 @transaction.atomic
@@ -88,7 +89,7 @@ def dhp_create(
     if not 0 <= seed <= INT32_MAX:
         raise DhpError(f"--seed must be between 0 and {INT32_MAX}")
     notes = []
-    if mode != "direct" and samples != 1:
+    if mode != DIRECT and samples != 1:
         notes.append(f"{mode} answers at temperature 0: one sample per text instead of {samples}")
         samples = 1
     parallel = parallel or settings.OLLAMA_PARALLEL
@@ -127,7 +128,7 @@ def dhp_create(
 
 
 def dhp_enqueue(run: DhpRun) -> None:
-    job_enqueue(DHP_TASK, run.pk)
+    job_queue(run)
 
 
 def dhp_cancel(*, run: DhpRun) -> bool:
@@ -136,10 +137,7 @@ def dhp_cancel(*, run: DhpRun) -> bool:
 
 def dhp_resume(*, run: DhpRun, enqueue: bool = True) -> bool:
     """Queue a paused, failed or abandoned run again; stored scores and calls are not asked again."""
-    updated = job_resume(DhpRun, run.pk)
-    if updated and enqueue:
-        dhp_enqueue(run)
-    return updated
+    return job_requeue(run, enqueue=enqueue)
 
 
 class DhpExecutor:
@@ -165,8 +163,7 @@ class DhpExecutor:
         job_beat(DhpRun, self.run.pk, **fields)
 
     def _check_cancel(self) -> None:
-        if job_cancel_requested(DhpRun, self.run.pk):
-            raise JobStopped(JobStatus.CANCELLED, "Cancelled by an admin; stored scores and calls are kept.")
+        job_checkpoint(DhpRun, self.run.pk)
 
     def execute(self) -> str:
         try:
@@ -174,13 +171,11 @@ class DhpExecutor:
             texts = self._texts(pairs)
             self._score(texts)
             self._analyse(pairs)
-        except BackendUnavailable as exc:
-            self._finish(JobStatus.PAUSED, f"{exc} Stored calls are kept; resume the run when the server is back.")
-            return JobStatus.PAUSED
-        except OutOfMemory as exc:  # not retried; the operator frees memory, then resumes
-            self._finish(JobStatus.PAUSED, f"{exc} Stored calls are kept.")
-            return JobStatus.PAUSED
-        except (ModelMissing, BackendError, DhpError, LaunchError) as exc:
+        except LLM_ERRORS as exc:
+            stop = llm_stopped(exc, kept=DhpRun.kept_message)
+            self._finish(stop.status, stop.message)
+            return stop.status
+        except (DhpError, LaunchError) as exc:
             self._finish(JobStatus.FAILED, str(exc))
             return JobStatus.FAILED
         self._finish(JobStatus.DONE, "")
@@ -226,7 +221,7 @@ class DhpExecutor:
     def _score(self, texts: list[Item]) -> None:
         total = len(texts) * len(self.run.metrics) * self.run.samples
         self._update(phase="scoring", total_steps=total)
-        if self.mode == "direct":
+        if self.mode == DIRECT:
             self._score_direct(texts)
         else:
             self._score_with_runs(texts)
@@ -269,13 +264,13 @@ class DhpExecutor:
                     self._check_cancel()
 
             ask_many(backend, self.model, digest, asks, parse=parse_direct_score, parallel=run.parallel,
-                     attempts=MAX_ATTEMPTS, on_batch=on_batch)
+                     on_batch=on_batch)
 
     def _score_with_runs(self, texts: list[Item]) -> None:
         """The ensemble or the distilled model: one evaluation run per metric over exactly these texts."""
         run = self.run
         ids = [item.pk for item in texts]
-        mode = RunMode.ENSEMBLE if self.mode == "ensemble" else RunMode.DISTILLED
+        mode = RunMode(self.mode)
         kind = AnnotationKind.ENSEMBLE if mode is RunMode.ENSEMBLE else AnnotationKind.ANNOTATOR
         existing = {r.aspect.name: r for r in run.evaluator_runs.select_related("aspect")}
         for metric in run.metrics:

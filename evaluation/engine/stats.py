@@ -15,6 +15,7 @@ from scipy.optimize import linear_sum_assignment
 
 from corpus import protocol
 from evaluation.engine.errors import EngineError
+from evaluation.engine.ties import snap_ties
 
 # The study protocol's vocabulary, in the column and row order of the paper's Table 4. corpus.protocol imports
 # no Django, so the engine stays Django-free.
@@ -479,18 +480,22 @@ class Correlation:
 
 
 def correlations(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> Correlation:
-    """Return Pearson, Spearman and Kendall (tau-b) with p-values; None where undefined (n < 3, a constant side)."""
+    """Return Pearson, Spearman and Kendall (tau-b) with p-values; None where undefined (n < 3, a constant side).
+
+    The one correlation of the project: the rank coefficients see values equal to within 1e-9 (relative) as
+    ties (`ties.snap_ties`), so float noise in means never breaks a tie; Pearson reads the values as they are."""
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xs.shape != ys.shape:
         raise EngineError(f"correlation needs paired values, got {xs.size} and {ys.size}")
     n = int(xs.size)
-    if n < 3 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+    xr, yr = snap_ties(xs), snap_ties(ys)
+    if n < 3 or np.ptp(xr) == 0 or np.ptp(yr) == 0:
         return Correlation(n=n)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pr = sps.pearsonr(xs, ys)
-        sr = sps.spearmanr(xs, ys)
-        kt = sps.kendalltau(xs, ys)
+        sr = sps.spearmanr(xr, yr)
+        kt = sps.kendalltau(xr, yr)
     return Correlation(
         n=n,
         pearson=_finite(pr.statistic), pearson_p=_finite(pr.pvalue),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from errors import UserError
+
 OLLAMA = "Ollama"
 OPENAI = "the OpenAI-compatible server (vLLM, llama.cpp, TGI)"
 
@@ -66,3 +68,7 @@ class ModelMissing(BackendError):
 
 class ServerNotAllowed(BackendError):
     """An address outside the allowlist: the app fetches a job's servers itself, so it talks to none other."""
+
+
+class ServerListError(UserError, ValueError):
+    """A server address that cannot be used; the message names it and shows the accepted forms."""

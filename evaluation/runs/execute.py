@@ -20,10 +20,11 @@ from corpus.models import Annotation, AnnotationKind
 from evaluation.engine.parsing import parse_supervisor_answer
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.budget import ModelBudget
-from evaluation.llm.errors import BackendError, ModelMissing, OutOfMemory, ServerNotAllowed
+from evaluation.llm.errors import BackendError, ModelMissing, ServerNotAllowed
 from evaluation.llm.servers import Server, models_on, parse_servers, servers_kind
 from evaluation.models import EvaluatorRun, RunCall
 from evaluation.runs.backends import connect
+from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.modes import DEFAULT_MODE, Phase, mode_spec
 from evaluation.runs.placement import ModelWork, Placement, PlacementError, place, placement_record
@@ -36,8 +37,7 @@ from jobs.models import JobStatus
 
 log = logging.getLogger(__name__)
 
-CANCELLED = "Cancelled by an admin; completed calls and annotations are kept."
-KEPT = "Completed calls are kept; resume the run afterwards."
+KEPT = EvaluatorRun.kept_message
 
 
 def run_servers(run: EvaluatorRun) -> list[Server]:
@@ -65,7 +65,7 @@ class RunExecutor:
         self.backends: dict[str, LLMBackend] = {}
         for s in self.servers:
             try:
-                self.backends[s.name] = given.get(s.name) or connect(s, keep_alive=config.get("keep_alive", "10m"))
+                self.backends[s.name] = given.get(s.name) or connect(s, keep_alive=config.get("keep_alive"))
             except ServerNotAllowed as exc:
                 self.refusal = str(exc)
         self.items = list(run_items(run).order_by("position").values_list("pk", "inputs", "output"))
@@ -92,15 +92,10 @@ class RunExecutor:
                 lanes, parallel=self.run.parallel, on_answers=self._store, on_batch=self._record,
                 on_server_lost=self._server_lost,
             ).run()
-        except OutOfMemory as exc:  # retrying will not help; the operator frees memory, then resumes
-            self.writer.finish(JobStatus.PAUSED, f"{exc} {KEPT}")
-            return JobStatus.PAUSED
-        except ModelMissing as exc:  # a model deleted mid-job: waiting will not bring it back
-            self.writer.finish(JobStatus.FAILED, str(exc))
-            return JobStatus.FAILED
-        except BackendError as exc:  # a refused request
-            self.writer.finish(JobStatus.FAILED, str(exc))
-            return JobStatus.FAILED
+        except LLM_ERRORS as exc:  # a lost server comes to `_server_lost` first; the policy decides the rest
+            stop = llm_stopped(exc, kept=KEPT)
+            self.writer.finish(stop.status, stop.message)
+            return stop.status
         finally:
             for backend in self.backends.values():
                 backend.close()
@@ -234,7 +229,7 @@ class RunExecutor:
         if interrupted:
             return
         if self.writer.cancel_requested():
-            raise JobStopped(JobStatus.CANCELLED, CANCELLED)
+            raise JobStopped(JobStatus.CANCELLED, EvaluatorRun.cancelled_message)
         if phase.role == RunCall.Role.ANNOTATOR and self.supervisor is not None:
             for outcome in outcomes:
                 self.answered.setdefault(outcome.step.item_id, set()).add(phase.model)

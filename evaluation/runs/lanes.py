@@ -28,7 +28,8 @@ from typing import Any
 
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMBackend
-from evaluation.llm.errors import BackendError, BackendUnavailable
+from evaluation.llm.errors import BackendError
+from evaluation.llm.policy import server_lost
 from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, Outcome, Step, StepInterrupted, perform
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ class Lane:
     backend: LLMBackend
     feeds: list[Feed] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
-    failure: BackendError | None = None
+    failure: BaseException | None = None
     lost: bool = False
     warm: Callable[[str], None] | None = None  # loads a model before its requests come (None: no such call)
 
@@ -188,7 +189,7 @@ class LaneScheduler:
             _keep_answers(step, error.outcome)
             feed.steps.appendleft(step)
             return False
-        if isinstance(error, BackendUnavailable):
+        if server_lost(error):
             if lane.failure is None:
                 lane.failure = error
                 lane.stop.set()  # its other requests end after their current attempt

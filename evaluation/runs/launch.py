@@ -31,10 +31,7 @@ from evaluation.runs import backends
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
 from evaluation.runs.placement import place, placement_record
 from evaluation.runs.timings import model_works
-from jobs.lifecycle import job_cancel, job_enqueue, job_resume
-
-RETRY_TEMPERATURE = 0.1
-MAX_ANSWER_ATTEMPTS = 4  # the first try and three warmer retries of an unparseable answer
+from jobs.lifecycle import job_cancel, job_queue, job_requeue
 
 
 class LaunchError(UserError):
@@ -158,7 +155,7 @@ def run_create(
     user=None,
     check: bool = True,
     item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
-    repair: bool = True,  # send an unreadable answer back once to be restated (evaluation.engine.repair)
+    repair: bool | None = None,  # send an unreadable answer back once to be restated (default: the retry policy)
     answer_format: str = "text",  # "json": a schema-constrained answer (evaluation.engine.answer_schema)
     part_of: str = "",  # the job this run serves (e.g. "DHP run 7"); such runs stay out of the researchers' lists
 ) -> EvaluatorRun:
@@ -221,6 +218,7 @@ def run_create(
         placed = place(model_works(dict.fromkeys(phases, n_items)), available, parallel=parallel)
         digests = {model: available[server][model] for model, server in placed.models.items()}
         placement = placement_record(placed, {s.name: s.kind.value for s in servers})
+    policy = backends.retry_policy()
     config = {
         "mode": spec.mode.value,
         "preset": chosen.name if used_preset else "",
@@ -231,11 +229,11 @@ def run_create(
         "answer_format": answer_format,
         "answer_tokens": (chosen.answer_tokens if used_preset else None) or settings.LLM_ANSWER_TOKENS,
         "think": dict(chosen.think) if used_preset else {},
-        "retry_temperature": RETRY_TEMPERATURE,
-        "max_answer_attempts": MAX_ANSWER_ATTEMPTS,
+        "retry_temperature": policy.retry_temperature,  # frozen: a resumed run asks with the same cache keys
+        "max_answer_attempts": policy.answer_attempts,
         "outlier_rule": outlier_rule,
         "keep_alive": settings.OLLAMA_KEEP_ALIVE,
-        "repair": bool(repair),
+        "repair": policy.repair if repair is None else bool(repair),
     }
     if item_ids is not None:
         config["item_ids"] = sorted(set(item_ids))
@@ -258,12 +256,9 @@ def run_create(
     return run
 
 
-PREANNOTATION_TASK = "tasks.preannotation.run_preannotation"
-
-
 def run_enqueue(run: EvaluatorRun) -> None:
     """Queue the run's Celery job once the surrounding transaction commits."""
-    job_enqueue(PREANNOTATION_TASK, run.pk)
+    job_queue(run)
 
 
 def run_cancel(*, run: EvaluatorRun) -> bool:
@@ -277,7 +272,4 @@ def run_cancel(*, run: EvaluatorRun) -> bool:
 
 def run_resume(*, run: EvaluatorRun, enqueue: bool = True) -> bool:
     """Put a paused, failed or abandoned run back in the queue; finished calls come from the cache."""
-    updated = job_resume(EvaluatorRun, run.pk)
-    if updated and enqueue:
-        run_enqueue(run)
-    return updated
+    return job_requeue(run, enqueue=enqueue)

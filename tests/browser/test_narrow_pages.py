@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment
-from comparison.services.execute import job_execute
-from comparison.services.jobs import job_create
+from comparison.services.execute import comparison_execute
+from comparison.services.jobs import comparison_create
 from corpus.models import Dataset
 from corpus.services.importing import items_import
 from dhp.engine.kinds import parse_kinds
@@ -72,9 +72,9 @@ def test_every_page_fits_390_px_without_sideways_scroll(browser, live_server, ma
     run = DhpRun.objects.get(pk=run.pk)
     items_import(path=SAMPLE_DATA / "meta_eval" / "dialogue.json", dataset_name="dialogue for a phone",
                  task_slug="dialogue")
-    job = job_create(dataset=Dataset.objects.get(name="dialogue for a phone"), metrics="length,wordllama@input",
+    job = comparison_create(dataset=Dataset.objects.get(name="dialogue for a phone"), metrics="length,wordllama@input",
                      check=False)
-    assert job_execute(job.pk) == JobStatus.DONE
+    assert comparison_execute(job.pk) == JobStatus.DONE
     item = built.items[0]
     pages = {
         admin: ["/", f"/datasets/{built.dataset.pk}/", f"/datasets/{built.dataset.pk}/items/{item.pk}/",

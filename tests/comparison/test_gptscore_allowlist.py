@@ -16,7 +16,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from comparison.models import ComparisonJob
-from comparison.services.jobs import JobError, job_create
+from comparison.services.jobs import JobError, comparison_create
 
 pytestmark = pytest.mark.django_db
 
@@ -70,7 +70,7 @@ def test_gptscore_url_outside_the_allowlist_reaches_nothing_from_page_api_or_com
     target = f"{listener.url}/secret/path?q=1"
 
     with pytest.raises(JobError, match="not an allowed GPTScore server"):
-        job_create(dataset=data, metrics="gptscore:m", gptscore_url=target)
+        comparison_create(dataset=data, metrics="gptscore:m", gptscore_url=target)
 
     api = Client().post("/api/comparisons", data=json.dumps({"dataset": "sums", "metrics": ["gptscore:m"],
                                                               "gptscore_url": target}),
@@ -118,7 +118,7 @@ def test_an_allowed_server_error_names_url_and_status_never_the_body(summaries):
     data = summaries
     try:
         with pytest.raises(JobError) as caught:
-            job_create(dataset=data, metrics="gptscore:m", gptscore_url=url)
+            comparison_create(dataset=data, metrics="gptscore:m", gptscore_url=url)
     finally:
         server.shutdown()
         server.server_close()

@@ -125,15 +125,15 @@ def test_a_missing_model_is_a_clear_error_without_any_download(tmp_path: Path) -
 @pytest.mark.django_db(transaction=True)
 def test_a_comparison_job_scores_gptscore_hf_locally_and_a_rerun_computes_nothing(gpt2_path: Path, summaries) -> None:
     from comparison.models import ComparisonJob, MetricScore
-    from comparison.services.execute import job_execute
-    from comparison.services.jobs import job_create
+    from comparison.services.execute import comparison_execute
+    from comparison.services.jobs import comparison_create
     from corpus.models import Item
     from evaluation.models import LLMCall
     from jobs.models import JobStatus
 
     metric = f"gptscore-hf:{gpt2_path}"
-    job = job_create(dataset=summaries, metrics=f"{metric},length", gptscore_url="")
-    assert job_execute(job.pk) == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
+    job = comparison_create(dataset=summaries, metrics=f"{metric},length", gptscore_url="")
+    assert comparison_execute(job.pk) == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
     items = list(Item.objects.filter(dataset=summaries))
     scores = {s.item_id: s.value for s in MetricScore.objects.filter(metric=metric)}
     assert set(scores) == {i.pk for i in items}
@@ -143,6 +143,6 @@ def test_a_comparison_job_scores_gptscore_hf_locally_and_a_rerun_computes_nothin
         call = next(c for p, c in audit.items() if p.endswith(item.output))
         context = call.prompt[: call.options["scored_from"]]
         assert scores[item.pk] == pytest.approx(_direct_decoder(gpt2_path, context, item.output), abs=1e-5)
-    again = job_create(dataset=summaries, metrics=metric, gptscore_url="")
-    assert job_execute(again.pk) == JobStatus.DONE
+    again = comparison_create(dataset=summaries, metrics=metric, gptscore_url="")
+    assert comparison_execute(again.pk) == JobStatus.DONE
     assert ComparisonJob.objects.get(pk=again.pk).llm_calls == 0

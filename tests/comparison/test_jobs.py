@@ -11,8 +11,8 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 
 from comparison.models import ComparisonJob, MetricScore
-from comparison.services.execute import job_execute
-from comparison.services.jobs import JobError, job_cancel, job_create, job_resume
+from comparison.services.execute import comparison_execute
+from comparison.services.jobs import JobError, comparison_cancel, comparison_create, comparison_resume
 from corpus.models import Dataset, Item
 from corpus.services.importing import items_import
 from jobs.models import JobStatus
@@ -20,20 +20,20 @@ from tests import factories
 
 
 def _run(dataset, metrics, **kw) -> ComparisonJob:
-    job = job_create(dataset=dataset, metrics=metrics, check=False, **kw)
-    assert job_execute(job.pk) == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
+    job = comparison_create(dataset=dataset, metrics=metrics, check=False, **kw)
+    assert comparison_execute(job.pk) == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
     return ComparisonJob.objects.get(pk=job.pk)
 
 
 def test_job_create_refusals_name_what_is_wrong(dialogue, summaries):
     with pytest.raises(JobError, match="unknown metric 'blue'"):
-        job_create(dataset=dialogue, metrics="length,blue")
+        comparison_create(dataset=dialogue, metrics="length,blue")
     with pytest.raises(JobError, match="no human scores for aspect 'fluency'.*naturalness"):
-        job_create(dataset=dialogue, metrics="length", aspects=["fluency"])
+        comparison_create(dataset=dialogue, metrics="length", aspects=["fluency"])
     with pytest.raises(JobError, match=r"bleu.*have none.*bleu@input"):
-        job_create(dataset=dialogue, metrics="length,bleu")
+        comparison_create(dataset=dialogue, metrics="length,bleu")
     with pytest.raises(JobError, match="Ollama returns log-probabilities only of tokens it generates"):
-        job_create(dataset=summaries, metrics="gptscore:opt", gptscore_url="")
+        comparison_create(dataset=summaries, metrics="gptscore:opt", gptscore_url="")
     assert not ComparisonJob.objects.exists()
 
 
@@ -64,15 +64,15 @@ def test_adding_a_metric_later_computes_only_that_metric(dialogue):
 
 
 def test_cancel_and_resume_keep_scores(dialogue):
-    job = job_create(dataset=dialogue, metrics="length", check=False)
-    assert job_cancel(job=job)
-    assert job_execute(job.pk) is None  # a cancelled job is never claimed
+    job = comparison_create(dataset=dialogue, metrics="length", check=False)
+    assert comparison_cancel(job=job)
+    assert comparison_execute(job.pk) is None  # a cancelled job is never claimed
     job.refresh_from_db()
-    assert job.status == JobStatus.CANCELLED and not job_resume(job=job, enqueue=False)
-    failed = job_create(dataset=dialogue, metrics="length", check=False)
+    assert job.status == JobStatus.CANCELLED and not comparison_resume(job=job, enqueue=False)
+    failed = comparison_create(dataset=dialogue, metrics="length", check=False)
     ComparisonJob.objects.filter(pk=failed.pk).update(status=JobStatus.FAILED)
-    assert job_resume(job=failed, enqueue=False)
-    assert job_execute(failed.pk) == JobStatus.DONE
+    assert comparison_resume(job=failed, enqueue=False)
+    assert comparison_execute(failed.pk) == JobStatus.DONE
 
 
 def test_compare_metrics_prints_the_job_id_and_export_follows_the_contract(dialogue, tmp_path):
@@ -109,7 +109,7 @@ def test_commands_refuse_bad_input_clearly(dialogue):
         call_command("compare_metrics", "--dataset", dialogue.name, "--metrics", "rouge1", "--sync")
     with pytest.raises(CommandError, match="no comparison job with id 999"):
         call_command("export_comparison", "--job", "999", "--format", "json")
-    job = job_create(dataset=dialogue, metrics="length", check=False)
+    job = comparison_create(dataset=dialogue, metrics="length", check=False)
     with pytest.raises(CommandError, match="pending, not done"):
         call_command("export_comparison", "--job", str(job.pk), "--format", "json")
 

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from comparison.models import ComparisonJob, MetricScore
-from comparison.services.execute import job_execute
-from comparison.services.jobs import JobError, job_create
+from comparison.services.execute import comparison_execute
+from comparison.services.jobs import JobError, comparison_create
 from comparison.services.results import export_document
 from corpus.models import Annotation, AnnotationKind, Item
 from evaluation.llm.logprob_preflight import PREFLIGHT_CONTEXT, PREFLIGHT_TEXT
@@ -39,7 +39,7 @@ def _requests(sim: OllamaSim) -> int:
 
 
 def _execute(job: ComparisonJob) -> ComparisonJob:
-    status = job_execute(job.pk)
+    status = comparison_execute(job.pk)
     job = ComparisonJob.objects.get(pk=job.pk)
     assert status == JobStatus.DONE, job.message
     return job
@@ -47,7 +47,7 @@ def _execute(job: ComparisonJob) -> ComparisonJob:
 
 def test_gptscore_is_the_mean_token_logprob_of_the_output_and_a_rerun_calls_nothing(summaries):
     with OllamaSim(SimConfig(models=["scorer-1b"], logprob=_word_logprob)) as sim:
-        job = _execute(job_create(dataset=summaries, metrics="gptscore:scorer-1b,length", gptscore_url=sim.url))
+        job = _execute(comparison_create(dataset=summaries, metrics="gptscore:scorer-1b,length", gptscore_url=sim.url))
         calls = _requests(sim)
         assert calls == 4  # one echo+logprobs request per item and aspect (4 items x 1 aspect)
         assert job.llm_calls == 4
@@ -59,10 +59,10 @@ def test_gptscore_is_the_mean_token_logprob_of_the_output_and_a_rerun_calls_noth
         assert audit.count() == 4
         assert {"mean", "tokens"} <= set(json.loads(audit.first().response))
 
-        again = _execute(job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url))
+        again = _execute(comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url))
         assert _requests(sim) == calls and again.llm_calls == 0  # the stored scores answer
         MetricScore.objects.filter(metric="gptscore:scorer-1b").delete()
-        third = _execute(job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url))
+        third = _execute(comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url))
         assert _requests(sim) == calls and third.llm_calls == 0  # the call cache answers
         assert MetricScore.objects.filter(metric="gptscore:scorer-1b").count() == 4
         row = next(r for r in job.results["correlations"]
@@ -73,10 +73,10 @@ def test_gptscore_is_the_mean_token_logprob_of_the_output_and_a_rerun_calls_noth
 def test_gptscore_refused_when_the_server_is_unreachable_or_lacks_the_model(summaries):
     with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
         with pytest.raises(JobError, match="other-7b"):
-            job_create(dataset=summaries, metrics="gptscore:other-7b", gptscore_url=sim.url)
+            comparison_create(dataset=summaries, metrics="gptscore:other-7b", gptscore_url=sim.url)
         url = sim.url
     with pytest.raises(JobError, match="Cannot reach"):
-        job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=url)
+        comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=url)
     assert not ComparisonJob.objects.exists()
 
 
@@ -87,7 +87,7 @@ def test_gptscore_refused_before_any_job_by_a_server_without_echo(summaries):
                         ("ignored", "lacks prompt log-probabilities .*no log-probabilities")):
         with OllamaSim(SimConfig(models=["scorer-1b"], echo=echo)) as sim:
             with pytest.raises(JobError, match=lacks) as refused:
-                job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+                comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
             assert "Only no echo is supported" not in str(refused.value)
             assert sim.stats.endpoint_hits["POST /v1/completions"] == 1  # the one-token preflight, nothing else
     assert not ComparisonJob.objects.exists()
@@ -96,25 +96,25 @@ def test_gptscore_server_must_be_on_the_allowlist(summaries, settings):
     """GPTScore's address goes through the same allowlist as every job's servers (it used to skip it)."""
     with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
         with pytest.raises(JobError, match="not an allowed GPTScore server"):
-            job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+            comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
         settings.GPTSCORE_URL = sim.url  # allowed when the job is made...
-        job = job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url, check=False)
+        job = comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url, check=False)
         settings.GPTSCORE_URL = ""  # ...then taken off the allowlist: the worker checks again and sends nothing
-        assert job_execute(job.pk) == JobStatus.FAILED
+        assert comparison_execute(job.pk) == JobStatus.FAILED
         assert sim.stats.requests == 0 and sim.stats.endpoint_hits.get("openai-models", 0) == 0
         job.refresh_from_db()
         assert "not an allowed LLM server" in job.message
         settings.GPTSCORE_URL = sim.url  # the admin's GPTScore server is allowed, as an OpenAI-compatible one
-        job = job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
-        assert job_execute(job.pk) == JobStatus.DONE
+        job = comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+        assert comparison_execute(job.pk) == JobStatus.DONE
         assert MetricScore.objects.filter(metric="gptscore:scorer-1b").count() == 4  # 4 items x 1 aspect
 
 
 def test_gptscore_job_pauses_when_the_server_goes_away_and_keeps_its_scores(summaries):
     with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
-        job = job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
+        job = comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
     ComparisonJob.objects.filter(pk=job.pk).update(options={**job.options, "gptscore_url": sim.url})
-    assert job_execute(job.pk) == JobStatus.PAUSED
+    assert comparison_execute(job.pk) == JobStatus.PAUSED
     job.refresh_from_db()
     assert "Cannot reach" in job.message and "resume" in job.message.lower()
 
@@ -125,7 +125,7 @@ def test_ensemble_metric_reuses_an_existing_run_without_a_call(dialogue, setting
         run = run_create(dataset=dialogue, aspect_name="naturalness", ollama_url=sim.url)
         assert run_execute(run.pk) == JobStatus.DONE
         before = _requests(sim)
-        job = _execute(job_create(dataset=dialogue, metrics="ensemble,length", aspects=["naturalness"],
+        job = _execute(comparison_create(dataset=dialogue, metrics="ensemble,length", aspects=["naturalness"],
                                   ollama_url=sim.url))
         assert _requests(sim) == before and job.llm_calls == 0
         assert job.runs == {"ensemble": {"naturalness": run.pk}}
@@ -138,13 +138,13 @@ def test_ensemble_metric_reuses_an_existing_run_without_a_call(dialogue, setting
     assert {r["metric"] for r in export_document(job)["scores"]} == {"ensemble", "length"}
     # with the run finished the Ollama server is not needed, not even to launch: the run's answers are read
     MetricScore.objects.all().delete()
-    later = _execute(job_create(dataset=dialogue, metrics="ensemble", aspects=["naturalness"], ollama_url=url))
+    later = _execute(comparison_create(dataset=dialogue, metrics="ensemble", aspects=["naturalness"], ollama_url=url))
     assert later.llm_calls == 0 and MetricScore.objects.filter(metric=key).count() == 6
 
 
 def test_annotator_metric_runs_the_model_once_then_never_again(dialogue):
     with OllamaSim(SimConfig(models=["qwen2.5:3b"])) as sim:
-        job = _execute(job_create(dataset=dialogue, metrics="annotator:qwen2.5:3b", aspects=["coherence"],
+        job = _execute(comparison_create(dataset=dialogue, metrics="annotator:qwen2.5:3b", aspects=["coherence"],
                                   ollama_url=sim.url))
         first = _requests(sim)
         assert first >= 6 and job.llm_calls == first  # one call per item (and retries of bad answers)
@@ -152,7 +152,7 @@ def test_annotator_metric_runs_the_model_once_then_never_again(dialogue):
         assert run.status == JobStatus.DONE and run.config["mode"] == "single"
         assert MetricScore.objects.filter(metric="annotator:qwen2.5:3b", aspect="coherence").count() == 6
         MetricScore.objects.all().delete()
-        again = _execute(job_create(dataset=dialogue, metrics="annotator:qwen2.5:3b", aspects=["coherence"],
+        again = _execute(comparison_create(dataset=dialogue, metrics="annotator:qwen2.5:3b", aspects=["coherence"],
                                     ollama_url=sim.url))
         assert _requests(sim) == first and again.llm_calls == 0
         assert again.runs == job.runs
@@ -160,12 +160,12 @@ def test_annotator_metric_runs_the_model_once_then_never_again(dialogue):
 
 def test_run_metric_refused_for_a_missing_ollama_model(dialogue):
     with OllamaSim(SimConfig(models=["qwen2.5:3b"])) as sim, pytest.raises(JobError, match="ollama pull nope:1b"):
-        job_create(dataset=dialogue, metrics="distilled:nope:1b", aspects=["coherence"], ollama_url=sim.url)
+        comparison_create(dataset=dialogue, metrics="distilled:nope:1b", aspects=["coherence"], ollama_url=sim.url)
 
 
 def test_distilled_metric_stores_the_0_to_100_score(dialogue):
     with OllamaSim(SimConfig(models=["gemma2:2b"])) as sim:
-        job = _execute(job_create(dataset=dialogue, metrics="distilled:gemma2:2b", aspects=["coherence"],
+        job = _execute(comparison_create(dataset=dialogue, metrics="distilled:gemma2:2b", aspects=["coherence"],
                                   ollama_url=sim.url))
         run = EvaluatorRun.objects.get(pk=job.runs["distilled:gemma2:2b"]["coherence"])
         assert run.config["mode"] == "distilled"
@@ -181,7 +181,7 @@ def test_gptscore_goes_through_the_budget_a_too_long_text_is_not_sent_nor_scored
     long_item = Item.objects.filter(dataset=summaries).order_by("position").first()
     Item.objects.filter(pk=long_item.pk).update(output="word " * 5_000)
     with OllamaSim(SimConfig(models=["scorer-1b"], profile="vllm", context_length=2_048)) as sim:
-        job = _execute(job_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url))
+        job = _execute(comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url))
         assert _requests(sim) == 3 and sim.stats.refused_too_long == 0
     scored = set(MetricScore.objects.filter(metric="gptscore:scorer-1b").values_list("item_id", flat=True))
     assert len(scored) == 3 and long_item.pk not in scored

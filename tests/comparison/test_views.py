@@ -8,16 +8,16 @@ import pytest
 from ninja.testing import TestClient
 
 from comparison.models import ComparisonJob
-from comparison.services.execute import job_execute
-from comparison.services.jobs import job_create
+from comparison.services.execute import comparison_execute
+from comparison.services.jobs import comparison_create
 from config.api import api
 from jobs.models import JobStatus
 
 
 @pytest.fixture
 def done_job(dialogue) -> ComparisonJob:
-    job = job_create(dataset=dialogue, metrics="length,wordllama@input", check=False)
-    assert job_execute(job.pk) == JobStatus.DONE
+    job = comparison_create(dataset=dialogue, metrics="length,wordllama@input", check=False)
+    assert comparison_execute(job.pk) == JobStatus.DONE
     return ComparisonJob.objects.get(pk=job.pk)
 
 
@@ -96,20 +96,20 @@ def test_downloads_and_plots(client, researcher, done_job):
 
 
 def test_progress_polling_partial(client, researcher, dialogue):
-    job = job_create(dataset=dialogue, metrics="length", check=False)
+    job = comparison_create(dataset=dialogue, metrics="length", check=False)
     client.force_login(researcher)
     response = client.get(f"/comparisons/{job.pk}/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="job-progress")
     assert response.status_code == 200
     body = response.content.decode()
     assert body.lstrip().startswith('<section class="card" id="job-progress"') and "0 / 6 scores" in body
-    job_execute(job.pk)
+    comparison_execute(job.pk)
     response = client.get(f"/comparisons/{job.pk}/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="job-progress")
     assert response.status_code == 286 and response["HX-Refresh"] == "true"  # stop polling, reload with results
 
 
 def test_django_admin_cancels_a_pending_job(client, django_user_model, dialogue):
     boss = django_user_model.objects.create_superuser("boss", "boss@example.org", "boss-pass-2026", role="admin")
-    job = job_create(dataset=dialogue, metrics="length", check=False)
+    job = comparison_create(dataset=dialogue, metrics="length", check=False)
     client.force_login(boss)
     assert client.get("/admin/comparison/comparisonjob/").status_code == 200
     response = client.post("/admin/comparison/comparisonjob/",

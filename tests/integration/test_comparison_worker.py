@@ -10,7 +10,7 @@ import pytest
 from celery import current_app
 
 from comparison.models import ComparisonJob, MetricScore
-from comparison.services.jobs import COMPARISON_TASK, job_create
+from comparison.services.jobs import comparison_create
 from corpus.models import Dataset
 from corpus.services.importing import items_import
 from jobs.models import JobStatus
@@ -25,8 +25,8 @@ def test_baseline_comparison_runs_on_a_worker_and_exports(celery_worker_factory,
     items_import(path=SAMPLE_DATA / "meta_eval" / "simplification.json", dataset_name="simp",
                  task_slug="simplification")
     dataset = Dataset.objects.get(name="simp")
-    job = job_create(dataset=dataset, metrics="length,chrf@input,rouge2@input,wordllama@input")
-    current_app.send_task(COMPARISON_TASK, args=[job.pk], queue=worker.queue)  # the queue of this test's worker
+    job = comparison_create(dataset=dataset, metrics="length,chrf@input,rouge2@input,wordllama@input")
+    current_app.send_task(ComparisonJob.task_name, args=[job.pk], queue=worker.queue)  # the queue of this test's worker
     assert wait_for(lambda: ComparisonJob.objects.get(pk=job.pk).is_finished(), timeout=120), (
         worker.log.read_text()[-3000:]
     )

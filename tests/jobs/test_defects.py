@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from accounts.services.tokens import token_create
 from comparison.models import ComparisonJob
-from comparison.services.execute import job_execute
-from comparison.services.jobs import job_create, job_resume
+from comparison.services.execute import comparison_execute
+from comparison.services.jobs import comparison_create, comparison_resume
 from corpus.models import Dataset
 from corpus.services.importing import items_import
 from dhp.engine.kinds import parse_kinds
@@ -67,16 +67,17 @@ def test_a_live_comparison_job_running_an_evaluator_run_is_never_resumed(setting
     dataset = Dataset.objects.get(name="dlg")
     slow = FaultRule(kind="slow", delay=0.7)  # 6 items, one at a time: the nested run lasts about 4 s
     with OllamaSim(SimConfig(models=["qwen2.5:3b"], faults=[slow])) as sim:
-        job = job_create(dataset=dataset, metrics="annotator:qwen2.5:3b", aspects=["coherence"], ollama_url=sim.url)
+        job = comparison_create(dataset=dataset, metrics="annotator:qwen2.5:3b", aspects=["coherence"],
+                                ollama_url=sim.url)
         result: dict = {}
-        worker = _in_thread(lambda: job_execute(job.pk), result)
+        worker = _in_thread(lambda: comparison_execute(job.pk), result)
         try:
             _wait_for(lambda: EvaluatorRun.objects.filter(status=JobStatus.RUNNING).exists())
             for _ in range(3):
                 time.sleep(0.8)
                 assert ComparisonJob.objects.get(pk=job.pk).status == JobStatus.RUNNING
                 assert _fresh(ComparisonJob, job.pk, settings.RUN_STALE_SECONDS)
-                assert not job_resume(job=job, enqueue=False)
+                assert not comparison_resume(job=job, enqueue=False)
         finally:
             worker.join(60)
     assert result["status"] == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message

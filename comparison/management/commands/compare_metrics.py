@@ -6,8 +6,8 @@ from django.core.management.base import CommandError, CommandParser
 
 from comparison.engine.metrics import metric_names_help
 from comparison.models import ComparisonJob
-from comparison.services.execute import job_execute
-from comparison.services.jobs import job_create, job_enqueue
+from comparison.services.execute import comparison_execute
+from comparison.services.jobs import comparison_create, comparison_enqueue
 from corpus.models import Dataset
 from errors.commands import BaseCommand
 from jobs.models import JobStatus
@@ -32,10 +32,11 @@ class Command(BaseCommand):
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
         aspects = [a.strip() for a in str(options["aspects"]).split(",") if a.strip()] or None
-        job = job_create(dataset=dataset, metrics=str(options["metrics"]), aspects=aspects,
-                         ollama_url=options["ollama_url"] or None, gptscore_url=options["gptscore_url"] or None)
+        job = comparison_create(dataset=dataset, metrics=str(options["metrics"]), aspects=aspects,
+                                ollama_url=options["ollama_url"] or None, gptscore_url=options["gptscore_url"] or None)
         self.stdout.write(str(job.pk))  # the first line is the job id alone, for scripts
-        ended = job_follow(job, options, execute=job_execute, enqueue=job_enqueue, line=_line, write=self.stderr.write,
+        ended = job_follow(job, options, execute=comparison_execute, enqueue=comparison_enqueue, line=_line,
+                           write=self.stderr.write,
                            queued=f"Queued; follow it on /comparisons/{job.pk}/ or GET /api/comparisons/{job.pk}.")
         return None if ended is None else self._report(ended)
 
