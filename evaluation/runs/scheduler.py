@@ -95,6 +95,7 @@ class Outcome:
     used: int = -1  # which attempt's answer counts (a repair that reads worse leaves the first)
     repaired: bool = False
     problems: list[str] = field(default_factory=list)
+    unchecked: str = ""  # the server whose count could not tell whether it cut this prompt (a run's problem)
 
     def fail(self, problem: str) -> Outcome:
         self.problems.append(problem)
@@ -146,9 +147,12 @@ def perform(
         if budget is not None and record.result is not None:
             result = record.result
             num_ctx = int(attempt.options.get("num_ctx") or 0) or None
-            if budget.estimator.cut(step.prompt, result.prompt_tokens, num_ctx):
+            reading = budget.estimator.read(step.prompt, tokens=result.prompt_tokens, cached=result.cached_tokens,
+                                            whole=result.count_whole, guard=result.guard, num_ctx=num_ctx)
+            if reading.unchecked:
+                outcome.unchecked = backend.url
+            if reading.cut:
                 return outcome.fail(_too_long(step, None))
-            budget.estimator.observe(step.prompt, result.prompt_tokens)
             if result.done_reason == "length":
                 record = _ask_longer(backend, model, step, number, attempt, outcome) or record
                 if record.result is not None and record.result.done_reason == "length":
