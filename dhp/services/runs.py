@@ -249,10 +249,13 @@ class DhpExecutor:
                     inputs=item.inputs, output_header=run.dataset.output_header, text=item.output,
                     output_only=aspect.output_only,
                 )
+                # An output's original and perturbed copies share their prompt up to the text, its samples all
+                # of it: one prefix group per (original, metric), sent back to back on one slot.
+                group = (item.derived_from_id or item.pk, metric)
                 for sample in range(run.samples):
                     if (item.pk, metric, sample) not in done:
                         options = {**base, "seed": int(base["seed"]) + sample}
-                        asks.append(Ask((item.pk, metric, sample), prompt, options))
+                        asks.append(Ask((item.pk, metric, sample), prompt, options, group=group))
         self._update(done_steps=len(done))
         with connect(run.ollama_url) as backend:
             digest = backend.check([self.model])[self.model]

@@ -7,7 +7,7 @@ answers are the evaluation runs' own (`evaluation.runs.scheduler.run_phase`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,7 @@ class Ask:
     ref: Any
     prompt: str
     options: Mapping[str, Any]
+    group: Hashable | None = None  # prompts sharing a long prefix (evaluation.runs.cache_order)
 
 
 @dataclass
@@ -66,7 +67,7 @@ def ask_many(
             options = budget.options(options)
         planned = plan_attempts(model, digest, ask.prompt, options, attempts=attempts,
                                 retry_temperature=RETRY_TEMPERATURE)
-        steps.append(Step(index, ask.prompt, planned, budget=budget))
+        steps.append(Step(index, ask.prompt, planned, budget=budget, group=ask.group))
     fill_cache(steps)
 
     def batch(outcomes: list[Outcome], interrupted: bool) -> None:
@@ -79,7 +80,7 @@ def ask_many(
         ]
         on_batch(answered, interrupted)
 
-    run_phase(backend, model, steps, parse=parse, parallel=parallel,
+    run_phase(backend, model, steps, parse=parse, parallel=parallel, grouped=settings.LLM_CACHE_ORDER,
               on_answer=lambda outcome: store_answers([(model, digest, outcome)]), on_batch=batch)
 
 

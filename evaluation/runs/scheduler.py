@@ -13,7 +13,8 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from evaluation.engine.repair import needs_repair, repair_key, repair_prompt, re
 from evaluation.llm.base import LLMBackend, LLMResult
 from evaluation.llm.budget import PROMPT_TOO_LONG, ModelBudget, answer_cut_problem
 from evaluation.llm.errors import PromptTooLong
+from evaluation.runs.cache_order import CacheOrder, group_of
 
 REPAIR_ATTEMPT = 100  # a repair of attempt k is recorded as attempt 100 + k
 LONGER = 10  # attempt number of an answer asked again with a longer budget: 10 + the cut attempt's
@@ -71,6 +73,7 @@ class Step:
     cached: dict[str, str] = field(default_factory=dict)  # cache key -> stored answer
     repair: bool = False  # restate an unreadable answer once (evaluation.engine.repair)
     budget: ModelBudget | None = None
+    group: Hashable | None = None  # steps sharing a long prompt prefix (cache_order; None: the prompt itself)
 
 
 @dataclass(frozen=True)
@@ -246,8 +249,10 @@ def run_phase(
     on_batch: Callable[[list[Outcome], bool], None],
     batch_size: int = BATCH_SIZE,
     batch_seconds: float = BATCH_SECONDS,
+    grouped: bool = True,
 ) -> None:
-    """Perform `steps` against `model`, `parallel` at a time, in their order.
+    """Perform `steps` against `model`, `parallel` at a time: steps sharing a prefix back to back on one slot
+    (`cache_order`; `grouped=False`: in their order).
 
     `on_answer(outcome)` gets every finished step at once (store its new calls: that is what lets a
     resumed run repeat no call). `on_batch(outcomes, interrupted)` gets them again in batches, and at least
@@ -259,7 +264,8 @@ def run_phase(
     if not steps:
         return
     stop = threading.Event()
-    queue = iter(steps)
+    queue = CacheOrder(steps, grouped=grouped)
+    freed: deque[Hashable] = deque(maxlen=parallel)  # the groups of the slots that just came free
     running: set[Future[Outcome]] = set()
     pending: list[Outcome] = []
     last_batch = time.monotonic()
@@ -268,7 +274,7 @@ def run_phase(
         def top_up(finished: int = 0) -> None:
             """Fill the free slots; `finished` futures in `running` are done and only wait to be stored."""
             while len(running) - finished < parallel and not stop.is_set():
-                step = next(queue, None)
+                step = queue.take(freed.popleft() if freed else None)
                 if step is None:
                     return
                 running.add(pool.submit(perform, backend, model, step, parse, stop))
@@ -277,6 +283,7 @@ def run_phase(
             top_up()
             while running:
                 finished, _ = wait(running, timeout=batch_seconds, return_when=FIRST_COMPLETED)
+                freed.extend(group_of(future.result().step) for future in finished if not future.exception())
                 if not any(future.exception() for future in finished):
                     # Refill the freed slots before storing the answers, so the server never idles meanwhile.
                     top_up(len(finished))

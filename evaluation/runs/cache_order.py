@@ -1,0 +1,94 @@
+"""The order in which one model's calls go to one server so that its prompt cache does the work.
+
+LLM servers keep the tokens of recent prompts and evaluate only what is new, but a cache belongs to a slot
+(Ollama: one per parallel request, and slots never share; the llama.cpp server likewise) and holds the last
+prompt that slot ran. Calls that share a long prefix (DHP's original and perturbed copies of one output for
+one metric, an item's repeated samples) therefore go back to back on the same slot: with P requests in
+flight, P groups run side by side, each group's calls one after another. A slot whose group is done starts
+the next group; when none is left it helps the group with the most calls still waiting, so no slot idles.
+Retries and repairs of a step follow their first attempt on the same thread, so they stay on its slot.
+
+`CacheOrder` is the queue of one feed (one model on one server): the scheduler asks it for the next step of
+the group a freed slot was running. No Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Hashable, Iterable, Iterator
+from typing import Protocol
+
+
+class Grouped(Protocol):
+    prompt: str
+    group: Hashable | None
+
+
+def group_of(step: Grouped) -> Hashable:
+    """The step's prefix group: the caller's key, else its prompt (identical prompts share everything)."""
+    return step.group if step.group is not None else step.prompt
+
+
+class CacheOrder:
+    """Steps grouped by shared prefix, handed out group by group (`grouped=False`: in the order given)."""
+
+    def __init__(self, steps: Iterable[Grouped] = (), *, grouped: bool = True) -> None:
+        self.grouped = grouped
+        self._groups: OrderedDict[Hashable, deque[Grouped]] = OrderedDict()
+        self._started: set[Hashable] = set()
+        self._count = 0
+        self.extend(steps)
+
+    def extend(self, steps: Iterable[Grouped]) -> None:
+        for step in steps:
+            key = group_of(step) if self.grouped else None
+            self._groups.setdefault(key, deque()).append(step)
+            self._count += 1
+
+    def take(self, after: Hashable | None = None) -> Grouped | None:
+        """The next step for a slot that just ran group `after` (None: a slot with no group yet): that group's
+        next step, else the first group not started, else one of the group with the most steps left."""
+        if not self._count:
+            return None
+        if not self.grouped:
+            return self._pop(None)
+        if after is not None and after in self._groups:
+            return self._pop(after)
+        fresh = next((key for key in self._groups if key not in self._started), None)
+        if fresh is not None:
+            self._started.add(fresh)
+            return self._pop(fresh)
+        busiest = max(self._groups, key=lambda key: len(self._groups[key]))
+        return self._pop(busiest)
+
+    def put_back(self, step: Grouped) -> None:
+        """A step that was cut short goes first again, its group open to the next free slot."""
+        key = group_of(step) if self.grouped else None
+        self._groups.setdefault(key, deque()).appendleft(step)
+        self._groups.move_to_end(key, last=False)
+        self._started.discard(key)
+        self._count += 1
+
+    def _pop(self, key: Hashable) -> Grouped:
+        steps = self._groups[key]
+        step = steps.popleft()
+        self._count -= 1
+        if not steps:
+            del self._groups[key]
+            self._started.discard(key)
+        return step
+
+    def clear(self) -> None:
+        self._groups.clear()
+        self._started.clear()
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def __iter__(self) -> Iterator[Grouped]:
+        for steps in self._groups.values():
+            yield from steps
