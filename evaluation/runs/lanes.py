@@ -31,7 +31,7 @@ from typing import Any
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.errors import BackendError, BackendUnavailable
-from evaluation.runs.cache_order import CacheOrder, group_of
+from evaluation.runs.cache_order import FRESH_DELAY, CacheOrder, group_of
 from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, Outcome, Step, StepInterrupted, perform
 
 log = logging.getLogger(__name__)
@@ -113,6 +113,9 @@ class LaneScheduler:
         if parallel < 1:
             raise ValueError("parallel must be at least 1")
         self.lanes = {lane.server: lane for lane in lanes}
+        for lane in lanes:
+            for feed in lane.feeds:
+                feed.steps.join_at = 2 * parallel
         self.parallel = parallel
         self.on_answers = on_answers
         self.arrived: list[tuple[Feed, Outcome]] = []  # ended since the last on_answers
@@ -178,9 +181,13 @@ class LaneScheduler:
                 if feed is None:
                     break
                 # The slot that came free holds the prefix of the group it ran: that group's next call goes there.
-                step = feed.steps.take(lane.freed.popleft() if lane.freed else None)
+                step = feed.steps.take(lane.freed.popleft() if lane.freed else None, idle=not in_flight)
+                if step is None:
+                    break
+                delay = FRESH_DELAY if feed.steps.fresh and in_flight else 0.0
                 feed.running += 1
-                future = self.pools[lane.server].submit(perform, lane.backend, feed.model, step, feed.parse, lane.stop)
+                future = self.pools[lane.server].submit(perform, lane.backend, feed.model, step, feed.parse, lane.stop,
+                                                        delay)
                 self.running[future] = (lane, feed, step)
                 in_flight += 1
 

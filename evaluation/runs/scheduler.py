@@ -24,7 +24,7 @@ from evaluation.engine.repair import needs_repair, repair_key, repair_prompt, re
 from evaluation.llm.base import LLMBackend, LLMResult
 from evaluation.llm.budget import PROMPT_TOO_LONG, ModelBudget, answer_cut_problem
 from evaluation.llm.errors import PromptTooLong
-from evaluation.runs.cache_order import CacheOrder, group_of
+from evaluation.runs.cache_order import FRESH_DELAY, CacheOrder, group_of
 
 REPAIR_ATTEMPT = 100  # a repair of attempt k is recorded as attempt 100 + k
 LONGER = 10  # attempt number of an answer asked again with a longer budget: 10 + the cut attempt's
@@ -124,14 +124,18 @@ class StepInterrupted(Exception):
 
 
 def perform(
-    backend: LLMBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event
+    backend: LLMBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event,
+    delay: float = 0.0,
 ) -> Outcome:
     """Ask (or read the cache) until an answer parses or the attempts run out; backend errors propagate,
     except a prompt the server refuses as too long, which fails this step only.
 
     With a budget: a prompt that cannot fit is not sent; an answer the server cut at the answer budget is
     asked again once with twice the budget (within the context), and if still cut counts as partial at best;
-    a prompt the server truncated is never parsed."""
+    a prompt the server truncated is never parsed. `delay`: seconds to wait first (a new prefix group's first
+    call lets the calls continuing other groups reach their slots, `cache_order`)."""
+    if delay and stop.wait(delay):
+        raise StepInterrupted(Outcome(step, ParsedAnswer()))
     outcome = Outcome(step, ParsedAnswer())
     budget = step.budget
     if budget is not None and not budget.check(step.prompt).fits:
@@ -264,7 +268,7 @@ def run_phase(
     if not steps:
         return
     stop = threading.Event()
-    queue = CacheOrder(steps, grouped=grouped)
+    queue = CacheOrder(steps, grouped=grouped, join_at=2 * parallel)
     freed: deque[Hashable] = deque(maxlen=parallel)  # the groups of the slots that just came free
     running: set[Future[Outcome]] = set()
     pending: list[Outcome] = []
@@ -274,10 +278,12 @@ def run_phase(
         def top_up(finished: int = 0) -> None:
             """Fill the free slots; `finished` futures in `running` are done and only wait to be stored."""
             while len(running) - finished < parallel and not stop.is_set():
-                step = queue.take(freed.popleft() if freed else None)
+                busy = len(running) - finished
+                step = queue.take(freed.popleft() if freed else None, idle=not busy)
                 if step is None:
                     return
-                running.add(pool.submit(perform, backend, model, step, parse, stop))
+                delay = FRESH_DELAY if queue.fresh and busy else 0.0
+                running.add(pool.submit(perform, backend, model, step, parse, stop, delay))
 
         try:
             top_up()
