@@ -10,7 +10,8 @@ import pytest
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.runs.cache_order import CacheOrder
-from evaluation.runs.scheduler import Attempt, Step, run_phase
+from evaluation.runs.lanes import Feed, Lane, LaneScheduler
+from evaluation.runs.scheduler import Attempt, Step
 from tests.ollama_sim import OllamaSim, SimConfig
 from tests.ollama_sim.config import ReplyRule
 
@@ -67,12 +68,18 @@ def _steps(groups: range = range(GROUPS), skip_first: bool = False) -> list[Step
     return steps
 
 
+def _lost(server, error, feeds):
+    raise error
+
+
 def _evaluated(steps: list[Step], *, grouped: bool) -> int:
     config = SimConfig(models=["m:1b"], parallel=2, cache_slots=2, profile="ollama", context_length=8192,
                        rules=(ReplyRule("Score: 3"),), call_time=0.02)
     with OllamaSim(config) as sim, OllamaBackend(sim.url, max_retries=0) as backend:
-        run_phase(backend, "m:1b", steps, parse=lambda text: ParsedAnswer(score=3, status="ok"), parallel=2,
-                  on_answer=lambda outcome: None, on_batch=lambda outcomes, interrupted: None, grouped=grouped)
+        feed = Feed("m:1b", lambda text: ParsedAnswer(score=3, status="ok"), grouped=grouped)
+        feed.add(steps)
+        LaneScheduler([Lane(sim.url, backend, [feed])], parallel=2, on_answers=lambda arrived: None,
+                      on_batch=lambda feed, outcomes, interrupted: None, on_server_lost=_lost).run()
         assert sim.stats.requests == len(steps)
         return sim.stats.prompt_tokens_evaluated
 
