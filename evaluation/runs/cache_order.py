@@ -43,7 +43,7 @@ class CacheOrder:
     def __init__(self, steps: Iterable[Grouped] = (), *, grouped: bool = True, join_at: int = 8) -> None:
         self.grouped = grouped
         self.join_at = join_at
-        self.fresh = False  # whether the last step taken opened a group on its slot (send it after the others)
+        self.fresh = False  # the last step taken opened a group while others are under way: send it after them
         self._groups: OrderedDict[Hashable, deque[Grouped]] = OrderedDict()
         self._started: set[Hashable] = set()
         self._count = 0
@@ -66,7 +66,8 @@ class CacheOrder:
             return self._pop(None)
         if after is not None and after in self._groups:
             return self._pop(after)
-        self.fresh = True
+        # Only worth a wait when another group is under way (single-call groups, an ensemble's, never wait).
+        self.fresh = bool(self._started - {after})
         opened = next((key for key in self._groups if key not in self._started), None)
         if opened is not None:
             self._started.add(opened)
