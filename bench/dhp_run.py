@@ -14,8 +14,9 @@ $SPANJUDGE_DATA or ../shared/data; it says so and stops when they are absent): 2
 `--samples` samples, on the token-timed simulator with the `ollama` profile and 4 prompt-cache slots (one per
 parallel request). For each `--count` mode (what prompt_eval_count reports: full, evaluated, zero) it runs the
 job twice on fresh copies of the data, in cache order and in the planned (naive) order, and prints the prompt
-tokens the server evaluated beside the bound (each prefix group's shared prefix once, plus every call's own
-suffix), the wall time beside its token-based bound, and the answers stored as prompt_too_long (target 0).
+tokens the server evaluated beside the bound (every shared prefix once, plus every call's own suffix:
+`evaluated_bound`), the wall time beside its token-based bound, and the answers stored as prompt_too_long
+(target 0).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/spanjudge_i10 python bench/dhp_run.py \
         [--items 30] [--samples 5] [--swap 1.0] [--call 0.1] [--parallel 4]
@@ -172,21 +173,22 @@ def _common(a: list[str], b: list[str]) -> int:
     return low
 
 
-def evaluated_bound(groups: dict[str, list[list[str]]]) -> int:
-    """The fewest prompt tokens a server with per-slot caches evaluates for these calls: within each group one
-    call evaluates its whole prompt (the shared prefix, once) and every other call at least what it shares with
-    no other call of the group (the best case: each follows its closest sibling on the same slot; the sum is
-    the group's total length minus a maximum spanning tree of common-prefix lengths), at least one token each
-    (a server always evaluates the last, to have logits to sample from)."""
-    total = 0
-    for members in groups.values():
-        total += len(members[0])
-        best = {j: _common(members[0], members[j]) for j in range(1, len(members))}
-        while best:
-            j = max(best, key=best.get)
-            total += max(len(members[j]) - best.pop(j), 1)
-            for k in best:
-                best[k] = max(best[k], _common(members[j], members[k]))
+def evaluated_bound(prompts: list[list[str]]) -> int:
+    """The fewest prompt tokens a server with prompt caches evaluates for these calls, in any order and on any
+    number of slots: each call after the first reuses at most what it shares as a prefix with one prompt sent
+    before it, so the total is at least the prompts' length minus a maximum spanning tree of their common-prefix
+    lengths (Prim's algorithm), and at least one token per call (a server always evaluates the last, to have
+    logits to sample from). Within a prefix group: its shared prefix once, plus every call's own suffix."""
+    if not prompts:
+        return 0
+    total = len(prompts[0])
+    best = {j: _common(prompts[0], prompts[j]) for j in range(1, len(prompts))}
+    while best:
+        j = max(best, key=best.get)
+        total += max(len(prompts[j]) - best.pop(j), 1)
+        for k in best:
+            if best[k] < len(prompts[k]):
+                best[k] = max(best[k], _common(prompts[j], prompts[k]))
     return total
 
 
@@ -261,7 +263,7 @@ def realistic(args: argparse.Namespace) -> int:
         groups: dict[str, list[list[str]]] = {}
         for prompt in prompts:
             groups.setdefault(prompt.split("### Summary\n")[0], []).append(prompt.split())
-        bound_tokens = evaluated_bound(groups)
+        bound_tokens = evaluated_bound([p.split() for p in prompts])
         calls = len(stats.ok_calls())
         generated = calls * len(REALISTIC_ANSWER.split())
         busy = bound_tokens / args.prompt_tps + generated / args.gen_tps
@@ -294,7 +296,7 @@ def realistic(args: argparse.Namespace) -> int:
               f"({cached['evaluated'] / cached['bound']:.3f} x the bound; target <= 1.2)")
         print(f"  evaluated, naive order                        = {naive['evaluated']}  "
               f"({naive['evaluated'] / cached['evaluated']:.2f} x cache order; target >= 2)")
-        print(f"  bound: each group's prefix once + own suffixes = {cached['bound']}")
+        print(f"  bound: shared prefixes once + own suffixes    = {cached['bound']}")
         print(f"  wall time, cache order                        = {cached['wall']:.2f} s  "
               f"(token bound {cached['wall_bound']:.2f} s, ratio {cached['wall'] / cached['wall_bound']:.3f})")
         print(f"  wall time, naive order                        = {naive['wall']:.2f} s")

@@ -24,7 +24,7 @@ from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterable, Iterator
 from typing import Protocol
 
-FRESH_DELAY = 0.05  # seconds a new group's first call waits, so continuing calls reach their slots first
+FRESH_DELAY = 0.1  # seconds a new group's first call waits, so continuing calls reach their slots first
 
 
 class Grouped(Protocol):
