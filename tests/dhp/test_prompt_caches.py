@@ -30,8 +30,11 @@ def _dataset():
     ("ollama", "evaluated", "0.30.3", False),  # evaluated only (before PR #16428), but truncate:false guards
     ("ollama", "zero", "0.1.30", True),  # 2024: no count for a cached prompt, no truncate: nothing can tell a cut
     ("ollama-0.6", "evaluated", "0.6.8", True),  # a release said to count whole that counts evaluated tokens
+    ("ollama-0.6", "full", "0.6.8", False),  # cuts silently, but its whole count shows a cut
     ("vllm", "full", "0.12.0", False),
+    ("vllm", "evaluated", "0.12.0", False),  # no prompt_tokens_details: the count is still the whole prompt
     ("llamacpp", "full", "0.12.0", False),
+    ("tgi2", "full", "0.12.0", False),  # no prefix cache before TGI 3.0
 ])
 def test_a_dhp_run_on_long_items_loses_no_score_to_a_prompt_cache(profile, count, version, unchecked):
     dataset = _dataset()
@@ -47,7 +50,10 @@ def test_a_dhp_run_on_long_items_loses_no_score_to_a_prompt_cache(profile, count
     run = DhpRun.objects.get(pk=run.pk)
     assert status == JobStatus.DONE, run.message
     assert stats.truncated == 0 and stats.refused_too_long == 0
-    assert stats.prompt_tokens_cached > stats.prompt_tokens_sent // 3  # the cache did the work
+    if profile == "tgi2":
+        assert stats.prompt_tokens_cached == 0
+    else:
+        assert stats.prompt_tokens_cached > stats.prompt_tokens_sent // 3  # the cache did the work
     problems = run.config.get("problems", {})
     assert problems.get("prompt_too_long", 0) == 0
     assert DhpScore.objects.filter(run=run).count() == ITEMS * 3 * 2
