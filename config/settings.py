@@ -252,6 +252,19 @@ LLM_CACHE_ORDER = env_bool("LLM_CACHE_ORDER", True)
 OLLAMA_PARALLEL = env_int("OLLAMA_PARALLEL", 4)
 ENSEMBLE_PRESET = env_str("ENSEMBLE_PRESET", "paper")
 LLM_SEED = env_int("LLM_SEED", 42)
+# The one retry policy of every LLM job: its defaults are in evaluation.llm.policy.RetryPolicy; these variables
+# override them (transport retries of a failing server, their backoff in seconds, doubling up to a cap; tries of
+# an answer that does not parse and their temperature; whether an unreadable answer is sent back once).
+LLM_RETRY = {
+    field: value for field, value in {
+        "transport_retries": env_int("LLM_TRANSPORT_RETRIES", None),  # type: ignore[arg-type]
+        "backoff": env_float("LLM_RETRY_BACKOFF", None),  # type: ignore[arg-type]
+        "max_backoff": env_float("LLM_RETRY_MAX_BACKOFF", None),  # type: ignore[arg-type]
+        "answer_attempts": env_int("LLM_ANSWER_ATTEMPTS", None),  # type: ignore[arg-type]
+        "retry_temperature": env_float("LLM_RETRY_TEMPERATURE", None),  # type: ignore[arg-type]
+        "repair": env_bool("LLM_REPAIR", None),  # type: ignore[arg-type]
+    }.items() if value is not None
+}
 # The model that writes missing LLM-based DHP perturbations (blank: the evaluator's model, or the preset's supervisor).
 DHP_PERTURB_MODEL = env_str("DHP_PERTURB_MODEL", "")
 GPTSCORE_URL = env_str("GPTSCORE_URL", "")  # an OpenAI-compatible /v1 server with echo+logprobs (vLLM, llama.cpp)

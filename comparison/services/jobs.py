@@ -16,7 +16,7 @@ from evaluation.llm.errors import BackendError
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.servers import ServerKind, ServerListError
 from evaluation.models import Aspect, EvaluatorRun
-from evaluation.runs.backends import connect
+from evaluation.runs.backends import connect, retry_policy
 from evaluation.runs.launch import LaunchError, check_models, gptscore_server
 from jobs import lifecycle
 from jobs.models import JobStatus
@@ -102,7 +102,7 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
     gpt = [s.model for s in specs if s.family is Family.GPTSCORE and not s.local]
     if gpt:
         try:
-            with connect(options["gptscore_url"], default=ServerKind.OPENAI, max_retries=0) as backend:
+            with connect(options["gptscore_url"], default=ServerKind.OPENAI, policy=retry_policy().once()) as backend:
                 backend.check(gpt)
                 for model in gpt:
                     logprob_preflight(backend, model)

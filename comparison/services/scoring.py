@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,27 +20,28 @@ from django.db.models import Avg
 from comparison.engine.baselines import baseline_scores
 from comparison.engine.errors import ComparisonError
 from comparison.engine.gptscore import gptscore_context
-from comparison.engine.gptscore_hf import HFScorer
+from comparison.engine.gptscore_hf import DEFAULT_BATCH, HFScorer
 from comparison.engine.metrics import Family, MetricSpec
 from comparison.models import ComparisonJob, MetricScore
 from corpus.models import Annotation, Item
 from evaluation.answers import answer_kind
 from evaluation.engine.parsing import ParsedAnswer
-from evaluation.llm.base import LLMResult
-from evaluation.llm.errors import BackendError, BackendUnavailable, OutOfMemory
+from evaluation.llm.base import LLMBackend, LLMResult
+from evaluation.llm.errors import BackendError
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
-from evaluation.llm.servers import ServerKind, ServerListError
-from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
+from evaluation.llm.servers import ServerKind
+from evaluation.models import Aspect, EvaluatorRun, RunCall
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
 from evaluation.runs.execute import run_execute
+from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from evaluation.runs.launch import LaunchError, run_create, run_resume
-from evaluation.runs.scheduler import cache_key
 from jobs.lifecycle import JobStopped, job_run_nested
 from jobs.models import JobStatus
 
 BATCH = 256
+KEPT = "Scores already computed are kept; resume the job."
 GPTSCORE_OPTIONS = {"endpoint": "completions", "echo": True, "logprobs": 0, "max_tokens": 1, "temperature": 0}
 
 
@@ -145,13 +147,78 @@ class _LogprobAsker:
                          prompt_eval_duration_ns=0, eval_duration_ns=0, done_reason=None, attempts=result.attempts)
 
 
+class _LocalAsker:
+    """A local transformers model as the scheduler's backend: the requests that wait together are scored in one
+    padded batch (whichever asking thread finds the model free scores them all), the answer as the server
+    asker's. The model loads on the first request that needs it; a cached rerun never loads it."""
+
+    kind = "transformers"
+
+    def __init__(self, name: str, *, batch_size: int = DEFAULT_BATCH) -> None:
+        self.url = f"local:{name}"
+        self.name = name
+        self.batch_size = batch_size
+        self._scorer: HFScorer | None = None
+        self._model = threading.Lock()
+        self._queue = threading.Lock()
+        self._waiting: list[tuple[str, str, Future[LLMResult]]] = []
+
+    def check(self, models: Sequence[str]) -> dict[str, str]:
+        return dict.fromkeys(models, "")
+
+    def context_length(self, model: str) -> int | None:
+        return None  # the scorer itself refuses a text longer than the model's positions
+
+    def close(self) -> None:
+        self._scorer = None
+
+    def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
+        split = int(options["scored_from"])
+        answer: Future[LLMResult] = Future()
+        with self._queue:
+            self._waiting.append((prompt[:split], prompt[split:], answer))
+        while not answer.done():
+            if self._model.acquire(timeout=0.01):
+                try:
+                    self._score_waiting()
+                finally:
+                    self._model.release()
+        return answer.result()
+
+    def _score_waiting(self) -> None:
+        with self._queue:
+            batch, self._waiting = self._waiting[: self.batch_size], self._waiting[self.batch_size :]
+        if not batch:
+            return
+        started = time.perf_counter_ns()
+        try:
+            self._scorer = self._scorer or HFScorer(self.name, batch_size=self.batch_size)
+            scores = self._scorer.score([(context, text) for context, text, _ in batch])
+            each = (time.perf_counter_ns() - started) // len(batch)
+            # The scored tokens are in the answer; the whole prompt's count is unknown (0), as on a server.
+            results = [LLMResult(
+                text=json.dumps({"mean": score.mean, "tokens": score.tokens}), model=self.name, digest="",
+                prompt_tokens=0, completion_tokens=0, total_duration_ns=each, load_duration_ns=0,
+                prompt_eval_duration_ns=each, eval_duration_ns=0, done_reason=None, attempts=1,
+            ) for score in scores]
+        except Exception as exc:  # every waiting request gets the error, or its thread would wait forever
+            # A model that cannot load or a text it cannot take fails the job (the policy's BackendError).
+            error = BackendError(str(exc)) if isinstance(exc, ComparisonError) else exc
+            for _, _, answer in batch:
+                answer.set_exception(error)
+            return
+        for (_, _, answer), result in zip(batch, results, strict=True):
+            answer.set_result(result)
+
 def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,
                    count_call: Callable[[int], None]) -> None:
     """Average token log-probability of each output given an instruction with the aspect, asked through the
-    run scheduler with the ledger of LLM calls as cache (as every other LLM job)."""
+    lane scheduler with the ledger of LLM calls as cache (as every other LLM job): on an OpenAI-compatible
+    server that echoes log-probabilities, or on a local transformers model (`gptscore-hf`)."""
     definitions = _aspect_definitions(job)
     task_text, noun = _task_description(job)
     header = job.dataset.output_header
+    base = {"backend": "transformers"} if spec.local else GPTSCORE_OPTIONS
     done = 0
     asks: list[Ask] = []
     for aspect in job.aspects:
@@ -163,13 +230,10 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
             context = gptscore_context(task=task_text, output_noun=noun, aspect=aspect,
                                        definition=definitions.get(aspect, ""), inputs=item.inputs,
                                        output_header=header)
-            options = {**GPTSCORE_OPTIONS, "scored_from": len(context)}
-            asks.append(Ask((aspect, item.pk), context + item.output, options))
+            asks.append(Ask((aspect, item.pk), context + item.output, {**base, "scored_from": len(context)}))
     progress(spec.name, done)
     if not asks:
         return
-
-    skipped: list[str] = []
 
     def on_batch(answered: list[Answered], interrupted: bool) -> None:
         nonlocal done
@@ -177,7 +241,6 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
         for a in answered:
             aspect, pk = a.ask.ref
             if a.outcome.problems:  # too long for the model: no score is invented, the item stays unscored
-                skipped.extend(a.outcome.problems)
                 continue
             by_aspect.setdefault(aspect, []).append((pk, float(json.loads(a.outcome.raw)["mean"])))
         for aspect, values in by_aspect.items():
@@ -186,66 +249,23 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
         if not interrupted:
             progress(spec.name, done)
 
-    try:  # connect() checks the allowlist again here: it may have changed since the job was made
+    def ask(backend: LLMBackend, parallel: int) -> None:
+        ask_many(backend, spec.model, "", asks, parse=lambda text: ParsedAnswer(status="ok"), parallel=parallel,
+                 on_batch=on_batch, answer_tokens=0)
+
+    try:
+        if spec.local:
+            ask(_LocalAsker(spec.model), DEFAULT_BATCH)
+            return
+        # connect() checks the allowlist again here: it may have changed since the job was made
         with connect(job.options.get("gptscore_url", ""), default=ServerKind.OPENAI) as backend:
             if not isinstance(backend, OpenAICompatBackend):
                 raise BackendError(f"GPTScore needs an OpenAI-compatible server (Ollama gives no prompt "
                                    f"log-probabilities); {backend.url} is an Ollama address")
             backend.check([spec.model])
-            ask_many(_LogprobAsker(backend), spec.model, "", asks, parse=lambda text: ParsedAnswer(status="ok"),
-                     parallel=max(1, settings.OLLAMA_PARALLEL), attempts=1, on_batch=on_batch, answer_tokens=0)
-    except (BackendUnavailable, OutOfMemory) as exc:
-        raise JobStopped(JobStatus.PAUSED, f"{exc} Scores already computed are kept; resume the job.") from exc
-    except (BackendError, ServerListError) as exc:
-        raise JobStopped(JobStatus.FAILED, f"GPTScore: {exc}") from exc
-
-
-def score_gptscore_hf(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,
-                     count_call: Callable[[int], None]) -> None:
-    """GPTScore on a local transformers model, in batches; each score audited and cached in LLMCall."""
-    definitions = _aspect_definitions(job)
-    task_text, noun = _task_description(job)
-    done = 0
-    todo: list[tuple[str, ItemRow, str, dict, str]] = []
-    for aspect in job.aspects:
-        have = _existing(items, spec.name, aspect)
-        done += len(have)
-        for item in items:
-            if item.pk in have:
-                continue
-            context = gptscore_context(task=task_text, output_noun=noun, aspect=aspect,
-                                       definition=definitions.get(aspect, ""), inputs=item.inputs,
-                                       output_header=job.dataset.output_header)
-            options = {"backend": "transformers", "scored_from": len(context)}
-            todo.append((aspect, item, context, options, cache_key(spec.model, "", context + item.output, options)))
-    progress(spec.name, done)
-    scorer: HFScorer | None = None
-    for start in range(0, len(todo), BATCH):
-        chunk = todo[start:start + BATCH]
-        cached = dict(LLMCall.objects.filter(cache_key__in=[c[4] for c in chunk], status=LLMCall.Status.OK)
-                      .values_list("cache_key", "response"))
-        missing = [c for c in chunk if c[4] not in cached]
-        if missing:
-            try:
-                scorer = scorer or HFScorer(spec.model)
-                started = time.perf_counter()
-                scores = scorer.score([(c[2], c[1].output) for c in missing])
-            except ComparisonError as exc:
-                raise JobStopped(JobStatus.FAILED, str(exc)) from exc
-            seconds = (time.perf_counter() - started) / len(missing)
-            for (_, item, context, options, key), score in zip(missing, scores, strict=True):
-                answer = json.dumps({"mean": score.mean, "tokens": score.tokens})
-                LLMCall.objects.get_or_create(cache_key=key, defaults={
-                    "model": spec.model, "prompt": context + item.output, "options": options, "response": answer,
-                    "prompt_tokens": score.tokens, "wall_seconds": seconds, "attempts": 1})
-                cached[key] = answer
-            count_call(len(missing))
-        by_aspect: dict[str, list[tuple[int, float]]] = {}
-        for aspect, item, _, _, key in chunk:
-            by_aspect.setdefault(aspect, []).append((item.pk, float(json.loads(cached[key])["mean"])))
-        for aspect, values in by_aspect.items():
-            done += _store(spec.name, aspect, values)
-        progress(spec.name, done)
+            ask(_LogprobAsker(backend), max(1, settings.OLLAMA_PARALLEL))
+    except LLM_ERRORS as exc:
+        raise llm_stopped(exc, kept=KEPT) from exc
 
 
 # ------------------------------------------------------------------------------- evaluator runs (Ollama)
@@ -329,8 +349,6 @@ def score_metric(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow],
                  count_call: Callable[[int], None], remember_run: Callable[[str, str, int], None]) -> None:
     if spec.family in (Family.LENGTH, Family.OVERLAP, Family.SEMANTIC):
         score_baseline(spec, items, progress)
-    elif spec.family is Family.GPTSCORE and spec.local:
-        score_gptscore_hf(job, spec, items, progress, count_call)
     elif spec.family is Family.GPTSCORE:
         score_gptscore(job, spec, items, progress, count_call)
     else:

@@ -142,7 +142,7 @@ class Perturber:
             self._save(kind, new, skips)
 
         ask_many(backend, model, digest, asks, parse=lambda text: ParsedAnswer(status="ok"), parallel=parallel,
-                 attempts=1, on_batch=on_batch)
+                 on_batch=on_batch)
         return report
 
     @transaction.atomic

@@ -24,11 +24,11 @@ from dhp.services.surveys import weights_for_run
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG, TRUNCATION_UNCHECKED, unchecked_problem
-from evaluation.llm.errors import BackendError, BackendUnavailable, ModelMissing, OutOfMemory
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
 from evaluation.runs.execute import run_execute
+from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from evaluation.runs.launch import MAX_PARALLEL, LaunchError, check_models, run_create, run_resume
 from evaluation.runs.modes import RunMode
 from evaluation.selectors import run_problems
@@ -50,7 +50,7 @@ log = logging.getLogger(__name__)
 DHP_TASK = "tasks.dhp.run_dhp"
 MAX_SAMPLES = 20  # samples per text: the page's limit; each is one LLM call per text and metric
 SAMPLE_TEMPERATURE = 0.7  # n samples of one prompt differ only through sampling (and their seeds)
-MAX_ATTEMPTS = 3
+KEPT = "Stored calls are kept; resume the run once the server can answer."
 
 
 def evaluator_mode(evaluator: str) -> tuple[str, str]:
@@ -177,13 +177,11 @@ class DhpExecutor:
             texts = self._texts(pairs)
             self._score(texts)
             self._analyse(pairs)
-        except BackendUnavailable as exc:
-            self._finish(JobStatus.PAUSED, f"{exc} Stored calls are kept; resume the run when the server is back.")
-            return JobStatus.PAUSED
-        except OutOfMemory as exc:  # not retried; the operator frees memory, then resumes
-            self._finish(JobStatus.PAUSED, f"{exc} Stored calls are kept.")
-            return JobStatus.PAUSED
-        except (ModelMissing, BackendError, DhpError, LaunchError) as exc:
+        except LLM_ERRORS as exc:
+            stop = llm_stopped(exc, kept=KEPT)
+            self._finish(stop.status, stop.message)
+            return stop.status
+        except (DhpError, LaunchError) as exc:
             self._finish(JobStatus.FAILED, str(exc))
             return JobStatus.FAILED
         self._finish(JobStatus.DONE, "")
@@ -276,7 +274,7 @@ class DhpExecutor:
                     self._check_cancel()
 
             ask_many(backend, self.model, digest, asks, parse=parse_direct_score, parallel=run.parallel,
-                     attempts=MAX_ATTEMPTS, on_batch=on_batch)
+                     on_batch=on_batch)
 
     def _score_with_runs(self, texts: list[Item]) -> None:
         """The ensemble or the distilled model: one evaluation run per metric over exactly these texts."""

@@ -66,3 +66,7 @@ class ModelMissing(BackendError):
 
 class ServerNotAllowed(BackendError):
     """An address outside the allowlist: the app fetches a job's servers itself, so it talks to none other."""
+
+
+class ServerListError(ValueError):
+    """A server address that cannot be used; the message names it and shows the accepted forms."""

@@ -20,6 +20,7 @@ from .base import LLMResult
 from .client import RetryingClient
 from .counting import Version, ollama_count, parse_version
 from .errors import OLLAMA, BackendError, BackendUnavailable, ModelMissing
+from .policy import RetryPolicy, Transient
 from .thinking import split_thinking
 
 # httpx logs every request at INFO; a run makes thousands, which would bury the command's own output.
@@ -100,12 +101,9 @@ class OllamaBackend(RetryingClient[ollama.Client]):
         timeout: float = 300,
         idle_timeout: float | None = None,
         keep_alive: str | int = "10m",
-        max_retries: int = 4,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
+        policy: RetryPolicy | None = None,
     ) -> None:
-        super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, max_retries=max_retries, backoff=backoff,
-                         max_backoff=max_backoff)
+        super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, policy=policy)
         self.keep_alive = keep_alive
         self._digests: dict[str, str] = {}
         self._version: Version | None = None
@@ -240,23 +238,24 @@ class OllamaBackend(RetryingClient[ollama.Client]):
         lengths = [int(v) for k, v in info.items() if k.endswith(".context_length") and isinstance(v, int)]
         return lengths[0] if lengths else None
 
-    def _final(self, exc: Exception, model: str) -> None:
-        """Raise at once for errors a retry cannot fix; return for transient ones."""
+    def _classify(self, exc: Exception, model: str) -> BackendError | None:
         if isinstance(exc, ollama.ResponseError):
             if exc.status_code == 404:
-                raise ModelMissing([model], url=self.url) from exc
-            self._raise_if_named(str(exc.error), exc.status_code, model, exc)
+                return ModelMissing([model], url=self.url)
+            named = self._named(str(exc.error), exc.status_code, model)
+            if named is not None:
+                return named
             # -1 is an error line inside a stream; 429/503 mean the server's queue is full.
             if exc.status_code >= 500 or exc.status_code in (-1, 408, 429):
-                return
-            raise BackendError(f"Ollama at {self.url} rejected the request for {model} ({_describe(exc)})") from exc
+                return Transient(_describe(exc))
+            return BackendError(f"Ollama at {self.url} rejected the request for {model} ({_describe(exc)})")
         if isinstance(exc, httpx.UnsupportedProtocol):
-            raise BackendError(f"OLLAMA_URL {self.url!r} is not an http(s) URL") from exc
+            return BackendError(f"OLLAMA_URL {self.url!r} is not an http(s) URL")
         if isinstance(exc, ConnectionError | httpx.TransportError):
-            return
+            return Transient(_describe(exc))
         if isinstance(exc, ollama.RequestError | ValueError):
-            raise BackendError(f"Ollama request for {model} failed ({_describe(exc)})") from exc
-        raise exc
+            return BackendError(f"Ollama request for {model} failed ({_describe(exc)})")
+        return None
 
     def version(self) -> Version | None:
         """The server's release from /api/version, asked once (None when it does not say): what its token

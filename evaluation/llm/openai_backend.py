@@ -27,6 +27,7 @@ from .client import RetryingClient
 from .counting import openai_cached
 from .errors import BackendError, BackendUnavailable, ModelMissing
 from .ollama_backend import resolve_model, tag_matches
+from .policy import RetryPolicy, Transient
 from .thinking import split_thinking
 
 # Ollama-style option names (what our prompts and presets use) -> OpenAI request fields.
@@ -91,12 +92,9 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
         api_key: str | None = None,
         timeout: float = 300,
         idle_timeout: float | None = None,
-        max_retries: int = 4,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
+        policy: RetryPolicy | None = None,
     ) -> None:
-        super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, max_retries=max_retries, backoff=backoff,
-                         max_backoff=max_backoff)
+        super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, policy=policy)
         self.api_key = api_key
 
     @property
@@ -109,7 +107,7 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
             base_url=self.base_url,
             api_key=self.api_key or "no-key",  # local servers ignore it; the client insists on one
             timeout=httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0)),
-            max_retries=0,  # RetryingClient retries, with the same policy as the Ollama backend
+            max_retries=0,  # RetryingClient retries, under the one policy of every backend
         )
 
     def _describe(self, exc: BaseException) -> str:
@@ -139,19 +137,21 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
         return {model: "" for model in models}
 
     # --- errors -----------------------------------------------------------------------------
-    def _final(self, exc: Exception, model: str) -> None:
+    def _classify(self, exc: Exception, model: str) -> BackendError | None:
         if isinstance(exc, openai.APIStatusError):
             if exc.status_code == 404:
-                raise ModelMissing([model], url=self.url, kind=self.kind) from exc
-            self._raise_if_named(f"{exc.message} {exc.body or ''}", exc.status_code, model, exc)
+                return ModelMissing([model], url=self.url, kind=self.kind)
+            named = self._named(f"{exc.message} {exc.body or ''}", exc.status_code, model)
+            if named is not None:
+                return named
             if exc.status_code >= 500 or exc.status_code in (408, 429):
-                return
-            raise BackendError(f"{self.where} rejected the request for {model} ({_describe(exc)})") from exc
+                return Transient(_describe(exc))
+            return BackendError(f"{self.where} rejected the request for {model} ({_describe(exc)})")
         if isinstance(exc, openai.APIConnectionError | httpx.TransportError | ConnectionError):
-            return
+            return Transient(_describe(exc))
         if isinstance(exc, openai.APIResponseValidationError | ValueError):
-            raise BackendError(f"Request to {self.where} for {model} failed ({_describe(exc)})") from exc
-        raise exc
+            return BackendError(f"Request to {self.where} for {model} failed ({_describe(exc)})")
+        return None
 
     # --- chat ------------------------------------------------------------------------------
     def chat(

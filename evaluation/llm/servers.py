@@ -15,9 +15,10 @@ from enum import StrEnum
 from urllib.parse import urlsplit
 
 from .base import LLMBackend
-from .errors import ModelMissing
+from .errors import ModelMissing, ServerListError
 from .ollama_backend import OllamaBackend
 from .openai_backend import OpenAICompatBackend
+from .policy import RetryPolicy
 
 OPENAI_PREFIX = "openai+"
 FORMS = "http://HOST:PORT (Ollama) or openai+http://HOST:PORT (an OpenAI-compatible server)"
@@ -26,10 +27,6 @@ FORMS = "http://HOST:PORT (Ollama) or openai+http://HOST:PORT (an OpenAI-compati
 class ServerKind(StrEnum):
     OLLAMA = "ollama"
     OPENAI = "openai"
-
-
-class ServerListError(ValueError):
-    """A server address that cannot be used; the message names it and shows the accepted forms."""
 
 
 @dataclass(frozen=True)
@@ -79,15 +76,13 @@ def parse_servers(value: str | Sequence[str]) -> list[Server]:
 
 def open_backend(
     server: Server, *, timeout: float, idle_timeout: float | None = None, keep_alive: str | int = "10m",
-    max_retries: int = 4, backoff: float = 0.5,
+    policy: RetryPolicy | None = None,
 ) -> LLMBackend:
-    """A client of `server` with the shared retry policy (the connection opens on first use); `timeout` is
+    """A client of `server` under the retry policy (the connection opens on first use); `timeout` is
     the wait for an answer's first byte, `idle_timeout` the wait between its chunks."""
     if server.kind is ServerKind.OPENAI:
-        return OpenAICompatBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, max_retries=max_retries,
-                                   backoff=backoff)
-    return OllamaBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, keep_alive=keep_alive,
-                         max_retries=max_retries, backoff=backoff)
+        return OpenAICompatBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, policy=policy)
+    return OllamaBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, keep_alive=keep_alive, policy=policy)
 
 
 def servers_kind(servers: Sequence[Server]) -> str:

@@ -1,8 +1,9 @@
-"""Ask one model many prompts through the run scheduler, with the ledger as cache and audit (DHP scoring,
-the perturber, GPTScore).
+"""Ask one model many prompts on one server (DHP scoring, the perturber, GPTScore over a server or a local
+model), the way an evaluator run asks: the lane scheduler, the ledger as cache and audit, the retry policy.
 
-Every answer is stored in the ledger the moment it arrives. Parallelism and the retry of unparseable
-answers are the evaluation runs' own (`evaluation.runs.scheduler.run_phase`).
+Every answer is stored in the ledger the moment it arrives. This is the single-lane case of
+`evaluation.runs.lanes.LaneScheduler`: a server that stops answering has nowhere to hand its work to, so
+its error stops the job (the policy pauses it) once the answers that arrived are stored.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from django.conf import settings
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.budget import ModelBudget
+from evaluation.runs.backends import retry_policy
+from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.ledger import call_ids, fill_cache, store_answers
-from evaluation.runs.scheduler import Outcome, Step, plan_attempts, run_phase
-
-RETRY_TEMPERATURE = 0.1
+from evaluation.runs.scheduler import Outcome, Step, plan_attempts
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,11 @@ def ask_many(
     *,
     parse: Callable[[str], ParsedAnswer],
     parallel: int,
-    attempts: int,
     on_batch: Callable[[list[Answered], bool], None],
     answer_tokens: int | None = None,
 ) -> None:
-    """Ask every prompt (cache first), `parallel` at a time; `on_batch(answered, interrupted)` files them and
+    """Ask every prompt (cache first), `parallel` at a time, an unparseable answer again as the retry policy
+    says; `on_batch(answered, interrupted)` files them and
     may raise to stop (a cancelled job). Backend errors propagate after the answers so far are handed over.
 
     The prompts go through the model's context budget as an evaluator run's do: num_ctx sized to the longest,
@@ -60,17 +61,21 @@ def ask_many(
     fails with prompt_too_long:). With `answer_tokens=0` (GPTScore: nothing is generated) only the fit is
     checked and the options are left as they are."""
     budget = job_budget(backend, model, asks, answer_tokens)
+    policy = retry_policy()
     steps = []
     for index, ask in enumerate(asks):
         options = {k: v for k, v in ask.options.items() if v is not None}
         if answer_tokens != 0:
             options = budget.options(options)
-        planned = plan_attempts(model, digest, ask.prompt, options, attempts=attempts,
-                                retry_temperature=RETRY_TEMPERATURE)
+        planned = plan_attempts(model, digest, ask.prompt, options, attempts=policy.answer_attempts,
+                                retry_temperature=policy.retry_temperature)
         steps.append(Step(index, ask.prompt, planned, budget=budget, group=ask.group))
     fill_cache(steps)
 
-    def batch(outcomes: list[Outcome], interrupted: bool) -> None:
+    def store(arrived: list[tuple[Feed, Outcome]]) -> None:
+        store_answers([(model, digest, outcome) for _, outcome in arrived])
+
+    def batch(_feed: Feed, outcomes: list[Outcome], interrupted: bool) -> None:
         keys = [o.attempts[-1].key for o in outcomes if o.attempts]
         calls = call_ids(keys)
         answered = [
@@ -80,8 +85,14 @@ def ask_many(
         ]
         on_batch(answered, interrupted)
 
-    run_phase(backend, model, steps, parse=parse, parallel=parallel, grouped=settings.LLM_CACHE_ORDER,
-              on_answer=lambda outcome: store_answers([(model, digest, outcome)]), on_batch=batch)
+    feed = Feed(model, parse, grouped=settings.LLM_CACHE_ORDER)
+    feed.add(steps)
+    LaneScheduler([Lane(backend.url, backend, [feed])], parallel=parallel, on_answers=store, on_batch=batch,
+                  on_server_lost=_nowhere_else).run()
+
+
+def _nowhere_else(server: str, error: BaseException, feeds: list[Feed]) -> dict[str, str]:
+    raise error  # one server: the job stops, as the retry policy says
 
 
 def job_budget(backend: LLMBackend, model: str, asks: Sequence[Ask], answer_tokens: int | None) -> ModelBudget:

@@ -14,6 +14,7 @@ from django.conf import settings
 
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.errors import ServerNotAllowed
+from evaluation.llm.policy import RetryPolicy
 from evaluation.llm.servers import Server, ServerKind, ServerListError, open_backend, parse_server, parse_servers
 
 
@@ -49,12 +50,18 @@ def refused(servers: Sequence[Server]) -> str:
             "the OLLAMA_URLS environment variable)")
 
 
+def retry_policy() -> RetryPolicy:
+    """The retry policy every LLM job uses: the policy's defaults with the settings' overrides (LLM_RETRY)."""
+    return RetryPolicy(**settings.LLM_RETRY)
+
+
 def connect(
     address: str | Server, *, default: ServerKind = ServerKind.OLLAMA, timeout: float | None = None,
-    keep_alive: str | int | None = None, max_retries: int = 4,
+    keep_alive: str | int | None = None, policy: RetryPolicy | None = None,
 ) -> LLMBackend:
-    """The client of one server named by `address` (`openai+` prefix or `default` kind); raise ServerListError
-    for a malformed address and ServerNotAllowed for one outside the allowlist."""
+    """The client of one server named by `address` (`openai+` prefix or `default` kind) under `policy` (default
+    the settings'); raise ServerListError for a malformed address and ServerNotAllowed for one outside the
+    allowlist."""
     server = address if isinstance(address, Server) else parse_server(address, default=default)
     why = refused([server])
     if why:
@@ -62,5 +69,6 @@ def connect(
     return open_backend(
         server, timeout=settings.LLM_LOAD_TIMEOUT if timeout is None else timeout,
         idle_timeout=settings.LLM_IDLE_TIMEOUT,
-        keep_alive=settings.OLLAMA_KEEP_ALIVE if keep_alive is None else keep_alive, max_retries=max_retries,
+        keep_alive=settings.OLLAMA_KEEP_ALIVE if keep_alive is None else keep_alive,
+        policy=policy or retry_policy(),
     )

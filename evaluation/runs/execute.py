@@ -20,10 +20,11 @@ from corpus.models import Annotation, AnnotationKind
 from evaluation.engine.parsing import parse_supervisor_answer
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.budget import ModelBudget
-from evaluation.llm.errors import BackendError, ModelMissing, OutOfMemory, ServerNotAllowed
+from evaluation.llm.errors import BackendError, ModelMissing, ServerNotAllowed
 from evaluation.llm.servers import Server, models_on, parse_servers, servers_kind
 from evaluation.models import EvaluatorRun, RunCall
 from evaluation.runs.backends import connect
+from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.modes import DEFAULT_MODE, Phase, mode_spec
 from evaluation.runs.placement import ModelWork, Placement, PlacementError, place, placement_record
@@ -92,15 +93,10 @@ class RunExecutor:
                 lanes, parallel=self.run.parallel, on_answers=self._store, on_batch=self._record,
                 on_server_lost=self._server_lost,
             ).run()
-        except OutOfMemory as exc:  # retrying will not help; the operator frees memory, then resumes
-            self.writer.finish(JobStatus.PAUSED, f"{exc} {KEPT}")
-            return JobStatus.PAUSED
-        except ModelMissing as exc:  # a model deleted mid-job: waiting will not bring it back
-            self.writer.finish(JobStatus.FAILED, str(exc))
-            return JobStatus.FAILED
-        except BackendError as exc:  # a refused request
-            self.writer.finish(JobStatus.FAILED, str(exc))
-            return JobStatus.FAILED
+        except LLM_ERRORS as exc:  # a lost server comes to `_server_lost` first; the policy decides the rest
+            stop = llm_stopped(exc, kept=KEPT)
+            self.writer.finish(stop.status, stop.message)
+            return stop.status
         finally:
             for backend in self.backends.values():
                 backend.close()

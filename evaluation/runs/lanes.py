@@ -30,7 +30,8 @@ from typing import Any
 
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMBackend
-from evaluation.llm.errors import BackendError, BackendUnavailable
+from evaluation.llm.errors import BackendError
+from evaluation.llm.policy import server_lost
 from evaluation.runs.cache_order import FRESH_DELAY, CacheOrder, group_of
 from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, Outcome, Step, StepInterrupted, perform
 
@@ -68,7 +69,7 @@ class Lane:
     backend: LLMBackend
     feeds: list[Feed] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
-    failure: BackendError | None = None
+    failure: BaseException | None = None
     lost: bool = False
     warm: Callable[[str], None] | None = None  # loads a model before its requests come (None: no such call)
     freed: deque[Any] = field(default_factory=deque)  # prefix groups of the requests that just ended
@@ -209,7 +210,7 @@ class LaneScheduler:
             _keep_answers(step, error.outcome)
             feed.steps.put_back(step)
             return False
-        if isinstance(error, BackendUnavailable):
+        if server_lost(error):
             if lane.failure is None:
                 lane.failure = error
                 lane.stop.set()  # its other requests end after their current attempt

@@ -32,9 +32,6 @@ from evaluation.runs.placement import place, placement_record
 from evaluation.runs.timings import model_works
 from jobs.lifecycle import job_cancel, job_enqueue, job_resume
 
-RETRY_TEMPERATURE = 0.1
-MAX_ANSWER_ATTEMPTS = 4  # the first try and three warmer retries of an unparseable answer
-
 
 class LaunchError(Exception):
     """A run cannot start; the message says what to do."""
@@ -157,7 +154,7 @@ def run_create(
     user=None,
     check: bool = True,
     item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
-    repair: bool = True,  # send an unreadable answer back once to be restated (evaluation.engine.repair)
+    repair: bool | None = None,  # send an unreadable answer back once to be restated (default: the retry policy)
     answer_format: str = "text",  # "json": a schema-constrained answer (evaluation.engine.answer_schema)
     part_of: str = "",  # the job this run serves (e.g. "DHP run 7"); such runs stay out of the researchers' lists
 ) -> EvaluatorRun:
@@ -220,6 +217,7 @@ def run_create(
         placed = place(model_works(dict.fromkeys(phases, n_items)), available, parallel=parallel)
         digests = {model: available[server][model] for model, server in placed.models.items()}
         placement = placement_record(placed, {s.name: s.kind.value for s in servers})
+    policy = backends.retry_policy()
     config = {
         "mode": spec.mode.value,
         "preset": chosen.name if used_preset else "",
@@ -230,11 +228,11 @@ def run_create(
         "answer_format": answer_format,
         "answer_tokens": (chosen.answer_tokens if used_preset else None) or settings.LLM_ANSWER_TOKENS,
         "think": dict(chosen.think) if used_preset else {},
-        "retry_temperature": RETRY_TEMPERATURE,
-        "max_answer_attempts": MAX_ANSWER_ATTEMPTS,
+        "retry_temperature": policy.retry_temperature,  # frozen: a resumed run asks with the same cache keys
+        "max_answer_attempts": policy.answer_attempts,
         "outlier_rule": outlier_rule,
         "keep_alive": settings.OLLAMA_KEEP_ALIVE,
-        "repair": bool(repair),
+        "repair": policy.repair if repair is None else bool(repair),
     }
     if item_ids is not None:
         config["item_ids"] = sorted(set(item_ids))

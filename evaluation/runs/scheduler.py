@@ -2,9 +2,8 @@
 
 A step is one (item, model) request: its prompt, the cache key and options of every attempt it may
 need (known up front, so the cache is asked once), and the answers the cache already holds. `perform`
-asks (or reads the cache) until an answer parses; `lanes` runs the steps of every server of a run, and
-`run_phase` runs one model's steps on one server P at a time (DHP's scoring jobs). No database and no
-Django here.
+asks (or reads the cache) until an answer parses; `lanes` runs the steps of every job on its servers (an
+evaluator run's several, `asking`'s one). No database and no Django here.
 """
 
 from __future__ import annotations
@@ -13,9 +12,7 @@ import hashlib
 import json
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +21,6 @@ from evaluation.engine.repair import needs_repair, repair_key, repair_prompt, re
 from evaluation.llm.base import LLMBackend, LLMResult
 from evaluation.llm.budget import PROMPT_TOO_LONG, ModelBudget, answer_cut_problem
 from evaluation.llm.errors import PromptTooLong
-from evaluation.runs.cache_order import FRESH_DELAY, CacheOrder, group_of
 
 REPAIR_ATTEMPT = 100  # a repair of attempt k is recorded as attempt 100 + k
 LONGER = 10  # attempt number of an answer asked again with a longer budget: 10 + the cut attempt's
@@ -240,83 +236,3 @@ def _too_long(step: Step, refused: PromptTooLong | None) -> str:
     tokens = budget.estimator.tokens(step.prompt) if budget is not None else len(step.prompt) // 3
     limit = (budget.ceiling or budget.num_ctx) if budget is not None else None
     return f"{PROMPT_TOO_LONG}: ~{tokens} tokens, limit {limit or 'unknown'}"
-
-
-def run_phase(
-    backend: LLMBackend,
-    model: str,
-    steps: Sequence[Step],
-    *,
-    parse: Callable[[str], ParsedAnswer],
-    parallel: int,
-    on_answer: Callable[[Outcome], None],
-    on_batch: Callable[[list[Outcome], bool], None],
-    batch_size: int = BATCH_SIZE,
-    batch_seconds: float = BATCH_SECONDS,
-    grouped: bool = True,
-) -> None:
-    """Perform `steps` against `model`, `parallel` at a time: steps sharing a prefix back to back on one slot
-    (`cache_order`; `grouped=False`: in their order).
-
-    `on_answer(outcome)` gets every finished step at once (store its new calls: that is what lets a
-    resumed run repeat no call). `on_batch(outcomes, interrupted)` gets them again in batches, and at least
-    every `batch_seconds` even when empty; it may raise to stop the phase (a cancelled run). When anything
-    raises (a backend error, a callback), no new request starts, the requests in flight end, answers that
-    arrived are still handed over - whole steps to one last `on_batch(..., interrupted=True)`, the calls
-    of steps cut short between attempts to `on_answer` only - and the exception propagates.
-    """
-    if not steps:
-        return
-    stop = threading.Event()
-    queue = CacheOrder(steps, grouped=grouped, join_at=2 * parallel)
-    freed: deque[Hashable] = deque(maxlen=parallel)  # the groups of the slots that just came free
-    running: set[Future[Outcome]] = set()
-    pending: list[Outcome] = []
-    last_batch = time.monotonic()
-    with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="llm") as pool:
-
-        def top_up(finished: int = 0) -> None:
-            """Fill the free slots; `finished` futures in `running` are done and only wait to be stored."""
-            while len(running) - finished < parallel and not stop.is_set():
-                busy = len(running) - finished
-                step = queue.take(freed.popleft() if freed else None, idle=not busy)
-                if step is None:
-                    return
-                delay = FRESH_DELAY if queue.fresh and busy else 0.0
-                running.add(pool.submit(perform, backend, model, step, parse, stop, delay))
-
-        try:
-            top_up()
-            while running:
-                finished, _ = wait(running, timeout=batch_seconds, return_when=FIRST_COMPLETED)
-                freed.extend(group_of(future.result().step) for future in finished if not future.exception())
-                if not any(future.exception() for future in finished):
-                    # Refill the freed slots before storing the answers, so the server never idles meanwhile.
-                    top_up(len(finished))
-                for future in finished:
-                    running.discard(future)
-                    outcome = future.result()
-                    on_answer(outcome)
-                    pending.append(outcome)
-                if len(pending) >= batch_size or time.monotonic() - last_batch >= batch_seconds:
-                    batch, pending = pending, []
-                    last_batch = time.monotonic()
-                    on_batch(batch, False)
-                top_up()
-        except BaseException:
-            stop.set()
-            for future in running:
-                future.cancel()
-            wait(running)
-            for future in running:
-                if future.cancelled():
-                    continue
-                error = future.exception()
-                if error is None:
-                    on_answer(future.result())
-                    pending.append(future.result())
-                elif isinstance(error, StepInterrupted):
-                    on_answer(error.outcome)
-            on_batch(pending, True)
-            raise
-    on_batch(pending, False)

@@ -19,6 +19,7 @@ from evaluation.engine.prompts import render_supervisor_prompt
 from evaluation.engine.tasks import TaskSpec
 from evaluation.llm.budget import ModelBudget
 from evaluation.models import EvaluatorRun, PromptTemplate
+from evaluation.runs.backends import retry_policy
 from evaluation.runs.ledger import fill_cache
 from evaluation.runs.modes import ModeSpec
 from evaluation.runs.scheduler import Step, plan_attempts
@@ -83,6 +84,7 @@ class StepPlanner:
         self.budgets: Mapping[str, ModelBudget] = budgets if budgets is not None else {}
         self.task, self.aspect = run_specs(run)
         self.output_header = run.dataset.output_header
+        self.policy = retry_policy()  # for a run whose config predates the policy's entries
 
     def annotator_steps(self, model: str, spec: ModeSpec) -> list[Step]:
         done = self._done_items(kind=AnnotationKind.ANNOTATOR, model=model)
@@ -182,10 +184,11 @@ class StepPlanner:
             options = budget.options(options)
         attempts = plan_attempts(
             model, self.digests.get(model, ""), prompt, options,
-            attempts=int(self.config.get("max_answer_attempts", 4)),
-            retry_temperature=float(self.config.get("retry_temperature", 0.1)),
+            attempts=int(self.config.get("max_answer_attempts", self.policy.answer_attempts)),
+            retry_temperature=float(self.config.get("retry_temperature", self.policy.retry_temperature)),
         )
-        return Step(item_id, prompt, attempts, repair=bool(self.config.get("repair", True)), budget=budget)
+        repair = bool(self.config.get("repair", self.policy.repair))
+        return Step(item_id, prompt, attempts, repair=repair, budget=budget)
 
     @staticmethod
     def _with_cache(steps: list[Step]) -> list[Step]:

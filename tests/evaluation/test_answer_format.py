@@ -10,6 +10,7 @@ import pytest
 from corpus.models import Annotation
 from evaluation.engine.answer_schema import ERROR_LIST_SCHEMA, JSON_ANSWER_NOTE
 from evaluation.llm.openai_backend import OpenAICompatBackend, request_options
+from evaluation.llm.policy import RetryPolicy
 from evaluation.models import LLMCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create
@@ -29,7 +30,7 @@ def test_openai_compatible_requests_carry_the_schema_as_response_format() -> Non
     assert fields["response_format"] == {"type": "json_schema",
                                          "json_schema": {"name": "answer", "schema": ERROR_LIST_SCHEMA}}
     with OllamaSim(SimConfig(models=[MODEL], rules=(ReplyRule(reply=ANSWER),))) as sim, \
-            OpenAICompatBackend(sim.url, timeout=10, max_retries=0) as backend:
+            OpenAICompatBackend(sim.url, timeout=10, policy=RetryPolicy(transport_retries=0)) as backend:
         backend.chat(MODEL, "Judge this.", options={"temperature": 0.0, "format": ERROR_LIST_SCHEMA})
         (record,) = sim.stats.log
         assert record.answer_format["json_schema"]["schema"] == ERROR_LIST_SCHEMA

@@ -14,6 +14,7 @@ from ninja.testing import TestClient
 from config.api import api
 from corpus.models import Annotation
 from evaluation.llm import OllamaBackend
+from evaluation.llm.policy import RetryPolicy
 from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_create, run_resume
@@ -153,7 +154,7 @@ def test_preannotate_takes_a_comma_separated_server_list(dataset):
 
 
 def _fast(sims: list[OllamaSim]) -> dict[str, OllamaBackend]:
-    return {s.url: OllamaBackend(s.url, timeout=5, max_retries=1, backoff=0.01) for s in sims}
+    return {s.url: OllamaBackend(s.url, timeout=5, policy=RetryPolicy(transport_retries=1, backoff=0.01)) for s in sims}
 
 
 def _kill_after(sim: OllamaSim, answered: int) -> threading.Thread:

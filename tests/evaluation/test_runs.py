@@ -11,6 +11,7 @@ from django.core.management import CommandError, call_command
 
 from corpus.models import Annotation, ErrorSpan
 from evaluation.llm import BackendError, OllamaBackend
+from evaluation.llm.policy import RetryPolicy
 from evaluation.models import EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_resume
@@ -154,7 +155,7 @@ def test_run_pauses_when_server_keeps_failing_then_resumes_without_repeats(datas
     # ann-b fails every request: the run pauses after the backend's retries, keeping ann-a's answers.
     sim.configure(faults=(FaultRule(kind="error", model="ann-b:1b", status=503),))
     run = _create(dataset, sim)
-    backend = OllamaBackend(sim.url, timeout=5, max_retries=1, backoff=0.01)
+    backend = OllamaBackend(sim.url, timeout=5, policy=RetryPolicy(transport_retries=1, backoff=0.01))
     assert run_execute(run.pk, backend=backend) == JobStatus.PAUSED
     run.refresh_from_db()
     assert "resume" in run.message.lower()
@@ -446,7 +447,7 @@ def test_ollama_errors_never_echo_the_fetched_body(allow_ollama):
         for status in (200, 404, 500):  # a page that is not JSON, a refusal, a server error
             server.status = status
             with pytest.raises(BackendError) as excinfo:
-                OllamaBackend(url, timeout=5, max_retries=0).check(["a:1b"])
+                OllamaBackend(url, timeout=5, policy=RetryPolicy(transport_retries=0)).check(["a:1b"])
             assert secret not in str(excinfo.value) and url in str(excinfo.value), (status, str(excinfo.value))
     finally:
         server.shutdown()

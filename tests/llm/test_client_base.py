@@ -7,7 +7,10 @@ import pytest
 from evaluation.llm.errors import BackendUnavailable, ModelMissing
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.llm.policy import RetryPolicy
 from tests.ollama_sim import FaultRule
+
+FAST = RetryPolicy(transport_retries=2, backoff=0.01)
 
 
 @pytest.mark.parametrize(("backend_class", "kind_words"), [
@@ -15,7 +18,7 @@ from tests.ollama_sim import FaultRule
 ])
 def test_spent_retries_name_the_server_kind(sim, backend_class, kind_words):
     sim.configure(faults=[FaultRule(kind="error", status=503, message="busy")])
-    with backend_class(sim.url, max_retries=2, backoff=0.01) as backend, pytest.raises(BackendUnavailable) as caught:
+    with backend_class(sim.url, policy=FAST) as backend, pytest.raises(BackendUnavailable) as caught:
         backend.chat("llama3", "hello", options={"temperature": 0})
     message = str(caught.value)
     assert message.startswith(kind_words) and "3 attempt(s)" in message and sim.url in message

@@ -8,6 +8,7 @@ from evaluation.engine.echo_tokens import EchoMismatch, scored_token_indices
 from evaluation.llm.errors import BackendError
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.llm.policy import RetryPolicy
 from tests.ollama_sim import OllamaSim, SimConfig
 from tests.ollama_sim.openai_api import hashed_logprob, tokens
 
@@ -62,7 +63,7 @@ def test_an_echo_without_the_prompt_is_a_clear_error() -> None:
 @pytest.mark.parametrize("bos", ["<s>", "<|begin_of_text|>", ""])
 def test_gptscore_equals_the_direct_value_on_a_bos_echoing_server(bos: str) -> None:
     with OllamaSim(SimConfig(models=["llama3"], bos_text=bos)) as server, \
-            OpenAICompatBackend(server.url, timeout=10, max_retries=0) as backend:
+            OpenAICompatBackend(server.url, timeout=10, policy=RetryPolicy(transport_retries=0)) as backend:
         scored = backend.text_logprobs("llama3", CONTEXT, TEXT)
     expected_tokens, expected_mean = _direct_mean(bos, CONTEXT, TEXT)
     assert list(scored.tokens) == expected_tokens and "".join(scored.tokens) == TEXT
@@ -71,7 +72,7 @@ def test_gptscore_equals_the_direct_value_on_a_bos_echoing_server(bos: str) -> N
 
 def test_preflight_passes_a_server_that_echoes() -> None:
     with OllamaSim(SimConfig(models=["llama3"], bos_text="<s>")) as server, \
-            OpenAICompatBackend(server.url, timeout=10, max_retries=0) as backend:
+            OpenAICompatBackend(server.url, timeout=10, policy=RetryPolicy(transport_retries=0)) as backend:
         logprob_preflight(backend, "llama3")
         assert sum(1 for r in server.stats.log if r.endpoint == "openai-completion") == 1
 
@@ -80,7 +81,7 @@ def test_preflight_passes_a_server_that_echoes() -> None:
                                               ("ignored", "no log-probabilities")])
 def test_preflight_names_what_the_server_lacks(echo: str, lacks: str) -> None:
     with OllamaSim(SimConfig(models=["llama3"], echo=echo)) as server, \
-            OpenAICompatBackend(server.url, timeout=10, max_retries=0) as backend, \
+            OpenAICompatBackend(server.url, timeout=10, policy=RetryPolicy(transport_retries=0)) as backend, \
             pytest.raises(BackendError) as caught:
         logprob_preflight(backend, "llama3")
     message = str(caught.value)

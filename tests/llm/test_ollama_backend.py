@@ -21,15 +21,17 @@ from evaluation.llm import (
     tag_matches,
 )
 from evaluation.llm.errors import OutOfMemory
+from evaluation.llm.policy import RetryPolicy
 from tests.ollama_sim import FaultRule, OllamaSim, ReplyRule, digest_for
+
+ONCE = RetryPolicy(transport_retries=0)
 
 OPTIONS = {"temperature": 0, "seed": 42, "num_ctx": 4096}
 
 
-def _backend(url: str, **kwargs: object) -> OllamaBackend:
-    settings: dict[str, object] = {"timeout": 10, "backoff": 0.01, "max_retries": 4}
-    settings.update(kwargs)
-    return OllamaBackend(url, **settings)  # type: ignore[arg-type]
+def _backend(url: str, *, retries: int = 4, **kwargs: object) -> OllamaBackend:
+    kwargs.setdefault("timeout", 10)
+    return OllamaBackend(url, policy=RetryPolicy(transport_retries=retries, backoff=0.01), **kwargs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -137,7 +139,7 @@ def test_a_slow_steady_stream_is_not_cut_by_a_total_timeout(sim: OllamaSim) -> N
 def test_a_load_longer_than_the_idle_timeout_completes(sim: OllamaSim) -> None:
     """The first byte may wait for a model load (LLM_LOAD_TIMEOUT); only later silence is an idle timeout."""
     sim.configure(swap_cost=1.0)
-    result = OllamaBackend(sim.url, timeout=5, idle_timeout=0.3, max_retries=0).chat("llama3", "hi", options=OPTIONS)
+    result = OllamaBackend(sim.url, timeout=5, idle_timeout=0.3, policy=ONCE).chat("llama3", "hi", options=OPTIONS)
     assert result.attempts == 1 and result.load_duration_ns >= 0.9e9
     assert [r.status for r in sim.stats.log] == ["ok"] and sim.stats.loads == 1
 
@@ -145,7 +147,7 @@ def test_a_load_longer_than_the_idle_timeout_completes(sim: OllamaSim) -> None:
 def test_backend_gives_up_after_max_retries(sim: OllamaSim) -> None:
     sim.configure(faults=[FaultRule(kind="error", message="runner crashed: secret detail")])
     with pytest.raises(BackendUnavailable) as caught:
-        _backend(sim.url, max_retries=3).chat("llama3", "hi", options=OPTIONS)
+        _backend(sim.url, retries=3).chat("llama3", "hi", options=OPTIONS)
     assert sim.stats.requests == 4
     # The status and the server are named; what the server answered is logged, never shown (issue 15).
     assert "HTTP 500" in str(caught.value) and sim.url in str(caught.value)
@@ -158,7 +160,7 @@ def test_out_of_memory_is_not_retried_and_says_what_the_server_said(sim: OllamaS
     message = "model requires more system memory (48.2 GiB) than is available (31.0 GiB)"
     sim.configure(faults=[FaultRule(kind="error", message=message)])
     with pytest.raises(OutOfMemory) as caught:
-        _backend(sim.url, max_retries=3).chat("llama3", "hi", options=OPTIONS)
+        _backend(sim.url, retries=3).chat("llama3", "hi", options=OPTIONS)
     assert sim.stats.requests == 1
     text = str(caught.value)
     assert message in text and "llama3" in text and "Free memory" in text and text.startswith("Ollama at")
@@ -166,12 +168,12 @@ def test_out_of_memory_is_not_retried_and_says_what_the_server_said(sim: OllamaS
 
 def test_backend_unreachable_chat_is_unavailable_after_retries(closed_port_url: str) -> None:
     with pytest.raises(BackendUnavailable, match="ollama serve"):
-        _backend(closed_port_url, max_retries=2).chat("llama3", "hi", options=OPTIONS)
+        _backend(closed_port_url, retries=2).chat("llama3", "hi", options=OPTIONS)
 
 
 def test_backend_backoff_grows_exponentially() -> None:
-    backend = OllamaBackend("http://127.0.0.1:1", backoff=0.5, max_backoff=3)
-    assert [backend._delay(k) for k in range(1, 6)] == [0.5, 1.0, 2.0, 3, 3]
+    backend = OllamaBackend("http://127.0.0.1:1", policy=RetryPolicy(backoff=0.5, max_backoff=3))
+    assert [backend.policy.delay(k) for k in range(1, 6)] == [0.5, 1.0, 2.0, 3, 3]
 
 
 def test_backend_client_errors_are_not_retried(sim: OllamaSim) -> None:
@@ -234,10 +236,10 @@ def test_a_client_that_gives_up_mid_load_takes_the_load_with_it(sim: OllamaSim) 
     the model loaded (why LLM_LOAD_TIMEOUT must cover a load); a patient client then loads it again."""
     sim.configure(swap_cost=1.0)
     with pytest.raises(BackendUnavailable):
-        OllamaBackend(sim.url, timeout=0.3, max_retries=0).chat("llama3", "hi", options=OPTIONS)
+        OllamaBackend(sim.url, timeout=0.3, policy=ONCE).chat("llama3", "hi", options=OPTIONS)
     deadline = time.monotonic() + 3
     while sim.stats.abandoned_loads == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert sim.stats.abandoned_loads == 1 and sim.stats.loads == 1
-    result = OllamaBackend(sim.url, timeout=5, idle_timeout=0.3, max_retries=0).chat("llama3", "hi", options=OPTIONS)
+    result = OllamaBackend(sim.url, timeout=5, idle_timeout=0.3, policy=ONCE).chat("llama3", "hi", options=OPTIONS)
     assert result.load_duration_ns >= 0.9e9 and sim.stats.loads == 2

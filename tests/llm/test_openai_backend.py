@@ -9,15 +9,15 @@ import pytest
 
 from evaluation.llm import BackendError, BackendUnavailable, ModelMissing, OpenAICompatBackend
 from evaluation.llm.openai_backend import request_options
+from evaluation.llm.policy import RetryPolicy
 from tests.ollama_sim import FaultRule, OllamaSim, ReplyRule, SimConfig
 from tests.ollama_sim.openai_api import hashed_logprob, tokens
 
 PROMPT = "### Data\nname: Aromi\n### Output\nAromi is a cheap pub in the centre."
 
 
-def _backend(url: str, **kwargs: object) -> OpenAICompatBackend:
-    kwargs.setdefault("backoff", 0.01)
-    return OpenAICompatBackend(url, timeout=10, **kwargs)
+def _backend(url: str, *, retries: int = 4) -> OpenAICompatBackend:
+    return OpenAICompatBackend(url, timeout=10, policy=RetryPolicy(transport_retries=retries, backoff=0.01))
 
 
 def test_check_lists_models_and_names_every_missing_one(sim: OllamaSim) -> None:
@@ -74,7 +74,7 @@ def test_a_client_error_is_final_and_named(sim: OllamaSim) -> None:
 
 
 def test_an_unreachable_server_is_reported_with_its_url(closed_port_url: str) -> None:
-    with _backend(closed_port_url, max_retries=1) as backend:
+    with _backend(closed_port_url, retries=1) as backend:
         with pytest.raises(BackendUnavailable, match=closed_port_url):
             backend.check(["llama3"])
         with pytest.raises(BackendUnavailable, match="2 attempt"):

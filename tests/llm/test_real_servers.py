@@ -8,8 +8,12 @@ import pytest
 from evaluation.llm.errors import OutOfMemory, PromptTooLong
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.llm.policy import RetryPolicy
 from tests.ollama_sim import OllamaSim, SimConfig
 from tests.ollama_sim.config import DEFAULT_TRACE, ReplyRule
+
+FAST = RetryPolicy(transport_retries=2, backoff=0.01)
+QUICK = RetryPolicy(backoff=0.01)
 
 ANSWER = "Overall score: Good\nThe text is fine."
 LONG = "word " * 3_000
@@ -21,7 +25,7 @@ def _sim(profile: str, **kw) -> OllamaSim:
 
 
 def test_ollama_states_the_context_length_and_refuses_instead_of_cutting():
-    with _sim("ollama") as sim, OllamaBackend(sim.url, max_retries=0) as backend:
+    with _sim("ollama") as sim, OllamaBackend(sim.url, policy=RetryPolicy(transport_retries=0)) as backend:
         assert backend.context_length("plain:1b") == 2_048
         with pytest.raises(PromptTooLong, match="Ollama at .* too long"):
             backend.chat("plain:1b", LONG, options={"num_ctx": 2_048})
@@ -30,14 +34,14 @@ def test_ollama_states_the_context_length_and_refuses_instead_of_cutting():
 
 
 def test_old_ollama_cuts_to_the_context_and_says_so_only_in_the_count():
-    with _sim("ollama-0.6") as sim, OllamaBackend(sim.url, max_retries=0) as backend:
+    with _sim("ollama-0.6") as sim, OllamaBackend(sim.url, policy=RetryPolicy(transport_retries=0)) as backend:
         result = backend.chat("plain:1b", LONG, options={"num_ctx": 1_024})
         assert sim.stats.truncated == 1 and result.prompt_tokens == 1_024  # kept head + tail
 
 
 @pytest.mark.parametrize(("profile", "status"), [("vllm", 400), ("llamacpp", 400), ("tgi2", 422)])
 def test_openai_compatible_servers_refuse_too_long_prompts_as_one_failed_request(profile, status):
-    with _sim(profile) as sim, OpenAICompatBackend(sim.url, max_retries=2, backoff=0.01) as backend:
+    with _sim(profile) as sim, OpenAICompatBackend(sim.url, policy=FAST) as backend:
         with pytest.raises(PromptTooLong) as caught:
             backend.chat("plain:1b", LONG, options={"num_predict": 256})
         assert sim.stats.requests == 1  # not retried
@@ -72,7 +76,7 @@ def test_thinking_is_kept_apart_on_every_server(profile):
 
 
 def test_out_of_memory_is_named_on_an_openai_compatible_server_too():
-    with _sim("vllm", oom_models=("plain:1b",)) as sim, OpenAICompatBackend(sim.url, backoff=0.01) as backend:
+    with _sim("vllm", oom_models=("plain:1b",)) as sim, OpenAICompatBackend(sim.url, policy=QUICK) as backend:
         with pytest.raises(OutOfMemory, match="requires more system memory"):
             backend.chat("plain:1b", "hi", options={})
         assert sim.stats.requests == 1

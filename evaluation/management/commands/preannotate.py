@@ -54,7 +54,8 @@ class Command(BaseCommand):
                 dataset=dataset, aspect_name=options["aspect"], annotators=annotators,
                 supervisor=options["supervisor"] or None, ollama_url=options["ollama_url"] or None,
                 parallel=options["parallel"] or None, outlier_rule=options["outlier_rule"], mode=options["mode"],
-                preset=options["preset"], repair=not options["no_repair"], answer_format=options["answer_format"],
+                preset=options["preset"], repair=False if options["no_repair"] else None,
+                answer_format=options["answer_format"],
             )
         except LaunchError as exc:
             raise CommandError(str(exc)) from None
