@@ -9,11 +9,14 @@ import pytest
 
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.ollama_backend import OllamaBackend
+from evaluation.llm.policy import RetryPolicy
 from evaluation.runs.cache_order import CacheOrder
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.scheduler import Attempt, Step
 from tests.ollama_sim import OllamaSim, SimConfig
 from tests.ollama_sim.config import ReplyRule
+
+NO_RETRY = RetryPolicy(transport_retries=0)
 
 
 @dataclass
@@ -75,7 +78,7 @@ def _lost(server, error, feeds):
 def _evaluated(steps: list[Step], *, grouped: bool) -> int:
     config = SimConfig(models=["m:1b"], parallel=2, cache_slots=2, profile="ollama", context_length=8192,
                        rules=(ReplyRule("Score: 3"),), call_time=0.02)
-    with OllamaSim(config) as sim, OllamaBackend(sim.url, max_retries=0) as backend:
+    with OllamaSim(config) as sim, OllamaBackend(sim.url, policy=NO_RETRY) as backend:
         feed = Feed("m:1b", lambda text: ParsedAnswer(score=3, status="ok"), grouped=grouped)
         feed.add(steps)
         LaneScheduler([Lane(sim.url, backend, [feed])], parallel=2, on_answers=lambda arrived: None,

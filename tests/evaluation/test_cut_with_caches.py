@@ -11,12 +11,15 @@ from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.budget import ModelBudget
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.llm.policy import RetryPolicy
 from evaluation.runs.scheduler import Step, perform, plan_attempts
 from tests.ollama_sim import OllamaSim, SimConfig
 from tests.ollama_sim.config import ReplyRule
 
 WARM = " ".join(["a"] * 500)  # shares its words with the head of the long prompt: the cache holds them
 LONG = " ".join(["a"] * 3_000)  # 3,000 words against a context of 2,048
+
+NO_RETRY = RetryPolicy(transport_retries=0)
 
 
 @pytest.mark.parametrize(("profile", "count", "version", "caught"), [
@@ -38,7 +41,7 @@ def test_a_really_cut_prompt_is_still_caught_with_caches_on(profile, count, vers
     step = Step(0, LONG, plan_attempts("m:1b", "", LONG, options, attempts=1, retry_temperature=0.1), budget=budget)
     with OllamaSim(config) as sim:
         kind = OllamaBackend if profile.startswith("ollama") else OpenAICompatBackend
-        with kind(sim.url, max_retries=0) as backend:
+        with kind(sim.url, policy=NO_RETRY) as backend:
             backend.chat("m:1b", WARM, options=options)
             outcome = perform(backend, "m:1b", step, lambda text: ParsedAnswer(score=3, status="ok"),
                               threading.Event())

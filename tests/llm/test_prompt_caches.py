@@ -14,6 +14,7 @@ import pytest
 from evaluation.llm.counting import COUNT, NONE, REFUSAL
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.llm.openai_backend import OpenAICompatBackend
+from evaluation.llm.policy import RetryPolicy
 from tests.ollama_sim import OllamaSim, SimConfig
 from tests.ollama_sim.config import ReplyRule
 from tests.ollama_sim.prompt_cache import BlockCache, SlotCache, make_cache
@@ -21,6 +22,8 @@ from tests.ollama_sim.prompt_cache import BlockCache, SlotCache, make_cache
 HEAD = " ".join(f"head{i}" for i in range(50))
 A = HEAD + " " + " ".join(f"a{i}" for i in range(10))  # 60 words
 B = HEAD + " " + " ".join(f"b{i}" for i in range(10))  # shares 50 words with A
+
+NO_RETRY = RetryPolicy(transport_retries=0)
 
 
 def _words(text: str) -> list[str]:
@@ -78,7 +81,7 @@ def _sim(**kw) -> OllamaSim:
 ])
 def test_each_count_mode_reports_what_its_ollama_release_sends(count, version, first, second):
     with _sim(profile="ollama", cache_slots=1, count=count, version=version) as sim, \
-            OllamaBackend(sim.url, max_retries=0) as backend:
+            OllamaBackend(sim.url, policy=NO_RETRY) as backend:
         results = [backend.chat("m:1b", text, options={"num_ctx": 4096}) for text in (A, B)]
         assert [r.cached_tokens for r in sim.stats.log] == [0, 50]
         assert (sim.stats.prompt_tokens_sent, sim.stats.prompt_tokens_cached) == (120, 50)
@@ -89,7 +92,7 @@ def test_each_count_mode_reports_what_its_ollama_release_sends(count, version, f
 
 @pytest.mark.parametrize(("profile", "cached"), [("vllm", 48), ("llamacpp", 50), ("tgi2", 0)])
 def test_openai_compatible_servers_report_the_cached_part_of_a_whole_count(profile, cached):
-    with _sim(profile=profile, cache_slots=1) as sim, OpenAICompatBackend(sim.url, max_retries=0) as backend:
+    with _sim(profile=profile, cache_slots=1) as sim, OpenAICompatBackend(sim.url, policy=NO_RETRY) as backend:
         backend.chat("m:1b", A, options={"num_predict": 64})
         result = backend.chat("m:1b", B, options={"num_predict": 64})
     assert result.prompt_tokens == 60 and result.count_whole and result.guard == REFUSAL
@@ -99,7 +102,7 @@ def test_openai_compatible_servers_report_the_cached_part_of_a_whole_count(profi
 def test_cached_tokens_cost_no_prompt_time():
     long = " ".join(f"w{i}" for i in range(800))
     with _sim(profile="ollama", cache_slots=1, prompt_tokens_per_second=1000.0) as sim, \
-            OllamaBackend(sim.url, max_retries=0) as backend:
+            OllamaBackend(sim.url, policy=NO_RETRY) as backend:
         began = time.perf_counter()
         backend.chat("m:1b", long, options={"num_ctx": 4096})
         cold = time.perf_counter() - began
