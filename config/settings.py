@@ -258,6 +258,9 @@ OLLAMA_KEEP_ALIVE = env_str("OLLAMA_KEEP_ALIVE", "10m")
 _NUM_CTX = env_str("OLLAMA_NUM_CTX", "auto").strip().lower()
 OLLAMA_NUM_CTX: int | None = None if _NUM_CTX in ("", "auto") else int(_NUM_CTX)
 LLM_ANSWER_TOKENS = env_int("LLM_ANSWER_TOKENS", 2048)  # num_predict / max_tokens of an answer (thinking included)
+# Calls sharing a long prefix go back to back on one slot, so the servers' prompt caches do the work
+# (evaluation.runs.cache_order); off sends them in the order they were planned (the bench's naive order).
+LLM_CACHE_ORDER = env_bool("LLM_CACHE_ORDER", True)
 OLLAMA_PARALLEL = env_int("OLLAMA_PARALLEL", 4)
 ENSEMBLE_PRESET = env_str("ENSEMBLE_PRESET", "paper")
 LLM_SEED = env_int("LLM_SEED", 42)

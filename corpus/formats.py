@@ -69,6 +69,17 @@ class SpanRecord(TypedDict):
     consensus: NotRequired[ConsensusRecord]  # written by export_items; absent in files other tools wrote
 
 
+class LLMCallRecord(TypedDict):
+    """One LLM call behind a machine annotation, with the server's prompt counts (`cached_tokens`: taken from its
+    prompt cache, None when it did not say)."""
+
+    attempt: int
+    from_cache: bool
+    prompt_tokens: int | None
+    cached_tokens: int | None
+    completion_tokens: int | None
+
+
 class AnnotationRecord(TypedDict):
     source: str
     kind: str
@@ -80,6 +91,7 @@ class AnnotationRecord(TypedDict):
     # Exported, not imported: how the LLM answer was read (ok, partial, failed, n/a) and why not whole.
     parse_status: NotRequired[str]
     problems: NotRequired[list[str]]
+    llm_calls: NotRequired[list[LLMCallRecord]]  # exported only: the calls that answered it
 
 
 class ExportRecord(TypedDict):

@@ -162,6 +162,10 @@ class LLMCall(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OK)
     error = models.TextField(blank=True, default="")
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cached_tokens = models.PositiveIntegerField(
+        null=True, blank=True,
+        help_text="Prompt tokens the server took from its prompt cache, as it reported them (empty: not reported).",
+    )
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     total_duration_ns = models.BigIntegerField(null=True, blank=True)
     load_duration_ns = models.BigIntegerField(null=True, blank=True)

@@ -64,13 +64,17 @@ class RunProgressOut(Schema):
     eta_seconds: float | None
     calls_per_second: float
     tokens_per_second: float
-    prompt_tokens: int
+    prompt_tokens: dict[str, int] = Field(
+        description="Prompt tokens of the run's own calls: sent (as the servers counted them), evaluated, and "
+        "cached (taken from the servers' prompt caches, as they reported it)",
+    )
     completion_tokens: int
     models: list[ModelProgressOut]
     failures: list[dict[str, Any]]
     problems: dict[str, int] = Field(
         description="(item, model) pairs whose prompt was too long to send (prompt_too_long) or whose answer "
-        "was cut at the answer budget (answer_cut)",
+        "was cut at the answer budget (answer_cut); `truncation_unchecked: <server>`: answers of a server that "
+        "cuts over-long prompts silently and whose counts cannot tell a cut (once per server)",
     )
     finished: bool
     servers: list[str]

@@ -9,7 +9,7 @@ from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
 from corpus.models import Annotation, ParseStatus
-from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG
+from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG, TRUNCATION_UNCHECKED, unchecked_problem
 from evaluation.models import EvaluatorRun, LLMCall
 from jobs.models import JobStatus
 
@@ -48,6 +48,21 @@ def runs_problems(source_ids: Iterable[int]) -> dict[int, dict[str, int]]:
     return counts
 
 
+def unchecked_problems(config: dict[str, Any] | None) -> dict[str, int]:
+    """`truncation_unchecked: <server>` -> answers whose cut nothing could tell, once per server of a job (its
+    `config[TRUNCATION_UNCHECKED]`): a server that cuts silently and counts only what it evaluated."""
+    found = (config or {}).get(TRUNCATION_UNCHECKED) or {}
+    return {unchecked_problem(server): int(count) for server, count in sorted(found.items())}
+
+
+def prompt_token_counts(reported: int | None, cached: int | None) -> dict[str, int]:
+    """Prompt tokens of a job's calls: `sent` as the servers counted the prompts, `cached` as they said they
+    took from their prompt caches, `evaluated` the rest. (A release that counts only what it evaluated and
+    says nothing of its cache makes `sent` equal to `evaluated`.)"""
+    sent, cached = int(reported or 0), int(cached or 0)
+    return {"sent": sent, "evaluated": max(sent - cached, 0), "cached": cached}
+
+
 def runs_for_home() -> QuerySet[EvaluatorRun]:
     return own_runs().select_related("evaluator", "dataset", "aspect").order_by("-created_at")
 
@@ -61,7 +76,8 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
     until = run.finished_at or ((run.heartbeat_at or now) if idle else now)
     elapsed = max((until - run.started_at).total_seconds(), 0.0) if run.started_at else 0.0
     fresh = LLMCall.objects.filter(run_calls__run=run, run_calls__from_cache=False).distinct()
-    tokens = fresh.aggregate(prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens"))
+    tokens = fresh.aggregate(prompt=Sum("prompt_tokens"), cached=Sum("cached_tokens"),
+                             completion=Sum("completion_tokens"))
     n_fresh = fresh.count()
     done = run.done_calls
     rate = done / elapsed if elapsed > 0 else 0.0
@@ -94,11 +110,12 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
         "eta_seconds": round(eta, 1) if eta is not None else None,
         "calls_per_second": round(n_fresh / elapsed, 2) if elapsed > 0 else 0.0,
         "tokens_per_second": round((tokens["completion"] or 0) / elapsed, 1) if elapsed > 0 else 0.0,
-        "prompt_tokens": tokens["prompt"] or 0,
+        "prompt_tokens": prompt_token_counts(tokens["prompt"], tokens["cached"]),
         "completion_tokens": tokens["completion"] or 0,
         "models": models,
         "failures": failures,
-        "problems": run_problems(run),
+        "problems": {**run_problems(run), **unchecked_problems(run.config)},
+        "unchecked": sorted((run.config or {}).get(TRUNCATION_UNCHECKED, {})),
         "finished": run.is_finished(),
         "servers": list(run.servers),
         "placement": run.placement,

@@ -16,10 +16,19 @@ from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
 from annotator.review import campaign_votes
 from annotator.vigilance import excluded_annotator_ids
 from corpus.consensus import Consensus, Vote, consensus_label
-from corpus.formats import FLAGS, AnnotationRecord, ConsensusRecord, ExportRecord, JudgmentRecord, SpanRecord
+from corpus.formats import (
+    FLAGS,
+    AnnotationRecord,
+    ConsensusRecord,
+    ExportRecord,
+    JudgmentRecord,
+    LLMCallRecord,
+    SpanRecord,
+)
 from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus, SourceKind
 from corpus.spreadsheet import csv_row
 from evaluation.llm.budget import STABLE_PREFIXES, UNPARSED
+from evaluation.models import RunCall
 
 CHUNK = 200
 KIND_ORDER = {"gold": 0, "human": 1, "ensemble": 2, "supervisor": 3, "annotator": 4}
@@ -124,12 +133,30 @@ def _items(dataset: Dataset, keep: ExportFilter = EVERYTHING, labeling: Campaign
     annotations = (
         keep.annotations().select_related("source").order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
     )
+    calls = RunCall.objects.select_related("call").order_by("attempt", "pk").only(
+        "item_id", "run_id", "role", "model", "attempt", "from_cache",
+        "call__prompt_tokens", "call__cached_tokens", "call__completion_tokens")
     return (
         keep.items(dataset)
         .order_by("position")
-        .prefetch_related(Prefetch("annotations", queryset=annotations))
+        .prefetch_related(Prefetch("annotations", queryset=annotations), Prefetch("run_calls", queryset=calls))
         .iterator(chunk_size=CHUNK)
     )
+
+
+CallsOf = Mapping[tuple[int, str, str], list[LLMCallRecord]]
+
+
+def _calls_of(item: Item) -> dict[tuple[int, str, str], list[LLMCallRecord]]:
+    """(run, role, model) -> the LLM calls that answered this item, with the server's token counts."""
+    found: dict[tuple[int, str, str], list[LLMCallRecord]] = {}
+    for run_call in item.run_calls.all():
+        call = run_call.call
+        found.setdefault((run_call.run_id, run_call.role, run_call.model), []).append(LLMCallRecord(
+            attempt=run_call.attempt, from_cache=run_call.from_cache, prompt_tokens=call.prompt_tokens,
+            cached_tokens=call.cached_tokens, completion_tokens=call.completion_tokens,
+        ))
+    return found
 
 
 def _judgment_record(judgment: SpanJudgment) -> JudgmentRecord:
@@ -170,13 +197,18 @@ def _span_record(span: ErrorSpan, added: Mapping[int, Consensus] | None = None,
 
 
 def annotation_record(annotation: Annotation, added: Mapping[int, Consensus] | None = None,
-                      labeling: Campaign | None = None) -> AnnotationRecord:
-    return AnnotationRecord(
+                      labeling: Campaign | None = None, calls: CallsOf | None = None) -> AnnotationRecord:
+    record = AnnotationRecord(
         source=annotation.source.label, kind=annotation.kind, model=annotation.model, score=annotation.score,
         score_label=annotation.score_label, score_explanation=annotation.score_explanation,
         parse_status=annotation.parse_status, problems=export_problems(annotation),
         spans=[_span_record(s, added, labeling) for s in annotation.spans.all()],
     )
+    answered = (calls or {}).get((annotation.source_id, annotation.kind, annotation.model))
+    if answered:
+        # only on annotations an LLM call answered, so other files keep their old shape
+        record["llm_calls"] = answered
+    return record
 
 
 def _added_consensus(dataset: Dataset, keep: ExportFilter) -> dict[int, Consensus]:
@@ -228,6 +260,7 @@ def dataset_records(
         if progress is not None and number % PROGRESS_EVERY == 0:
             progress(number)
         annotations = sorted(item.annotations.all(), key=lambda a: (KIND_ORDER[a.kind], a.source.label, a.model))
+        calls = _calls_of(item)
         inputs = _ordered(item.inputs, dataset.input_headers)
         scores = _ordered(item.human_scores, dataset.score_aspects)
         for aspect in _aspects_of(item, annotations, dataset.score_aspects):
@@ -236,7 +269,7 @@ def dataset_records(
             yield ExportRecord(
                 dataset=dataset.name, item_id=item.external_id, system=item.system, inputs=inputs,
                 outputs={dataset.output_header: item.output}, aspect=aspect, human_scores=scores,
-                annotations=[annotation_record(a, added, labeling) for a in annotations
+                annotations=[annotation_record(a, added, labeling, calls) for a in annotations
                              if (a.aspect or None) == aspect],
             )
 

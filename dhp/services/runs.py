@@ -23,7 +23,7 @@ from dhp.services.perturbing import Perturber, originals, perturbed_items, sizes
 from dhp.services.surveys import weights_for_run
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
-from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG
+from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG, TRUNCATION_UNCHECKED, unchecked_problem
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
@@ -147,9 +147,10 @@ class DhpExecutor:
         self.mode = run.config["mode"]
         self.model = run.config.get("model", "")
 
-    def _count_problems(self, problems: list[str]) -> None:
-        """Add (item, model) pairs that hit the budget to the run's `config["problems"]` (what `dhp` prints)."""
-        if not problems:
+    def _count_problems(self, problems: list[str], unchecked: Sequence[str] = ()) -> None:
+        """Add (item, model) pairs that hit the budget to the run's `config["problems"]` (what `dhp` prints), and
+        the answers of servers whose counts could not tell a cut under `truncation_unchecked: <server>`."""
+        if not problems and not unchecked:
             return
         config = DhpRun.objects.values_list("config", flat=True).get(pk=self.run.pk)
         counts = config.setdefault("problems", {PROMPT_TOO_LONG: 0, ANSWER_CUT: 0})
@@ -157,6 +158,8 @@ class DhpExecutor:
             for name in (PROMPT_TOO_LONG, ANSWER_CUT):
                 if problem.startswith(f"{name}:"):
                     counts[name] = counts.get(name, 0) + 1
+        for server in unchecked:
+            counts[unchecked_problem(server)] = counts.get(unchecked_problem(server), 0) + 1
         self._update(config=config)
 
     def _update(self, **fields) -> None:
@@ -241,16 +244,20 @@ class DhpExecutor:
                     inputs=item.inputs, output_header=run.dataset.output_header, text=item.output,
                     output_only=aspect.output_only,
                 )
+                # An output's original and perturbed copies share their prompt up to the text, its samples all
+                # of it: one prefix group per (original, metric), sent back to back on one slot.
+                group = (item.derived_from_id or item.pk, metric)
                 for sample in range(run.samples):
                     if (item.pk, metric, sample) not in done:
                         options = {**base, "seed": int(base["seed"]) + sample}
-                        asks.append(Ask((item.pk, metric, sample), prompt, options))
+                        asks.append(Ask((item.pk, metric, sample), prompt, options, group=group))
         self._update(done_steps=len(done))
         with connect(run.ollama_url) as backend:
             digest = backend.check([self.model])[self.model]
 
             def on_batch(answered: list[Answered], interrupted: bool) -> None:
-                self._count_problems([p for a in answered for p in a.outcome.problems])
+                self._count_problems([p for a in answered for p in a.outcome.problems],
+                                     [a.outcome.unchecked for a in answered if a.outcome.unchecked])
                 with transaction.atomic():
                     DhpScore.objects.bulk_create([
                         DhpScore(run=run, item_id=a.ask.ref[0], metric=a.ask.ref[1], sample=a.ask.ref[2],
@@ -292,7 +299,9 @@ class DhpExecutor:
                 raise JobStopped(JobStatus.PAUSED, eval_run.message)
             if eval_run.status != JobStatus.DONE:
                 raise JobStopped(JobStatus.FAILED, f"evaluation run {eval_run.pk}: {eval_run.message}")
-            self._count_problems([f"{name}:" for name, n in run_problems(eval_run.pk).items() for _ in range(n)])
+            self._count_problems([f"{name}:" for name, n in run_problems(eval_run.pk).items() for _ in range(n)],
+                                 [server for server, n in (eval_run.config or {}).get(TRUNCATION_UNCHECKED, {}).items()
+                                  for _ in range(n)])
             scores = Annotation.objects.filter(source=eval_run, kind=kind).values_list("item_id", "score")
             DhpScore.objects.bulk_create(
                 [DhpScore(run=run, item_id=item_id, metric=metric, sample=0, score=score) for item_id, score in scores],

@@ -24,6 +24,25 @@ class LLMResult:
     done_reason: str | None
     attempts: int
     thinking: str = ""
+    # The prompt tokens the server took from its prompt cache, as it reports them (None: it does not say), and
+    # what `prompt_tokens` counts: the whole prompt (evaluated + cached), or maybe only the newly evaluated part
+    # (some Ollama releases), and how the server guards against a cut (`evaluation.llm.counting`: it refuses an
+    # over-long prompt, or its count says so, or nothing tells).
+    cached_tokens: int | None = None
+    count_whole: bool = True
+    guard: str = "refusal"
+
+    @property
+    def whole_prompt_tokens(self) -> int | None:
+        """The whole prompt as the server counted it, or None when its count may leave cached tokens out."""
+        return self.prompt_tokens if self.count_whole else None
+
+    @property
+    def evaluated_tokens(self) -> int:
+        """The prompt tokens the server evaluated (not taken from its cache)."""
+        if self.count_whole:
+            return max(self.prompt_tokens - (self.cached_tokens or 0), 0)
+        return self.prompt_tokens
 
 
 class LLMBackend(Protocol):

@@ -3,8 +3,9 @@ the run's prompts, and whether a prompt fits at all. Pure functions, no server a
 
 Prompts are counted before they are sent, with an estimate that errs high: every digit and punctuation mark
 is a token (Llama-2, qwen2.5 and gemma2 split digits one by one: a box score is mostly digits), the rest one
-token per three characters. Answered calls calibrate it: the server's `prompt_eval_count` of a prompt that
-was not cut tells how far off it was, and later estimates follow, never below what was seen plus a margin.
+token per three characters. Answered calls calibrate it: the server's count of a whole prompt that was not
+cut tells how far off it was, and later estimates follow, never below what was seen plus a margin. The
+estimate decides what is sent; it is never evidence that the server cut a prompt (`Estimator.read`).
 """
 
 from __future__ import annotations
@@ -12,20 +13,25 @@ from __future__ import annotations
 import math
 import re
 import threading
+from collections import deque
 from dataclasses import dataclass
+
+from .counting import COUNT, REFUSAL
 
 CTX_STEP = 1024  # num_ctx is a multiple of this
 MARGIN = 1.10  # calibrated estimates stay this much above the largest ratio seen
 MIN_FACTOR = 0.2
-MIN_PLAUSIBLE_RATIO = 0.3  # before calibration: no tokenizer counts fewer than this share of the raw estimate
-CUT_SHARE = 0.75  # a count under this share of the expected one means the prompt was cut
-CUT_SLACK = 8  # a count within this of num_ctx means the prompt was cut to the context
+CUT_SLACK = 8  # a count within this of the server's truncation signature means the prompt was cut
+NUM_KEEP = 4  # Ollama's default num_keep: the head it keeps when it shifts an over-long prompt
+RECENT_PROMPTS = 16  # prompts of a model remembered to tell a count that left a cached prefix out
+SHARED_PREFIX_TOKENS = 64  # a shared prefix shorter than this is no reason to distrust a count
 TEMPLATE_TOKENS = 32  # the chat template's own tokens around a message
 _DIGIT_OR_MARK = re.compile(r"[0-9]|[^\w\s]")
 
 PROMPT_TOO_LONG = "prompt_too_long"
 ANSWER_CUT = "answer_cut"
 UNPARSED = "unparsed"
+TRUNCATION_UNCHECKED = "truncation_unchecked"  # a run's problem (once per server), never an answer's
 STABLE_PREFIXES = (f"{PROMPT_TOO_LONG}:", f"{ANSWER_CUT}:", f"{UNPARSED}:")
 
 
@@ -36,26 +42,54 @@ def raw_estimate(text: str) -> int:
 
 
 class Estimator:
-    """Token estimates of one model's prompts, calibrated by the counts its server reports (thread-safe)."""
+    """Token estimates of one model's prompts, calibrated by the counts its server reports, and the reading of
+    those counts (thread-safe)."""
 
     def __init__(self) -> None:
         self.factor = 1.0
         self._ratio: float | None = None
         self._lock = threading.Lock()
+        self._recent: deque[str] = deque(maxlen=RECENT_PROMPTS)
 
     def tokens(self, text: str) -> int:
         return math.ceil(raw_estimate(text) * self.factor)
 
-    def cut(self, text: str, prompt_eval_count: int | None, num_ctx: int | None) -> bool:
-        """Whether the server cut the prompt, judged by the tokens it says it kept: about `num_ctx` (older
-        Ollama keeps the head and the tail up to the context), or clearly fewer than this prompt should have
-        (newer Ollama keeps about half the context) once answered calls have shown what to expect."""
-        if not prompt_eval_count:
-            return False
-        if num_ctx and prompt_eval_count >= num_ctx - CUT_SLACK:
-            return True
-        expected = raw_estimate(text) * (self._ratio if self._ratio is not None else MIN_PLAUSIBLE_RATIO)
-        return prompt_eval_count < expected * CUT_SHARE
+    def read(
+        self, text: str, *, tokens: int, cached: int | None, whole: bool, guard: str, num_ctx: int | None
+    ) -> Reading:
+        """Read a server's count of the prompt `text`: whether the server says it cut the prompt, and whether
+        a cut could not be told at all.
+
+        A count is evidence of a cut only in the server's own signature (`guard` COUNT: about `num_ctx`, or
+        `num_keep + num_ctx/2`), never as a ratio to our estimate: tokenizers differ (Llama 3 groups digits) and
+        a prompt cache makes some releases count only what they evaluated. A count that may leave cached tokens
+        out (`whole` false, or short by about the prefix an earlier prompt of this model shares with this one
+        while no cached count is given) says nothing; then only a server that refuses over-long prompts is
+        guarded. Whole counts calibrate the estimate."""
+        shared = self._shared_with_recent(text)
+        if guard != REFUSAL and num_ctx and tokens >= num_ctx - CUT_SLACK:
+            return Reading(cut=True, unchecked=False)  # cut to the context (evaluated tokens alone cannot get there)
+        if whole and cached is None and shared and tokens < self._expected(text) - self._expected(shared) / 2:
+            whole = False  # short by about the shared prefix: the server counted what it evaluated
+        if not whole or not tokens:
+            return Reading(cut=False, unchecked=guard != REFUSAL)
+        if guard == COUNT and num_ctx and abs(tokens - (NUM_KEEP + num_ctx // 2)) <= CUT_SLACK:
+            return Reading(cut=True, unchecked=False)  # the context-shift limit of a newer Ollama
+        self.observe(text, tokens)
+        return Reading(cut=False, unchecked=False)
+
+    def _expected(self, text: str) -> float:
+        """The count a whole `text` should get: the raw estimate, scaled by what calibration has seen."""
+        return raw_estimate(text) * (self._ratio if self._ratio is not None else 1.0)
+
+    def _shared_with_recent(self, text: str) -> str:
+        """The longest prefix `text` shares with a recent prompt of this model, if long enough to matter for a
+        cache (else ""); remembers `text`."""
+        with self._lock:
+            recent = list(self._recent)
+            self._recent.append(text)
+        best = max((common_prefix(text, other) for other in recent), default=0)
+        return text[:best] if raw_estimate(text[:best]) - TEMPLATE_TOKENS >= SHARED_PREFIX_TOKENS else ""
 
     def observe(self, text: str, prompt_eval_count: int) -> None:
         """Learn from a prompt the server counted whole (never from a cut one: its count is too small)."""
@@ -65,6 +99,31 @@ class Estimator:
         with self._lock:
             self._ratio = ratio if self._ratio is None else max(self._ratio, ratio)
             self.factor = min(1.0, max(MIN_FACTOR, self._ratio * MARGIN))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a server's prompt count says: `cut` (the server cut the prompt) and `unchecked` (nothing could tell
+    a cut: the server cuts silently and its count may leave cached tokens out)."""
+
+    cut: bool
+    unchecked: bool
+
+
+def common_prefix(a: str, b: str) -> int:
+    """The length of the longest common prefix of `a` and `b` (a binary search over slice comparisons)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def unchecked_problem(server: str) -> str:
+    return f"{TRUNCATION_UNCHECKED}: {server}"
 
 
 def num_ctx_for(longest_prompt: int, answer_tokens: int, *, model_limit: int | None, pinned: int | None = None) -> int:

@@ -18,6 +18,7 @@ import ollama
 
 from .base import LLMResult
 from .client import RetryingClient
+from .counting import Version, ollama_count, parse_version
 from .errors import OLLAMA, BackendError, BackendUnavailable, ModelMissing
 from .policy import RetryPolicy, Transient
 from .thinking import split_thinking
@@ -105,6 +106,8 @@ class OllamaBackend(RetryingClient[ollama.Client]):
         super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, policy=policy)
         self.keep_alive = keep_alive
         self._digests: dict[str, str] = {}
+        self._version: Version | None = None
+        self._version_asked = False
 
     def _open(self) -> ollama.Client:
         # A refused or unroutable address should fail fast even when answers may take minutes.
@@ -185,11 +188,15 @@ class OllamaBackend(RetryingClient[ollama.Client]):
         failures with backoff; blocks the calling thread. The answer streams: the first chunk may take a model
         load (`timeout`), later ones must come within `idle_timeout` of each other."""
         body = self._request(model, prompt, options, system, think)
-        (final, content, thinking), attempts = self._retrying(model, lambda client: self._stream(client, body))
-        return self._result(model, final, content, thinking, attempts)
+        (final, content, thinking, counts), attempts = self._retrying(model, lambda client: self._stream(client, body))
+        return self._result(model, final, content, thinking, attempts, counts)
 
-    def _stream(self, client: ollama.Client, body: dict[str, Any]) -> tuple[ollama.ChatResponse, str, str]:
-        """One streamed chat through the official client's connection: (the final chunk, content, thinking)."""
+    def _stream(
+        self, client: ollama.Client, body: dict[str, Any]
+    ) -> tuple[ollama.ChatResponse, str, str, dict[str, Any]]:
+        """One streamed chat through the official client's connection: (the final chunk, content, thinking, the
+        final chunk's prompt counts as sent: the client's model drops fields it does not know, such as
+        `prompt_eval_cached_count`)."""
         content: list[str] = []
         thinking: list[str] = []
         timeout = httpx.Timeout(self.timeout, connect=min(self.timeout, 10.0))
@@ -211,7 +218,8 @@ class OllamaBackend(RetryingClient[ollama.Client]):
                 content.append(message.get("content") or "")
                 thinking.append(message.get("thinking") or "")
                 if part.get("done"):
-                    return ollama.ChatResponse(**part), "".join(content), "".join(thinking)
+                    counts = {k: part.get(k) for k in ("prompt_eval_count", "prompt_eval_cached_count")}
+                    return ollama.ChatResponse(**part), "".join(content), "".join(thinking), counts
         raise ollama.ResponseError("the answer stream ended before the answer was done")
 
     def load(self, model: str, *, options: Mapping[str, Any]) -> None:
@@ -249,21 +257,41 @@ class OllamaBackend(RetryingClient[ollama.Client]):
             return BackendError(f"Ollama request for {model} failed ({_describe(exc)})")
         return None
 
+    def version(self) -> Version | None:
+        """The server's release from /api/version, asked once (None when it does not say): what its token
+        counts mean and whether it honours `truncate: false` depend on it."""
+        with self._opening:
+            if self._version_asked:
+                return self._version
+        try:
+            response = self._connection()._client.get("/api/version", timeout=min(self.timeout, 10.0))
+            found = parse_version(str(response.json().get("version", ""))) if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError, AttributeError):
+            found = None
+        with self._opening:
+            self._version, self._version_asked = found, True
+        return found
+
     def _digest(self, model: str) -> str | None:
         if model in self._digests:
             return self._digests[model]
         return next((digest for name, digest in self._digests.items() if tag_matches(model, name)), None)
 
     def _result(
-        self, model: str, response: ollama.ChatResponse, content: str, thinking: str, attempts: int
+        self, model: str, response: ollama.ChatResponse, content: str, thinking: str, attempts: int,
+        counts: dict[str, Any],
     ) -> LLMResult:
         answer, trace = split_thinking(content, thinking)
+        count = ollama_count(counts, self.version())
         return LLMResult(
             text=answer,
             thinking=trace,
             model=response.model or model,
             digest=self._digest(model),
-            prompt_tokens=response.prompt_eval_count or 0,
+            prompt_tokens=count.tokens,
+            cached_tokens=count.cached,
+            count_whole=count.whole,
+            guard=count.guard,
             completion_tokens=response.eval_count or 0,
             total_duration_ns=response.total_duration or 0,
             load_duration_ns=response.load_duration or 0,

@@ -24,6 +24,7 @@ from evaluation.engine.echo_tokens import EchoMismatch, scored_token_indices
 
 from .base import LLMResult
 from .client import RetryingClient
+from .counting import openai_cached
 from .errors import BackendError, BackendUnavailable, ModelMissing
 from .ollama_backend import resolve_model, tag_matches
 from .policy import RetryPolicy, Transient
@@ -186,7 +187,8 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
             thinking=trace,
             model=response.model or model,
             digest="",
-            prompt_tokens=usage.prompt_tokens if usage else 0,
+            prompt_tokens=usage.prompt_tokens if usage else 0,  # the whole prompt, cached tokens included
+            cached_tokens=openai_cached(usage.model_dump() if usage else None, response.model_extra),
             completion_tokens=usage.completion_tokens if usage else 0,
             total_duration_ns=elapsed,
             load_duration_ns=0,

@@ -8,7 +8,7 @@ its error stops the job (the policy pauses it) once the answers that arrived are
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +30,7 @@ class Ask:
     ref: Any
     prompt: str
     options: Mapping[str, Any]
+    group: Hashable | None = None  # prompts sharing a long prefix (evaluation.runs.cache_order)
 
 
 @dataclass
@@ -68,7 +69,7 @@ def ask_many(
             options = budget.options(options)
         planned = plan_attempts(model, digest, ask.prompt, options, attempts=policy.answer_attempts,
                                 retry_temperature=policy.retry_temperature)
-        steps.append(Step(index, ask.prompt, planned, budget=budget))
+        steps.append(Step(index, ask.prompt, planned, budget=budget, group=ask.group))
     fill_cache(steps)
 
     def store(arrived: list[tuple[Feed, Outcome]]) -> None:
@@ -84,7 +85,7 @@ def ask_many(
         ]
         on_batch(answered, interrupted)
 
-    feed = Feed(model, parse)
+    feed = Feed(model, parse, grouped=settings.LLM_CACHE_ORDER)
     feed.add(steps)
     LaneScheduler([Lane(backend.url, backend, [feed])], parallel=parallel, on_answers=store, on_batch=batch,
                   on_server_lost=_nowhere_else).run()

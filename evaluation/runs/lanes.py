@@ -3,8 +3,10 @@
 A lane is one server and the models placed on it, in order; a feed is one model's steps on a lane. A
 feed may stay open while more steps are still to come: the supervisor's get an item as soon as all its
 annotators answered, wherever they ran. A lane keeps asking the model it is on while that model has
-steps, then lets its requests finish and moves to the first model (in its order) with steps ready,
-so each model is loaded once and a waiting supervisor never blocks a model behind it.
+steps (in cache order: calls sharing a prefix back to back on one slot, `cache_order`), then lets its
+requests finish and moves to the first model (in its order) with steps ready, so each model is loaded
+once and a waiting supervisor never blocks a model behind it. A feed moves between lanes whole, so its
+prefix groups do too.
 
 A server that stops answering (the backend's retries spent) stops taking requests; once its requests
 in flight have ended, `on_server_lost` decides where its unfinished feeds go (or raises to stop the
@@ -30,6 +32,7 @@ from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.errors import BackendError
 from evaluation.llm.policy import server_lost
+from evaluation.runs.cache_order import FRESH_DELAY, CacheOrder, group_of
 from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, Outcome, Step, StepInterrupted, perform
 
 log = logging.getLogger(__name__)
@@ -37,15 +40,21 @@ log = logging.getLogger(__name__)
 
 @dataclass(eq=False)
 class Feed:
-    """One model's steps on a lane; `tag` is the caller's (its phase). Closed: no more steps will come."""
+    """One model's steps on a lane; `tag` is the caller's (its phase). Closed: no more steps will come. Its
+    steps go out in cache order (`cache_order`: a prefix group's calls back to back on one slot; `grouped`
+    false: in the order added)."""
 
     model: str
     parse: Callable[[str], ParsedAnswer]
     tag: Any = None
-    steps: deque[Step] = field(default_factory=deque)
     closed: bool = True
     running: int = 0
     warmed: bool = False
+    grouped: bool = True
+    steps: CacheOrder = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.steps = CacheOrder(grouped=self.grouped)
 
     def add(self, steps: Iterable[Step]) -> None:
         self.steps.extend(steps)
@@ -63,6 +72,7 @@ class Lane:
     failure: BaseException | None = None
     lost: bool = False
     warm: Callable[[str], None] | None = None  # loads a model before its requests come (None: no such call)
+    freed: deque[Any] = field(default_factory=deque)  # prefix groups of the requests that just ended
 
     def unfinished(self) -> list[Feed]:
         return [feed for feed in self.feeds if not feed.finished()]
@@ -104,6 +114,9 @@ class LaneScheduler:
         if parallel < 1:
             raise ValueError("parallel must be at least 1")
         self.lanes = {lane.server: lane for lane in lanes}
+        for lane in lanes:
+            for feed in lane.feeds:
+                feed.steps.join_at = 2 * parallel
         self.parallel = parallel
         self.on_answers = on_answers
         self.arrived: list[tuple[Feed, Outcome]] = []  # ended since the last on_answers
@@ -168,9 +181,14 @@ class LaneScheduler:
                 feed = lane.active()
                 if feed is None:
                     break
-                step = feed.steps.popleft()
+                # The slot that came free holds the prefix of the group it ran: that group's next call goes there.
+                step = feed.steps.take(lane.freed.popleft() if lane.freed else None, idle=not in_flight)
+                if step is None:
+                    break
+                delay = FRESH_DELAY if feed.steps.fresh and in_flight else 0.0
                 feed.running += 1
-                future = self.pools[lane.server].submit(perform, lane.backend, feed.model, step, feed.parse, lane.stop)
+                future = self.pools[lane.server].submit(perform, lane.backend, feed.model, step, feed.parse, lane.stop,
+                                                        delay)
                 self.running[future] = (lane, feed, step)
                 in_flight += 1
 
@@ -178,6 +196,9 @@ class LaneScheduler:
         """Take in one ended request; return whether its feed is now finished. Fatal errors propagate."""
         lane, feed, step = self.running.pop(future)
         feed.running -= 1
+        lane.freed.append(group_of(step))
+        while len(lane.freed) > self.parallel:
+            lane.freed.popleft()
         error = future.exception()
         if error is None:
             outcome = future.result()
@@ -187,13 +208,13 @@ class LaneScheduler:
         if isinstance(error, StepInterrupted):
             self.arrived.append((feed, error.outcome))
             _keep_answers(step, error.outcome)
-            feed.steps.appendleft(step)
+            feed.steps.put_back(step)
             return False
         if server_lost(error):
             if lane.failure is None:
                 lane.failure = error
                 lane.stop.set()  # its other requests end after their current attempt
-            feed.steps.appendleft(step)
+            feed.steps.put_back(step)
             return False
         raise error
 

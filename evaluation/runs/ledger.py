@@ -47,7 +47,8 @@ def store_answers(answers: Iterable[tuple[str, str, Outcome]]) -> None:
         LLMCall(
             cache_key=a.key, model=model, model_digest=digest, prompt=a.prompt or outcome.step.prompt,
             options=a.options,
-            response=a.text, prompt_tokens=r.prompt_tokens, completion_tokens=r.completion_tokens,
+            response=a.text, prompt_tokens=r.prompt_tokens, cached_tokens=r.cached_tokens,
+            completion_tokens=r.completion_tokens,
             total_duration_ns=r.total_duration_ns, load_duration_ns=r.load_duration_ns,
             prompt_eval_duration_ns=r.prompt_eval_duration_ns, eval_duration_ns=r.eval_duration_ns,
             wall_seconds=a.wall, attempts=r.attempts, done_reason=(r.done_reason or "")[:16], thinking=r.thinking,

@@ -12,7 +12,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +69,7 @@ class Step:
     cached: dict[str, str] = field(default_factory=dict)  # cache key -> stored answer
     repair: bool = False  # restate an unreadable answer once (evaluation.engine.repair)
     budget: ModelBudget | None = None
+    group: Hashable | None = None  # steps sharing a long prompt prefix (cache_order; None: the prompt itself)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ class Outcome:
     used: int = -1  # which attempt's answer counts (a repair that reads worse leaves the first)
     repaired: bool = False
     problems: list[str] = field(default_factory=list)
+    unchecked: str = ""  # the server whose count could not tell whether it cut this prompt (a run's problem)
 
     def fail(self, problem: str) -> Outcome:
         self.problems.append(problem)
@@ -118,14 +120,18 @@ class StepInterrupted(Exception):
 
 
 def perform(
-    backend: LLMBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event
+    backend: LLMBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event,
+    delay: float = 0.0,
 ) -> Outcome:
     """Ask (or read the cache) until an answer parses or the attempts run out; backend errors propagate,
     except a prompt the server refuses as too long, which fails this step only.
 
     With a budget: a prompt that cannot fit is not sent; an answer the server cut at the answer budget is
     asked again once with twice the budget (within the context), and if still cut counts as partial at best;
-    a prompt the server truncated is never parsed."""
+    a prompt the server truncated is never parsed. `delay`: seconds to wait first (a new prefix group's first
+    call lets the calls continuing other groups reach their slots, `cache_order`)."""
+    if delay and stop.wait(delay):
+        raise StepInterrupted(Outcome(step, ParsedAnswer()))
     outcome = Outcome(step, ParsedAnswer())
     budget = step.budget
     if budget is not None and not budget.check(step.prompt).fits:
@@ -144,9 +150,12 @@ def perform(
         if budget is not None and record.result is not None:
             result = record.result
             num_ctx = int(attempt.options.get("num_ctx") or 0) or None
-            if budget.estimator.cut(step.prompt, result.prompt_tokens, num_ctx):
+            reading = budget.estimator.read(step.prompt, tokens=result.prompt_tokens, cached=result.cached_tokens,
+                                            whole=result.count_whole, guard=result.guard, num_ctx=num_ctx)
+            if reading.unchecked:
+                outcome.unchecked = backend.url
+            if reading.cut:
                 return outcome.fail(_too_long(step, None))
-            budget.estimator.observe(step.prompt, result.prompt_tokens)
             if result.done_reason == "length":
                 record = _ask_longer(backend, model, step, number, attempt, outcome) or record
                 if record.result is not None and record.result.done_reason == "length":
@@ -227,4 +236,3 @@ def _too_long(step: Step, refused: PromptTooLong | None) -> str:
     tokens = budget.estimator.tokens(step.prompt) if budget is not None else len(step.prompt) // 3
     limit = (budget.ceiling or budget.num_ctx) if budget is not None else None
     return f"{PROMPT_TOO_LONG}: ~{tokens} tokens, limit {limit or 'unknown'}"
-

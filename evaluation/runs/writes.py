@@ -19,6 +19,7 @@ from corpus.models import Annotation, AnnotationKind, ErrorSpan, ParseStatus
 from evaluation.engine.alignment import align_location
 from evaluation.engine.ensemble import MAX_ERRORS, MergedError, cap_errors
 from evaluation.engine.parsing import ParsedAnswer, ParsedError, score_to_label
+from evaluation.llm.budget import TRUNCATION_UNCHECKED
 from evaluation.models import EvaluatorRun, RunCall
 from evaluation.runs.ledger import call_ids, store_answers
 from evaluation.runs.modes import Phase, ScoreScale
@@ -112,7 +113,22 @@ class RunWriter:
         EvaluatorRun.objects.filter(pk=self.run.pk).update(
             progress=self.progress, done_calls=F("done_calls") + len(outcomes), cache_hits=F("cache_hits") + cached,
             failed_calls=F("failed_calls") + failed, heartbeat_at=timezone.now(),
+            **self._unchecked(outcomes),
         )
+
+    def _unchecked(self, outcomes: Sequence[Outcome]) -> dict[str, Any]:
+        """The run's config with the answers of servers that could not tell a cut counted per server (the run's
+        `truncation_unchecked:` problem), when this batch has any."""
+        servers = [o.unchecked for o in outcomes if o.unchecked]
+        if not servers:
+            return {}
+        config = dict(self.run.config or {})
+        counts = dict(config.get(TRUNCATION_UNCHECKED) or {})
+        for server in servers:
+            counts[server] = counts.get(server, 0) + 1
+        config[TRUNCATION_UNCHECKED] = counts
+        self.run.config = config
+        return {"config": config}
 
     def placed(self, placement: dict[str, Any]) -> None:
         """Record where the models run (what the run page and the API show)."""

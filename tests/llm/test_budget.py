@@ -9,10 +9,12 @@ from evaluation.llm.budget import (
     CTX_STEP,
     Estimator,
     ModelBudget,
+    Reading,
     fit,
     num_ctx_for,
     raw_estimate,
 )
+from evaluation.llm.counting import COUNT, NONE, REFUSAL
 from evaluation.llm.thinking import split_thinking
 
 
@@ -69,15 +71,44 @@ def test_calibration_follows_the_servers_count_but_stays_above_it():
     assert estimator.tokens(text) == raw
 
 
-def test_cut_prompts_are_recognised_by_their_count():
+def _read(estimator: Estimator, text: str, tokens: int, *, num_ctx: int, whole: bool = True, guard: str = COUNT,
+          cached: int | None = None):
+    return estimator.read(text, tokens=tokens, cached=cached, whole=whole, guard=guard, num_ctx=num_ctx)
+
+
+def test_cut_prompts_are_recognised_by_the_servers_own_signature_only():
     estimator = Estimator()
     text = "alpha beta gamma delta " * 400
     words = len(text.split())
-    estimator.observe(text, prompt_eval_count=words)
-    assert not estimator.cut(text, words, num_ctx=8_192)
-    assert estimator.cut(text, 1_000 // 2 + 5, num_ctx=1_000)  # Ollama >= 0.30.9 keeps about num_ctx/2
-    assert estimator.cut(text, 1_000, num_ctx=1_000)  # older Ollama cuts to num_ctx
-    assert not estimator.cut(text, None, num_ctx=1_000)
+    assert _read(estimator, text, words, num_ctx=8_192) == Reading(cut=False, unchecked=False)
+    assert _read(Estimator(), text, 1_000 // 2 + 5, num_ctx=1_000).cut  # >= 0.30.9: num_keep + num_ctx/2 kept
+    assert _read(estimator, text + "y", 1_000, num_ctx=1_000).cut  # older Ollama cuts to num_ctx
+    # A count far below the estimate is no cut (Llama 3 groups digits; a cache leaves tokens out) ...
+    assert not _read(Estimator(), "1234567890 " * 300, 200, num_ctx=8_192).cut
+    # ... and a server that refuses over-long prompts is never read as having cut one.
+    assert not _read(Estimator(), text, 1_000, num_ctx=1_000, guard=REFUSAL).cut
+
+
+def test_a_count_that_may_leave_the_cache_out_says_nothing():
+    text = "alpha beta gamma delta " * 400
+    unguarded = _read(Estimator(), text, 12, num_ctx=1_000, whole=False, guard=NONE)
+    assert unguarded == Reading(cut=False, unchecked=True)
+    assert _read(Estimator(), text, 12, num_ctx=1_000, whole=False, guard=REFUSAL) == Reading(False, False)
+
+
+def test_a_count_short_by_about_the_shared_prefix_is_not_read_as_the_whole_prompt():
+    estimator = Estimator()
+    prefix = "The box score: " + "word " * 900
+    first, second = prefix + "the first text ends here.", prefix + "a perturbed text ends here."
+    assert _read(estimator, first, len(first.split()), num_ctx=4_096) == Reading(False, False)
+    factor = estimator.factor
+    # An Ollama that claims a whole-counting release but counts what it evaluated after a cache hit: the count
+    # covers the suffix only. It is not a cut, and (no refusal to rely on) the cut cannot be checked.
+    assert _read(estimator, second, 6, num_ctx=1_000) == Reading(cut=False, unchecked=True)
+    assert estimator.factor == factor  # nor does it calibrate the estimate down
+    # The same count with the cached part reported is the whole prompt as PR #17943 counts it.
+    third = prefix + "another text."
+    assert _read(estimator, third, len(third.split()), num_ctx=4_096, cached=900) == Reading(False, False)
 
 
 @pytest.mark.parametrize(("content", "given", "answer", "trace"), [

@@ -19,7 +19,7 @@ from types import FrameType
 
 from evaluation.engine.presets import PRESETS
 
-from .config import SimConfig
+from .config import COUNT_MODES, SimConfig
 from .profiles import PROFILES
 from .server import OllamaSim
 
@@ -35,6 +35,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=[p for p in PROFILES if p], default=None,
                         help="behave as this real server does with long prompts, answer budgets and thinking")
     parser.add_argument("--context-length", type=int, default=None, help="every model's trained context length")
+    parser.add_argument("--cache-slots", type=int, default=None,
+                        help="prompt-cache slots per loaded model (0: no prompt cache); see prompt_cache.py")
+    parser.add_argument("--count", choices=COUNT_MODES, default=None,
+                        help="what prompt_eval_count reports: the whole prompt, only the evaluated tokens, or "
+                             "nothing for a cached prompt")
     args = parser.parse_args(argv)
 
     try:
@@ -49,6 +54,10 @@ def main(argv: list[str] | None = None) -> int:
             data["profile"] = args.profile
         if args.context_length is not None:
             data["context_length"] = args.context_length
+        if args.cache_slots is not None:
+            data["cache_slots"] = args.cache_slots
+        if args.count is not None:
+            data["count"] = args.count
         config = SimConfig.from_dict(data)
     except (OSError, TypeError, ValueError) as exc:
         print(f"ollama_sim: bad config {args.config}: {exc}", file=sys.stderr)

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+COUNT_MODES = ("full", "evaluated", "zero")
 FaultKind = Literal["error", "drop", "slow", "garbage", "stream_error"]
 FAULT_KINDS: tuple[str, ...] = ("error", "drop", "slow", "garbage", "stream_error")
 
@@ -150,6 +151,14 @@ class SimConfig:
     prompt_tokens_per_second: float = 0.0
     tokens_per_second: float = 0.0
     load_seconds_per_gb: float = 0.0
+    # Prompt caches (prompt_cache.py): cache slots per loaded model (0: no cache; Ollama and llama.cpp take one
+    # per parallel request, so at least `parallel`; vLLM's block cache holds cache_slots x context_length
+    # tokens). Cached tokens cost no prompt time. `count` is what prompt_eval_count reports: "full" (the whole
+    # prompt; with `prompt_eval_cached_count` beside it from 0.33.0, PR #17943), "evaluated" (only what was
+    # evaluated: 0.30 on llama-server before PR #16428) or "zero" (left out for a cached prompt: the 2024
+    # releases, ollama #2068, #3427).
+    cache_slots: int = 0
+    count: str = "full"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", _coerce_models(self.models))
@@ -161,6 +170,10 @@ class SimConfig:
             raise ValueError("parallel must be at least 1")
         if self.echo not in ("yes", "rejected", "ignored"):
             raise ValueError(f"echo must be yes, rejected or ignored, got {self.echo!r}")
+        if self.count not in COUNT_MODES:
+            raise ValueError(f"count must be one of {', '.join(COUNT_MODES)}, got {self.count!r}")
+        if self.cache_slots < 0:
+            raise ValueError("cache_slots cannot be negative")
         if self.swap_cost < 0 or self.call_time < 0:
             raise ValueError("swap_cost and call_time cannot be negative")
         from .profiles import PROFILES

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import catalog, openai_api, profiles
 from .answers import choose_reply
 from .config import FaultRule, SimConfig, SimRequest, normalize_name
+from .prompt_cache import make_cache
 from .scheduler import RequestAbandoned, Runner, SimClosed, keep_alive_seconds
 from .stats import CallRecord
 
@@ -31,6 +32,24 @@ def _now_iso() -> str:
 
 def _tokens(text: str) -> int:
     return len(text.split())
+
+
+CACHED_COUNT_SINCE = (0, 33, 0)  # prompt_eval_cached_count (PR #17943, August 2026: the v0.33 line)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in re.findall(r"\d+", text)[:3])
+
+
+def prompt_counts(config: SimConfig, tokens: int, cached: int) -> dict[str, int]:
+    """The prompt fields of Ollama's final chunk, as the `count` mode's releases send them."""
+    if config.count == "evaluated":  # 0.30 on llama-server before PR #16428: only what it evaluated
+        return {"prompt_eval_count": tokens - cached}
+    if config.count == "zero":  # 2024 releases: no count at all for a cached prompt (#2068, #3427)
+        return {} if cached else {"prompt_eval_count": tokens}
+    if _version(config.version) >= CACHED_COUNT_SINCE:
+        return {"prompt_eval_count": tokens, "prompt_eval_cached_count": cached}
+    return {"prompt_eval_count": tokens}
 
 
 def _pieces(text: str) -> list[str]:
@@ -494,8 +513,6 @@ class Handler(BaseHTTPRequestHandler):
                 reply = f"<think>\n{trace}"  # cut while thinking: the tag never closes
         pieces = _pieces(reply)
         call_time = config.call_time
-        if config.prompt_tokens_per_second:
-            call_time += _tokens(request.prompt) / config.prompt_tokens_per_second
         if config.tokens_per_second:
             call_time += generated / config.tokens_per_second
         for rule in faults:
@@ -505,6 +522,12 @@ class Handler(BaseHTTPRequestHandler):
         broken = next((rule for rule in faults if rule.kind == "stream_error"), None)
 
         sim.scheduler.take_slot(runner, config.parallel, self._client_gone)
+        words = request.prompt.split()
+        cache = self._prompt_cache(runner, config)
+        cache_slot, cached = cache.take(words) if cache is not None else (None, 0)
+        record.prompt_tokens, record.cached_tokens = len(words), cached
+        if config.prompt_tokens_per_second:  # cached tokens cost no prompt time
+            call_time += (len(words) - cached) / config.prompt_tokens_per_second
         generation_started = time.perf_counter_ns()
         try:
             if stream and broken is None:
@@ -530,6 +553,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._pause(call_time)
         finally:
             generation_ns = time.perf_counter_ns() - generation_started
+            if cache is not None:
+                cache.give_back(cache_slot, words)
             sim.scheduler.free_slot(runner)
 
         if not stream and broken is not None:
@@ -544,10 +569,10 @@ class Handler(BaseHTTPRequestHandler):
             done_reason=done_reason,
             total_duration=time.perf_counter_ns() - arrived,
             load_duration=load_ns,
-            prompt_eval_count=_tokens(request.prompt),
             prompt_eval_duration=prompt_eval_ns,
             eval_count=generated if trace else _tokens(reply),
             eval_duration=generation_ns - prompt_eval_ns,
+            **prompt_counts(config, len(words), cached),
         )
         sim.end_call(record, "ok")
         if self._dialect_body is not None:
@@ -555,6 +580,7 @@ class Handler(BaseHTTPRequestHandler):
             self._send_json(200, openai_api.payload(
                 request.endpoint, config, self._dialect_body,
                 model=request.model, prompt=request.prompt, reply=reply, finish_reason=finish, reasoning=thinking,
+                cached=cached,
             ))
             return
         if stream:
@@ -562,6 +588,16 @@ class Handler(BaseHTTPRequestHandler):
             self._end_stream()
         else:
             self._send_json(200, final)
+
+    def _prompt_cache(self, runner: Runner, config: SimConfig) -> Any:
+        """The loaded model's prompt cache (None without cache slots), made on first use."""
+        if config.cache_slots <= 0:
+            return None
+        with self.sim.scheduler._cond:
+            if runner.prompt_cache is None:
+                runner.prompt_cache = make_cache(config.profile, slots=config.cache_slots,
+                                                 context_length=config.context_length)
+            return runner.prompt_cache
 
     @staticmethod
     def _payload(request: SimRequest, text: str, *, done: bool, thinking: str = "") -> dict[str, Any]:

@@ -130,15 +130,23 @@ def payload(
     reply: str,
     finish_reason: str,
     reasoning: str = "",
+    cached: int = 0,
 ) -> dict[str, Any]:
-    """Return the response object of a finished request."""
+    """Return the response object of a finished request. `usage.prompt_tokens` is always the whole prompt; the
+    cached part is `usage.prompt_tokens_details.cached_tokens` on vLLM with `count` full (as with
+    `--enable-prompt-tokens-details`, PR #18149) and `timings.cache_n` on llama.cpp (which always sends
+    `timings`)."""
     prompt_tokens, completion_tokens = len(tokens(prompt)), len(tokens(reply))
-    usage = {
+    usage: dict[str, Any] = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
     }
-    common = {"created": int(time.time()), "model": model, "usage": usage}
+    if config.profile == "vllm" and config.count == "full":
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    common: dict[str, Any] = {"created": int(time.time()), "model": model, "usage": usage}
+    if config.profile == "llamacpp":
+        common["timings"] = {"cache_n": cached, "prompt_n": prompt_tokens - cached}
     if endpoint == CHAT:
         message = {"role": "assistant", "content": reply}
         if reasoning:  # llama.cpp --reasoning-format auto (vLLM with a parser: `reasoning`)

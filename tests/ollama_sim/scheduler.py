@@ -66,6 +66,7 @@ class Runner:
     expires_at: float | None = None
     loaded_at: float = field(default_factory=time.time)
     abandoned: bool = False  # its load died with the client that started it
+    prompt_cache: Any = None  # prompt_cache.SlotCache | BlockCache, made with the first request that uses it
 
 
 class ModelScheduler:

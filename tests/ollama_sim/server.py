@@ -109,6 +109,10 @@ class OllamaSim:
             record.finished = time.time()
             if status in ("error", "drop", "stream_error"):
                 self.count_fault(status)
+            if status == "ok":
+                self._stats.prompt_tokens_sent += record.prompt_tokens
+                self._stats.prompt_tokens_cached += record.cached_tokens
+                self._stats.prompt_tokens_evaluated += record.prompt_tokens - record.cached_tokens
 
     def count_context(self, truncated: bool) -> None:
         """A prompt longer than the context: cut (Ollama's default) or refused."""

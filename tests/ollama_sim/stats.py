@@ -31,6 +31,7 @@ class CallRecord:
     answer_format: Any = None  # Ollama's `format` or the OpenAI-compatible `response_format`, as sent
     truncated: bool = False  # the server cut the prompt to its context (as Ollama does without truncate:false)
     prompt_tokens: int = 0
+    cached_tokens: int = 0  # of prompt_tokens, those taken from the prompt cache (no prompt time)
 
 
 @dataclass
@@ -50,6 +51,10 @@ class SimStats:
     abandoned_loads: int = 0  # loads given up because the requesting client disconnected
     truncated: int = 0  # requests whose prompt the server cut (its log line "truncating input prompt")
     refused_too_long: int = 0
+    # Prompt tokens of answered requests: sent whole, evaluated, taken from the prompt cache.
+    prompt_tokens_sent: int = 0
+    prompt_tokens_evaluated: int = 0
+    prompt_tokens_cached: int = 0
     log: list[CallRecord] = field(default_factory=list)
 
     def copy(self) -> SimStats:

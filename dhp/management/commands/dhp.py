@@ -58,6 +58,10 @@ class Command(BaseCommand):
             f"{run.cache_hits} from the cache; D_avg={_fmt(summary.get('D_avg'))} D_min={_fmt(summary.get('D_min'))}"
         )
         problems = (run.config or {}).get("problems") or {}
+        for key, count in problems.items():
+            if key.startswith("truncation_unchecked:"):
+                self.stderr.write(f"{key} ({count} answer(s): the server cuts over-long prompts silently and its "
+                                  "counts cannot tell a cut)")
         self.stderr.write(f"prompt_too_long: {problems.get('prompt_too_long', 0)} pair(s); "
                           f"answer_cut: {problems.get('answer_cut', 0)} pair(s)")
         if run.status != JobStatus.DONE:

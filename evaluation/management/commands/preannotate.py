@@ -12,7 +12,7 @@ from evaluation.models import EvaluatorRun
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create, run_enqueue
 from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
-from evaluation.selectors import run_problems
+from evaluation.selectors import run_problems, unchecked_problems
 from jobs.models import JobStatus
 from jobs.waiting import add_job_arguments, job_follow
 
@@ -71,6 +71,9 @@ class Command(BaseCommand):
             f"{run.failed_calls} unparseable."
         )
         problems = run_problems(run.pk)
+        for key, count in unchecked_problems(run.config).items():
+            self.stdout.write(f"{key} ({count} answer(s): the server cuts over-long prompts silently and its "
+                              "counts cannot tell a cut)")
         self.stdout.write(f"prompt_too_long: {problems['prompt_too_long']} pair(s); "
                           f"answer_cut: {problems['answer_cut']} pair(s)")
         if status != JobStatus.DONE:

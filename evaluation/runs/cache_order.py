@@ -1,0 +1,115 @@
+"""The order in which one model's calls go to one server so that its prompt cache does the work.
+
+LLM servers keep the tokens of recent prompts and evaluate only what is new, but a cache belongs to a slot
+(Ollama: one per parallel request, and slots never share; the llama.cpp server likewise) and holds the last
+prompt that slot ran. Calls that share a long prefix (DHP's original and perturbed copies of one output for
+one metric, an item's repeated samples) therefore go back to back on the same slot: with P requests in
+flight, P groups run side by side, each group's calls one after another. A slot whose group is done starts
+the next group. When none is left it helps the group with the most calls still waiting only if that group
+has at least `join_at` of them (the helper evaluates the whole shared prefix again), or when nothing else
+runs. Retries and repairs of a step follow their first attempt on the same thread, so they stay on its slot.
+
+A server gives a free slot to whichever request arrives first, by the longest common prefix: a new group's
+first call could take the slot another group was about to continue on (it often shares more with it, say
+the same metric's instructions). So the first call of a new group waits FRESH_DELAY before it is sent,
+while the calls that continue a group go at once.
+
+`CacheOrder` is the queue of one feed (one model on one server): the scheduler asks it for the next step of
+the group a freed slot was running. No Django, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Hashable, Iterable, Iterator
+from typing import Protocol
+
+FRESH_DELAY = 0.1  # seconds a new group's first call waits, so continuing calls reach their slots first
+
+
+class Grouped(Protocol):
+    prompt: str
+    group: Hashable | None
+
+
+def group_of(step: Grouped) -> Hashable:
+    """The step's prefix group: the caller's key, else its prompt (identical prompts share everything)."""
+    return step.group if step.group is not None else step.prompt
+
+
+class CacheOrder:
+    """Steps grouped by shared prefix, handed out group by group (`grouped=False`: in the order given)."""
+
+    def __init__(self, steps: Iterable[Grouped] = (), *, grouped: bool = True, join_at: int = 8) -> None:
+        self.grouped = grouped
+        self.join_at = join_at
+        self.fresh = False  # the last step taken opened a group while others are under way: send it after them
+        self._groups: OrderedDict[Hashable, deque[Grouped]] = OrderedDict()
+        self._started: set[Hashable] = set()
+        self._count = 0
+        self.extend(steps)
+
+    def extend(self, steps: Iterable[Grouped]) -> None:
+        for step in steps:
+            key = group_of(step) if self.grouped else None
+            self._groups.setdefault(key, deque()).append(step)
+            self._count += 1
+
+    def take(self, after: Hashable | None = None, *, idle: bool = False) -> Grouped | None:
+        """The next step for a slot that just ran group `after` (None: a slot with no group yet): that group's
+        next step, else the first group not started, else one of the group with the most steps left if it has
+        `join_at` or more (or the caller has nothing running: `idle`); None: let this slot wait."""
+        self.fresh = False
+        if not self._count:
+            return None
+        if not self.grouped:
+            return self._pop(None)
+        if after is not None and after in self._groups:
+            return self._pop(after)
+        # Only worth a wait when another group is under way (single-call groups, an ensemble's, never wait).
+        self.fresh = bool(self._started - {after})
+        opened = next((key for key in self._groups if key not in self._started), None)
+        if opened is not None:
+            self._started.add(opened)
+            # In prompt order, each call follows the one it shares the longest prefix with (sorted strings: the
+            # common prefix of any two is the least of the adjacent ones between them), so the chain evaluates
+            # the fewest tokens a single slot can.
+            self._groups[opened] = deque(sorted(self._groups[opened], key=lambda step: step.prompt))
+            return self._pop(opened)
+        busiest = max(self._groups, key=lambda key: len(self._groups[key]))
+        if len(self._groups[busiest]) >= self.join_at or idle:
+            return self._pop(busiest)
+        self.fresh = False
+        return None
+
+    def put_back(self, step: Grouped) -> None:
+        """A step that was cut short goes first again, its group open to the next free slot."""
+        key = group_of(step) if self.grouped else None
+        self._groups.setdefault(key, deque()).appendleft(step)
+        self._groups.move_to_end(key, last=False)
+        self._started.discard(key)
+        self._count += 1
+
+    def _pop(self, key: Hashable) -> Grouped:
+        steps = self._groups[key]
+        step = steps.popleft()
+        self._count -= 1
+        if not steps:
+            del self._groups[key]
+            self._started.discard(key)
+        return step
+
+    def clear(self) -> None:
+        self._groups.clear()
+        self._started.clear()
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def __iter__(self) -> Iterator[Grouped]:
+        for steps in self._groups.values():
+            yield from steps

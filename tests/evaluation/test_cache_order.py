@@ -1,0 +1,106 @@
+"""Cache-aware order: calls sharing a prefix back to back on one slot, P groups side by side; measured against
+the simulated server's per-slot prompt caches (evaluated tokens against the bound) and kept on a resumed plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from evaluation.engine.parsing import ParsedAnswer
+from evaluation.llm.ollama_backend import OllamaBackend
+from evaluation.llm.policy import RetryPolicy
+from evaluation.runs.cache_order import CacheOrder
+from evaluation.runs.lanes import Feed, Lane, LaneScheduler
+from evaluation.runs.scheduler import Attempt, Step
+from tests.ollama_sim import OllamaSim, SimConfig
+from tests.ollama_sim.config import ReplyRule
+
+NO_RETRY = RetryPolicy(transport_retries=0)
+
+
+@dataclass
+class S:
+    prompt: str
+    group: object = None
+
+
+def test_a_freed_slot_continues_its_group_and_new_slots_open_new_groups():
+    order = CacheOrder([S("a2", "A"), S("b1", "B"), S("a1", "A"), S("c1", "C"), S("b2", "B")])
+    first, second = order.take(), order.take()
+    assert (first.prompt, second.prompt) == ("a1", "b1")  # a group's calls in prompt order
+    assert order.fresh
+    assert order.take("A").prompt == "a2" and not order.fresh  # slot that ran A continues A
+    assert order.take("A").prompt == "c1" and order.fresh  # A is done: the next group opens
+    assert order.take("B").prompt == "b2"
+    assert order.take("C") is None and len(order) == 0
+
+
+def test_a_slot_helps_a_long_group_only_or_when_nothing_else_runs():
+    order = CacheOrder([S(f"a{i}", "A") for i in range(5)] + [S("b0", "B"), S("b1", "B")], join_at=4)
+    assert order.take().group == "A" and order.take().group == "B"
+    assert order.take().group == "A"  # a third slot, no group left to open: A has 4 left, so it helps
+    assert order.take("B").prompt == "b1"
+    assert order.take("B") is None  # A has 3 left, fewer than join_at: this slot waits
+    assert order.take("B", idle=True).group == "A"  # ... unless nothing runs at all
+    assert [order.take("A").prompt for _ in range(2)] == ["a3", "a4"]
+
+
+def test_a_step_put_back_goes_first_and_the_naive_order_is_the_planned_one():
+    order = CacheOrder([S("a1", "A"), S("b1", "B")])
+    taken = order.take()
+    order.put_back(taken)
+    assert order.take().prompt == "a1"
+    naive = CacheOrder([S("b1", "B"), S("a1", "A"), S("b2", "B")], grouped=False)
+    assert [naive.take("A").prompt for _ in range(3)] == ["b1", "a1", "b2"]
+    assert [s.prompt for s in CacheOrder([S("b", "B"), S("a", "A"), S("b0", "B")])] == ["b", "b0", "a"]
+
+
+PREFIX, SUFFIX, GROUPS, CALLS = 300, 20, 6, 4
+
+
+def _steps(groups: range = range(GROUPS), skip_first: bool = False) -> list[Step]:
+    """GROUPS prefix groups of CALLS prompts: PREFIX words shared, SUFFIX words of each prompt's own; planned
+    call-major (the first call of every group, then the second...), as DHP plans its texts."""
+    steps = []
+    for call in range(1 if skip_first else 0, CALLS):
+        for group in groups:
+            head = " ".join(f"g{group}w{i}" for i in range(PREFIX))
+            prompt = head + " " + " ".join(f"g{group}c{call}s{i}" for i in range(SUFFIX))
+            steps.append(Step(len(steps), prompt, [Attempt(f"k{group}-{call}", {"seed": 1})], group=group))
+    return steps
+
+
+def _lost(server, error, feeds):
+    raise error
+
+
+def _evaluated(steps: list[Step], *, grouped: bool) -> int:
+    config = SimConfig(models=["m:1b"], parallel=2, cache_slots=2, profile="ollama", context_length=8192,
+                       rules=(ReplyRule("Score: 3"),), call_time=0.02)
+    with OllamaSim(config) as sim, OllamaBackend(sim.url, policy=NO_RETRY) as backend:
+        feed = Feed("m:1b", lambda text: ParsedAnswer(score=3, status="ok"), grouped=grouped)
+        feed.add(steps)
+        LaneScheduler([Lane(sim.url, backend, [feed])], parallel=2, on_answers=lambda arrived: None,
+                      on_batch=lambda feed, outcomes, interrupted: None, on_server_lost=_lost).run()
+        assert sim.stats.requests == len(steps)
+        return sim.stats.prompt_tokens_evaluated
+
+
+def test_cache_order_evaluates_about_the_bound_and_far_less_than_the_planned_order():
+    # The bound: each group's prefix once, each call's own suffix: 6 * 300 + 24 * 20 = 2,280 tokens.
+    bound = GROUPS * PREFIX + GROUPS * CALLS * SUFFIX
+    ordered = _evaluated(_steps(), grouped=True)
+    assert bound <= ordered <= 1.2 * bound
+    naive = _evaluated(_steps(), grouped=False)  # two slots take turns over six groups: every prefix again
+    assert naive >= 2 * ordered
+
+
+@pytest.mark.parametrize("done_groups", [1, 3])
+def test_a_resumed_plan_keeps_its_groups(done_groups):
+    """A resumed job plans only what is not stored: whole groups done before the stop are gone, the others lost
+    their first call. Their remaining calls still go group by group (on a restarted server, caches empty)."""
+    steps = _steps(range(done_groups, GROUPS), skip_first=True)
+    left = GROUPS - done_groups
+    bound = left * PREFIX + left * (CALLS - 1) * SUFFIX
+    assert bound <= _evaluated(steps, grouped=True) <= 1.2 * bound
