@@ -50,7 +50,6 @@ from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
 from annotator.vigilance import training_key
 from corpus import cleaning, protocol
-from errors import Conflict
 from evaluation.engine.quality import clamp_ms
 
 
@@ -240,7 +239,9 @@ def _screen_oob(request: AppRequest, assignment: Assignment) -> str:
 
 def _step_response(request: AppRequest, assignment: Assignment, result: StepResult | None, none: str) -> HttpResponse:
     if result is None:
-        raise Conflict(none)  # 409, as the review screen and the review API answer it
+        # Not a refusal on this screen: typing u with nothing left is ordinary, so the page hears a notice
+        # (the assignments API answers the same case with 200 and "undone": false).
+        return trigger_client_event(HttpResponse(status=204), "sj:notice", {"message": none})
     response = HttpResponse(_screen_oob(request, assignment))
     return trigger_client_event(response, "sj:undone", {
         "span": span_handle(assignment.pk, result.span_id) if result.span_id else None,
