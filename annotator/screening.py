@@ -6,12 +6,13 @@ from django.utils import timezone
 
 from accounts.models import User
 from annotator.models import Assignment, Campaign, Participant
+from annotator.vigilance import annotator_flags
 
 
 def quality_check_flags(campaign: Campaign, user: User) -> list[str]:
-    """The reasons the campaign's quality checks (planted errors, attention checks) give against this
-    annotator. The checks extend this hook; a campaign without checks names none, so it gives the pass code."""
-    return []
+    """The reasons the campaign's quality checks (decoys, planted errors, the rubber-stamp rule) give against
+    this annotator (annotator.vigilance); a campaign without checks names none, so it gives the pass code."""
+    return annotator_flags(campaign, user)
 
 
 def participant_flag_reasons(campaign: Campaign, user: User) -> list[str]:

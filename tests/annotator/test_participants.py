@@ -340,3 +340,18 @@ def test_top_ups_at_once_never_push_an_item_past_its_overlap():
     assert sum(given) == 6 and max(given) <= 2
     per_item = [Assignment.objects.filter(item=item).count() for item in study.items]
     assert per_item == [2, 2, 2, 2, 2]
+
+
+def test_a_participant_the_quality_checks_flag_gets_the_fail_code():
+    """The rubber-stamp rule (annotator.vigilance) screens a participant out with no researcher's flag:
+    six machine spans confirmed as errors 100 ms after focus each, none changed later."""
+    study = link_study(n_items=6, per_item=1, items_per_participant=6, name="Stamp study")
+    stamper = _join(study, "P1")
+    for a in Assignment.objects.filter(annotator=stamper.user).select_related("campaign", "item"):
+        rows, _ = item_errors(a)
+        for row in rows:
+            judgment_set(assignment=a, span=row.span, user=stamper.user, ms=100,
+                         changes={"span_verdict": "error", "explanation_verdict": "correct"})
+    assert "rubber_stamp" in participant_flag_reasons(study.campaign, stamper.user)
+    finish_all(stamper)
+    assert participant_finish(participant=stamper).code_given == FAIL
