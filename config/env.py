@@ -150,6 +150,14 @@ MEANINGS: dict[str, str] = {
     "GPTSCORE_URL": "OpenAI-compatible server answering `/v1/completions` with `echo` and `logprobs` "
                     "(vLLM 0.5.2 or newer) for `gptscore:MODEL`; it is on the server allowlist.",
     "COMPARISON_BOOTSTRAP": "Bootstrap resamples per correlation interval of a comparison job.",
+    "JOB_SWEEP_SECONDS": "How often each worker looks for stale jobs and queues them again (0: only at worker start).",
+    "LLM_CACHE_ORDER": "Order LLM calls that share a long prompt prefix back to back on one slot (prompt caches).",
+    "LLM_TRANSPORT_RETRIES": "Retries of an LLM request that failed in transport (connection, 5xx, 408, 429).",
+    "LLM_RETRY_BACKOFF": "Seconds before the first transport retry; doubled on each later one.",
+    "LLM_RETRY_MAX_BACKOFF": "The longest wait between two transport retries, in seconds.",
+    "LLM_ANSWER_ATTEMPTS": "How often an answer that cannot be parsed is asked for, the first time included.",
+    "LLM_RETRY_TEMPERATURE": "The temperature of a repeated request for an answer that could not be parsed.",
+    "LLM_REPAIR": "Ask the model once to repair an answer it wrote in the wrong format before asking again.",
     "JOIN_RATE_LIMIT": "How often one address may start a study from a participant link (e.g. 30/h).",
     "GAMMA_MAX_PENDING_PER_USER": "Gamma (span agreement) tasks one user may have queued or running at once; "
     "one more answers 429 with Retry-After.",
@@ -167,6 +175,13 @@ SHOWN_DEFAULTS: dict[str, str] = {
     "LLM_LOAD_TIMEOUT": "the value of `OLLAMA_TIMEOUT`",
     "LLM_IDLE_TIMEOUT": "120, or `LLM_LOAD_TIMEOUT` when that is smaller",
     "CELERY_TASK_SOFT_TIME_LIMIT": "86340 (a minute under the hard limit)",
+    "JOB_SWEEP_SECONDS": "the value of `RUN_STALE_SECONDS`",
+    "LLM_TRANSPORT_RETRIES": "4 (evaluation.llm.policy.RetryPolicy)",
+    "LLM_RETRY_BACKOFF": "0.5 (evaluation.llm.policy.RetryPolicy)",
+    "LLM_RETRY_MAX_BACKOFF": "30 (evaluation.llm.policy.RetryPolicy)",
+    "LLM_ANSWER_ATTEMPTS": "4 (evaluation.llm.policy.RetryPolicy)",
+    "LLM_RETRY_TEMPERATURE": "0.1 (evaluation.llm.policy.RetryPolicy)",
+    "LLM_REPAIR": "true (evaluation.llm.policy.RetryPolicy)",
 }
 
 
