@@ -81,11 +81,16 @@ def _ci(interval: Interval | None) -> tuple[float | None, float | None]:
     return (None, None) if interval is None else (100 * interval.low, 100 * interval.high)
 
 
+SIMULATED_MARK = "(simulated)"
+
+
 def _run_name(runs: dict[int, RunInfo], run_id: int | None) -> str:
     if run_id is None:
         return "(no run)"
     run = runs.get(run_id)
-    return run.label if run else f"run {run_id}"
+    if run is None:
+        return f"run {run_id}"
+    return f"{run.label} {SIMULATED_MARK}" if run.simulated else run.label
 
 
 def _run_cells(runs: dict[int, RunInfo], run_id: int | None) -> dict[str, Any]:

@@ -70,9 +70,11 @@ class CampaignForm(forms.Form):
             self.fields["categories"].initial = ", ".join(c["name"] for c in default_categories(dataset.task.slug))
         self.run_objects = {str(r.pk): r for r in runs}
         self.fields["runs"].choices = [
-            (pk, f"{r.label} — {r.evaluator.name} ({r.aspect.name}, {r.get_status_display()})")
+            (pk, f"{r.label} — {r.evaluator.name} ({r.aspect.name}, {r.get_status_display()})"
+                 + (" — SIMULATED: no model was called" if r.simulated else ""))
             for pk, r in self.run_objects.items()
         ]
+        self.simulated_runs = [r.label for r in self.run_objects.values() if r.simulated]
         aspect_names = sorted({r.aspect.name for r in self.run_objects.values()})
         self.fields["aspects"].choices = [(a, a) for a in aspect_names]
 

@@ -79,6 +79,8 @@ class AnnotationRecord(TypedDict):
     # Exported, not imported: how the LLM answer was read (ok, partial, failed, n/a) and why not whole.
     parse_status: NotRequired[str]
     problems: NotRequired[list[str]]
+    # Exported only when true: the annotation came from the simulated server, not a model.
+    simulated: NotRequired[bool]
 
 
 class ExportRecord(TypedDict):
@@ -90,6 +92,7 @@ class ExportRecord(TypedDict):
     aspect: str | None
     human_scores: dict[str, float]
     annotations: list[AnnotationRecord]
+    simulated: NotRequired[bool]  # only when true: an annotation of the record came from the simulated server
 
 
 @dataclass

@@ -150,6 +150,9 @@ class DhpRun(Job):
     cache_hits = models.PositiveIntegerField(default=0)
     results = models.JSONField(null=True, blank=True)
     evaluator_runs = models.ManyToManyField(EvaluatorRun, blank=True, related_name="dhp_runs")
+    simulated = models.BooleanField(
+        default=False, help_text="Answered by the simulator (tests/ollama_sim), not a model: its figures are not real."
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
