@@ -235,6 +235,9 @@ OLLAMA_URLS = env_list("OLLAMA_URLS", [OLLAMA_URL])
 # Development and tests only: also allow any server on this machine (127.0.0.1, localhost), such as simulated
 # servers on random ports. Off in production, where loopback services are exactly what the allowlist protects.
 LLM_ALLOW_LOOPBACK = env_bool("LLM_ALLOW_LOOPBACK", False)
+# The simulated Ollama that `scripts/run.sh --simulator` starts beside the app (no model, no GPU): allowed like the
+# servers above and offered in the run, DHP and comparison forms as "Simulated server (no model)". Blank: none.
+SIMULATOR_URL = env_str("SPANJUDGE_SIMULATOR_URL", "")
 OLLAMA_TIMEOUT = env_float("OLLAMA_TIMEOUT", 600.0)
 # Requests stream: an answer's first byte may wait for queueing and a model load (LLM_LOAD_TIMEOUT, default
 # OLLAMA_TIMEOUT), later chunks must come within LLM_IDLE_TIMEOUT of each other.

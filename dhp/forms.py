@@ -12,7 +12,7 @@ from dhp.engine.kinds import BASE_KINDS, KINDS
 from dhp.models import Survey
 from dhp.services.runs import MAX_SAMPLES
 from evaluation.engine.presets import PRESETS
-from evaluation.runs.backends import allowed_server_names
+from evaluation.runs.backends import server_choices
 
 
 class SurveyForm(forms.Form):
@@ -57,6 +57,7 @@ class RunForm(forms.Form):
             ("", f"default ({settings.ENSEMBLE_PRESET})"),
             *((name, f"{name}: {p.note}") for name, p in PRESETS.items()),
         ]
-        servers = sorted(allowed_server_names() - {settings.OLLAMA_URL})
-        self.fields["ollama_url"].choices = [("", f"default ({settings.OLLAMA_URL})"), *((s, s) for s in servers)]
+        self.fields["preset"].initial = "laptop"
+        servers = [(name, label) for name, label in server_choices() if name != settings.OLLAMA_URL]
+        self.fields["ollama_url"].choices = [("", f"default ({settings.OLLAMA_URL})"), *servers]
         self.fields["survey"].label_from_instance = lambda s: f"{s.title or 'survey'} #{s.pk} ({s.task.slug})"
