@@ -118,7 +118,13 @@ def test_pages_lists_and_analytics_mark_a_simulated_run(dataset, sim, client, ma
     home = client.get("/").content.decode()
     assert home.count("data-simulated") == 1  # the simulated run's row only
     analytics = client.get(f"/analytics/datasets/{dataset.pk}/").content.decode()
-    assert 'id="simulated-note"' in analytics and run.label in analytics
+    assert 'id="simulated-note"' in analytics and f"<td>{run.label} (simulated)</td>" in analytics
+    assert "<td>real-run (simulated)</td>" not in analytics
+    table = client.get(f"/api/analytics/datasets/{dataset.pk}/tables/scores").json()
+    rows = {r["run"]: r for r in table["rows"]}
+    assert rows[run.label]["simulated"] is True  # the API keeps the bare label and says so beside it
+    csv_text = client.get(f"/analytics/datasets/{dataset.pk}/tables/scores.csv").content.decode()
+    assert f"{run.label} (simulated)" in csv_text
 
 
 def test_exports_and_data_card_say_simulated(dataset, sim, client, make_user):
