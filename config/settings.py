@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.forms",  # the widget templates, for FORM_RENDERER below
     "django_htmx",
     "template_partials",
     "ninja",  # serves the API docs' Swagger UI from our static files (the CSP allows no CDN)
@@ -109,6 +110,8 @@ CONTENT_SECURITY_POLICY = {
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
+
+FORM_RENDERER = "config.forms.AppFormRenderer"
 
 TEMPLATES = [
     {
