@@ -42,7 +42,7 @@ class FormatErrors(FormatError):
         listed = [str(e) for e in errors[:MAX_LISTED_ERRORS]]
         more = len(errors) - len(listed)
         lines = "\n".join(listed) + (f"\n... and {more} more" if more else "")
-        super().__init__(f"{len(errors)} bad objects", f"nothing was imported; fix them and import again:\n{lines}")
+        super().__init__(f"{len(errors)} bad objects", f"fix them and import again:\n{lines}")
         self.errors = errors
 
 

@@ -99,3 +99,21 @@ def test_a_form_error_is_shown_once_beside_its_field(page, live_server, login, m
     assert "is not an aspect of data-to-text" in message
     assert page.locator("main").inner_text().count(message) == 1
     assert page.locator("#id_aspect_error").is_visible()
+
+
+def test_an_import_lists_several_bad_lines(page, live_server, login, make_user, tmp_path):
+    make_user("rita", role="researcher")
+    good = json.dumps({"id": "1", "inputs": {"Data": "a"}, "outputs": {"Text": "b"}})
+    path = tmp_path / "three-bad.jsonl"
+    path.write_text("\n".join([good, "{broken", json.dumps({"id": "3", "inputs": {"Data": "a"}}), good, "[1, 2"]))
+    login("rita")
+    page.goto(f"{live_server.url}/datasets/import/")
+    page.set_input_files("input[name='file']", str(path))
+    page.fill("input[name='dataset']", "Three bad lines")
+    page.select_option("select[name='task']", "data-to-text")
+    page.get_by_role("button", name="Import").click()
+    page.wait_for_load_state()
+    errors = page.locator(".form-errors").inner_text()
+    assert "3 bad objects" in errors
+    assert "line 2: invalid JSON" in errors and "line 3, id '3': field 'outputs' is missing" in errors
+    assert "line 5: invalid JSON" in errors and "nothing was imported" in errors

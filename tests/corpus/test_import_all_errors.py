@@ -25,7 +25,7 @@ def test_every_bad_line_is_named_and_nothing_is_imported(tmp_path):
     with pytest.raises(FormatErrors) as caught:
         items_import(path=path, dataset_name="several", task_slug="data-to-text")
     text = str(caught.value)
-    assert text.startswith("3 bad objects: nothing was imported")
+    assert text.startswith("3 bad objects: fix them and import again")
     assert [e.where for e in caught.value.errors] == ["line 2", "line 4, id '4'", "line 6, id '6'"]
     assert "line 2: invalid JSON" in text and "line 4, id '4': field 'outputs' is missing" in text
     assert "line 6, id '6': field 'inputs' must be an object" in text
