@@ -121,6 +121,7 @@ class SurveyWeights(models.Model):
 
     class Meta:
         ordering = ["survey", "-version"]
+        verbose_name = verbose_name_plural = "survey weights"
         constraints = [models.UniqueConstraint(fields=["survey", "version"], name="dhp_weights_unique_version")]
 
     def __str__(self) -> str:
