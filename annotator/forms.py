@@ -144,7 +144,7 @@ class DatasetImportForm(forms.Form):
     file = forms.FileField(help_text="JSON list or JSONL in the meta-evaluation format (or an export of this tool).")
     dataset = forms.CharField(max_length=200, help_text="A new name, or an existing dataset to add to.")
     task = forms.ModelChoiceField(queryset=None, to_field_name="slug")
-    source = forms.CharField(max_length=200, initial="gold", help_text="The source name given to the spans in the file's objects.")
+    source = forms.CharField(max_length=200, initial="gold", help_text="Source name of the spans in the file.")
     aspect = forms.CharField(max_length=200, required=False, help_text="The aspect those spans are about (optional).")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
