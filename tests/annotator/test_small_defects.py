@@ -79,3 +79,10 @@ def test_runs_a_comparison_makes_stay_off_the_home_page(client, allow_ollama):
     assert run.config["part_of"] == f"comparison {job.pk}"
     client.force_login(factories.user("root", role="admin"))
     assert run.label not in client.get("/").content.decode()
+
+
+def test_export_files_are_named_readably():
+    from analytics.exports.jobs import _safe
+
+    assert _safe("Demo: restaurants (data-to-text)") == "Demo-restaurants-data-to-text"
+    assert _safe("tiny-study") == "tiny-study" and _safe("«»") == "dataset"
