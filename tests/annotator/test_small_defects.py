@@ -86,3 +86,15 @@ def test_export_files_are_named_readably():
 
     assert _safe("Demo: restaurants (data-to-text)") == "Demo-restaurants-data-to-text"
     assert _safe("tiny-study") == "tiny-study" and _safe("«»") == "dataset"
+
+
+def test_input_panels_carry_no_internal_kind_tag(client):
+    from accounts.models import User
+    from annotator.models import Assignment
+
+    call_command("load_demo", stdout=io.StringIO())
+    expert = User.objects.get(username="expert1")
+    client.force_login(expert)
+    assignment = Assignment.objects.filter(annotator=expert, status=Assignment.Status.TODO).first()
+    page = client.get(f"/work/{assignment.pk}/").content.decode()
+    assert "<h2>Data</h2>" in page and "keyvalue" not in page
