@@ -80,3 +80,18 @@ def test_a_conflict_in_a_page_is_in_the_layout_too(client, make_user):
     response = client.get(f"/runs/{run.pk}/delete/")  # only a simulated run is deleted with its campaigns
     assert response.status_code == 409
     assert 'data-status="409"' in response.content.decode()
+
+
+@pytest.mark.parametrize("role", ["annotator", "researcher", "admin"])
+def test_the_nav_shows_each_role_only_pages_it_can_open(client, make_user, role):
+    import re
+
+    user = make_user(f"nav-{role}", role=role)
+    user.is_staff = user.is_superuser = role == "admin"  # as load_demo makes its admin
+    user.save()
+    client.force_login(user)
+    nav = re.search(r"<nav>(.*?)</nav>", client.get("/").content.decode(), re.S).group(1)
+    links = re.findall(r'href="([^"]+)"', nav)
+    assert links and ("/runs/new/" in links) == (role == "admin")
+    for link in links:
+        assert client.get(link).status_code == 200, (role, link)
