@@ -117,3 +117,34 @@ def test_an_import_lists_several_bad_lines(page, live_server, login, make_user, 
     assert "3 bad objects" in errors
     assert "line 2: invalid JSON" in errors and "line 3, id '3': field 'outputs' is missing" in errors
     assert "line 5: invalid JSON" in errors and "nothing was imported" in errors
+
+
+@pytest.mark.integration
+def test_a_comparison_on_the_simulated_server_from_the_form_is_marked(
+        page, live_server, login, make_user, settings, celery_worker_factory, monkeypatch):  # noqa: F811
+    from comparison.models import ComparisonJob
+
+    make_user("boss", role="admin")
+    dataset = factories.dataset("cmp-first-hour", task="summarization", input_headers=["Article"],
+                                output_header="Summary", score_aspects=["relevance"], items=[
+        {"external_id": str(i), "inputs": {"Article": f"Story {i} about a flood."},
+         "output": f"Summary {i}: the river flooded the mill.", "human_scores": {"relevance": i % 3 + 1}}
+        for i in range(4)])
+    with OllamaSim(SimConfig(models=[MODEL])) as sim:
+        settings.SIMULATOR_URL = sim.url
+        worker = celery_worker_factory(extra_env={"SPANJUDGE_SIMULATOR_URL": sim.url}).start()
+        monkeypatch.setitem(current_app.conf, "task_default_queue", worker.queue)
+        login("boss")
+        page.goto(f"{live_server.url}/comparisons/new/")
+        page.select_option("#id_dataset", label=dataset.name)
+        page.fill("#id_metrics", f"length,annotator:{MODEL}")
+        page.select_option("select[name='server']", label=f"Simulated server (no model): {sim.url}")
+        page.get_by_role("button", name="Check and start").click()
+        page.wait_for_url(f"{live_server.url}/comparisons/*/")
+        page.locator("#job-progress .status-done").wait_for(timeout=120_000)
+    job = ComparisonJob.objects.get(dataset=dataset)
+    assert job.simulated
+    page.reload()
+    assert page.locator("h1 [data-simulated]").inner_text() == "Simulated"
+    page.goto(f"{live_server.url}/comparisons/")
+    assert page.locator("table [data-simulated]").count() == 1
