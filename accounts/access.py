@@ -38,11 +38,17 @@ def require_researcher(request: HttpRequest) -> None:
     """Researchers and admins see everything; annotators only their own assignments."""
     user = request.user
     if not user.is_authenticated or not user.sees_everything:
-        raise AccessError.forbidden("Researchers and admins only.")
+        raise AccessError.forbidden(
+            "Only researchers and admins open this page (datasets, campaigns, analytics, exports). An annotator "
+            "works on their own assignments: they are listed on the home page."
+        )
 
 
 def require_admin(request: HttpRequest) -> None:
     """Only admins start, cancel or resume LLM jobs."""
     user = request.user
     if not user.is_authenticated or not user.is_admin_role:
-        raise AccessError.forbidden("Only admins run LLM jobs.")
+        raise AccessError.forbidden(
+            "Only admins start, cancel or resume LLM jobs (evaluator runs, DHP runs, metric comparisons): ask an "
+            "admin to start one, or open the runs and results that exist."
+        )

@@ -53,6 +53,8 @@ class Table:
     columns: list[Column]
     rows: list[dict[str, Any]] = field(default_factory=list)
     note: str = ""
+    # Why the page shows no figures here (nothing judged yet, no reference, ...); the rows stay for the API.
+    empty_reason: str = ""
 
     def to_json(self) -> str:
         return json.dumps(self.as_dict(), ensure_ascii=False, indent=1)
@@ -61,19 +63,31 @@ class Table:
         return {
             "key": self.key, "title": self.title, "note": self.note,
             "columns": [{"key": c.key, "label": c.label, "kind": c.kind} for c in self.columns],
-            "rows": [{c.key: row.get(c.key) for c in self.columns} for row in self.rows],
+            "rows": [{c.key: row.get(c.key) for c in self.columns} | _simulated_flag(row) for row in self.rows],
         }
+
+    def _cell(self, row: dict[str, Any], key: str) -> Any:
+        """A cell as people read it: a simulated run's name carries the mark (the API keeps the bare label and
+        says `"simulated": true` beside it)."""
+        value = row.get(key)
+        if key == "run" and row.get("simulated") and value is not None:
+            return f"{value} {SIMULATED_MARK}"
+        return value
 
     def to_csv(self) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow([c.key for c in self.columns])
         for row in self.rows:
-            writer.writerow(csv_row(["" if row.get(c.key) is None else row.get(c.key) for c in self.columns]))
+            writer.writerow(csv_row(["" if row.get(c.key) is None else self._cell(row, c.key) for c in self.columns]))
         return out.getvalue()
 
     def display_rows(self) -> list[list[str]]:
-        return [[_display(row.get(c.key), c.kind) for c in self.columns] for row in self.rows]
+        return [[_display(self._cell(row, c.key), c.kind) for c in self.columns] for row in self.rows]
+
+
+def _simulated_flag(row: dict[str, Any]) -> dict[str, bool]:
+    return {"simulated": True} if row.get("simulated") else {}
 
     def display_cells(self) -> list[list[Cell]]:
         """Rows of printed cells with their marks: few units behind a figure, best of its column."""
@@ -119,6 +133,9 @@ def _pct(value: float | None) -> float | None:
 
 def _ci(interval: Interval | None) -> tuple[float | None, float | None]:
     return (None, None) if interval is None else (100 * interval.low, 100 * interval.high)
+
+
+SIMULATED_MARK = "(simulated)"
 
 
 def _run_name(runs: dict[int, RunInfo], run_id: int | None) -> str:
@@ -520,6 +537,44 @@ TABLE_BUILDERS: dict[str, Callable[[DashboardData], Table]] = {
     "severity_confusion": severity_confusion_table,
     "scores": scores_table,
 }
+
+
+# Tables made of expert verdicts: before the first complete judgment they are all zeros, so the page says why.
+FROM_JUDGMENTS = frozenset({"accuracy", "matrix", "accuracy_by_annotator", "flags", "agreement", "pairwise",
+                            "distribution", "calibration", "severity_confusion"})
+NOTHING_JUDGED = ("No machine error has both verdicts yet, so there is nothing to count: figures appear with the "
+                  "first complete judgment (experts judge on their queue; the campaign page shows progress).")
+EMPTY_REASONS = {
+    "agreement": "Agreement needs spans judged by two or more annotators; none is yet.",
+    "pairwise": "Pairwise agreement needs two annotators who judged the same spans; none did yet.",
+    "overlap": "No reference spans to compare with: import gold or human spans (or pick a reference above).",
+    "alignment": "No machine spans in scope: run an evaluator on this dataset first.",
+    "budget_problems": "No prompt was too long and no answer was cut: nothing to report.",
+    "scores": "No evaluator score to correlate: the dataset has no human scores, or no run scored its items.",
+    "severity_confusion": "No judged span has a corrected severity yet.",
+}
+
+
+def _finishing(key: str, build: Callable[[DashboardData], Table]) -> Callable[[DashboardData], Table]:
+    """Wrap a table builder: each row of a simulated run says so, and an empty table says why (one place for
+    every table)."""
+
+    def finished(data: DashboardData) -> Table:
+        table = build(data)
+        labels = set(data.simulated_runs)
+        for row in table.rows if labels else []:
+            if row.get("run") in labels:
+                row["simulated"] = True
+        if key in FROM_JUDGMENTS and data.accuracy.pooled.matrix.total == 0:
+            table.empty_reason = NOTHING_JUDGED
+        elif not table.rows:
+            table.empty_reason = EMPTY_REASONS.get(key, "Nothing in this scope yet.")
+        return table
+
+    return finished
+
+
+TABLE_BUILDERS = {key: _finishing(key, build) for key, build in TABLE_BUILDERS.items()}
 
 
 def dashboard_tables(data: DashboardData) -> list[Table]:

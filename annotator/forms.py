@@ -109,9 +109,11 @@ class CampaignForm(forms.Form):
             self.fields["categories"].initial = ", ".join(c["name"] for c in default_categories(dataset.task.slug))
         self.run_objects = {str(r.pk): r for r in runs}
         self.fields["runs"].choices = [
-            (pk, f"{r.label} — {r.evaluator.name} ({r.aspect.name}, {r.get_status_display()})")
+            (pk, f"{r.label} — {r.evaluator.name} ({r.aspect.name}, {r.get_status_display()})"
+                 + (" — SIMULATED: no model was called" if r.simulated else ""))
             for pk, r in self.run_objects.items()
         ]
+        self.simulated_runs = [r.label for r in self.run_objects.values() if r.simulated]
         aspect_names = sorted({r.aspect.name for r in self.run_objects.values()})
         self.fields["aspects"].choices = [(a, a) for a in aspect_names]
 
@@ -220,8 +222,8 @@ class DatasetImportForm(forms.Form):
     file = forms.FileField(help_text="JSON list or JSONL in the meta-evaluation format (or an export of this tool).")
     dataset = forms.CharField(max_length=200, help_text="A new name, or an existing dataset to add to.")
     task = forms.ModelChoiceField(queryset=None, to_field_name="slug")
-    source = forms.CharField(max_length=200, initial="gold", help_text="Source name of the objects' `spans`.")
-    aspect = forms.CharField(max_length=200, required=False, help_text="Aspect the `spans` are about (optional).")
+    source = forms.CharField(max_length=200, initial="gold", help_text="Source name of the spans in the file.")
+    aspect = forms.CharField(max_length=200, required=False, help_text="The aspect those spans are about (optional).")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from annotator import views
+from annotator.views.simulated import simulated_run_delete_view
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -13,6 +14,7 @@ urlpatterns = [
     path("datasets/<int:pk>/items/<int:item_pk>/", views.item_detail, name="item_detail"),
     path("datasets/<int:pk>/export.<str:fmt>", views.dataset_export, name="dataset_export"),
     path("datasets/<int:pk>/annotations/import/", views.annotations_import, name="annotations_import"),
+    path("runs/<int:pk>/delete/", simulated_run_delete_view, name="simulated_run_delete"),
     path("campaigns/new/", views.campaign_new, name="campaign_new"),
     path("campaigns/<int:pk>/", views.campaign_entry, name="campaign_entry"),
     path("campaigns/<int:pk>/resume/", views.campaign_resume, name="campaign_resume"),

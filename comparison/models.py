@@ -24,6 +24,9 @@ class ComparisonJob(Job):
     runs = models.JSONField(default=dict, blank=True, help_text="metric -> {aspect: evaluator run id}.")
     results = models.JSONField(default=dict, blank=True, help_text="Correlations and checklist, computed at the end.")
     llm_calls = models.PositiveIntegerField(default=0, help_text="LLM requests this job sent (cache hits excluded).")
+    simulated = models.BooleanField(
+        default=False, help_text="Answered by the simulator (tests/ollama_sim), not a model: its figures are not real."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

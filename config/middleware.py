@@ -10,6 +10,7 @@ from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse, JsonResponse
 from django.http.request import RawPostDataException
+from django.shortcuts import render
 
 from accounts.access import FORBIDDEN, NOT_FOUND, AccessError
 from corpus import cleaning
@@ -46,7 +47,28 @@ class AccessErrorMiddleware:
             raise Http404(exception.message) from exception
         if exception.status == FORBIDDEN:
             raise PermissionDenied(exception.message) from exception
-        return HttpResponse(exception.message, status=exception.status, content_type="text/plain; charset=utf-8")
+        if request.path.startswith("/api/") or getattr(request, "htmx", False):
+            return HttpResponse(exception.message, status=exception.status, content_type="text/plain; charset=utf-8")
+        return render(request, "409.html", {"exception": exception.message}, status=exception.status)
+
+
+# Django's technical 404 page (DEBUG) lists every URL pattern; this marks it in its <head>.
+_TECHNICAL_404_MARK = b'<meta name="robots" content="NONE,NOARCHIVE">'
+
+
+class AppNotFoundMiddleware:
+    """With DEBUG on, a missing page is still the app's own 404 page, not Django's technical one listing every
+    URL of the site (the demo runs with DEBUG on). The API keeps its JSON answers."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (settings.DEBUG and response.status_code == 404 and not request.path.startswith("/api/")
+                and not getattr(response, "streaming", False) and _TECHNICAL_404_MARK in response.content[:2000]):
+            return render(request, "404.html", {"request_path": request.path}, status=404)
+        return response
 
 
 def user_error_response(request, exc: UserError) -> HttpResponse:

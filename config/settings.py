@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "django.forms",  # the widget templates, for FORM_RENDERER below
     "django_htmx",
     "template_partials",
     "ninja",  # serves the API docs' Swagger UI from our static files (the CSP allows no CDN)
@@ -81,6 +82,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "config.middleware.LoginRequiredExceptApiMiddleware",
     "config.middleware.AccessErrorMiddleware",
+    "config.middleware.AppNotFoundMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -109,6 +111,8 @@ CONTENT_SECURITY_POLICY = {
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
+
+FORM_RENDERER = "config.forms.AppFormRenderer"
 
 TEMPLATES = [
     {
@@ -247,6 +251,9 @@ OLLAMA_URLS = env_list("OLLAMA_URLS", [OLLAMA_URL])
 # Development and tests only: also allow any server on this machine (127.0.0.1, localhost), such as simulated
 # servers on random ports. Off in production, where loopback services are exactly what the allowlist protects.
 LLM_ALLOW_LOOPBACK = env_bool("LLM_ALLOW_LOOPBACK", False)
+# The simulated Ollama that `scripts/run.sh --simulator` starts beside the app (no model, no GPU): allowed like the
+# servers above and offered in the run, DHP and comparison forms as "Simulated server (no model)". Blank: none.
+SIMULATOR_URL = env_str("SPANJUDGE_SIMULATOR_URL", "")
 OLLAMA_TIMEOUT = env_float("OLLAMA_TIMEOUT", 600.0)
 # Requests stream: an answer's first byte may wait for queueing and a model load (LLM_LOAD_TIMEOUT, default
 # OLLAMA_TIMEOUT), later chunks must come within LLM_IDLE_TIMEOUT of each other.

@@ -33,6 +33,20 @@ class FormatError(UserError):
         self.message = message
 
 
+MAX_LISTED_ERRORS = 50  # an import lists this many bad objects, then says how many more there are
+
+
+class FormatErrors(FormatError):
+    """Several bad objects of one file, each named by its place: the first MAX_LISTED_ERRORS, then a count."""
+
+    def __init__(self, errors: list[FormatError]) -> None:
+        listed = [str(e) for e in errors[:MAX_LISTED_ERRORS]]
+        more = len(errors) - len(listed)
+        lines = "\n".join(listed) + (f"\n... and {more} more" if more else "")
+        super().__init__(f"{len(errors)} bad objects", f"fix them and import again:\n{lines}")
+        self.errors = errors
+
+
 def named(error: FormatError, name: str) -> str:
     """The message of `error` about the file called `name`, with the name once (never twice, never a temp path)."""
     text = str(error)
@@ -92,6 +106,8 @@ class AnnotationRecord(TypedDict):
     parse_status: NotRequired[str]
     problems: NotRequired[list[str]]
     llm_calls: NotRequired[list[LLMCallRecord]]  # exported only: the calls that answered it
+    # Exported only when true: the annotation came from the simulated server, not a model.
+    simulated: NotRequired[bool]
 
 
 class ExportRecord(TypedDict):
@@ -103,6 +119,7 @@ class ExportRecord(TypedDict):
     aspect: str | None
     human_scores: dict[str, float]
     annotations: list[AnnotationRecord]
+    simulated: NotRequired[bool]  # only when true: an annotation of the record came from the simulated server
 
 
 @dataclass
@@ -148,13 +165,15 @@ def _too_large(where: str) -> FormatError:
     return FormatError(where, f"the object is larger than {MAX_OBJECT_MB} MB")
 
 
-def iter_objects(path: Path, *, name: str = "") -> Iterator[tuple[str, Any]]:
+def iter_objects(path: Path, *, name: str = "", errors: list[FormatError] | None = None) -> Iterator[tuple[str, Any]]:
     """Yield (place, decoded value) for each object of a JSON list or a JSONL file, streaming.
 
     The place names the line (JSONL) or the object's index and starting line (JSON list), so every
     later error message can point at it. `name` is how the file is called in messages about the whole
     file (an upload's own name, never the temporary path it was spooled to). Depth and size are bounded
-    while reading: a deeply nested or huge object is refused before it is held in memory whole.
+    while reading: a deeply nested or huge object is refused before it is held in memory whole. With
+    `errors`, a JSONL line that is not a readable object is appended there and reading goes on (a JSON list
+    cannot be resynchronised after a syntax error, so it still stops at the first).
     """
     with path.open("rb") as handle:
         first = _first_significant_byte(handle)
@@ -164,7 +183,7 @@ def iter_objects(path: Path, *, name: str = "") -> Iterator[tuple[str, Any]]:
         if first == b"[":
             yield from _ListReader(handle).objects()
         else:
-            yield from _iter_jsonl(handle)
+            yield from _iter_jsonl(handle, errors)
 
 
 def _first_significant_byte(handle: IO[bytes]) -> bytes:
@@ -185,7 +204,7 @@ def _decode_line(raw: bytes, number: int) -> str:
         raise FormatError(f"line {number}", reason) from None
 
 
-def _iter_jsonl(handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
+def _iter_jsonl(handle: IO[bytes], errors: list[FormatError] | None = None) -> Iterator[tuple[str, Any]]:
     # Binary lines decoded one at a time: an encoding error is reported on the line it is on.
     limit = MAX_OBJECT_MB << 20
     number = 0
@@ -193,20 +212,33 @@ def _iter_jsonl(handle: IO[bytes]) -> Iterator[tuple[str, Any]]:
         number += 1
         if len(raw) > limit:
             raise _too_large(f"line {number}")
-        text = _decode_line(raw, number).strip().lstrip("\ufeff")
-        if not text:
-            continue
-        where = f"line {number}"
         try:
-            value = cleaning.loads(text, "the object", texts=False)
-        except cleaning.CleaningError as exc:
-            raise FormatError(where, str(exc)) from None
-        except json.JSONDecodeError as exc:
-            raise FormatError(where, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
-        except RecursionError:
-            raise FormatError(where, f"invalid JSON: nested deeper than {MAX_DEPTH} levels") from None
-        check_depth(value, where)
-        yield where, value
+            read = _read_line(raw, number)
+        except FormatError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
+            continue
+        if read is not None:
+            yield read
+
+
+def _read_line(raw: bytes, number: int) -> tuple[str, Any] | None:
+    """One JSONL line as (place, value); None for a blank line; FormatError naming the line otherwise."""
+    text = _decode_line(raw, number).strip().lstrip("\ufeff")
+    if not text:
+        return None
+    where = f"line {number}"
+    try:
+        value = cleaning.loads(text, "the object", texts=False)
+    except cleaning.CleaningError as exc:
+        raise FormatError(where, str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise FormatError(where, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise FormatError(where, f"invalid JSON: nested deeper than {MAX_DEPTH} levels") from None
+    check_depth(value, where)
+    return where, value
 
 
 def check_depth(value: Any, where: str) -> None:

@@ -12,7 +12,8 @@ from dhp.engine.kinds import BASE_KINDS, KINDS
 from dhp.models import Survey
 from dhp.services.runs import MAX_SAMPLES
 from evaluation.engine.presets import PRESETS
-from evaluation.runs.backends import allowed_server_names
+from evaluation.models import Aspect
+from evaluation.runs.backends import server_choices
 
 
 class SurveyForm(forms.Form):
@@ -33,10 +34,17 @@ class InviteForm(forms.Form):
 
 class RunForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
-    evaluator = forms.CharField(max_length=200, help_text="An Ollama model, 'ensemble' or 'distilled:MODEL'.")
-    metrics = forms.CharField(help_text="Comma-separated aspects of the dataset's task.")
-    kinds = forms.MultipleChoiceField(choices=[(k, k) for k in KINDS], required=False,
-                                      help_text="Default: every rule-based kind.")
+    evaluator = forms.CharField(
+        max_length=200, widget=forms.TextInput(attrs={"list": "dhp-evaluators"}),
+        help_text="Pick 'ensemble', 'distilled:MODEL' or a preset's model from the list, or type any model name.",
+    )
+    metrics = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple,
+                                        help_text="Aspects of the dataset's task (grouped by task).")
+    kinds = forms.MultipleChoiceField(
+        choices=[(f"{level} level", [(name, name) for name, kind in KINDS.items() if kind.level == level])
+                 for level in dict.fromkeys(kind.level for kind in KINDS.values())],
+        widget=forms.CheckboxSelectMultiple, required=False, help_text="Default: every rule-based kind.",
+    )
     samples = forms.IntegerField(min_value=1, max_value=MAX_SAMPLES, initial=5)
     seed = forms.IntegerField(min_value=0, max_value=INT32_MAX, initial=0)
     survey = forms.ModelChoiceField(
@@ -57,6 +65,19 @@ class RunForm(forms.Form):
             ("", f"default ({settings.ENSEMBLE_PRESET})"),
             *((name, f"{name}: {p.note}") for name, p in PRESETS.items()),
         ]
-        servers = sorted(allowed_server_names() - {settings.OLLAMA_URL})
-        self.fields["ollama_url"].choices = [("", f"default ({settings.OLLAMA_URL})"), *((s, s) for s in servers)]
+        self.fields["preset"].initial = "laptop"
+        servers = [(name, label) for name, label in server_choices() if name != settings.OLLAMA_URL]
+        self.fields["ollama_url"].choices = [("", f"default ({settings.OLLAMA_URL})"), *servers]
         self.fields["survey"].label_from_instance = lambda s: f"{s.title or 'survey'} #{s.pk} ({s.task.slug})"
+        groups: dict[str, list[tuple[str, str]]] = {}
+        for slug, name in Aspect.objects.order_by("task__slug", "name").values_list("task__slug", "name"):
+            groups.setdefault(slug, []).append((name, name))
+        self.fields["metrics"].choices = list(groups.items())
+        models = [m for p in PRESETS.values() for m in (*p.annotators, p.supervisor)]
+        # What the presets offer; the field still takes any model name typed in.
+        self.evaluator_suggestions = ["ensemble", *(f"distilled:{m}" for m in dict.fromkeys(models)),
+                                      *dict.fromkeys(models)]
+
+    def clean_metrics(self) -> str:
+        """The chosen aspects as the comma-separated list the service takes."""
+        return ",".join(self.cleaned_data["metrics"])

@@ -121,6 +121,7 @@ class SurveyWeights(models.Model):
 
     class Meta:
         ordering = ["survey", "-version"]
+        verbose_name = verbose_name_plural = "survey weights"
         constraints = [models.UniqueConstraint(fields=["survey", "version"], name="dhp_weights_unique_version")]
 
     def __str__(self) -> str:
@@ -155,6 +156,9 @@ class DhpRun(Job):
     cache_hits = models.PositiveIntegerField(default=0)
     results = models.JSONField(null=True, blank=True)
     evaluator_runs = models.ManyToManyField(EvaluatorRun, blank=True, related_name="dhp_runs")
+    simulated = models.BooleanField(
+        default=False, help_text="Answered by the simulator (tests/ollama_sim), not a model: its figures are not real."
+    )
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 

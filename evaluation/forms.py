@@ -8,7 +8,7 @@ from django.conf import settings
 from corpus.models import Dataset
 from evaluation.engine.presets import PRESETS
 from evaluation.models import Aspect
-from evaluation.runs.backends import allowed_server_names
+from evaluation.runs.backends import allowed_server_names, server_choices
 from evaluation.runs.launch import LaunchError, servers_given
 from evaluation.runs.modes import DEFAULT_MODE, mode_choices, mode_spec
 
@@ -17,13 +17,16 @@ class RunLaunchForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
     aspect = forms.ChoiceField(help_text="An aspect of the dataset's task (grouped by task).")
     preset = forms.ChoiceField(
-        choices=[(name, f"{name}: {p.note}") for name, p in PRESETS.items()], required=False,
+        choices=[(name, f"{name}: {p.note}") for name, p in PRESETS.items()], required=False, initial="laptop",
         help_text="Used when the model fields are left empty.",
     )
     annotators = forms.CharField(required=False, help_text="Comma-separated Ollama tags; overrides the preset.")
     supervisor = forms.CharField(required=False, help_text="Overrides the preset's supervisor.")
+    server = forms.ChoiceField(
+        required=False, label="LLM server", help_text="One of the allowed servers; the field below, if filled, wins.",
+    )
     ollama_url = forms.CharField(
-        required=False, label="LLM servers",
+        required=False, label="LLM servers (several)",
         help_text="Comma-separated: http://HOST:PORT (Ollama) or openai+http://HOST:PORT (OpenAI-compatible); "
         f"the models are spread over them. Default {', '.join(settings.OLLAMA_URLS)}",
     )
@@ -38,6 +41,7 @@ class RunLaunchForm(forms.Form):
             f"are spread over them. Allowed: {', '.join(sorted(allowed_server_names()))}. Default: "
             f"{', '.join(settings.OLLAMA_URLS)}."
         )
+        self.fields["server"].choices = [("", f"default ({', '.join(settings.OLLAMA_URLS)})"), *server_choices()]
         groups: dict[str, list[tuple[str, str]]] = {}
         for slug, name in Aspect.objects.order_by("task__slug", "name").values_list("task__slug", "name"):
             groups.setdefault(slug, []).append((name, name))
@@ -57,6 +61,8 @@ class RunLaunchForm(forms.Form):
 
     def clean(self) -> dict:
         data = super().clean()
+        if not data.get("ollama_url") and data.get("server"):
+            data["ollama_url"] = data["server"]  # a choice, so already one of the allowed servers
         dataset, aspect = data.get("dataset"), data.get("aspect")
         if dataset is not None and aspect and not Aspect.objects.filter(task=dataset.task, name=aspect).exists():
             self.add_error("aspect", f"{aspect!r} is not an aspect of {dataset.task.slug} (the dataset's task).")

@@ -127,6 +127,9 @@ class EvaluatorRun(Job, Source):
     done_calls = models.PositiveIntegerField(default=0)
     failed_calls = models.PositiveIntegerField(default=0)
     cache_hits = models.PositiveIntegerField(default=0)
+    simulated = models.BooleanField(
+        default=False, help_text="Answered by the simulator (tests/ollama_sim), not a model: its figures are not real."
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

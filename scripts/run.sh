@@ -4,11 +4,28 @@
 #   HOST    address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
 #   PORT    port to listen on (default 8000)
 #   PYTHON  the interpreter that creates .venv on the first run (default python3; 3.11 or newer)
+#   SPANJUDGE_SIMULATOR=1  the same as --simulator
+# Options:
+#   --simulator  also start the simulated Ollama (tests/ollama_sim) on a free port: no model, no GPU. It is
+#                allowed as an LLM server and offered in the run, DHP and comparison forms as
+#                "Simulated server (no model)"; everything it answers is marked simulated.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DJANGO_DEBUG="${DJANGO_DEBUG:-true}"
 HOST="${HOST:-127.0.0.1}"
 PORT="${PORT:-8000}"
+case "${SPANJUDGE_SIMULATOR:-0}" in
+  1|true|yes|on) simulator=1 ;;
+  0|false|no|off|"") simulator=0 ;;
+  *) echo "  SPANJUDGE_SIMULATOR=${SPANJUDGE_SIMULATOR}: expected 1 or 0." >&2; exit 2 ;;
+esac
+for arg in "$@"; do
+  case "$arg" in
+    --simulator) simulator=1 ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "  Unknown option $arg (known: --simulator, --help)." >&2; exit 2 ;;
+  esac
+done
 
 # Refuse a taken port before anything else, and say what to do, instead of printing the banner first.
 port_free() {
@@ -45,20 +62,45 @@ if NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --quiet --site-dir var/site > va
 else
   docs="the docs/ folder (the site did not build: var/docs-build.log)"
 fi
+sim=""
+if [ "$simulator" = 1 ]; then
+  # Every preset's models, so whichever preset a form picks finds them.
+  models="$(.venv/bin/python -c 'from evaluation.engine.presets import PRESETS
+print(",".join(dict.fromkeys(m for p in PRESETS.values() for m in (*p.annotators, p.supervisor))))')"
+  : > var/simulator.url
+  .venv/bin/python -m tests.ollama_sim --port 0 --models "$models" --call-time 0.05 \
+    > var/simulator.url 2> var/simulator.log &
+  sim=$!
+  for _ in $(seq 1 100); do [ -s var/simulator.url ] && break; sleep 0.1; done
+  if [ ! -s var/simulator.url ]; then
+    echo "  The simulated server did not start; see var/simulator.log." >&2
+    kill "$sim" 2>/dev/null || true
+    exit 1
+  fi
+  export SPANJUDGE_SIMULATOR_URL="$(head -n 1 var/simulator.url)"
+fi
 .venv/bin/python -m celery -A config worker --loglevel=WARNING --concurrency=2 --pool=threads \
   > var/worker.log 2>&1 &
 worker=$!
-trap 'kill $worker 2>/dev/null || true' EXIT
+# On Ctrl-C and on a plain `kill` of this script too: the worker and the simulator must not outlive the app.
+trap 'kill $worker $sim 2>/dev/null || true' EXIT
+trap 'exit 130' INT TERM
 check_port  # again: something may have taken it while we set up
 echo
 echo "  spanjudge is running at  http://$HOST:$PORT/"
 echo "  Demo logins (password: demo-pass-2026):"
-echo "    admin       - admin (everything, incl. /admin/)"
-echo "    researcher  - researcher (datasets, runs, analytics)"
-echo "    expert1, expert2 - annotators (their assignments only)"
+echo "    admin       - admin: everything, incl. starting LLM runs, DHP runs and comparisons, and /admin/"
+echo "    researcher  - researcher: datasets, campaigns, analytics, exports (sees runs, cannot start LLM jobs)"
+echo "    expert1, expert2 - annotators: their own assignments only"
 echo "$demo" | sed 's/^/  /'
 echo "  Documentation: $docs"
-echo "  Next: ten minutes with the demo (README.md), then a first run on your data (the docs' Getting started)."
+if [ -n "$sim" ]; then
+  echo "  Simulated server (no model) at $SPANJUDGE_SIMULATOR_URL: pick it in the run, DHP and comparison forms."
+  echo "    Its answers are made up; everything computed from them is marked simulated. Log: var/simulator.log"
+else
+  echo "  No GPU? Restart with --simulator to try every LLM job against a simulated server."
+fi
+echo "  Next: ten minutes with the demo (README.md), then the docs' Getting started (a run without a GPU, a real run)."
 echo "  Celery worker log: var/worker.log     Stop with Ctrl-C."
 echo
 # --noreload: one server process instead of a watcher plus a server (half the memory, one start-up log);

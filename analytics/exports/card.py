@@ -46,6 +46,7 @@ def _runs(dataset: Dataset, keep: ExportFilter) -> list[dict[str, Any]]:
         )
         out.append({
             "label": run.label, "evaluator": run.evaluator.name, "aspect": run.aspect.name, "status": run.status,
+            "simulated": run.simulated,
             "models": [{"model": m, "digest": d} for m, d in models], "config": run.config,
             "prompt_templates": _template_versions(run),
             "created_at": run.created_at.isoformat(),
@@ -110,6 +111,7 @@ def data_card(dataset: Dataset, keep: ExportFilter, *, fmt: str, report: ExportR
     unwritten = _unwritten(spans, fmt)
     judgments = keep.judgments().filter(span__in=spans)
     filters = {k: v for k, v in vars(keep).items() if v not in ("", None)}
+    runs = _runs(dataset, keep)
     return {
         "dataset": dataset.name, "task": dataset.task.slug, "source_file": dataset.source_file,
         "format": fmt, "filters": filters, "exported_at": timezone.now().isoformat(),
@@ -123,7 +125,9 @@ def data_card(dataset: Dataset, keep: ExportFilter, *, fmt: str, report: ExportR
                 judgments.values_list("annotator__username").annotate(n=Count("id")).order_by("annotator__username")
             ),
         },
-        "runs": _runs(dataset, keep),
+        "runs": runs,
+        # Runs the simulated server answered: their models and digests are the simulator's, no model was called.
+        "simulated_runs": [r["label"] for r in runs if r["simulated"]],
         "campaigns": _campaigns(dataset, keep),
         "quality_control": _quality(keep),
         "imported_sources": _sources(dataset, keep),

@@ -84,4 +84,7 @@ def export_file(job: ExportJob, name: str) -> Path | None:
 
 
 def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_" else "_" for c in name)[:40] or "dataset"
+    """A file-name part from a dataset name: ASCII letters and digits, every other run of characters one
+    hyphen ("Demo: restaurants (data-to-text)" -> "Demo-restaurants-data-to-text")."""
+    kept = "".join(c if c.isascii() and c.isalnum() else "-" for c in name)
+    return "-".join(part for part in kept.split("-") if part)[:40].strip("-") or "dataset"

@@ -14,7 +14,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from django.http import HttpResponse, StreamingHttpResponse
 from django.utils import timezone
@@ -63,6 +63,7 @@ class LabeledRecord(TypedDict):
     errors: list[LabeledSpan]
     rejected: list[LabeledSpan]
     unresolved: list[LabeledSpan]
+    simulated: NotRequired[bool]  # only when true: the campaign judged spans the simulated server proposed
 
 
 def _bucket(label: consensus.Consensus) -> str:
@@ -90,6 +91,7 @@ def labeled_records(
     added_by_item: dict[int, list] = {}
     for group in votes.added:
         added_by_item.setdefault(group.item_id, []).append(group)
+    simulated = campaign.runs.filter(simulated=True).exists()
     for item in _judged_items(campaign, votes):
         buckets: dict[str, list[LabeledSpan]] = {KEPT: [], REJECTED: [], OPEN: []}
         for span, run_label in campaign_machine_spans(campaign, item):
@@ -113,12 +115,15 @@ def labeled_records(
             ))
         for spans in buckets.values():
             spans.sort(key=lambda s: (s["start"] if s["start"] is not None else 1 << 30, s["origin"], s["text"]))
-        yield LabeledRecord(
+        record = LabeledRecord(
             campaign=campaign.name, dataset=dataset.name, item_id=item.external_id, system=item.system,
             inputs={h: item.inputs[h] for h in [*dataset.input_headers, *item.inputs] if h in item.inputs},
             outputs={dataset.output_header: item.output}, errors=buckets[KEPT], rejected=buckets[REJECTED],
             unresolved=buckets[OPEN],
         )
+        if simulated:
+            record["simulated"] = True
+        yield record
 
 
 def labeled_jsonl(campaign: Campaign, *, excluded: list[int] | None = None) -> Iterator[str]:
@@ -187,7 +192,8 @@ def labeled_card(campaign: Campaign, *, fmt: str, excluded: list[int] | None = N
         "kind": "labeled set", "format": fmt, "exported_at": timezone.now().isoformat(),
         "campaign": {"id": campaign.pk, "name": campaign.name, "status": campaign.status,
                      "aspects": campaign.aspects, "runs": sorted(campaign.runs.values_list("label", flat=True)),
-                     "sampled": campaign.is_sampled},
+                     "sampled": campaign.is_sampled,
+                     "simulated_runs": sorted(campaign.runs.filter(simulated=True).values_list("label", flat=True))},
         "dataset": campaign.dataset.name,
         "guidelines": {"sha256": hashlib.sha256(campaign.guidelines.encode()).hexdigest(),
                        "characters": len(campaign.guidelines)},

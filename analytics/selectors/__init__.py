@@ -71,6 +71,11 @@ class DashboardData:
     computed_at: datetime = field(default_factory=timezone.now)  # the page says how fresh its numbers are
     progress: list[ProgressRow] = field(default_factory=list)  # items assigned and finished per annotator
 
+    @property
+    def simulated_runs(self) -> list[str]:
+        """Labels of the runs in scope that the simulator answered (the page warns above every figure)."""
+        return [r.label for r in self.runs if r.simulated]
+
 
 def _side_by_side(first: Callable[[], A], second: Callable[[], B]) -> tuple[A, B]:
     """Run two independent groups of report queries at once, `second` in a thread with its own connection.

@@ -44,6 +44,7 @@ class RunInfo:
     aspect: str
     dataset_id: int
     neutral_label: str = ""
+    simulated: bool = False  # answered by the simulator: every row naming it says so
 
 
 def _span_q(scope: Scope, prefix: str) -> Q:
@@ -108,7 +109,7 @@ def runs_in_scope(scope: Scope) -> list[RunInfo]:
     return [
         RunInfo(
             run_id=run.pk, label=run.label, evaluator=run.evaluator.name, aspect=run.aspect.name,
-            dataset_id=run.dataset_id, neutral_label=neutral,
+            dataset_id=run.dataset_id, neutral_label=neutral, simulated=run.simulated,
         )
         for run, neutral in pairs
         if not scope.aspect or run.aspect.name == scope.aspect

@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import F, Prefetch, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 
@@ -131,7 +132,8 @@ def _items(dataset: Dataset, keep: ExportFilter = EVERYTHING, labeling: Campaign
     spans = ErrorSpan.objects.order_by("position", "pk").prefetch_related(
         Prefetch("judgments", queryset=judgments), Prefetch("adjudications", queryset=decisions))
     annotations = (
-        keep.annotations().select_related("source").order_by("pk").prefetch_related(Prefetch("spans", queryset=spans))
+        keep.annotations().select_related("source__run").order_by("pk")
+        .prefetch_related(Prefetch("spans", queryset=spans))
     )
     calls = RunCall.objects.select_related("call").order_by("attempt", "pk").only(
         "item_id", "run_id", "role", "model", "attempt", "from_cache",
@@ -196,6 +198,14 @@ def _span_record(span: ErrorSpan, added: Mapping[int, Consensus] | None = None,
     return record
 
 
+def annotation_simulated(annotation: Annotation) -> bool:
+    """Return whether the annotation's source is a run the simulated server answered."""
+    try:
+        return bool(annotation.source.run.simulated)
+    except ObjectDoesNotExist:  # a gold, human or imported source is no run
+        return False
+
+
 def annotation_record(annotation: Annotation, added: Mapping[int, Consensus] | None = None,
                       labeling: Campaign | None = None, calls: CallsOf | None = None) -> AnnotationRecord:
     record = AnnotationRecord(
@@ -208,6 +218,8 @@ def annotation_record(annotation: Annotation, added: Mapping[int, Consensus] | N
     if answered:
         # only on annotations an LLM call answered, so other files keep their old shape
         record["llm_calls"] = answered
+    if annotation_simulated(annotation):
+        record["simulated"] = True  # only then, so real exports keep their shape
     return record
 
 
@@ -266,12 +278,15 @@ def dataset_records(
         for aspect in _aspects_of(item, annotations, dataset.score_aspects):
             if keep.aspect and aspect not in (keep.aspect, None):
                 continue
-            yield ExportRecord(
+            record = ExportRecord(
                 dataset=dataset.name, item_id=item.external_id, system=item.system, inputs=inputs,
                 outputs={dataset.output_header: item.output}, aspect=aspect, human_scores=scores,
                 annotations=[annotation_record(a, added, labeling, calls) for a in annotations
                              if (a.aspect or None) == aspect],
             )
+            if any(a.get("simulated") for a in record["annotations"]):
+                record["simulated"] = True
+            yield record
 
 
 def export_jsonl(dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None) -> Iterator[str]:

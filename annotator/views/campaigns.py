@@ -54,6 +54,10 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                 form.add_error(None, str(exc) if isinstance(exc, ValueError) else "A campaign of that name exists.")
             else:
                 messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")
+                simulated = [r.label for r in data["run_objects"] if r.simulated]
+                if simulated:
+                    messages.warning(request, f"Built on simulated run(s) {', '.join(simulated)}: the spans came from "
+                                              "the simulated server, not a model; its figures are marked simulated.")
                 return redirect("campaign_entry", pk=campaign.pk)
     else:
         # Picking a dataset re-renders the form: what was typed so far comes along (hx-include) and stays.

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from django.db.models import F
 
-from comparison.engine.metrics import parse_metrics
+from comparison.engine.metrics import Family, parse_metrics
 from comparison.models import ComparisonJob
 from comparison.services.results import job_results
 from comparison.services.scoring import dataset_items, score_metric
+from evaluation.llm.servers import ServerKind, ServerListError, parse_server
+from evaluation.llm.simulated import server_simulated
+from evaluation.models import EvaluatorRun
 from jobs.lifecycle import job_checkpoint, job_finish, job_run
 from jobs.models import JobStatus
 
@@ -32,13 +35,28 @@ class _Tracker:
         ComparisonJob.objects.filter(pk=self.job.pk).update(runs=self.job.runs)
 
 
+def _answered_by_simulator(job: ComparisonJob) -> bool:
+    """Return whether a run this job used, or its GPTScore server, is the simulator."""
+    run_ids = [pk for by_aspect in job.runs.values() for pk in by_aspect.values()]
+    if EvaluatorRun.objects.filter(pk__in=run_ids, simulated=True).exists():
+        return True
+    gptscore = any(s.family is Family.GPTSCORE and not s.local for s in parse_metrics(job.metrics))
+    if gptscore and job.options.get("gptscore_url"):
+        try:
+            return server_simulated(parse_server(job.options["gptscore_url"], default=ServerKind.OPENAI))
+        except ServerListError:
+            return False
+    return False
+
+
 def _execute(job: ComparisonJob) -> str:
     tracker = _Tracker(job)
     items = dataset_items(job.dataset_id)
     for spec in parse_metrics(job.metrics):
         score_metric(job, spec, items, tracker.progress, tracker.count_call, tracker.remember_run)
     results = job_results(job)
-    job_finish(ComparisonJob, job.pk, JobStatus.DONE, "", results=results)
+    simulated = job.simulated or _answered_by_simulator(job)
+    job_finish(ComparisonJob, job.pk, JobStatus.DONE, "", results=results, simulated=simulated)
     return JobStatus.DONE
 
 

@@ -15,7 +15,8 @@ from errors import UserError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.errors import BackendError
 from evaluation.llm.logprob_preflight import logprob_preflight
-from evaluation.llm.servers import ServerKind, ServerListError
+from evaluation.llm.servers import ServerKind, ServerListError, parse_server, parse_servers
+from evaluation.llm.simulated import any_simulated
 from evaluation.models import Aspect, EvaluatorRun
 from evaluation.runs.backends import connect, retry_policy
 from evaluation.runs.launch import LaunchError, check_models, gptscore_server
@@ -110,6 +111,19 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
             raise JobError(str(exc)) from None
 
 
+def _job_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Sequence[str], options: dict) -> list:
+    """The servers the job will ask (those the check asked): the Ollama one for runs, the GPTScore one."""
+    servers = []
+    try:
+        if any(s.family is Family.RUN and not _has_finished_runs(dataset, s, aspects, options) for s in specs):
+            servers += parse_servers(options["ollama_url"])
+        if any(s.family is Family.GPTSCORE and not s.local for s in specs):
+            servers.append(parse_server(options["gptscore_url"], default=ServerKind.OPENAI))
+    except ServerListError:
+        return []
+    return servers
+
+
 @transaction.atomic
 def comparison_create(
     *,
@@ -150,15 +164,17 @@ def comparison_create(
             options["gptscore_url"] = gptscore_server(options["gptscore_url"]).url
         except LaunchError as exc:
             raise JobError(str(exc)) from None
+    simulated = False
     if check:
         _check_servers(dataset, specs, chosen, options)
+        simulated = any_simulated(_job_servers(dataset, specs, chosen, options))
     n_items = dataset.items.count()
     progress = {
         s.name: {"done": 0, "total": n_items * (len(chosen) if s.per_aspect else 1)} for s in specs
     }
     return ComparisonJob.objects.create(
         dataset=dataset, metrics=[s.name for s in specs], aspects=chosen, options=options, progress=progress,
-        created_by=user,
+        created_by=user, simulated=simulated,
     )
 
 

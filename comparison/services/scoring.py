@@ -321,7 +321,8 @@ def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], p
             try:
                 run = run_create(dataset=job.dataset, aspect_name=aspect_name, annotators=annotators,
                                  supervisor=supervisor or None, ollama_url=job.options["ollama_url"],
-                                 mode=spec.run_mode, user=job.created_by, check=False)
+                                 mode=spec.run_mode, user=job.created_by, check=False,
+                                 part_of=f"comparison {job.pk}")
             except LaunchError as exc:
                 raise JobStopped(JobStatus.FAILED, f"{spec.name} on {aspect}: {exc}") from exc
         remember_run(spec.name, aspect, run.pk)

@@ -18,6 +18,7 @@ from django.db.models import Max
 from corpus.formats import (
     AnnotationRecord,
     FormatError,
+    FormatErrors,
     JudgmentRecord,
     ParsedItem,
     SpanRecord,
@@ -267,6 +268,18 @@ def items_import(
     importer = _Importer(
         dataset, source=source, aspect=aspect, new_dataset=new_dataset, on_judgments=on_judgments
     )
-    for where, obj in iter_objects(path, name=name):
-        importer.add(parse_item(obj, where))
+    # Every bad object is reported, not just the first. Once one is found nothing will be kept, so the rest
+    # are only checked on their own (the database sees no more rows).
+    errors: list[FormatError] = []
+    for where, obj in iter_objects(path, name=name, errors=errors):
+        try:
+            parsed = parse_item(obj, where)
+            if not errors:
+                importer.add(parsed)
+        except FormatError as exc:
+            errors.append(exc)
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        raise FormatErrors(errors)  # nothing is kept: the transaction rolls back
     return importer.finish()

@@ -24,6 +24,8 @@ from dhp.services.surveys import weights_for_run
 from evaluation.engine.errors import EngineError
 from evaluation.engine.presets import get_preset
 from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG, TRUNCATION_UNCHECKED, unchecked_problem
+from evaluation.llm.servers import ServerListError, parse_servers
+from evaluation.llm.simulated import any_simulated
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
@@ -117,6 +119,7 @@ def dhp_create(
         except LaunchError as exc:
             raise DhpError(str(exc)) from None
     return DhpRun.objects.create(
+        simulated=bool(digests) and url_simulated(url),
         dataset=dataset, evaluator=evaluator, metrics=metrics, kinds=[k.name for k in kinds],
         sizes=sizes_for(dataset, kinds), samples=samples, seed=seed, ollama_url=url, parallel=parallel,
         survey=survey, weights=weights_version, created_by=user, notes=notes,
@@ -125,6 +128,14 @@ def dhp_create(
                 "options": {"temperature": SAMPLE_TEMPERATURE if samples > 1 else 0.0, "seed": settings.LLM_SEED,
                             **({"num_ctx": settings.OLLAMA_NUM_CTX} if settings.OLLAMA_NUM_CTX else {})}},
     )
+
+
+def url_simulated(url: str) -> bool:
+    """Return whether a server of `url` (one address or a comma-separated list) is the simulator."""
+    try:
+        return any_simulated(parse_servers(url))
+    except ServerListError:
+        return False
 
 
 def dhp_enqueue(run: DhpRun) -> None:
@@ -165,6 +176,12 @@ class DhpExecutor:
     def _update(self, **fields) -> None:
         job_beat(DhpRun, self.run.pk, **fields)
 
+    def _mark_simulated(self) -> None:
+        """Scores or perturbations from the simulator make the whole run simulated, for good."""
+        if not self.run.simulated and url_simulated(self.run.ollama_url or settings.OLLAMA_URL):
+            self._update(simulated=True)
+            self.run.simulated = True
+
     def _check_cancel(self) -> None:
         job_checkpoint(DhpRun, self.run.pk)
 
@@ -195,6 +212,7 @@ class DhpExecutor:
             if not kind.is_llm:
                 perturber.rule(kind)
         if llm_kinds:
+            self._mark_simulated()
             model = self.run.config["perturb_model"]
             with connect(self.run.ollama_url) as backend:
                 digest = backend.check([model])[model]
@@ -224,6 +242,7 @@ class DhpExecutor:
     def _score(self, texts: list[Item]) -> None:
         total = len(texts) * len(self.run.metrics) * self.run.samples
         self._update(phase="scoring", total_steps=total)
+        self._mark_simulated()
         if self.mode == DIRECT:
             self._score_direct(texts)
         else:

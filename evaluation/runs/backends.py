@@ -30,7 +30,28 @@ def allowed_server_names() -> set[str]:
     if settings.GPTSCORE_URL:
         with contextlib.suppress(ServerListError):
             names.add(parse_server(settings.GPTSCORE_URL, default=ServerKind.OPENAI).name)
+    names.update(_simulator_names())
     return names
+
+
+SIMULATOR_LABEL = "Simulated server (no model)"
+
+
+def _simulator_names() -> set[str]:
+    if not settings.SIMULATOR_URL:
+        return set()
+    try:
+        return {server.name for server in parse_servers(settings.SIMULATOR_URL)}
+    except ServerListError:
+        return set()
+
+
+def server_choices() -> list[tuple[str, str]]:
+    """The allowed servers as form choices: real ones by address, then the simulator under its plain name
+    (what a researcher without a GPU looks for)."""
+    simulated = _simulator_names()
+    real = sorted(allowed_server_names() - simulated)
+    return [(name, name) for name in real] + [(name, f"{SIMULATOR_LABEL}: {name}") for name in sorted(simulated)]
 
 
 def server_allowed(server: Server) -> bool:

@@ -22,6 +22,7 @@ from evaluation.llm.base import LLMBackend
 from evaluation.llm.budget import ModelBudget
 from evaluation.llm.errors import BackendError, ModelMissing, ServerNotAllowed
 from evaluation.llm.servers import Server, models_on, parse_servers, servers_kind
+from evaluation.llm.simulated import any_simulated
 from evaluation.models import EvaluatorRun, RunCall
 from evaluation.runs.backends import connect
 from evaluation.runs.failures import LLM_ERRORS, llm_stopped
@@ -164,7 +165,14 @@ class RunExecutor:
             if len(down) == 1:
                 raise JobStopped(JobStatus.PAUSED, f"{next(iter(down.values()))} {KEPT}")
             raise JobStopped(JobStatus.PAUSED, f"No server of this run answers: {'; '.join(down.values())} {KEPT}")
+        self._mark_simulated([s for s in self.servers if s.name not in down])
         return down
+
+    def _mark_simulated(self, servers: list[Server]) -> None:
+        """A run stays simulated once a simulator answered any of it (a resume on a real server keeps the mark)."""
+        if not self.run.simulated and any_simulated(servers):
+            EvaluatorRun.objects.filter(pk=self.run.pk).update(simulated=True)
+            self.run.simulated = True
 
     def _place(self, works: list[ModelWork], down: Mapping[str, str]) -> Placement:
         try:

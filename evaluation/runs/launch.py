@@ -26,6 +26,7 @@ from evaluation.llm.servers import (
     parse_servers,
     servers_kind,
 )
+from evaluation.llm.simulated import any_simulated
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate
 from evaluation.runs import backends
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
@@ -246,7 +247,7 @@ def run_create(
     run = EvaluatorRun.objects.create(
         evaluator=evaluator, dataset=dataset, aspect=aspect, label=f"pending-{timezone.now().timestamp()}",
         config=config, ollama_url=",".join(s.name for s in servers), servers=[s.name for s in servers],
-        placement=placement, parallel=parallel, created_by=user,
+        placement=placement, parallel=parallel, created_by=user, simulated=bool(available) and any_simulated(servers),
         templates=_templates(spec, aspect.task_id),
         total_calls=n_items * len(phases),
         progress={phase.progress_key: {"done": 0, "total": n_items} for phase in phases},

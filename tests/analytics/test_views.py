@@ -119,7 +119,10 @@ def test_dashboard_of_an_empty_campaign_renders(rita_client, study):
     empty = Campaign.objects.create(name="empty", dataset=study.dataset)
     response = rita_client.get(f"/analytics/campaigns/{empty.pk}/")
     assert response.status_code == 200
-    assert "Nothing to show." in response.content.decode() or "—" in response.content.decode()
+    page = response.content.decode()
+    # Every table of verdicts says why it is empty instead of showing zeros.
+    assert page.count("No machine error has both verdicts yet") == 9
+    assert 'id="table-accuracy"' in page and "<td>All evaluators</td>" not in page
 
 
 def test_cached_dashboard_reused_until_a_verdict_changes(study, django_assert_max_num_queries):

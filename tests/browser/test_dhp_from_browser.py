@@ -34,8 +34,10 @@ def test_dhp_run_from_the_browser_on_the_simulator_completes(page, live_server, 
         assert sim.url in page.locator("select[name='ollama_url']").inner_text()
         page.select_option("select[name='dataset']", label=dataset.name)
         page.fill("input[name='evaluator']", MODEL)
-        page.fill("input[name='metrics']", "coherence")
-        page.select_option("select[name='kinds']", ["typo:major", "llm-insert:major"])
+        page.locator("input[name='metrics'][value='coherence']").first.check()
+        for kind in ("typo:major", "llm-insert:major"):  # checkboxes grouped by level
+            page.check(f"input[name='kinds'][value='{kind}']")
+        assert page.locator("#id_kinds").get_by_text("character level").count() == 1
         page.fill("input[name='samples']", "1")
         page.locator("button[type='submit']", has_text="Queue the run").click()
         page.wait_for_url(f"{live_server.url}/dhp/runs/*/")

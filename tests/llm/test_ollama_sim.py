@@ -75,7 +75,7 @@ def test_sim_speaks_official_client_endpoints(sim: OllamaSim) -> None:
     running = client.ps()
     assert [m.model for m in running.models] == ["gemma2:9b"]  # max_loaded=1: the last one stays
 
-    assert httpx.get(f"{sim.url}/api/version").json() == {"version": sim.config.version}
+    assert httpx.get(f"{sim.url}/api/version").json() == {"version": sim.config.version, "simulated": True}
     assert httpx.get(sim.url).text == "Ollama is running"
     assert httpx.head(sim.url).status_code == 200
     client.close()
@@ -301,7 +301,7 @@ def test_sim_process_mode_prints_url_and_serves_control_endpoints() -> None:
     config = SimConfig(models=["llama3"], rules=[ReplyRule(reply="from the process")])
     with SimProcess(config) as proc:
         assert proc.url.startswith("http://127.0.0.1:")
-        assert httpx.get(f"{proc.url}/api/version").json() == {"version": config.version}
+        assert httpx.get(f"{proc.url}/api/version").json() == {"version": config.version, "simulated": True}
         assert _chat(proc.url, "llama3").message.content == "from the process"
         stats = proc.stats()
         assert stats.requests == 1 and stats.loads == 1

@@ -86,6 +86,9 @@ class SimHTTPServer(ThreadingHTTPServer):
                 conn.shutdown(socket.SHUT_RDWR)
 
 
+SIMULATOR_HEADER = "X-Simulated-Server"
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "OllamaSim/1"
@@ -106,6 +109,12 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return
 
+    def end_headers(self) -> None:
+        # Invented, not reproduced: no real server sends this. Every answer says it comes from a simulator, so
+        # the app can mark what it computed from these answers as simulated.
+        self.send_header(SIMULATOR_HEADER, "tests.ollama_sim")
+        super().end_headers()
+
     # --- routing ---------------------------------------------------------------------------
     def do_HEAD(self) -> None:
         self.sim.count_hit("HEAD " + self.path)
@@ -115,7 +124,7 @@ class Handler(BaseHTTPRequestHandler):
         self.sim.count_hit("GET " + self.path)
         routes = {
             "/": lambda: self._send_text(200, "Ollama is running"),
-            "/api/version": lambda: self._send_json(200, {"version": self.sim.config.version}),
+            "/api/version": lambda: self._send_json(200, {"version": self.sim.config.version, "simulated": True}),
             "/api/tags": self._tags,
             "/api/ps": self._ps,
             "/v1/models": lambda: self._send_json(200, openai_api.models(self.sim.config)),

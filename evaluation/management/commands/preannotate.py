@@ -60,7 +60,9 @@ class Command(BaseCommand):
         self.stdout.write(describe_run(run))
         for entry in run.placement.get("servers", []):
             models = ", ".join(entry["models"]) or "nothing"
-            self.stdout.write(f"  {entry['server']}: {models} (about {entry['expected_seconds']:.0f} s)")
+            guess = ("simulated server: no model runs, so no real time estimate" if run.simulated else
+                     f"about {entry['expected_seconds']:.0f} s on a real server at the preset's speeds")
+            self.stdout.write(f"  {entry['server']}: {models} ({guess})")
         ended = job_follow(run, options, execute=run_execute, enqueue=run_enqueue, line=_line, write=self.stdout.write,
                            queued=f"Queued; follow it on its page or with the API (GET /api/runs/{run.pk}).")
         return None if ended is None else self._report(ended, ended.status)
