@@ -54,6 +54,9 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                 form.add_error(None, str(exc) if isinstance(exc, ValueError) else "A campaign of that name exists.")
             else:
                 messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")
+                if campaign.status == Campaign.Status.DRAFT:
+                    messages.info(request, "It is a draft: review its decoys, then open it.")
+                    return redirect("campaign_decoys", pk=campaign.pk)
                 return redirect("campaign_entry", pk=campaign.pk)
     else:
         # Picking a dataset re-renders the form: what was typed so far comes along (hx-include) and stays.
