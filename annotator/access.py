@@ -65,6 +65,8 @@ def check_can_work(assignment: Assignment, user: User) -> None:
     qualification step) real items only once the annotator passed it."""
     if assignment.annotator_id != user.pk:
         raise AccessError.forbidden(NOT_YOURS)
+    if assignment.campaign.status == Campaign.Status.DRAFT:
+        raise AccessError.conflict("This campaign has not opened yet; its researchers are still preparing it.")
     if assignment.campaign.status != Campaign.Status.OPEN:
         raise AccessError.conflict("This campaign is closed; its judgments can no longer change.")
     if (problem := qualification_gate(assignment)) is not None:

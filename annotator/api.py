@@ -296,7 +296,8 @@ def finish_assignment(request: HttpRequest, assignment_id: int, payload: FinishI
 
 @router.post("/campaigns", response={201: CampaignOut}, operation_id="create_campaign", tags=["campaigns"])
 def create_campaign(request: HttpRequest, payload: CampaignIn):
-    """Create an open campaign (researchers and admins), optionally with control items and their key."""
+    """Create a campaign (researchers and admins), optionally with control items and their key; one with
+    decoys starts as a draft until `open_campaign`."""
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=payload.dataset_id)
     runs = list(EvaluatorRun.objects.filter(pk__in=payload.run_ids))

@@ -22,6 +22,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/control/", views.campaign_control, name="campaign_control"),
     path("campaigns/<int:pk>/labeling/", views.campaign_labeling, name="campaign_labeling"),
     path("campaigns/<int:pk>/decoys/", views.campaign_decoys, name="campaign_decoys"),
+    path("campaigns/<int:pk>/open/", views.campaign_open_view, name="campaign_open"),
     path("campaigns/<int:pk>/decoys/import/", views.campaign_decoys_import, name="campaign_decoys_import"),
     path("campaigns/<int:pk>/decoys/<int:decoy_pk>/drop/", views.campaign_decoy_drop, name="campaign_decoy_drop"),
     path("campaigns/<int:pk>/adjudicate/", views.adjudicate, name="adjudicate"),

@@ -11,6 +11,7 @@ from pathlib import Path
 from django.db import transaction
 from django.db.models import Q
 
+from accounts.access import AccessError
 from accounts.models import Role, User
 from annotator.categories import category_set, default_categories
 from annotator.crossing import control_arm_draw
@@ -69,7 +70,7 @@ def campaign_create(
     link: LinkSettings | None = None,
     checks: CheckSettings | None = None,
 ) -> Campaign:
-    """Create an open campaign and its assignments.
+    """Create a campaign and its assignments: open at once, or a draft while it has decoys to review.
 
     Items default to those the runs annotated. Each item goes to `annotators_per_item` annotators,
     chosen round-robin so loads stay balanced; control items go to every annotator. Run labels are
@@ -112,7 +113,9 @@ def campaign_create(
     label_set = category_set(list(categories)) if categories else default_categories(dataset.task.slug)
     campaign = Campaign.objects.create(
         name=name, dataset=dataset, aspects=list(aspects), annotators_per_item=annotators_per_item,
-        guidelines=guidelines or DEFAULT_GUIDELINES, seed=seed, status=Campaign.Status.OPEN, created_by=created_by,
+        guidelines=guidelines or DEFAULT_GUIDELINES, seed=seed, created_by=created_by,
+        # Decoys wait for the researcher's review on the answer-key page, so their campaign opens by hand.
+        status=Campaign.Status.DRAFT if checks.decoys else Campaign.Status.OPEN,
         categories=label_set, control_arm=control_arm, decoys=checks.decoys, planted=checks.planted,
         vigilance_min=checks.vigilance_min, qualification=checks.as_qualification(),
         exclude_flagged=checks.exclude_flagged,
@@ -242,4 +245,17 @@ def campaign_set_labeling(*, dataset: Dataset, campaign: Campaign | None) -> Cam
     if campaign is not None:
         Campaign.objects.filter(pk=campaign.pk).update(is_labeling=True)
         campaign.is_labeling = True
+    return campaign
+
+
+def campaign_open(*, campaign: Campaign, user: User) -> Campaign:
+    """Open a draft campaign to its annotators once a researcher has reviewed its decoys."""
+    if not user.sees_everything:
+        raise AccessError.forbidden("Only researchers and admins open a campaign.")
+    opened = Campaign.objects.filter(pk=campaign.pk, status=Campaign.Status.DRAFT).update(status=Campaign.Status.OPEN)
+    if not opened:
+        campaign.refresh_from_db(fields=["status"])
+        raise AccessError.conflict(f"This campaign is {campaign.get_status_display().lower()}, not a draft; "
+                                   "only a draft can be opened.")
+    campaign.status = Campaign.Status.OPEN
     return campaign

@@ -42,7 +42,7 @@ class ParticipationError(UserError, ValueError):
 
 
 class LinkClosed(Exception):
-    """Nobody new may join: `reason` is revoked, expired or full."""
+    """Nobody new may join: `reason` is revoked, expired, full or not_open (a draft campaign)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -184,7 +184,7 @@ def participant_join(
     if reason:
         raise LinkClosed(reason)
     if link.campaign.status != Campaign.Status.OPEN:
-        raise LinkClosed("revoked")
+        raise LinkClosed("not_open" if link.campaign.status == Campaign.Status.DRAFT else "revoked")
     for _ in range(5):
         handle = _new_handle()
         if not User.objects.filter(username=handle).exists():

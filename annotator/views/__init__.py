@@ -12,7 +12,7 @@ from annotator.views.campaigns import (
     campaign_new,
     campaign_resume,
 )
-from annotator.views.checks import campaign_decoy_drop, campaign_decoys, campaign_decoys_import
+from annotator.views.checks import campaign_decoy_drop, campaign_decoys, campaign_decoys_import, campaign_open_view
 from annotator.views.join import campaign_link_revoke, campaign_participants, join, participant_end, participant_flag
 from annotator.views.pages import annotations_import, dataset_export, dataset_import, home
 from annotator.views.work import (
@@ -34,6 +34,7 @@ __all__ = [
     "added_span_add", "added_span_edit", "added_span_remove", "annotations_import", "assignment_finish_view",
     "assignment_reveal_view", "assignment_time", "auto_advance_view",
     "campaign_control", "campaign_decoy_drop", "campaign_decoys", "campaign_decoys_import", "campaign_entry",
+    "campaign_open_view",
     "campaign_guidelines", "campaign_new", "campaign_resume",
     "dataset_detail", "dataset_export", "dataset_import", "home", "item_detail", "item_screen", "judgment_save",
     "action_redo_view",

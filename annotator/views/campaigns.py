@@ -58,6 +58,9 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                 if simulated:
                     messages.warning(request, f"Built on simulated run(s) {', '.join(simulated)}: the spans came from "
                                               "the simulated server, not a model; its figures are marked simulated.")
+                if campaign.status == Campaign.Status.DRAFT:
+                    messages.info(request, "It is a draft: review its decoys, then open it.")
+                    return redirect("campaign_decoys", pk=campaign.pk)
                 return redirect("campaign_entry", pk=campaign.pk)
     else:
         # Picking a dataset re-renders the form: what was typed so far comes along (hx-include) and stays.

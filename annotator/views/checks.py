@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator.models import Campaign, CampaignRun, CheckSpan
+from annotator.services.campaigns import campaign_open
 from annotator.services.checks import decoy_drop, decoy_update, decoys_import
 from annotator.views.common import AppRequest, require_researcher
 
@@ -65,3 +66,14 @@ def campaign_decoys_import(request: AppRequest, pk: int) -> HttpResponse:
     else:
         messages.success(request, f"Imported {n} decoys.")
     return redirect("campaign_decoys", pk=pk)
+
+
+@require_POST
+def campaign_open_view(request: AppRequest, pk: int) -> HttpResponse:
+    """The "Open the campaign" button of a draft: annotators may start once the researcher presses it."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    campaign_open(campaign=campaign, user=request.user)
+    messages.success(request, "The campaign is open; its annotators can start.")
+    back = "campaign_decoys" if request.POST.get("next") == "decoys" else "campaign_entry"
+    return redirect(back, pk=pk)

@@ -46,7 +46,7 @@ SESSION_KEY = "sj_participant"  # {"user", "participant", "campaign", "deadline"
 COOKIE_SALT = "spanjudge.join"
 COOKIE_DAYS = 30
 BACKEND = "django.contrib.auth.backends.ModelBackend"  # a participant has no password to check
-CLOSED_STATUS = {"revoked": 410, "expired": 410, "full": 409}
+CLOSED_STATUS = {"revoked": 410, "expired": 410, "full": 409, "not_open": 409}
 
 
 def _client_ip(group: str, request: AppRequest) -> str:
@@ -126,7 +126,7 @@ def join(request: AppRequest, token: str) -> HttpResponse:
         return _enter(request, participant)
     reason = link_closed_reason(link, timezone.now())
     if reason is None and link.campaign.status != Campaign.Status.OPEN:
-        reason = "revoked"
+        reason = "not_open" if link.campaign.status == Campaign.Status.DRAFT else "revoked"
     if reason is None and not link_has_room(link=link):
         reason = "full"
     if reason:

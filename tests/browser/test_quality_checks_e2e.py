@@ -87,7 +87,7 @@ def test_rubber_stamper_is_caught_and_checks_leave_table_4_alone(page, live_serv
     worker = celery_worker_factory({"SPANJUDGE_EXPORT_DIR": str(exports)}).start()
     monkeypatch.setitem(current_app.conf, "task_default_queue", worker.queue)
     stamper, careful = make_user("stamper"), make_user("careful")
-    study = build_study([stamper, careful], checks=CheckSettings(decoys=0.3, planted=0.4))
+    study = build_study([stamper, careful], checks=CheckSettings(decoys=0.3, planted=0.4), opened=False)
     twin_judges = [make_user("twin-stamper"), make_user("twin-careful")]
     twin = build_study(twin_judges, name="twin", data=study.campaign.dataset, runs=study.runs, items=study.items)
     wrong = {s.pk for s in study.wrong.values()}
@@ -97,6 +97,16 @@ def test_rubber_stamper_is_caught_and_checks_leave_table_4_alone(page, live_serv
         real = span.pk in wrong or CheckSpan.objects.filter(span=span, original_id__in=wrong).exists()
         return ("1", "q") if real else ("2", "y")
 
+    # The campaign waits as a draft until the researcher, on the decoys page, opens it.
+    assert study.campaign.status == "draft"
+    login("rita")
+    page.goto(f"{live_server.url}/campaigns/{study.campaign.pk}/decoys/")
+    page.locator("#campaign-open").click()
+    page.wait_for_url(f"**/campaigns/{study.campaign.pk}/decoys/")
+    assert page.locator("#campaign-draft").count() == 0
+    study.campaign.refresh_from_db()
+    assert study.campaign.status == "open"
+    page.context.clear_cookies()
     started = time.monotonic()
     login("stamper")
     stamped = _work_queue(page, live_server, study, stamper, lambda work, handle: ("1", "q"), pause_ms=0,

@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 import pytest
 from django.test import Client
 
+from accounts.models import Role, User
 from accounts.services.tokens import token_create
 from annotator.models import Campaign
-from annotator.services.campaigns import campaign_create
+from annotator.services.campaigns import campaign_create, campaign_open
 from annotator.services.checks import CheckSettings
 from corpus.models import ErrorSpan, Item
 from evaluation.models import EvaluatorRun
@@ -43,9 +44,10 @@ class Study:
 
 
 def build_study(annotators, *, name: str = "box study", checks: CheckSettings | None = None, n_items: int = 10,
-                per_item: int = 1, data=None, runs=None, items=None) -> Study:
+                per_item: int = 1, data=None, runs=None, items=None, opened: bool = True) -> Study:
     """Two runs on box scores: run A marks the wrong score (a real error), run B marks the player's assists (not
-    an error). Reusing `data`, `runs` and `items` builds a second campaign on the same machine spans."""
+    an error). Reusing `data`, `runs` and `items` builds a second campaign on the same machine spans. A campaign
+    with decoys starts as a draft; unless `opened` is False a researcher opens it, as after reviewing them."""
     if data is None:
         data = dataset(f"{name} data", input_headers=["Data"], output_header="Summary")
         items = []
@@ -65,6 +67,9 @@ def build_study(annotators, *, name: str = "box study", checks: CheckSettings | 
                                  annotators_per_item=per_item, seed=7, checks=checks),
         items=items, runs=runs,
     )
+    if opened and study.campaign.status == Campaign.Status.DRAFT:
+        opener, _ = User.objects.get_or_create(username="decoy-reviewer", defaults={"role": Role.RESEARCHER})
+        campaign_open(campaign=study.campaign, user=opener)
     for made in items:
         study.wrong[made.pk] = ErrorSpan.objects.get(annotation__item=made, annotation__source=runs[0])
         study.false_alarm[made.pk] = ErrorSpan.objects.get(annotation__item=made, annotation__source=runs[1])

@@ -18,8 +18,11 @@ def test_the_form_sets_the_checks_and_refuses_bad_values_by_field(client, resear
     assert bad.status_code == 200 and "less than or equal to 0.5" in bad.content.decode()
     bad = client.post("/campaigns/new/", {**form, "qualification_items": "g1, nope"})
     assert "Not items of this dataset: nope" in bad.content.decode()
-    assert client.post("/campaigns/new/", form).status_code == 302
+    created = client.post("/campaigns/new/", form)
     made = Campaign.objects.get(name="Form checks")
+    # with decoys it is a draft, and the researcher lands on the decoys page to review them
+    assert created.status_code == 302 and created.url == f"/campaigns/{made.pk}/decoys/"
+    assert made.status == Campaign.Status.DRAFT
     assert (made.decoys, made.planted, made.vigilance_min, made.exclude_flagged) == (0.2, 0.2, 0.7, True)
     g3, g1 = study.items[3].pk, study.items[1].pk
     assert made.qualification == {"items": [g3, g1], "pass": 0.9}

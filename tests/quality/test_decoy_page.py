@@ -12,7 +12,8 @@ from tests.quality.conftest import build_study
 
 
 def test_researcher_edits_drops_and_imports_decoys_and_annotators_cannot(client, researcher, judges):
-    study = build_study(list(judges), checks=CheckSettings(decoys=0.2))
+    study = build_study(list(judges), checks=CheckSettings(decoys=0.2), opened=False)
+    assert study.campaign.status == "draft"  # the review happens before the campaign opens
     url = f"/campaigns/{study.campaign.pk}/decoys/"
     client.force_login(judges[0])
     assert client.get(url).status_code == 403
