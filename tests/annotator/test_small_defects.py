@@ -7,8 +7,8 @@ import io
 import pytest
 from django.core.management import call_command
 
-from comparison.services.execute import job_execute
-from comparison.services.jobs import job_create
+from comparison.services.execute import comparison_execute
+from comparison.services.jobs import comparison_create
 from dhp.models import SurveyWeights
 from evaluation.models import EvaluatorRun
 from tests import factories
@@ -73,8 +73,8 @@ def test_runs_a_comparison_makes_stay_off_the_home_page(client, allow_ollama):
                                        for i in range(3)])
     with OllamaSim(SimConfig(models=["judge:1b"])) as sim:
         allow_ollama(sim.url)
-        job = job_create(dataset=dataset, metrics="annotator:judge:1b", ollama_url=sim.url)
-        job_execute(job.pk)
+        job = comparison_create(dataset=dataset, metrics="annotator:judge:1b", ollama_url=sim.url)
+        comparison_execute(job.pk)
     run = EvaluatorRun.objects.get(dataset=dataset)
     assert run.config["part_of"] == f"comparison {job.pk}"
     client.force_login(factories.user("root", role="admin"))

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from annotator.models import Campaign
-from comparison.services.jobs import job_create
+from comparison.services.jobs import comparison_create
 from dhp.engine.kinds import parse_kinds
 from dhp.services.runs import dhp_create
 from evaluation.llm.servers import Server, ServerKind
@@ -102,9 +102,9 @@ def test_dhp_run_and_comparison_on_the_simulator_are_stored_simulated(dataset, s
     dhp = dhp_create(dataset=dataset, evaluator="judge:1b", metrics=["relevance"], kinds=parse_kinds("typo:minor"),
                      samples=1, ollama_url=sim.url)
     assert dhp.simulated is True
-    job = job_create(dataset=dataset, metrics="annotator:judge:1b", aspects=["relevance"], ollama_url=sim.url)
+    job = comparison_create(dataset=dataset, metrics="annotator:judge:1b", aspects=["relevance"], ollama_url=sim.url)
     assert job.simulated is True
-    baseline = job_create(dataset=dataset, metrics="length", aspects=["relevance"], ollama_url=sim.url)
+    baseline = comparison_create(dataset=dataset, metrics="length", aspects=["relevance"], ollama_url=sim.url)
     assert baseline.simulated is False  # no server asked: a length baseline is no simulated figure
 
 
