@@ -85,10 +85,6 @@ class Table:
     def display_rows(self) -> list[list[str]]:
         return [[_display(self._cell(row, c.key), c.kind) for c in self.columns] for row in self.rows]
 
-
-def _simulated_flag(row: dict[str, Any]) -> dict[str, bool]:
-    return {"simulated": True} if row.get("simulated") else {}
-
     def display_cells(self) -> list[list[Cell]]:
         """Rows of printed cells with their marks: few units behind a figure, best of its column."""
         best: dict[str, float] = {}
@@ -100,7 +96,7 @@ def _simulated_flag(row: dict[str, Any]) -> dict[str, bool]:
             if len(candidates) > 1:
                 best[c.key] = max(candidates)
         return [
-            [Cell(_display(row.get(c.key), c.kind), few=_few(row, c) and row.get(c.key) is not None,
+            [Cell(_display(self._cell(row, c.key), c.kind), few=_few(row, c) and row.get(c.key) is not None,
                   best=c.key in best and row.get(c.key) == best[c.key]) for c in self.columns]
             for row in self.rows
         ]
@@ -108,6 +104,10 @@ def _simulated_flag(row: dict[str, Any]) -> dict[str, bool]:
     @property
     def has_few(self) -> bool:
         return any(cell.few for row in self.display_cells() for cell in row)
+
+
+def _simulated_flag(row: dict[str, Any]) -> dict[str, bool]:
+    return {"simulated": True} if row.get("simulated") else {}
 
 
 def _few(row: dict[str, Any], column: Column) -> bool:

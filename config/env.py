@@ -158,6 +158,8 @@ MEANINGS: dict[str, str] = {
     "LLM_ANSWER_ATTEMPTS": "How often an answer that cannot be parsed is asked for, the first time included.",
     "LLM_RETRY_TEMPERATURE": "The temperature of a repeated request for an answer that could not be parsed.",
     "LLM_REPAIR": "Ask the model once to repair an answer it wrote in the wrong format before asking again.",
+    "SPANJUDGE_SIMULATOR_URL": "The simulated server `scripts/run.sh --simulator` started (set by the script): "
+    "allowlisted and offered in the run, DHP and comparison forms as \"Simulated server (no model)\".",
     "JOIN_RATE_LIMIT": "How often one address may start a study from a participant link (e.g. 30/h).",
     "GAMMA_MAX_PENDING_PER_USER": "Gamma (span agreement) tasks one user may have queued or running at once; "
     "one more answers 429 with Retry-After.",
@@ -200,6 +202,8 @@ SCRIPT_VARIABLES: tuple[ScriptVariable, ...] = (
                    "Address the server listens on (`0.0.0.0` for every interface)."),
     ScriptVariable("PORT", "`8000`", "`scripts/run.sh`, `config/gunicorn.py`",
                    "Port the server listens on; `run.sh` stops before starting anything when it is taken."),
+    ScriptVariable("SPANJUDGE_SIMULATOR", "`0`", "`scripts/run.sh`",
+                   "`1`: start the simulated LLM server beside the app, as `run.sh --simulator` does."),
     ScriptVariable("PYTHON", "`python3`", "`scripts/setup.sh` (through `run.sh`, `test.sh`)",
                    "The interpreter (3.11 or newer) that creates `.venv` on the first run."),
     ScriptVariable("WEB_CONCURRENCY", "the number of CPUs", "`config/gunicorn.py`", "gunicorn worker processes."),
