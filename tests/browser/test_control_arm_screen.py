@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, MarkingTime, SpanJudgment, UnprimedMark
+from annotator.selectors import span_handle
 from tests.control_arm_study import build_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -70,20 +71,21 @@ def test_both_phases_by_keyboard_with_reloads(page, live_server, login, make_use
 
     # Judging by keyboard: bbbb is an error (1, q); then j, dddd is not (2, y).
     spans = study.spans[first.pk]
+    card = {s.pk: f"#error-{span_handle(a.pk, s.pk)}" for s in spans}  # cards are named by opaque handles
     page.keyboard.press("1")
-    page.locator(f"#error-{spans[0].pk} button[aria-pressed='true'][data-key='1']").wait_for()
+    page.locator(f"{card[spans[0].pk]} button[aria-pressed='true'][data-key='1']").wait_for()
     page.keyboard.press("q")
-    page.locator(f"#error-{spans[0].pk}.is-complete").wait_for()
+    page.locator(f"{card[spans[0].pk]}.is-complete").wait_for()
     page.keyboard.press("j")
     page.keyboard.press("2")
-    page.locator(f"#error-{spans[1].pk} button[aria-pressed='true'][data-key='2']").wait_for()
+    page.locator(f"{card[spans[1].pk]} button[aria-pressed='true'][data-key='2']").wait_for()
     page.keyboard.press("y")
-    page.locator(f"#error-{spans[1].pk}.is-complete").wait_for()
+    page.locator(f"{card[spans[1].pk]}.is-complete").wait_for()
     page.wait_for_function("() => document.getElementById('work').dataset.busy === 'false'")
 
     # A second reload: still judging, verdicts kept; f finishes.
     page.reload()
-    page.locator(f"#error-{spans[1].pk}.is-complete").wait_for()
+    page.locator(f"{card[spans[1].pk]}.is-complete").wait_for()
     assert page.locator("#progress-text").inner_text().startswith("2 of 2")
     page.keyboard.press("f")
     page.wait_for_url(lambda url: f"/work/{a.pk}/" not in url)
