@@ -398,3 +398,9 @@ def spans_experts_confirm(campaign_id: int | None, items: QuerySet) -> QuerySet[
         )
         .filter(judges__lt=F("errors") * 2)
     )
+
+
+def campaign_named(value: str) -> Campaign | None:
+    """The campaign a command's `--campaign` names: by id when the value is a number, else by name."""
+    return (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
+            else Campaign.objects.filter(name=value).first())

@@ -10,7 +10,7 @@ from pathlib import Path
 from django.core.management.base import CommandError, CommandParser
 
 from analytics.exports.labeled import FORMATS, labeled_card, labeled_jsonl, write_labeled
-from annotator.models import Campaign
+from annotator.selectors import campaign_named
 from annotator.vigilance import flagged_annotator_ids
 from errors.commands import BaseCommand
 
@@ -31,8 +31,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         value = str(options["campaign"])
-        campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
-                    else Campaign.objects.filter(name=value).first())
+        campaign = campaign_named(value)
         if campaign is None:
             raise CommandError(f"no campaign {value!r} (give its id or name)")
         fmt: str = options["format"]  # type: ignore[assignment]

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analytics.report.build import MAIN_FILE, REPORT_FORMATS, report_files, report_write
-from annotator.models import Campaign
+from annotator.selectors import campaign_named
 
 
 class Command(BaseCommand):
@@ -27,8 +27,7 @@ class Command(BaseCommand):
             raise CommandError(f"--format: {fmt!r} is not a report format; give one of {', '.join(REPORT_FORMATS)}",
                                returncode=2)
         value = str(options["campaign"])
-        campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
-                    else Campaign.objects.filter(name=value).first())
+        campaign = campaign_named(value)
         if campaign is None:
             raise CommandError(f"--campaign: no campaign {value!r} (give its id or name)", returncode=2)
         folder: Path = options["output"] or Path(f"campaign-{campaign.pk}-report-{fmt}")  # type: ignore[assignment]

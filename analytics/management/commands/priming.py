@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from analytics.selectors.priming import priming_dicts, priming_report
-from annotator.models import Campaign
+from annotator.selectors import campaign_named
 
 SHARES = ("recall", "precision_confirmed", "precision_found", "accepted_unfound")
 
@@ -38,8 +38,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         value = str(options["campaign"])
-        campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
-                    else Campaign.objects.filter(name=value).first())
+        campaign = campaign_named(value)
         if campaign is None:
             raise CommandError(f"no campaign {value!r} (give its id or name)")
         rows = priming_dicts(priming_report(campaign))

@@ -8,7 +8,7 @@ import sys
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from annotator.models import Campaign
+from annotator.selectors import campaign_named
 from annotator.vigilance import campaign_checks
 
 CSV_COLUMNS = (
@@ -37,8 +37,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         value = str(options["campaign"])
-        campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
-                    else Campaign.objects.filter(name=value).first())
+        campaign = campaign_named(value)
         if campaign is None:
             raise CommandError(f"no campaign {value!r} (give its id or name)")
         rows = [row.as_dict() for row in campaign_checks(campaign)]
