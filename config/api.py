@@ -18,11 +18,14 @@ from analytics.api import router as analytics_router
 from analytics.api_labeled import router as labeled_router
 from analytics.api_priming import router as priming_router
 from analytics.api_report import router as report_router
-from annotator.api import router as annotator_router
-from annotator.api_checks import router as checks_router
-from annotator.api_labeling import router as labeling_router
-from annotator.api_participants import router as participants_router
-from annotator.api_review import router as review_router
+from annotator.api.adjudication import router as adjudication_router
+from annotator.api.assignments import router as assignments_router
+from annotator.api.campaigns import router as campaigns_router
+from annotator.api.checks import router as checks_router
+from annotator.api.datasets import router as datasets_router
+from annotator.api.judgments import router as judgments_router
+from annotator.api.labeling import router as labeling_router
+from annotator.api.participants import router as participants_router
 from comparison.api import router as comparison_router
 from config.openapi import document_responses
 from dhp.api import router as dhp_router
@@ -78,8 +81,11 @@ api = SpanjudgeAPI(
     docs_decorator=login_required,
 )
 api.add_router("/", tokens_router)
-api.add_router("/", annotator_router)
-api.add_router("/", review_router)
+api.add_router("/", datasets_router)
+api.add_router("/", assignments_router)
+api.add_router("/", judgments_router)
+api.add_router("/", campaigns_router)
+api.add_router("/", adjudication_router)
 api.add_router("/", labeling_router)
 api.add_router("/", participants_router)
 api.add_router("/", checks_router)

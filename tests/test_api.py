@@ -188,3 +188,92 @@ def test_annotations_import_page_lists_problems_and_imports(client, researcher, 
     assert done.status_code == 302
     client.force_login(annotator_user)
     assert client.get(url).status_code == 403
+
+
+# Every operation as researchers' scripts know it: operationId, method, path and tag. Moving a router between
+# modules must leave this set as it is; a new operation is added here on purpose.
+OPERATIONS = {
+    ("add_assignment_time", "POST", "/api/assignments/{assignment_id}/time", "annotation"),
+    ("campaign_control_accuracy", "GET", "/api/campaigns/{campaign_id}/control-accuracy", "campaigns"),
+    ("campaign_vigilance", "GET", "/api/campaigns/{campaign_id}/vigilance", "campaigns"),
+    ("cancel_comparison", "POST", "/api/comparisons/{job_id}/cancel", "comparisons"),
+    ("cancel_dhp_run", "POST", "/api/dhp/runs/{run_id}/cancel", "dhp"),
+    ("cancel_run", "POST", "/api/runs/{run_id}/cancel", "runs"),
+    ("compare_sources", "GET", "/api/datasets/{dataset_id}/compare", "sources and exports"),
+    ("create_added_span", "POST", "/api/assignments/{assignment_id}/added-spans", "annotation"),
+    ("create_campaign", "POST", "/api/campaigns", "campaigns"),
+    ("create_comparison", "POST", "/api/comparisons", "comparisons"),
+    ("create_dhp_run", "POST", "/api/dhp/runs", "dhp"),
+    ("create_export", "POST", "/api/datasets/{dataset_id}/exports", "sources and exports"),
+    ("create_judgment", "POST", "/api/assignments/{assignment_id}/judgments", "annotation"),
+    ("create_run", "POST", "/api/runs", "runs"),
+    ("create_token", "POST", "/api/tokens", "tokens"),
+    ("delete_added_span", "DELETE", "/api/added-spans/{span_id}", "annotation"),
+    ("download_campaign_report", "GET", "/api/analytics/campaigns/{campaign_id}/report.zip", "analytics"),
+    ("download_export_file", "GET", "/api/exports/{job_id}/files/{name}", "sources and exports"),
+    ("export_comparison", "GET", "/api/comparisons/{job_id}/results", "comparisons"),
+    ("export_dataset", "GET", "/api/datasets/{dataset_id}/export", "datasets"),
+    ("export_dhp_run", "GET", "/api/dhp/runs/{run_id}/export", "dhp"),
+    ("export_labeled_set", "GET", "/api/analytics/campaigns/{campaign_id}/labeled", "labeled sets and estimates"),
+    ("finish_assignment", "POST", "/api/assignments/{assignment_id}/finish", "annotation"),
+    ("flag_participant", "POST", "/api/campaigns/{campaign_id}/participants/{participant_id}/flag", "participants"),
+    ("import_annotations", "POST", "/api/datasets/{dataset_id}/annotations", "datasets"),
+    ("import_items", "POST", "/api/datasets/import", "datasets"),
+    ("list_assignments", "GET", "/api/assignments", "annotation"),
+    ("list_campaigns", "GET", "/api/campaigns", "campaigns"),
+    ("list_comparisons", "GET", "/api/comparisons", "comparisons"),
+    ("list_datasets", "GET", "/api/datasets", "datasets"),
+    ("list_decoys", "GET", "/api/campaigns/{campaign_id}/decoys", "campaigns"),
+    ("list_dispute_history", "GET", "/api/campaigns/{campaign_id}/disputes/{span_id}/history", "adjudication"),
+    ("list_disputes", "GET", "/api/campaigns/{campaign_id}/disputes", "adjudication"),
+    ("list_exports", "GET", "/api/exports", "sources and exports"),
+    ("list_items", "GET", "/api/datasets/{dataset_id}/items", "datasets"),
+    ("list_participants", "GET", "/api/campaigns/{campaign_id}/participants", "participants"),
+    ("list_priming_figures", "GET", "/api/analytics/campaigns/{campaign_id}/priming", "priming"),
+    ("list_runs", "GET", "/api/runs", "runs"),
+    ("list_sample_estimates", "GET", "/api/analytics/campaigns/{campaign_id}/estimates", "labeled sets and estimates"),
+    ("list_sources", "GET", "/api/datasets/{dataset_id}/sources", "sources and exports"),
+    ("list_tokens", "GET", "/api/tokens", "tokens"),
+    ("open_campaign", "POST", "/api/campaigns/{campaign_id}/open", "campaigns"),
+    ("redo_dispute_decision", "POST", "/api/campaigns/{campaign_id}/disputes/redo", "adjudication"),
+    ("redo_judgment", "POST", "/api/assignments/{assignment_id}/redo", "annotation"),
+    ("reopen_training", "POST", "/api/campaigns/{campaign_id}/qualification/{username}/reopen", "campaigns"),
+    ("resume_comparison", "POST", "/api/comparisons/{job_id}/resume", "comparisons"),
+    ("resume_dhp_run", "POST", "/api/dhp/runs/{run_id}/resume", "dhp"),
+    ("resume_run", "POST", "/api/runs/{run_id}/resume", "runs"),
+    ("retrieve_assignment", "GET", "/api/assignments/{assignment_id}", "annotation"),
+    ("retrieve_campaign", "GET", "/api/campaigns/{campaign_id}", "campaigns"),
+    ("retrieve_campaign_analytics", "GET", "/api/analytics/campaigns/{campaign_id}", "analytics"),
+    ("retrieve_campaign_analytics_table", "GET", "/api/analytics/campaigns/{campaign_id}/tables/{key}", "analytics"),
+    ("retrieve_campaign_link", "GET", "/api/campaigns/{campaign_id}/link", "participants"),
+    ("retrieve_campaign_ranking", "GET", "/api/analytics/campaigns/{campaign_id}/ranking", "analytics"),
+    ("retrieve_comparison", "GET", "/api/comparisons/{job_id}", "comparisons"),
+    ("retrieve_dataset_analytics", "GET", "/api/analytics/datasets/{dataset_id}", "analytics"),
+    ("retrieve_dataset_analytics_table", "GET", "/api/analytics/datasets/{dataset_id}/tables/{key}", "analytics"),
+    ("retrieve_dhp_run", "GET", "/api/dhp/runs/{run_id}", "dhp"),
+    ("retrieve_export", "GET", "/api/exports/{job_id}", "sources and exports"),
+    ("retrieve_labeled_card", "GET", "/api/analytics/campaigns/{campaign_id}/labeled/card",
+     "labeled sets and estimates"),
+    ("retrieve_labeling_campaign", "GET", "/api/datasets/{dataset_id}/labeling-campaign", "datasets"),
+    ("retrieve_run", "GET", "/api/runs/{run_id}", "runs"),
+    ("retrieve_survey_results", "GET", "/api/dhp/surveys/{survey_id}/results", "dhp"),
+    ("reveal_assignment", "POST", "/api/assignments/{assignment_id}/reveal", "annotation"),
+    ("revoke_campaign_link", "POST", "/api/campaigns/{campaign_id}/link/revoke", "participants"),
+    ("revoke_token", "POST", "/api/tokens/{token_id}/revoke", "tokens"),
+    ("undo_dispute_decision", "POST", "/api/campaigns/{campaign_id}/disputes/undo", "adjudication"),
+    ("undo_judgment", "POST", "/api/assignments/{assignment_id}/undo", "annotation"),
+    ("update_added_span", "PATCH", "/api/added-spans/{span_id}", "annotation"),
+    ("update_dispute_decision", "PUT", "/api/campaigns/{campaign_id}/disputes/{span_id}", "adjudication"),
+    ("update_judgment", "PATCH", "/api/assignments/{assignment_id}/judgments/{span_id}", "annotation"),
+    ("update_labeling_campaign", "PUT", "/api/datasets/{dataset_id}/labeling-campaign", "datasets"),
+    ("update_settings", "PATCH", "/api/me/settings", "annotation"),
+}
+
+
+def test_api_operations_keep_their_ids_paths_and_tags():
+    from config.api import api
+
+    schema = api.get_openapi_schema()
+    served = {(op["operationId"], method.upper(), path, *op["tags"])
+              for path, methods in schema["paths"].items() for method, op in methods.items()}
+    assert served == OPERATIONS

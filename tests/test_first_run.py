@@ -39,6 +39,7 @@ def test_pages_load_htmx_from_django_htmx_and_it_is_served(client):
     page = client.get("/accounts/login/").content.decode()
     assert '<script src="/static/django_htmx/htmx-2.min.js" defer></script>' in page
     assert "vendor/" not in page
+    assert not (REPO / "static" / "vendor").exists()  # no committed copy beside the one django-htmx serves
     script = b"".join(client.get("/static/django_htmx/htmx-2.min.js").streaming_content)
     assert b'version:"2.' in script  # htmx 2, the major version the templates are written for
 

@@ -180,9 +180,9 @@ def test_every_api_operation_and_view_answers_a_user_error_with_its_status(make_
     def refuse(**_):
         raise error
 
-    for module, name in (("annotator.api_review", "adjudication_set"),
+    for module, name in (("annotator.api.adjudication", "adjudication_set"),
                          ("annotator.views.adjudicate", "adjudication_set"),
-                         ("annotator.api", "action_undo"), ("annotator.views.work", "action_undo")):
+                         ("annotator.api.judgments", "action_undo"), ("annotator.views.work", "action_undo")):
         monkeypatch.setattr(importlib.import_module(module), name, refuse)
     span = built.spans["a1_missing"].pk
     client.force_login(rita)

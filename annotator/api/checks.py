@@ -10,9 +10,7 @@ from ninja.errors import HttpError
 from accounts.access import require_researcher
 from accounts.models import User
 from annotator.models import Campaign, CheckSpan
-from annotator.schemas import CampaignSummaryOut
 from annotator.schemas_checks import DecoyOut, ReopenOut, VigilanceOut
-from annotator.services.campaigns import campaign_open
 from annotator.services.checks import qualification_reopen
 from annotator.vigilance import campaign_checks
 
@@ -48,16 +46,6 @@ def reopen_training(request: HttpRequest, campaign_id: int, username: str):
     except ValueError as exc:
         raise HttpError(422, str(exc)) from None
     return ReopenOut(annotator=annotator.username, reopened=n)
-
-
-@router.post("/campaigns/{campaign_id}/open", response=CampaignSummaryOut, operation_id="open_campaign")
-def open_campaign(request: HttpRequest, campaign_id: int):
-    """Open a draft campaign (one with decoys starts as a draft until they are reviewed); 409 unless a draft."""
-    require_researcher(request)
-    campaign = campaign_open(campaign=get_object_or_404(Campaign, pk=campaign_id), user=request.user)
-    return CampaignSummaryOut(id=campaign.pk, name=campaign.name, dataset_id=campaign.dataset_id,
-                              status=campaign.status, aspects=campaign.aspects,
-                              annotators_per_item=campaign.annotators_per_item)
 
 
 def decoys_of(campaign: Campaign) -> list[CheckSpan]:

@@ -1,0 +1,1 @@
+"""The annotation API, one router per resource; config.api mounts them."""
