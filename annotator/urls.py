@@ -33,6 +33,8 @@ urlpatterns = [
     path("campaigns/<int:pk>/participants/<int:participant_pk>/flag/", views.participant_flag,
          name="participant_flag"),
     path("campaigns/<int:pk>/adjudicate/<int:span_pk>/", views.adjudication_save, name="adjudication_save"),
+    path("campaigns/<int:pk>/adjudicate/<int:span_pk>/history/", views.adjudication_history_view,
+         name="adjudication_history"),
     path("campaigns/<int:pk>/adjudicate/undo/", views.adjudication_undo_view, name="adjudication_undo"),
     path("campaigns/<int:pk>/adjudicate/redo/", views.adjudication_redo_view, name="adjudication_redo"),
     path("work/<int:pk>/", views.item_screen, name="item_screen"),

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from annotator.views.adjudicate import adjudicate, adjudication_redo_view, adjudication_save, adjudication_undo_view
+from annotator.views.adjudicate import (
+    adjudicate,
+    adjudication_history_view,
+    adjudication_redo_view,
+    adjudication_save,
+    adjudication_undo_view,
+)
 from annotator.views.browse import dataset_detail, item_detail
 from annotator.views.campaigns import (
     campaign_control,
@@ -30,7 +36,8 @@ from annotator.views.work import (
 )
 
 __all__ = [
-    "adjudicate", "adjudication_redo_view", "campaign_labeling", "adjudication_save", "adjudication_undo_view",
+    "adjudicate", "adjudication_history_view", "adjudication_redo_view", "campaign_labeling", "adjudication_save",
+    "adjudication_undo_view",
     "added_span_add", "added_span_edit", "added_span_remove", "annotations_import", "assignment_finish_view",
     "assignment_reveal_view", "assignment_time", "auto_advance_view",
     "campaign_control", "campaign_decoy_drop", "campaign_decoys", "campaign_decoys_import", "campaign_entry",

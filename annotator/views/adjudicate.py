@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import retarget
 
 from annotator.access import campaign_for_reviewer
-from annotator.models import Campaign
+from annotator.models import Adjudication, Campaign
 from annotator.review import ADDED, ReviewEntry, review_entry, review_queue
 from annotator.services.adjudication import (
     ADDED_SPAN_VERDICTS,
     DECISION_FIELDS,
     AdjudicationError,
+    adjudication_history,
     adjudication_redo,
     adjudication_set,
     adjudication_undo,
@@ -39,6 +43,11 @@ class Chip:
     key: str
     pressed: bool
 
+    @property
+    def post_vals(self) -> str:
+        """The fields the chip posts (its hx-vals): pressing a pressed chip clears the field."""
+        return json.dumps({"field": self.field, "value": "" if self.pressed else self.value})
+
 
 @dataclass
 class Card:
@@ -57,6 +66,19 @@ class Card:
     @property
     def dom_id(self) -> str:
         return f"dispute-{self.entry.span.pk}"
+
+
+@dataclass(frozen=True)
+class HistoryRow:
+    """One line of a decision's audit trail, verdicts under their labels."""
+
+    at: datetime
+    user: str
+    action: str
+    undone: bool
+    field: str
+    old: str
+    new: str
 
 
 def _excerpt(output: str, start: int | None, end: int | None) -> SafeString:
@@ -101,7 +123,8 @@ def _labels() -> dict[str, str]:
 
 
 def _card_html(request: AppRequest, campaign: Campaign, span_id: int) -> HttpResponse:
-    """One card re-rendered from its output's votes alone (the page keeps the number it showed)."""
+    """One card re-rendered from its output's votes alone (the page keeps the number it showed); 204 once
+    the span is no longer disputed."""
     entry = review_entry(campaign, span_id)
     if entry is None:  # no longer a disagreement (a judge changed a verdict meanwhile)
         return HttpResponse(status=204)
@@ -139,7 +162,7 @@ def adjudication_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     decision = adjudication_undo(campaign=campaign, user=request.user)
     if decision is None:
         raise Conflict("Nothing to undo.")
-    return _card_html(request, campaign, decision.span_id)
+    return _stepped_card(request, campaign, decision.span_id)
 
 
 @require_POST
@@ -148,4 +171,21 @@ def adjudication_redo_view(request: AppRequest, pk: int) -> HttpResponse:
     decision = adjudication_redo(campaign=campaign, user=request.user)
     if decision is None:
         raise Conflict("Nothing to redo.")
-    return _card_html(request, campaign, decision.span_id)
+    return _stepped_card(request, campaign, decision.span_id)
+
+
+def _stepped_card(request: AppRequest, campaign: Campaign, span_id: int) -> HttpResponse:
+    """The card an undo or redo changed, aimed at that card: the page's undo button does not know which."""
+    return retarget(_card_html(request, campaign, span_id), f"#dispute-{span_id}")
+
+
+@require_GET
+def adjudication_history_view(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
+    """A card's audit trail, loaded when the reviewer opens its History (the twin of list_dispute_history)."""
+    campaign = campaign_for_reviewer(request.user, pk)
+    decision = get_object_or_404(Adjudication, campaign=campaign, span_id=span_pk)
+    labels = _labels()
+    rows = [HistoryRow(e.at, e.user.username, e.get_action_display(), e.undone, e.field.replace("_", " "),
+                       labels.get(e.old_value, e.old_value), labels.get(e.new_value, e.new_value))
+            for e in adjudication_history(decision)]
+    return render(request, "annotator/adjudicate.html#dispute-history", {"span_id": span_pk, "rows": rows})

@@ -1,11 +1,13 @@
 // The reviewers' adjudication screen: move between disagreements and decide them by keyboard (or click).
-// A native ES module (CSP: no inline script). The server answers each change with the card re-rendered
-// (every text escaped there); this file only swaps it in.
+// A native ES module (CSP: no inline script). htmx posts each decision, undo and redo (hx-post in the
+// template) and swaps in the card the server renders (every text escaped there); this file moves the focus,
+// maps the keys to the chips and buttons, and says what happened.
+
+import { isTyping, withModifier } from "./lib/keys.js";
 
 const keys = JSON.parse(document.getElementById("adj-keys").textContent);
 const list = document.getElementById("disputes");
 const status = document.getElementById("adj-status");
-const csrf = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
 
 let current = 0;
 
@@ -24,85 +26,61 @@ function say(text) {
   status.textContent = text;
 }
 
-function swap(html) {
-  if (!html) return null;
-  const template = document.createElement("template");
-  template.innerHTML = html.trim();
-  const fresh = template.content.firstElementChild;
-  const old = document.getElementById(fresh.id);
-  if (!old) return null;
-  // The server renders one card alone; its number in the queue is the one this page gave it.
+/** What a successful request did, in words (null for a read, such as a card's history); `card` is the card
+ *  it was sent from (undo and redo have none). */
+function done(elt, card) {
+  if (elt.id === "adj-undo") return "Undone.";
+  if (elt.id === "adj-redo") return "Redone.";
+  const field = elt.classList.contains("adj-note") ? "note" : elt.dataset.field;
+  if (!field) return null;
+  return `Saved ${field.replace("_", " ")} on ${card ? card.querySelector("header strong").textContent : "this span"}.`;
+}
+
+// A click (or a key that clicks) moves the focus to the card it was on.
+list.addEventListener("click", (event) => {
+  const card = event.target.closest("article.dispute");
+  if (card) current = cards().indexOf(card);
+});
+
+// An undo or redo changed a card this page does not show (it joined the queue after the page was loaded).
+document.body.addEventListener("htmx:targetError", () => say("Done, on a card this page does not show: reload it."));
+
+// The server renders a card alone; its number in the queue is the one this page gave it.
+list.addEventListener("htmx:afterSwap", (event) => {
+  const fresh = event.target;
+  const old = event.detail.target;
+  if (!(fresh instanceof HTMLElement) || !fresh.matches("article.dispute") || !old) return;
   fresh.dataset.number = old.dataset.number;
   fresh.querySelector("header strong").textContent = old.querySelector("header strong").textContent;
-  old.replaceWith(fresh);
-  fresh.classList.add("is-focus");
-  return fresh;
-}
-
-async function post(url, body) {
-  const response = await fetch(url, {
-    method: "POST",
-    headers: { "X-CSRFToken": csrf, "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams(body),
-    credentials: "same-origin",
-  });
-  const text = await response.text();
-  if (!response.ok) {
-    say(text || `The server refused (${response.status}).`);
-    return null;
-  }
-  return text;
-}
-
-async function save(card, field, value) {
-  const html = await post(card.dataset.saveUrl, { field, value });
-  if (html === null) return;
-  const fresh = swap(html);
-  say(`Saved ${field.replace("_", " ")} on ${fresh ? fresh.querySelector("header strong").textContent : "this span"}.`);
-  if (fresh) fresh.focus({ preventScroll: true });
-}
-
-async function step(url, done) {
-  const html = await post(url, {});
-  if (html === null) return;
-  const fresh = swap(html);
-  if (fresh) {
-    current = cards().indexOf(fresh);
-    focusCard(current);
-  }
-  say(done);
-}
-
-list.addEventListener("click", (event) => {
-  const chip = event.target.closest("button[data-field]");
-  if (!chip) return;
-  const card = chip.closest("article.dispute");
-  current = cards().indexOf(card);
-  save(card, chip.dataset.field, chip.getAttribute("aria-pressed") === "true" ? "" : chip.dataset.value);
+  focusCard(cards().indexOf(fresh));
 });
 
-list.addEventListener("change", (event) => {
-  if (!event.target.classList.contains("adj-note")) return;
-  save(event.target.closest("article.dispute"), "note", event.target.value);
+document.body.addEventListener("htmx:afterRequest", (event) => {
+  if (!event.detail.successful) return;
+  const text = done(event.detail.elt, event.detail.elt.closest("article.dispute"));
+  if (text) say(text);
 });
+
+document.body.addEventListener("htmx:responseError", (event) => {
+  say(event.detail.xhr.responseText || `The server refused (${event.detail.xhr.status}).`);
+});
+document.body.addEventListener("htmx:sendError", () => say("Not saved: the server cannot be reached. Try again."));
 
 document.addEventListener("keydown", (event) => {
-  if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const inNote = event.target.classList && event.target.classList.contains("adj-note");
-  if (inNote) {
-    if (event.key === "Escape") {
+  if (withModifier(event)) return;
+  if (isTyping(event.target)) {
+    if (event.target.classList.contains("adj-note") && event.key === "Escape") {
       event.preventDefault();
-      event.target.blur(); // the change event saves the note
+      event.target.blur(); // the change event posts the note (htmx)
       focusCard(current);
     }
     return;
   }
-  if (event.target.closest && event.target.closest("input, textarea, select")) return;
   const card = cards()[current];
   if (event.key === "j") return focusCard(current + 1);
   if (event.key === "k") return focusCard(current - 1);
-  if (event.key === "u") return step(list.dataset.undoUrl, "Undone.");
-  if (event.key === "U") return step(list.dataset.redoUrl, "Redone.");
+  if (event.key === "u") return document.getElementById("adj-undo").click();
+  if (event.key === "U") return document.getElementById("adj-redo").click();
   if (!card) return;
   if (event.key === "m") {
     event.preventDefault();
@@ -117,7 +95,7 @@ document.addEventListener("keydown", (event) => {
     return;
   }
   event.preventDefault();
-  save(card, target.field, chip.getAttribute("aria-pressed") === "true" ? "" : target.value);
+  chip.click();
 });
 
 focusCard(0);

@@ -153,9 +153,41 @@ def test_review_screen_save_and_undo_answer_the_card(study, researcher):
     assert f'id="dispute-{span.pk}"' in html and "Decided" in html and "(adjudicated)" in html
     assert client.post(f"{base}{span.pk}/", {"field": "span_verdict", "value": "nope"}).status_code == 422
     assert client.post(f"{base}{span.pk}/", {"field": "flags", "value": "x"}).status_code == 422
-    undone = client.post(f"{base}undo/").content.decode()
-    assert "Open" in undone and "(majority)" in undone
+    undone = client.post(f"{base}undo/")
+    assert "Open" in undone.content.decode() and "(majority)" in undone.content.decode()
+    assert undone["HX-Retarget"] == f"#dispute-{span.pk}"  # the undo button does not know which card changed
     assert client.post(f"{base}undo/").status_code == 409
+
+
+def test_review_card_chips_post_their_value_and_a_pressed_chip_clears(study, researcher):
+    built, _ = study
+    client = Client()
+    client.force_login(researcher)
+    span = built.spans["a1_missing"]
+    base = f"/campaigns/{built.campaign.pk}/adjudicate/"
+    html = client.post(f"{base}{span.pk}/", {"field": "span_verdict", "value": "hallucination"}).content.decode()
+    pressed = '{&quot;field&quot;: &quot;span_verdict&quot;, &quot;value&quot;: &quot;&quot;}'
+    assert f'hx-vals="{pressed}" data-field="span_verdict" data-value="hallucination" aria-pressed="true"' in html
+    assert 'data-value="error" aria-pressed="false"' in html
+    assert '&quot;value&quot;: &quot;error&quot;}" data-field="span_verdict" data-value="error"' in html
+
+
+def test_review_card_history_lists_changes_and_undos_for_reviewers_only(study, researcher, judges):
+    built, _ = study
+    client = Client()
+    client.force_login(researcher)
+    span = built.spans["a1_missing"]
+    base = f"/campaigns/{built.campaign.pk}/adjudicate/"
+    assert client.get(f"{base}{span.pk}/history/").status_code == 404  # nothing decided yet
+    client.post(f"{base}{span.pk}/", {"field": "span_verdict", "value": "hallucination"})
+    client.post(f"{base}undo/")
+    html = client.get(f"{base}{span.pk}/history/").content.decode()
+    rows = html.split("<tr")[2:]  # after the header row
+    assert len(rows) == 2
+    assert "Change (undone)" in rows[0] and "span verdict" in rows[0] and "Hallucination" in rows[0]
+    assert "Undo" in rows[1] and researcher.username in rows[1]
+    client.force_login(judges[0])
+    assert client.get(f"{base}{span.pk}/history/").status_code == 403
 
 
 def test_review_card_of_a_tie_names_it_once(study, researcher):

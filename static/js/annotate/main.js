@@ -6,7 +6,9 @@
 // per-card ordered saves (saves.js). Only screen moves wait: while a save that completes the card in focus is
 // on its way (auto-advance) or an undo/redo runs, later keys are held and replayed in order once the screen
 // is where the expert expects it, so a fast key never lands on the finished neighbour.
-import { Saves, post } from "./saves.js";
+import { post } from "../lib/http.js";
+import { isTyping, withModifier } from "../lib/keys.js";
+import { Saves } from "./saves.js";
 import { doneMarking } from "./marking.js";
 import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords } from "./offsets.js";
 
@@ -448,9 +450,8 @@ function start() {
 
   document.addEventListener("keydown", (e) => {
     if (document.querySelector("dialog[open]")) return; // dialogs handle their own keys (Esc closes)
-    const tag = (e.target.tagName || "").toLowerCase();
-    const typing = tag === "input" || tag === "textarea" || tag === "select" || e.target.isContentEditable;
-    if (typing) {
+    if (isTyping(e.target)) {
+      const tag = e.target.tagName.toLowerCase();
       if (e.key === "Escape") { e.target.blur(); const c = currentCard(); if (c) c.focus({ preventScroll: true }); }
       else if (e.key === "Enter" && !e.shiftKey && tag === "textarea" && e.target.closest(".error-card")) {
         e.preventDefault();
@@ -465,7 +466,7 @@ function start() {
     }
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "z") { e.preventDefault(); dispatch(e.shiftKey ? "U" : "u"); return; }
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "y") { e.preventDefault(); dispatch("U"); return; }
-    if (e.ctrlKey || e.metaKey || e.altKey) return;
+    if (withModifier(e)) return;
     if (KEYS[e.key]) { e.preventDefault(); dispatch(e.key); }
   });
 
@@ -560,12 +561,7 @@ function start() {
   function takeSeconds() { const s = pending; pending = 0; return s; }
   function flushTime(leaving) {
     if (!canEdit || pending <= 0) return;
-    const body = new URLSearchParams({ seconds: String(takeSeconds()) });
-    const token = JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"];
-    fetch(work.dataset.timeUrl, {
-      method: "POST", body, keepalive: !!leaving, credentials: "same-origin",
-      headers: { "X-CSRFToken": token || "" },
-    }).catch(() => {});
+    post(work.dataset.timeUrl, { seconds: String(takeSeconds()) }, { keepalive: !!leaving }).catch(() => {});
   }
   setInterval(() => flushTime(false), 30000);
   window.addEventListener("pagehide", () => flushTime(true));

@@ -2,22 +2,8 @@
 // fixed when the key is pressed; the saves of one card go out one at a time, in key order, each naming the
 // version it expects, so the server can refuse a save typed against a state that changed meanwhile.
 
+import { post } from "../lib/http.js";
 import { msSince } from "./telemetry.js";
-
-function csrfToken() {
-  return JSON.parse(document.body.getAttribute("hx-headers") || "{}")["X-CSRFToken"] || "";
-}
-
-/** POST a form to `url` as the page's own request (CSRF, HX-Request); resolve to {status, text, trigger}. */
-export async function post(url, fields) {
-  const response = await fetch(url, {
-    method: "POST", credentials: "same-origin", body: new URLSearchParams(fields),
-    headers: { "X-CSRFToken": csrfToken(), "HX-Request": "true" },
-  });
-  let trigger = {};
-  try { trigger = JSON.parse(response.headers.get("HX-Trigger") || "{}"); } catch (_) { trigger = {}; }
-  return { status: response.status, text: await response.text(), trigger };
-}
 
 export class Saves {
   /** `hooks.sent(job)`, `hooks.acked(job, html)`, `hooks.failed(job, problem)` keep the page in step. */

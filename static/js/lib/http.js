@@ -1,0 +1,15 @@
+// Form posts a page makes itself (where htmx does not fit: ordered saves, the timer's keepalive beacon).
+
+import { csrfToken } from "./csrf.js";
+
+/** POST a form to `url` as the page's own request (CSRF, HX-Request); resolve to {status, text, trigger}.
+ *  `keepalive` lets the request outlive the page (pagehide). */
+export async function post(url, fields, { keepalive = false } = {}) {
+  const response = await fetch(url, {
+    method: "POST", credentials: "same-origin", body: new URLSearchParams(fields), keepalive,
+    headers: { "X-CSRFToken": csrfToken(), "HX-Request": "true" },
+  });
+  let trigger = {};
+  try { trigger = JSON.parse(response.headers.get("HX-Trigger") || "{}"); } catch (_) { trigger = {}; }
+  return { status: response.status, text: await response.text(), trigger };
+}
