@@ -55,9 +55,12 @@ list.addEventListener("htmx:afterSwap", (event) => {
   focusCard(cards().indexOf(fresh));
 });
 
+// A chip or note swapped out with its card reports from the list (htmx then names the list in detail.elt);
+// the element that sent the request is in the request's config.
 document.body.addEventListener("htmx:afterRequest", (event) => {
+  const sender = event.detail.requestConfig.elt;
   if (!event.detail.successful) return;
-  const text = done(event.detail.elt, event.detail.elt.closest("article.dispute"));
+  const text = done(sender, sender.closest("article.dispute"));
   if (text) say(text);
 });
 

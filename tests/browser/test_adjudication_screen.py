@@ -51,6 +51,9 @@ def test_reviewer_adjudicates_by_keyboard_and_exports_labeled_set(page, live_ser
     page.keyboard.type("Data says family friendly; the explanation only hints at it.")
     page.keyboard.press("Escape")
     page.wait_for_function("() => document.querySelector('#adj-status').textContent.includes('note')")
+    page.locator(f"#dispute-{b1} details.adj-history summary").click()  # the card's audit trail, loaded on open
+    page.locator(f"#dispute-history-{b1} tr", has_text="Redo").wait_for()
+    assert page.locator(f"#dispute-history-{b1} tr", has_text="(undone)").count() == 1
 
     page.goto(f"{live_server.url}/campaigns/{built.campaign.pk}/adjudicate/")
     _focus(page, cheap)
