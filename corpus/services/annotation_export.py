@@ -11,7 +11,7 @@ from pathlib import Path
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
-from corpus.annotation_files import (
+from corpus.interop import (
     FactgenieCampaignWriter,
     OutputAnnotation,
     labelstudio_config,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from corpus.annotation_files import read_annotations
+from corpus.interop import read_annotations
 from corpus.formats import FormatError, iter_objects
 
 LIMIT_SECONDS = 1.0
