@@ -1,4 +1,4 @@
-"""Label Studio tasks: reading an export of its tasks and writing tasks (and the labeling config) it imports as they are.
+"""Label Studio tasks: reading its task exports, and writing tasks (and a labeling config) it imports as they are.
 
 No Django here. tests/interop runs Label Studio 1.23 on what the writer produces.
 """

@@ -11,6 +11,7 @@ from pathlib import Path
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
+from corpus.formats import FormatError, SpanRecord
 from corpus.interop import (
     FactgenieCampaignWriter,
     OutputAnnotation,
@@ -20,7 +21,6 @@ from corpus.interop import (
     to_jsonl,
     unwritten_spans,
 )
-from corpus.formats import FormatError, SpanRecord
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Source, SourceKind
 
 CHUNK = 500
