@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
+from typing import Any, get_type_hints
 
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
 from ninja import Query, Router, Schema, Status
 from ninja.errors import HttpError
 from ninja.pagination import paginate
+from pydantic import create_model
 
 from accounts.access import require_researcher
 from analytics.compare.gamma import RETRY_AFTER_SECONDS, GammaQuestion, check_aspect, gamma_answer
@@ -147,14 +149,14 @@ class SourceOut(Schema):
     kind: str
 
 
-class ExportIn(Schema):
-    format: str = "jsonl"
-    campaign_id: int | None = None
-    aspect: str = ""
-    source: str = ""
-    annotator: str = ""
-    system: str = ""
-    status: str = ""
+def _export_in() -> type[Schema]:
+    """The body of create_export: `format` and ExportFilter's fields, so a new filter is written once, there."""
+    hints = get_type_hints(ExportFilter)
+    filters: dict[str, Any] = {f.name: (hints[f.name], f.default) for f in dataclasses.fields(ExportFilter)}
+    return create_model("ExportIn", __base__=Schema, format=(str, "jsonl"), **filters)
+
+
+ExportIn = _export_in()
 
 
 class ExportJobOut(Schema):

@@ -12,9 +12,9 @@ from annotator.services.checks import CheckSettings
 from annotator.services.participants import LinkSettings, ParticipationError, link_settings_check
 from annotator.services.sampling import SampleSpec
 from corpus import protocol
-from corpus.annotation_files import FORMATS
 from corpus.cleaning import INT32_MAX
 from corpus.formats import FormatError
+from corpus.interop import FORMATS
 from corpus.models import Dataset, Item, TaskType
 from corpus.services.annotation_import import annotator_map
 from evaluation.models import EvaluatorRun

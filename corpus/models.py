@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from corpus.protocol import SEVERITIES
+from corpus.protocol import ANNOTATION_KINDS, MATCH_KINDS, SEVERITIES
 from jobs.models import Job
 
 
@@ -114,12 +114,10 @@ class Source(models.Model):
         return self.label
 
 
-class AnnotationKind(models.TextChoices):
-    ENSEMBLE = "ensemble", "Ensemble (merged)"
-    ANNOTATOR = "annotator", "Annotator LLM"
-    SUPERVISOR = "supervisor", "Supervisor LLM"
-    HUMAN = "human", "Human"
-    GOLD = "gold", "Gold reference"
+# Members named after their values (AnnotationKind.GOLD == "gold"); the values live in corpus.protocol.
+AnnotationKind = models.TextChoices(
+    "AnnotationKind", [(value.upper(), (value, label)) for value, label in ANNOTATION_KINDS]
+)
 
 
 class ParseStatus(models.TextChoices):
@@ -169,11 +167,7 @@ class Annotation(models.Model):
         return f"{self.kind}:{self.source_id} on {self.item_id} ({self.aspect or '-'})"
 
 
-class MatchKind(models.TextChoices):
-    EXACT = "exact", "Exact"
-    NORMALIZED = "normalized", "Normalized"
-    FUZZY = "fuzzy", "Fuzzy"
-    NONE = "none", "Not in the text"
+MatchKind = models.TextChoices("MatchKind", [(value.upper(), (value, label)) for value, label in MATCH_KINDS])
 
 
 class MultiPart(models.TextChoices):

@@ -1,4 +1,4 @@
-"""The study protocol's vocabulary, written once: span verdicts, explanation verdicts and flags.
+"""The study protocol's vocabulary, written once: verdicts, flags, annotation kinds and match kinds.
 
 Django-free on purpose. Model choices, import/export validation, the statistics, the item screen's chips,
 its shortcut sheet and the page's key map (handed to the JavaScript as JSON) are all derived from here, so
@@ -44,9 +44,27 @@ FLAGS: tuple[Term, ...] = (
 )
 SEVERITIES: tuple[int, ...] = (1, 2, 3, 4, 5)
 
+# Who made an annotation, and how a span's written location was found in the output: (stored value, label).
+# The models' choices and the item files' validation both take them from here.
+ANNOTATION_KINDS: tuple[tuple[str, str], ...] = (
+    ("ensemble", "Ensemble (merged)"),
+    ("annotator", "Annotator LLM"),
+    ("supervisor", "Supervisor LLM"),
+    ("human", "Human"),
+    ("gold", "Gold reference"),
+)
+MATCH_KINDS: tuple[tuple[str, str], ...] = (
+    ("exact", "Exact"),
+    ("normalized", "Normalized"),
+    ("fuzzy", "Fuzzy"),
+    ("none", "Not in the text"),
+)
+
 SPAN_VERDICT_VALUES: tuple[str, ...] = tuple(t.value for t in SPAN_VERDICTS)
 EXPLANATION_VERDICT_VALUES: tuple[str, ...] = tuple(t.value for t in EXPLANATION_VERDICTS)
 FLAG_VALUES: tuple[str, ...] = tuple(t.value for t in FLAGS)
+ANNOTATION_KIND_VALUES: tuple[str, ...] = tuple(value for value, _ in ANNOTATION_KINDS)
+MATCH_KIND_VALUES: tuple[str, ...] = tuple(value for value, _ in MATCH_KINDS)
 
 # Row and column order of the paper's Table 4 (its span columns differ from the key order above).
 TABLE4_SPAN_ORDER: tuple[str, ...] = ("error", "no_span", "not_error", "hallucination")

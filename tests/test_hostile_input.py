@@ -15,8 +15,8 @@ from annotator.models import Assignment, SpanJudgment
 from annotator.selectors import span_handle
 from annotator.services.judgments import JudgmentError, judgment_set
 from corpus import cleaning
-from corpus.annotation_files import read_annotations
 from corpus.formats import FormatError, iter_objects
+from corpus.interop import read_annotations
 from corpus.models import Dataset, Item
 from tests import factories as make
 from tests.factories import build_campaign

@@ -19,8 +19,8 @@ from annotator.services.exporting import (
     export_csv,
     export_jsonl,
 )
-from corpus.annotation_files import FactgenieCampaignWriter, OutputAnnotation, labelstudio_config, labelstudio_task
 from corpus.formats import ExportRecord
+from corpus.interop import FactgenieCampaignWriter, OutputAnnotation, labelstudio_config, labelstudio_task
 from corpus.models import Dataset
 from corpus.services.annotation_export import ExportReport, campaign_id, dataset_categories
 

@@ -18,7 +18,6 @@ from annotator.review import campaign_votes
 from annotator.vigilance import excluded_annotator_ids
 from corpus.consensus import Consensus, Vote, consensus_label
 from corpus.formats import (
-    FLAGS,
     AnnotationRecord,
     ConsensusRecord,
     ExportRecord,
@@ -27,6 +26,7 @@ from corpus.formats import (
     SpanRecord,
 )
 from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus, SourceKind
+from corpus.protocol import FLAG_VALUES as FLAGS
 from corpus.spreadsheet import csv_row
 from evaluation.llm.budget import STABLE_PREFIXES, UNPARSED
 from evaluation.models import RunCall

@@ -26,6 +26,7 @@ from django.utils.text import slugify
 from accounts.models import Role
 from annotator.models import Assignment, Campaign, JudgmentEvent, SpanJudgment
 from annotator.phases import Phase
+from corpus import cleaning
 from corpus.formats import FormatError
 from corpus.models import Dataset, Item
 from corpus.services.importing import ImportReport, JudgedSpan
@@ -160,13 +161,15 @@ class _JudgmentWriter:
 
 
 def _check_name(option: str, value: str, *, required: bool) -> None:
-    """Names given with the import (not read from the file) fit their columns and hold no NUL."""
-    if required and not value.strip():
-        raise FormatError(option, "must not be blank")
-    if len(value) > MAX_NAME:
-        raise FormatError(option, f"{value[:40]!r}... is longer than {MAX_NAME} characters")
-    if "\x00" in value:
-        raise FormatError(option, "contains a NUL character (\\x00)")
+    """Names given with the import (not read from the file): not blank when required, fitting their columns,
+    storable text (the one rule, corpus.cleaning.check_field)."""
+    cleaning.check_field(value, option, max_length=MAX_NAME, required=required, error=_option_error)
+
+
+def _option_error(message: str) -> FormatError:
+    """check_field's "OPTION: problem" as a FormatError about OPTION."""
+    option, _, problem = message.partition(": ")
+    return FormatError(option, problem)
 
 
 def items_import(

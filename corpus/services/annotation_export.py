@@ -11,7 +11,8 @@ from pathlib import Path
 from django.db.models import Prefetch, QuerySet
 from django.utils import timezone
 
-from corpus.annotation_files import (
+from corpus.formats import FormatError, SpanRecord
+from corpus.interop import (
     FactgenieCampaignWriter,
     OutputAnnotation,
     labelstudio_config,
@@ -20,7 +21,6 @@ from corpus.annotation_files import (
     to_jsonl,
     unwritten_spans,
 )
-from corpus.formats import FormatError, SpanRecord
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Source, SourceKind
 
 CHUNK = 500

@@ -13,9 +13,9 @@ from pathlib import Path
 
 from django.db import transaction
 
-from corpus.annotation_files import FORMATS, RawAnnotation, read_annotations, resolve_span, slug
 from corpus.cleaning import text_problem
 from corpus.formats import FIELD_LIMITS, FormatError, SpanRecord, check_text
+from corpus.interop import FORMATS, RawAnnotation, read_annotations, resolve_span, slug
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Source, SourceKind
 
 BATCH = 500

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from corpus.annotation_files import read_annotations
 from corpus.formats import FormatError, iter_objects
+from corpus.interop import read_annotations
 
 LIMIT_SECONDS = 1.0
 LIMIT_BYTES = 100 * 2**20
@@ -88,7 +88,7 @@ def test_deep_factgenie_metadata_is_refused_by_name(tmp_path):
 
 
 def test_an_object_over_the_size_limit_is_refused_while_reading(tmp_path, monkeypatch):
-    monkeypatch.setattr("corpus.formats.MAX_OBJECT_MB", 1)
+    monkeypatch.setattr("corpus.formats.reader.MAX_OBJECT_MB", 1)
     big = '{"id": "b", "outputs": {"Text": "' + "x" * (3 * 2**20) + '"}}'
     for name, text in (("big.json", "[" + _item() + ",\n" + big + "]"), ("big.jsonl", _item() + "\n" + big + "\n")):
         path = tmp_path / name
@@ -101,7 +101,7 @@ def test_an_object_over_the_size_limit_is_refused_while_reading(tmp_path, monkey
 @pytest.mark.parametrize("chunk", [7, 64, 1 << 20])
 def test_list_reader_decodes_elements_across_pieces_of_any_size(tmp_path, monkeypatch, chunk):
     """Strings, escapes, numbers and multi-byte characters cut at every place still decode whole."""
-    monkeypatch.setattr("corpus.formats._CHUNK", chunk)
+    monkeypatch.setattr("corpus.formats.reader._CHUNK", chunk)
     objects = [
         {"id": i, "text": "é\"\\\u00e9\U0001f600" * (i % 5) + "]" + "," * (i % 3), "n": 12345678901234 + i,
          "f": -1.5e-3 * i, "deep": [[[{"k": [i]}]]]}
@@ -115,7 +115,7 @@ def test_list_reader_decodes_elements_across_pieces_of_any_size(tmp_path, monkey
 
 
 def test_list_reader_names_the_line_of_an_error_inside_a_large_object(tmp_path, monkeypatch):
-    monkeypatch.setattr("corpus.formats._CHUNK", 16)
+    monkeypatch.setattr("corpus.formats.reader._CHUNK", 16)
     lines = ['{"id": "a", "words": ['] + ['"w",'] * 50 + ['"w" "missing comma"', "]}"]
     path = tmp_path / "list.json"
     path.write_text("[\n" + _item() + ",\n" + "\n".join(lines) + "\n]")

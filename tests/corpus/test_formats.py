@@ -10,7 +10,7 @@ from corpus.formats import FormatError, iter_objects
 
 
 def test_iter_objects_json_list_streams_across_chunk_boundaries(tmp_path, monkeypatch):
-    monkeypatch.setattr("corpus.formats._CHUNK", 7)
+    monkeypatch.setattr("corpus.formats.reader._CHUNK", 7)
     objects = [{"id": i, "text": "é" * i + "]" + "," * (i % 3)} for i in range(40)]
     path = tmp_path / "list.json"
     path.write_text(json.dumps(objects, indent=2, ensure_ascii=False))
@@ -37,10 +37,10 @@ def test_iter_objects_rejects_trailing_garbage_and_empty(tmp_path):
         list(iter_objects(empty))
 
 
-def test_the_file_format_knows_exactly_the_stored_kinds_and_match_kinds():
-    """The Django-free reader validates against its own tuples; they must be the models' choices, in order."""
-    from corpus import formats
+def test_the_models_choices_are_the_protocols_kinds_and_match_kinds():
+    """The Django-free protocol holds the values once; the models' choices take them, in order and with labels."""
     from corpus.models import AnnotationKind, MatchKind
+    from corpus.protocol import ANNOTATION_KINDS, MATCH_KINDS
 
-    assert tuple(AnnotationKind.values) == formats.KINDS
-    assert tuple(MatchKind.values) == formats.MATCHES
+    assert AnnotationKind.choices == list(ANNOTATION_KINDS) and AnnotationKind.GOLD == "gold"
+    assert MatchKind.choices == list(MATCH_KINDS) and MatchKind.NONE == "none"

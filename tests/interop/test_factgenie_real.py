@@ -17,7 +17,7 @@ import pytest
 from django.core.management import call_command
 
 from analytics.compare.sources import sources_compare
-from corpus.annotation_files import slug
+from corpus.interop import slug
 from corpus.models import Dataset
 from tests.interop.conftest import spans_of
 
@@ -57,9 +57,9 @@ def _printed(output: str) -> dict[str, float]:
 def test_slug_is_the_slugify_factgenie_applies_on_reading():
     import factgenie.workflows
 
-    from corpus import annotation_files
+    from corpus.interop import factgenie as ours
 
-    assert annotation_files.slugify is factgenie.workflows.slugify
+    assert ours.slugify is factgenie.workflows.slugify
     assert slug("Caf\u00e9 d'\u00e9t\u00e9 A\u2013B 1,000") == "cafe-d-ete-a-b-1000"
 
 

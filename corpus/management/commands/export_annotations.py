@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from corpus.annotation_files import FORMATS, slug
+from corpus.interop import FORMATS, slug
 from corpus.models import Dataset
 from corpus.services.annotation_export import (
     ExportReport,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from corpus.annotation_files import FORMATS
 from corpus.formats import FormatError, named
+from corpus.interop import FORMATS
 from corpus.services.annotation_import import annotations_import, annotator_map
 from errors.commands import BaseCommand
 
