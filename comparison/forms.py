@@ -21,7 +21,8 @@ class MetricNamesField(forms.MultipleChoiceField):
     widget = forms.CheckboxSelectMultiple
 
     def to_python(self, value: object) -> list[str]:
-        return [name for each in super().to_python(value) for name in _names(each)]
+        values = [value] if isinstance(value, str) else super().to_python(value)
+        return [name for each in values for name in _names(each)]
 
     def valid_value(self, value: str) -> bool:
         return True
