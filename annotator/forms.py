@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.urls import reverse_lazy
 
 from accounts.models import Role, User
 from annotator.categories import CategoryError, default_categories, parse_category_names
@@ -25,9 +26,28 @@ from jobs.models import JobStatus
 class CampaignForm(forms.Form):
     """Choose a dataset first; the runs, aspects and items offered then come from that dataset."""
 
+    # Picking a dataset re-renders the form for it, with what was typed so far (hx-include).
+    DATASET_PICKED = {"hx-get": reverse_lazy("campaign_new"), "hx-target": "#campaign-form", "hx-swap": "outerHTML",
+                      "hx-include": "closest form"}
+    # (legend, element id, field names): the one form layout shows each group as a fieldset.
+    GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+        ("", "", ("name", "dataset", "runs", "aspects", "annotators", "annotators_per_item", "control_items",
+                  "reviewers")),
+        ("Designed sample", "sample-settings", ("sample_strata", "sample_per_stratum", "sample_total")),
+        ("", "", ("control_arm",)),
+        ("Participant link", "link-settings", (
+            "link_enabled", "link_cap", "link_expires", "items_per_participant", "release_after_minutes",
+            "time_limit_minutes", "pass_code", "fail_code", "completion_url", "consent")),
+        ("Quality checks", "quality-check-settings", (
+            "decoys", "planted", "vigilance_min", "qualification_items", "qualification_pass", "exclude_flagged")),
+        ("", "", ("seed", "categories", "guidelines")),
+    )
+
     name = forms.CharField(max_length=200)
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
-    runs = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, help_text="Evaluator runs to judge.")
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), empty_label="— choose a dataset —",
+                                     widget=forms.Select(attrs=DATASET_PICKED))
+    runs = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple,
+                                     label="Evaluator runs to judge (shown to annotators as Evaluator A, B, …)")
     aspects = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
     annotators = forms.ModelMultipleChoiceField(
         queryset=User.objects.filter(role=Role.ANNOTATOR, is_active=True).order_by("username"),
@@ -63,7 +83,8 @@ class CampaignForm(forms.Form):
         required=False, label="Judge a sample",
         choices=[("", "No: judge every machine span"), *SampleDesign.Strata.choices],
         help_text="Judge a stratified random sample of each evaluator's spans (strata: evaluator, and optionally "
-                  "category or severity); the analytics then estimate Span OK and Exp. correct for all spans.",
+                  "category or severity); the analytics then estimate Span OK and Exp. correct for all spans. "
+                  "The seed below also seeds the draw.",
     )
     sample_per_stratum = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX, label="Spans per stratum")
     sample_total = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX,
@@ -116,6 +137,14 @@ class CampaignForm(forms.Form):
         self.simulated_runs = [r.label for r in self.run_objects.values() if r.simulated]
         aspect_names = sorted({r.aspect.name for r in self.run_objects.values()})
         self.fields["aspects"].choices = [(a, a) for a in aspect_names]
+        if not self.run_objects:
+            self.fields["runs"].help_text = ("This dataset has no evaluator runs yet." if dataset is not None
+                                             else "Choose a dataset first: its evaluator runs are listed here.")
+
+    @property
+    def field_groups(self) -> list[tuple[str, str, list[forms.BoundField]]]:
+        """The fields in their groups, for the one form layout (templates/forms/form.html)."""
+        return [(legend, element_id, [self[name] for name in names]) for legend, element_id, names in self.GROUPS]
 
     def clean_categories(self) -> list[str]:
         try:

@@ -77,6 +77,10 @@ class LLMCallAdmin(admin.ModelAdmin):
 
 @admin.register(models.RunCall)
 class RunCallAdmin(admin.ModelAdmin):
-    list_display = ("run", "item", "role", "model", "attempt", "from_cache")
+    list_display = ("run", "item", "role", "model", "attempt", "kind", "from_cache")
     list_filter = ("role", "from_cache")
     raw_id_fields = ("item", "call")
+
+    @admin.display(description="kind")
+    def kind(self, obj: models.RunCall) -> str:
+        return obj.attempt_kind.value

@@ -1,4 +1,4 @@
-"""Evaluation API: launch, follow, cancel and resume ensemble runs (twins of the job pages)."""
+"""Evaluation API: launch, follow, cancel and resume evaluator runs (twins of the job pages)."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from corpus.models import Dataset, Item, Source, SourceKind, TaskType
+from evaluation.runs.attempts import AttemptKind, read_number
 from jobs.models import Job
 
 
@@ -204,7 +205,9 @@ class RunCall(models.Model):
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="run_calls")
     role = models.CharField(max_length=12, choices=Role.choices)
     model = models.CharField(max_length=200)
-    attempt = models.PositiveSmallIntegerField(default=0, help_text="0 = first try; >0 = retry of a bad answer.")
+    attempt = models.PositiveSmallIntegerField(
+        default=0, help_text="0 first try, 1-9 warmer retry, 10+k try k with a longer budget, 100+n repair of call n."
+    )
     call = models.ForeignKey(LLMCall, on_delete=models.PROTECT, related_name="run_calls")
     from_cache = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -214,3 +217,7 @@ class RunCall(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "item", "role", "model", "attempt"], name="runcall_unique_step"),
         ]
+
+    @property
+    def attempt_kind(self) -> AttemptKind:
+        return read_number(self.attempt).kind

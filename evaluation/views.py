@@ -1,4 +1,4 @@
-"""Pages of the evaluation app: launching ensemble runs and following them live (htmx polling)."""
+"""Pages of the evaluation app: launching evaluator runs and following them live (htmx polling)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             run_enqueue(run)
-            messages.success(request, f"Run {run.label} queued.")
+            messages.success(request, f"Evaluator run {run.label} queued.")
             return redirect("run_detail", pk=run.pk)
     return render(request, "evaluation/run_new.html", {"form": form})
 

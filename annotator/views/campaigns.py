@@ -56,8 +56,9 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                 messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")
                 simulated = [r.label for r in data["run_objects"] if r.simulated]
                 if simulated:
-                    messages.warning(request, f"Built on simulated run(s) {', '.join(simulated)}: the spans came from "
-                                              "the simulated server, not a model; its figures are marked simulated.")
+                    messages.warning(request, f"Built on simulated evaluator run(s) {', '.join(simulated)}: the spans "
+                                              "came from the simulated server, not a model; its figures are marked "
+                                              "simulated.")
                 if campaign.status == Campaign.Status.DRAFT:
                     messages.info(request, "It is a draft: review its decoys, then open it.")
                     return redirect("campaign_decoys", pk=campaign.pk)

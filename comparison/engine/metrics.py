@@ -21,6 +21,7 @@ SEMANTIC_METRIC = "wordllama"
 INPUT_SUFFIX = "@input"
 LOCAL_GPTSCORE = "gptscore-hf"
 RUN_MODES = {"ensemble": "ensemble", "annotator": "single", "distilled": "distilled"}
+MODEL_METRIC_FORMS = ("gptscore:MODEL", f"{LOCAL_GPTSCORE}:MODEL_PATH_OR_NAME", "annotator:MODEL", "distilled:MODEL")
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,13 @@ class MetricSpec:
     @property
     def run_mode(self) -> str:
         return RUN_MODES.get(self.base, "")
+
+
+def plain_metric_names() -> list[str]:
+    """Every metric name that needs no model (what the launch form offers as checkboxes): the baselines, the
+    reference-based ones against the input instead, and the ensemble."""
+    against_input = [f"{name}{INPUT_SUFFIX}" for name in (*OVERLAP_METRICS, SEMANTIC_METRIC)]
+    return ["length", *OVERLAP_METRICS, SEMANTIC_METRIC, *against_input, "ensemble"]
 
 
 def metric_names_help() -> str:

@@ -88,7 +88,10 @@ def _describe(exc: BaseException) -> str:
 
 
 class OllamaBackend(RetryingClient[ollama.Client]):
-    """A blocking client of one Ollama server, shared by the run's worker threads (retries: `RetryingClient`)."""
+    """A blocking client of one Ollama server, shared by the run's worker threads (retries: `RetryingClient`).
+
+    `keep_alive` is how long the server keeps a model loaded after a request; jobs pass the OLLAMA_KEEP_ALIVE
+    setting (`evaluation.runs.backends.connect`), and None leaves it to the server."""
 
     kind = "ollama"
     label = OLLAMA
@@ -100,7 +103,7 @@ class OllamaBackend(RetryingClient[ollama.Client]):
         *,
         timeout: float = 300,
         idle_timeout: float | None = None,
-        keep_alive: str | int = "10m",
+        keep_alive: str | int | None = None,
         policy: RetryPolicy | None = None,
     ) -> None:
         super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, policy=policy)
@@ -169,13 +172,14 @@ class OllamaBackend(RetryingClient[ollama.Client]):
             "model": model,
             "messages": messages,
             "options": options,
-            "keep_alive": self.keep_alive,
             "stream": True,
             # Since 0.12.4 a prompt longer than num_ctx is refused (400) instead of silently cut; older servers
             # ignore the field. The client has no parameter for it, so the body is written here.
             "truncate": False,
             **({"format": schema} if schema is not None else {}),
         }
+        if self.keep_alive is not None:
+            body["keep_alive"] = self.keep_alive
         if think is not None:
             body["think"] = think
         return body

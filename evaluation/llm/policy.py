@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from evaluation.runs.attempts import MAX_TRIES
+
 from .errors import BackendError, BackendUnavailable, OutOfMemory, PromptTooLong, ServerListError
 
 
@@ -33,8 +35,8 @@ class RetryPolicy:
     def __post_init__(self) -> None:
         if self.transport_retries < 0:
             raise ValueError("transport_retries cannot be negative")
-        if self.answer_attempts < 1:
-            raise ValueError("answer_attempts must be at least 1")
+        if not 1 <= self.answer_attempts <= MAX_TRIES:
+            raise ValueError(f"answer_attempts must be 1 to {MAX_TRIES} (the ledger numbers a step's tries below that)")
         if self.backoff < 0 or self.max_backoff < 0:
             raise ValueError("backoff and max_backoff cannot be negative")
 

@@ -82,8 +82,7 @@ def open_backend(
     the wait for an answer's first byte, `idle_timeout` the wait between its chunks."""
     if server.kind is ServerKind.OPENAI:
         return OpenAICompatBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, policy=policy)
-    kept = {} if keep_alive is None else {"keep_alive": keep_alive}  # None: the backend's own default
-    return OllamaBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, policy=policy, **kept)
+    return OllamaBackend(server.url, timeout=timeout, idle_timeout=idle_timeout, keep_alive=keep_alive, policy=policy)
 
 
 def servers_kind(servers: Sequence[Server]) -> str:

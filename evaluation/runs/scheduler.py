@@ -21,9 +21,8 @@ from evaluation.engine.repair import needs_repair, repair_key, repair_prompt, re
 from evaluation.llm.base import LLMBackend, LLMResult
 from evaluation.llm.budget import PROMPT_TOO_LONG, ModelBudget, answer_cut_problem
 from evaluation.llm.errors import PromptTooLong
+from evaluation.runs.attempts import AttemptKind, longer_number, read_number, repair_number, try_number
 
-REPAIR_ATTEMPT = 100  # a repair of attempt k is recorded as attempt 100 + k
-LONGER = 10  # attempt number of an answer asked again with a longer budget: 10 + the cut attempt's
 BATCH_SIZE = 25  # finished steps per storing batch
 BATCH_SECONDS = 2.0  # and at least this often, so the heartbeat and cancel checks keep going
 
@@ -52,7 +51,7 @@ def plan_attempts(
 ) -> list[Attempt]:
     """Every attempt a step may need, known up front so the cache can be asked for all of them at once."""
     planned = []
-    for number in range(attempts):
+    for number in map(try_number, range(attempts)):
         options = attempt_options(base, number, retry_temperature)
         planned.append(Attempt(cache_key(model, digest, prompt, options), options))
     return planned
@@ -74,13 +73,17 @@ class Step:
 
 @dataclass(frozen=True)
 class AttemptRecord:
-    number: int  # 0 = first try
+    number: int  # the ledger's attempt number (evaluation.runs.attempts)
     key: str
     options: dict[str, Any]
     text: str
     result: LLMResult | None  # None when the answer came from the cache
     wall: float = 0.0
     prompt: str = ""  # a repair's own prompt; empty for the step's prompt
+
+    @property
+    def kind(self) -> AttemptKind:
+        return read_number(self.number).kind
 
 
 @dataclass
@@ -108,7 +111,7 @@ class Outcome:
     @property
     def retries(self) -> int:
         """Attempts made again because an answer did not parse (not those asked again with a longer budget)."""
-        return len({a.number % LONGER for a in self.attempts}) - 1 if self.attempts else 0
+        return len({read_number(a.number).attempt_try for a in self.attempts}) - 1 if self.attempts else 0
 
 
 class StepInterrupted(Exception):
@@ -181,7 +184,7 @@ def _repair(backend: LLMBackend, model: str, step: Step, attempt: Attempt, text:
     prompt, key = repair_prompt(step.prompt, text), repair_key(attempt.key, text)
     if step.budget is not None and not step.budget.check(prompt).fits:
         return
-    number = REPAIR_ATTEMPT + outcome.attempts[-1].number  # the ledger's attempt number of a repair
+    number = repair_number(outcome.attempts[-1].number)
     if key in step.cached:
         fixed, result, wall = step.cached[key], None, 0.0
     else:
@@ -221,10 +224,10 @@ def _ask_longer(
     # Keyed from the cut attempt's key (which names model, build, prompt and options) and the new budget.
     again = Attempt(hashlib.sha256(f"{attempt.key}|num_predict={longer}".encode()).hexdigest(), options)
     if again.key in step.cached:
-        record = AttemptRecord(LONGER + number, again.key, options, step.cached[again.key], None)
+        record = AttemptRecord(longer_number(number), again.key, options, step.cached[again.key], None)
     else:
         try:
-            record = _ask(backend, model, step, LONGER + number, again)
+            record = _ask(backend, model, step, longer_number(number), again)
         except PromptTooLong:
             return None
     outcome.attempts.append(record)

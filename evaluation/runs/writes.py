@@ -21,6 +21,7 @@ from evaluation.engine.ensemble import MAX_ERRORS, MergedError, cap_errors
 from evaluation.engine.parsing import ParsedAnswer, ParsedError, score_to_label
 from evaluation.llm.budget import TRUNCATION_UNCHECKED
 from evaluation.models import EvaluatorRun, RunCall
+from evaluation.runs.attempts import AttemptKind
 from evaluation.runs.ledger import call_ids, store_answers
 from evaluation.runs.modes import Phase, ScoreScale
 from evaluation.runs.scheduler import Outcome
@@ -146,8 +147,8 @@ class RunWriter:
             note = f"answer unparseable on {outcome.retries} earlier attempt(s); retried warmer"
             problems.insert(len(outcome.problems), note)
         if outcome.repaired:  # both answers are in the call ledger
-            used = "the restated answer is used" if outcome.attempts[outcome.used].prompt else \
-                "the first answer reads better and is used"
+            restated = outcome.attempts[outcome.used].kind is AttemptKind.REPAIR
+            used = "the restated answer is used" if restated else "the first answer reads better and is used"
             problems.insert(len(outcome.problems), f"answer sent back once to be restated in our format; {used}")
         annotation = self._annotation(
             outcome.step.item_id, AnnotationKind.ANNOTATOR, model, score=scale.score(parsed),

@@ -60,3 +60,21 @@ def test_a_campaign_gets_the_typed_categories_and_links_its_analytics(client, re
     assert bad.status_code == 200 and "listed twice" in bad.content.decode()
     overview = client.get(f"/campaigns/{campaign.pk}/").content.decode()
     assert f'href="/analytics/campaigns/{campaign.pk}/"' in overview
+
+
+def test_the_campaign_form_is_laid_out_by_the_one_form_layout_in_its_groups(client, researcher, make_user):
+    built = build_campaign([make_user("k4")], name="layout")
+    client.force_login(researcher)
+    page = client.get("/campaigns/new/").content.decode()
+    # The dataset select carries its own htmx: it re-renders the form for the picked dataset.
+    select = page[page.index('<select name="dataset"'):]
+    select = select[:select.index(">")]
+    assert 'hx-get="/campaigns/new/"' in select and 'hx-target="#campaign-form"' in select
+    assert "Choose a dataset first" in page and "<p><label" not in page
+    for group in ("sample-settings", "link-settings", "quality-check-settings"):
+        assert f'<fieldset id="{group}">' in page
+    link = page[page.index('<fieldset id="link-settings">'):page.index('<fieldset id="quality-check-settings">')]
+    assert 'name="pass_code"' in link and 'name="decoys"' not in link
+    picked = client.get("/campaigns/new/", {"dataset": built.dataset.pk}, HTTP_HX_REQUEST="true").content.decode()
+    assert 'class="form-field' in picked and "Choose a dataset first" not in picked
+    assert picked.count('name="runs"') == len(built.runs)

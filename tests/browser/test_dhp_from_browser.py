@@ -39,7 +39,7 @@ def test_dhp_run_from_the_browser_on_the_simulator_completes(page, live_server, 
             page.check(f"input[name='kinds'][value='{kind}']")
         assert page.locator("#id_kinds").get_by_text("character level").count() == 1
         page.fill("input[name='samples']", "1")
-        page.locator("button[type='submit']", has_text="Queue the run").click()
+        page.locator("button[type='submit']", has_text="Queue the DHP run").click()
         page.wait_for_url(f"{live_server.url}/dhp/runs/*/")
         run = DhpRun.objects.get(dataset=dataset)
         page.locator("#dhp-progress .status-done").wait_for(timeout=120_000)

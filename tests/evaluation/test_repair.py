@@ -9,9 +9,9 @@ from corpus.models import Annotation
 from evaluation.engine.parsing import parse_annotator_answer
 from evaluation.engine.repair import REPAIR_REQUEST, needs_repair, repaired_is_better
 from evaluation.models import LLMCall, RunCall
+from evaluation.runs.attempts import AttemptKind, repair_number
 from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
-from evaluation.runs.scheduler import REPAIR_ATTEMPT
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import ReplyRule, SimConfig
@@ -69,7 +69,8 @@ def test_a_model_that_answers_badly_once_is_asked_to_restate(allow_ollama, repai
             assert any("restated" in p for p in annotation.parse_problems)
         # both answers are in the ledger, the restatement with its own prompt
         assert LLMCall.objects.filter(model=MODEL, response=NO_LOCATIONS).count() == 3
-        assert set(RunCall.objects.filter(run=run).values_list("attempt", flat=True)) == {0, REPAIR_ATTEMPT}
+        assert set(RunCall.objects.filter(run=run).values_list("attempt", flat=True)) == {0, repair_number(0)}
+        assert {c.attempt_kind for c in RunCall.objects.filter(run=run)} == {AttemptKind.FIRST, AttemptKind.REPAIR}
         repair_calls = LLMCall.objects.filter(model=MODEL, response=RESTATED)
         assert repair_calls.count() == 3 and all(REPAIR_REQUEST in c.prompt and NO_LOCATIONS in c.prompt
                                              for c in repair_calls)

@@ -158,7 +158,7 @@ def test_campaign_from_a_simulated_run_warns_and_an_admin_deletes_both(dataset, 
         "annotators": [expert.pk], "annotators_per_item": 1, "seed": 0, "guidelines": "x", "categories": "Other",
     }, follow=True)
     assert Campaign.objects.filter(name="on-sim").exists(), made.content.decode()[:3000]
-    assert "Built on simulated run(s)" in made.content.decode()
+    assert "Built on simulated evaluator run(s)" in made.content.decode()
     factories.campaign("second-on-sim", dataset, [run], [expert], aspects=["relevance"])
 
     confirm = client.get(f"/runs/{run.pk}/delete/").content.decode()

@@ -22,6 +22,7 @@ from evaluation.llm import (
 )
 from evaluation.llm.errors import OutOfMemory
 from evaluation.llm.policy import RetryPolicy
+from evaluation.runs.backends import connect
 from tests.ollama_sim import FaultRule, OllamaSim, ReplyRule, digest_for
 
 ONCE = RetryPolicy(transport_retries=0)
@@ -97,8 +98,16 @@ def test_backend_chat_returns_text_and_accounting(sim: OllamaSim) -> None:
 
     record = sim.stats.log[-1]
     assert record.options == OPTIONS  # sampling options travel inside `options`
-    assert record.keep_alive == "10m"
+    assert record.keep_alive is None  # not given: left to the server
     assert not {"temperature", "seed", "num_ctx"} & set(record.top_level_keys)
+
+
+def test_jobs_keep_models_loaded_for_the_keep_alive_setting(sim: OllamaSim, allow_ollama, settings) -> None:
+    settings.OLLAMA_KEEP_ALIVE = "3m"
+    allow_ollama(sim.url)
+    with connect(sim.url, policy=ONCE) as backend:
+        backend.chat("llama3", "hi", options=OPTIONS)
+    assert sim.stats.log[-1].keep_alive == "3m"
 
 
 def test_backend_chat_missing_model_fails_at_once(sim: OllamaSim) -> None:
