@@ -15,6 +15,7 @@ from accounts.models import User
 from accounts.services.settings import user_set_auto_advance
 from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit, campaign_for_user
 from annotator.api_participants import link_settings_from
+from annotator.engine.quality import clamp_ms
 from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.phases import shows_machine_spans
 from annotator.schemas import (
@@ -67,7 +68,6 @@ from corpus.formats import FormatError, named
 from corpus.models import Dataset, ErrorSpan
 from corpus.services.annotation_import import annotator_map
 from errors import Conflict, UserError
-from evaluation.engine.quality import clamp_ms
 from evaluation.models import EvaluatorRun
 
 router = Router(tags=["datasets"])
