@@ -20,9 +20,9 @@ from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
 from analytics.selectors.ranking import BY_CHOICES, campaign_aspects, campaign_ranking
 from analytics.tables import TABLE_BUILDERS, dashboard_tables, empty_state, estimates_table
+from annotator.engine.sampling import SamplingError, check_half_width
 from annotator.models import Campaign
 from corpus.models import Dataset, ExportJob, Item
-from evaluation.engine.sampling import SamplingError, check_half_width
 from jobs.models import JobStatus
 from jobs.views import job_page
 

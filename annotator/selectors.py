@@ -15,9 +15,8 @@ from annotator.models import Assignment, Campaign, CampaignRun, CheckSpan, Contr
 from annotator.phases import shows_machine_spans
 from annotator.rendering import SpanRef, group_spans
 from corpus.models import AnnotationKind, Dataset, ErrorSpan, SourceKind
-from corpus.protocol import SPAN_OK
+from corpus.protocol import SPAN_OK, SPAN_VERDICT_VALUES
 from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
-from evaluation.engine.stats import SPAN_VERDICTS
 
 
 def datasets_for_home() -> QuerySet[Dataset]:
@@ -393,7 +392,7 @@ def spans_experts_confirm(campaign_id: int | None, items: QuerySet) -> QuerySet[
         ErrorSpan.objects.filter(start__isnull=False, annotation__item_id__in=items)
         .exclude(annotation__source__kind=SourceKind.CHECK)  # decoys are known answers, never a reference
         .annotate(
-            judges=Count("judgments", filter=in_campaign & Q(judgments__span_verdict__in=SPAN_VERDICTS)),
+            judges=Count("judgments", filter=in_campaign & Q(judgments__span_verdict__in=SPAN_VERDICT_VALUES)),
             errors=Count("judgments", filter=in_campaign & Q(judgments__span_verdict=SPAN_OK)),
         )
         .filter(judges__lt=F("errors") * 2)

@@ -12,6 +12,8 @@ from typing import Any
 from django.db.models import Sum
 
 from accounts.models import User
+from annotator.engine import quality
+from annotator.engine.quality import Figures, Verdict, wilson
 from annotator.models import (
     AddedSource,
     Assignment,
@@ -24,8 +26,6 @@ from annotator.models import (
     SpanJudgment,
 )
 from corpus.models import AnnotationKind, ErrorSpan
-from evaluation.engine import quality
-from evaluation.engine.quality import Figures, Verdict, wilson
 
 
 @dataclass
@@ -159,7 +159,7 @@ def campaign_checks(campaign: Campaign) -> list[AnnotatorChecks]:
 
 
 def annotator_flags(campaign: Campaign, user: User) -> list[str]:
-    """Why `user` is flagged in `campaign` (reason codes of evaluation.engine.quality); empty = not flagged."""
+    """Why `user` is flagged in `campaign` (reason codes of annotator.engine.quality); empty = not flagged."""
     for row in campaign_checks(campaign):
         if row.user_id == user.pk:
             return row.reasons

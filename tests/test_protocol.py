@@ -1,6 +1,6 @@
 """Every copy of the study protocol's vocabulary is derived from corpus/protocol.py and agrees with it.
 
-The statistics' side (Table 4 order) is checked Django-free in tests/engine/test_stats.py."""
+The statistics' side (Table 4 order) is checked Django-free in tests/analytics/test_stats.py."""
 
 from __future__ import annotations
 

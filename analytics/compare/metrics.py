@@ -20,7 +20,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from evaluation.engine.stats import PRF, correlations, overlap_prf
+from analytics.stats.overlap import PRF, overlap_prf
+from evaluation.engine.statistics.correlation import correlations
 
 
 class CatSpan(NamedTuple):

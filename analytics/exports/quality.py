@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from annotator.engine import quality
 from annotator.models import Campaign
 from annotator.vigilance import campaign_checks, excluded_annotator_ids
-from evaluation.engine import quality
 
 
 def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) -> dict[str, Any]:

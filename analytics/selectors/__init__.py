@@ -40,7 +40,7 @@ from analytics.selectors.overlap import (
 )
 from analytics.selectors.progress import ProgressRow, progress_report
 from analytics.selectors.scores import ScoreRow, score_report
-from evaluation.engine.stats import SeverityCalibration
+from analytics.stats.calibration import SeverityCalibration
 from evaluation.selectors import runs_problems
 
 A = TypeVar("A")

@@ -16,15 +16,10 @@ from analytics.selectors.base import (
     annotator_names,
     judgments_in_scope,
 )
+from analytics.stats.accuracy import EXPLANATION_VERDICTS, FLAGS, SPAN_VERDICTS, AccuracyMatrix
+from analytics.stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
+from analytics.stats.shares import ratio
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
-from evaluation.engine import stats
-from evaluation.engine.stats import (
-    EXPLANATION_VERDICTS,
-    FLAGS,
-    SPAN_VERDICTS,
-    AccuracyMatrix,
-    Interval,
-)
 
 # --------------------------------------------------------------------------------------------- accuracy
 
@@ -40,7 +35,7 @@ class AccuracyGroup:
     exp_correct_ci: Interval | None = None
 
     def flag_rates(self) -> dict[str, float | None]:
-        return {name: stats.ratio(n, self.matrix.total) for name, n in self.flags.items()}
+        return {name: ratio(n, self.matrix.total) for name, n in self.flags.items()}
 
 
 @dataclass
@@ -122,7 +117,7 @@ def accuracy_report(scope: Scope, *, n_resamples: int = DEFAULT_RESAMPLES, seed:
     judged = cells.sum(axis=(2, 3))
     ok = cells[:, :, :, SPAN_VERDICTS.index(SPAN_OK)].sum(axis=2)
     correct = cells[:, :, EXPLANATION_VERDICTS.index(EXPLANATION_OK), :].sum(axis=2)
-    cis = stats.bootstrap_ratio_cis_grouped(
+    cis = bootstrap_ratio_cis_grouped(
         np.stack((judged, ok, correct), axis=2), _RATIOS, n_resamples=n_resamples, seed=seed
     )
     totals = cells.sum(axis=0)

@@ -15,13 +15,11 @@ from analytics.selectors.base import (
     annotator_names,
     judgments_in_scope,
 )
+from analytics.stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
+from analytics.stats.agreement import krippendorff_alpha_nominal, observed_agreement
+from analytics.stats.calibration import SeverityCalibration, severity_calibration
+from analytics.stats.shares import ratio
 from annotator.vigilance import excluded_annotator_ids
-from evaluation.engine import stats
-from evaluation.engine.stats import (
-    EXPLANATION_VERDICTS,
-    SPAN_VERDICTS,
-    SeverityCalibration,
-)
 
 # --------------------------------------------------------------------------------------------- agreement
 
@@ -45,11 +43,11 @@ class PairAgreement:
 
     @property
     def span_share(self) -> float | None:
-        return stats.ratio(self.span_agree, self.n)
+        return ratio(self.span_agree, self.n)
 
     @property
     def explanation_share(self) -> float | None:
-        return stats.ratio(self.explanation_agree, self.n)
+        return ratio(self.explanation_agree, self.n)
 
 
 @dataclass
@@ -64,10 +62,10 @@ def _alpha_summary(table: np.ndarray) -> AlphaSummary:
     span_counts, exp_counts = table[:, : len(SPAN_VERDICTS)], table[:, len(SPAN_VERDICTS) :]
     return AlphaSummary(
         n_units=int(table.shape[0]),
-        alpha_span=stats.krippendorff_alpha_nominal(span_counts),
-        alpha_explanation=stats.krippendorff_alpha_nominal(exp_counts),
-        observed_span=stats.observed_agreement(span_counts),
-        observed_explanation=stats.observed_agreement(exp_counts),
+        alpha_span=krippendorff_alpha_nominal(span_counts),
+        alpha_explanation=krippendorff_alpha_nominal(exp_counts),
+        observed_span=observed_agreement(span_counts),
+        observed_explanation=observed_agreement(exp_counts),
     )
 
 
@@ -148,7 +146,7 @@ def calibration_report(scope: Scope) -> tuple[dict[int | None, SeverityCalibrati
     cells: dict[int | None, list[tuple[int, int, int]]] = defaultdict(list)
     for run_id, machine, human, n in rows:
         cells[run_id].append((machine, human, n))
-    per_run = {run_id: stats.severity_calibration(c) for run_id, c in cells.items()}
-    return per_run, stats.severity_calibration((m, h, n) for _, m, h, n in rows)
+    per_run = {run_id: severity_calibration(c) for run_id, c in cells.items()}
+    return per_run, severity_calibration((m, h, n) for _, m, h, n in rows)
 
 

@@ -16,14 +16,11 @@ from analytics.selectors.base import (
     _final_q,
     final_kinds,
 )
+from analytics.stats.overlap import PRF, overlap_prf_arrays
 from annotator.models import Assignment, Campaign, CampaignRun
 from annotator.selectors import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, SourceKind
 from errors import UserError
-from evaluation.engine import stats
-from evaluation.engine.stats import (
-    PRF,
-)
 
 # --------------------------------------------------------------------------------------------- overlap
 
@@ -153,7 +150,7 @@ def overlap_report(
                 pred_rows.append((item_id, *span) if span is not None else (item_id, -1, -1))
             for span in ref_spans.get((item_id, run.aspect), []) + ref_spans.get((item_id, ""), []):
                 ref_rows.append((item_id, *span) if span is not None else (item_id, -1, -1))
-        counts = stats.overlap_prf_arrays(np.array(pred_rows, dtype=np.int64), np.array(ref_rows, dtype=np.int64))
+        counts = overlap_prf_arrays(np.array(pred_rows, dtype=np.int64), np.array(ref_rows, dtype=np.int64))
         out.append(
             OverlapRow(
                 run_id=run.run_id, n_items=n_items, exact=counts.exact, overlap=counts.overlap,

@@ -11,13 +11,13 @@ from collections import defaultdict
 from dataclasses import asdict
 from typing import Any
 
+from analytics.stats.priming import RESAMPLES, MachineSpan, PrimingFigures, Work, priming_figures
 from annotator.models import Assignment, Campaign, MarkingTime, SpanJudgment, UnprimedMark
 from annotator.selectors import campaign_run_labels, judged_spans_by_item
 from annotator.services.control_arm import work_seconds
 from corpus.models import Annotation, AnnotationKind, ErrorSpan
 from corpus.protocol import SPAN_OK
 from evaluation.answers import answer_annotation_ids
-from evaluation.engine.priming import RESAMPLES, MachineSpan, PrimingFigures, Work, priming_figures
 
 
 def has_control_arm(campaign: Campaign) -> bool:

@@ -2,7 +2,7 @@
 
 The figures, intervals and n are Table 4's for the campaign restricted to the aspect (the same bootstrap,
 resamples and seed as the dashboard's default), so the ranking never shows a number the table does not.
-The pairwise tests and rank ranges come from evaluation.engine.ranking.
+The pairwise tests and rank ranges come from analytics.stats.ranking.
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from analytics.selectors.base import (
     runs_in_scope,
 )
 from analytics.selectors.cache import cached, data_version
+from analytics.stats import ranking as engine
+from analytics.stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
+from analytics.stats.shares import ratio
 from annotator.models import Campaign
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
-from evaluation.engine import ranking as engine
-from evaluation.engine import stats
-from evaluation.engine.stats import Interval
 
 By = Literal["span", "explanation"]
 BY_CHOICES: tuple[str, ...] = ("span", "explanation")
@@ -135,14 +135,14 @@ def rankings_compute(campaign: Campaign, aspect: str) -> dict[str, Ranking]:
     for run_id, item_id, span_hits, explanation_hits, judged in rows:
         if run_id in column:
             table[position[item_id], column[run_id]] = (judged, span_hits, explanation_hits)
-    cis = stats.bootstrap_ratio_cis_grouped(table, {"span": (1, 0), "explanation": (2, 0)},
+    cis = bootstrap_ratio_cis_grouped(table, {"span": (1, 0), "explanation": (2, 0)},
                                             n_resamples=DEFAULT_RESAMPLES, seed=0)
     totals = table.sum(axis=0)
     out = {}
     for c, by in enumerate(BY_CHOICES, start=1):
         counts = [{items[i]: (table[i, k, c], table[i, k, 0]) for i in np.flatnonzero(table[:, k, 0])}
                   for k in range(len(runs))]
-        values = [stats.ratio(totals[k, c], totals[k, 0]) for k in range(len(runs))]
+        values = [ratio(totals[k, c], totals[k, 0]) for k in range(len(runs))]
         out[by] = _ranking(runs, values, [cis[k][by] if totals[k, 0] else None for k in range(len(runs))],
                            [int(totals[k, 0]) for k in range(len(runs))], counts, aspect, by)
     return out

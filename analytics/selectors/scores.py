@@ -15,10 +15,7 @@ from analytics.selectors.base import (
 )
 from annotator.models import Assignment
 from corpus.models import Annotation, Dataset
-from evaluation.engine import stats
-from evaluation.engine.stats import (
-    Correlation,
-)
+from evaluation.engine.statistics.correlation import Correlation, correlations
 
 # --------------------------------------------------------------------------------------------- scores
 
@@ -53,7 +50,7 @@ def score_report(*, runs: Sequence[RunInfo], scope: Scope) -> list[ScoreRow]:
     out = []
     for run in runs:
         if run.run_id not in kinds:
-            out.append(ScoreRow(run.run_id, run.aspect, "", stats.Correlation(n=0)))
+            out.append(ScoreRow(run.run_id, run.aspect, "", Correlation(n=0)))
             continue
         key = _human_key(datasets[run.dataset_id], run.aspect)
         qs = Annotation.objects.filter(
@@ -72,7 +69,7 @@ def score_report(*, runs: Sequence[RunInfo], scope: Scope) -> list[ScoreRow]:
         pairs = tuple(
             (float(m), float(h)) for m, h in rows if isinstance(h, int | float) and not isinstance(h, bool)
         )
-        corr = stats.correlations([p[0] for p in pairs], [p[1] for p in pairs])
+        corr = correlations([p[0] for p in pairs], [p[1] for p in pairs])
         out.append(ScoreRow(run.run_id, key, kinds[run.run_id], corr, pairs))
     return out
 

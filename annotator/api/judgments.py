@@ -21,7 +21,7 @@ from annotator.services.added_spans import added_span_create, added_span_delete,
 from annotator.services.judgments import judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
 from errors import UserError
-from evaluation.engine.quality import clamp_ms
+from annotator.engine.quality import clamp_ms
 
 router = Router(tags=["annotation"])
 

@@ -8,8 +8,8 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
+from annotator.engine.quality import active_increment
 from annotator.models import Assignment, WorkAction
-from evaluation.engine.quality import active_increment
 
 
 def action_record(

@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.module_loading import import_string
 
 from accounts.models import User
+from annotator.engine import quality
 from annotator.models import (
     Assignment,
     Campaign,
@@ -34,7 +35,6 @@ from annotator.phases import Phase
 from annotator.selectors import judged_spans
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from errors import UserError
-from evaluation.engine import quality
 
 MAX_SHARE = 0.5
 DECOY_KEY = ("not_error", "not_error")  # span verdict, explanation verdict a decoy is judged right with

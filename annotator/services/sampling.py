@@ -1,4 +1,4 @@
-"""Draw the stratified random sample of machine spans a sampled campaign judges (evaluation.engine.sampling)."""
+"""Draw the stratified random sample of machine spans a sampled campaign judges (annotator.engine.sampling)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from annotator.engine.sampling import SamplingError, draw_stratified
 from annotator.models import Assignment, Campaign, SampleDesign, SampledSpan
 from annotator.selectors import campaign_run_labels, judged_spans
 from corpus.cleaning import INT32_MAX
 from corpus.models import ErrorSpan
-from evaluation.engine.sampling import SamplingError, draw_stratified
 
 NO_VALUE = "(none)"
 WHOLE = "all"

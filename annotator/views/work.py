@@ -22,6 +22,7 @@ from annotator.access import (
     assignment_to_edit,
     qualification_gate,
 )
+from annotator.engine.quality import clamp_ms
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
 from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.phases import shows_machine_spans
@@ -50,7 +51,6 @@ from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
 from annotator.vigilance import training_key
 from corpus import cleaning, protocol
-from evaluation.engine.quality import clamp_ms
 
 
 @dataclass(frozen=True)

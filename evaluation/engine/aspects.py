@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evaluation.engine.errors import EngineError
-from evaluation.engine.tasks import TASKS
-
 
 @dataclass(frozen=True)
 class AspectSpec:
@@ -490,20 +487,3 @@ ASPECTS: list[AspectSpec] = [
        _against_input("source text", "translation", "style",
                       "comparing register, tone and formality between the two")),
 ]
-
-
-def aspects_for(task: str) -> list[AspectSpec]:
-    """Return the aspects defined for a task, in catalogue order."""
-    return [a for a in ASPECTS if a.task == task]
-
-
-def get_aspect(task: str, name: str) -> AspectSpec:
-    """Return the aspect `name` of `task` (case and surrounding spaces ignored)."""
-    if task not in TASKS:
-        raise EngineError(f"unknown task {task!r}; known tasks: {', '.join(sorted(TASKS))}")
-    wanted = " ".join(name.split()).lower()
-    for aspect in ASPECTS:
-        if aspect.task == task and aspect.name == wanted:
-            return aspect
-    known = ", ".join(a.name for a in aspects_for(task))
-    raise EngineError(f"unknown aspect {name!r} for task {task!r}; known aspects: {known}")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evaluation.engine.errors import EngineError
-
 
 @dataclass(frozen=True)
 class TaskSpec:
@@ -80,14 +78,6 @@ TASKS: dict[str, TaskSpec] = {
         ),
     )
 }
-
-
-def get_task(slug: str) -> TaskSpec:
-    """Return the task with this slug, or raise EngineError listing the known ones."""
-    try:
-        return TASKS[slug]
-    except KeyError:
-        raise EngineError(f"unknown task {slug!r}; known tasks: {', '.join(sorted(TASKS))}") from None
 
 
 # Which kind of item file fits which task: what the `inputs` hold -> what the one output is, with the

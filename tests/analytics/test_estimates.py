@@ -7,12 +7,12 @@ from django.test import Client
 
 from accounts.access import AccessError
 from analytics.selectors.estimates import sample_estimates
+from annotator.engine.sampling import SamplingError
 from annotator.models import Assignment, Campaign, SampledSpan
 from annotator.selectors import judged_span_for_assignment, judged_spans
 from annotator.services.campaigns import campaign_create
 from annotator.services.sampling import SampleSpec
 from corpus.models import ErrorSpan
-from evaluation.engine.sampling import SamplingError
 from tests import factories as make
 
 pytestmark = pytest.mark.django_db

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from analytics import selectors, tables
 from analytics.selectors import Reference, Scope
+from analytics.stats.accuracy import SPAN_VERDICTS
+from analytics.stats.bootstrap import bootstrap_ratio_cis_grouped
 from corpus.models import ErrorSpan
-from evaluation.engine import stats
 
 approx = pytest.approx
 
@@ -29,7 +31,7 @@ def test_accuracy_report_table4_per_run(study):
     assert r1.counts["vague"]["no_span"] == 2
     assert r1.counts["incorrect"]["hallucination"] == 1
     assert r1.counts["not_error"]["not_error"] == 1
-    assert [r1.column_total(s) for s in stats.SPAN_VERDICTS] == [5, 2, 1, 1]
+    assert [r1.column_total(s) for s in SPAN_VERDICTS] == [5, 2, 1, 1]
     assert r1.total == 9
     # Span OK 5/9 = 55.6 %, Exp. correct 3/9 = 33.3 %
     assert r1.span_ok == approx(5 / 9) and r1.exp_correct == approx(3 / 9)
@@ -69,9 +71,10 @@ def test_accuracy_report_bootstrap_resamples_the_items(study):
     group = report.by_run[study.runs["ens-run"].pk]
     # R1's per-item vectors (judged, Error, Correct): i1 = s1 x2, s2 x2 -> (4, 3, 2); i2 = s3 x2, s4 x2 ->
     # (4, 2, 1); i3 = s5 -> (1, 0, 0). The report must bootstrap exactly these, in item order.
-    expected = stats.bootstrap_ratio_cis(
-        [[4, 3, 2], [4, 2, 1], [1, 0, 0]], {"span_ok": (1, 0), "exp_correct": (2, 0)}, n_resamples=500, seed=11
-    )
+    expected = bootstrap_ratio_cis_grouped(
+        np.array([[[4, 3, 2]], [[4, 2, 1]], [[1, 0, 0]]]), {"span_ok": (1, 0), "exp_correct": (2, 0)},
+        n_resamples=500, seed=11,
+    )[0]
     assert group.n_items == 3
     assert group.span_ok_ci == expected["span_ok"]
     assert group.exp_correct_ci == expected["exp_correct"]

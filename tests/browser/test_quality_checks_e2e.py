@@ -14,12 +14,12 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from analytics.selectors import Scope, accuracy_report
+from annotator.engine import quality
 from annotator.models import Assignment, CheckSpan, PlantedOutput
 from annotator.selectors import judged_spans, span_handle
 from annotator.services.checks import CheckSettings
 from annotator.vigilance import campaign_checks
 from corpus.models import ExportJob
-from evaluation.engine import quality
 from tests.integration.conftest import celery_worker_factory, wait_for  # noqa: F401 - the fixture, used by name
 from tests.quality.conftest import build_study
 from tests.quality.test_checks import _judge_all

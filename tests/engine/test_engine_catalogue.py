@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.engine import EngineError
-from evaluation.engine.aspects import ASPECTS, aspects_for, get_aspect
-from evaluation.engine.tasks import TASKS, get_task
+from evaluation.engine.aspects import ASPECTS, AspectSpec
+from evaluation.engine.tasks import TASKS
 
 # made-up samples shaped like the meta-eval files, one per task (tests/data/README.md)
 SAMPLE_META_EVAL = Path(__file__).resolve().parents[1] / "data" / "meta_eval"
@@ -35,24 +34,31 @@ APPENDIX_A = {
 }
 
 
+def _aspects_of(task: str) -> list[AspectSpec]:
+    return [a for a in ASPECTS if a.task == task]
+
+
+def _aspect(task: str, name: str) -> AspectSpec:
+    (aspect,) = (a for a in ASPECTS if (a.task, a.name) == (task, name))
+    return aspect
+
+
 def test_tasks_cover_the_seven_slugs() -> None:
     assert set(TASKS) == {
         "data-to-text", "summarization", "dialogue", "story-generation", "question-answering",
         "simplification", "translation",
     }
-    assert get_task("dialogue").output_noun == "response"
-    with pytest.raises(EngineError, match="unknown task"):
-        get_task("poetry")
+    assert TASKS["dialogue"].output_noun == "response"
 
 
 @pytest.mark.parametrize("task", sorted(APPENDIX_A))
 def test_aspects_include_appendix_a(task: str) -> None:
-    assert APPENDIX_A[task] <= {a.name for a in aspects_for(task)}
+    assert APPENDIX_A[task] <= {a.name for a in _aspects_of(task)}
 
 
 @pytest.mark.parametrize("task", sorted(SCORE_KEYS))
 def test_aspects_include_meta_eval_score_keys(task: str) -> None:
-    assert SCORE_KEYS[task] <= {a.name for a in aspects_for(task)}
+    assert SCORE_KEYS[task] <= {a.name for a in _aspects_of(task)}
 
 
 def test_meta_eval_files_use_these_keys(meta_eval_dir: Path) -> None:
@@ -61,7 +67,7 @@ def test_meta_eval_files_use_these_keys(meta_eval_dir: Path) -> None:
     for name, task in files.items():
         items = json.loads((meta_eval_dir / f"{name}.json").read_text())
         for key in items[0]["score"]:
-            assert get_aspect(task, key).name == key
+            assert _aspect(task, key).name == key
 
 
 @pytest.mark.parametrize("task", ["dialogue", "simplification", "summarization"])
@@ -69,12 +75,12 @@ def test_sample_meta_eval_files_use_these_keys(task: str) -> None:
     items = json.loads((SAMPLE_META_EVAL / f"{task}.json").read_text())
     assert {key for item in items for key in item["score"]} == SCORE_KEYS[task]
     for key in items[0]["score"]:
-        assert get_aspect(task, key).name == key
+        assert _aspect(task, key).name == key
 
 
 def test_extra_aspects_present() -> None:
-    assert get_aspect("data-to-text", "accuracy").task == "data-to-text"
-    assert {"accuracy", "fluency", "terminology", "style"} <= {a.name for a in aspects_for("translation")}
+    assert _aspect("data-to-text", "accuracy").task == "data-to-text"
+    assert {"accuracy", "fluency", "terminology", "style"} <= {a.name for a in _aspects_of("translation")}
 
 
 def test_aspect_invariants() -> None:
@@ -84,7 +90,7 @@ def test_aspect_invariants() -> None:
         assert aspect.name == aspect.name.lower().strip()
         assert (aspect.task, aspect.name) not in seen
         seen.add((aspect.task, aspect.name))
-        same_task = {a.name for a in aspects_for(aspect.task)}
+        same_task = {a.name for a in _aspects_of(aspect.task)}
         assert aspect.name not in aspect.confused_with
         assert set(aspect.confused_with) <= same_task, aspect
         assert aspect.definition and aspect.lowest and aspect.highest and len(aspect.steps) >= 3
@@ -94,13 +100,5 @@ def test_form_aspects_are_output_only_and_content_aspects_are_not() -> None:
     for aspect in ASPECTS:
         if aspect.name in {"fluency", "grammaticality"}:
             assert aspect.output_only, aspect
-    assert not get_aspect("summarization", "factual consistency").output_only
-    assert not get_aspect("dialogue", "groundedness").output_only
-
-
-def test_get_aspect_normalizes_and_raises() -> None:
-    assert get_aspect("simplification", "  Meaning   Preservation ").name == "meaning preservation"
-    with pytest.raises(EngineError, match="unknown aspect 'wit'"):
-        get_aspect("dialogue", "wit")
-    with pytest.raises(EngineError, match="unknown task"):
-        get_aspect("poetry", "fluency")
+    assert not _aspect("summarization", "factual consistency").output_only
+    assert not _aspect("dialogue", "groundedness").output_only

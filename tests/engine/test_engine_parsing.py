@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluation.engine.alignment import align_location
-from evaluation.engine.location_notes import read_location
+from evaluation.engine.alignment.notes import read_location
 from evaluation.engine.parsing import (
     LABELS,
     ParsedAnswer,

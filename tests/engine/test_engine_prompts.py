@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from evaluation.engine import EngineError
-from evaluation.engine.aspects import get_aspect
+from evaluation.engine.aspects import ASPECTS, AspectSpec
 from evaluation.engine.parsing import parse_annotator_answer, parse_supervisor_answer
 from evaluation.engine.prompts import (
     ANNOTATOR_TEMPLATE,
@@ -23,8 +23,13 @@ INPUTS = {"Dialogue history": "A: it costs $5 or ${price} {0} %s\nB: ok", "Knowl
 OUTPUT = "B: i paid $100 for {it} ... $$ ${output}\n"
 
 
+def _aspect(task: str, name: str) -> AspectSpec:
+    (aspect,) = (a for a in ASPECTS if (a.task, a.name) == (task, name))
+    return aspect
+
+
 def test_annotator_prompt_structure_and_literal_values() -> None:
-    aspect = get_aspect("dialogue", "groundedness")
+    aspect = _aspect("dialogue", "groundedness")
     prompt = render_annotator_prompt(
         ANNOTATOR_TEMPLATE, task=DIALOGUE, aspect=aspect, inputs=INPUTS, output=OUTPUT, output_header="Response"
     )
@@ -41,7 +46,7 @@ def test_annotator_prompt_structure_and_literal_values() -> None:
 
 
 def test_output_only_aspect_leaves_inputs_out() -> None:
-    aspect = get_aspect("dialogue", "naturalness")
+    aspect = _aspect("dialogue", "naturalness")
     assert aspect.output_only
     prompt = render_annotator_prompt(
         ANNOTATOR_TEMPLATE, task=DIALOGUE, aspect=aspect, inputs=INPUTS, output=OUTPUT, output_header="Response"
@@ -57,7 +62,7 @@ def test_supervisor_prompt_lists_annotation_sets() -> None:
         parse_annotator_answer("No Error\nOverall score: Excellent"),
     ]
     prompt = render_supervisor_prompt(
-        SUPERVISOR_TEMPLATE, task=DIALOGUE, aspect=get_aspect("dialogue", "groundedness"), inputs=INPUTS,
+        SUPERVISOR_TEMPLATE, task=DIALOGUE, aspect=_aspect("dialogue", "groundedness"), inputs=INPUTS,
         output=OUTPUT, output_header="Response", annotations=answers,
     )
     assert "Annotation set 1:\nError 1:\nLocation: $100\nExplanation: costs $5\nSeverity: 4" in prompt
@@ -69,7 +74,7 @@ def test_supervisor_prompt_lists_annotation_sets() -> None:
 
 
 def test_distilled_prompt_is_short_and_asks_for_0_to_100() -> None:
-    aspect = get_aspect("summarization", "factual consistency")
+    aspect = _aspect("summarization", "factual consistency")
     prompt = render_distilled_prompt(
         DISTILLED_TEMPLATE, task=TASKS["summarization"], aspect=aspect, inputs={"Article": "A text."},
         output="A sum.", output_header="Summary",
@@ -81,7 +86,7 @@ def test_distilled_prompt_is_short_and_asks_for_0_to_100() -> None:
 def test_unknown_placeholder_is_named() -> None:
     with pytest.raises(EngineError, match=r"\$\{aspect_nmae\}"):
         render_annotator_prompt(
-            "Judge ${aspect_nmae} of ${output}", task=DIALOGUE, aspect=get_aspect("dialogue", "coherence"),
+            "Judge ${aspect_nmae} of ${output}", task=DIALOGUE, aspect=_aspect("dialogue", "coherence"),
             inputs={}, output="x", output_header="Response",
         )
     with pytest.raises(EngineError, match="annotations"):

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from analytics.exports.labeled import labeled_card, labeled_records
 from analytics.selectors import Scope, accuracy_report
+from annotator.engine import quality
 from annotator.models import Assignment, CheckSpan, JudgmentEvent, PlantedOutput, WorkAction
 from annotator.selectors import HANDLE_BASE, item_errors, span_handle
 from annotator.services.added_spans import added_span_create
@@ -20,7 +21,6 @@ from annotator.services.checks import CheckSettings
 from annotator.services.judgments import judgment_set
 from annotator.vigilance import annotator_flags, campaign_checks
 from corpus.models import ErrorSpan
-from evaluation.engine import quality
 from tests.quality.conftest import Api, build_study
 
 CHECKS = CheckSettings(decoys=0.2, planted=0.2)

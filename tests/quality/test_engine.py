@@ -7,9 +7,9 @@ import random
 
 import pytest
 
+from annotator.engine import quality
+from annotator.engine.quality import Figures, Verdict, wilson
 from dhp.engine.planting import plant
-from evaluation.engine import quality
-from evaluation.engine.quality import Figures, Verdict, wilson
 
 approx = pytest.approx
 

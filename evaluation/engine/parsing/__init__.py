@@ -1,7 +1,8 @@
 """Tolerant parsers for annotator, supervisor and distilled LLM answers (never raise on any text).
 
 The package is split by concern: `model` (the result), `traces` and `prepass` (what real models write
-around and instead of our format), `lines`/`blocks` (the block parser), `values`, `locations`, `answer`.
+around and instead of our format), `fields` (the field vocabulary), `lines`/`blocks` (the block parser),
+`json_answer` (JSON answers read as field text), `values`, `locations`, `answer`.
 """
 
 from __future__ import annotations

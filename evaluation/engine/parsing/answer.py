@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from evaluation.engine.answer_json import json_answer
 from evaluation.engine.parsing.blocks import _Block, _Issue, _parse
+from evaluation.engine.parsing.json_answer import json_answer
 from evaluation.engine.parsing.lines import _NO_ERRORS, _clean_line
 from evaluation.engine.parsing.locations import clean_location
 from evaluation.engine.parsing.model import ParsedAnswer, ParsedError

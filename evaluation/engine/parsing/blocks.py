@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from evaluation.engine.answer_fields import CORRECTION_FIELD as _CORRECTION_FIELD
-from evaluation.engine.answer_fields import EXTRA_FIELD as _EXTRA_FIELD
-from evaluation.engine.answer_fields import FIELD as _FIELD
-from evaluation.engine.answer_fields import canonical_field as _canonical_field
+from evaluation.engine.parsing.fields import CORRECTION_FIELD as _CORRECTION_FIELD
+from evaluation.engine.parsing.fields import EXTRA_FIELD as _EXTRA_FIELD
+from evaluation.engine.parsing.fields import FIELD as _FIELD
+from evaluation.engine.parsing.fields import canonical_field as _canonical_field
 from evaluation.engine.parsing.lines import _NO_ERRORS, _clean_line, _header, _split_lines
 
 

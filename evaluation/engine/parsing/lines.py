@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from evaluation.engine.answer_fields import FIELD as _FIELD
-from evaluation.engine.answer_fields import FIELD_NAMES as _FIELD_NAMES
-from evaluation.engine.answer_fields import canonical_field as _canonical_field
-from evaluation.engine.answer_fields import strip_fences as _strip_fences
+from evaluation.engine.parsing.fields import FIELD as _FIELD
+from evaluation.engine.parsing.fields import FIELD_NAMES as _FIELD_NAMES
+from evaluation.engine.parsing.fields import canonical_field as _canonical_field
+from evaluation.engine.parsing.fields import strip_fences as _strip_fences
 
 # markdown decorations in front of a line: headers, quote marks, list bullets, emphasis markers
 _LEAD_DECOR = re.compile(r"^\s*(?:#{1,6}\s*|>\s*|[-+•]\s+|\*\s+)*")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from evaluation.engine.location_notes import pick_in
+from evaluation.engine.alignment.notes import pick_in
 from evaluation.engine.parsing.lines import strip_emphasis as _strip_emphasis
 
 # a Location value that gives no span; the keyword must stand alone or be followed by a remark

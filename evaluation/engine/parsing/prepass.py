@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from evaluation.engine.answer_fields import FIELD
+from evaluation.engine.parsing.fields import FIELD
 from evaluation.engine.parsing.lines import _LEAD_DECOR, strip_emphasis
 
 _NAMES: list[tuple[str, str]] = [

@@ -7,7 +7,7 @@ import json
 import re
 from typing import Any
 
-from evaluation.engine.answer_fields import EXTRA_FIELD, FIELD, canonical_field, strip_fences
+from evaluation.engine.parsing.fields import EXTRA_FIELD, FIELD, canonical_field, strip_fences
 
 _JSON_ERROR_LISTS = re.compile(
     r"^(?:(?:errors?|issues?|problems?|mistakes?)(?:[ _-]?(?:list|found))?|annotations?|error[ _-]?spans?|spans)$",

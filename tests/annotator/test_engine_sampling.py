@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from evaluation.engine.sampling import (
+from annotator.engine.sampling import (
     SMALL_CELL,
     SamplingError,
     Stratum,

@@ -1,13 +1,18 @@
-"""Statistics engine: every expected value below is worked out by hand in the comments (no database)."""
+"""The human study's statistics: every expected value below is worked out by hand in the comments (no database)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
+from analytics.stats.accuracy import EXPLANATION_VERDICTS, FLAGS, SPAN_VERDICTS, AccuracyMatrix
+from analytics.stats.agreement import krippendorff_alpha_nominal, observed_agreement
+from analytics.stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
+from analytics.stats.calibration import severity_calibration
+from analytics.stats.overlap import PRF, char_prf, match_spans, overlap_prf, overlap_prf_arrays, span_prf
 from corpus import protocol
-from evaluation.engine import stats
 from evaluation.engine.errors import EngineError
 
 approx = pytest.approx
@@ -16,19 +21,22 @@ approx = pytest.approx
 # --------------------------------------------------------------------------------------------- Table 4
 
 
-def _paper_cells(rows: dict[str, tuple[int, int, int, int]]) -> list[tuple[str, str, int]]:
+def _paper_matrix(rows: dict[str, tuple[int, int, int, int]]) -> AccuracyMatrix:
     # the paper prints the columns as Error, No span given, Not an error, Hallucination
-    return [(e, s, n) for e, counts in rows.items() for s, n in zip(stats.SPAN_VERDICTS, counts, strict=True)]
+    matrix = AccuracyMatrix()
+    for e, counts in rows.items():
+        matrix.counts[e] = dict(zip(SPAN_VERDICTS, counts, strict=True))
+    return matrix
 
 
 def test_accuracy_matrix_reproduces_paper_table4_ensemble():
     # OpeNLGauge_ens block of Table 4.
-    m = stats.accuracy_matrix(_paper_cells({
+    m = _paper_matrix({
         "correct": (218, 9, 3, 0), "partially_correct": (41, 0, 0, 1), "incomplete": (20, 0, 1, 0),
         "vague": (4, 2, 1, 0), "incorrect": (20, 3, 32, 1), "not_error": (0, 0, 10, 0),
-    }))
+    })
     # column totals 303, 14, 47, 2 -> 366
-    assert [m.column_total(s) for s in stats.SPAN_VERDICTS] == [303, 14, 47, 2]
+    assert [m.column_total(s) for s in SPAN_VERDICTS] == [303, 14, 47, 2]
     assert m.total == 366
     assert m.row_total("correct") == 230
     # Span OK = 303 / 366 = 0.8279 (paper: 83); Exp. correct = 230 / 366 = 0.6284 (paper: 63)
@@ -38,10 +46,10 @@ def test_accuracy_matrix_reproduces_paper_table4_ensemble():
 
 
 def test_accuracy_matrix_reproduces_paper_table4_tigerscore():
-    m = stats.accuracy_matrix(_paper_cells({
+    m = _paper_matrix({
         "correct": (8, 17, 0, 0), "partially_correct": (5, 2, 0, 0), "incomplete": (2, 2, 0, 0),
         "vague": (0, 3, 0, 0), "incorrect": (5, 16, 2, 0), "not_error": (1, 2, 0, 0),
-    }))
+    })
     # 21 / 65 = 32.3 % and 25 / 65 = 38.5 % (paper: 32 and 38)
     assert m.total == 65
     assert round(100 * m.span_ok) == 32
@@ -49,24 +57,21 @@ def test_accuracy_matrix_reproduces_paper_table4_tigerscore():
 
 
 def test_accuracy_matrix_empty_has_no_rates():
-    m = stats.accuracy_matrix([])
+    m = AccuracyMatrix()
     assert m.total == 0
     assert m.span_ok is None and m.exp_correct is None
 
 
-def test_accuracy_matrix_rejects_unknown_verdicts():
-    with pytest.raises(EngineError):
-        stats.accuracy_matrix([("correct", "maybe", 1)])
-
-
 def test_vocabulary_is_the_protocol_in_table4_order():
     # The paper's columns, which _paper_cells above relies on; every protocol verdict has a cell.
-    assert stats.SPAN_VERDICTS == ("error", "no_span", "not_error", "hallucination")
-    assert sorted(stats.SPAN_VERDICTS) == sorted(protocol.SPAN_VERDICT_VALUES)
-    assert stats.EXPLANATION_VERDICTS == protocol.EXPLANATION_VERDICT_VALUES
-    assert stats.FLAGS == protocol.FLAG_VALUES
-    m = stats.accuracy_matrix([(e, s, 1) for e in protocol.EXPLANATION_VERDICT_VALUES
-                               for s in protocol.SPAN_VERDICT_VALUES])
+    assert SPAN_VERDICTS == ("error", "no_span", "not_error", "hallucination")
+    assert sorted(SPAN_VERDICTS) == sorted(protocol.SPAN_VERDICT_VALUES)
+    assert EXPLANATION_VERDICTS == protocol.EXPLANATION_VERDICT_VALUES
+    assert FLAGS == protocol.FLAG_VALUES
+    m = AccuracyMatrix()
+    for e in protocol.EXPLANATION_VERDICT_VALUES:
+        for s in protocol.SPAN_VERDICT_VALUES:
+            m.counts[e][s] = 1
     assert m.total == len(protocol.EXPLANATION_VERDICT_VALUES) * len(protocol.SPAN_VERDICT_VALUES)
     # Span OK and Exp. correct count the protocol's headline verdicts: one column and one row of the grid.
     assert m.span_ok == approx(1 / len(protocol.SPAN_VERDICT_VALUES))
@@ -76,33 +81,39 @@ def test_vocabulary_is_the_protocol_in_table4_order():
 # --------------------------------------------------------------------------------------------- bootstrap
 
 
+def _one_group(counts, ratios, **options):
+    """The intervals of one group: item count vectors as the (items, 1 group, columns) table."""
+    table = np.asarray(counts, dtype=float)[:, None, :]
+    return bootstrap_ratio_cis_grouped(table, ratios, **options)[0]
+
+
 def test_bootstrap_ratio_cis_is_reproducible_with_a_seed():
     counts = [[4, 3, 2], [4, 2, 1], [1, 0, 0], [3, 3, 3]]
     ratios = {"ok": (1, 0), "correct": (2, 0)}
-    first = stats.bootstrap_ratio_cis(counts, ratios, seed=7)
-    again = stats.bootstrap_ratio_cis(counts, ratios, seed=7)
-    other = stats.bootstrap_ratio_cis(counts, ratios, seed=8)
+    first = _one_group(counts, ratios, seed=7)
+    again = _one_group(counts, ratios, seed=7)
+    other = _one_group(counts, ratios, seed=8)
     assert first == again
     assert first != other
 
 
 def test_bootstrap_ratio_cis_degenerate_when_items_are_alike():
     # every item is 1 Error out of 2 judged spans: any resample gives 2k/4k... = 0.5 exactly
-    cis = stats.bootstrap_ratio_cis([[2, 1], [2, 1], [2, 1]], {"ok": (1, 0)}, seed=0)
-    assert cis["ok"] == stats.Interval(0.5, 0.5)
+    cis = _one_group([[2, 1], [2, 1], [2, 1]], {"ok": (1, 0)}, seed=0)
+    assert cis["ok"] == Interval(0.5, 0.5)
 
 
 def test_bootstrap_ratio_cis_two_items_span_the_extremes():
     # items A = (1 judged, 1 ok), B = (1 judged, 0 ok). A resample of two items is AA (ratio 1, p = 1/4),
     # AB/BA (0.5, p = 1/2) or BB (0, p = 1/4): 25 % of the mass sits on each end, so the 2.5th and 97.5th
     # percentiles are exactly 0 and 1.
-    cis = stats.bootstrap_ratio_cis([[1, 1], [1, 0]], {"ok": (1, 0)}, n_resamples=2000, seed=3)
-    assert cis["ok"] == stats.Interval(0.0, 1.0)
+    cis = _one_group([[1, 1], [1, 0]], {"ok": (1, 0)}, n_resamples=2000, seed=3)
+    assert cis["ok"] == Interval(0.0, 1.0)
 
 
 def test_bootstrap_ratio_cis_none_without_items_or_denominators():
-    assert stats.bootstrap_ratio_cis([], {"ok": (1, 0)}) == {"ok": None}
-    assert stats.bootstrap_ratio_cis([[0, 0], [0, 0]], {"ok": (1, 0)}) == {"ok": None}
+    assert bootstrap_ratio_cis_grouped(np.zeros((0, 1, 2)), {"ok": (1, 0)}) == [{"ok": None}]
+    assert _one_group([[0, 0], [0, 0]], {"ok": (1, 0)}) == {"ok": None}
 
 
 # --------------------------------------------------------------------------------------------- agreement
@@ -123,28 +134,23 @@ def test_krippendorff_alpha_nominal_matches_hand_computation():
     #   n = 9, n_E = 5, n_N = 4
     #   D_o = (o_EN + o_NE) / n = 4/9;  D_e = 2 n_E n_N / (n (n - 1)) = 40/72 = 5/9
     #   alpha = 1 - (4/9) / (5/9) = 1 - 4/5 = 0.2
-    assert stats.krippendorff_alpha_nominal(ALPHA_UNITS) == approx(0.2)
+    assert krippendorff_alpha_nominal(ALPHA_UNITS) == approx(0.2)
 
 
 def test_krippendorff_alpha_nominal_perfect_and_undefined():
-    assert stats.krippendorff_alpha_nominal([[2, 0], [0, 2]]) == approx(1.0)
+    assert krippendorff_alpha_nominal([[2, 0], [0, 2]]) == approx(1.0)
     # one category only: expected disagreement 0, alpha is 0/0
-    assert stats.krippendorff_alpha_nominal([[2, 0], [3, 0]]) is None
+    assert krippendorff_alpha_nominal([[2, 0], [3, 0]]) is None
     # no unit with two coders
-    assert stats.krippendorff_alpha_nominal([[1, 0], [0, 1]]) is None
-    assert stats.krippendorff_alpha_nominal([]) is None
+    assert krippendorff_alpha_nominal([[1, 0], [0, 1]]) is None
+    assert krippendorff_alpha_nominal([]) is None
 
 
 def test_observed_agreement_counts_coder_pairs_within_units():
     # pairs: u1 1 (agree), u2 1 (disagree), u3 1 (agree), u4 3 (E-E agrees, two E-N disagree), u5 0
     # agreeing 1 + 0 + 1 + 1 = 3 of 6 pairs = 0.5
-    assert stats.observed_agreement(ALPHA_UNITS) == approx(0.5)
-    assert stats.observed_agreement([[1, 0]]) is None
-
-
-def test_distribution_shares_and_empty():
-    assert stats.distribution({"a": 1, "b": 3}, ["a", "b", "c"]) == {"a": 0.25, "b": 0.75, "c": 0.0}
-    assert stats.distribution({}, ["a"]) == {"a": None}
+    assert observed_agreement(ALPHA_UNITS) == approx(0.5)
+    assert observed_agreement([[1, 0]]) is None
 
 
 # --------------------------------------------------------------------------------------------- span overlap
@@ -153,29 +159,29 @@ def test_distribution_shares_and_empty():
 def test_match_spans_exact_and_overlap_skip_unlocated():
     predicted = [(0, 5), (10, 15), None]
     reference = [(0, 5), (10, 14)]
-    assert stats.match_spans(predicted, reference, mode="exact") == [(0, 0)]
-    assert sorted(stats.match_spans(predicted, reference, mode="overlap")) == [(0, 0), (1, 1)]
+    assert match_spans(predicted, reference, mode="exact") == [(0, 0)]
+    assert sorted(match_spans(predicted, reference, mode="overlap")) == [(0, 0), (1, 1)]
 
 
 def test_match_spans_overlap_is_optimal_where_greedy_fails():
     # P1 = (0, 10) overlaps R1 = (4, 12) by 6 and R2 = (0, 2) by 2; P2 = (8, 12) overlaps only R1 (by 4).
     # Greedy by largest overlap takes P1-R1 and leaves P2 alone (1 match); the maximum matching is
     # P1-R2 + P2-R1 (2 matches).
-    pairs = stats.match_spans([(0, 10), (8, 12)], [(4, 12), (0, 2)], mode="overlap")
+    pairs = match_spans([(0, 10), (8, 12)], [(4, 12), (0, 2)], mode="overlap")
     assert sorted(pairs) == [(0, 1), (1, 0)]
 
 
 def test_match_spans_ties_are_one_to_one():
     # two identical predictions for one reference error: one match only
-    assert len(stats.match_spans([(0, 5), (0, 5)], [(0, 5)], mode="exact")) == 1
-    prf = stats.span_prf([([(0, 5), (0, 5)], [(0, 5)])], mode="exact")
+    assert len(match_spans([(0, 5), (0, 5)], [(0, 5)], mode="exact")) == 1
+    prf = span_prf([([(0, 5), (0, 5)], [(0, 5)])], mode="exact")
     # P = 1/2, R = 1/1, F1 = 2*1 / (2 + 1) = 2/3
     assert (prf.precision, prf.recall, prf.f1) == (0.5, 1.0, approx(2 / 3))
 
 
 def test_match_spans_prefers_the_larger_overlap_among_equal_sized_matchings():
     # (0, 10) overlaps (0, 2) by 2 and (3, 10) by 7: one match either way, the larger overlap wins
-    assert stats.match_spans([(0, 10)], [(0, 2), (3, 10)], mode="overlap") == [(0, 1)]
+    assert match_spans([(0, 10)], [(0, 2), (3, 10)], mode="overlap") == [(0, 1)]
 
 
 OVERLAP_ITEMS = [
@@ -186,12 +192,12 @@ OVERLAP_ITEMS = [
 
 
 def test_span_prf_exact_and_overlap_micro_averaged():
-    exact = stats.span_prf(OVERLAP_ITEMS, mode="exact")
+    exact = span_prf(OVERLAP_ITEMS, mode="exact")
     # matched 1, predicted 3 + 0 + 1 = 4, reference 2 + 1 + 0 = 3
     assert (exact.matched, exact.n_predicted, exact.n_reference) == (1, 4, 3)
     # P = 1/4, R = 1/3, F1 = 2/7
     assert exact.precision == 0.25 and exact.recall == approx(1 / 3) and exact.f1 == approx(2 / 7)
-    overlap = stats.span_prf(OVERLAP_ITEMS, mode="overlap")
+    overlap = span_prf(OVERLAP_ITEMS, mode="overlap")
     # matched 2: P = 2/4, R = 2/3, F1 = 4/7; one reference error missed
     assert overlap.precision == 0.5 and overlap.recall == approx(2 / 3) and overlap.f1 == approx(4 / 7)
     assert overlap.missed == 1
@@ -201,27 +207,27 @@ def test_char_prf_counts_covered_characters():
     # item 1: predicted {0..4, 10..14} = 10 chars, reference {0..4, 10..13} = 9, both 5 + 4 = 9
     # item 2: predicted 0, reference 5;  item 3: predicted 5, reference 0
     # totals: both 9, predicted 15, reference 14 -> P = 9/15, R = 9/14, F1 = 18/29
-    prf = stats.char_prf(OVERLAP_ITEMS)
+    prf = char_prf(OVERLAP_ITEMS)
     assert (prf.matched, prf.n_predicted, prf.n_reference) == (9, 15, 14)
     assert prf.precision == approx(0.6) and prf.recall == approx(9 / 14) and prf.f1 == approx(18 / 29)
 
 
 def test_char_prf_merges_overlapping_predictions():
     # (0, 6) and (4, 10) cover 10 characters, not 12; reference (5, 8) = 3, all covered
-    prf = stats.char_prf([([(0, 6), (4, 10)], [(5, 8)])])
+    prf = char_prf([([(0, 6), (4, 10)], [(5, 8)])])
     assert (prf.matched, prf.n_predicted, prf.n_reference) == (3, 10, 3)
 
 
 def test_span_prf_evaluator_without_spans():
-    prf = stats.span_prf([([], [(0, 3)]), ([], [])], mode="overlap")
+    prf = span_prf([([], [(0, 3)]), ([], [])], mode="overlap")
     # nothing predicted: precision undefined, recall 0/1, F1 = 0 / (0 + 1) = 0
     assert prf.precision is None and prf.recall == 0.0 and prf.f1 == 0.0
-    assert stats.span_prf([([], [])], mode="exact").f1 is None
+    assert span_prf([([], [])], mode="exact").f1 is None
 
 
 def test_match_spans_rejects_unknown_mode():
     with pytest.raises(EngineError):
-        stats.match_spans([(0, 1)], [(0, 1)], mode="fuzzy")  # type: ignore[arg-type]
+        match_spans([(0, 1)], [(0, 1)], mode="fuzzy")  # type: ignore[arg-type]
 
 
 # --------------------------------------------------------------------------------------------- calibration
@@ -229,7 +235,7 @@ def test_match_spans_rejects_unknown_mode():
 
 def test_severity_calibration_matches_hand_computation():
     # (machine, human, count): differences machine - human are 0, 0, +1, +2, -1
-    cal = stats.severity_calibration([(3, 3, 2), (5, 4, 1), (4, 2, 1), (2, 3, 1)])
+    cal = severity_calibration([(3, 3, 2), (5, 4, 1), (4, 2, 1), (2, 3, 1)])
     assert cal.n == 5
     # mean signed difference 2/5 = 0.4; MAE (0 + 0 + 1 + 2 + 1) / 5 = 0.8; same severity 2/5
     assert cal.mean_signed_difference == approx(0.4)
@@ -245,45 +251,14 @@ def test_severity_calibration_matches_hand_computation():
 
 
 def test_severity_calibration_empty_and_out_of_range():
-    cal = stats.severity_calibration([])
+    cal = severity_calibration([])
     assert cal.n == 0 and cal.mean_absolute_error is None and cal.spearman is None
     with pytest.raises(EngineError):
-        stats.severity_calibration([(0, 3, 1)])
-
-
-# --------------------------------------------------------------------------------------------- correlations
-
-
-def test_correlations_match_hand_computation():
-    # x = [1, 2, 3, 4], y = [1, 3, 2, 4]: dx = dy-order deviations [-1.5, -.5, .5, 1.5] vs [-1.5, .5, -.5, 1.5]
-    # sum dx dy = 2.25 - .25 - .25 + 2.25 = 4; sum dx^2 = sum dy^2 = 5 -> r = 0.8 (= rho, no ties)
-    # with n - 2 = 2 degrees of freedom the two-sided p of r is exactly 1 - |r| = 0.2
-    # Kendall: 5 concordant, 1 discordant pair of 6 -> tau = 4/6; exact p: permutations of 4 with <= 1
-    # inversion are 1 + 3 = 4 of 24, two-sided 2 * 4/24 = 1/3
-    c = stats.correlations([1, 2, 3, 4], [1, 3, 2, 4])
-    assert c.n == 4
-    assert c.pearson == approx(0.8) and c.pearson_p == approx(0.2)
-    assert c.spearman == approx(0.8) and c.spearman_p == approx(0.2)
-    assert c.kendall == approx(2 / 3) and c.kendall_p == approx(1 / 3)
-
-
-def test_correlations_kendall_tau_b_with_ties():
-    # x = [1, 1, 2, 3], y = [1, 2, 2, 3]: pairs (1,2) tie in x only, (2,3) tie in y only, the other
-    # four concordant -> tau_b = (4 - 0) / sqrt((4 + 1) * (4 + 1)) = 0.8
-    assert stats.correlations([1, 1, 2, 3], [1, 2, 2, 3]).kendall == approx(0.8)
-
-
-def test_correlations_undefined_for_constant_or_short_input():
-    assert stats.correlations([1, 2], [2, 1]) == stats.Correlation(n=2)
-    assert stats.correlations([3, 3, 3], [1, 2, 3]).pearson is None
-    with pytest.raises(EngineError):
-        stats.correlations([1, 2, 3], [1, 2])
+        severity_calibration([(0, 3, 1)])
 
 
 def test_overlap_prf_arrays_agrees_with_the_item_by_item_count():
     import random
-
-    import numpy as np
 
     rng = random.Random(5)
     items = []
@@ -299,26 +274,24 @@ def test_overlap_prf_arrays_agrees_with_the_item_by_item_count():
             return out
 
         items.append((spans(rng.randint(0, 4)), spans(rng.randint(0, 4))))
-    expected = stats.overlap_prf(items)
-    assert expected.exact == stats.span_prf(items, mode="exact")
-    assert expected.overlap == stats.span_prf(items, mode="overlap")
-    assert expected.chars == stats.char_prf(items)
+    expected = overlap_prf(items)
+    assert expected.exact == span_prf(items, mode="exact")
+    assert expected.overlap == span_prf(items, mode="overlap")
+    assert expected.chars == char_prf(items)
 
     def table(side):
         rows = [(i, *(s if s is not None else (-1, -1))) for i, pair in enumerate(items) for s in pair[side]]
         return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
-    assert stats.overlap_prf_arrays(table(0), table(1)) == expected
+    assert overlap_prf_arrays(table(0), table(1)) == expected
 
 
 def test_overlap_prf_arrays_hand_computed_and_empty_sides():
-    import numpy as np
-
     # OVERLAP_ITEMS as rows (item, start, end); the unlocated prediction has start -1
     pred = np.array([[0, 0, 5], [0, 10, 15], [0, -1, -1], [2, 20, 25]])
     ref = np.array([[0, 0, 5], [0, 10, 14], [1, 3, 8]])
-    counts = stats.overlap_prf_arrays(pred, ref)
+    counts = overlap_prf_arrays(pred, ref)
     assert (counts.exact.matched, counts.overlap.matched, counts.chars.matched) == (1, 2, 9)
     assert (counts.exact.n_predicted, counts.exact.n_reference) == (4, 3)
-    none = stats.overlap_prf_arrays(np.zeros((0, 3)), ref)
-    assert none.overlap == stats.PRF(0, 0, 3) and none.chars == stats.PRF(0, 0, 5 + 4 + 5)
+    none = overlap_prf_arrays(np.zeros((0, 3)), ref)
+    assert none.overlap == PRF(0, 0, 3) and none.chars == PRF(0, 0, 5 + 4 + 5)

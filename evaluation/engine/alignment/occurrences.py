@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from evaluation.engine.location_notes import Pick
-from evaluation.engine.nlp import doc, stop_words
+from evaluation.engine.alignment.nlp import doc, stop_words
+from evaluation.engine.alignment.notes import Pick
 
 # words that open a new clause; a clause boundary is also any of , ; : — outside brackets
 _CLAUSE_OPENERS = frozenset(

@@ -1,0 +1,42 @@
+"""The paper's Table 4: counts of (explanation verdict, span verdict) pairs and its two headline rates."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from analytics.stats.shares import ratio
+from corpus import protocol
+
+# The study protocol's vocabulary, in the column and row order of the paper's Table 4.
+SPAN_VERDICTS: tuple[str, ...] = protocol.TABLE4_SPAN_ORDER
+EXPLANATION_VERDICTS: tuple[str, ...] = protocol.TABLE4_EXPLANATION_ORDER
+FLAGS: tuple[str, ...] = protocol.FLAG_VALUES
+
+
+@dataclass
+class AccuracyMatrix:
+    """Counts of (explanation verdict, span verdict) pairs, with the paper's two headline rates."""
+
+    counts: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {e: dict.fromkeys(SPAN_VERDICTS, 0) for e in EXPLANATION_VERDICTS}
+    )
+
+    def row_total(self, explanation: str) -> int:
+        return sum(self.counts[explanation].values())
+
+    def column_total(self, span: str) -> int:
+        return sum(row[span] for row in self.counts.values())
+
+    @property
+    def total(self) -> int:
+        return sum(self.row_total(e) for e in EXPLANATION_VERDICTS)
+
+    @property
+    def span_ok(self) -> float | None:
+        """Share of judged spans whose span verdict is Error (the paper's "Span OK")."""
+        return ratio(self.column_total(protocol.SPAN_OK), self.total)
+
+    @property
+    def exp_correct(self) -> float | None:
+        """Share of judged spans whose explanation verdict is Correct (the paper's "Exp. correct")."""
+        return ratio(self.row_total(protocol.EXPLANATION_OK), self.total)

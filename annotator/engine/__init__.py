@@ -1,0 +1,1 @@
+"""Django-free engine of the annotation study: the designed sample of machine spans and the vigilance checks."""
