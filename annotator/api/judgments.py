@@ -7,6 +7,7 @@ from ninja import Router, Status
 
 from annotator.access import added_span_for_user, assignment_to_edit
 from annotator.api.assignments import added_span_out, judgment_out
+from annotator.engine.quality import clamp_ms
 from annotator.schemas import (
     AddedSpanIn,
     AddedSpanOut,
@@ -21,7 +22,6 @@ from annotator.services.added_spans import added_span_create, added_span_delete,
 from annotator.services.judgments import judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
 from errors import UserError
-from annotator.engine.quality import clamp_ms
 
 router = Router(tags=["annotation"])
 
