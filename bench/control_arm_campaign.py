@@ -29,6 +29,9 @@ import sys
 import uuid
 from pathlib import Path
 
+from evaluation.models import EvaluatorRun
+from jobs.kinds import job_execute
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-" + "x" * 50)
@@ -76,7 +79,6 @@ def main() -> int:
     from annotator.models import Campaign
     from config.api import api
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, Source, SourceKind, TaskType
-    from evaluation.runs.execute import run_execute
     from evaluation.runs.launch import run_create
     from tests.ollama_sim import OllamaSim, SimConfig
 
@@ -102,7 +104,7 @@ def main() -> int:
         allow_servers(sim.url)
         run = run_create(dataset=dataset, aspect_name="accuracy", annotators=list(MODELS), supervisor=SUPERVISOR,
                          ollama_url=sim.url, parallel=4)
-        status = run_execute(run.pk)
+        status = job_execute(EvaluatorRun, run.pk)
     run.refresh_from_db()
     print(f"ensemble run on the simulated Ollama: {status}, {len(rows)} RotoWire outputs")
 

@@ -35,6 +35,8 @@ import time
 import uuid
 from pathlib import Path
 
+from jobs.kinds import job_execute
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-" + "x" * 50)  # DEBUG is off: the settings want a key
@@ -86,7 +88,7 @@ def main() -> int:
     from corpus.models import Dataset, Item, TaskType
     from dhp.engine.kinds import parse_kinds
     from dhp.models import DhpRun
-    from dhp.services.runs import dhp_create, dhp_execute
+    from dhp.services.runs import dhp_create
     from tests.ollama_sim import OllamaSim, SimConfig, SimRequest, judged_text
 
     nonce = uuid.uuid4().hex[:8]
@@ -124,7 +126,7 @@ def main() -> int:
         sim.reset_stats()
         sim.unload_all()
         began = time.perf_counter()
-        status = dhp_execute(run.pk)
+        status = job_execute(DhpRun, run.pk)
         wall = time.perf_counter() - began
         requests, loads = sim.stats.requests, sim.stats.loads
         run.refresh_from_db()
@@ -132,7 +134,7 @@ def main() -> int:
         rerun = launch()
         sim.reset_stats()
         began = time.perf_counter()
-        dhp_execute(rerun.pk)
+        job_execute(DhpRun, rerun.pk)
         rerun_wall = time.perf_counter() - began
         rerun_calls = sim.stats.requests
         rerun.refresh_from_db()
@@ -220,7 +222,7 @@ def realistic(args: argparse.Namespace) -> int:
     from corpus.models import Dataset, Item, TaskType
     from dhp.engine.kinds import parse_kinds
     from dhp.models import DhpRun, DhpScore
-    from dhp.services.runs import dhp_create, dhp_execute
+    from dhp.services.runs import dhp_create
     from tests.ollama_sim import OllamaSim, SimConfig, SimRequest
 
     samples = args.samples if args.samples != 5 else 2
@@ -256,7 +258,7 @@ def realistic(args: argparse.Namespace) -> int:
             sim.reset_stats()
             sim.unload_all()
             began = time.perf_counter()
-            status = dhp_execute(run.pk)
+            status = job_execute(DhpRun, run.pk)
             wall = time.perf_counter() - began
             stats = sim.stats
         run = DhpRun.objects.get(pk=run.pk)

@@ -31,6 +31,9 @@ import time
 import uuid
 from pathlib import Path
 
+from evaluation.models import EvaluatorRun
+from jobs.kinds import job_execute
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Benches run with DEBUG off, where the settings require a key; this one signs nothing that outlives the run.
@@ -54,7 +57,6 @@ def setup_django() -> None:
 
 def timed_run(sim, dataset, annotators: list[str], supervisor: str, parallel: int):
     """Create the job on `sim` (models unloaded first) and run it: (run, status, wall seconds, sim stats)."""
-    from evaluation.runs.execute import run_execute
     from evaluation.runs.launch import run_create
 
     allow_servers(sim.url)
@@ -62,7 +64,7 @@ def timed_run(sim, dataset, annotators: list[str], supervisor: str, parallel: in
                      ollama_url=sim.url, parallel=parallel)
     sim.reset(models=True)
     began = time.perf_counter()
-    status = run_execute(run.pk)
+    status = job_execute(EvaluatorRun, run.pk)
     wall = time.perf_counter() - began
     stats = sim.stats()
     run.refresh_from_db()
@@ -90,7 +92,6 @@ def main() -> int:
     from corpus.models import Dataset, Item, TaskType
     from evaluation.engine.prompts import render_annotator_prompt
     from evaluation.llm.ollama_backend import OllamaBackend
-    from evaluation.runs.execute import run_execute
     from evaluation.runs.launch import run_create
     from evaluation.runs.placement import job_bound
     from evaluation.runs.steps import run_specs
@@ -126,7 +127,7 @@ def main() -> int:
                            ollama_url=sim.url, parallel=args.parallel)
         sim.reset(models=False)
         began = time.perf_counter()
-        run_execute(rerun.pk)
+        job_execute(EvaluatorRun, rerun.pk)
         rerun_wall = time.perf_counter() - began
         rerun_calls = sim.stats().requests
 
@@ -162,7 +163,7 @@ def main() -> int:
             for server in sims:
                 server.reset(models=True)
             began = time.perf_counter()
-            k_status = run_execute(k_run.pk)
+            k_status = job_execute(EvaluatorRun, k_run.pk)
             k_wall = time.perf_counter() - began
             k_stats = [server.stats() for server in sims]
             k_run.refresh_from_db()

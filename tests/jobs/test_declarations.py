@@ -50,7 +50,7 @@ def test_queue_cancel_and_resume_come_from_jobs_for_every_kind(kind, dataset, se
         job_queue(job)
     assert sent == [(kind.model.task_name, [job.pk])]
     assert job.can_cancel() and not job.can_resume()
-    assert job_cancel(kind.model, job.pk)
+    assert job_cancel(job)
     cancelled = _reload(kind, job.pk)
     assert cancelled.status == JobStatus.CANCELLED and not cancelled.can_cancel() and not cancelled.can_resume()
     assert not job_requeue(cancelled)  # a cancelled job stays cancelled
@@ -120,16 +120,19 @@ def test_the_sweeper_thread_recovers_without_a_worker_restart(kind, dataset, set
     assert queued and set(queued) == {job.pk}
 
 
-def test_done_total_reads_the_kinds_progress_pair(kind, dataset):
+def test_every_declared_kind_is_tested_here_and_has_its_task():
+    from jobs.kinds import job_kinds
+    from tests.jobs.conftest import KINDS
+
+    assert {k.model for k in job_kinds()} == {k.model for k in KINDS}
+
+
+def test_progress_is_done_of_total_on_every_kind(kind, dataset):
     job = kind.make(dataset)
-    if kind.model.progress_fields is None:
-        job.progress = {"length": {"done": 2, "total": 3}, "bleu": {"done": 1, "total": 3}}
-        assert job.done_total() == (3, 6)
-        return
-    done, total = kind.model.progress_fields
-    setattr(job, done, 4)
-    setattr(job, total, 9)
-    assert job.done_total() == (4, 9)
+    job.done, job.total = 4, 9
+    assert job.done_total() == (4, 9) and job.percent() == 44
+    job.done = 12  # a count past its total (a retried call) draws a full bar, no more
+    assert job.percent() == 100
 
 
 def test_every_kind_has_an_admin_that_cancels_and_resumes(kind, dataset, admin_client, sent,
