@@ -72,8 +72,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         f"Discernment per perturbation: {run.evaluator}",
     ) if perturbations else None
     context = {"run": run, "results": results, "perturbations": perturbations, "plot": plot,
-               "weights": run_weights(run), "percent": int(100 * run.done_steps / run.total_steps)
-               if run.total_steps else 0}
+               "weights": run_weights(run)}
     return job_page(request, run, "dhp/run_detail.html", "dhp-progress", context)
 
 

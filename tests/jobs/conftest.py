@@ -26,7 +26,8 @@ class Kind:
 
 KINDS = [
     Kind(EvaluatorRun, lambda ds: factories.run(ds, "lifecycle", status=JobStatus.PENDING)),
-    Kind(DhpRun, lambda ds: DhpRun.objects.create(dataset=ds, evaluator="m:1b", metrics=["accuracy"], kinds=["typo:minor"])),
+    Kind(DhpRun,
+         lambda ds: DhpRun.objects.create(dataset=ds, evaluator="m:1b", metrics=["accuracy"], kinds=["typo:minor"])),
     Kind(ComparisonJob, lambda ds: ComparisonJob.objects.create(dataset=ds, metrics=["length"], aspects=["accuracy"])),
     Kind(ExportJob, lambda ds: ExportJob.objects.create(dataset=ds, format="jsonl")),
 ]
