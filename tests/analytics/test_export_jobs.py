@@ -38,7 +38,7 @@ def test_browser_export_runs_as_a_job_with_progress_and_download(study, client, 
                                {"format": "labelstudio", "system": "sysA"})
     job = ExportJob.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/analytics/exports/{job.pk}/"
-    assert sent == [("tasks.exporting.TASKS[ExportJob]", [job.pk])]
+    assert sent == [("tasks.exporting.run_export", [job.pk])]
     waiting = client.get(f"/analytics/exports/{job.pk}/", HTTP_HX_REQUEST="true")
     assert waiting.status_code == 200 and 'hx-trigger="every 1s"' in waiting.content.decode()
     assert job_execute(ExportJob, job.pk) == "done"

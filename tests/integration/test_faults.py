@@ -36,7 +36,7 @@ from tests.ollama_sim.config import FaultRule, SimConfig
 from tests.ollama_sim.process import SimProcess
 
 pytestmark = pytest.mark.integration
-TASK = "tasks.preannotation.TASKS[EvaluatorRun]"
+TASK = "tasks.preannotation.run_preannotation"
 
 
 def _fresh(query: Callable[[], bool]) -> Callable[[], bool]:
