@@ -149,3 +149,19 @@ def test_every_kind_has_an_admin_that_cancels_and_resumes(kind, dataset, admin_c
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(url, {"action": "resume_jobs", "_selected_action": [failed.pk]}, follow=True)
     assert _reload(kind, failed.pk).status == JobStatus.PENDING and sent == [(kind.model.task_name, [failed.pk])]
+
+
+def test_the_worker_registers_exactly_the_task_names_researchers_send():
+    """The names are an interface (scripts send them by name): a worker loading CELERY_IMPORTS registers these."""
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    names = {name for name in app.tasks if not name.startswith("celery.")}
+    assert names == {
+        "tasks.preannotation.run_preannotation",
+        "tasks.dhp.run_dhp",
+        "tasks.comparison.run_comparison",
+        "tasks.exporting.run_export",
+        "tasks.maintenance.ping_dataset",
+        "tasks.analytics.compute_gamma",
+    }
