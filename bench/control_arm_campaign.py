@@ -29,9 +29,6 @@ import sys
 import uuid
 from pathlib import Path
 
-from evaluation.models import EvaluatorRun
-from jobs.kinds import job_execute
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-" + "x" * 50)
@@ -79,7 +76,9 @@ def main() -> int:
     from annotator.models import Campaign
     from config.api import api
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, Source, SourceKind, TaskType
+    from evaluation.models import EvaluatorRun
     from evaluation.runs.launch import run_create
+    from jobs.kinds import job_execute
     from tests.ollama_sim import OllamaSim, SimConfig
 
     nonce = uuid.uuid4().hex[:8]

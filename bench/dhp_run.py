@@ -35,8 +35,6 @@ import time
 import uuid
 from pathlib import Path
 
-from jobs.kinds import job_execute
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DJANGO_SECRET_KEY", "bench-only-key-" + "x" * 50)  # DEBUG is off: the settings want a key
@@ -89,6 +87,7 @@ def main() -> int:
     from dhp.engine.kinds import parse_kinds
     from dhp.models import DhpRun
     from dhp.services.runs import dhp_create
+    from jobs.kinds import job_execute
     from tests.ollama_sim import OllamaSim, SimConfig, SimRequest, judged_text
 
     nonce = uuid.uuid4().hex[:8]
@@ -223,6 +222,7 @@ def realistic(args: argparse.Namespace) -> int:
     from dhp.engine.kinds import parse_kinds
     from dhp.models import DhpRun, DhpScore
     from dhp.services.runs import dhp_create
+    from jobs.kinds import job_execute
     from tests.ollama_sim import OllamaSim, SimConfig, SimRequest
 
     samples = args.samples if args.samples != 5 else 2

@@ -31,9 +31,6 @@ import time
 import uuid
 from pathlib import Path
 
-from evaluation.models import EvaluatorRun
-from jobs.kinds import job_execute
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 # Benches run with DEBUG off, where the settings require a key; this one signs nothing that outlives the run.
@@ -57,7 +54,9 @@ def setup_django() -> None:
 
 def timed_run(sim, dataset, annotators: list[str], supervisor: str, parallel: int):
     """Create the job on `sim` (models unloaded first) and run it: (run, status, wall seconds, sim stats)."""
+    from evaluation.models import EvaluatorRun
     from evaluation.runs.launch import run_create
+    from jobs.kinds import job_execute
 
     allow_servers(sim.url)
     run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
@@ -92,9 +91,11 @@ def main() -> int:
     from corpus.models import Dataset, Item, TaskType
     from evaluation.engine.prompts import render_annotator_prompt
     from evaluation.llm.ollama_backend import OllamaBackend
+    from evaluation.models import EvaluatorRun
     from evaluation.runs.launch import run_create
     from evaluation.runs.placement import job_bound
     from evaluation.runs.steps import run_specs
+    from jobs.kinds import job_execute
     from tests.ollama_sim.config import SimConfig
     from tests.ollama_sim.process import SimProcess
 
