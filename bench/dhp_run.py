@@ -1,6 +1,6 @@
 """Benchmark: a DHP run (30 items x 6 kinds x 2 metrics x 5 samples) on the simulated Ollama.
 
-Runs `dhp_execute` (the code the Celery task runs) over a fresh summarization dataset: rule-based
+Runs the DHP job kind's `execute` (the code the Celery task runs) over a fresh summarization dataset: rule-based
 perturbation, direct scoring of every original and perturbed text per metric and sample (one model,
 P requests in flight), the statistics. Prints the measured wall time beside the lower bound of the
 ensemble bench's formula `models*swap + sum_models ceil(calls/P)*call` (here one model), the calls made,

@@ -1,9 +1,10 @@
 """Benchmark: the real ensemble job on the simulated Ollama against its scheduling lower bound.
 
-Runs `run_execute` (the code the Celery task runs) over a fresh dataset against the simulated server in
-its own process, then prints the lower bound `models*swap + sum_models ceil(calls/P)*call`, the measured
-wall time, their ratio, the number of model loads, a rerun's LLM calls (the cache should make it 0),
-and the same calls made by a naive item-by-item sequential loop for contrast.
+Runs the evaluator run's job kind (the code the Celery task runs) over a fresh dataset against the
+simulated server in its own process, then prints the lower bound
+`models*swap + sum_models ceil(calls/P)*call`, the measured wall time, their ratio, the number of model
+loads, a rerun's LLM calls (the cache should make it 0), and the same calls made by a naive item-by-item
+sequential loop for contrast.
 
 With `--servers K` (K > 1) it then runs the same job over another fresh dataset on K simulated servers
 (each a process with every model, one loaded at a time) and prints the wall time beside the K-server

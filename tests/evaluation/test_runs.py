@@ -97,7 +97,7 @@ def test_run_rerun_makes_zero_llm_calls(dataset, sim):
     assert job_execute(EvaluatorRun, second.pk) == JobStatus.DONE
     second.refresh_from_db()
     assert sim.stats.requests == 0
-    assert second.cache_hits == second.total_calls
+    assert second.cache_hits == second.total
     assert RunCall.objects.filter(run=second, from_cache=False).count() == 0
     assert Annotation.objects.filter(source=second, kind="ensemble").count() == len(OUTPUTS)
 
@@ -312,7 +312,7 @@ def test_recovery_takes_only_runs_whose_heartbeat_is_stale(dataset, settings):
 def test_starting_worker_requeues_stale_runs_now_and_fresh_ones_once_they_would_be_stale(
     dataset, settings, monkeypatch
 ):
-    from tasks import preannotation
+    from tasks.jobs import TASKS
 
     settings.RUN_STALE_SECONDS = 90
     fresh, stale = (run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS,
@@ -321,10 +321,10 @@ def test_starting_worker_requeues_stale_runs_now_and_fresh_ones_once_they_would_
     _running(stale, 300)
     now: list[int] = []
     later: list[tuple[int, float]] = []
-    monkeypatch.setattr(preannotation.TASKS[EvaluatorRun], "delay", lambda run_id: now.append(run_id))
-    monkeypatch.setattr(preannotation.TASKS[EvaluatorRun], "apply_async",
+    monkeypatch.setattr(TASKS[EvaluatorRun], "delay", lambda run_id: now.append(run_id))
+    monkeypatch.setattr(TASKS[EvaluatorRun], "apply_async",
                         lambda args, countdown: later.append((args[0], countdown)))
-    preannotation.TASKS[EvaluatorRun].recover()
+    TASKS[EvaluatorRun].recover()
     assert now == [stale.pk]
     assert [run_id for run_id, _ in later] == [fresh.pk] and 60 < later[0][1] <= 61
 
