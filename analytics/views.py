@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from accounts.access import require_researcher
+from accounts.access import require_admin, require_researcher
 from accounts.models import User
 from analytics.exports.jobs import export_file, export_job_create
 from analytics.exports.labeled import labeled_card, labeled_response
@@ -23,8 +23,7 @@ from analytics.tables import TABLE_BUILDERS, dashboard_tables, empty_state, esti
 from annotator.engine.sampling import SamplingError, check_half_width
 from annotator.models import Campaign
 from corpus.models import Dataset, ExportJob, Item
-from jobs.models import JobStatus
-from jobs.views import job_page
+from jobs.views import job_action_views, job_page
 
 MAX_RESAMPLES = 10_000
 OVERVIEW_TABLES = ("overview", "progress")  # shown in the overview card, not as sections
@@ -227,9 +226,14 @@ def dataset_exports(request: AppRequest, pk: int) -> HttpResponse:
 def export_job(request: AppRequest, pk: int) -> HttpResponse:
     require_researcher(request)
     job = get_object_or_404(ExportJob.objects.select_related("dataset"), pk=pk)
-    percent = round(100 * job.done / job.total) if job.total else (100 if job.status == JobStatus.DONE else 0)
-    context = {"job": job, "percent": min(percent, 100)}
+    context = {"job": job}
     return job_page(request, job, "analytics/export_job.html", "export-progress", context)
+
+
+export_job_cancel, export_job_resume = job_action_views(
+    allow=require_admin, get=lambda pk: get_object_or_404(ExportJob, pk=pk), to="export_job",
+    kept="the export is written again from the start.",
+)
 
 
 @require_GET

@@ -76,8 +76,9 @@ def main() -> int:
     from annotator.models import Campaign
     from config.api import api
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, Source, SourceKind, TaskType
-    from evaluation.runs.execute import run_execute
+    from evaluation.models import EvaluatorRun
     from evaluation.runs.launch import run_create
+    from jobs.kinds import job_execute
     from tests.ollama_sim import OllamaSim, SimConfig
 
     nonce = uuid.uuid4().hex[:8]
@@ -102,7 +103,7 @@ def main() -> int:
         allow_servers(sim.url)
         run = run_create(dataset=dataset, aspect_name="accuracy", annotators=list(MODELS), supervisor=SUPERVISOR,
                          ollama_url=sim.url, parallel=4)
-        status = run_execute(run.pk)
+        status = job_execute(EvaluatorRun, run.pk)
     run.refresh_from_db()
     print(f"ensemble run on the simulated Ollama: {status}, {len(rows)} RotoWire outputs")
 

@@ -1,6 +1,6 @@
 """Benchmark: a DHP run (30 items x 6 kinds x 2 metrics x 5 samples) on the simulated Ollama.
 
-Runs `dhp_execute` (the code the Celery task runs) over a fresh summarization dataset: rule-based
+Runs the DHP job kind's `execute` (the code the Celery task runs) over a fresh summarization dataset: rule-based
 perturbation, direct scoring of every original and perturbed text per metric and sample (one model,
 P requests in flight), the statistics. Prints the measured wall time beside the lower bound of the
 ensemble bench's formula `models*swap + sum_models ceil(calls/P)*call` (here one model), the calls made,
@@ -86,7 +86,8 @@ def main() -> int:
     from corpus.models import Dataset, Item, TaskType
     from dhp.engine.kinds import parse_kinds
     from dhp.models import DhpRun
-    from dhp.services.runs import dhp_create, dhp_execute
+    from dhp.services.runs import dhp_create
+    from jobs.kinds import job_execute
     from tests.ollama_sim import OllamaSim, SimConfig, SimRequest, judged_text
 
     nonce = uuid.uuid4().hex[:8]
@@ -124,7 +125,7 @@ def main() -> int:
         sim.reset_stats()
         sim.unload_all()
         began = time.perf_counter()
-        status = dhp_execute(run.pk)
+        status = job_execute(DhpRun, run.pk)
         wall = time.perf_counter() - began
         requests, loads = sim.stats.requests, sim.stats.loads
         run.refresh_from_db()
@@ -132,7 +133,7 @@ def main() -> int:
         rerun = launch()
         sim.reset_stats()
         began = time.perf_counter()
-        dhp_execute(rerun.pk)
+        job_execute(DhpRun, rerun.pk)
         rerun_wall = time.perf_counter() - began
         rerun_calls = sim.stats.requests
         rerun.refresh_from_db()
@@ -220,7 +221,8 @@ def realistic(args: argparse.Namespace) -> int:
     from corpus.models import Dataset, Item, TaskType
     from dhp.engine.kinds import parse_kinds
     from dhp.models import DhpRun, DhpScore
-    from dhp.services.runs import dhp_create, dhp_execute
+    from dhp.services.runs import dhp_create
+    from jobs.kinds import job_execute
     from tests.ollama_sim import OllamaSim, SimConfig, SimRequest
 
     samples = args.samples if args.samples != 5 else 2
@@ -256,7 +258,7 @@ def realistic(args: argparse.Namespace) -> int:
             sim.reset_stats()
             sim.unload_all()
             began = time.perf_counter()
-            status = dhp_execute(run.pk)
+            status = job_execute(DhpRun, run.pk)
             wall = time.perf_counter() - began
             stats = sim.stats
         run = DhpRun.objects.get(pk=run.pk)

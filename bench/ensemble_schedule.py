@@ -1,9 +1,10 @@
 """Benchmark: the real ensemble job on the simulated Ollama against its scheduling lower bound.
 
-Runs `run_execute` (the code the Celery task runs) over a fresh dataset against the simulated server in
-its own process, then prints the lower bound `models*swap + sum_models ceil(calls/P)*call`, the measured
-wall time, their ratio, the number of model loads, a rerun's LLM calls (the cache should make it 0),
-and the same calls made by a naive item-by-item sequential loop for contrast.
+Runs the evaluator run's job kind (the code the Celery task runs) over a fresh dataset against the
+simulated server in its own process, then prints the lower bound
+`models*swap + sum_models ceil(calls/P)*call`, the measured wall time, their ratio, the number of model
+loads, a rerun's LLM calls (the cache should make it 0), and the same calls made by a naive item-by-item
+sequential loop for contrast.
 
 With `--servers K` (K > 1) it then runs the same job over another fresh dataset on K simulated servers
 (each a process with every model, one loaded at a time) and prints the wall time beside the K-server
@@ -54,15 +55,16 @@ def setup_django() -> None:
 
 def timed_run(sim, dataset, annotators: list[str], supervisor: str, parallel: int):
     """Create the job on `sim` (models unloaded first) and run it: (run, status, wall seconds, sim stats)."""
-    from evaluation.runs.execute import run_execute
+    from evaluation.models import EvaluatorRun
     from evaluation.runs.launch import run_create
+    from jobs.kinds import job_execute
 
     allow_servers(sim.url)
     run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor=supervisor,
                      ollama_url=sim.url, parallel=parallel)
     sim.reset(models=True)
     began = time.perf_counter()
-    status = run_execute(run.pk)
+    status = job_execute(EvaluatorRun, run.pk)
     wall = time.perf_counter() - began
     stats = sim.stats()
     run.refresh_from_db()
@@ -90,10 +92,11 @@ def main() -> int:
     from corpus.models import Dataset, Item, TaskType
     from evaluation.engine.prompts import render_annotator_prompt
     from evaluation.llm.ollama_backend import OllamaBackend
-    from evaluation.runs.execute import run_execute
+    from evaluation.models import EvaluatorRun
     from evaluation.runs.launch import run_create
     from evaluation.runs.placement import job_bound
     from evaluation.runs.steps import run_specs
+    from jobs.kinds import job_execute
     from tests.ollama_sim.config import SimConfig
     from tests.ollama_sim.process import SimProcess
 
@@ -126,7 +129,7 @@ def main() -> int:
                            ollama_url=sim.url, parallel=args.parallel)
         sim.reset(models=False)
         began = time.perf_counter()
-        run_execute(rerun.pk)
+        job_execute(EvaluatorRun, rerun.pk)
         rerun_wall = time.perf_counter() - began
         rerun_calls = sim.stats().requests
 
@@ -162,7 +165,7 @@ def main() -> int:
             for server in sims:
                 server.reset(models=True)
             began = time.perf_counter()
-            k_status = run_execute(k_run.pk)
+            k_status = job_execute(EvaluatorRun, k_run.pk)
             k_wall = time.perf_counter() - began
             k_stats = [server.stats() for server in sims]
             k_run.refresh_from_db()

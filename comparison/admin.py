@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.contrib import admin
 
 from comparison import models
-from comparison.services.jobs import comparison_cancel
 from jobs.admin import LIFECYCLE_FIELDS, JobAdmin
 
 
@@ -13,13 +12,10 @@ from jobs.admin import LIFECYCLE_FIELDS, JobAdmin
 class ComparisonJobAdmin(JobAdmin):
     list_display = ("pk", "dataset", "status", "llm_calls", "created_by", "created_at", "finished_at")
     readonly_fields = ("dataset", "metrics", "aspects", "options", "progress", "runs", "results", "llm_calls",
-                       "created_by", *LIFECYCLE_FIELDS)
+                       *LIFECYCLE_FIELDS)
 
     def has_add_permission(self, request) -> bool:
         return False
-
-    def cancel_job(self, job: models.ComparisonJob) -> bool:
-        return comparison_cancel(job=job)
 
 
 @admin.register(models.MetricScore)

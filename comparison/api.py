@@ -11,16 +11,11 @@ from accounts.access import require_admin, require_researcher
 from comparison.models import ComparisonJob
 from comparison.schemas import ComparisonIn, ComparisonOut, ErrorOut
 from comparison.selectors import job_progress, jobs_for_list
-from comparison.services.jobs import (
-    JobError,
-    comparison_cancel,
-    comparison_create,
-    comparison_enqueue,
-    comparison_resume,
-)
+from comparison.services.jobs import JobError, comparison_create
 from comparison.services.results import export_document
 from corpus.models import Dataset
 from jobs.api import job_action_answer
+from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
 
 router = Router(tags=["comparisons"])
@@ -51,7 +46,7 @@ def create_comparison(request: HttpRequest, payload: ComparisonIn):
                          ollama_url=payload.ollama_url, gptscore_url=payload.gptscore_url, user=request.user)
     except JobError as exc:
         return Status(400, {"detail": str(exc)})
-    comparison_enqueue(job)
+    job_queue(job)
     return Status(201, job_progress(_job(job.pk)))
 
 
@@ -76,7 +71,7 @@ def export_comparison(request: HttpRequest, job_id: int):
 def cancel_comparison(request: HttpRequest, job_id: int):
     require_admin(request)
     job = _job(job_id)
-    return job_action_answer(job, lambda: comparison_cancel(job=job), "cancel", lambda job: job_progress(_job(job.pk)))
+    return job_action_answer(job, "cancel", lambda job: job_progress(_job(job.pk)))
 
 
 @router.post("/comparisons/{job_id}/resume", response={200: ComparisonOut, 409: ErrorOut},
@@ -84,4 +79,4 @@ def cancel_comparison(request: HttpRequest, job_id: int):
 def resume_comparison(request: HttpRequest, job_id: int):
     require_admin(request)
     job = _job(job_id)
-    return job_action_answer(job, lambda: comparison_resume(job=job), "resume", lambda job: job_progress(_job(job.pk)))
+    return job_action_answer(job, "resume", lambda job: job_progress(_job(job.pk)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
 
 from corpus.models import Dataset, Item
@@ -14,34 +13,28 @@ class ComparisonJob(Job):
 
     task_name = "tasks.comparison.run_comparison"
     cancelled_message = "Cancelled by an admin; the scores computed so far are kept."
+    waiting_cancelled_message = "Cancelled."
     kept_message = "Scores already computed are kept; resume the job."
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="comparison_jobs")
     metrics = models.JSONField(default=list, help_text="Metric names as given, e.g. ['length', 'gptscore:opt'].")
     aspects = models.JSONField(default=list, help_text="Human-score keys of the dataset, in the dataset's order.")
     options = models.JSONField(default=dict, blank=True, help_text="ollama_url, gptscore_url, bootstrap, seed.")
-    progress = models.JSONField(default=dict, blank=True, help_text="metric -> {done, total}.")
+    progress = models.JSONField(
+        default=dict, blank=True, help_text="metric -> {done, total}; `done` and `total` are their sums."
+    )
     runs = models.JSONField(default=dict, blank=True, help_text="metric -> {aspect: evaluator run id}.")
     results = models.JSONField(default=dict, blank=True, help_text="Correlations and checklist, computed at the end.")
     llm_calls = models.PositiveIntegerField(default=0, help_text="LLM requests this job sent (cache hits excluded).")
     simulated = models.BooleanField(
         default=False, help_text="Answered by the simulator (tests/ollama_sim), not a model: its figures are not real."
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return f"comparison {self.pk} on {self.dataset_id}"
-
-    def done_total(self) -> tuple[int, int]:
-        """The sums over its metrics' {done, total} (one JSON entry per metric)."""
-        entries = [e for e in (self.progress or {}).values() if isinstance(e, dict)]
-        return sum(int(e.get("done", 0)) for e in entries), sum(int(e.get("total", 0)) for e in entries)
 
 
 class MetricScore(models.Model):

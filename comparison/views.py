@@ -17,9 +17,9 @@ from comparison.engine.correlation import COEFFICIENTS, LEVELS
 from comparison.forms import ComparisonLaunchForm
 from comparison.models import ComparisonJob
 from comparison.selectors import correlation_grid, job_progress, jobs_for_list
-from comparison.services import jobs as services
-from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, JobError, comparison_create, comparison_enqueue
+from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, JobError, comparison_create
 from comparison.services.results import csv_rows, export_document
+from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
 from jobs.views import job_action_views, job_page
 
@@ -46,7 +46,7 @@ def comparison_new(request: HttpRequest) -> HttpResponse:
         except JobError as exc:
             form.add_error(None, str(exc))
         else:
-            comparison_enqueue(job)
+            job_queue(job)
             messages.success(request, f"Comparison {job.pk} queued.")
             return redirect("comparison_detail", pk=job.pk)
     return render(request, "comparison/new.html", {"form": form, "no_logprobs": NO_LOGPROBS_IN_OLLAMA})
@@ -69,9 +69,7 @@ def comparison_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 comparison_cancel, comparison_resume = job_action_views(
-    allow=require_admin, get=_get_job, cancel=lambda job: services.comparison_cancel(job=job),
-    resume=lambda job: services.comparison_resume(job=job),
-    to="comparison_detail", kept="stored scores are kept and not computed again.",
+    allow=require_admin, get=_get_job, to="comparison_detail", kept="stored scores are kept and not computed again.",
 )
 
 

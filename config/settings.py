@@ -238,8 +238,7 @@ JOB_SWEEP_SECONDS = env_int("JOB_SWEEP_SECONDS", RUN_STALE_SECONDS)
 # How long a run keeps retrying to store an arrived LLM answer while PostgreSQL is unreachable (a restart).
 RUN_DB_PATIENCE_SECONDS = env_float("RUN_DB_PATIENCE_SECONDS", 120.0)
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "spanjudge")
-CELERY_IMPORTS = ["tasks.preannotation", "tasks.maintenance", "tasks.dhp", "tasks.comparison", "tasks.exporting",
-                  "tasks.analytics"]
+CELERY_IMPORTS = ["tasks.jobs", "tasks.maintenance", "tasks.analytics"]
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # Ollama and the ensemble defaults. A run may only name a server from OLLAMA_URLS (plus OLLAMA_URL): the

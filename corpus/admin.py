@@ -69,7 +69,7 @@ class SourceAdmin(admin.ModelAdmin):
 @admin.register(models.ExportJob)
 class ExportJobAdmin(JobAdmin):
     list_display = ("pk", "dataset", "format", "status", "done", "total", "created_by", "created_at")
-    readonly_fields = ("dataset", "format", "filters", "done", "total", "files", "created_by", *LIFECYCLE_FIELDS)
+    readonly_fields = ("dataset", "format", "filters", "files", *LIFECYCLE_FIELDS)
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -219,18 +219,11 @@ class ExportJob(Job):
     """A dataset export written by a worker (large exports from the browser); progress is polled from here."""
 
     task_name = "tasks.exporting.run_export"
-    progress_fields = ("done", "total")
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="export_jobs")
     format = models.CharField(max_length=16)
     filters = models.JSONField(default=dict, blank=True, help_text="The export filter's non-empty fields.")
-    done = models.PositiveIntegerField(default=0, help_text="Records written so far.")
-    total = models.PositiveIntegerField(default=0, help_text="Items to export.")
     files = models.JSONField(default=list, blank=True, help_text="File names written (in the export folder).")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -14,5 +14,5 @@ admin.site.register(SurveyWeights)
 
 @admin.register(DhpRun)
 class DhpRunAdmin(JobAdmin):
-    list_display = ("pk", "dataset", "evaluator", "status", "done_steps", "total_steps", "created_at")
+    list_display = ("pk", "dataset", "evaluator", "status", "done", "total", "created_at")
     readonly_fields = ("config", "results", *LIFECYCLE_FIELDS)

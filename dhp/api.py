@@ -13,8 +13,9 @@ from dhp.engine.kinds import get_kind, parse_kinds
 from dhp.models import DhpRun, Survey
 from dhp.schemas import DhpRunIn, DhpRunOut, ErrorOut, SurveyResultsOut
 from dhp.selectors import export_record, survey_results
-from dhp.services.runs import dhp_cancel, dhp_create, dhp_enqueue, dhp_resume
+from dhp.services.runs import dhp_create
 from jobs.api import job_action_answer
+from jobs.lifecycle import job_queue
 
 router = Router(tags=["dhp"])
 
@@ -24,7 +25,7 @@ def _out(run: DhpRun) -> DhpRunOut:
     return DhpRunOut(
         id=run.pk, dataset=run.dataset.name, evaluator=run.evaluator, metrics=run.metrics, kinds=run.kinds,
         samples=run.samples, seed=run.seed, status=run.status, phase=run.phase, message=run.message,
-        notes=run.notes, done_steps=run.done_steps, total_steps=run.total_steps, llm_calls=run.llm_calls,
+        notes=run.notes, done_steps=run.done, total_steps=run.total, llm_calls=run.llm_calls,
         cache_hits=run.cache_hits, weights_version=run.weights.version if run.weights_id else None,
         survey=run.survey_id, perturbations=results.get("perturbations", []), summary=results.get("summary", {}),
     )
@@ -64,7 +65,7 @@ def create_dhp_run(request: HttpRequest, body: DhpRunIn):
         )
     except DhpError as exc:
         return Status(400, {"detail": str(exc)})
-    dhp_enqueue(run)
+    job_queue(run)
     return Status(201, _out(run))
 
 
@@ -72,14 +73,14 @@ def create_dhp_run(request: HttpRequest, body: DhpRunIn):
 def cancel_dhp_run(request: HttpRequest, run_id: int):
     require_admin(request)
     run = get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id)
-    return job_action_answer(run, lambda: dhp_cancel(run=run), "cancel", _out)
+    return job_action_answer(run, "cancel", _out)
 
 
 @router.post("/dhp/runs/{run_id}/resume", response={200: DhpRunOut, 409: ErrorOut}, operation_id="resume_dhp_run")
 def resume_dhp_run(request: HttpRequest, run_id: int):
     require_admin(request)
     run = get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id)
-    return job_action_answer(run, lambda: dhp_resume(run=run), "resume", _out)
+    return job_action_answer(run, "resume", _out)
 
 
 @router.get("/dhp/surveys/{survey_id}/results", response=SurveyResultsOut, operation_id="retrieve_survey_results")

@@ -134,7 +134,6 @@ class DhpRun(Job):
     task_name = "tasks.dhp.run_dhp"
     cancelled_message = "Cancelled by an admin; stored scores and calls are kept."
     kept_message = "Stored calls are kept; resume the run once the server can answer."
-    progress_fields = ("done_steps", "total_steps")
 
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="dhp_runs")
     evaluator = models.CharField(max_length=200, help_text="An Ollama model, 'ensemble' or 'distilled:MODEL'.")
@@ -150,8 +149,6 @@ class DhpRun(Job):
     weights = models.ForeignKey(SurveyWeights, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
     phase = models.CharField(max_length=40, blank=True, default="")
     notes = models.JSONField(default=list, blank=True, help_text="Skipped kinds and other remarks.")
-    total_steps = models.PositiveIntegerField(default=0)
-    done_steps = models.PositiveIntegerField(default=0)
     llm_calls = models.PositiveIntegerField(default=0, help_text="Calls actually sent (not from the cache).")
     cache_hits = models.PositiveIntegerField(default=0)
     results = models.JSONField(null=True, blank=True)
@@ -159,8 +156,6 @@ class DhpRun(Job):
     simulated = models.BooleanField(
         default=False, help_text="Answered by the simulator (tests/ollama_sim), not a model: its figures are not real."
     )
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-created_at"]

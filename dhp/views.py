@@ -19,8 +19,9 @@ from dhp.forms import InviteForm, RunForm, SurveyForm
 from dhp.models import DhpRun, Survey, SurveyVote
 from dhp.rendering import diff_html
 from dhp.selectors import dataset_summary, run_weights, survey_results, surveys_for
-from dhp.services.runs import dhp_cancel, dhp_create, dhp_enqueue, dhp_resume
+from dhp.services.runs import dhp_create
 from dhp.services.surveys import survey_close, survey_create, survey_for_expert, survey_invite, votes_save
+from jobs.lifecycle import job_queue
 from jobs.views import job_action_views, job_page
 
 
@@ -51,7 +52,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
         except DhpError as exc:
             form.add_error(None, str(exc))
         else:
-            dhp_enqueue(run)
+            job_queue(run)
             messages.success(request, f"DHP run {run.pk} queued.")
             return redirect("dhp_run", pk=run.pk)
     return render(request, "dhp/run_new.html", {"form": form})
@@ -71,14 +72,12 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         f"Discernment per perturbation: {run.evaluator}",
     ) if perturbations else None
     context = {"run": run, "results": results, "perturbations": perturbations, "plot": plot,
-               "weights": run_weights(run), "percent": int(100 * run.done_steps / run.total_steps)
-               if run.total_steps else 0}
+               "weights": run_weights(run)}
     return job_page(request, run, "dhp/run_detail.html", "dhp-progress", context)
 
 
 run_cancel_view, run_resume_view = job_action_views(
-    allow=require_admin, get=_run, cancel=lambda run: dhp_cancel(run=run), resume=lambda run: dhp_resume(run=run),
-    to="dhp_run", kept="stored scores and calls are not asked again.",
+    allow=require_admin, get=_run, to="dhp_run", kept="stored scores and calls are not asked again.",
 )
 
 

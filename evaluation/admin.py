@@ -8,7 +8,6 @@ from django.contrib import admin
 from evaluation import models
 from evaluation.engine.errors import EngineError
 from evaluation.engine.prompts import validate_template
-from evaluation.runs.launch import run_cancel
 from evaluation.services.templates import template_revise
 from jobs.admin import JobAdmin
 
@@ -59,12 +58,9 @@ class EvaluatorAdmin(admin.ModelAdmin):
 
 @admin.register(models.EvaluatorRun)
 class EvaluatorRunAdmin(JobAdmin):
-    list_display = ("label", "evaluator", "dataset", "aspect", "status", "done_calls", "total_calls", "created_at")
+    list_display = ("label", "evaluator", "dataset", "aspect", "status", "done", "total", "created_at")
     list_filter = ("status", "evaluator")
     readonly_fields = ("progress", "templates", "config", "celery_task_id", "heartbeat_at")
-
-    def cancel_job(self, job: models.EvaluatorRun) -> bool:
-        return run_cancel(run=job)
 
 
 @admin.register(models.LLMCall)

@@ -10,10 +10,11 @@ from ninja.pagination import paginate
 from accounts.access import require_admin, require_researcher
 from corpus.models import Dataset
 from evaluation.models import EvaluatorRun
-from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
+from evaluation.runs.launch import LaunchError, run_create
 from evaluation.schemas import ErrorOut, RunIn, RunOut, RunProgressOut
 from evaluation.selectors import run_progress, runs_for_home
 from jobs.api import job_action_answer
+from jobs.lifecycle import job_queue
 
 router = Router(tags=["runs"])
 
@@ -23,7 +24,7 @@ router = Router(tags=["runs"])
 def _out(run: EvaluatorRun) -> RunOut:
     return RunOut(
         id=run.pk, label=run.label, evaluator=run.evaluator.name, dataset=run.dataset.name, aspect=run.aspect.name,
-        status=run.status, done_calls=run.done_calls, total_calls=run.total_calls,
+        status=run.status, done_calls=run.done, total_calls=run.total,
     )
 
 
@@ -57,7 +58,7 @@ def create_run(request: HttpRequest, payload: RunIn):
         )
     except LaunchError as exc:
         return Status(400, {"detail": str(exc)})
-    run_enqueue(run)
+    job_queue(run)
     return Status(201, _out(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect").get(pk=run.pk)))
 
 
@@ -65,11 +66,11 @@ def create_run(request: HttpRequest, payload: RunIn):
 def cancel_run(request: HttpRequest, run_id: int):
     require_admin(request)
     run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
-    return job_action_answer(run, lambda: run_cancel(run=run), "cancel", _out)
+    return job_action_answer(run, "cancel", _out)
 
 
 @router.post("/runs/{run_id}/resume", response={200: RunOut, 409: ErrorOut}, operation_id="resume_run")
 def resume_run(request: HttpRequest, run_id: int):
     require_admin(request)
     run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
-    return job_action_answer(run, lambda: run_resume(run=run), "resume", _out)
+    return job_action_answer(run, "resume", _out)

@@ -1,4 +1,5 @@
-"""App config of the evaluation side: aspects, templates, evaluators, runs, LLM calls, analytics."""
+"""App config of the evaluation side (aspects, templates, evaluators, runs, LLM calls): it loads the built-in
+tasks and aspects after every migrate."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ class Evaluator(models.Model):
         return self.name
 
 
-class EvaluatorRun(Job, Source):
+class EvaluatorRun(Source, Job):
     """One evaluator over one dataset and aspect; its config and templates are frozen at creation.
 
     A run is the source of the annotations it writes (its `label` is their source name), so annotations
@@ -103,7 +103,6 @@ class EvaluatorRun(Job, Source):
     task_name = "tasks.preannotation.run_preannotation"
     cancelled_message = "Cancelled by an admin; completed calls and annotations are kept."
     kept_message = "Completed calls are kept; resume the run afterwards."
-    progress_fields = ("done_calls", "total_calls")
 
     source = models.OneToOneField(
         Source, on_delete=models.CASCADE, parent_link=True, primary_key=True, related_name="run"
@@ -124,15 +123,10 @@ class EvaluatorRun(Job, Source):
     )
     parallel = models.PositiveSmallIntegerField(default=1)
     progress = models.JSONField(default=dict, blank=True, help_text="Per-model done/total counters.")
-    total_calls = models.PositiveIntegerField(default=0)
-    done_calls = models.PositiveIntegerField(default=0)
     failed_calls = models.PositiveIntegerField(default=0)
     cache_hits = models.PositiveIntegerField(default=0)
     simulated = models.BooleanField(
         default=False, help_text="Answered by the simulator (tests/ollama_sim), not a model: its figures are not real."
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
     class Meta:
@@ -148,6 +142,11 @@ class EvaluatorRun(Job, Source):
     def save(self, *args, **kwargs) -> None:
         self.kind = SourceKind.RUN
         super().save(*args, **kwargs)
+
+    def cancel_message(self) -> str:
+        if not self.done:
+            return self.waiting_cancelled_message
+        return f"Cancelled after {self.done} of {self.total} calls; their answers are kept (a new run reuses them)."
 
 
 class LLMCall(models.Model):

@@ -79,9 +79,9 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
     tokens = fresh.aggregate(prompt=Sum("prompt_tokens"), cached=Sum("cached_tokens"),
                              completion=Sum("completion_tokens"))
     n_fresh = fresh.count()
-    done = run.done_calls
+    done = run.done
     rate = done / elapsed if elapsed > 0 else 0.0
-    remaining = max(run.total_calls - done, 0)
+    remaining = max(run.total - done, 0)
     eta = remaining / rate if rate > 0 and not run.is_finished() and not idle else None
     failures = list(
         Annotation.objects.filter(source=run, parse_status=ParseStatus.FAILED)
@@ -101,8 +101,8 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
         "status": run.status,
         "message": run.message,
         "done": done,
-        "total": run.total_calls,
-        "percent": round(100 * done / run.total_calls, 1) if run.total_calls else 0.0,
+        "total": run.total,
+        "percent": round(100 * done / run.total, 1) if run.total else 0.0,
         "cache_hits": run.cache_hits,
         "failed": run.failed_calls,
         "llm_calls": n_fresh,
@@ -120,6 +120,6 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
         "servers": list(run.servers),
         "placement": run.placement,
         # A run without steps wrote its annotations some other way (the demo's hand-written samples, an import).
-        "has_steps": run.total_calls > 0,
-        "is_sample": Annotation.objects.filter(source=run, is_sample=True).exists() if not run.total_calls else False,
+        "has_steps": run.total > 0,
+        "is_sample": Annotation.objects.filter(source=run, is_sample=True).exists() if not run.total else False,
     }

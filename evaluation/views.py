@@ -11,8 +11,9 @@ from django.views.decorators.vary import vary_on_headers
 from accounts.access import require_admin, require_researcher
 from evaluation.forms import RunLaunchForm
 from evaluation.models import EvaluatorRun
-from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_enqueue, run_resume
+from evaluation.runs.launch import LaunchError, run_create
 from evaluation.selectors import run_progress
+from jobs.lifecycle import job_queue
 from jobs.views import job_action_views, job_page
 
 
@@ -46,13 +47,12 @@ def run_new(request: HttpRequest) -> HttpResponse:
         except LaunchError as exc:
             form.add_error(None, str(exc))
         else:
-            run_enqueue(run)
+            job_queue(run)
             messages.success(request, f"Evaluator run {run.label} queued.")
             return redirect("run_detail", pk=run.pk)
     return render(request, "evaluation/run_new.html", {"form": form})
 
 
 run_cancel_view, run_resume_view = job_action_views(
-    allow=require_admin, get=_get_run, cancel=lambda run: run_cancel(run=run), resume=lambda run: run_resume(run=run),
-    to="run_detail", kept="finished calls come from the cache.",
+    allow=require_admin, get=_get_run, to="run_detail", kept="finished calls come from the cache.",
 )

@@ -7,6 +7,7 @@ from typing import Literal
 
 from ninja import Status
 
+from jobs.lifecycle import job_cancel, job_requeue
 from jobs.models import Job
 
 ALLOWED = {
@@ -15,11 +16,11 @@ ALLOWED = {
 }
 
 
-def job_action_answer(
-    job: Job, act: Callable[[], bool], action: Literal["cancel", "resume"], out: Callable[[Job], object]
-) -> Status:
-    """`out(job)` as it is after `act()` (200), or 409 saying which jobs the action applies to."""
-    if not act():
+def job_action_answer(job: Job, action: Literal["cancel", "resume"], out: Callable[[Job], object]) -> Status:
+    """Cancel or resume `job`: `out(job)` as it is afterwards (200), or 409 saying which jobs the action
+    applies to."""
+    act = job_cancel if action == "cancel" else job_requeue
+    if not act(job):
         done, allowed = ALLOWED[action]
         return Status(409, {"detail": f"{job._meta.verbose_name} is {job.status}; only {allowed} jobs can be {done}"})
     job.refresh_from_db()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -61,8 +60,8 @@ def job_queue(job: Job) -> None:
 
 
 def job_requeue(job: Job, *, enqueue: bool = True) -> bool:
-    """Make a paused, failed or abandoned job pending again and queue it (unless `enqueue` is False: a job
-    run inside another one); False when it cannot be resumed."""
+    """Resume a job: make a paused, failed or abandoned one pending again and queue it (unless `enqueue` is
+    False: a job run inside another one); False when it cannot be resumed."""
     resumed = job_resume(type(job), job.pk)
     if resumed and enqueue:
         job_queue(job)
@@ -102,15 +101,18 @@ def job_cancel_requested(model: type[J], pk: int) -> bool:
     return model.objects.filter(pk=pk, cancel_requested=True).exists()
 
 
-def job_cancel(model: type[J], pk: int, *, message: str = "Cancelled before it ran.") -> bool:
-    """Stop a job: a waiting one, or one whose worker died, at once; a live one at its next checkpoint."""
+def job_cancel(job: Job) -> bool:
+    """Stop a job: a waiting one, or one whose worker died, at once (saying the kind's `cancel_message()`);
+    a live one at its next checkpoint."""
+    model = type(job)
+    job.refresh_from_db(fields=["done", "total"])
     now = timezone.now()
-    stopped = model.objects.filter(pk=pk).filter(Q(status__in=STARTABLE) | stale_running(now)).update(
-        status=JobStatus.CANCELLED, cancel_requested=True, finished_at=now, message=message
+    stopped = model.objects.filter(pk=job.pk).filter(Q(status__in=STARTABLE) | stale_running(now)).update(
+        status=JobStatus.CANCELLED, cancel_requested=True, finished_at=now, message=job.cancel_message()
     )
     if stopped:
         return True
-    return bool(model.objects.filter(pk=pk, status=JobStatus.RUNNING).update(cancel_requested=True))
+    return bool(model.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(cancel_requested=True))
 
 
 def job_resume(model: type[J], pk: int) -> bool:
@@ -199,19 +201,20 @@ def job_heartbeat(model: type[J], pk: int, every: float | None = None) -> Iterat
 
 
 def job_run(
-    model: type[J], pk: int, token: str, work: Callable[[J], str], *, related: tuple[str, ...] = ()
+    model: type[J], pk: int, token: str, work: Callable[[J], None], *, related: tuple[str, ...] = ()
 ) -> str | None:
     """Claim job `pk` and do `work` on it under a heartbeat; return its final status, or None when another
     worker holds it. `related` names the relations to load with it (`select_related`).
 
-    An unexpected error fails the job with its message (once, here) instead of leaving it running; a
-    database error propagates, for the task to retry once the database is back."""
+    One way to end a job: `work` returns when it is done, or raises JobStopped (paused, failed, cancelled);
+    the status is recorded here, once. An unexpected error fails the job with its message instead of leaving
+    it running; a database error propagates, for the task to retry once the database is back."""
     if not job_claim(model, pk, token):
         return None
     job = model.objects.select_related(*related).get(pk=pk)
     with job_heartbeat(model, pk):
         try:
-            return work(job)
+            work(job)
         except JobStopped as stop:
             job_finish(model, pk, stop.status, stop.message)
             return stop.status
@@ -221,16 +224,5 @@ def job_run(
             log.exception("%s %s failed", model.__name__, pk)
             job_finish(model, pk, JobStatus.FAILED, f"{type(exc).__name__}: {exc}")
             return JobStatus.FAILED
-
-
-def job_run_nested(model: type[J], pk: int, execute: Callable[..., str | None], *, token: str) -> str | None:
-    """Run job `pk` inside another job's work (a comparison's or a DHP run's evaluator run).
-
-    When the outer job was taken over from a dead worker, the nested job's last beat may still be a few
-    seconds fresh: wait once for it to go stale and claim it then. None still means a live worker has it."""
-    status = execute(pk, token=token)
-    wait = job_seconds_until_stale(model, pk) if status is None else None
-    if wait is not None:
-        time.sleep(wait + 0.5)
-        status = execute(pk, token=token)
-    return status
+        job_finish(model, pk, JobStatus.DONE)
+        return JobStatus.DONE

@@ -36,13 +36,15 @@ class Job(models.Model):
 
     A kind declares, as class attributes: `task_name`, the Celery task that executes it (the task takes its
     `name=` from here, so it is written once); `cancelled_message`, what a job cancelled mid-work says;
-    `kept_message`, what a job paused by an LLM error says is kept and when to resume; and `progress_fields`,
-    the (done, total) pair of its columns that the progress bar reads."""
+    `waiting_cancelled_message`, what one cancelled before it could reach a checkpoint says; and
+    `kept_message`, what a job paused by an LLM error says is kept and when to resume. Its progress is
+    `done` of `total` units, whatever unit the kind counts (calls, steps, records). Its `execute(job)` is
+    declared beside it in its app's jobs.py (see jobs.kinds)."""
 
     task_name: ClassVar[str] = ""
     cancelled_message: ClassVar[str] = "Cancelled by an admin; the work done so far is kept."
+    waiting_cancelled_message: ClassVar[str] = "Cancelled before it ran."
     kept_message: ClassVar[str] = "The work done so far is kept; resume the job afterwards."
-    progress_fields: ClassVar[tuple[str, str] | None] = None
 
     status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
     message = models.TextField(blank=True, default="", help_text="Why it failed or paused; what to do.")
@@ -51,6 +53,12 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
+    done = models.PositiveIntegerField(default=0, help_text="Units of work done so far (the kind says which).")
+    total = models.PositiveIntegerField(default=0, help_text="Units of work in the whole job.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         abstract = True
@@ -66,12 +74,19 @@ class Job(models.Model):
         """Whether `job_resume` would queue it again: paused, failed, or running with a dead worker."""
         return self.status in RESUMABLE or self.is_abandoned()
 
-    def done_total(self) -> tuple[int, int] | None:
-        """(done, total) from the kind's declared columns; None for a kind that declares none."""
-        if self.progress_fields is None:
-            return None
-        done, total = self.progress_fields
-        return int(getattr(self, done) or 0), int(getattr(self, total) or 0)
+    def done_total(self) -> tuple[int, int]:
+        return int(self.done or 0), int(self.total or 0)
+
+    def percent(self) -> int:
+        """How much of the work is done, 0 to 100 (a job with nothing to count shows 100 once done)."""
+        done, total = self.done_total()
+        if total <= 0:
+            return 100 if self.status == JobStatus.DONE else 0
+        return max(0, min(100, round(100 * done / total)))
+
+    def cancel_message(self) -> str:
+        """What a job cancelled before its next checkpoint says (a kind may count what it kept)."""
+        return self.waiting_cancelled_message
 
     def is_abandoned(self) -> bool:
         """Running, but its worker stopped beating (the staleness rule of jobs.lifecycle.stale_running)."""

@@ -1,4 +1,5 @@
-"""The job pages' shared parts: the polled progress with its actions, and the cancel and resume answers."""
+"""The job pages' shared parts: the polled page (its part is templates/jobs/_progress.html with the actions),
+and the Cancel and Resume views of every kind."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseStopPolling
 
+from jobs.lifecycle import job_cancel, job_requeue
 from jobs.models import Job, JobStatus
 
 
@@ -27,9 +29,9 @@ def job_page(
     return render(request, template, context)
 
 
-def job_cancel_answer(request: HttpRequest, job: Job, cancel: Callable[[], bool], to: str) -> HttpResponse:
-    """Say what a cancel did: stopped at once, requested for the next checkpoint, or refused."""
-    if cancel():
+def job_cancel_answer(request: HttpRequest, job: Job, to: str) -> HttpResponse:
+    """Cancel `job` and say what that did: stopped at once, requested for the next checkpoint, or refused."""
+    if job_cancel(job):
         job.refresh_from_db(fields=["status", "message"])
         if job.status == JobStatus.CANCELLED:
             messages.info(request, job.message or "Cancelled.")
@@ -40,9 +42,9 @@ def job_cancel_answer(request: HttpRequest, job: Job, cancel: Callable[[], bool]
     return redirect(to, pk=job.pk)
 
 
-def job_resume_answer(request: HttpRequest, job: Job, resume: Callable[[], bool], to: str, kept: str) -> HttpResponse:
-    """Say what a resume did; `kept` tells what the resumed job will not do again."""
-    if resume():
+def job_resume_answer(request: HttpRequest, job: Job, to: str, kept: str) -> HttpResponse:
+    """Resume `job` and say what that did; `kept` tells what the resumed job will not do again."""
+    if job_requeue(job):
         messages.success(request, f"Resumed: {kept}")
     else:
         messages.warning(request, "Only paused, failed or abandoned jobs can be resumed.")
@@ -50,8 +52,7 @@ def job_resume_answer(request: HttpRequest, job: Job, resume: Callable[[], bool]
 
 
 def job_action_views(
-    *, allow: Callable[[HttpRequest], object], get: Callable[[int], Job], cancel: Callable[[Job], bool],
-    resume: Callable[[Job], bool], to: str, kept: str,
+    *, allow: Callable[[HttpRequest], object], get: Callable[[int], Job], to: str, kept: str,
 ) -> tuple[Callable[..., HttpResponse], Callable[..., HttpResponse]]:
     """The Cancel and Resume views of one kind of job. `allow(request)` raises unless the user may act on
     jobs, `get(pk)` returns the job or raises 404; `to` is the job page's URL name; `kept` tells what a
@@ -61,12 +62,12 @@ def job_action_views(
     def cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
         allow(request)
         job = get(pk)
-        return job_cancel_answer(request, job, lambda: cancel(job), to)
+        return job_cancel_answer(request, job, to)
 
     @require_POST
     def resume_view(request: HttpRequest, pk: int) -> HttpResponse:
         allow(request)
         job = get(pk)
-        return job_resume_answer(request, job, lambda: resume(job), to, kept)
+        return job_resume_answer(request, job, to, kept)
 
     return cancel_view, resume_view

@@ -9,6 +9,8 @@ from typing import Any, TypeVar
 
 from django.core.management.base import CommandError
 
+from jobs.kinds import job_execute
+from jobs.lifecycle import job_queue
 from jobs.models import Job
 
 J = TypeVar("J", bound=Job)
@@ -28,16 +30,15 @@ def add_job_arguments(parser: ArgumentParser) -> None:
 
 
 def job_follow(
-    job: J, options: Mapping[str, Any], *, execute: Callable[[int], object], enqueue: Callable[[J], None],
-    queued: str, line: Callable[[J], str], write: Callable[[str], None],
+    job: J, options: Mapping[str, Any], *, queued: str, line: Callable[[J], str], write: Callable[[str], None],
 ) -> J | None:
     """Do what the command's flags say: --sync runs the job here, --wait queues it and waits for a worker,
     neither queues it and says where to follow it (`queued`). Return the job as it ended, or None."""
     if options["sync"]:
-        execute(job.pk)
+        job_execute(type(job), job.pk)
         job.refresh_from_db()
         return job
-    enqueue(job)
+    job_queue(job)
     if not options["wait"]:
         write(queued)
         return None

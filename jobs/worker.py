@@ -1,18 +1,18 @@
-"""The one Celery base task of every job kind, and the recovery of every kind: when a worker starts, and
-then by a sweep every JOB_SWEEP_SECONDS in every worker, so a job whose worker died is taken over without
-waiting for a restart."""
+"""The one Celery task of every job kind, and the recovery of every kind: when a worker starts, and then by
+a sweep every JOB_SWEEP_SECONDS in every worker, so a job whose worker died is taken over without waiting
+for a restart."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
 
-from celery import Task, current_app
+from celery import Task, current_app, shared_task
 from celery.signals import worker_ready
 from django.conf import settings
 from django.db import DatabaseError, close_old_connections
 
+from jobs.kinds import JobKind
 from jobs.lifecycle import job_fail_held, job_seconds_until_stale, jobs_going_stale, jobs_needing_recovery
 from jobs.models import Job
 
@@ -23,11 +23,11 @@ class JobTask(Task):
     """A job's task: acks late (a killed worker's job is redelivered), retries database errors once the
     heartbeat has expired, and fails the job once when the task ends for good without finishing it.
 
-    Declare it with `@shared_task(bind=True, base=JobTask, job_model=Model, name=...)` and call
-    `self.run_job(pk, execute)` from the body, `execute(pk, token=...)` returning the final status or None.
+    `job_task(kind)` declares one per kind.
     """
 
     job_model: type[Job]
+    job_kind: JobKind
     acks_late = True
     autoretry_for = (DatabaseError,)
     max_retries = 50
@@ -37,11 +37,11 @@ class JobTask(Task):
         """After a database error, look again once the job's heartbeat has expired (it can be claimed)."""
         return settings.RUN_STALE_SECONDS + 5
 
-    def run_job(self, pk: int, execute: Callable[..., str | None]) -> str | None:
+    def run_job(self, pk: int) -> str | None:
         if not self.job_model.objects.filter(pk=pk).exists():
             return None
         try:
-            status = execute(pk, token=self.request.id or "celery")
+            status = self.job_kind.run(pk, token=self.request.id or "celery")
         except DatabaseError:
             close_old_connections()  # the retry opens a fresh connection
             raise
@@ -70,7 +70,6 @@ class JobTask(Task):
         for pk, seconds in jobs_going_stale(self.job_model):
             self.apply_async((pk,), countdown=seconds + 1)
 
-
     def sweep(self) -> list[int]:
         """Re-queue this kind's stale jobs (no look-ahead at fresh ones: the next sweep sees them); return them."""
         stale = jobs_needing_recovery(self.job_model)
@@ -78,6 +77,17 @@ class JobTask(Task):
             log.warning("%s %s: its worker stopped beating; re-queued by the sweep", self.job_model.__name__, pk)
             self.delay(pk)
         return stale
+
+
+def job_task(kind: JobKind) -> JobTask:
+    """The Celery task of `kind`, named by its model's `task_name`; a job found gone is skipped, one held by a
+    live worker is looked at again once its heartbeat would have expired."""
+
+    def run(self: JobTask, pk: int) -> str | None:
+        return self.run_job(pk)
+
+    run.__doc__ = f"Execute {kind.model.__name__} `pk`; work stored by an earlier attempt is not done again."
+    return shared_task(bind=True, base=JobTask, job_model=kind.model, job_kind=kind, name=kind.model.task_name)(run)
 
 
 def _job_tasks() -> list[JobTask]:

@@ -1,4 +1,4 @@
-"""Small housekeeping tasks; `record_ping` proves a worker round-trip into the database."""
+"""Small housekeeping tasks; `ping_dataset` proves a worker round-trip into the database."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from analytics.exports.formats import EXTENSIONS, FORMATS, write_export
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset, ExportJob
 from corpus.services.annotation_export import ExportReport
-from jobs.lifecycle import job_cancel, job_checkpoint, job_finish, job_queue, job_requeue, job_run
+from jobs.lifecycle import job_beat, job_checkpoint, job_queue
 from jobs.models import JobStatus
 
 
@@ -38,25 +38,9 @@ def export_job_create(*, dataset: Dataset, fmt: str, keep: ExportFilter, user=No
     return job
 
 
-def export_job_cancel(*, job: ExportJob) -> bool:
-    """Stop an export: a waiting one (or one whose worker died) at once, a running one at its next checkpoint."""
-    return job_cancel(ExportJob, job.pk)
-
-
-def export_job_resume(*, job: ExportJob, enqueue: bool = True) -> bool:
-    """Queue a failed or abandoned export again; it is written again from the start (it keeps no partial state)."""
-    return job_requeue(job, enqueue=enqueue)
-
-
-def export_job_run(job_id: int, *, token: str = "sync") -> str | None:
-    """Claim job `job_id` and write its files (export + data card); None when another live worker holds it.
-
-    A job a dead worker left running is taken over once its heartbeat is stale, and written again from the
-    start (an export keeps no partial state)."""
-    return job_run(ExportJob, job_id, token, _write, related=("dataset",))
-
-
-def _write(job: ExportJob) -> str:
+def export_write(job: ExportJob) -> None:
+    """Write the job's files (export + data card), from the start: an export keeps no partial state, so one
+    a dead worker left is written again."""
     folder = export_dir(job)
     folder.mkdir(parents=True, exist_ok=True)
     keep = job_filter(job)
@@ -71,8 +55,7 @@ def _write(job: ExportJob) -> str:
     content = data_card(job.dataset, keep, fmt=job.format, report=report)
     card.write_text(json.dumps(content, indent=1, ensure_ascii=False), "utf-8")
     files.append(card)
-    job_finish(ExportJob, job.pk, JobStatus.DONE, files=[f.name for f in files], done=job.total)
-    return JobStatus.DONE
+    job_beat(ExportJob, job.pk, files=[f.name for f in files], done=job.total)
 
 
 def export_file(job: ExportJob, name: str) -> Path | None:

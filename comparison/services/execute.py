@@ -11,8 +11,7 @@ from comparison.services.scoring import dataset_items, score_metric
 from evaluation.llm.servers import ServerKind, ServerListError, parse_server
 from evaluation.llm.simulated import server_simulated
 from evaluation.models import EvaluatorRun
-from jobs.lifecycle import job_checkpoint, job_finish, job_run
-from jobs.models import JobStatus
+from jobs.lifecycle import job_beat, job_checkpoint
 
 
 class _Tracker:
@@ -24,7 +23,7 @@ class _Tracker:
     def progress(self, metric: str, done: int) -> None:
         entry = self.job.progress.setdefault(metric, {"done": 0, "total": done})
         entry["done"] = done
-        job_checkpoint(ComparisonJob, self.job.pk, progress=self.job.progress)
+        job_checkpoint(ComparisonJob, self.job.pk, progress=self.job.progress, **progress_sums(self.job.progress))
 
     def count_call(self, n: int) -> None:
         if n:
@@ -49,17 +48,18 @@ def _answered_by_simulator(job: ComparisonJob) -> bool:
     return False
 
 
-def _execute(job: ComparisonJob) -> str:
+def progress_sums(progress: dict) -> dict[str, int]:
+    """The job's `done` and `total`: the sums over its metrics' {done, total} (one JSON entry per metric)."""
+    entries = [e for e in (progress or {}).values() if isinstance(e, dict)]
+    return {"done": sum(int(e.get("done", 0)) for e in entries), "total": sum(int(e.get("total", 0)) for e in entries)}
+
+
+def comparison_compute(job: ComparisonJob) -> None:
+    """Every missing metric score, then the results (the job's worker part)."""
     tracker = _Tracker(job)
     items = dataset_items(job.dataset_id)
     for spec in parse_metrics(job.metrics):
         score_metric(job, spec, items, tracker.progress, tracker.count_call, tracker.remember_run)
     results = job_results(job)
     simulated = job.simulated or _answered_by_simulator(job)
-    job_finish(ComparisonJob, job.pk, JobStatus.DONE, "", results=results, simulated=simulated)
-    return JobStatus.DONE
-
-
-def comparison_execute(job_id: int, *, token: str = "sync") -> str | None:
-    """Claim and run a job; return its final status, or None when another worker holds it."""
-    return job_run(ComparisonJob, job_id, token, _execute, related=("dataset__task",))
+    job_beat(ComparisonJob, job.pk, results=results, simulated=simulated)

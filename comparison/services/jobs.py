@@ -10,6 +10,7 @@ from django.db import transaction
 from comparison.engine.errors import ComparisonError
 from comparison.engine.metrics import Family, MetricSpec, parse_metrics
 from comparison.models import ComparisonJob
+from comparison.services.execute import progress_sums
 from corpus.models import Dataset
 from errors import UserError
 from evaluation.engine.presets import get_preset
@@ -20,7 +21,6 @@ from evaluation.llm.simulated import any_simulated
 from evaluation.models import Aspect, EvaluatorRun
 from evaluation.runs.backends import connect, retry_policy
 from evaluation.runs.launch import LaunchError, check_models, gptscore_server
-from jobs import lifecycle
 from jobs.models import JobStatus
 
 NO_LOGPROBS_IN_OLLAMA = (
@@ -174,19 +174,6 @@ def comparison_create(
     }
     return ComparisonJob.objects.create(
         dataset=dataset, metrics=[s.name for s in specs], aspects=chosen, options=options, progress=progress,
-        created_by=user, simulated=simulated,
+        created_by=user, simulated=simulated, **progress_sums(progress),
     )
 
-
-def comparison_enqueue(job: ComparisonJob) -> None:
-    lifecycle.job_queue(job)
-
-
-def comparison_cancel(*, job: ComparisonJob) -> bool:
-    """A pending or paused job (or one whose worker died) stops at once, a running one at its next batch."""
-    return lifecycle.job_cancel(ComparisonJob, job.pk, message="Cancelled.")
-
-
-def comparison_resume(*, job: ComparisonJob, enqueue: bool = True) -> bool:
-    """Queue a paused, failed or abandoned job again; every stored score is kept and not asked again."""
-    return lifecycle.job_requeue(job, enqueue=enqueue)

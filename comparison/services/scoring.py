@@ -34,10 +34,10 @@ from evaluation.llm.servers import ServerKind
 from evaluation.models import Aspect, EvaluatorRun, RunCall
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
-from evaluation.runs.execute import run_execute
 from evaluation.runs.failures import LLM_ERRORS, llm_stopped
-from evaluation.runs.launch import LaunchError, run_create, run_resume
-from jobs.lifecycle import JobStopped, job_run_nested
+from evaluation.runs.launch import LaunchError, run_create
+from jobs.kinds import job_execute_nested
+from jobs.lifecycle import JobStopped, job_requeue
 from jobs.models import JobStatus
 
 BATCH = 256
@@ -328,9 +328,9 @@ def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], p
         remember_run(spec.name, aspect, run.pk)
         if run.status != JobStatus.DONE:
             if run.status == JobStatus.FAILED:
-                run_resume(run=run, enqueue=False)
+                job_requeue(run, enqueue=False)
             before = RunCall.objects.filter(run=run, from_cache=False).count()
-            status = job_run_nested(EvaluatorRun, run.pk, run_execute, token=f"comparison-{job.pk}")
+            status = job_execute_nested(EvaluatorRun, run.pk, token=f"comparison-{job.pk}")
             count_call(RunCall.objects.filter(run=run, from_cache=False).count() - before)
             run.refresh_from_db()
             if status is None:

@@ -33,7 +33,7 @@ from evaluation.runs.scheduler import Outcome
 from evaluation.runs.steps import ItemAnswers, StepPlanner, run_items
 from evaluation.runs.timings import calls_left, model_works
 from evaluation.runs.writes import RunWriter
-from jobs.lifecycle import JobStopped, job_run
+from jobs.lifecycle import JobStopped
 from jobs.models import JobStatus
 
 log = logging.getLogger(__name__)
@@ -47,26 +47,19 @@ def run_servers(run: EvaluatorRun) -> list[Server]:
 
 
 class RunExecutor:
-    """Runs one claimed EvaluatorRun to the end, or until it is cancelled, paused or fails.
+    """Runs one claimed EvaluatorRun to the end, or until it is cancelled, paused or fails (JobStopped)."""
 
-    `backends` maps a server's name to a client to use for it (tests); the others are opened here."""
-
-    def __init__(
-        self, run: EvaluatorRun, backend: LLMBackend | None = None, *, backends: Mapping[str, LLMBackend] | None = None
-    ) -> None:
+    def __init__(self, run: EvaluatorRun) -> None:
         self.run = run
         config = run.config
         self.spec = mode_spec(config.get("mode", DEFAULT_MODE))
         self.phases = self.spec.phases(config["annotators"], config.get("supervisor", ""))
         self.servers = run_servers(run)
-        given = dict(backends or {})
-        if backend is not None:
-            given.setdefault(self.servers[0].name, backend)
         self.refusal = ""  # why a server of the run cannot be opened (no longer allowed)
         self.backends: dict[str, LLMBackend] = {}
         for s in self.servers:
             try:
-                self.backends[s.name] = given.get(s.name) or connect(s, keep_alive=config.get("keep_alive"))
+                self.backends[s.name] = connect(s, keep_alive=config.get("keep_alive"))
             except ServerNotAllowed as exc:
                 self.refusal = str(exc)
         self.items = list(run_items(run).order_by("position").values_list("pk", "inputs", "output"))
@@ -84,7 +77,7 @@ class RunExecutor:
         self.answered: dict[int, set[str]] = {}
         self.merging: dict[int, ItemAnswers] = {}
 
-    def execute(self) -> str:
+    def execute(self) -> None:
         try:
             if self.refusal:
                 raise JobStopped(JobStatus.FAILED, self.refusal)
@@ -94,14 +87,10 @@ class RunExecutor:
                 on_server_lost=self._server_lost,
             ).run()
         except LLM_ERRORS as exc:  # a lost server comes to `_server_lost` first; the policy decides the rest
-            stop = llm_stopped(exc, kept=KEPT)
-            self.writer.finish(stop.status, stop.message)
-            return stop.status
+            raise llm_stopped(exc, kept=KEPT) from exc
         finally:
             for backend in self.backends.values():
                 backend.close()
-        self.writer.finish(JobStatus.DONE, "")
-        return JobStatus.DONE
 
     # --- before the first call: ask every server, place the models, build the lanes --------------
     def _plan(self) -> list[Lane]:
@@ -289,13 +278,3 @@ class RunExecutor:
         record["handoffs"] = [*record["handoffs"], *moves]
         self.writer.placed(record)
 
-
-def run_execute(
-    run_id: int, *, token: str = "sync", backend: LLMBackend | None = None,
-    backends: Mapping[str, LLMBackend] | None = None,
-) -> str | None:
-    """Claim and execute a run; return its final status, or None when another worker owns it."""
-    return job_run(
-        EvaluatorRun, run_id, token, lambda run: RunExecutor(run, backend, backends=backends).execute(),
-        related=("aspect__task", "dataset"),
-    )

@@ -32,7 +32,6 @@ from evaluation.runs import backends
 from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
 from evaluation.runs.placement import place, placement_record
 from evaluation.runs.timings import model_works
-from jobs.lifecycle import job_cancel, job_queue, job_requeue
 
 
 class LaunchError(UserError):
@@ -249,28 +248,10 @@ def run_create(
         config=config, ollama_url=",".join(s.name for s in servers), servers=[s.name for s in servers],
         placement=placement, parallel=parallel, created_by=user, simulated=bool(available) and any_simulated(servers),
         templates=_templates(spec, aspect.task_id),
-        total_calls=n_items * len(phases),
+        total=n_items * len(phases),
         progress={phase.progress_key: {"done": 0, "total": n_items} for phase in phases},
     )
     run.label = f"{spec.mode}-{run.pk}"
     run.save(update_fields=["label"])
     return run
 
-
-def run_enqueue(run: EvaluatorRun) -> None:
-    """Queue the run's Celery job once the surrounding transaction commits."""
-    job_queue(run)
-
-
-def run_cancel(*, run: EvaluatorRun) -> bool:
-    """Ask a run to stop; a pending or paused one (or one whose worker died) stops at once, a running one at
-    its next checkpoint."""
-    done = EvaluatorRun.objects.filter(pk=run.pk).values_list("done_calls", "total_calls").first() or (0, 0)
-    message = (f"Cancelled after {done[0]} of {done[1]} calls; their answers are kept (a new run reuses them)."
-               if done[0] else "Cancelled before it ran.")
-    return job_cancel(EvaluatorRun, run.pk, message=message)
-
-
-def run_resume(*, run: EvaluatorRun, enqueue: bool = True) -> bool:
-    """Put a paused, failed or abandoned run back in the queue; finished calls come from the cache."""
-    return job_requeue(run, enqueue=enqueue)

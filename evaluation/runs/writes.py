@@ -26,7 +26,7 @@ from evaluation.runs.ledger import call_ids, store_answers
 from evaluation.runs.modes import Phase, ScoreScale
 from evaluation.runs.scheduler import Outcome
 from evaluation.runs.steps import ItemAnswers
-from jobs.lifecycle import job_cancel_requested, job_finish
+from jobs.lifecycle import job_cancel_requested
 
 SUPERVISOR_UNUSABLE = "The supervisor's answer was unusable; errors were merged by span overlap instead."
 NOTHING_TO_MERGE = "No annotator gave a usable answer, so there was nothing to merge."
@@ -112,7 +112,7 @@ class RunWriter:
         entry["failed"] = entry.get("failed", 0) + failed
         entry["calls"] = entry.get("calls", 0) + sum(len(o.attempts) for o in outcomes)
         EvaluatorRun.objects.filter(pk=self.run.pk).update(
-            progress=self.progress, done_calls=F("done_calls") + len(outcomes), cache_hits=F("cache_hits") + cached,
+            progress=self.progress, done=F("done") + len(outcomes), cache_hits=F("cache_hits") + cached,
             failed_calls=F("failed_calls") + failed, heartbeat_at=timezone.now(),
             **self._unchecked(outcomes),
         )
@@ -181,7 +181,7 @@ class RunWriter:
         self._save([self._ensemble(answers, "", [], NOTHING_TO_MERGE)])
         entry = self._entry(phase)
         entry["done"] = entry.get("done", 0) + 1
-        EvaluatorRun.objects.filter(pk=self.run.pk).update(progress=self.progress, done_calls=F("done_calls") + 1)
+        EvaluatorRun.objects.filter(pk=self.run.pk).update(progress=self.progress, done=F("done") + 1)
 
     def _ensemble(self, answers: ItemAnswers, supervisor: str, spans: list[ErrorSpan], note: str) -> Written:
         ensemble = answers.ensemble
@@ -220,11 +220,6 @@ class RunWriter:
 
     def _entry(self, phase: Phase) -> dict[str, int]:
         return self.progress.setdefault(phase.progress_key, {"done": 0, "total": len(self.outputs)})
-
-    # --- the end ------------------------------------------------------------------------------
-    def finish(self, status: str, message: str) -> None:
-        """Record how the run ended; a paused run is not finished, it waits to be resumed."""
-        job_finish(EvaluatorRun, self.run.pk, status, message)
 
 
 def _copy(span: ErrorSpan) -> ErrorSpan:

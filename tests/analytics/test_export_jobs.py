@@ -9,8 +9,8 @@ from celery import current_app
 from django.test import Client
 
 from accounts.services.tokens import token_create
-from analytics.exports.jobs import export_job_run
 from corpus.models import ExportJob
+from jobs.kinds import job_execute
 from tests import factories as make
 
 
@@ -41,8 +41,8 @@ def test_browser_export_runs_as_a_job_with_progress_and_download(study, client, 
     assert sent == [("tasks.exporting.run_export", [job.pk])]
     waiting = client.get(f"/analytics/exports/{job.pk}/", HTTP_HX_REQUEST="true")
     assert waiting.status_code == 200 and 'hx-trigger="every 1s"' in waiting.content.decode()
-    assert export_job_run(job.pk) == "done"
-    assert export_job_run(job.pk) is None  # claimed once
+    assert job_execute(ExportJob, job.pk) == "done"
+    assert job_execute(ExportJob, job.pk) is None  # claimed once
     job.refresh_from_db()
     assert job.filters == {"system": "sysA"} and job.done == job.total == 2
     stem = f"{study.dataset.pk}-tiny-study-export{job.pk}"
@@ -64,7 +64,7 @@ def test_export_api_queues_reports_and_serves_files(study, export_dir, sent, dja
                            content_type="application/json")
     assert created.status_code == 202 and created.json()["status"] == "pending"
     job_id = created.json()["id"]
-    export_job_run(job_id)
+    job_execute(ExportJob, job_id)
     job = api.get(f"/api/exports/{job_id}").json()
     assert job["status"] == "done" and job["files"][0].endswith(".parquet")
     assert api.get(f"/api/exports/{job_id}/files/{job['files'][1]}").status_code == 200
@@ -93,13 +93,13 @@ def test_an_export_left_running_by_a_dead_worker_is_finished_by_its_redelivered_
 
     from django.utils import timezone
 
-    from tasks.exporting import run_export
+    from tasks.jobs import TASKS
 
     settings.RUN_STALE_SECONDS = 60
     job = ExportJob.objects.create(dataset=study.dataset, format="jsonl", total=4)
     ExportJob.objects.filter(pk=job.pk).update(status="running", done=2,
                                                heartbeat_at=timezone.now() - timedelta(minutes=5))
-    result = run_export.apply(args=[job.pk])  # acks late: the broker hands the dead worker's task out again
+    result = TASKS[ExportJob].apply(args=[job.pk])  # acks late: the broker hands the dead worker's task out again
     assert result.successful() and result.result == "done"
     job.refresh_from_db()
     assert job.status == "done" and job.finished_at is not None and job.files[0].endswith(".jsonl")
@@ -115,7 +115,7 @@ def test_two_exports_never_share_a_file_name_and_unknown_filters_are_refused(
         with django_capture_on_commit_callbacks(execute=True):
             client.post(f"/analytics/datasets/{study.dataset.pk}/exports/", {"format": fmt})
         job = ExportJob.objects.order_by("-pk").first()
-        assert export_job_run(job.pk) == "done"
+        assert job_execute(ExportJob, job.pk) == "done"
         job.refresh_from_db()
         names += job.files
     assert len(names) == len(set(names)) == 4  # each export and each data card has a name of its own

@@ -12,9 +12,10 @@ from analytics.selectors import Scope, accuracy_report
 from annotator.management.commands.load_demo import DEMO_CAMPAIGN, DEMO_DATASET, SAMPLE_COMMENT
 from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.selectors import queue_for
-from comparison.services.execute import comparison_execute
+from comparison.models import ComparisonJob
 from comparison.services.jobs import comparison_create
 from corpus.models import Dataset, ErrorSpan
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -31,7 +32,7 @@ def test_demo_dataset_has_human_scores_and_a_metric_comparison_runs_at_once(demo
     assert dataset.score_aspects == ["accuracy", "fluency"]
     assert dataset.items.filter(human_scores__accuracy=1).count() == 2  # r01 and r04 llm-small, by hand
     job = comparison_create(dataset=dataset, metrics="length")
-    assert comparison_execute(job.pk) == JobStatus.DONE
+    assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE
     job.refresh_from_db()
     assert job.status == JobStatus.DONE and job.results
 

@@ -7,10 +7,11 @@ import io
 import pytest
 from django.core.management import call_command
 
-from comparison.services.execute import comparison_execute
+from comparison.models import ComparisonJob
 from comparison.services.jobs import comparison_create
 from dhp.models import SurveyWeights
 from evaluation.models import EvaluatorRun
+from jobs.kinds import job_execute
 from tests import factories
 from tests.ollama_sim import OllamaSim, SimConfig
 
@@ -74,7 +75,7 @@ def test_runs_a_comparison_makes_stay_off_the_home_page(client, allow_ollama):
     with OllamaSim(SimConfig(models=["judge:1b"])) as sim:
         allow_ollama(sim.url)
         job = comparison_create(dataset=dataset, metrics="annotator:judge:1b", ollama_url=sim.url)
-        comparison_execute(job.pk)
+        job_execute(ComparisonJob, job.pk)
     run = EvaluatorRun.objects.get(dataset=dataset)
     assert run.config["part_of"] == f"comparison {job.pk}"
     client.force_login(factories.user("root", role="admin"))

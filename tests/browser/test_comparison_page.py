@@ -7,8 +7,8 @@ import re
 import pytest
 
 from comparison.models import ComparisonJob
-from comparison.services.execute import comparison_execute
 from corpus.services.importing import items_import
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests.conftest import SAMPLE_DATA
 
@@ -35,7 +35,7 @@ def test_launch_follow_and_read_a_comparison(page, live_server, login, make_user
     assert page.locator("#job-progress").get_attribute("hx-trigger") == "every 2s"
     assert "0 / 12 scores" in page.locator("#job-progress").inner_text()
 
-    assert comparison_execute(job.pk) == JobStatus.DONE  # what the queued worker would do
+    assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE  # what the queued worker would do
     page.wait_for_selector("#correlation-grid", timeout=15_000)  # the poll saw the end and reloaded the page
     grid = page.locator("#correlation-grid table.grid")
     headers = [t.lower() for t in grid.locator("thead th").all_inner_texts()]  # the stylesheet upper-cases them

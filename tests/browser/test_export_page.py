@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from celery import current_app
 
-from analytics.exports.jobs import export_job_run
 from corpus.models import ExportJob
+from jobs.kinds import job_execute
 from tests import factories as make
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -28,7 +28,7 @@ def test_export_job_page_polls_until_the_download_links_appear(page, live_server
     assert "Waiting for a worker" in page.locator("#export-progress").inner_text()
     job = ExportJob.objects.get()
     assert sent == [job.pk]
-    export_job_run(job.pk)  # what the worker does
+    job_execute(ExportJob, job.pk)  # what the worker does
     link = page.locator("#export-progress a[download]").first
     link.wait_for()  # the page polled and swapped in the finished state
     names = page.locator("#export-progress a[download]").all_inner_texts()

@@ -6,14 +6,15 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment
-from comparison.services.execute import comparison_execute
+from comparison.models import ComparisonJob
 from comparison.services.jobs import comparison_create
 from corpus.models import Dataset
 from corpus.services.importing import items_import
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun
-from dhp.services.runs import dhp_create, dhp_execute
+from dhp.services.runs import dhp_create
 from dhp.services.surveys import survey_create, votes_save
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests.conftest import SAMPLE_DATA
 from tests.dhp.conftest import make_dataset
@@ -68,13 +69,13 @@ def test_every_page_fits_390_px_without_sideways_scroll(browser, live_server, ma
         run = dhp_create(dataset=dataset, evaluator="judge:1b", metrics=["coherence", "fluency"],
                          kinds=parse_kinds("typo:major,sentence-reorder:minor"), samples=1, seed=1,
                          ollama_url=sim.url, parallel=2, survey=survey)
-        dhp_execute(run.pk)
+        job_execute(DhpRun, run.pk)
     run = DhpRun.objects.get(pk=run.pk)
     items_import(path=SAMPLE_DATA / "meta_eval" / "dialogue.json", dataset_name="dialogue for a phone",
                  task_slug="dialogue")
     job = comparison_create(dataset=Dataset.objects.get(name="dialogue for a phone"), metrics="length,wordllama@input",
                      check=False)
-    assert comparison_execute(job.pk) == JobStatus.DONE
+    assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE
     item = built.items[0]
     pages = {
         admin: ["/", f"/datasets/{built.dataset.pk}/", f"/datasets/{built.dataset.pk}/items/{item.pk}/",

@@ -20,7 +20,7 @@ POLL_SECONDS = 2  # hx-trigger="every 2s" in templates/evaluation/run_detail.htm
 def test_a_paused_run_shows_resume_within_one_poll(page, live_server, login, make_user):
     make_user("chief", role="admin")
     data = factories.dataset("poll data", items=[{"external_id": "1", "output": "A text."}])
-    run = factories.run(data, "polled-run", status=JobStatus.RUNNING, total_calls=10, done_calls=3,
+    run = factories.run(data, "polled-run", status=JobStatus.RUNNING, total=10, done=3,
                         started_at=timezone.now() - timedelta(seconds=30))
     login("chief")
     page.goto(f"{live_server.url}/runs/{run.pk}/")

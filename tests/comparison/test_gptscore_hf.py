@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from jobs.kinds import job_execute
+
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
@@ -125,7 +127,6 @@ def test_a_missing_model_is_a_clear_error_without_any_download(tmp_path: Path) -
 @pytest.mark.django_db(transaction=True)
 def test_a_comparison_job_scores_gptscore_hf_locally_and_a_rerun_computes_nothing(gpt2_path: Path, summaries) -> None:
     from comparison.models import ComparisonJob, MetricScore
-    from comparison.services.execute import comparison_execute
     from comparison.services.jobs import comparison_create
     from corpus.models import Item
     from evaluation.models import LLMCall
@@ -133,7 +134,7 @@ def test_a_comparison_job_scores_gptscore_hf_locally_and_a_rerun_computes_nothin
 
     metric = f"gptscore-hf:{gpt2_path}"
     job = comparison_create(dataset=summaries, metrics=f"{metric},length", gptscore_url="")
-    assert comparison_execute(job.pk) == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
+    assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
     items = list(Item.objects.filter(dataset=summaries))
     scores = {s.item_id: s.value for s in MetricScore.objects.filter(metric=metric)}
     assert set(scores) == {i.pk for i in items}
@@ -144,5 +145,5 @@ def test_a_comparison_job_scores_gptscore_hf_locally_and_a_rerun_computes_nothin
         context = call.prompt[: call.options["scored_from"]]
         assert scores[item.pk] == pytest.approx(_direct_decoder(gpt2_path, context, item.output), abs=1e-5)
     again = comparison_create(dataset=summaries, metrics=metric, gptscore_url="")
-    assert comparison_execute(again.pk) == JobStatus.DONE
+    assert job_execute(ComparisonJob, again.pk) == JobStatus.DONE
     assert ComparisonJob.objects.get(pk=again.pk).llm_calls == 0

@@ -11,17 +11,18 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 
 from comparison.models import ComparisonJob, MetricScore
-from comparison.services.execute import comparison_execute
-from comparison.services.jobs import JobError, comparison_cancel, comparison_create, comparison_resume
+from comparison.services.jobs import JobError, comparison_create
 from corpus.models import Dataset, Item
 from corpus.services.importing import items_import
+from jobs.kinds import job_execute
+from jobs.lifecycle import job_cancel, job_requeue
 from jobs.models import JobStatus
 from tests import factories
 
 
 def _run(dataset, metrics, **kw) -> ComparisonJob:
     job = comparison_create(dataset=dataset, metrics=metrics, check=False, **kw)
-    assert comparison_execute(job.pk) == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
+    assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
     return ComparisonJob.objects.get(pk=job.pk)
 
 
@@ -65,14 +66,14 @@ def test_adding_a_metric_later_computes_only_that_metric(dialogue):
 
 def test_cancel_and_resume_keep_scores(dialogue):
     job = comparison_create(dataset=dialogue, metrics="length", check=False)
-    assert comparison_cancel(job=job)
-    assert comparison_execute(job.pk) is None  # a cancelled job is never claimed
+    assert job_cancel(job)
+    assert job_execute(ComparisonJob, job.pk) is None  # a cancelled job is never claimed
     job.refresh_from_db()
-    assert job.status == JobStatus.CANCELLED and not comparison_resume(job=job, enqueue=False)
+    assert job.status == JobStatus.CANCELLED and not job_requeue(job, enqueue=False)
     failed = comparison_create(dataset=dialogue, metrics="length", check=False)
     ComparisonJob.objects.filter(pk=failed.pk).update(status=JobStatus.FAILED)
-    assert comparison_resume(job=failed, enqueue=False)
-    assert comparison_execute(failed.pk) == JobStatus.DONE
+    assert job_requeue(failed, enqueue=False)
+    assert job_execute(ComparisonJob, failed.pk) == JobStatus.DONE
 
 
 def test_compare_metrics_prints_the_job_id_and_export_follows_the_contract(dialogue, tmp_path):

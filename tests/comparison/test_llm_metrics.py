@@ -9,14 +9,13 @@ import json
 import pytest
 
 from comparison.models import ComparisonJob, MetricScore
-from comparison.services.execute import comparison_execute
 from comparison.services.jobs import JobError, comparison_create
 from comparison.services.results import export_document
 from corpus.models import Annotation, AnnotationKind, Item
 from evaluation.llm.logprob_preflight import PREFLIGHT_CONTEXT, PREFLIGHT_TEXT
 from evaluation.models import EvaluatorRun, LLMCall
-from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests.ollama_sim.config import SimConfig
 from tests.ollama_sim.server import OllamaSim
@@ -39,7 +38,7 @@ def _requests(sim: OllamaSim) -> int:
 
 
 def _execute(job: ComparisonJob) -> ComparisonJob:
-    status = comparison_execute(job.pk)
+    status = job_execute(ComparisonJob, job.pk)
     job = ComparisonJob.objects.get(pk=job.pk)
     assert status == JobStatus.DONE, job.message
     return job
@@ -100,13 +99,13 @@ def test_gptscore_server_must_be_on_the_allowlist(summaries, settings):
         settings.GPTSCORE_URL = sim.url  # allowed when the job is made...
         job = comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url, check=False)
         settings.GPTSCORE_URL = ""  # ...then taken off the allowlist: the worker checks again and sends nothing
-        assert comparison_execute(job.pk) == JobStatus.FAILED
+        assert job_execute(ComparisonJob, job.pk) == JobStatus.FAILED
         assert sim.stats.requests == 0 and sim.stats.endpoint_hits.get("openai-models", 0) == 0
         job.refresh_from_db()
         assert "not an allowed LLM server" in job.message
         settings.GPTSCORE_URL = sim.url  # the admin's GPTScore server is allowed, as an OpenAI-compatible one
         job = comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
-        assert comparison_execute(job.pk) == JobStatus.DONE
+        assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE
         assert MetricScore.objects.filter(metric="gptscore:scorer-1b").count() == 4  # 4 items x 1 aspect
 
 
@@ -114,7 +113,7 @@ def test_gptscore_job_pauses_when_the_server_goes_away_and_keeps_its_scores(summ
     with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
         job = comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
     ComparisonJob.objects.filter(pk=job.pk).update(options={**job.options, "gptscore_url": sim.url})
-    assert comparison_execute(job.pk) == JobStatus.PAUSED
+    assert job_execute(ComparisonJob, job.pk) == JobStatus.PAUSED
     job.refresh_from_db()
     assert "Cannot reach" in job.message and "resume" in job.message.lower()
 
@@ -123,7 +122,7 @@ def test_ensemble_metric_reuses_an_existing_run_without_a_call(dialogue, setting
     settings.ENSEMBLE_PRESET = "laptop"
     with OllamaSim(SimConfig(models=LAPTOP)) as sim:
         run = run_create(dataset=dialogue, aspect_name="naturalness", ollama_url=sim.url)
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         before = _requests(sim)
         job = _execute(comparison_create(dataset=dialogue, metrics="ensemble,length", aspects=["naturalness"],
                                   ollama_url=sim.url))

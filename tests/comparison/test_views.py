@@ -8,16 +8,16 @@ import pytest
 from ninja.testing import TestClient
 
 from comparison.models import ComparisonJob
-from comparison.services.execute import comparison_execute
 from comparison.services.jobs import comparison_create
 from config.api import api
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 
 
 @pytest.fixture
 def done_job(dialogue) -> ComparisonJob:
     job = comparison_create(dataset=dialogue, metrics="length,wordllama@input", check=False)
-    assert comparison_execute(job.pk) == JobStatus.DONE
+    assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE
     return ComparisonJob.objects.get(pk=job.pk)
 
 
@@ -102,7 +102,7 @@ def test_progress_polling_partial(client, researcher, dialogue):
     assert response.status_code == 200
     body = response.content.decode()
     assert body.lstrip().startswith('<section class="card" id="job-progress"') and "0 / 6 scores" in body
-    comparison_execute(job.pk)
+    job_execute(ComparisonJob, job.pk)
     response = client.get(f"/comparisons/{job.pk}/", HTTP_HX_REQUEST="true", HTTP_HX_TARGET="job-progress")
     assert response.status_code == 286 and response["HX-Refresh"] == "true"  # stop polling, reload with results
 

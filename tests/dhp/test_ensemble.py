@@ -11,12 +11,13 @@ from corpus.models import Annotation, Item
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import perturb_dataset
-from dhp.services.runs import dhp_create, dhp_execute, dhp_resume
+from dhp.services.runs import dhp_create
 from evaluation.engine.presets import get_preset
 from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import run_create
 from evaluation.selectors import own_runs
-from jobs.lifecycle import job_heartbeat
+from jobs.kinds import job_execute
+from jobs.lifecycle import job_heartbeat, job_requeue
 from jobs.models import JobStatus
 from tests import factories
 from tests.dhp.conftest import make_dataset
@@ -29,7 +30,7 @@ N = 5
 def _dhp(dataset, evaluator: str, url: str) -> DhpRun:
     run = dhp_create(dataset=dataset, evaluator=evaluator, metrics=["coherence", "fluency"],
                      kinds=parse_kinds("typo:minor,word-delete:minor"), samples=5, seed=2, ollama_url=url, parallel=2)
-    assert dhp_execute(run.pk) == JobStatus.DONE, DhpRun.objects.get(pk=run.pk).message
+    assert job_execute(DhpRun, run.pk) == JobStatus.DONE, DhpRun.objects.get(pk=run.pk).message
     return DhpRun.objects.get(pk=run.pk)
 
 
@@ -82,7 +83,7 @@ def test_normal_runs_leave_perturbed_items_alone():
     perturb_dataset(dataset=dataset, kinds=parse_kinds("typo:minor"), seed=0)
     assert Item.objects.filter(dataset=dataset).count() == 2 * N
     run = run_create(dataset=dataset, aspect_name="fluency", mode="single", annotators=["x:1b"], check=False)
-    assert run.total_calls == N and "item_ids" not in run.config
+    assert run.total == N and "item_ids" not in run.config
     assert EvaluatorRun.objects.count() == 1
 
 
@@ -104,13 +105,13 @@ def test_failed_evaluation_run_is_resumed_with_the_dhp_run(settings):
     with OllamaSim(SimConfig(models=[*preset.annotators, preset.supervisor], parallel=2, faults=[fault])) as sim:
         run = dhp_create(dataset=dataset, evaluator="ensemble", metrics=["fluency"], kinds=parse_kinds("typo:minor"),
                          samples=1, ollama_url=sim.url, parallel=2)
-        assert dhp_execute(run.pk) == JobStatus.FAILED
+        assert job_execute(DhpRun, run.pk) == JobStatus.FAILED
         eval_run = DhpRun.objects.get(pk=run.pk).evaluator_runs.get()
         assert eval_run.status == JobStatus.FAILED and "ollama pull" in DhpRun.objects.get(pk=run.pk).message
         sim.configure(faults=[])
         asked = sim.stats.requests
-        assert dhp_resume(run=run, enqueue=False)
-        assert dhp_execute(run.pk) == JobStatus.DONE
+        assert job_requeue(run, enqueue=False)
+        assert job_execute(DhpRun, run.pk) == JobStatus.DONE
         eval_run.refresh_from_db()
         assert eval_run.status == JobStatus.DONE
         # The first annotator's answers were kept: only the rest of the ensemble was asked.

@@ -15,8 +15,9 @@ from corpus.models import Item
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, PerturbationSizes, Survey
 from dhp.services.perturbing import perturb_dataset
-from dhp.services.runs import dhp_create, dhp_execute, dhp_resume
-from jobs.lifecycle import job_claim, jobs_needing_recovery
+from dhp.services.runs import dhp_create
+from jobs.kinds import job_execute
+from jobs.lifecycle import job_claim, job_requeue, jobs_needing_recovery
 from jobs.models import JobStatus
 from tests import factories
 from tests.dhp.conftest import MODEL, make_dataset
@@ -34,14 +35,14 @@ def test_unreachable_server_pauses_then_resume_finishes_from_where_it_stopped(si
     dataset = make_dataset(n=4)
     run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["fluency"], kinds=parse_kinds("typo:minor"),
                      samples=2, ollama_url="http://127.0.0.1:9", check=False)
-    assert dhp_execute(run.pk) == JobStatus.PAUSED
+    assert job_execute(DhpRun, run.pk) == JobStatus.PAUSED
     run.refresh_from_db()
     assert "Cannot reach Ollama" in run.message and run.finished_at is None
     assert Item.objects.filter(dataset=dataset, derived_from__isnull=False).count() == 4  # kept
     with OllamaSim(sim_config) as sim:
         DhpRun.objects.filter(pk=run.pk).update(ollama_url=sim.url)
-        assert dhp_resume(run=run, enqueue=False)
-        assert dhp_execute(run.pk) == JobStatus.DONE
+        assert job_requeue(run, enqueue=False)
+        assert job_execute(DhpRun, run.pk) == JobStatus.DONE
         assert sim.stats.requests == 8 * 2
 
 

@@ -11,7 +11,8 @@ import pytest
 from corpus.models import Item
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
-from dhp.services.runs import dhp_create, dhp_execute
+from dhp.services.runs import dhp_create
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests.dhp.conftest import MODEL, N_ITEMS, make_dataset
 from tests.ollama_sim import OllamaSim
@@ -25,7 +26,7 @@ def test_dhp_run_on_an_openai_compatible_server_completes(sim_config):
         run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence"],
                          kinds=parse_kinds("typo:major,llm-entities:minor"), samples=1, seed=3,
                          ollama_url=f"openai+{sim.url}", parallel=2)
-        status = dhp_execute(run.pk)
+        status = job_execute(DhpRun, run.pk)
         run = DhpRun.objects.get(pk=run.pk)
         assert status == JobStatus.DONE, run.message
         endpoints = {record.endpoint for record in sim.stats.log}
@@ -42,7 +43,7 @@ def test_dhp_run_refuses_a_server_outside_the_allowlist(sim_config):
     with OllamaSim(sim_config) as sim:
         run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence"], kinds=parse_kinds("typo:major"),
                          samples=1, seed=3, ollama_url=f"openai+{sim.url}", parallel=2, check=False)
-        status = dhp_execute(run.pk)
+        status = job_execute(DhpRun, run.pk)
         assert sim.stats.requests == 0
     run = DhpRun.objects.get(pk=run.pk)
     assert status == JobStatus.FAILED and "not an allowed LLM server" in run.message

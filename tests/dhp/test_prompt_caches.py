@@ -7,7 +7,8 @@ import pytest
 
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
-from dhp.services.runs import dhp_create, dhp_execute
+from dhp.services.runs import dhp_create
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests import factories
 from tests.dhp.conftest import MODEL, originals_text, sim_answer
@@ -45,7 +46,7 @@ def test_a_dhp_run_on_long_items_loses_no_score_to_a_prompt_cache(profile, count
         run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence"],
                          kinds=parse_kinds("typo:major,sentence-reorder:minor"), samples=2, seed=3,
                          ollama_url=url, parallel=2)
-        status = dhp_execute(run.pk)
+        status = job_execute(DhpRun, run.pk)
         stats = sim.stats
     run = DhpRun.objects.get(pk=run.pk)
     assert status == JobStatus.DONE, run.message

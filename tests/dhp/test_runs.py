@@ -17,9 +17,10 @@ from dhp.engine.errors import DhpError
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import perturb_dataset
-from dhp.services.runs import dhp_create, dhp_execute
+from dhp.services.runs import dhp_create
 from dhp.services.surveys import survey_create, votes_save
 from evaluation.models import LLMCall
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests.dhp.conftest import MODEL, N_ITEMS, make_dataset
 from tests.ollama_sim import OllamaSim
@@ -32,7 +33,7 @@ KINDS = "typo:major,sentence-reorder:minor,llm-entities:minor"
 def _run(dataset, url, **kw) -> DhpRun:
     run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence", "fluency"],
                      kinds=parse_kinds(kw.pop("kinds", KINDS)), samples=2, seed=7, ollama_url=url, parallel=2, **kw)
-    assert dhp_execute(run.pk) == JobStatus.DONE, DhpRun.objects.get(pk=run.pk).message
+    assert job_execute(DhpRun, run.pk) == JobStatus.DONE, DhpRun.objects.get(pk=run.pk).message
     return DhpRun.objects.get(pk=run.pk)
 
 
@@ -208,7 +209,7 @@ def test_run_without_scored_pairs_says_which_answers_were_unusable_and_shows_one
     with OllamaSim(SimConfig(models=[MODEL], parallel=2, answer=chatty)) as sim:
         run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence"],
                          kinds=parse_kinds("typo:major"), samples=1, seed=1, ollama_url=sim.url, parallel=2)
-        assert dhp_execute(run.pk) == JobStatus.FAILED
+        assert job_execute(DhpRun, run.pk) == JobStatus.FAILED
     message = DhpRun.objects.get(pk=run.pk).message
     assert "no perturbation has scored pairs to test" in message
     assert "coherence: 6 of 6 answers without a usable score" in message

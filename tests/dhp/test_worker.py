@@ -9,7 +9,7 @@ from dhp.models import DhpRun
 from dhp.services.runs import dhp_create
 from evaluation.models import LLMCall
 from jobs.models import JobStatus
-from tasks.dhp import run_dhp
+from tasks.jobs import TASKS
 from tests.dhp.conftest import MODEL, N_ITEMS, make_dataset
 from tests.integration.conftest import celery_worker_factory, wait_for  # noqa: F401 - the worker fixture
 from tests.ollama_sim import OllamaSim
@@ -30,7 +30,7 @@ def test_worker_runs_dhp_job_and_rerun_makes_no_call(celery_worker_factory, sim_
             run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence", "fluency"],
                              kinds=parse_kinds("char-delete:minor,word-delete:major,llm-grammar:major"), samples=3,
                              seed=1, ollama_url=sim.url, parallel=2)
-            run_dhp.apply_async((run.pk,), queue=worker.queue)
+            TASKS[DhpRun].apply_async((run.pk,), queue=worker.queue)
             assert wait_for(lambda run_id=run.pk: _finished(run_id), timeout=120), worker.log.read_text()[-3000:]
             runs.append(DhpRun.objects.get(pk=run.pk))
             if len(runs) == 1:
@@ -38,7 +38,7 @@ def test_worker_runs_dhp_job_and_rerun_makes_no_call(celery_worker_factory, sim_
         first, second = runs
         assert first.status == JobStatus.DONE, first.message
         n_scores = N_ITEMS * 4 * 2 * 3
-        assert first.llm_calls == n_scores + N_ITEMS and first.done_steps == n_scores
+        assert first.llm_calls == n_scores + N_ITEMS and first.done == n_scores
         assert after_first == n_scores + N_ITEMS  # one LLM perturbation per item
         assert second.status == JobStatus.DONE and second.llm_calls == 0 and second.cache_hits == n_scores
         assert sim.stats.requests == after_first

@@ -11,9 +11,9 @@ from corpus.models import Annotation
 from evaluation.engine.answer_schema import ERROR_LIST_SCHEMA, JSON_ANSWER_NOTE
 from evaluation.llm.openai_backend import OpenAICompatBackend, request_options
 from evaluation.llm.policy import RetryPolicy
-from evaluation.models import LLMCall
-from evaluation.runs.execute import run_execute
+from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.launch import LaunchError, run_create
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import ReplyRule, SimConfig
@@ -47,7 +47,7 @@ def test_a_json_format_run_sends_the_schema_and_reads_the_answer(allow_ollama) -
                        mode="single", answer_format="yaml")
         run = run_create(dataset=dataset, aspect_name="accuracy", annotators=[MODEL], ollama_url=sim.url,
                          mode="single", answer_format="json")
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         (record,) = sim.stats.log
         assert record.answer_format == ERROR_LIST_SCHEMA  # Ollama's top-level `format`
     (annotation,) = Annotation.objects.filter(source=run, kind="annotator")

@@ -10,8 +10,9 @@ import pytest
 
 from annotator.services.exporting import dataset_records
 from bench.parsing_accuracy import DEFAULT_CORPUS, norm
-from evaluation.runs.execute import run_execute
+from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import run_create
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import ReplyRule, SimConfig
@@ -36,7 +37,7 @@ def test_every_corpus_answer_reads_through_a_single_model_run(allow_ollama):
         allow_ollama(sim.url)
         run = run_create(dataset=dataset, aspect_name="accuracy", annotators=[MODEL], ollama_url=sim.url,
                          mode="single", parallel=4)
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         assert sim.stats.requests == len(RECORDS)  # every answer parsed at the first try
     exported = {rec["item_id"]: rec for rec in dataset_records(dataset)}
     missing: list[str] = []

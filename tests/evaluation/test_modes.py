@@ -37,7 +37,7 @@ def test_run_create_follows_the_mode_spec(dataset, mode):
     assert run.config["mode"] == mode and run.label == f"{mode}-{run.pk}"
     assert set(run.templates) == {str(kind) for kind in spec.template_kinds}
     assert spec.annotator_template in run.templates
-    assert run.total_calls == 3 * len(phases)
+    assert run.total == 3 * len(phases)
     assert list(run.progress) == [phase.progress_key for phase in phases]
     assert run.config["supervisor"] == ("s:1b" if spec.has_supervisor else "")
     assert run.evaluator.kind == spec.evaluator_kind

@@ -8,10 +8,10 @@ import pytest
 from corpus.models import Annotation
 from evaluation.engine.parsing import parse_annotator_answer
 from evaluation.engine.repair import REPAIR_REQUEST, needs_repair, repaired_is_better
-from evaluation.models import LLMCall, RunCall
+from evaluation.models import EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.attempts import AttemptKind, repair_number
-from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import ReplyRule, SimConfig
@@ -54,7 +54,7 @@ def test_a_model_that_answers_badly_once_is_asked_to_restate(allow_ollama, repai
         allow_ollama(sim.url)
         run = run_create(dataset=dataset, aspect_name="accuracy", annotators=[MODEL], ollama_url=sim.url,
                          mode="single", repair=repair)
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         asked = sim.stats.requests
         annotations = list(Annotation.objects.filter(source=run, kind="annotator").prefetch_related("spans"))
         assert len(annotations) == 3
@@ -77,6 +77,6 @@ def test_a_model_that_answers_badly_once_is_asked_to_restate(allow_ollama, repai
         # a second run of the same configuration asks nothing: the answers and their repairs are cached
         again = run_create(dataset=dataset, aspect_name="accuracy", annotators=[MODEL], ollama_url=sim.url,
                            mode="single")
-        assert run_execute(again.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, again.pk) == JobStatus.DONE
         assert sim.stats.requests == asked
         assert all(a.raw_answer == RESTATED for a in Annotation.objects.filter(source=again, kind="annotator"))

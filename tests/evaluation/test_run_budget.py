@@ -12,9 +12,9 @@ from django.test import Client
 from accounts.services.tokens import token_create
 from corpus.models import Annotation, ParseStatus
 from evaluation.models import EvaluatorRun, LLMCall, RunCall
-from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
 from evaluation.selectors import run_problems
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import ReplyRule, SimConfig
@@ -38,7 +38,7 @@ def _dataset(name: str, lengths: list[int]):
 def _run(dataset, sim) -> EvaluatorRun:
     run = run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
                      ollama_url=sim.url, parallel=2)
-    run_execute(run.pk)
+    job_execute(EvaluatorRun, run.pk)
     return EvaluatorRun.objects.get(pk=run.pk)
 
 

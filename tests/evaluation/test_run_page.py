@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from corpus.models import Annotation
-from evaluation.runs.launch import run_cancel
 from evaluation.selectors import run_progress
+from jobs.lifecycle import job_cancel
 from jobs.models import JobStatus
 from tests import factories
 
@@ -24,7 +24,7 @@ def data():
 def test_a_paused_run_offers_resume_in_the_polled_part_and_stops_its_clock(client, data, make_user):
     admin = make_user("boss", role="admin")
     started = timezone.now() - timedelta(seconds=100)
-    run = factories.run(data, "paused-run", status=JobStatus.PAUSED, total_calls=10, done_calls=4,
+    run = factories.run(data, "paused-run", status=JobStatus.PAUSED, total=10, done=4,
                         started_at=started, heartbeat_at=started + timedelta(seconds=40))
     client.force_login(admin)
     partial = client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
@@ -32,7 +32,7 @@ def test_a_paused_run_offers_resume_in_the_polled_part_and_stops_its_clock(clien
     progress = run_progress(run)
     assert progress["eta_seconds"] is None and progress["elapsed_seconds"] == 40.0
     # Cancelling it after 4 calls says so (not "before it ran").
-    assert run_cancel(run=run)
+    assert job_cancel(run)
     run.refresh_from_db()
     assert run.message.startswith("Cancelled after 4 of 10 calls")
     assert 'id="resume-run"' not in client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()
@@ -40,7 +40,7 @@ def test_a_paused_run_offers_resume_in_the_polled_part_and_stops_its_clock(clien
 
 def test_a_running_run_has_an_eta_and_no_resume(client, data, make_user):
     admin = make_user("boss2", role="admin")
-    run = factories.run(data, "busy-run", status=JobStatus.RUNNING, total_calls=10, done_calls=5,
+    run = factories.run(data, "busy-run", status=JobStatus.RUNNING, total=10, done=5,
                         started_at=timezone.now() - timedelta(seconds=10))
     client.force_login(admin)
     partial = client.get(f"/runs/{run.pk}/", HTTP_HX_REQUEST="true").content.decode()

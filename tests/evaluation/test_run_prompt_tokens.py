@@ -14,8 +14,8 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from evaluation.models import EvaluatorRun, LLMCall
-from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim import OllamaSim, SimConfig
@@ -35,7 +35,7 @@ def _run(name: str, **sim) -> tuple[EvaluatorRun, str]:
     with OllamaSim(config) as server:
         run = run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
                          ollama_url=server.url, parallel=2)
-        run_execute(run.pk)
+        job_execute(EvaluatorRun, run.pk)
         url = server.url
     run = EvaluatorRun.objects.get(pk=run.pk)
     assert run.status == JobStatus.DONE, run.message

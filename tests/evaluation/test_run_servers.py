@@ -13,11 +13,10 @@ from ninja.testing import TestClient
 
 from config.api import api
 from corpus.models import Annotation
-from evaluation.llm import OllamaBackend
-from evaluation.llm.policy import RetryPolicy
 from evaluation.models import EvaluatorRun, LLMCall
-from evaluation.runs.execute import run_execute
-from evaluation.runs.launch import LaunchError, run_create, run_resume
+from evaluation.runs.launch import LaunchError, run_create
+from jobs.kinds import job_execute
+from jobs.lifecycle import job_requeue
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import FaultRule, SimConfig
@@ -67,7 +66,7 @@ def test_run_spreads_its_models_over_three_servers(dataset):
         # four models of equal expected work over three servers: one each, the fourth on the first
         assert placed == {"ann-a:1b": sims[0].url, "ann-b:1b": sims[1].url, "ann-c:1b": sims[2].url,
                           "sup:1b": sims[0].url}
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         run.refresh_from_db()
         for sim in sims:  # each server loaded only what was placed on it, each once
             assert sorted(sim.stats.load_order) == sorted(m for m, url in placed.items() if url == sim.url)
@@ -85,7 +84,7 @@ def test_run_places_a_model_only_on_a_server_that_has_it(dataset):
         run = _create(dataset, ",".join(s.url for s in sims))
         assert run.placement["models"] == {"ann-a:1b": sims[0].url, "ann-b:1b": sims[0].url,
                                            "ann-c:1b": sims[1].url, "sup:1b": sims[1].url}
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         assert sims[0].stats.load_order == ANNOTATORS[:2]
         assert sims[1].stats.load_order == ["ann-c:1b", SUPERVISOR]
     finally:
@@ -115,7 +114,7 @@ def test_run_against_an_openai_compatible_server(dataset):
     try:
         run = _create(dataset, f"openai+{sim.url}")
         assert run.placement["servers"][0]["kind"] == "openai"
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         stats = sim.stats
         assert stats.requests == N * 4 and {r.endpoint for r in stats.log} == {CHAT}  # only the /v1 dialect
         assert Annotation.objects.filter(source=run, kind="ensemble").count() == N
@@ -128,7 +127,7 @@ def test_run_mixes_an_ollama_and_an_openai_compatible_server(dataset):
     ollama, vllm = _sims(MODELS, MODELS)
     try:
         run = _create(dataset, [ollama.url, f"openai+{vllm.url}"])
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         kinds = {entry["server"]: entry["kind"] for entry in run.placement["servers"]}
         assert kinds == {ollama.url: "ollama", f"openai+{vllm.url}": "openai"}
         assert ollama.stats.requests > 0 and vllm.stats.requests > 0
@@ -153,8 +152,11 @@ def test_preannotate_takes_a_comma_separated_server_list(dataset):
             sim.stop()
 
 
-def _fast(sims: list[OllamaSim]) -> dict[str, OllamaBackend]:
-    return {s.url: OllamaBackend(s.url, timeout=5, policy=RetryPolicy(transport_retries=1, backoff=0.01)) for s in sims}
+@pytest.fixture
+def fast(settings):
+    """Clients that give a dead server up quickly: the settings every run's clients are made with."""
+    settings.LLM_RETRY = {"transport_retries": 1, "backoff": 0.01}
+    settings.LLM_LOAD_TIMEOUT = 5
 
 
 def _kill_after(sim: OllamaSim, answered: int) -> threading.Thread:
@@ -169,13 +171,13 @@ def _kill_after(sim: OllamaSim, answered: int) -> threading.Thread:
     return thread
 
 
-def test_a_server_killed_mid_job_hands_its_models_over_and_no_answered_call_is_repeated(dataset):
+def test_a_server_killed_mid_job_hands_its_models_over_and_no_answered_call_is_repeated(dataset, fast):
     sims = _sims(MODELS, MODELS, MODELS, call_time=0.05)
     try:
         run = _create(dataset, [s.url for s in sims])
         doomed = sims[0]  # it runs ann-a, then the supervisor
         killer = _kill_after(doomed, 3)
-        assert run_execute(run.pk, backends=_fast(sims)) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         killer.join()
         run.refresh_from_db()
         assert run.placement["handoffs"] and {h["from"] for h in run.placement["handoffs"]} == {doomed.url}
@@ -192,21 +194,21 @@ def test_a_server_killed_mid_job_hands_its_models_over_and_no_answered_call_is_r
             sim.stop()
 
 
-def test_a_lost_server_whose_model_is_nowhere_else_pauses_the_job_naming_it(dataset):
+def test_a_lost_server_whose_model_is_nowhere_else_pauses_the_job_naming_it(dataset, fast):
     only, other = _sims(MODELS, [m for m in MODELS if m != "ann-b:1b"], call_time=0.02)
     try:
         run = _create(dataset, [only.url, other.url])
         assert run.placement["models"]["ann-b:1b"] == only.url
         only.configure(faults=[FaultRule(kind="error", status=503)])  # it stops answering anything
-        assert run_execute(run.pk, backends=_fast([only, other])) == JobStatus.PAUSED
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.PAUSED
         run.refresh_from_db()
         assert f"The server {only.url} stopped answering" in run.message
         assert "No other server of this run has ann-b:1b" in run.message and "resume" in run.message
         only.configure(faults=[])
         only.reset_stats()
         other_before = _ok([other])
-        assert run_resume(run=run, enqueue=False)
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_requeue(run, enqueue=False)
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         assert not set(_ok([only])) & set(other_before)  # nothing answered before was asked again
         assert Annotation.objects.filter(source=run, kind="ensemble").count() == N
     finally:
@@ -224,7 +226,7 @@ def test_api_takes_a_server_list_and_reports_the_placement(dataset, make_user):
         response = client.post("/runs", json=body, user=admin)
         assert response.status_code == 201, response.content
         run_id = response.json()["id"]
-        assert run_execute(run_id) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run_id) == JobStatus.DONE
         progress = client.get(f"/runs/{run_id}", user=admin).json()
         assert progress["servers"] == [sims[0].url, f"openai+{sims[1].url}"]
         assert [e["models"] for e in progress["placement"]["servers"]] == [["ann-a:1b", "ann-c:1b"],
@@ -266,7 +268,7 @@ def test_a_model_that_annotates_and_supervises_is_placed_once_with_both_phases(d
                          supervisor="ann-a:1b", ollama_url=[s.url for s in sims], parallel=2)
         # ann-a has twice the calls of ann-b (both phases), so it is placed first, on its own server
         assert run.placement["models"] == {"ann-a:1b": sims[0].url, "ann-b:1b": sims[1].url}
-        assert run_execute(run.pk) == JobStatus.DONE
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
         assert sims[0].stats.load_order == ["ann-a:1b"]  # loaded once for both of its phases
         assert Annotation.objects.filter(source=run, kind="ensemble").count() == N
         assert sum(_ok(sims).values()) == N * 3

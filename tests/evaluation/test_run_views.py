@@ -7,8 +7,8 @@ from ninja.testing import TestClient
 
 from config.api import api
 from evaluation.models import EvaluatorRun
-from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import SimConfig
@@ -47,7 +47,7 @@ def test_api_create_run_then_progress_reports_counts(dataset, sim, make_user):
     assert response.status_code == 201, response.content
     run_id = response.json()["id"]
     assert response.json()["total_calls"] == 3 * 3
-    assert run_execute(run_id) == JobStatus.DONE  # what the queued worker would run
+    assert job_execute(EvaluatorRun, run_id) == JobStatus.DONE  # what the queued worker would run
     progress = call("get", f"/runs/{run_id}").json()
     assert progress["status"] == "done" and progress["done"] == progress["total"] == 9
     assert progress["llm_calls"] == 9 and progress["finished"] is True
@@ -103,7 +103,7 @@ def test_run_page_polls_until_finished_and_escapes_text(client, dataset, sim, ma
     assert page.status_code == 200
     body = page.content.decode()
     assert 'hx-trigger="every 2s"' in body and "news &lt;b&gt;bold&lt;/b&gt;" in body
-    run_execute(run.pk)
+    job_execute(EvaluatorRun, run.pk)
     partial = client.get(f"/runs/{run.pk}/", headers={"HX-Request": "true"})
     assert partial.status_code == 286  # htmx: stop polling
     assert "every 2s" not in partial.content.decode() and "9 / 9" in partial.content.decode()

@@ -13,8 +13,9 @@ from corpus.models import Annotation, ErrorSpan
 from evaluation.llm import BackendError, OllamaBackend
 from evaluation.llm.policy import RetryPolicy
 from evaluation.models import EvaluatorRun, LLMCall, RunCall
-from evaluation.runs.execute import run_execute
-from evaluation.runs.launch import LaunchError, run_cancel, run_create, run_resume
+from evaluation.runs.launch import LaunchError, run_create
+from jobs.kinds import job_execute
+from jobs.lifecycle import job_cancel, job_requeue
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim.config import FaultRule, ReplyRule, SimConfig
@@ -57,10 +58,10 @@ def _create(dataset, sim, **kw) -> EvaluatorRun:
 
 def test_run_execute_full_run_stores_every_layer(dataset, sim):
     run = _create(dataset, sim)
-    assert run_execute(run.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
     run.refresh_from_db()
     n = len(OUTPUTS)
-    assert run.status == JobStatus.DONE and run.done_calls == run.total_calls == n * 4
+    assert run.status == JobStatus.DONE and run.done == run.total == n * 4
     assert Annotation.objects.filter(source=run, kind="annotator").count() == n * 3
     assert Annotation.objects.filter(source=run, kind="supervisor").count() == n
     assert Annotation.objects.filter(source=run, kind="ensemble").count() == n
@@ -90,13 +91,13 @@ def test_run_execute_full_run_stores_every_layer(dataset, sim):
 
 def test_run_rerun_makes_zero_llm_calls(dataset, sim):
     first = _create(dataset, sim)
-    run_execute(first.pk)
+    job_execute(EvaluatorRun, first.pk)
     sim.reset_stats()
     second = _create(dataset, sim)
-    assert run_execute(second.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, second.pk) == JobStatus.DONE
     second.refresh_from_db()
     assert sim.stats.requests == 0
-    assert second.cache_hits == second.total_calls
+    assert second.cache_hits == second.total
     assert RunCall.objects.filter(run=second, from_cache=False).count() == 0
     assert Annotation.objects.filter(source=second, kind="ensemble").count() == len(OUTPUTS)
 
@@ -105,7 +106,7 @@ def test_run_unparseable_answer_retried_warmer_and_raw_kept(dataset, sim):
     garbage = "I cannot comply with the format, sorry."
     sim.configure(faults=(FaultRule(kind="garbage", model="ann-b:1b", first=2, text=garbage),))
     run = _create(dataset, sim, repair=False)  # the retries alone (the repair step is tested beside)
-    run_execute(run.pk)
+    job_execute(EvaluatorRun, run.pk)
     retried = RunCall.objects.filter(run=run, model="ann-b:1b", attempt__gt=0)
     assert retried.count() == 2
     assert all(rc.call.options["temperature"] == 0.1 for rc in retried.select_related("call"))
@@ -119,7 +120,7 @@ def test_run_unparseable_answer_retried_warmer_and_raw_kept(dataset, sim):
 def test_run_supervisor_unusable_falls_back_to_overlap_merge(dataset, sim):
     sim.configure(rules=(ReplyRule(model=SUPERVISOR, reply="?!"),))
     run = _create(dataset, sim)
-    assert run_execute(run.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
     for ensemble in Annotation.objects.filter(source=run, kind="ensemble"):
         assert any("merged by span overlap" in p for p in ensemble.parse_problems)
         assert ensemble.spans.count() <= 8
@@ -146,7 +147,7 @@ def test_run_create_refuses_unreachable_server_naming_url(dataset, allow_ollama)
 def test_run_server_errors_are_retried(dataset, sim):
     sim.configure(faults=(FaultRule(kind="error", model="ann-a:1b", nth=(1, 3)), FaultRule(kind="drop", nth=(5,))))
     run = _create(dataset, sim)
-    assert run_execute(run.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
     assert Annotation.objects.filter(source=run, kind="ensemble").count() == len(OUTPUTS)
     assert LLMCall.objects.filter(model="ann-a:1b").count() == len(OUTPUTS)
 
@@ -155,16 +156,17 @@ def test_run_pauses_when_server_keeps_failing_then_resumes_without_repeats(datas
     # ann-b fails every request: the run pauses after the backend's retries, keeping ann-a's answers.
     sim.configure(faults=(FaultRule(kind="error", model="ann-b:1b", status=503),))
     run = _create(dataset, sim)
-    backend = OllamaBackend(sim.url, timeout=5, policy=RetryPolicy(transport_retries=1, backoff=0.01))
-    assert run_execute(run.pk, backend=backend) == JobStatus.PAUSED
+    settings.LLM_RETRY = {"transport_retries": 1, "backoff": 0.01}  # the settings every run's clients are made with
+    settings.LLM_LOAD_TIMEOUT = 5
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.PAUSED
     run.refresh_from_db()
     assert "resume" in run.message.lower()
     assert Annotation.objects.filter(source=run, model="ann-a:1b").count() == len(OUTPUTS)
     ok_before = {r.prompt_sha256 + r.model for r in sim.stats.log if r.status == "ok"}
     sim.configure(faults=())
     sim.reset_stats()
-    assert run_resume(run=run, enqueue=False)
-    assert run_execute(run.pk) == JobStatus.DONE
+    assert job_requeue(run, enqueue=False)
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
     ok_after = {r.prompt_sha256 + r.model for r in sim.stats.log if r.status == "ok"}
     assert not ok_before & ok_after  # no finished call was repeated
     assert all(r.model != "ann-a:1b" for r in sim.stats.log)
@@ -172,8 +174,8 @@ def test_run_pauses_when_server_keeps_failing_then_resumes_without_repeats(datas
 
 def test_run_cancel_stops_pending_run(dataset, sim):
     run = _create(dataset, sim)
-    assert run_cancel(run=run)
-    assert run_execute(run.pk) is None
+    assert job_cancel(run)
+    assert job_execute(EvaluatorRun, run.pk) is None
     run.refresh_from_db()
     assert run.status == JobStatus.CANCELLED and sim.stats.requests == 0
 
@@ -206,7 +208,7 @@ def test_run_records_template_version_in_force_and_export_shows_match(dataset, s
     assert first.templates["annotator"] == builtin.text  # frozen at creation
     with pytest.raises(TemplateError, match="nonsense"):
         template_revise(template=revised, text="${nonsense} and ${output}")
-    run_execute(second.pk)
+    job_execute(EvaluatorRun, second.pk)
     spans = [
         span
         for record in dataset_records(dataset)
@@ -226,7 +228,7 @@ def test_task_retries_after_database_error_and_keeps_stored_calls(dataset, sim, 
     from django.utils import timezone
 
     from evaluation.runs.writes import RunWriter
-    from tasks.preannotation import run_preannotation
+    from tasks.jobs import TASKS
 
     run = _create(dataset, sim)
     real_record = RunWriter.record_batch
@@ -240,7 +242,7 @@ def test_task_retries_after_database_error_and_keeps_stored_calls(dataset, sim, 
 
     monkeypatch.setattr(RunWriter, "record_batch", flaky_record)
     with pytest.raises(Retry):
-        run_preannotation.apply(args=(run.pk,), throw=True)
+        TASKS[EvaluatorRun].apply(args=(run.pk,), throw=True)
     stored = LLMCall.objects.count()
     assert stored > 0  # answers that arrived before the failure are kept
     assert EvaluatorRun.objects.get(pk=run.pk).status == JobStatus.RUNNING
@@ -248,16 +250,16 @@ def test_task_retries_after_database_error_and_keeps_stored_calls(dataset, sim, 
     # Time passes: the dead attempt's heartbeat goes stale, so the retry may claim the run.
     EvaluatorRun.objects.filter(pk=run.pk).update(heartbeat_at=timezone.now() - timedelta(hours=1))
     sim.reset_stats()
-    assert run_execute(run.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
     assert sim.stats.requests == len(OUTPUTS) * 4 - stored  # only the calls that were never answered
 
 
 def test_run_single_model_mode_makes_one_call_per_item_and_no_supervisor(dataset, sim):
     run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-c:1b"], ollama_url=sim.url,
                      mode="single")
-    assert run.total_calls == len(OUTPUTS) and run.label.startswith("single-")
+    assert run.total == len(OUTPUTS) and run.label.startswith("single-")
     assert set(run.templates) == {"annotator"}
-    assert run_execute(run.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
     assert sim.stats.requests == len(OUTPUTS) and sim.stats.load_order == ["ann-c:1b"]
     assert Annotation.objects.filter(source=run, kind="annotator").count() == len(OUTPUTS)
     assert not Annotation.objects.filter(source=run).exclude(kind="annotator").exists()
@@ -268,7 +270,7 @@ def test_run_single_model_mode_makes_one_call_per_item_and_no_supervisor(dataset
 def test_run_distilled_mode_stores_0_to_100_scores(dataset, sim):
     run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-a:1b"], ollama_url=sim.url,
                      mode="distilled")
-    assert run_execute(run.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
     prompt = LLMCall.objects.get(run_calls__run=run, run_calls__item__position=0).prompt
     assert "0 to 100" in prompt
     from evaluation.engine.parsing import parse_distilled_answer
@@ -310,7 +312,7 @@ def test_recovery_takes_only_runs_whose_heartbeat_is_stale(dataset, settings):
 def test_starting_worker_requeues_stale_runs_now_and_fresh_ones_once_they_would_be_stale(
     dataset, settings, monkeypatch
 ):
-    from tasks import preannotation
+    from tasks.jobs import TASKS
 
     settings.RUN_STALE_SECONDS = 90
     fresh, stale = (run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS,
@@ -319,10 +321,10 @@ def test_starting_worker_requeues_stale_runs_now_and_fresh_ones_once_they_would_
     _running(stale, 300)
     now: list[int] = []
     later: list[tuple[int, float]] = []
-    monkeypatch.setattr(preannotation.run_preannotation, "delay", lambda run_id: now.append(run_id))
-    monkeypatch.setattr(preannotation.run_preannotation, "apply_async",
+    monkeypatch.setattr(TASKS[EvaluatorRun], "delay", lambda run_id: now.append(run_id))
+    monkeypatch.setattr(TASKS[EvaluatorRun], "apply_async",
                         lambda args, countdown: later.append((args[0], countdown)))
-    preannotation.run_preannotation.recover()
+    TASKS[EvaluatorRun].recover()
     assert now == [stale.pk]
     assert [run_id for run_id, _ in later] == [fresh.pk] and 60 < later[0][1] <= 61
 
@@ -336,7 +338,7 @@ def test_run_leaves_an_outlier_out_of_the_supervisor_prompt_but_not_out_of_the_s
                          ReplyRule(model="ann-b:1b", reply=answer("Excellent", "second-marker")),
                          ReplyRule(model="ann-c:1b", reply=answer("Unacceptable", "outlier-marker"))))
     run = _create(dataset, sim)
-    assert run_execute(run.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
     flagged = Annotation.objects.filter(source=run, kind="annotator", is_outlier=True)
     assert set(flagged.values_list("model", flat=True)) == {"ann-c:1b"} and flagged.count() == len(OUTPUTS)
     prompts = LLMCall.objects.filter(run_calls__run=run, run_calls__role="supervisor").values_list("prompt", flat=True)
@@ -358,17 +360,17 @@ def test_run_cancelled_while_running_stops_at_a_checkpoint_and_keeps_what_it_fin
 
     def cancel_soon() -> None:
         time.sleep(0.5)
-        assert run_cancel(run=run)
+        assert job_cancel(run)
         connection.close()
 
     admin = threading.Thread(target=cancel_soon)
     admin.start()
-    assert run_execute(run.pk) == JobStatus.CANCELLED
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.CANCELLED
     admin.join()
     run.refresh_from_db()
     assert run.finished_at is not None and "Cancelled" in run.message
-    assert 0 < run.done_calls < run.total_calls
-    assert Annotation.objects.filter(source=run).count() == run.done_calls  # every counted step is stored
+    assert 0 < run.done < run.total
+    assert Annotation.objects.filter(source=run).count() == run.done  # every counted step is stored
     assert LLMCall.objects.count() == sim.stats.requests  # every answer that arrived is kept
     assert not RunCall.objects.filter(run=run, role="supervisor").exists()
 
@@ -376,7 +378,7 @@ def test_run_cancelled_while_running_stops_at_a_checkpoint_and_keeps_what_it_fin
 def test_run_fails_when_a_model_is_gone_by_the_time_it_runs(dataset, sim):
     run = run_create(dataset=dataset, aspect_name="accuracy", annotators=["ann-a:1b", "gone:1b"],
                      supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2, check=False)
-    assert run_execute(run.pk) == JobStatus.FAILED
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.FAILED
     run.refresh_from_db()
     assert "ollama pull gone:1b" in run.message and run.finished_at is not None
     assert sim.stats.requests == 0  # found out before any call

@@ -16,8 +16,8 @@ from dhp.services.runs import dhp_create
 from evaluation.llm.servers import Server, ServerKind
 from evaluation.llm.simulated import SIMULATOR_HEADER, server_simulated
 from evaluation.models import EvaluatorRun
-from evaluation.runs.execute import run_execute
 from evaluation.runs.launch import run_create
+from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests import factories
 from tests.ollama_sim import OllamaSim, SimConfig
@@ -69,7 +69,7 @@ def real_shaped():
 
 def _simulated_run(dataset, url: str) -> EvaluatorRun:
     run = run_create(dataset=dataset, aspect_name="relevance", annotators=[MODEL], mode="single", ollama_url=url)
-    assert run_execute(run.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
     return EvaluatorRun.objects.get(pk=run.pk)
 
 
@@ -94,7 +94,7 @@ def test_run_on_the_simulator_is_stored_simulated_and_one_on_a_real_shaped_serve
     unchecked = run_create(dataset=dataset, aspect_name="relevance", annotators=[MODEL], mode="single",
                            ollama_url=sim.url, check=False)
     assert unchecked.simulated is False  # nothing asked yet
-    assert run_execute(unchecked.pk) == JobStatus.DONE
+    assert job_execute(EvaluatorRun, unchecked.pk) == JobStatus.DONE
     assert EvaluatorRun.objects.get(pk=unchecked.pk).simulated is True  # the executor asked the server
 
 

@@ -28,7 +28,7 @@ from corpus.models import Annotation
 from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.launch import run_create
 from jobs.models import JobStatus
-from tasks.preannotation import run_preannotation
+from tasks.jobs import TASKS
 from tests.factories import build_campaign
 from tests.integration.conftest import wait_for
 from tests.integration.test_preannotation_worker import ANNOTATORS, N_ITEMS, SUPERVISOR, _dataset, _ok_repeats
@@ -86,7 +86,7 @@ def test_postgres_restart_mid_job_loses_and_repeats_nothing(celery_worker_factor
         worker = celery_worker_factory({"RUN_STALE_SECONDS": "3"}).start()
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
                          supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
-        run_preannotation.apply_async((run.pk,), queue=worker.queue)
+        TASKS[EvaluatorRun].apply_async((run.pk,), queue=worker.queue)
         assert wait_for(_fresh(lambda: LLMCall.objects.count() >= N_ITEMS // 2), timeout=60), worker.log.read_text()
         connection.close()
         subprocess.run(["pg_ctlcluster", "--skip-systemctl-redirect", *cluster, "restart"], check=True, timeout=120)
@@ -197,7 +197,7 @@ def test_slow_and_garbage_answers_are_retried_and_the_job_finishes(celery_worker
         worker = celery_worker_factory({"OLLAMA_TIMEOUT": "1.5"}).start()
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
                          supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
-        run_preannotation.apply_async((run.pk,), queue=worker.queue)
+        TASKS[EvaluatorRun].apply_async((run.pk,), queue=worker.queue)
         assert wait_for(_finished(run.pk), timeout=120), worker.log.read_text()[-4000:]
         stats = sim.stats()
         assert stats.faults_injected.get("slow") == 2 and stats.faults_injected.get("garbage") == 2
@@ -216,7 +216,7 @@ def test_two_workers_given_the_same_run_do_it_once(celery_worker_factory, allow_
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
                          supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
         for _ in range(2):  # a double click, or a recovery racing a launch
-            run_preannotation.apply_async((run.pk,), queue=first.queue)
+            TASKS[EvaluatorRun].apply_async((run.pk,), queue=first.queue)
         assert wait_for(_finished(run.pk), timeout=120), first.log.read_text()[-4000:]
         _assert_complete(run, sim)
 

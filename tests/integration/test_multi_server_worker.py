@@ -10,7 +10,7 @@ from corpus.models import Annotation, Dataset
 from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.launch import run_create
 from jobs.models import JobStatus
-from tasks.preannotation import run_preannotation
+from tasks.jobs import TASKS
 from tests import factories
 from tests.integration.conftest import wait_for
 from tests.ollama_sim.config import SimConfig
@@ -46,7 +46,7 @@ def test_worker_runs_one_job_on_three_servers(celery_worker_factory):
         worker = celery_worker_factory().start()
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
                          ollama_url=[s.url for s in sims], parallel=2)
-        run_preannotation.apply_async((run.pk,), queue=worker.queue)
+        TASKS[EvaluatorRun].apply_async((run.pk,), queue=worker.queue)
         assert wait_for(lambda: EvaluatorRun.objects.get(pk=run.pk).is_finished(), timeout=90), (
             worker.log.read_text()[-3000:]
         )
@@ -70,7 +70,7 @@ def test_worker_job_survives_a_server_process_killed_mid_job(celery_worker_facto
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
                          ollama_url=[one.url, two.url, three.url], parallel=2)
         doomed_models = set(run.placement["servers"][0]["models"])
-        run_preannotation.apply_async((run.pk,), queue=worker.queue)
+        TASKS[EvaluatorRun].apply_async((run.pk,), queue=worker.queue)
         # Once the first server has answered a few calls, its process is killed (SIGTERM, then gone).
         assert wait_for(lambda: sum(r.status == "ok" for r in one.stats().log) >= 3, timeout=60), (
             worker.log.read_text()[-3000:]

@@ -12,7 +12,7 @@ from corpus.models import Annotation, Dataset
 from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.launch import run_create
 from jobs.models import JobStatus
-from tasks.preannotation import run_preannotation
+from tasks.jobs import TASKS
 from tests import factories
 from tests.integration.conftest import wait_for
 from tests.ollama_sim.config import FaultRule, SimConfig, normalize_name
@@ -66,7 +66,7 @@ def test_worker_runs_full_ensemble_job_through_server_faults(celery_worker_facto
         worker = celery_worker_factory().start()
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
                          supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
-        run_preannotation.apply_async((run.pk,), queue=worker.queue)
+        TASKS[EvaluatorRun].apply_async((run.pk,), queue=worker.queue)
         assert wait_for(lambda: EvaluatorRun.objects.get(pk=run.pk).is_finished(), timeout=60), (
             worker.log.read_text()[-3000:]
         )
@@ -87,7 +87,7 @@ def test_worker_killed_mid_job_resumes_without_repeating_calls(celery_worker_fac
         first = celery_worker_factory({"RUN_STALE_SECONDS": "3"}).start()
         run = run_create(dataset=_dataset(), aspect_name="accuracy", annotators=ANNOTATORS,
                          supervisor=SUPERVISOR, ollama_url=sim.url, parallel=2)
-        run_preannotation.apply_async((run.pk,), queue=first.queue)
+        TASKS[EvaluatorRun].apply_async((run.pk,), queue=first.queue)
         # Let it get well into the second model, then pull the plug.
         assert wait_for(lambda: LLMCall.objects.count() >= N_ITEMS + 4, timeout=60), first.log.read_text()[-3000:]
         first.kill()

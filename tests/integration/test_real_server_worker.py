@@ -15,7 +15,7 @@ from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import run_create
 from evaluation.selectors import run_problems
 from jobs.models import JobStatus
-from tasks.preannotation import run_preannotation
+from tasks.jobs import TASKS
 from tests import factories
 from tests.integration.conftest import celery_worker_factory, wait_for  # noqa: F401 - the worker fixture
 from tests.ollama_sim.config import SimConfig
@@ -41,7 +41,7 @@ def test_worker_run_on_the_ollama_profile_cuts_nothing_and_reports_the_too_long_
         worker = celery_worker_factory().start()
         run = run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
                          ollama_url=sim.url, parallel=2)
-        run_preannotation.apply_async((run.pk,), queue=worker.queue)
+        TASKS[EvaluatorRun].apply_async((run.pk,), queue=worker.queue)
         assert wait_for(lambda: EvaluatorRun.objects.get(pk=run.pk).is_finished(), timeout=120), (
             worker.log.read_text()[-3000:]
         )

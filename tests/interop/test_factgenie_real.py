@@ -19,6 +19,7 @@ from django.core.management import call_command
 from analytics.compare.sources import sources_compare
 from corpus.interop import slug
 from corpus.models import Dataset
+from jobs.kinds import job_execute
 from tests.interop.conftest import spans_of
 
 pytest.importorskip("factgenie", reason="factgenie 1.2.1 is a dev requirement (requirements-dev.txt)")
@@ -185,13 +186,12 @@ def test_factgenie_import_honours_dataset_and_split(interop):
 def test_an_export_job_zips_the_campaign_folder_and_it_imports_back(interop, settings, tmp_path):
     import zipfile
 
-    from analytics.exports.jobs import export_job_run
     from corpus.models import ExportJob
 
     settings.EXPORT_DIR = tmp_path / "exports"
     dataset = Dataset.objects.get(name=interop.datasets[1])
     job = ExportJob.objects.create(dataset=dataset, format="factgenie", filters={}, total=dataset.items.count())
-    assert export_job_run(job.pk) == "done"
+    assert job_execute(ExportJob, job.pk) == "done"
     job.refresh_from_db()
     stem = f"{dataset.pk}-reviews-2-export{job.pk}"  # each export job's files have names of their own
     assert job.files == [f"{stem}.zip", f"{stem}.zip.card.json"]

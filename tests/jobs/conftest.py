@@ -18,7 +18,6 @@ from tests import factories
 @dataclass(frozen=True)
 class Kind:
     model: type[Job]
-    task: str  # the Celery task's module attribute in tasks/
     make: Callable[[Dataset], Job]
 
     def __str__(self) -> str:
@@ -26,13 +25,11 @@ class Kind:
 
 
 KINDS = [
-    Kind(EvaluatorRun, "preannotation.run_preannotation",
-         lambda ds: factories.run(ds, "lifecycle", status=JobStatus.PENDING)),
-    Kind(DhpRun, "dhp.run_dhp",
+    Kind(EvaluatorRun, lambda ds: factories.run(ds, "lifecycle", status=JobStatus.PENDING)),
+    Kind(DhpRun,
          lambda ds: DhpRun.objects.create(dataset=ds, evaluator="m:1b", metrics=["accuracy"], kinds=["typo:minor"])),
-    Kind(ComparisonJob, "comparison.run_comparison",
-         lambda ds: ComparisonJob.objects.create(dataset=ds, metrics=["length"], aspects=["accuracy"])),
-    Kind(ExportJob, "exporting.run_export", lambda ds: ExportJob.objects.create(dataset=ds, format="jsonl")),
+    Kind(ComparisonJob, lambda ds: ComparisonJob.objects.create(dataset=ds, metrics=["length"], aspects=["accuracy"])),
+    Kind(ExportJob, lambda ds: ExportJob.objects.create(dataset=ds, format="jsonl")),
 ]
 
 
@@ -49,7 +46,6 @@ def dataset(db) -> Dataset:
 
 def task_of(kind: Kind):
     """The kind's Celery task object (tasks/ sits above every layer; only the tests and Celery import it)."""
-    import importlib
+    from tasks.jobs import TASKS
 
-    module, name = kind.task.split(".")
-    return getattr(importlib.import_module(f"tasks.{module}"), name)
+    return TASKS[kind.model]

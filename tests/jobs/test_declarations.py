@@ -50,7 +50,7 @@ def test_queue_cancel_and_resume_come_from_jobs_for_every_kind(kind, dataset, se
         job_queue(job)
     assert sent == [(kind.model.task_name, [job.pk])]
     assert job.can_cancel() and not job.can_resume()
-    assert job_cancel(kind.model, job.pk)
+    assert job_cancel(job)
     cancelled = _reload(kind, job.pk)
     assert cancelled.status == JobStatus.CANCELLED and not cancelled.can_cancel() and not cancelled.can_resume()
     assert not job_requeue(cancelled)  # a cancelled job stays cancelled
@@ -120,16 +120,19 @@ def test_the_sweeper_thread_recovers_without_a_worker_restart(kind, dataset, set
     assert queued and set(queued) == {job.pk}
 
 
-def test_done_total_reads_the_kinds_progress_pair(kind, dataset):
+def test_every_declared_kind_is_tested_here_and_has_its_task():
+    from jobs.kinds import job_kinds
+    from tests.jobs.conftest import KINDS
+
+    assert {k.model for k in job_kinds()} == {k.model for k in KINDS}
+
+
+def test_progress_is_done_of_total_on_every_kind(kind, dataset):
     job = kind.make(dataset)
-    if kind.model.progress_fields is None:
-        job.progress = {"length": {"done": 2, "total": 3}, "bleu": {"done": 1, "total": 3}}
-        assert job.done_total() == (3, 6)
-        return
-    done, total = kind.model.progress_fields
-    setattr(job, done, 4)
-    setattr(job, total, 9)
-    assert job.done_total() == (4, 9)
+    job.done, job.total = 4, 9
+    assert job.done_total() == (4, 9) and job.percent() == 44
+    job.done = 12  # a count past its total (a retried call) draws a full bar, no more
+    assert job.percent() == 100
 
 
 def test_every_kind_has_an_admin_that_cancels_and_resumes(kind, dataset, admin_client, sent,
@@ -146,3 +149,19 @@ def test_every_kind_has_an_admin_that_cancels_and_resumes(kind, dataset, admin_c
     with django_capture_on_commit_callbacks(execute=True):
         admin_client.post(url, {"action": "resume_jobs", "_selected_action": [failed.pk]}, follow=True)
     assert _reload(kind, failed.pk).status == JobStatus.PENDING and sent == [(kind.model.task_name, [failed.pk])]
+
+
+def test_the_worker_registers_exactly_the_task_names_researchers_send():
+    """The names are an interface (scripts send them by name): a worker loading CELERY_IMPORTS registers these."""
+    from config.celery import app
+
+    app.loader.import_default_modules()
+    names = {name for name in app.tasks if not name.startswith("celery.")}
+    assert names == {
+        "tasks.preannotation.run_preannotation",
+        "tasks.dhp.run_dhp",
+        "tasks.comparison.run_comparison",
+        "tasks.exporting.run_export",
+        "tasks.maintenance.ping_dataset",
+        "tasks.analytics.compute_gamma",
+    }

@@ -15,14 +15,15 @@ from django.utils import timezone
 
 from accounts.services.tokens import token_create
 from comparison.models import ComparisonJob
-from comparison.services.execute import comparison_execute
-from comparison.services.jobs import comparison_create, comparison_resume
+from comparison.services.jobs import comparison_create
 from corpus.models import Dataset
 from corpus.services.importing import items_import
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun
-from dhp.services.runs import dhp_create, dhp_execute, dhp_resume
+from dhp.services.runs import dhp_create
 from evaluation.models import EvaluatorRun
+from jobs.kinds import job_execute
+from jobs.lifecycle import job_requeue
 from jobs.models import JobStatus
 from tests import factories
 from tests.conftest import SAMPLE_DATA
@@ -70,14 +71,14 @@ def test_a_live_comparison_job_running_an_evaluator_run_is_never_resumed(setting
         job = comparison_create(dataset=dataset, metrics="annotator:qwen2.5:3b", aspects=["coherence"],
                                 ollama_url=sim.url)
         result: dict = {}
-        worker = _in_thread(lambda: comparison_execute(job.pk), result)
+        worker = _in_thread(lambda: job_execute(ComparisonJob, job.pk), result)
         try:
             _wait_for(lambda: EvaluatorRun.objects.filter(status=JobStatus.RUNNING).exists())
             for _ in range(3):
                 time.sleep(0.8)
                 assert ComparisonJob.objects.get(pk=job.pk).status == JobStatus.RUNNING
                 assert _fresh(ComparisonJob, job.pk, settings.RUN_STALE_SECONDS)
-                assert not comparison_resume(job=job, enqueue=False)
+                assert not job_requeue(job, enqueue=False)
         finally:
             worker.join(60)
     assert result["status"] == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
@@ -93,7 +94,7 @@ def test_a_dhp_run_perturbing_with_an_llm_keeps_its_heartbeat(settings):
         run = dhp_create(dataset=dataset, evaluator=MODEL, metrics=["fluency"], kinds=parse_kinds("llm-entities:minor"),
                          samples=1, ollama_url=sim.url, parallel=1)
         result: dict = {}
-        worker = _in_thread(lambda: dhp_execute(run.pk), result)
+        worker = _in_thread(lambda: job_execute(DhpRun, run.pk), result)
         try:
             _wait_for(lambda: DhpRun.objects.filter(pk=run.pk, phase="perturbing").exists())
             for _ in range(3):
@@ -101,7 +102,7 @@ def test_a_dhp_run_perturbing_with_an_llm_keeps_its_heartbeat(settings):
                 if DhpRun.objects.get(pk=run.pk).phase != "perturbing":
                     break
                 assert _fresh(DhpRun, run.pk, settings.RUN_STALE_SECONDS)
-                assert not dhp_resume(run=run, enqueue=False)
+                assert not job_requeue(run, enqueue=False)
         finally:
             worker.join(60)
     assert result["status"] == JobStatus.DONE, DhpRun.objects.get(pk=run.pk).message
@@ -117,8 +118,8 @@ def test_cancelling_a_run_whose_worker_died_completes_and_its_task_ends(make_use
     admin = make_user("adm", role="admin")
     answer = Client().post(f"/api/runs/{run.pk}/cancel", HTTP_AUTHORIZATION=f"Bearer {token_create(user=admin)}")
     assert answer.status_code == 200 and answer.json()["status"] == JobStatus.CANCELLED
-    from tasks.preannotation import run_preannotation
+    from tasks.jobs import TASKS
 
-    result = run_preannotation.apply(args=[run.pk])  # the redelivered task of the dead worker
+    result = TASKS[EvaluatorRun].apply(args=[run.pk])  # the redelivered task of the dead worker
     assert result.successful() and result.result is None
     assert EvaluatorRun.objects.get(pk=run.pk).status == JobStatus.CANCELLED

@@ -92,10 +92,10 @@ def test_cancelling_a_job_whose_worker_died_completes(kind, dataset, settings):
     for job in (gone, dying):
         assert job_claim(kind.model, job.pk, "dead-worker")
     _worker_died(kind, gone.pk, 120)
-    assert job_cancel(kind.model, gone.pk)  # its worker is gone: nobody would reach a checkpoint
+    assert job_cancel(gone)  # its worker is gone: nobody would reach a checkpoint
     assert _status(kind, gone.pk) == JobStatus.CANCELLED
     # Cancelled a moment before its worker died: requested, then completed when the job is looked at again.
-    assert job_cancel(kind.model, dying.pk) and _status(kind, dying.pk) == JobStatus.RUNNING
+    assert job_cancel(dying) and _status(kind, dying.pk) == JobStatus.RUNNING
     _worker_died(kind, dying.pk, 61)
     assert not job_claim(kind.model, dying.pk, "new-worker")
     cancelled = kind.model.objects.get(pk=dying.pk)
@@ -108,7 +108,7 @@ def test_the_task_of_a_cancelled_dead_job_ends_without_requeueing_itself(kind, d
     settings.RUN_STALE_SECONDS = 60
     job = kind.make(dataset)
     assert job_claim(kind.model, job.pk, "dead-worker")
-    assert job_cancel(kind.model, job.pk)
+    assert job_cancel(job)
     _worker_died(kind, job.pk, 61)
     result = task_of(kind).apply(args=[job.pk])
     assert result.successful() and result.result is None

@@ -6,8 +6,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from comparison.engine.metrics import metric_names_help
 from comparison.models import ComparisonJob
-from comparison.services.execute import comparison_execute
-from comparison.services.jobs import comparison_create, comparison_enqueue
+from comparison.services.jobs import comparison_create
 from corpus.models import Dataset
 from errors.commands import BaseCommand
 from jobs.models import JobStatus
@@ -35,7 +34,7 @@ class Command(BaseCommand):
         job = comparison_create(dataset=dataset, metrics=str(options["metrics"]), aspects=aspects,
                                 ollama_url=options["ollama_url"] or None, gptscore_url=options["gptscore_url"] or None)
         self.stdout.write(str(job.pk))  # the first line is the job id alone, for scripts
-        ended = job_follow(job, options, execute=comparison_execute, enqueue=comparison_enqueue, line=_line,
+        ended = job_follow(job, options, line=_line,
                            write=self.stderr.write,
                            queued=f"Queued; follow it on /comparisons/{job.pk}/ or GET /api/comparisons/{job.pk}.")
         return None if ended is None else self._report(ended)

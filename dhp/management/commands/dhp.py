@@ -7,7 +7,7 @@ from django.core.management.base import CommandError, CommandParser
 from corpus.models import Dataset
 from dhp.engine.kinds import parse_kinds
 from dhp.models import DhpRun, Survey
-from dhp.services.runs import dhp_create, dhp_enqueue, dhp_execute
+from dhp.services.runs import dhp_create
 from errors.commands import BaseCommand
 from jobs.models import JobStatus
 from jobs.waiting import add_job_arguments, job_follow
@@ -45,7 +45,7 @@ class Command(BaseCommand):
             parallel=int(options["parallel"]) or None, preset=options.get("preset") or None,
         )
         self.stdout.write(str(run.pk))
-        ended = job_follow(run, options, execute=dhp_execute, enqueue=dhp_enqueue, line=_line, write=self.stderr.write,
+        ended = job_follow(run, options, line=_line, write=self.stderr.write,
                            queued=f"Queued; follow it at /dhp/runs/{run.pk}/ or GET /api/dhp/runs/{run.pk}.")
         return None if ended is None else self._report(ended)
 
@@ -54,7 +54,7 @@ class Command(BaseCommand):
             self.stderr.write(note)
         summary = (run.results or {}).get("summary") or {}
         self.stderr.write(
-            f"DHP run {run.pk}: {run.status}; {run.done_steps}/{run.total_steps} scores, {run.llm_calls} LLM calls, "
+            f"DHP run {run.pk}: {run.status}; {run.done}/{run.total} scores, {run.llm_calls} LLM calls, "
             f"{run.cache_hits} from the cache; D_avg={_fmt(summary.get('D_avg'))} D_min={_fmt(summary.get('D_min'))}"
         )
         problems = (run.config or {}).get("problems") or {}
@@ -73,4 +73,4 @@ def _fmt(value: float | None) -> str:
 
 
 def _line(run: DhpRun) -> str:
-    return f"{run.status} {run.phase}: {run.done_steps}/{run.total_steps}"
+    return f"{run.status} {run.phase}: {run.done}/{run.total}"

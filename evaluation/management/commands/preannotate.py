@@ -9,8 +9,7 @@ from errors.commands import BaseCommand
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, OUTLIER_RULES
 from evaluation.engine.presets import PRESETS
 from evaluation.models import EvaluatorRun
-from evaluation.runs.execute import run_execute
-from evaluation.runs.launch import run_create, run_enqueue
+from evaluation.runs.launch import run_create
 from evaluation.runs.modes import DEFAULT_MODE, MODES, modes_help
 from evaluation.selectors import run_problems, unchecked_problems
 from jobs.models import JobStatus
@@ -63,13 +62,13 @@ class Command(BaseCommand):
             guess = ("simulated server: no model runs, so no real time estimate" if run.simulated else
                      f"about {entry['expected_seconds']:.0f} s on a real server at the preset's speeds")
             self.stdout.write(f"  {entry['server']}: {models} ({guess})")
-        ended = job_follow(run, options, execute=run_execute, enqueue=run_enqueue, line=_line, write=self.stdout.write,
+        ended = job_follow(run, options, line=_line, write=self.stdout.write,
                            queued=f"Queued; follow it on its page or with the API (GET /api/runs/{run.pk}).")
         return None if ended is None else self._report(ended, ended.status)
 
     def _report(self, run: EvaluatorRun, status: str | None) -> None:
         self.stdout.write(
-            f"{run.label}: {status}; {run.done_calls}/{run.total_calls} steps, {run.cache_hits} from the cache, "
+            f"{run.label}: {status}; {run.done}/{run.total} steps, {run.cache_hits} from the cache, "
             f"{run.failed_calls} unparseable."
         )
         problems = run_problems(run.pk)
@@ -100,9 +99,9 @@ def describe_run(run: EvaluatorRun) -> str:
     source = f"preset {preset}" if preset else "models as given"
     return (
         f"Run {run.label} (id {run.pk}) on {run.dataset.name!r}, aspect {run.aspect.name}, mode {config['mode']}: "
-        f"{source} ({models}); {run.total_calls} steps, parallel {run.parallel}, Ollama at {run.ollama_url}."
+        f"{source} ({models}); {run.total} steps, parallel {run.parallel}, Ollama at {run.ollama_url}."
     )
 
 
 def _line(run: EvaluatorRun) -> str:
-    return f"{run.status}: {run.done_calls}/{run.total_calls}"
+    return f"{run.status}: {run.done}/{run.total}"
