@@ -158,6 +158,7 @@ class DhpRun(Job):
     )
 
     class Meta:
+        verbose_name = "DHP run"
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(condition=Q(samples__gte=1), name="dhp_run_samples_positive"),

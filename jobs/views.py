@@ -36,9 +36,12 @@ def job_cancel_answer(request: HttpRequest, job: Job, to: str) -> HttpResponse:
         if job.status == JobStatus.CANCELLED:
             messages.info(request, job.message or "Cancelled.")
         else:
-            messages.info(request, "Cancellation requested; the job stops at its next checkpoint.")
+            noun = job._meta.verbose_name
+            messages.info(request, f"Cancellation requested; the {noun} stops at its next checkpoint.")
     else:
-        messages.warning(request, f"The job is {job.get_status_display().lower()} and cannot be cancelled.")
+        messages.warning(
+            request, f"The {job._meta.verbose_name} is {job.get_status_display().lower()} and cannot be cancelled."
+        )
     return redirect(to, pk=job.pk)
 
 
@@ -47,7 +50,7 @@ def job_resume_answer(request: HttpRequest, job: Job, to: str, kept: str) -> Htt
     if job_requeue(job):
         messages.success(request, f"Resumed: {kept}")
     else:
-        messages.warning(request, "Only paused, failed or abandoned jobs can be resumed.")
+        messages.warning(request, f"Only a paused, failed or abandoned {job._meta.verbose_name} can be resumed.")
     return redirect(to, pk=job.pk)
 
 

@@ -24,9 +24,9 @@ from corpus.interop import FactgenieCampaignWriter, OutputAnnotation, labelstudi
 from corpus.models import Dataset
 from corpus.services.annotation_export import ExportReport, campaign_id, dataset_categories
 
-FORMATS = ("jsonl", "csv", "parquet", "labelstudio", "factgenie")
 # a factgenie export is a folder of campaigns (one per source); jobs and `-o NAME.zip` zip it
 EXTENSIONS = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet", "labelstudio": "json", "factgenie": "zip"}
+FORMATS = tuple(EXTENSIONS)
 PARQUET_BATCH = 5000
 
 _INTS = {"span_index", "start", "end", "severity"}

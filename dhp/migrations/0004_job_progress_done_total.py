@@ -30,4 +30,5 @@ class Migration(migrations.Migration):
             field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL,
                                     related_name='+', to=settings.AUTH_USER_MODEL),
         ),
+        migrations.AlterModelOptions(name='dhprun', options={'ordering': ['-created_at'], 'verbose_name': 'DHP run'}),
     ]

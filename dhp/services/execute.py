@@ -194,11 +194,11 @@ class DhpExecutor:
             status = job_execute_nested(EvaluatorRun, eval_run.pk, token=f"dhp-{run.pk}")
             eval_run.refresh_from_db()
             if status is None and not eval_run.is_finished():
-                raise JobStopped(JobStatus.PAUSED, f"evaluation run {eval_run.pk} is held by another worker")
+                raise JobStopped(JobStatus.PAUSED, f"evaluator run {eval_run.pk} is held by another worker")
             if eval_run.status == JobStatus.PAUSED:
                 raise JobStopped(JobStatus.PAUSED, eval_run.message)
             if eval_run.status != JobStatus.DONE:
-                raise JobStopped(JobStatus.FAILED, f"evaluation run {eval_run.pk}: {eval_run.message}")
+                raise JobStopped(JobStatus.FAILED, f"evaluator run {eval_run.pk}: {eval_run.message}")
             self._count_problems([f"{name}:" for name, n in run_problems(eval_run.pk).items() for _ in range(n)],
                                  [server for server, n in (eval_run.config or {}).get(TRUNCATION_UNCHECKED, {}).items()
                                   for _ in range(n)])
@@ -280,7 +280,7 @@ def _no_pairs_message(run: DhpRun) -> str:
         message += f". The scoring prompt asks for a last line 'Score: N' (N from {SCORE_MIN} to {SCORE_MAX}); " \
                    f"one unusable answer was: \u201c{excerpt}\u201d"
     elif not total:
-        message += ". No text was scored at all: see the evaluation runs and the server's log"
+        message += ". No text was scored at all: see the evaluator runs and the server's log"
     return message
 
 
