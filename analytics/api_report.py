@@ -5,12 +5,12 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
-from ninja.errors import HttpError
 
 from accounts.access import require_researcher
 from analytics.report.build import REPORT_FORMATS, report_zip
-from analytics.selectors.ranking import RankingProblem, campaign_ranking
+from analytics.selectors.ranking import campaign_ranking
 from annotator.models import Campaign
+from errors import UserError
 
 router = Router(tags=["analytics"])
 
@@ -52,10 +52,7 @@ def retrieve_campaign_ranking(request: HttpRequest, campaign_id: int, aspect: st
     """
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    try:
-        return campaign_ranking(campaign, aspect=aspect, by=by).as_dict()
-    except RankingProblem as exc:
-        raise HttpError(422, str(exc)) from None
+    return campaign_ranking(campaign, aspect=aspect, by=by).as_dict()
 
 
 @router.get("/campaigns/{campaign_id}/report.zip", operation_id="download_campaign_report")
@@ -64,7 +61,7 @@ def download_campaign_report(request: HttpRequest, campaign_id: int, format: str
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     if format not in REPORT_FORMATS:
-        raise HttpError(422, f"format: {format!r} is not a report format; give {', '.join(REPORT_FORMATS)}")
+        raise UserError(f"format: {format!r} is not a report format; give {', '.join(REPORT_FORMATS)}")
     response = HttpResponse(report_zip(campaign, format), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-report-{format}.zip"'
     return response

@@ -30,6 +30,7 @@ from analytics.stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
 from analytics.stats.shares import ratio
 from annotator.models import Campaign
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
+from errors import UserError
 
 By = Literal["span", "explanation"]
 BY_CHOICES: tuple[str, ...] = ("span", "explanation")
@@ -37,7 +38,7 @@ METHOD = "approximate randomization (paired over shared outputs, two-sided), Hol
 _FIELDS = {"span": Q(span_verdict=SPAN_OK), "explanation": Q(explanation_verdict=EXPLANATION_OK)}
 
 
-class RankingProblem(ValueError):
+class RankingProblem(UserError, ValueError):
     """A ranking question that names no aspect or criterion of the campaign; the message says which exist."""
 
 

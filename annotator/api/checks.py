@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router
-from ninja.errors import HttpError
 
 from accounts.access import require_researcher
 from accounts.models import User
@@ -41,10 +40,7 @@ def reopen_training(request: HttpRequest, campaign_id: int, username: str):
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     annotator = get_object_or_404(User.objects.filter(assignments__campaign=campaign).distinct(), username=username)
-    try:
-        n = qualification_reopen(campaign=campaign, annotator=annotator)
-    except ValueError as exc:
-        raise HttpError(422, str(exc)) from None
+    n = qualification_reopen(campaign=campaign, annotator=annotator)
     return ReopenOut(annotator=annotator.username, reopened=n)
 
 

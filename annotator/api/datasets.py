@@ -18,6 +18,7 @@ from annotator.services.uploads import UploadTooLarge, upload_annotations_import
 from corpus.formats import FormatError, named
 from corpus.models import Dataset
 from corpus.services.annotation_import import annotator_map
+from errors import UserError
 
 router = Router(tags=["datasets"])
 
@@ -92,7 +93,7 @@ def import_annotations(
     try:
         annotators = annotator_map(map_annotator or [], place="map_annotator entry")
     except FormatError as exc:
-        raise HttpError(422, f"{exc} - nothing was imported") from None
+        raise UserError(f"{exc} - nothing was imported") from None
     try:
         report = upload_annotations_import(
             upload=file, dataset_name=dataset.name, source=source.strip(), fmt=format, skip_bad_spans=skip_bad_spans,

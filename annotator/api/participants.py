@@ -13,8 +13,9 @@ from ninja.errors import HttpError
 from accounts.access import require_researcher
 from annotator.models import Campaign, StudyLink
 from annotator.selectors_participants import participant_for, participant_rows, participants_csv
-from annotator.services.participants import LinkSettings, ParticipationError, link_revoke, participant_flag_set
+from annotator.services.participants import LinkSettings, link_revoke, participant_flag_set
 from corpus.spreadsheet import download_filename
+from errors import UserError
 
 router = Router(tags=["participants"])
 
@@ -59,10 +60,10 @@ def link_settings_from(payload) -> LinkSettings | None:
     if payload.link is None:
         given = [f for f in STUDY_FIELDS if getattr(payload, f) not in (None, "")]
         if given:
-            raise HttpError(422, f"{given[0]}: only with a participant link (give \"link\": {{\"enabled\": true}})")
+            raise UserError(f"{given[0]}: only with a participant link (give \"link\": {{\"enabled\": true}})")
         return None
     if payload.items_per_participant is None:
-        raise HttpError(422, "items_per_participant: required with a participant link")
+        raise UserError("items_per_participant: required with a participant link")
     return LinkSettings(
         enabled=payload.link.enabled, cap=payload.link.cap, expires=payload.link.expires, consent=payload.consent,
         items_per_participant=payload.items_per_participant, release_after_minutes=payload.release_after_minutes,
@@ -103,7 +104,7 @@ def list_participants(request: HttpRequest, campaign_id: int, format: str = "jso
     """Everyone who joined by the link, for payment: `format=json` (a list) or `format=csv` (flags '; ')."""
     link = _link(request, campaign_id)
     if format not in ("json", "csv"):
-        raise HttpError(422, "format: json or csv")
+        raise UserError("format: json or csv")
     rows = participant_rows(link)
     if format == "csv":
         name = download_filename(f"{link.campaign.name}-participants", fallback="participants")
@@ -121,8 +122,5 @@ def flag_participant(request: HttpRequest, campaign_id: int, participant_id: int
     participant = participant_for(link, participant_id)
     if participant is None:
         raise HttpError(404, "no such participant in this campaign")
-    try:
-        participant_flag_set(participant=participant, flagged=payload.flagged, note=payload.note)
-    except ParticipationError as exc:
-        raise HttpError(422, str(exc)) from None
+    participant_flag_set(participant=participant, flagged=payload.flagged, note=payload.note)
     return next(r for r in participant_rows(link) if r["id"] == participant.pk)
