@@ -11,9 +11,10 @@ from accounts.access import require_admin, require_researcher
 from comparison.models import ComparisonJob
 from comparison.schemas import ComparisonIn, ComparisonOut, ErrorOut
 from comparison.selectors import job_progress, jobs_for_list
-from comparison.services.jobs import JobError, comparison_create
+from comparison.services.jobs import comparison_create
 from comparison.services.results import export_document
 from corpus.models import Dataset
+from errors import UserError
 from jobs.api import job_action_answer
 from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
@@ -44,7 +45,7 @@ def create_comparison(request: HttpRequest, payload: ComparisonIn):
     try:
         job = comparison_create(dataset=dataset, metrics=payload.metrics, aspects=payload.aspects,
                          ollama_url=payload.ollama_url, gptscore_url=payload.gptscore_url, user=request.user)
-    except JobError as exc:
+    except UserError as exc:
         return Status(400, {"detail": str(exc)})
     job_queue(job)
     return Status(201, job_progress(_job(job.pk)))

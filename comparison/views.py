@@ -17,8 +17,9 @@ from comparison.engine.correlation import COEFFICIENTS, LEVELS
 from comparison.forms import ComparisonLaunchForm
 from comparison.models import ComparisonJob
 from comparison.selectors import correlation_grid, job_progress, jobs_for_list
-from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, JobError, comparison_create
+from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, comparison_create
 from comparison.services.results import csv_rows, export_document
+from errors import UserError
 from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
 from jobs.views import job_action_views, job_page
@@ -43,7 +44,7 @@ def comparison_new(request: HttpRequest) -> HttpResponse:
             job = comparison_create(dataset=form.cleaned_data["dataset"], metrics=form.cleaned_data["metrics"],
                              aspects=form.aspect_list(), ollama_url=form.cleaned_data["ollama_url"] or None,
                              gptscore_url=form.cleaned_data["gptscore_url"] or None, user=request.user)
-        except JobError as exc:
+        except UserError as exc:
             form.add_error(None, str(exc))
         else:
             job_queue(job)

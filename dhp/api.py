@@ -8,12 +8,12 @@ from ninja import Router, Status
 
 from accounts.access import require_admin, require_researcher
 from corpus.models import Dataset
-from dhp.engine.errors import DhpError
 from dhp.engine.kinds import get_kind, parse_kinds
 from dhp.models import DhpRun, Survey
 from dhp.schemas import DhpRunIn, DhpRunOut, ErrorOut, SurveyResultsOut
 from dhp.selectors import export_record, survey_results
 from dhp.services.runs import dhp_create
+from errors import UserError
 from jobs.api import job_action_answer
 from jobs.lifecycle import job_queue
 
@@ -63,7 +63,7 @@ def create_dhp_run(request: HttpRequest, body: DhpRunIn):
             survey=survey, seed=body.seed, ollama_url=body.ollama_url, parallel=body.parallel, user=request.user,
             preset=body.preset,
         )
-    except DhpError as exc:
+    except UserError as exc:
         return Status(400, {"detail": str(exc)})
     job_queue(run)
     return Status(201, _out(run))

@@ -13,7 +13,6 @@ from django.views.decorators.vary import vary_on_headers
 from accounts.access import AccessError, require_admin, require_researcher
 from corpus.models import Dataset, Item
 from dhp import plots
-from dhp.engine.errors import DhpError
 from dhp.engine.kinds import BASE_KINDS, get_kind, parse_kinds
 from dhp.forms import InviteForm, RunForm, SurveyForm
 from dhp.models import DhpRun, Survey, SurveyVote
@@ -21,6 +20,7 @@ from dhp.rendering import diff_html
 from dhp.selectors import dataset_summary, run_weights, survey_results, surveys_for
 from dhp.services.runs import dhp_create
 from dhp.services.surveys import survey_close, survey_create, survey_for_expert, survey_invite, votes_save
+from errors import UserError
 from jobs.lifecycle import job_queue
 from jobs.views import job_action_views, job_page
 
@@ -49,7 +49,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 seed=data["seed"], survey=data["survey"], preset=data["preset"] or None,
                 ollama_url=data["ollama_url"] or None, parallel=data["parallel"], user=request.user,
             )
-        except DhpError as exc:
+        except UserError as exc:
             form.add_error(None, str(exc))
         else:
             job_queue(run)
@@ -121,7 +121,7 @@ def survey_new(request: HttpRequest) -> HttpResponse:
                 task=form.cleaned_data["task"], title=form.cleaned_data["title"], metrics=form.metric_list(),
                 issues=form.cleaned_data["issues"] or None, experts=form.cleaned_data["experts"], user=request.user,
             )
-        except DhpError as exc:
+        except UserError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Survey {survey.pk} created.")
@@ -141,7 +141,7 @@ def survey_answer(request: HttpRequest, pk: int) -> HttpResponse:
         }
         try:
             votes_save(survey=survey, expert=request.user, choices=choices)
-        except DhpError as exc:
+        except UserError as exc:
             error = str(exc)
     mine = dict(SurveyVote.objects.filter(survey=survey, expert=request.user).values_list("issue", "metric"))
     questions = [(BASE_KINDS[issue], mine.get(issue, "")) for issue in survey.issues]

@@ -9,8 +9,9 @@ from ninja.pagination import paginate
 
 from accounts.access import require_admin, require_researcher
 from corpus.models import Dataset
+from errors import UserError
 from evaluation.models import EvaluatorRun
-from evaluation.runs.launch import LaunchError, run_create
+from evaluation.runs.launch import run_create
 from evaluation.schemas import ErrorOut, RunIn, RunOut, RunProgressOut
 from evaluation.selectors import run_progress, runs_for_home
 from jobs.api import job_action_answer
@@ -56,7 +57,7 @@ def create_run(request: HttpRequest, payload: RunIn):
             outlier_rule=payload.outlier_rule, mode=payload.mode, preset=payload.preset, user=request.user,
             answer_format=payload.answer_format, repair=payload.repair,
         )
-    except LaunchError as exc:
+    except UserError as exc:
         return Status(400, {"detail": str(exc)})
     job_queue(run)
     return Status(201, _out(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect").get(pk=run.pk)))

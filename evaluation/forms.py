@@ -6,10 +6,11 @@ from django import forms
 from django.conf import settings
 
 from corpus.models import Dataset
+from errors import UserError
 from evaluation.engine.presets import PRESETS
 from evaluation.models import Aspect
 from evaluation.runs.backends import allowed_server_names, server_choices
-from evaluation.runs.launch import LaunchError, servers_given
+from evaluation.runs.launch import servers_given
 from evaluation.runs.modes import DEFAULT_MODE, mode_choices, mode_spec
 
 
@@ -55,7 +56,7 @@ class RunLaunchForm(forms.Form):
             return ""
         try:
             servers_given(value)  # well-formed, and each one a server the admin allowed
-        except LaunchError as exc:
+        except UserError as exc:
             raise forms.ValidationError(str(exc)) from None
         return value
 

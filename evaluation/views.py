@@ -9,9 +9,10 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.access import require_admin, require_researcher
+from errors import UserError
 from evaluation.forms import RunLaunchForm
 from evaluation.models import EvaluatorRun
-from evaluation.runs.launch import LaunchError, run_create
+from evaluation.runs.launch import run_create
 from evaluation.selectors import run_progress
 from jobs.lifecycle import job_queue
 from jobs.views import job_action_views, job_page
@@ -44,7 +45,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 mode=form.cleaned_data["mode"], preset=form.cleaned_data["preset"] or None,
                 user=request.user,
             )
-        except LaunchError as exc:
+        except UserError as exc:
             form.add_error(None, str(exc))
         else:
             job_queue(run)

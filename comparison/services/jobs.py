@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db import transaction
 
-from comparison.engine.errors import ComparisonError
 from comparison.engine.metrics import Family, MetricSpec, parse_metrics
 from comparison.models import ComparisonJob
 from comparison.services.execute import progress_sums
@@ -20,7 +19,7 @@ from evaluation.llm.servers import ServerKind, ServerListError, parse_server, pa
 from evaluation.llm.simulated import any_simulated
 from evaluation.models import Aspect, EvaluatorRun
 from evaluation.runs.backends import connect, retry_policy
-from evaluation.runs.launch import LaunchError, check_models, gptscore_server
+from evaluation.runs.launch import check_models, gptscore_server
 from jobs.models import JobStatus
 
 NO_LOGPROBS_IN_OLLAMA = (
@@ -96,10 +95,7 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
     run_models = [m for s in specs if s.family is Family.RUN and not _has_finished_runs(dataset, s, aspects, options)
                   for m in _run_models(s, options["annotators"], options["supervisor"])]
     if run_models:
-        try:
-            check_models(options["ollama_url"], run_models)
-        except LaunchError as exc:
-            raise JobError(str(exc)) from None
+        check_models(options["ollama_url"], run_models)
     gpt = [s.model for s in specs if s.family is Family.GPTSCORE and not s.local]
     if gpt:
         try:
@@ -139,10 +135,7 @@ def comparison_create(
 
     With `check`, the Ollama server (ensemble / annotator / distilled metrics) and the GPTScore server are
     asked for their models, so an unreachable server or a missing model is refused before anything is queued."""
-    try:
-        specs = parse_metrics(metrics)
-    except ComparisonError as exc:
-        raise JobError(str(exc)) from None
+    specs = parse_metrics(metrics)
     if not dataset.items.exists():
         raise JobError(f"dataset {dataset.name!r} has no items")
     chosen = _aspects(dataset, aspects)
@@ -160,10 +153,8 @@ def comparison_create(
     if any(s.family is Family.GPTSCORE and not s.local for s in specs) and not options["gptscore_url"]:
         raise JobError(f"no GPTScore server given. {NO_LOGPROBS_IN_OLLAMA}")
     if options["gptscore_url"]:
-        try:  # a given address is fetched by the app: it must be on the allowlist like every server
-            options["gptscore_url"] = gptscore_server(options["gptscore_url"]).url
-        except LaunchError as exc:
-            raise JobError(str(exc)) from None
+        # a given address is fetched by the app: it must be on the allowlist like every server
+        options["gptscore_url"] = gptscore_server(options["gptscore_url"]).url
     simulated = False
     if check:
         _check_servers(dataset, specs, chosen, options)

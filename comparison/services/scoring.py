@@ -24,6 +24,7 @@ from comparison.engine.gptscore_hf import DEFAULT_BATCH, HFScorer
 from comparison.engine.metrics import Family, MetricSpec
 from comparison.models import ComparisonJob, MetricScore
 from corpus.models import Annotation, Item
+from errors import UserError
 from evaluation.answers import answer_kind
 from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMBackend, LLMResult
@@ -35,7 +36,7 @@ from evaluation.models import Aspect, EvaluatorRun, RunCall
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
 from evaluation.runs.failures import LLM_ERRORS, llm_stopped
-from evaluation.runs.launch import LaunchError, run_create
+from evaluation.runs.launch import run_create
 from jobs.kinds import job_execute_nested
 from jobs.lifecycle import JobStopped, job_requeue
 from jobs.models import JobStatus
@@ -323,7 +324,7 @@ def score_runs(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], p
                                  supervisor=supervisor or None, ollama_url=job.options["ollama_url"],
                                  mode=spec.run_mode, user=job.created_by, check=False,
                                  part_of=f"comparison {job.pk}")
-            except LaunchError as exc:
+            except UserError as exc:
                 raise JobStopped(JobStatus.FAILED, f"{spec.name} on {aspect}: {exc}") from exc
         remember_run(spec.name, aspect, run.pk)
         if run.status != JobStatus.DONE:

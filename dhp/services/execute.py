@@ -20,12 +20,13 @@ from dhp.engine.stats import KindInput, analyse_kind, summarize
 from dhp.models import DhpRun, DhpScore
 from dhp.services.perturbing import Perturber, originals, perturbed_items
 from dhp.services.runs import DIRECT, url_simulated
+from errors import UserError
 from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG, TRUNCATION_UNCHECKED, unchecked_problem
 from evaluation.models import Aspect, EvaluatorRun, LLMCall, RunCall
 from evaluation.runs.asking import Answered, Ask, ask_many
 from evaluation.runs.backends import connect
 from evaluation.runs.failures import LLM_ERRORS, llm_stopped
-from evaluation.runs.launch import LaunchError, run_create
+from evaluation.runs.launch import run_create
 from evaluation.runs.modes import RunMode
 from evaluation.selectors import run_problems
 from jobs.kinds import job_execute_nested
@@ -79,7 +80,7 @@ class DhpExecutor:
             self._analyse(pairs)
         except LLM_ERRORS as exc:
             raise llm_stopped(exc, kept=DhpRun.kept_message) from exc
-        except (DhpError, LaunchError) as exc:
+        except UserError as exc:
             raise JobStopped(JobStatus.FAILED, str(exc)) from exc
 
     # --- perturbation ------------------------------------------------------------------------

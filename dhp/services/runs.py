@@ -21,7 +21,7 @@ from evaluation.engine.presets import get_preset
 from evaluation.llm.servers import ServerListError, parse_servers
 from evaluation.llm.simulated import any_simulated
 from evaluation.models import Aspect
-from evaluation.runs.launch import MAX_PARALLEL, LaunchError, check_models
+from evaluation.runs.launch import MAX_PARALLEL, check_models
 from evaluation.runs.modes import RunMode
 
 log = logging.getLogger(__name__)
@@ -91,10 +91,7 @@ def dhp_create(
         needed.append(perturb_model)
     digests = {}
     if check and needed:
-        try:
-            digests = check_models(url, needed)
-        except LaunchError as exc:
-            raise DhpError(str(exc)) from None
+        digests = check_models(url, needed)
     return DhpRun.objects.create(
         simulated=bool(digests) and url_simulated(url),
         dataset=dataset, evaluator=evaluator, metrics=metrics, kinds=[k.name for k in kinds],

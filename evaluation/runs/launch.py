@@ -20,7 +20,6 @@ from evaluation.llm.errors import BackendError, ModelMissing
 from evaluation.llm.servers import (
     Server,
     ServerKind,
-    ServerListError,
     models_on,
     parse_server,
     parse_servers,
@@ -29,7 +28,7 @@ from evaluation.llm.servers import (
 from evaluation.llm.simulated import any_simulated
 from evaluation.models import Aspect, Evaluator, EvaluatorRun, PromptTemplate
 from evaluation.runs import backends
-from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, UnknownMode, mode_spec
+from evaluation.runs.modes import DEFAULT_MODE, ModeSpec, mode_spec
 from evaluation.runs.placement import place, placement_record
 from evaluation.runs.timings import model_works
 
@@ -61,10 +60,7 @@ def servers_given(ollama_url: str | Sequence[str] | None) -> list[Server]:
     given = [ollama_url] if isinstance(ollama_url, str) else list(ollama_url or [])
     if not any(entry.strip() for entry in given):
         given = list(settings.OLLAMA_URLS)
-    try:
-        servers = parse_servers(given)
-    except ServerListError as exc:
-        raise LaunchError(str(exc)) from None
+    servers = parse_servers(given)
     why = backends.refused(servers)
     if why:
         raise LaunchError(why)
@@ -75,10 +71,7 @@ def gptscore_server(url: str) -> Server:
     """The OpenAI-compatible server a GPTScore metric is sent to, if the allowlist holds it; else LaunchError.
 
     The address may be given with or without the `openai+` prefix (GPTScore needs that kind of server)."""
-    try:
-        server = parse_server((url or "").strip(), default=ServerKind.OPENAI)
-    except ServerListError as exc:
-        raise LaunchError(str(exc)) from None
+    server = parse_server((url or "").strip(), default=ServerKind.OPENAI)
     if not backends.server_allowed(server):
         allowed = ", ".join(sorted(backends.allowed_server_names()))
         raise LaunchError(f"{server.url[:200]}: not an allowed GPTScore server; allowed: {allowed} (an admin "
@@ -169,10 +162,7 @@ def run_create(
     queued, and the models are placed on the servers (recorded on the run; the executor places again from
     what is left).
     """
-    try:
-        spec = mode_spec(mode)
-    except UnknownMode as exc:
-        raise LaunchError(str(exc)) from None
+    spec = mode_spec(mode)
     aspect = Aspect.objects.select_related("task").filter(task=dataset.task, name=aspect_name).first()
     if aspect is None:
         known = ", ".join(Aspect.objects.filter(task=dataset.task).values_list("name", flat=True))

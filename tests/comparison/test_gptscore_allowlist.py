@@ -16,7 +16,8 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from comparison.models import ComparisonJob
-from comparison.services.jobs import JobError, comparison_create
+from comparison.services.jobs import comparison_create
+from errors import UserError
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +70,7 @@ def test_gptscore_url_outside_the_allowlist_reaches_nothing_from_page_api_or_com
     admin = make_user("root", role="admin")
     target = f"{listener.url}/secret/path?q=1"
 
-    with pytest.raises(JobError, match="not an allowed GPTScore server"):
+    with pytest.raises(UserError, match="not an allowed GPTScore server"):
         comparison_create(dataset=data, metrics="gptscore:m", gptscore_url=target)
 
     api = Client().post("/api/comparisons", data=json.dumps({"dataset": "sums", "metrics": ["gptscore:m"],
@@ -117,7 +118,7 @@ def test_an_allowed_server_error_names_url_and_status_never_the_body(summaries):
     url = f"http://127.0.0.1:{server.server_address[1]}"
     data = summaries
     try:
-        with pytest.raises(JobError) as caught:
+        with pytest.raises(UserError) as caught:
             comparison_create(dataset=data, metrics="gptscore:m", gptscore_url=url)
     finally:
         server.shutdown()

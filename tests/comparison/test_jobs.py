@@ -11,9 +11,10 @@ from django.core.management import CommandError, call_command
 from scipy import stats
 
 from comparison.models import ComparisonJob, MetricScore
-from comparison.services.jobs import JobError, comparison_create
+from comparison.services.jobs import comparison_create
 from corpus.models import Dataset, Item
 from corpus.services.importing import items_import
+from errors import UserError
 from jobs.kinds import job_execute
 from jobs.lifecycle import job_cancel, job_requeue
 from jobs.models import JobStatus
@@ -27,13 +28,13 @@ def _run(dataset, metrics, **kw) -> ComparisonJob:
 
 
 def test_job_create_refusals_name_what_is_wrong(dialogue, summaries):
-    with pytest.raises(JobError, match="unknown metric 'blue'"):
+    with pytest.raises(UserError, match="unknown metric 'blue'"):
         comparison_create(dataset=dialogue, metrics="length,blue")
-    with pytest.raises(JobError, match="no human scores for aspect 'fluency'.*naturalness"):
+    with pytest.raises(UserError, match="no human scores for aspect 'fluency'.*naturalness"):
         comparison_create(dataset=dialogue, metrics="length", aspects=["fluency"])
-    with pytest.raises(JobError, match=r"bleu.*have none.*bleu@input"):
+    with pytest.raises(UserError, match=r"bleu.*have none.*bleu@input"):
         comparison_create(dataset=dialogue, metrics="length,bleu")
-    with pytest.raises(JobError, match="Ollama returns log-probabilities only of tokens it generates"):
+    with pytest.raises(UserError, match="Ollama returns log-probabilities only of tokens it generates"):
         comparison_create(dataset=summaries, metrics="gptscore:opt", gptscore_url="")
     assert not ComparisonJob.objects.exists()
 

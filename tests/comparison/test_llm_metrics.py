@@ -9,9 +9,10 @@ import json
 import pytest
 
 from comparison.models import ComparisonJob, MetricScore
-from comparison.services.jobs import JobError, comparison_create
+from comparison.services.jobs import comparison_create
 from comparison.services.results import export_document
 from corpus.models import Annotation, AnnotationKind, Item
+from errors import UserError
 from evaluation.llm.logprob_preflight import PREFLIGHT_CONTEXT, PREFLIGHT_TEXT
 from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.launch import run_create
@@ -71,10 +72,10 @@ def test_gptscore_is_the_mean_token_logprob_of_the_output_and_a_rerun_calls_noth
 
 def test_gptscore_refused_when_the_server_is_unreachable_or_lacks_the_model(summaries):
     with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
-        with pytest.raises(JobError, match="other-7b"):
+        with pytest.raises(UserError, match="other-7b"):
             comparison_create(dataset=summaries, metrics="gptscore:other-7b", gptscore_url=sim.url)
         url = sim.url
-    with pytest.raises(JobError, match="Cannot reach"):
+    with pytest.raises(UserError, match="Cannot reach"):
         comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=url)
     assert not ComparisonJob.objects.exists()
 
@@ -85,7 +86,7 @@ def test_gptscore_refused_before_any_job_by_a_server_without_echo(summaries):
     for echo, lacks in (("rejected", r"lacks prompt log-probabilities \(.*HTTP 400"),
                         ("ignored", "lacks prompt log-probabilities .*no log-probabilities")):
         with OllamaSim(SimConfig(models=["scorer-1b"], echo=echo)) as sim:
-            with pytest.raises(JobError, match=lacks) as refused:
+            with pytest.raises(UserError, match=lacks) as refused:
                 comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
             assert "Only no echo is supported" not in str(refused.value)
             assert sim.stats.endpoint_hits["POST /v1/completions"] == 1  # the one-token preflight, nothing else
@@ -94,7 +95,7 @@ def test_gptscore_refused_before_any_job_by_a_server_without_echo(summaries):
 def test_gptscore_server_must_be_on_the_allowlist(summaries, settings):
     """GPTScore's address goes through the same allowlist as every job's servers (it used to skip it)."""
     with OllamaSim(SimConfig(models=["scorer-1b"])) as sim:
-        with pytest.raises(JobError, match="not an allowed GPTScore server"):
+        with pytest.raises(UserError, match="not an allowed GPTScore server"):
             comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url)
         settings.GPTSCORE_URL = sim.url  # allowed when the job is made...
         job = comparison_create(dataset=summaries, metrics="gptscore:scorer-1b", gptscore_url=sim.url, check=False)
@@ -158,7 +159,7 @@ def test_annotator_metric_runs_the_model_once_then_never_again(dialogue):
 
 
 def test_run_metric_refused_for_a_missing_ollama_model(dialogue):
-    with OllamaSim(SimConfig(models=["qwen2.5:3b"])) as sim, pytest.raises(JobError, match="ollama pull nope:1b"):
+    with OllamaSim(SimConfig(models=["qwen2.5:3b"])) as sim, pytest.raises(UserError, match="ollama pull nope:1b"):
         comparison_create(dataset=dialogue, metrics="distilled:nope:1b", aspects=["coherence"], ollama_url=sim.url)
 
 

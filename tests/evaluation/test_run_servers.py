@@ -13,8 +13,9 @@ from ninja.testing import TestClient
 
 from config.api import api
 from corpus.models import Annotation
+from errors import UserError
 from evaluation.models import EvaluatorRun, LLMCall
-from evaluation.runs.launch import LaunchError, run_create
+from evaluation.runs.launch import run_create
 from jobs.kinds import job_execute
 from jobs.lifecycle import job_requeue
 from jobs.models import JobStatus
@@ -96,12 +97,12 @@ def test_run_create_refuses_a_model_no_server_has_and_a_bad_address(dataset):
     sims = _sims(["ann-a:1b"], ["ann-b:1b"])
     try:
         urls = [s.url for s in sims]
-        with pytest.raises(LaunchError) as caught:
+        with pytest.raises(UserError) as caught:
             _create(dataset, urls)
         message = str(caught.value)
         assert "ollama pull ann-c:1b" in message and "ollama pull sup:1b" in message
         assert urls[0] in message and urls[1] in message
-        with pytest.raises(LaunchError, match="'gpu1:11434' is not an address"):
+        with pytest.raises(UserError, match="'gpu1:11434' is not an address"):
             _create(dataset, f"{urls[0]},gpu1:11434")
         assert not EvaluatorRun.objects.exists()
     finally:
