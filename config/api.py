@@ -13,11 +13,12 @@ from accounts.access import AccessError
 from accounts.api import router as tokens_router
 from accounts.models import TokenScope
 from accounts.services.tokens import token_lookup
-from analytics.api import datasets_router as analytics_datasets_router
-from analytics.api import router as analytics_router
-from analytics.api_labeled import router as labeled_router
-from analytics.api_priming import router as priming_router
-from analytics.api_report import router as report_router
+from analytics.api.dashboards import router as dashboards_router
+from analytics.api.exports import router as exports_router
+from analytics.api.labeled import router as labeled_router
+from analytics.api.priming import router as priming_router
+from analytics.api.report import router as report_router
+from analytics.api.sources import router as sources_router
 from annotator.api.adjudication import router as adjudication_router
 from annotator.api.assignments import router as assignments_router
 from annotator.api.campaigns import router as campaigns_router
@@ -90,13 +91,14 @@ api.add_router("/", labeling_router)
 api.add_router("/", participants_router)
 api.add_router("/", checks_router)
 api.add_router("/", evaluation_router)
-api.add_router("/analytics/", analytics_router)
+api.add_router("/analytics/", dashboards_router)
 api.add_router("/analytics/", labeled_router)
 api.add_router("/analytics/", report_router)
 api.add_router("/analytics/", priming_router)
 api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)
-api.add_router("/", analytics_datasets_router)
+api.add_router("/", sources_router)
+api.add_router("/", exports_router)
 
 
 @api.exception_handler(PermissionDenied)

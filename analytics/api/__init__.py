@@ -1,0 +1,1 @@
+"""The analytics API, one router per resource; config.api mounts them."""

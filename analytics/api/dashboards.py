@@ -1,0 +1,131 @@
+"""The dashboard's tables of a campaign or dataset, as JSON (or one table as CSV)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404
+from ninja import Query, Router, Schema
+from ninja.errors import HttpError
+
+from accounts.access import require_researcher
+from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
+from analytics.selectors.cache import cached_dashboard_data
+from analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
+from annotator.models import Campaign
+from corpus.models import Dataset
+from errors import UserError
+
+# A seed outside 0..2**31-1 is a 422 naming the parameter (numpy refuses negative seeds with a 500 otherwise).
+_SEED = Query(0, ge=0, le=2**31 - 1, description="bootstrap seed, 0..2**31-1")
+
+router = Router(tags=["analytics"])
+MAX_RESAMPLES = 10_000
+
+
+class ColumnOut(Schema):
+    key: str
+    label: str
+    kind: str
+
+
+class TableOut(Schema):
+    key: str
+    title: str
+    note: str
+    columns: list[ColumnOut]
+    rows: list[dict[str, Any]]
+
+
+class DashboardOut(Schema):
+    campaign_id: int | None
+    dataset_id: int | None
+    aspect: str
+    system: str
+    reference: str
+    references: list[str]
+    resamples: int
+    seed: int
+    tables: list[TableOut]
+
+
+def _compute(scope: Scope, reference: str, resamples: int, seed: int) -> DashboardData:
+    if not 0 <= resamples <= MAX_RESAMPLES:
+        raise UserError(f"resamples must be between 0 and {MAX_RESAMPLES}")
+    return cached_dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
+
+
+def _dashboard_out(data: DashboardData, resamples: int, seed: int) -> dict[str, Any]:
+    return {
+        "campaign_id": data.scope.campaign_id, "dataset_id": data.scope.dataset_id, "aspect": data.scope.aspect,
+        "system": data.scope.system, "reference": data.reference_value,
+        "references": [value for value, _ in data.references], "resamples": resamples, "seed": seed,
+        "tables": [t.as_dict() for t in dashboard_tables(data)],
+    }
+
+
+def _one_table(data: DashboardData, key: str, format: str) -> dict[str, Any] | HttpResponse:
+    if key not in TABLE_BUILDERS:
+        raise HttpError(404, f"unknown table {key!r}; tables: {', '.join(TABLE_BUILDERS)}")
+    table: Table = TABLE_BUILDERS[key](data)
+    if format == "csv":
+        return HttpResponse(table.to_csv(), content_type="text/csv; charset=utf-8")
+    if format != "json":
+        raise UserError("format must be json or csv")
+    return table.as_dict()
+
+
+def _campaign_scope(request: HttpRequest, campaign_id: int, aspect: str, system: str) -> Scope:
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return Scope(campaign_id=campaign.pk, aspect=aspect, system=system)
+
+
+def _dataset_scope(request: HttpRequest, dataset_id: int, campaign: int | None, aspect: str, system: str) -> Scope:
+    require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=dataset_id)
+    if campaign is not None:
+        get_object_or_404(Campaign, pk=campaign, dataset=dataset)
+    return Scope(dataset_id=dataset.pk, campaign_id=campaign, aspect=aspect, system=system)
+
+
+@router.get("/campaigns/{campaign_id}", response=DashboardOut, operation_id="retrieve_campaign_analytics")
+def retrieve_campaign_analytics(
+    request: HttpRequest, campaign_id: int, aspect: str = "", system: str = "", reference: str = "",
+    resamples: int = DEFAULT_RESAMPLES, seed: int = _SEED,
+):
+    """All tables of a campaign's dashboard (Table 4 with CIs, flags, agreement, overlap, calibration, scores)."""
+    scope = _campaign_scope(request, campaign_id, aspect, system)
+    return _dashboard_out(_compute(scope, reference, resamples, seed), resamples, seed)
+
+
+@router.get(
+    "/campaigns/{campaign_id}/tables/{key}", response=TableOut, operation_id="retrieve_campaign_analytics_table"
+)
+def retrieve_campaign_analytics_table(
+    request: HttpRequest, campaign_id: int, key: str, format: str = "json", aspect: str = "", system: str = "",
+    reference: str = "", resamples: int = DEFAULT_RESAMPLES, seed: int = _SEED,
+):
+    scope = _campaign_scope(request, campaign_id, aspect, system)
+    return _one_table(_compute(scope, reference, resamples, seed), key, format)
+
+
+@router.get("/datasets/{dataset_id}", response=DashboardOut, operation_id="retrieve_dataset_analytics")
+def retrieve_dataset_analytics(
+    request: HttpRequest, dataset_id: int, campaign: int | None = None, aspect: str = "", system: str = "",
+    reference: str = "", resamples: int = DEFAULT_RESAMPLES, seed: int = _SEED,
+):
+    """All tables of a dataset's dashboard: its runs over all its campaigns (or one), gold overlap, scores."""
+    scope = _dataset_scope(request, dataset_id, campaign, aspect, system)
+    return _dashboard_out(_compute(scope, reference, resamples, seed), resamples, seed)
+
+
+@router.get("/datasets/{dataset_id}/tables/{key}", response=TableOut, operation_id="retrieve_dataset_analytics_table")
+def retrieve_dataset_analytics_table(
+    request: HttpRequest, dataset_id: int, key: str, format: str = "json", campaign: int | None = None,
+    aspect: str = "", system: str = "", reference: str = "", resamples: int = DEFAULT_RESAMPLES, seed: int = _SEED,
+):
+    scope = _dataset_scope(request, dataset_id, campaign, aspect, system)
+    return _one_table(_compute(scope, reference, resamples, seed), key, format)
+
