@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from errors import UserError
 from evaluation.forms import RunLaunchForm
 from evaluation.management.commands.preannotate import Command
 from evaluation.models import PromptTemplate, RunCall
@@ -64,7 +65,7 @@ def test_only_the_distilled_mode_scores_0_to_100():
 
 
 def test_unknown_mode_and_wrong_model_count_are_refused(dataset):
-    with pytest.raises(LaunchError, match="unknown mode 'fusion' \\(modes: ensemble, single, distilled\\)"):
+    with pytest.raises(UserError, match="unknown mode 'fusion' \\(modes: ensemble, single, distilled\\)"):
         run_create(dataset=dataset, aspect_name="accuracy", mode="fusion", check=False)
     with pytest.raises(LaunchError, match="a distilled run takes exactly one model"):
         run_create(dataset=dataset, aspect_name="accuracy", annotators=["a", "b"], mode="distilled", check=False)
