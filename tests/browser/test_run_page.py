@@ -35,3 +35,18 @@ def test_a_paused_run_shows_resume_within_one_poll(page, live_server, login, mak
     assert "does not answer" in page.locator("#run-progress").inner_text()
     eta = page.locator("#run-progress dt", has_text="ETA").locator("xpath=following-sibling::dd").inner_text()
     assert eta == "—"
+
+
+def test_a_finished_runs_bar_fills_the_width_of_its_card(page, live_server, login, make_user):
+    """At 100% the bar spans the progress card: its track is as wide as the card, not a fixed few hundred px."""
+    make_user("chief", role="admin")
+    data = factories.dataset("full bar data", items=[{"external_id": "1", "output": "A text."}])
+    run = factories.run(data, "full-run", status=JobStatus.DONE, total=10, done=10)
+    login("chief")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+    bar = page.locator("#run-progress progress.job-bar")
+    assert bar.get_attribute("value") == "100"
+    card = bar.evaluate("el => el.parentElement.clientWidth")
+    width = bar.bounding_box()["width"]
+    assert width >= 0.95 * card - 40, f"bar {width:.0f} px in a card {card} px wide"
