@@ -16,6 +16,7 @@ from annotator.phases import shows_machine_spans
 from annotator.rendering import SpanRef, group_spans
 from corpus.models import AnnotationKind, Dataset, ErrorSpan, SourceKind
 from corpus.protocol import SPAN_OK, SPAN_VERDICT_VALUES
+from errors import UserError
 from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
 
 
@@ -399,7 +400,11 @@ def spans_experts_confirm(campaign_id: int | None, items: QuerySet) -> QuerySet[
     )
 
 
-def campaign_named(value: str) -> Campaign | None:
-    """The campaign a command's `--campaign` names: by id when the value is a number, else by name."""
-    return (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
-            else Campaign.objects.filter(name=value).first())
+def campaign_named(value: str) -> Campaign:
+    """The campaign a command's `--campaign` names: by id when the value is a number, else by name; a
+    UserError (a command's exit status 2) names the value when there is none."""
+    campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
+                else Campaign.objects.filter(name=value).first())
+    if campaign is None:
+        raise UserError(f"--campaign: no campaign {value!r} (give its id or name)")
+    return campaign

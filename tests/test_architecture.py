@@ -100,3 +100,15 @@ def test_the_migrations_match_the_models():
     from django.core.management import call_command
 
     call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
+def test_every_command_of_the_project_ends_a_user_error_the_same_way():
+    """Each management command derives from errors.commands.BaseCommand, so a UserError exits 2 with its message."""
+    from django.core.management import get_commands, load_command_class
+
+    from errors.commands import BaseCommand
+
+    ours = {name: app for name, app in get_commands().items() if app.split(".")[0] in PACKAGES}
+    assert len(ours) > 10
+    strays = [name for name, app in ours.items() if not isinstance(load_command_class(app, name), BaseCommand)]
+    assert strays == []

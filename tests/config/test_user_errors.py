@@ -208,3 +208,13 @@ def test_a_command_answers_a_user_error_with_its_message_and_exit_status_2(make_
     with pytest.raises(CommandError) as refused:
         call_command("create_token", "rita", scope="admin")
     assert refused.value.returncode == 2 and "scope" in str(refused.value)
+
+
+@pytest.mark.parametrize("command, extra", [
+    ("vigilance", []), ("priming", []), ("export_labeled", []), ("export_report", ["--format", "latex"]),
+])
+def test_every_campaign_command_refuses_an_unknown_campaign_with_exit_2(command, extra):
+    refusal = r"--campaign: no campaign 'no such study' \(give its id or name\)"
+    with pytest.raises(CommandError, match=refusal) as caught:
+        call_command(command, "--campaign", "no such study", *extra)
+    assert caught.value.returncode == 2

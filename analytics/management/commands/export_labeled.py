@@ -32,8 +32,6 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         value = str(options["campaign"])
         campaign = campaign_named(value)
-        if campaign is None:
-            raise CommandError(f"no campaign {value!r} (give its id or name)")
         fmt: str = options["format"]  # type: ignore[assignment]
         output: Path | None = options["output"]  # type: ignore[assignment]
         card: Path | None = options["card"]  # type: ignore[assignment]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from analytics.report.build import MAIN_FILE, REPORT_FORMATS, report_files, report_write
 from annotator.selectors import campaign_named
+from errors.commands import BaseCommand
 
 
 class Command(BaseCommand):
@@ -28,8 +29,6 @@ class Command(BaseCommand):
                                returncode=2)
         value = str(options["campaign"])
         campaign = campaign_named(value)
-        if campaign is None:
-            raise CommandError(f"--campaign: no campaign {value!r} (give its id or name)", returncode=2)
         folder: Path = options["output"] or Path(f"campaign-{campaign.pk}-report-{fmt}")  # type: ignore[assignment]
         if folder.exists() and not folder.is_dir():
             raise CommandError(f"-o: {folder} exists and is not a folder", returncode=2)

@@ -7,10 +7,11 @@ import json
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
 from analytics.selectors.priming import priming_dicts, priming_report
 from annotator.selectors import campaign_named
+from errors.commands import BaseCommand
 
 SHARES = ("recall", "precision_confirmed", "precision_found", "accepted_unfound")
 
@@ -39,8 +40,6 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         value = str(options["campaign"])
         campaign = campaign_named(value)
-        if campaign is None:
-            raise CommandError(f"no campaign {value!r} (give its id or name)")
         rows = priming_dicts(priming_report(campaign))
         if options["format"] == "json":
             sys.stdout.write(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from annotator.models import StudyLink
 from annotator.selectors_participants import participant_rows, participants_csv
+from errors.commands import BaseCommand
 
 
 class Command(BaseCommand):

@@ -6,10 +6,11 @@ import csv
 import json
 import sys
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
 from annotator.selectors import campaign_named
 from annotator.vigilance import campaign_checks
+from errors.commands import BaseCommand
 
 CSV_COLUMNS = (
     "annotator", "decoys.shown", "decoys.rejected", "decoys.rate", "decoys.ci_low", "decoys.ci_high",
@@ -38,8 +39,6 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         value = str(options["campaign"])
         campaign = campaign_named(value)
-        if campaign is None:
-            raise CommandError(f"no campaign {value!r} (give its id or name)")
         rows = [row.as_dict() for row in campaign_checks(campaign)]
         if options["format"] == "json":
             sys.stdout.write(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
