@@ -67,6 +67,7 @@ RESEARCHER_ONLY = {
     "list_runs", "retrieve_run", "create_run", "cancel_run", "resume_run", "retrieve_campaign_analytics",
     "retrieve_campaign_analytics_table", "retrieve_dataset_analytics", "retrieve_dataset_analytics_table",
     "import_annotations", "list_sources", "compare_sources", "create_export", "list_exports", "retrieve_export",
+    "cancel_export", "resume_export",
     "download_export_file", "retrieve_labeling_campaign", "update_labeling_campaign",
 }
 
@@ -227,6 +228,8 @@ OPERATIONS = {
     ("list_dispute_history", "GET", "/api/campaigns/{campaign_id}/disputes/{span_id}/history", "adjudication"),
     ("list_disputes", "GET", "/api/campaigns/{campaign_id}/disputes", "adjudication"),
     ("list_exports", "GET", "/api/exports", "sources and exports"),
+    ("cancel_export", "POST", "/api/exports/{job_id}/cancel", "sources and exports"),
+    ("resume_export", "POST", "/api/exports/{job_id}/resume", "sources and exports"),
     ("list_items", "GET", "/api/datasets/{dataset_id}/items", "datasets"),
     ("list_participants", "GET", "/api/campaigns/{campaign_id}/participants", "participants"),
     ("list_priming_figures", "GET", "/api/analytics/campaigns/{campaign_id}/priming", "priming"),

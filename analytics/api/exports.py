@@ -12,13 +12,15 @@ from ninja.errors import HttpError
 from ninja.pagination import paginate
 from pydantic import create_model
 
-from accounts.access import require_researcher
+from accounts.access import require_admin, require_researcher
 from analytics.exports.formats import FORMATS
 from analytics.exports.jobs import export_file, export_job_create
 from annotator.models import Assignment, Campaign
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset, ExportJob
 from errors import UserError
+from evaluation.schemas import ErrorOut
+from jobs.api import job_action_answer
 
 # Beside the datasets (/api/datasets/ID/exports, /api/exports/ID), with comparing sources under one tag.
 router = Router(tags=["sources and exports"])
@@ -80,6 +82,21 @@ def list_exports(request: HttpRequest):
 def retrieve_export(request: HttpRequest, job_id: int):
     require_researcher(request)
     return _job_out(get_object_or_404(ExportJob, pk=job_id))
+
+
+@router.post("/exports/{job_id}/cancel", response={200: ExportJobOut, 409: ErrorOut}, operation_id="cancel_export")
+def cancel_export(request: HttpRequest, job_id: int):
+    """Cancel a pending, paused or running export (a running one stops at its next batch); admins only, as on
+    the export's page."""
+    require_admin(request)
+    return job_action_answer(get_object_or_404(ExportJob, pk=job_id), "cancel", _job_out)
+
+
+@router.post("/exports/{job_id}/resume", response={200: ExportJobOut, 409: ErrorOut}, operation_id="resume_export")
+def resume_export(request: HttpRequest, job_id: int):
+    """Queue a paused, failed or abandoned export again; it is written again from the start."""
+    require_admin(request)
+    return job_action_answer(get_object_or_404(ExportJob, pk=job_id), "resume", _job_out)
 
 
 @router.get("/exports/{job_id}/files/{name}", operation_id="download_export_file")

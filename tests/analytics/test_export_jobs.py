@@ -136,3 +136,23 @@ def test_export_command_refuses_an_annotator_that_does_not_exist(study):
 
     with pytest.raises(CommandError, match="annotator: no user named 'ghost'"):
         call_command("export_items", "--dataset", study.dataset.name, "--format", "jsonl", "--annotator", "ghost")
+
+
+def test_the_api_cancels_and_resumes_an_export_as_it_does_every_job(study, export_dir, sent,
+                                                                    django_capture_on_commit_callbacks):
+    admin = Client(HTTP_AUTHORIZATION=f"Bearer {token_create(user=make.user('chief', role='admin'))}")
+    researcher = Client(HTTP_AUTHORIZATION=f"Bearer {token_create(user=make.user('rosa', role='researcher'))}")
+    job = ExportJob.objects.create(dataset=study.dataset, format="jsonl")
+    assert researcher.post(f"/api/exports/{job.pk}/cancel").status_code == 403  # admins only, as on the page
+    cancelled = admin.post(f"/api/exports/{job.pk}/cancel")
+    assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    again = admin.post(f"/api/exports/{job.pk}/cancel")
+    assert again.status_code == 409 and "only pending, paused or running" in again.json()["detail"]
+    assert admin.post(f"/api/exports/{job.pk}/resume").status_code == 409  # a cancelled export stays cancelled
+    ExportJob.objects.filter(pk=job.pk).update(status="failed", message="disk full")
+    with django_capture_on_commit_callbacks(execute=True):
+        resumed = admin.post(f"/api/exports/{job.pk}/resume")
+    assert resumed.status_code == 200 and resumed.json()["status"] == "pending"
+    assert sent == [("tasks.exporting.run_export", [job.pk])]
+    assert job_execute(ExportJob, job.pk) == "done"
+    assert admin.post("/api/exports/999999/cancel").status_code == 404
