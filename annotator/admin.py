@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 
 from annotator import models
+from annotator.services.campaigns import campaigns_delete
 
 
 class CampaignRunInline(admin.TabularInline):
@@ -19,6 +20,12 @@ class CampaignAdmin(admin.ModelAdmin):
     list_filter = ("status",)
     filter_horizontal = ("annotators",)
     inlines = [CampaignRunInline]
+
+    def delete_model(self, request, obj: models.Campaign) -> None:
+        campaigns_delete([obj])
+
+    def delete_queryset(self, request, queryset) -> None:
+        campaigns_delete(list(queryset))
 
 
 @admin.register(models.Assignment)

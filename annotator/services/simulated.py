@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from annotator.models import Campaign
+from annotator.services.campaigns import campaigns_delete
 from evaluation.models import EvaluatorRun
 
 
@@ -25,7 +26,6 @@ def simulated_run_delete(*, run: EvaluatorRun) -> list[str]:
     if not run.simulated:
         raise NotSimulated(f"run {run.label} was answered by a real server; only simulated runs are deleted here")
     campaigns = simulated_run_campaigns(run)
-    names = [c.name for c in campaigns]
-    Campaign.objects.filter(pk__in=[c.pk for c in campaigns]).delete()
+    names = campaigns_delete(campaigns)
     run.delete()
     return names

@@ -302,3 +302,23 @@ def test_vigilance_and_decoys_are_for_researchers_only_and_the_command_prints_th
     assert len(decoys) == 5
     assert decoys[0]["key"] == {"span_verdict": "not_error", "explanation_verdict": "not_error"}
     assert decoys[0]["output"][decoys[0]["start"]:decoys[0]["end"]] == decoys[0]["text"]
+
+
+def test_deleting_a_campaign_takes_its_hidden_planted_outputs_and_keeps_the_real_ones(judges, client,
+                                                                                     django_user_model):
+    from corpus.models import Item
+
+    study = build_study(list(judges), checks=CHECKS)
+    other = build_study(list(judges), name="twin", checks=CHECKS, data=study.campaign.dataset, runs=study.runs,
+                        items=study.items)
+    planted = set(PlantedOutput.objects.filter(campaign=study.campaign).values_list("item_id", flat=True))
+    kept = set(PlantedOutput.objects.filter(campaign=other.campaign).values_list("item_id", flat=True))
+    assert planted and kept
+    real = {i.pk for i in study.items}
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.org", "root-pass-2026",
+                                                                  role="admin"))
+    response = client.post(f"/admin/annotator/campaign/{study.campaign.pk}/delete/", {"post": "yes"})
+    assert response.status_code == 302
+    left = set(Item.objects.filter(dataset=study.campaign.dataset).values_list("pk", flat=True))
+    assert not planted & left  # the deleted campaign's hidden copies are gone
+    assert kept <= left and real <= left  # the twin's copies and every real output stay
