@@ -322,3 +322,20 @@ def test_deleting_a_campaign_takes_its_hidden_planted_outputs_and_keeps_the_real
     left = set(Item.objects.filter(dataset=study.campaign.dataset).values_list("pk", flat=True))
     assert not planted & left  # the deleted campaign's hidden copies are gone
     assert kept <= left and real <= left  # the twin's copies and every real output stay
+
+
+def test_the_campaign_page_shows_each_annotators_drift_as_the_api_gives_it(judges, client, researcher):
+    stamper, careful = judges
+    study = build_study(list(judges), checks=CheckSettings(decoys=0.3, planted=0.4))
+    _judge_all(study, stamper, stamp=True, ms=300)
+    _judge_all(study, careful, stamp=False, ms=4000)
+    rows = {r.annotator: r.as_dict() for r in campaign_checks(study.campaign)}
+    client.force_login(researcher)
+    page = client.get(f"/campaigns/{study.campaign.pk}/").content.decode()
+    for name in ("stamper", "careful"):
+        drift = rows[name]["drift"]
+        assert any(rate is not None for rate in drift)
+        shown = " · ".join("–" if rate is None else f"{rate:.2f}" for rate in drift)
+        row = page[page.index(f'id="checks-{name}"'):]
+        assert f'<td class="drift">{shown}</td>' in row[:row.index("</tr>")]
+    assert rows["stamper"]["drift"] != rows["careful"]["drift"]  # the stamper confirms everything, the other does not
