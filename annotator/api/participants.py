@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import get_type_hints
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from ninja import Router, Schema
 from ninja.errors import HttpError
+from pydantic import create_model
 
 from accounts.access import require_researcher
 from annotator.models import Campaign, StudyLink
-from annotator.selectors_participants import participant_for, participant_rows, participants_csv
+from annotator.selectors_participants import ParticipantRow, participant_for, participant_rows, participants_csv
 from annotator.services.participants import LinkSettings, link_revoke, participant_flag_set
 from corpus.spreadsheet import download_filename
 from errors import UserError
@@ -30,24 +32,10 @@ class LinkOut(Schema):
     expires: datetime | None
 
 
-class ParticipantOut(Schema):
-    id: int
-    handle: str
-    prolific_pid: str
-    study_id: str
-    session_id: str
-    worker_id: str
-    assignment_id: str
-    hit_id: str
-    started: str
-    finished: str | None
-    items: int
-    items_done: int
-    active_seconds: int
-    flagged: bool  # by a researcher
-    flags: list[str]
-    outcome: str
-    code_given: str
+# The API row is the selector's row (the CSV and the page read the same), written once there.
+ParticipantOut = create_model(
+    "ParticipantOut", __base__=Schema, **{name: (kind, ...) for name, kind in get_type_hints(ParticipantRow).items()}
+)
 
 
 class FlagIn(Schema):
