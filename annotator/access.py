@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from accounts.access import AccessError
 from accounts.models import User
-from annotator.models import Assignment, Campaign, Qualification
+from annotator import checks
+from annotator.models import Assignment, Campaign
 from corpus.models import AnnotationKind, ErrorSpan
 
 NOT_YOURS = "Only the assigned annotator can change this item."
@@ -69,21 +70,8 @@ def check_can_work(assignment: Assignment, user: User) -> None:
         raise AccessError.conflict("This campaign has not opened yet; its researchers are still preparing it.")
     if assignment.campaign.status != Campaign.Status.OPEN:
         raise AccessError.conflict("This campaign is closed; its judgments can no longer change.")
-    if (problem := qualification_gate(assignment)) is not None:
+    if (problem := checks.installed().gate(assignment)) is not None:
         raise AccessError.conflict(problem)
-
-
-def qualification_gate(assignment: Assignment) -> str | None:
-    """Why this real item is not open yet (training not finished or below the pass mark), or None."""
-    if assignment.is_training or not (assignment.campaign.qualification or {}).get("items"):
-        return None
-    row = Qualification.objects.filter(campaign_id=assignment.campaign_id, annotator_id=assignment.annotator_id).first()
-    if row is not None and row.passed:
-        return None
-    if row is not None and row.passed is False:
-        return (f"Your training score ({row.score:.0%}) is below this campaign's pass mark; the real items stay "
-                "closed until the researcher re-opens training for you.")
-    return "Finish the training items first: the real items open once you reach the pass mark."
 
 
 def added_span_for_user(user: User, pk: int) -> tuple[ErrorSpan, Assignment]:

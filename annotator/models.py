@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Q
 
-from annotator.phases import PHASE_LABELS, Phase
+from annotator.engine.phases import PHASE_LABELS, Phase
 from corpus import protocol
 from corpus.models import Dataset, ErrorSpan, Item, Source, SourceKind
 from evaluation.models import EvaluatorRun
@@ -42,7 +42,7 @@ class Campaign(models.Model):
     seed = models.IntegerField(default=0, help_text="Seeds the per-annotator item order.")
     categories = models.JSONField(
         default=list, blank=True,
-        help_text="Keyed, coloured categories for added errors: [{key, name, colour}] (annotator.categories).",
+        help_text="Keyed, coloured categories for added errors: [{key, name, colour}] (annotator.engine.categories).",
     )
     control_arm = models.FloatField(
         default=0.0,
@@ -122,7 +122,7 @@ class Assignment(models.Model):
     )
     phase = models.CharField(
         max_length=10, choices=[(p.value, PHASE_LABELS[p]) for p in Phase], default=Phase.JUDGING.value,
-        help_text="Where the annotator is in this item (annotator.phases): training, marking, judging, done.",
+        help_text="Where the annotator is in this item (annotator.engine.phases): training, marking, judging, done.",
     )
     revealed_at = models.DateTimeField(
         null=True, blank=True, help_text="When a control-arm output's marking ended and its machine spans appeared."
@@ -392,149 +392,3 @@ class MarkingTime(models.Model):
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, primary_key=True,
                                       related_name="marking_time")
     seconds = models.PositiveIntegerField(default=0)
-
-
-class StudyLink(models.Model):
-    """A campaign's participant link (`/join/<token>/`) and the study settings of everyone who joins by it."""
-
-    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="study_link")
-    token = models.CharField(max_length=32, unique=True, help_text="128 random bits, hex.")
-    enabled = models.BooleanField(default=True, help_text="Off: nobody new may join (a revoked link answers 410).")
-    revoked_at = models.DateTimeField(null=True, blank=True)
-    cap = models.PositiveIntegerField(null=True, blank=True, help_text="At most this many participants; empty: no cap.")
-    expires = models.DateTimeField(null=True, blank=True, help_text="No new joins from this moment; empty: never.")
-    consent = models.TextField(blank=True, default="", help_text="Markdown shown before the Start button.")
-    items_per_participant = models.PositiveIntegerField(default=10)
-    release_after_minutes = models.PositiveIntegerField(default=30)
-    time_limit_minutes = models.PositiveIntegerField(null=True, blank=True)
-    pass_code = models.CharField(max_length=64)
-    fail_code = models.CharField(max_length=64, blank=True, default="")
-    completion_url = models.CharField(max_length=2000, blank=True, default="")
-    items = models.JSONField(default=list, help_text="The pool: item ids handed out to participants, in item order.")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [
-            models.CheckConstraint(condition=Q(items_per_participant__gte=1), name="studylink_items_positive"),
-            models.CheckConstraint(condition=Q(release_after_minutes__gte=1), name="studylink_release_positive"),
-        ]
-
-    def __str__(self) -> str:
-        return f"link of {self.campaign}"
-
-
-class Participant(models.Model):
-    """Someone who joined by a campaign's link: an annotator account without a password, under a random handle.
-
-    Platform ids are stored exactly as the platform passed them; nothing else about the person is kept."""
-
-    link = models.ForeignKey(StudyLink, on_delete=models.CASCADE, related_name="participants")
-    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participant")
-    prolific_pid = models.CharField(max_length=64, blank=True, default="")
-    study_id = models.CharField(max_length=64, blank=True, default="")
-    session_id = models.CharField(max_length=64, blank=True, default="")
-    worker_id = models.CharField(max_length=64, blank=True, default="")
-    mturk_assignment_id = models.CharField(max_length=64, blank=True, default="")
-    hit_id = models.CharField(max_length=64, blank=True, default="")
-    joined_at = models.DateTimeField(auto_now_add=True)
-    last_seen_at = models.DateTimeField(null=True, blank=True, help_text="Last request, to the minute.")
-    deadline = models.DateTimeField(null=True, blank=True, help_text="joined_at + the time limit, if any.")
-    finished_at = models.DateTimeField(null=True, blank=True)
-    outcome = models.CharField(max_length=4, blank=True, default="", help_text="pass or fail, once the code is given.")
-    code_given = models.CharField(max_length=64, blank=True, default="")
-    flagged = models.BooleanField(default=False, help_text="Set by a researcher: the participant gets the fail code.")
-    flag_note = models.CharField(max_length=500, blank=True, default="")
-
-    class Meta:
-        ordering = ["link_id", "joined_at", "pk"]
-        constraints = [
-            models.UniqueConstraint(fields=["link", "prolific_pid"], condition=~Q(prolific_pid=""),
-                                    name="participant_one_per_prolific_pid"),
-            models.UniqueConstraint(fields=["link", "worker_id"], condition=~Q(worker_id=""),
-                                    name="participant_one_per_mturk_worker"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.user} in {self.link.campaign}"
-
-
-class Handout(models.Model):
-    """An assignment handed to a participant from the link's pool; released when they went idle or ran out
-    of time. A released assignment keeps its work but counts towards the item's overlap only once finished."""
-
-    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="handout")
-    handed_at = models.DateTimeField()
-    released_at = models.DateTimeField(null=True, blank=True)
-
-
-# ---- quality checks: decoys, planted errors, qualification ----------------------------------------------------
-
-
-class CheckSource(Source):
-    """The hidden spans of one campaign's checks (decoys, machine spans copied onto planted outputs): a source
-    of its own kind, so Table 4, agreement, consensus and exports never read them as any evaluator's."""
-
-    source = models.OneToOneField(
-        Source, on_delete=models.CASCADE, parent_link=True, primary_key=True, related_name="checks_of"
-    )
-    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="check_source")
-
-    def save(self, *args, **kwargs) -> None:
-        self.kind = SourceKind.CHECK
-        super().save(*args, **kwargs)
-
-
-class CheckSpan(models.Model):
-    """A span the annotators judge that is not an evaluator's: a decoy (a known non-error shown under an
-    evaluator's label), or a machine span copied onto a planted output (where its offsets shift)."""
-
-    class Role(models.TextChoices):
-        DECOY = "decoy", "Decoy"
-        COPY = "copy", "Machine span on a planted output"
-
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="check_spans")
-    span = models.OneToOneField(ErrorSpan, on_delete=models.CASCADE, related_name="check_span")
-    campaign_run = models.ForeignKey(CampaignRun, on_delete=models.CASCADE, related_name="+")
-    role = models.CharField(max_length=8, choices=Role.choices)
-    original = models.ForeignKey(ErrorSpan, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
-    key_span_verdict = models.CharField(max_length=16, choices=SpanVerdict.choices, blank=True, default="")
-    key_explanation_verdict = models.CharField(max_length=20, choices=ExplanationVerdict.choices, blank=True,
-                                               default="")
-
-    class Meta:
-        ordering = ["campaign_id", "span_id"]
-
-
-class PlantedOutput(models.Model):
-    """An output shown to one annotator with one known error planted: its own hidden item (derived from the
-    real one), never mixed into the real output's judgments. [start, end) is the planted stretch."""
-
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="planted_outputs")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    original = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
-    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="planted")
-    kind = models.CharField(max_length=16)
-    start = models.PositiveIntegerField()
-    end = models.PositiveIntegerField()
-    before = models.TextField()
-    after = models.TextField()
-
-    class Meta:
-        ordering = ["campaign_id", "annotator_id", "pk"]
-        constraints = [models.CheckConstraint(condition=Q(start__lt=F("end")), name="planted_start_before_end")]
-
-
-class Qualification(models.Model):
-    """One annotator's result on a campaign's training items: the share of span verdicts equal to the key."""
-
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="qualifications")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    score = models.FloatField(null=True, blank=True)
-    passed = models.BooleanField(null=True, blank=True, help_text="None until every training item is finished.")
-    attempts = models.PositiveSmallIntegerField(default=1)
-    decided_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["campaign", "annotator"], name="qualification_one_per_annotator"),
-        ]

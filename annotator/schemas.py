@@ -85,7 +85,7 @@ class WorkItemOut(Schema):
 
 
 class AssignmentDetailOut(AssignmentOut):
-    phase: str  # annotator.phases: while "marking", errors is empty and nothing tells how many there are
+    phase: str  # annotator.engine.phases: while "marking", errors is empty and nothing tells how many there are
     aspects: list[str]
     item: WorkItemOut
     errors: list[ErrorOut]
@@ -196,8 +196,8 @@ class CampaignIn(Schema):
     control_verdicts: list[ControlKeyIn] = []
     reviewers: list[str] = []  # usernames; empty = every researcher and admin adjudicates
     sample: SampleIn | None = None
-    control_arm: float = 0.0  # share of outputs first marked without machine spans (annotator.crossing)
-    # A participant link and the study settings of those who join by it (annotator.services.participants).
+    control_arm: float = 0.0  # share of outputs first marked without machine spans (annotator.engine.crossing)
+    # A participant link and the study settings of those who join by it (studies.services).
     link: LinkIn | None = None
     consent: str = ""
     items_per_participant: int | None = None

@@ -97,11 +97,11 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
 
     from accounts.models import Role, User
     from annotator.models import Assignment
-    from annotator.selectors import judged_spans, span_handle
-    from annotator.services.campaigns import campaign_create
+    from annotator.selectors.spans import judged_spans, span_handle
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, TaskType
     from evaluation.models import Aspect, Evaluator, EvaluatorRun
     from jobs.models import JobStatus
+    from studies.setup import campaign_create
 
     task = TaskType.objects.get(slug="data-to-text")
     aspect = Aspect.objects.get(task=task, name="accuracy")
@@ -234,7 +234,7 @@ def save_query_count() -> int:
     from django.test import Client
 
     from annotator.models import Assignment
-    from annotator.selectors import judged_spans, span_handle
+    from annotator.selectors.spans import judged_spans, span_handle
 
     assignment = Assignment.objects.select_related("campaign", "annotator").order_by("pk").first()
     span, _ = judged_spans(assignment)[0]
@@ -274,7 +274,7 @@ def main() -> None:
     from django.db import connections
 
     from annotator.models import JudgmentEvent, SpanJudgment
-    from annotator.selectors import span_handle
+    from annotator.selectors.spans import span_handle
 
     # The clients name spans by their per-assignment handles, so the pairs already judged are counted so too.
     before = {"rows": SpanJudgment.objects.count(), "events": JudgmentEvent.objects.count(),

@@ -21,17 +21,17 @@ from analytics.api.report import router as report_router
 from analytics.api.sources import router as sources_router
 from annotator.api.adjudication import router as adjudication_router
 from annotator.api.assignments import router as assignments_router
-from annotator.api.campaigns import router as campaigns_router
-from annotator.api.checks import router as checks_router
 from annotator.api.datasets import router as datasets_router
 from annotator.api.judgments import router as judgments_router
 from annotator.api.labeling import router as labeling_router
-from annotator.api.participants import router as participants_router
 from comparison.api import router as comparison_router
 from config.openapi import document_responses
 from dhp.api import router as dhp_router
 from errors import UserError
 from evaluation.api import router as evaluation_router
+from quality.api import router as checks_router
+from studies.api.campaigns import router as campaigns_router
+from studies.api.participants import router as participants_router
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 

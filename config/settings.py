@@ -66,6 +66,8 @@ INSTALLED_APPS = [
     "corpus",
     "evaluation",
     "annotator",
+    "quality",
+    "studies",
     "analytics",
     "dhp",
     "comparison",
@@ -86,7 +88,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "annotator.middleware.ParticipantScopeMiddleware",  # a study link's participant reaches their study only
+    "studies.middleware.ParticipantScopeMiddleware",  # a study link's participant reaches their study only
     "csp.middleware.CSPMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]

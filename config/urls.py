@@ -28,5 +28,7 @@ urlpatterns = [
     path("dhp/", include("dhp.urls")),
     path("", include("comparison.urls")),
     path("", include("annotator.urls")),
+    path("", include("quality.urls")),
+    path("", include("studies.urls")),
     path("", include("evaluation.urls")),
 ]

@@ -8,7 +8,7 @@ export CELERY_BROKER_URL="${CELERY_BROKER_URL:-redis://127.0.0.1:6379/15}"
 export DJANGO_SETTINGS_MODULE=config.settings
 echo "==> ruff"
 .venv/bin/ruff check .
-echo "==> import-linter (layers: config > tasks > analytics | dhp | comparison > annotator > evaluation > corpus > accounts > jobs)"
+echo "==> import-linter (layers: config > tasks > analytics | dhp | comparison > studies > quality > annotator > evaluation > corpus > accounts > jobs)"
 .venv/bin/lint-imports
 echo "==> docs (mkdocs build --strict: a broken link, a missing page or an undocumented setting fails it)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir var/site

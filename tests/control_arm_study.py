@@ -26,10 +26,10 @@ from accounts.models import User
 from annotator.models import Assignment, Campaign
 from annotator.services.added_spans import added_span_create
 from annotator.services.assignments import assignment_add_time, assignment_finish
-from annotator.services.campaigns import campaign_create
 from annotator.services.control_arm import assignment_reveal
 from annotator.services.judgments import judgment_set
 from corpus.models import ErrorSpan, Item
+from studies.setup import campaign_create
 from tests import factories as f
 
 OUTPUTS = ("aaaa bbbb cccc dddd eeee", "ffff gggg hhhh iiii", "jjjj kkkk llll")

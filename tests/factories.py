@@ -12,7 +12,7 @@ from typing import Any
 
 from accounts.models import User
 from annotator.models import AddedSource, Assignment, Campaign, CampaignRun, SpanJudgment
-from annotator.services.campaigns import campaign_create, neutral_labels
+from annotator.services.campaigns import neutral_labels
 from corpus.models import (
     Annotation,
     AnnotationKind,
@@ -26,6 +26,7 @@ from corpus.models import (
 )
 from evaluation.models import Aspect, Evaluator, EvaluatorRun
 from jobs.models import JobStatus
+from studies.setup import campaign_create
 
 PASSWORD = "pass-1234"
 

@@ -12,7 +12,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, SpanJudgment
-from annotator.selectors import span_handle
+from annotator.selectors.spans import span_handle
 from annotator.services.judgments import JudgmentError, judgment_set
 from corpus import cleaning
 from corpus.formats import FormatError, iter_objects

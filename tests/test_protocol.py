@@ -14,7 +14,7 @@ from django.urls import reverse
 
 from annotator.forms import EXPLANATION_VERDICT_CHOICES, SPAN_VERDICT_CHOICES
 from annotator.models import FLAG_FIELDS, Assignment, ControlVerdict, ExplanationVerdict, SpanJudgment, SpanVerdict
-from annotator.selectors import judged_span_by_handle
+from annotator.selectors.spans import judged_span_by_handle
 from corpus import protocol
 from corpus.formats import FormatError, parse_item
 from tests.factories import build_campaign

@@ -17,7 +17,7 @@ from typing import Any
 from analytics.compare.metrics import CatSpan, compare
 from analytics.selectors.base import final_kinds
 from annotator.models import Assignment, Campaign
-from annotator.selectors import spans_experts_confirm
+from annotator.selectors.spans import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, SourceKind
 from errors import UserError
 from evaluation.selectors import own_runs

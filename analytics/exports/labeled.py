@@ -23,7 +23,14 @@ from analytics.exports.arms import campaign_arms, control_arm_card
 from analytics.exports.quality import quality_control
 from analytics.selectors import Scope, agreement_report
 from annotator.models import AdjudicationEvent, Assignment, Campaign
-from annotator.review import ADDED, MACHINE, CampaignVotes, campaign_machine_spans, campaign_votes, review_queue
+from annotator.selectors.review import (
+    ADDED,
+    MACHINE,
+    CampaignVotes,
+    campaign_machine_spans,
+    campaign_votes,
+    review_queue,
+)
 from corpus import consensus
 from corpus.models import ErrorSpan, Item
 

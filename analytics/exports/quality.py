@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from annotator.engine import quality
+from annotator.engine import telemetry
 from annotator.models import Campaign
-from annotator.vigilance import campaign_checks, excluded_annotator_ids
+from quality.engine import figures
+from quality.vigilance import campaign_checks, excluded_annotator_ids
 
 
 def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) -> dict[str, Any]:
@@ -18,10 +19,10 @@ def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) ->
         "settings": {"decoys": campaign.decoys, "planted": campaign.planted, "vigilance_min": campaign.vigilance_min,
                      "qualification": campaign.qualification or None, "exclude_flagged": campaign.exclude_flagged},
         "rules": {
-            "rubber_stamp": quality.STAMP_RULE.describe(),
+            "rubber_stamp": figures.STAMP_RULE.describe(),
             "vigilance": f"flagged when the upper bound of the Wilson 95% interval of the decoy rejection rate or "
                          f"of the planted-error find rate is below {campaign.vigilance_min:g}",
-            "active_time": f"time between actions, each idle gap capped at {quality.IDLE_CAP_SECONDS} s (Pearmut)",
+            "active_time": f"time between actions, each idle gap capped at {telemetry.IDLE_CAP_SECONDS} s (Pearmut)",
         },
         "annotators": [row.as_dict() for row in rows],
         "excluded": sorted(row.annotator for row in rows if row.user_id in left_out),

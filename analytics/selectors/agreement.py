@@ -19,7 +19,7 @@ from analytics.stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
 from analytics.stats.agreement import krippendorff_alpha_nominal, observed_agreement
 from analytics.stats.calibration import SeverityCalibration, severity_calibration
 from analytics.stats.shares import ratio
-from annotator.vigilance import excluded_annotator_ids
+from quality.vigilance import excluded_annotator_ids
 
 # --------------------------------------------------------------------------------------------- agreement
 

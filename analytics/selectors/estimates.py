@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from annotator.engine.sampling import Estimate, Plan, Stratum, judgments_needed, stratified_estimate
 from annotator.models import Campaign, SampledSpan
-from annotator.review import campaign_votes
+from annotator.selectors.review import campaign_votes
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
 
 DEFAULT_HALF_WIDTH = 0.05

@@ -18,7 +18,7 @@ from analytics.selectors.base import (
 )
 from analytics.stats.overlap import PRF, overlap_prf_arrays
 from annotator.models import Assignment, Campaign, CampaignRun
-from annotator.selectors import spans_experts_confirm
+from annotator.selectors.spans import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, SourceKind
 from errors import UserError
 

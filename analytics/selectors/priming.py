@@ -13,7 +13,8 @@ from typing import Any
 
 from analytics.stats.priming import RESAMPLES, MachineSpan, PrimingFigures, Work, priming_figures
 from annotator.models import Assignment, Campaign, MarkingTime, SpanJudgment, UnprimedMark
-from annotator.selectors import campaign_run_labels, judged_spans_by_item
+from annotator.selectors.campaigns import campaign_run_labels
+from annotator.selectors.spans import judged_spans_by_item
 from annotator.services.control_arm import work_seconds
 from corpus.models import Annotation, AnnotationKind, ErrorSpan
 from corpus.protocol import SPAN_OK

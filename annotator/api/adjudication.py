@@ -8,7 +8,7 @@ from ninja import Router, Schema
 
 from annotator.access import campaign_for_reviewer
 from annotator.models import Adjudication
-from annotator.review import ReviewEntry, review_entry, review_queue
+from annotator.selectors.review import ReviewEntry, review_entry, review_queue
 from annotator.services.adjudication import (
     adjudication_history,
     adjudication_redo,

@@ -10,8 +10,8 @@ from ninja.pagination import paginate
 
 from accounts.services.settings import user_set_auto_advance
 from annotator.access import assignment_for_user, assignment_to_edit
+from annotator.engine.phases import shows_machine_spans
 from annotator.models import Assignment, SpanJudgment
-from annotator.phases import shows_machine_spans
 from annotator.schemas import (
     AddedSpanOut,
     AssignmentDetailOut,
@@ -24,7 +24,7 @@ from annotator.schemas import (
     TimeIn,
     WorkItemOut,
 )
-from annotator.selectors import added_spans, item_errors, span_handle
+from annotator.selectors.spans import added_spans, item_errors, span_handle
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.control_arm import assignment_reveal
 from corpus.models import ErrorSpan

@@ -12,7 +12,7 @@ from ninja.pagination import paginate
 from accounts.access import require_researcher
 from annotator.models import Campaign
 from annotator.schemas import AnnotationImportOut, DatasetOut, ImportOut, ItemOut
-from annotator.selectors import datasets_for_home
+from annotator.selectors.campaigns import datasets_for_home
 from annotator.services.exporting import ExportFilter, export_csv, export_jsonl
 from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
 from corpus.formats import FormatError, named

@@ -7,7 +7,7 @@ from ninja import Router, Status
 
 from annotator.access import added_span_for_user, assignment_to_edit
 from annotator.api.assignments import added_span_out, judgment_out
-from annotator.engine.quality import clamp_ms
+from annotator.engine.telemetry import clamp_ms
 from annotator.schemas import (
     AddedSpanIn,
     AddedSpanOut,
@@ -17,7 +17,7 @@ from annotator.schemas import (
     JudgmentOut,
     UndoOut,
 )
-from annotator.selectors import judged_span_by_handle
+from annotator.selectors.spans import judged_span_by_handle
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
 from annotator.services.judgments import judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo

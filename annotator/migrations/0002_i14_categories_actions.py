@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='campaign',
             name='categories',
-            field=models.JSONField(blank=True, default=list, help_text='Keyed, coloured categories for added errors: [{key, name, colour}] (annotator.categories).'),
+            field=models.JSONField(blank=True, default=list, help_text='Keyed, coloured categories for added errors: [{key, name, colour}] (annotator.engine.categories).'),
         ),
         migrations.CreateModel(
             name='WorkAction',

@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='assignment',
             name='phase',
-            field=models.CharField(choices=[('training', 'Training'), ('marking', 'Marking errors'), ('judging', 'Judging'), ('done', 'Done')], default='judging', help_text='Where the annotator is in this item (annotator.phases): training, marking, judging, done.', max_length=10),
+            field=models.CharField(choices=[('training', 'Training'), ('marking', 'Marking errors'), ('judging', 'Judging'), ('done', 'Done')], default='judging', help_text='Where the annotator is in this item (annotator.engine.phases): training, marking, judging, done.', max_length=10),
         ),
         migrations.AddField(
             model_name='assignment',

@@ -8,7 +8,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from annotator.engine.quality import active_increment
+from annotator.engine.telemetry import active_increment
 from annotator.models import Assignment, WorkAction
 
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from annotator.models import Adjudication, AdjudicationEvent, Campaign, SpanJudgment
-from annotator.review import review_entry
+from annotator.selectors.review import review_entry
 from annotator.services.judgments import CHOICE_FIELDS, MAX_COMMENT
 from corpus import cleaning
 from corpus.models import AnnotationKind, ErrorSpan

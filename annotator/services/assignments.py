@@ -7,12 +7,12 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
+from annotator import checks
 from annotator.access import check_can_work
+from annotator.engine.phases import Phase
 from annotator.models import Assignment
-from annotator.phases import Phase
-from annotator.selectors import error_rows
+from annotator.selectors.spans import error_rows
 from annotator.services.actions import activity_record
-from annotator.services.checks import qualification_grade
 from errors import UserError
 
 MAX_SECONDS_PER_PING = 300
@@ -57,6 +57,5 @@ def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -
     for field in fields:
         setattr(assignment, field, getattr(locked, field))
     activity_record(assignment=locked)
-    if locked.is_training:
-        qualification_grade(campaign=locked.campaign, annotator=user)
+    checks.installed().item_finished(locked)
     return locked

@@ -8,9 +8,9 @@ from django.utils import timezone
 from accounts.access import AccessError
 from accounts.models import User
 from annotator.access import check_can_work
+from annotator.engine.phases import Phase
 from annotator.models import Assignment, MarkingTime, UnprimedMark
-from annotator.phases import Phase
-from annotator.selectors import added_spans
+from annotator.selectors.spans import added_spans
 from annotator.services.assignments import MAX_SECONDS_PER_PING
 
 NOT_IN_ARM = "This output is not in the control arm: its machine errors are shown from the start."

@@ -13,9 +13,9 @@ from django.db.models import F, Prefetch, QuerySet, Value
 from django.db.models.functions import Coalesce, NullIf
 
 from accounts.models import User
+from annotator import checks
 from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
-from annotator.review import campaign_votes
-from annotator.vigilance import excluded_annotator_ids
+from annotator.selectors.review import campaign_votes
 from corpus.consensus import Consensus, Vote, consensus_label
 from corpus.formats import (
     AnnotationRecord,
@@ -104,7 +104,7 @@ class ExportFilter:
         judgments = SpanJudgment.objects.filter(assignment__is_training=False)
         if self.campaign_id is not None:
             judgments = judgments.filter(assignment__campaign_id=self.campaign_id).exclude(
-                annotator_id__in=excluded_annotator_ids(self.campaign_id))
+                annotator_id__in=checks.installed().excluded_annotator_ids(self.campaign_id))
         if self.annotator:
             judgments = judgments.filter(annotator__username=self.annotator)
         return judgments

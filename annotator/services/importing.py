@@ -24,8 +24,8 @@ from django.db.models import Max
 from django.utils.text import slugify
 
 from accounts.models import Role
+from annotator.engine.phases import Phase
 from annotator.models import Assignment, Campaign, JudgmentEvent, SpanJudgment
-from annotator.phases import Phase
 from corpus import cleaning
 from corpus.formats import FormatError
 from corpus.models import Dataset, Item

@@ -9,13 +9,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from annotator.access import check_can_work
-from annotator.models import (
-    FLAG_FIELDS,
-    Assignment,
-    JudgmentEvent,
-    SpanJudgment,
-    WorkAction,
-)
+from annotator.models import FLAG_FIELDS, Assignment, JudgmentEvent, SpanJudgment, WorkAction
 from annotator.services.actions import action_record, activity_record
 from corpus import cleaning, protocol
 from corpus.models import ErrorSpan

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from annotator.engine.sampling import SamplingError, draw_stratified
 from annotator.models import Assignment, Campaign, SampleDesign, SampledSpan
-from annotator.selectors import campaign_run_labels, judged_spans
+from annotator.selectors.campaigns import campaign_run_labels
+from annotator.selectors.spans import judged_spans
 from corpus.cleaning import INT32_MAX
 from corpus.models import ErrorSpan
 

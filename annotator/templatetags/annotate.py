@@ -9,7 +9,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from annotator.rendering import SpanRef, segments, to_browser_offset
-from annotator.selectors import ErrorRow
+from annotator.selectors.spans import ErrorRow
 from corpus.models import ErrorSpan
 
 register = template.Library()

@@ -10,16 +10,7 @@ from annotator.views.adjudicate import (
     adjudication_undo_view,
 )
 from annotator.views.browse import dataset_detail, item_detail
-from annotator.views.campaigns import (
-    campaign_control,
-    campaign_entry,
-    campaign_guidelines,
-    campaign_labeling,
-    campaign_new,
-    campaign_resume,
-)
-from annotator.views.checks import campaign_decoy_drop, campaign_decoys, campaign_decoys_import, campaign_open_view
-from annotator.views.join import campaign_link_revoke, campaign_participants, join, participant_end, participant_flag
+from annotator.views.campaigns import campaign_control, campaign_guidelines, campaign_labeling, campaign_resume
 from annotator.views.pages import annotations_import, dataset_export, dataset_import, home
 from annotator.views.work import (
     action_redo_view,
@@ -40,11 +31,9 @@ __all__ = [
     "adjudication_undo_view",
     "added_span_add", "added_span_edit", "added_span_remove", "annotations_import", "assignment_finish_view",
     "assignment_reveal_view", "assignment_time", "auto_advance_view",
-    "campaign_control", "campaign_decoy_drop", "campaign_decoys", "campaign_decoys_import", "campaign_entry",
-    "campaign_open_view",
-    "campaign_guidelines", "campaign_new", "campaign_resume",
+    "campaign_control",
+    "campaign_guidelines", "campaign_resume",
     "dataset_detail", "dataset_export", "dataset_import", "home", "item_detail", "item_screen", "judgment_save",
     "action_redo_view",
     "action_undo_view",
-    "campaign_link_revoke", "campaign_participants", "join", "participant_end", "participant_flag",
 ]

@@ -16,7 +16,7 @@ from django_htmx.http import retarget
 
 from annotator.access import campaign_for_reviewer
 from annotator.models import Adjudication, Campaign
-from annotator.review import ADDED, ReviewEntry, review_entry, review_queue
+from annotator.selectors.review import ADDED, ReviewEntry, review_entry, review_queue
 from annotator.services.adjudication import (
     ADDED_SPAN_VERDICTS,
     DECISION_FIELDS,

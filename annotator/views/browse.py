@@ -10,8 +10,8 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from annotator.browse import dataset_items, dataset_sources, dataset_systems, item_annotations, span_counts
 from annotator.rendering import render_inputs
+from annotator.selectors.browse import dataset_items, dataset_sources, dataset_systems, item_annotations, span_counts
 from annotator.views.common import AppRequest, require_researcher
 from corpus import cleaning
 from corpus.models import Dataset, Item

@@ -9,7 +9,7 @@ from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.forms import AnnotationImportForm, DatasetImportForm
-from annotator.selectors import campaigns_visible_to, datasets_for_home
+from annotator.selectors.campaigns import campaigns_visible_to, datasets_for_home
 from annotator.services.exporting import export_csv, export_jsonl
 from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
 from annotator.views.common import AppRequest

@@ -15,25 +15,24 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, trigger_client_event
 
 from accounts.services.settings import user_set_auto_advance
+from annotator import checks
 from annotator.access import (
     added_span_for_user,
     assignment_for_user,
     assignment_for_work,
     assignment_to_edit,
-    qualification_gate,
 )
-from annotator.engine.quality import clamp_ms
+from annotator.engine.phases import shows_machine_spans
+from annotator.engine.telemetry import clamp_ms
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
 from annotator.models import Assignment, Campaign, SpanJudgment
-from annotator.phases import shows_machine_spans
 from annotator.rendering import from_browser_offset, render_inputs
-from annotator.selectors import (
+from annotator.selectors.campaigns import neighbour_assignments, next_open_assignment
+from annotator.selectors.spans import (
     ErrorRow,
     added_spans,
     item_errors,
     judged_span_by_handle,
-    neighbour_assignments,
-    next_open_assignment,
     span_handle,
     unprimed_span_ids,
 )
@@ -49,7 +48,6 @@ from annotator.services.control_arm import assignment_reveal
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
-from annotator.vigilance import training_key
 from corpus import cleaning, protocol
 
 
@@ -175,14 +173,14 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
 def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_for_user(request.user, pk)
     mine = assignment.annotator_id == request.user.pk
-    if mine and (gate := qualification_gate(assignment)) is not None:
+    if mine and (gate := checks.installed().gate(assignment)) is not None:
         return render(request, "annotator/qualification_gate.html",
                       {"campaign": assignment.campaign, "message": gate}, status=403)
     if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
         activity_record(assignment=assignment)  # opening the item starts its active-time clock
     context = _screen_context(request, assignment)
     if assignment.is_training and assignment.is_done():
-        context["training_key"] = training_key(assignment, context["rows"])
+        context["training_key"] = checks.installed().training_key(assignment, context["rows"])
     prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
     context.update({
         "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,

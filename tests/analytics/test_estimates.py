@@ -9,10 +9,10 @@ from accounts.access import AccessError
 from analytics.selectors.estimates import sample_estimates
 from annotator.engine.sampling import SamplingError
 from annotator.models import Assignment, Campaign, SampledSpan
-from annotator.selectors import judged_span_for_assignment, judged_spans
-from annotator.services.campaigns import campaign_create
+from annotator.selectors.spans import judged_span_for_assignment, judged_spans
 from annotator.services.sampling import SampleSpec
 from corpus.models import ErrorSpan
+from studies.setup import campaign_create
 from tests import factories as make
 
 pytestmark = pytest.mark.django_db

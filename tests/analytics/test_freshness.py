@@ -19,7 +19,7 @@ PARAMS = {"reference": "", "n_resamples": 20, "seed": 0}
 
 
 def _judge_all(assignment: Assignment, user) -> None:
-    from annotator.selectors import error_rows
+    from annotator.selectors.spans import error_rows
 
     for row in error_rows(assignment):
         judgment_set(assignment=assignment, span=row.span, user=user,

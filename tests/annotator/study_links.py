@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from annotator.models import Assignment, Campaign, Participant
-from annotator.selectors import item_errors
+from annotator.models import Assignment, Campaign
+from annotator.selectors.spans import item_errors
 from annotator.services.assignments import assignment_finish
-from annotator.services.campaigns import campaign_create
 from annotator.services.judgments import judgment_set
-from annotator.services.participants import LinkSettings
 from corpus.models import Item
+from studies.models import Participant
+from studies.services import LinkSettings
+from studies.setup import campaign_create
 from tests import factories as f
 
 PASS, FAIL = "PASS-C0DE", "SCREENED-0UT"

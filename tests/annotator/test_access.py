@@ -9,7 +9,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, SpanJudgment
-from annotator.selectors import span_handle
+from annotator.selectors.spans import span_handle
 from annotator.services.judgments import judgment_set
 from tests.annotator.study_links import join_by_link, link_study, signed_in_participant
 from tests.factories import SECRET_NAMES, build_campaign

@@ -10,7 +10,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from annotator.models import AdjudicationEvent, Assignment
-from annotator.review import ADDED, MACHINE, review_entry, review_queue
+from annotator.selectors.review import ADDED, MACHINE, review_entry, review_queue
 from annotator.services.adjudication import (
     AdjudicationError,
     adjudication_redo,

@@ -9,7 +9,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, ControlVerdict, JudgmentEvent, SpanJudgment
-from annotator.selectors import judged_span_by_handle, span_handle
+from annotator.selectors.spans import judged_span_by_handle, span_handle
 from corpus.models import ErrorSpan
 from tests.factories import OUTPUT_1, build_campaign
 

@@ -10,9 +10,9 @@ from django.test import Client
 from ninja.testing import TestClient
 
 from accounts.access import AccessError
-from annotator.crossing import control_arm_draw, unprimed_count
+from annotator.engine.crossing import control_arm_draw, unprimed_count
+from annotator.engine.phases import Phase
 from annotator.models import Assignment, MarkingTime, UnprimedMark
-from annotator.phases import Phase
 from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete, added_span_update
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.control_arm import assignment_reveal

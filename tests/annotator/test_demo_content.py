@@ -9,14 +9,14 @@ import pytest
 from django.core.management import call_command
 
 from analytics.selectors import Scope, accuracy_report
-from annotator.management.commands.load_demo import DEMO_CAMPAIGN, DEMO_DATASET, SAMPLE_COMMENT
 from annotator.models import Assignment, Campaign, SpanJudgment
-from annotator.selectors import queue_for
+from annotator.selectors.campaigns import queue_for
 from comparison.models import ComparisonJob
 from comparison.services.jobs import comparison_create
 from corpus.models import Dataset, ErrorSpan
 from jobs.kinds import job_execute
 from jobs.models import JobStatus
+from studies.management.commands.load_demo import DEMO_CAMPAIGN, DEMO_DATASET, SAMPLE_COMMENT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

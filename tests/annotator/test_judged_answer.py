@@ -9,11 +9,11 @@ from django.urls import reverse
 from accounts.access import AccessError
 from analytics.selectors.base import _final_q
 from annotator.models import Assignment, SpanJudgment
-from annotator.selectors import error_rows, judged_span_for_assignment, span_handle
+from annotator.selectors.spans import error_rows, judged_span_for_assignment, span_handle
 from annotator.services.assignments import assignment_finish
-from annotator.services.campaigns import campaign_create
 from annotator.services.judgments import StaleJudgment, judgment_set
 from corpus.models import Annotation, AnnotationKind
+from studies.setup import campaign_create
 from tests.factories import annotation, dataset, item, run, span_at
 
 pytestmark = pytest.mark.django_db

@@ -7,12 +7,7 @@ import pytest
 from accounts.access import AccessError
 from annotator.access import assignment_for_user
 from annotator.models import Assignment, Campaign, JudgmentEvent, SpanJudgment
-from annotator.selectors import (
-    error_groups,
-    error_rows,
-    item_errors,
-    judged_span_for_assignment,
-)
+from annotator.selectors.spans import error_groups, error_rows, item_errors, judged_span_for_assignment
 from annotator.services.added_spans import (
     AddedSpanError,
     added_span_create,
@@ -186,7 +181,7 @@ def test_added_span_offsets_are_checked_and_text_comes_from_the_output(built, wo
 
 def _second_campaign(built, annotators) -> Campaign:
     """Another study of the same dataset and runs, with the same annotators."""
-    from annotator.services.campaigns import campaign_create
+    from studies.setup import campaign_create
 
     return campaign_create(
         name="Second study", dataset=built.dataset, runs=built.runs, annotators=list(annotators),
@@ -228,7 +223,7 @@ def test_an_expert_adds_errors_to_the_same_item_in_two_campaigns(built, work, tw
     first_span = added_span_create(assignment=work, user=ann1, start=4, end=17)
     second_span = added_span_create(assignment=other, user=ann1, start=0, end=3)
     assert first_span.annotation_id != second_span.annotation_id
-    from annotator.selectors import added_spans
+    from annotator.selectors.spans import added_spans
 
     assert [s.pk for s in added_spans(work)] == [first_span.pk]
     assert [s.pk for s in added_spans(other)] == [second_span.pk]

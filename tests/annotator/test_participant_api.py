@@ -12,8 +12,9 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 
 from accounts.services.tokens import token_create
-from annotator.models import Assignment, Participant, StudyLink
-from annotator.services.participants import participant_finish, participant_join
+from annotator.models import Assignment
+from studies.models import Participant, StudyLink
+from studies.services import participant_finish, participant_join
 from tests import factories as f
 from tests.annotator.study_links import FAIL, PASS, finish_all, link_study
 

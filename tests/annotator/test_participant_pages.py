@@ -10,8 +10,9 @@ from axes.models import AccessLog
 from django.test import Client
 from django.utils import timezone
 
-from annotator.models import Assignment, Participant, StudyLink
-from annotator.services.participants import link_revoke
+from annotator.models import Assignment
+from studies.models import Participant, StudyLink
+from studies.services import link_revoke
 from tests import factories as f
 from tests.annotator.study_links import PASS, finish_all, finish_item, join_by_link, link_study, signed_in_participant
 

@@ -12,12 +12,13 @@ from django.utils import timezone
 
 from accounts.models import User
 from analytics.selectors.base import Scope, judgments_in_scope
-from annotator.models import Assignment, Handout, Participant, SpanJudgment, StudyLink
-from annotator.phases import Phase
-from annotator.screening import participant_flag_reasons
-from annotator.selectors import item_errors
+from annotator.engine.phases import Phase
+from annotator.models import Assignment, SpanJudgment
+from annotator.selectors.spans import item_errors
 from annotator.services.judgments import judgment_set
-from annotator.services.participants import (
+from studies.models import Handout, Participant, StudyLink
+from studies.screening import participant_flag_reasons
+from studies.services import (
     LinkClosed,
     NotFinished,
     ParticipationError,
@@ -343,7 +344,7 @@ def test_top_ups_at_once_never_push_an_item_past_its_overlap():
 
 
 def test_a_participant_the_quality_checks_flag_gets_the_fail_code():
-    """The rubber-stamp rule (annotator.vigilance) screens a participant out with no researcher's flag:
+    """The rubber-stamp rule (quality.vigilance) screens a participant out with no researcher's flag:
     six machine spans confirmed as errors 100 ms after focus each, none changed later."""
     study = link_study(n_items=6, per_item=1, items_per_participant=6, name="Stamp study")
     stamper = _join(study, "P1")

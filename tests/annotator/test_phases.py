@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.phases import Phase, can_move, initial_phase, shows_machine_spans
+from annotator.engine.phases import Phase, can_move, initial_phase, shows_machine_spans
 
 
 def test_initial_phase_by_kind_of_item():

@@ -12,7 +12,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from annotator.models import Assignment, Campaign, SpanJudgment
-from annotator.selectors import span_handle
+from annotator.selectors.spans import span_handle
 from corpus.models import ErrorSpan
 from corpus.spreadsheet import csv_cell, download_filename
 from tests.factories import build_campaign

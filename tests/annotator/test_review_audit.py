@@ -12,7 +12,7 @@ from django.test import Client
 from accounts.services.tokens import token_create
 from annotator.models import Adjudication, AdjudicationEvent, Assignment
 from annotator.services.adjudication import adjudication_set
-from annotator.services.campaigns import campaign_create
+from studies.setup import campaign_create
 from tests.adjudication_study import three_judge_study
 from tests.factories import judgment
 

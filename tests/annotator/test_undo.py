@@ -6,7 +6,7 @@ import pytest
 
 from annotator.access import assignment_for_user
 from annotator.models import Assignment, SpanJudgment, WorkAction
-from annotator.selectors import added_spans, error_rows
+from annotator.selectors.spans import added_spans, error_rows
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
 from annotator.services.assignments import assignment_finish
 from annotator.services.judgments import judgment_set

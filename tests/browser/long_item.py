@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from annotator.services.campaigns import campaign_create
+from studies.setup import campaign_create
 from tests.factories import annotation, dataset, item, run, span_at
 
 COLUMNS = ["PLAYER_NAME", "TEAM_CITY", "START_POSITION", "MIN", "PTS", "REB", "AST", "STL", "BLK", "TO", "FGM",

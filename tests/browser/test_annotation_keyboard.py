@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, JudgmentEvent, SpanJudgment
-from annotator.selectors import span_handle
+from annotator.selectors.spans import span_handle
 from corpus.models import Annotation, ErrorSpan
 from tests.factories import SECRET_NAMES, build_campaign
 

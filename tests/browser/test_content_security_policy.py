@@ -6,7 +6,7 @@ import pytest
 
 from accounts.models import User
 from annotator.models import Assignment, SpanJudgment
-from annotator.selectors import span_handle
+from annotator.selectors.spans import span_handle
 from tests.factories import build_campaign
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

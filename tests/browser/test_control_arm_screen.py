@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, MarkingTime, SpanJudgment, UnprimedMark
-from annotator.selectors import span_handle
+from annotator.selectors.spans import span_handle
 from tests.control_arm_study import build_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, SpanJudgment
-from annotator.selectors import span_handle
-from annotator.services.campaigns import campaign_create
+from annotator.selectors.spans import span_handle
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item
 from corpus.services.importing import items_import
+from studies.setup import campaign_create
 from tests.browser.long_item import build_long_campaign
 from tests.factories import annotation, build_campaign, run, span
 

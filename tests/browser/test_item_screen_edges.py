@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from annotator.models import Assignment, SpanJudgment
-from annotator.selectors import span_handle
-from annotator.services.campaigns import campaign_create
+from annotator.selectors.spans import span_handle
 from corpus.models import AnnotationKind, ErrorSpan
+from studies.setup import campaign_create
 from tests.factories import annotation, dataset, item, run, span_at
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

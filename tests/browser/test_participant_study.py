@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.models import Assignment, Participant
+from annotator.models import Assignment
+from studies.models import Participant
 from tests.annotator.study_links import PASS, link_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

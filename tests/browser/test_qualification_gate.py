@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from annotator.models import Assignment, Qualification
+from annotator.models import Assignment
 from annotator.services.campaigns import ControlKey, campaign_control_set
-from annotator.services.checks import CheckSettings
+from quality.models import Qualification
+from quality.services import CheckSettings
 from tests.quality.conftest import build_study
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -14,12 +14,13 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from analytics.selectors import Scope, accuracy_report
-from annotator.engine import quality
-from annotator.models import Assignment, CheckSpan, PlantedOutput
-from annotator.selectors import judged_spans, span_handle
-from annotator.services.checks import CheckSettings
-from annotator.vigilance import campaign_checks
+from annotator.models import Assignment
+from annotator.selectors.spans import judged_spans, span_handle
 from corpus.models import ExportJob
+from quality.engine import figures
+from quality.models import CheckSpan, PlantedOutput
+from quality.services import CheckSettings
+from quality.vigilance import campaign_checks
 from tests.integration.conftest import celery_worker_factory, wait_for  # noqa: F401 - the fixture, used by name
 from tests.quality.conftest import build_study
 from tests.quality.test_checks import _judge_all
@@ -120,13 +121,13 @@ def test_rubber_stamper_is_caught_and_checks_leave_table_4_alone(page, live_serv
 
     rows = {r.annotator: r for r in campaign_checks(study.campaign)}
     bad, good = rows["stamper"], rows["careful"]
-    assert quality.RUBBER_STAMP in bad.reasons and quality.PLANTED in bad.reasons
-    assert (quality.DECOYS in bad.reasons) == (bad.figures.decoys.n >= 3)  # 0/3 has an upper bound of 0.56
+    assert figures.RUBBER_STAMP in bad.reasons and figures.PLANTED in bad.reasons
+    assert (figures.DECOYS in bad.reasons) == (bad.figures.decoys.n >= 3)  # 0/3 has an upper bound of 0.56
     assert good.reasons == [], good.as_dict()
     assert bad.figures.median_ms < 300 and good.figures.median_ms >= 700
     # the earliest point at which the rule fires on the stamper's verdicts, in the order given
     flagged_after = next(n for n in range(1, len(bad.figures.verdicts) + 1)
-                         if quality.is_rubber_stamping(bad.figures.verdicts[:n]))
+                         if figures.is_rubber_stamping(bad.figures.verdicts[:n]))
     assert flagged_after <= 30
     assert good.figures.planted.k == good.figures.planted.n == 3
     assert good.figures.decoys.k == good.figures.decoys.n

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from annotator.models import Assignment, SpanJudgment
-from annotator.services.campaigns import campaign_create
 from corpus import protocol
+from studies.setup import campaign_create
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.factories import PASSWORD, annotation, dataset, item, run, span, user
 

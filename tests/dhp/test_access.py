@@ -7,12 +7,12 @@ import pytest
 from django.test import Client
 
 from accounts.services.tokens import token_create
-from annotator.services.campaigns import campaign_create
 from annotator.services.exporting import dataset_records
 from dhp.engine.kinds import parse_kinds
 from dhp.models import Survey
 from dhp.services.perturbing import perturb_dataset
 from dhp.services.surveys import survey_create
+from studies.setup import campaign_create
 from tests import factories
 from tests.dhp.conftest import N_ITEMS, make_dataset
 

@@ -22,7 +22,7 @@ from django.test import Client
 from kombu import Connection
 
 from annotator.models import Assignment, JudgmentEvent, SpanJudgment
-from annotator.selectors import span_handle
+from annotator.selectors.spans import span_handle
 from config.celery import app as celery_app
 from corpus.models import Annotation
 from evaluation.models import EvaluatorRun, LLMCall

@@ -11,10 +11,11 @@ from django.test import Client
 from accounts.models import Role, User
 from accounts.services.tokens import token_create
 from annotator.models import Campaign
-from annotator.services.campaigns import campaign_create, campaign_open
-from annotator.services.checks import CheckSettings
+from annotator.services.campaigns import campaign_open
 from corpus.models import ErrorSpan, Item
 from evaluation.models import EvaluatorRun
+from quality.services import CheckSettings
+from studies.setup import campaign_create
 from tests.factories import annotation, dataset, item, run, span_at
 
 TEAMS = [("Raptors", "Celtics"), ("Heat", "Knicks"), ("Bulls", "Lakers"), ("Suns", "Nets"), ("Jazz", "Hawks"),

@@ -12,15 +12,16 @@ from django.utils import timezone
 
 from analytics.exports.labeled import labeled_card, labeled_records
 from analytics.selectors import Scope, accuracy_report
-from annotator.engine import quality
-from annotator.models import Assignment, CheckSpan, JudgmentEvent, PlantedOutput, WorkAction
-from annotator.selectors import HANDLE_BASE, item_errors, span_handle
+from annotator.models import Assignment, JudgmentEvent, WorkAction
+from annotator.selectors.spans import HANDLE_BASE, item_errors, span_handle
 from annotator.services.added_spans import added_span_create
 from annotator.services.assignments import assignment_finish
-from annotator.services.checks import CheckSettings
 from annotator.services.judgments import judgment_set
-from annotator.vigilance import annotator_flags, campaign_checks
 from corpus.models import ErrorSpan
+from quality.engine import figures
+from quality.models import CheckSpan, PlantedOutput
+from quality.services import CheckSettings
+from quality.vigilance import annotator_flags, campaign_checks
 from tests.quality.conftest import Api, build_study
 
 CHECKS = CheckSettings(decoys=0.2, planted=0.2)
@@ -154,7 +155,7 @@ def test_rubber_stamper_is_flagged_and_careful_judge_is_not(judges):
     _judge_all(study, careful, stamp=False, ms=4000)
     rows = {r.annotator: r.as_dict() for r in campaign_checks(study.campaign)}
     bad, good = rows["stamper"], rows["careful"]
-    assert bad["reasons"] == [quality.RUBBER_STAMP, quality.DECOYS, quality.PLANTED]
+    assert bad["reasons"] == [figures.RUBBER_STAMP, figures.DECOYS, figures.PLANTED]
     assert bad["median_ms_to_verdict"] == 300.0 and bad["confirm_rate"] == 1.0 and bad["fast_confirm_rate"] == 1.0
     # round(0.4 * 5 / 0.6) = 3 planted outputs, none found: Wilson upper bound of 0/3 is 0.5615 < 0.6
     assert bad["planted"] == {"shown": 3, "found": 0, "rate": 0.0, "ci_low": 0.0,

@@ -6,8 +6,8 @@ import json
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from annotator.models import CheckSpan
-from annotator.services.checks import CheckSettings
+from quality.models import CheckSpan
+from quality.services import CheckSettings
 from tests.quality.conftest import build_study
 
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pytest
 
 from accounts.access import AccessError
-from annotator.models import Assignment, Campaign, StudyLink
-from annotator.selectors import item_errors, span_handle
-from annotator.services.campaigns import campaign_create, campaign_open
-from annotator.services.checks import CheckSettings
-from annotator.services.participants import LinkSettings
+from annotator.models import Assignment, Campaign
+from annotator.selectors.spans import item_errors, span_handle
+from annotator.services.campaigns import campaign_open
+from quality.services import CheckSettings
+from studies.models import StudyLink
+from studies.services import LinkSettings
+from studies.setup import campaign_create
 from tests.quality.conftest import Api, build_study
 
 

@@ -7,9 +7,11 @@ import random
 
 import pytest
 
-from annotator.engine import quality
-from annotator.engine.quality import Figures, Verdict, wilson
+from annotator.engine import telemetry
 from dhp.engine.planting import plant
+from quality.engine import decoys
+from quality.engine import figures as rules
+from quality.engine.figures import Figures, Verdict, wilson
 
 approx = pytest.approx
 
@@ -33,9 +35,9 @@ def test_wilson_upper_bound_spares_one_early_miss_but_not_a_pattern():
     # One decoy missed out of one: upper bound 0.7935 >= 0.6, not flagged; 0 of 4: 0.4899 < 0.6, flagged.
     one_miss = Figures(decoys=wilson(0, 1))
     assert one_miss.decoys.high == approx(0.7935, abs=1e-4)
-    assert quality.flag_reasons(one_miss, vigilance_min=0.6) == []
-    assert quality.flag_reasons(Figures(decoys=wilson(0, 4)), vigilance_min=0.6) == [quality.DECOYS]
-    assert quality.flag_reasons(Figures(planted=wilson(0, 4)), vigilance_min=0.6) == [quality.PLANTED]
+    assert rules.flag_reasons(one_miss, vigilance_min=0.6) == []
+    assert rules.flag_reasons(Figures(decoys=wilson(0, 4)), vigilance_min=0.6) == [rules.DECOYS]
+    assert rules.flag_reasons(Figures(planted=wilson(0, 4)), vigilance_min=0.6) == [rules.PLANTED]
 
 
 def _stamps(ms: list[int], changed: int = 0) -> list[Verdict]:
@@ -43,18 +45,18 @@ def _stamps(ms: list[int], changed: int = 0) -> list[Verdict]:
 
 
 def test_rubber_stamp_rule_needs_five_fast_accepts_rarely_corrected():
-    assert quality.is_rubber_stamping(_stamps([300, 250, 280, 310, 290]))  # 5 accepts, median 290 ms
-    assert not quality.is_rubber_stamping(_stamps([300, 250, 280, 310]))  # only 4 accepts
-    assert not quality.is_rubber_stamping(_stamps([300, 250, 280, 900, 1200, 1500]))  # median 600 ms
+    assert rules.is_rubber_stamping(_stamps([300, 250, 280, 310, 290]))  # 5 accepts, median 290 ms
+    assert not rules.is_rubber_stamping(_stamps([300, 250, 280, 310]))  # only 4 accepts
+    assert not rules.is_rubber_stamping(_stamps([300, 250, 280, 900, 1200, 1500]))  # median 600 ms
     # 1 of 20 changed = 5%: still flagged; 2 of 20 = 10%: corrected often enough to be reading
-    assert quality.is_rubber_stamping(_stamps([200] * 20, changed=1))
-    assert not quality.is_rubber_stamping(_stamps([200] * 20, changed=2))
+    assert rules.is_rubber_stamping(_stamps([200] * 20, changed=1))
+    assert not rules.is_rubber_stamping(_stamps([200] * 20, changed=2))
     # rejections do not count as accepts
     rejections = [Verdict(confirmed=False, ms=100, changed=False)] * 10
-    assert not quality.is_rubber_stamping(rejections)
-    figures = Figures(verdicts=_stamps([200] * 6))
-    assert quality.flag_reasons(figures, vigilance_min=0.6) == [quality.RUBBER_STAMP]
-    assert "Potato" in quality.STAMP_RULE.describe()
+    assert not rules.is_rubber_stamping(rejections)
+    stamped = Figures(verdicts=_stamps([200] * 6))
+    assert rules.flag_reasons(stamped, vigilance_min=0.6) == [rules.RUBBER_STAMP]
+    assert "Potato" in rules.STAMP_RULE.describe()
 
 
 def test_figures_rates_and_drift_by_fifth():
@@ -66,26 +68,26 @@ def test_figures_rates_and_drift_by_fifth():
     assert figures.changed_rate == approx(1 / 5)
     assert figures.median_ms == 1650.0  # median of 400, 800, 2500, 3000
     assert figures.drift() == [1.0, 1.0, 0.0, 1.0, 0.0]
-    assert quality.drift([True] * 3 + [False] * 7) == [1.0, 0.5, 0.0, 0.0, 0.0]
+    assert rules.drift([True] * 3 + [False] * 7) == [1.0, 0.5, 0.0, 0.0, 0.0]
 
 
 def test_idle_gaps_are_capped_at_sixty_seconds():
     # gaps 10, 200 (-> 60), 5, 61 (-> 60): 135 s active
-    assert quality.active_seconds([0, 10, 210, 215, 276]) == 135
-    assert quality.active_increment(None) == 0
-    assert quality.active_increment(-3) == 0
-    assert quality.active_increment(75.5) == 60
+    assert telemetry.active_seconds([0, 10, 210, 215, 276]) == 135
+    assert telemetry.active_increment(None) == 0
+    assert telemetry.active_increment(-3) == 0
+    assert telemetry.active_increment(75.5) == 60
 
 
 def test_ms_is_clamped_to_ten_minutes():
-    assert quality.clamp_ms(None) is None
-    assert quality.clamp_ms(-5) == 0
-    assert quality.clamp_ms("1234.7") == 1234
-    assert quality.clamp_ms(10**9) == 600_000
+    assert telemetry.clamp_ms(None) is None
+    assert telemetry.clamp_ms(-5) == 0
+    assert telemetry.clamp_ms("1234.7") == 1234
+    assert telemetry.clamp_ms(10**9) == 600_000
     with pytest.raises(ValueError, match="ms"):
-        quality.clamp_ms("soon")
+        telemetry.clamp_ms("soon")
     with pytest.raises(ValueError, match="ms"):
-        quality.clamp_ms(float("nan"))
+        telemetry.clamp_ms(float("nan"))
 
 
 OUTPUT = "The Raptors beat the Celtics 112-98 on Monday. Kyle Lowry scored 24 points and Al Horford had 7."
@@ -95,16 +97,16 @@ INPUTS = "team: Raptors pts 112 | team: Celtics pts 98 | Kyle Lowry PTS 24 | Al 
 def test_decoy_proposals_never_overlap_any_source_span():
     taken = [(4, 11), (47, 57)]  # "Raptors", "Kyle Lowry" are marked by some source
     for seed in range(40):
-        picked = quality.propose_decoys(OUTPUT, INPUTS, taken, 3, random.Random(seed))
+        picked = decoys.propose_decoys(OUTPUT, INPUTS, taken, 3, random.Random(seed))
         assert picked
         for c in picked:
             assert OUTPUT[c.start:c.end] == c.text and c.text in INPUTS  # supported by the input
             assert not any(c.start < b and a < c.end for a, b in taken)
         assert all(a.end <= b.start for a, b in zip(picked, picked[1:], strict=False))  # and not each other
-    texts = {c.text for c in quality.decoy_candidates(OUTPUT, INPUTS, taken)}
+    texts = {c.text for c in decoys.decoy_candidates(OUTPUT, INPUTS, taken)}
     # "7" is not in the input (the output is wrong there): never a decoy; "The" starts a sentence
     assert texts == {"Celtics", "112", "98", "Monday", "24", "Al Horford"}
-    explanation = quality.decoy_explanation(quality.Candidate(29, 32, "112", "number"), random.Random(1))
+    explanation = decoys.decoy_explanation(decoys.Candidate(29, 32, "112", "number"), random.Random(1))
     assert "112" in explanation
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from annotator.models import Assignment, Qualification
-from annotator.selectors import item_errors, span_handle
+from annotator.models import Assignment
+from annotator.selectors.spans import item_errors, span_handle
 from annotator.services.assignments import assignment_finish
 from annotator.services.campaigns import ControlKey, campaign_control_set
-from annotator.services.checks import CheckSettings, qualification_reopen
 from annotator.services.judgments import judgment_set
+from quality.models import Qualification
+from quality.services import CheckSettings, qualification_reopen
 from tests.quality.conftest import Api, build_study
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from django.core.management.base import CommandError, CommandParser
 
 from analytics.exports.labeled import FORMATS, labeled_card, labeled_jsonl, write_labeled
-from annotator.selectors import campaign_named
-from annotator.vigilance import flagged_annotator_ids
+from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
+from quality.vigilance import flagged_annotator_ids
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import CommandError, CommandParser
 
 from analytics.report.build import MAIN_FILE, REPORT_FORMATS, report_files, report_write
-from annotator.selectors import campaign_named
+from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
 
 

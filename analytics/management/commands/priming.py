@@ -10,7 +10,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from analytics.selectors.priming import priming_dicts, priming_report
-from annotator.selectors import campaign_named
+from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
 
 SHARES = ("recall", "precision_confirmed", "precision_found", "accepted_unfound")

@@ -1,0 +1,38 @@
+"""Telemetry of expert work, Django-free: milliseconds to a verdict and active time with idle gaps capped."""
+
+
+import math
+from collections.abc import Sequence
+
+# ---- telemetry ---------------------------------------------------------------------------------------------
+
+MAX_MS = 10 * 60 * 1000
+"""Time since focus is clamped to 0..10 minutes: a card left open over lunch says nothing about reading."""
+IDLE_CAP_SECONDS = 60
+"""Pearmut's rule: a pause between two actions counts as active time up to 60 s, never more."""
+
+
+def clamp_ms(value: object) -> int | None:
+    """Return the browser's milliseconds since focus as a whole number in 0..MAX_MS (None when not given)."""
+    if value is None or value == "":
+        return None
+    try:
+        number = float(str(value))
+    except ValueError:
+        raise ValueError(f"ms: {value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise ValueError(f"ms: {value!r} is not a finite number")
+    return int(min(max(number, 0), MAX_MS))
+
+
+def active_increment(gap_seconds: float | None, cap: float = IDLE_CAP_SECONDS) -> float:
+    """Active time a new action adds: the gap since the previous action, capped (0 for the first action)."""
+    if gap_seconds is None or gap_seconds <= 0:
+        return 0.0
+    return min(gap_seconds, cap)
+
+
+def active_seconds(times: Sequence[float], cap: float = IDLE_CAP_SECONDS) -> float:
+    """Active time over action timestamps (seconds): the sum of the gaps between neighbours, each capped."""
+    ordered = sorted(times)
+    return sum(active_increment(b - a, cap) for a, b in zip(ordered, ordered[1:], strict=False))

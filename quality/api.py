@@ -1,0 +1,63 @@
+"""Quality-check API (researchers and admins): each annotator's vigilance and telemetry, and the decoys."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Router
+
+from accounts.access import require_researcher
+from accounts.models import User
+from annotator.models import Campaign
+from quality.models import CheckSpan
+from quality.schemas import DecoyOut, ReopenOut, VigilanceOut
+from quality.services import qualification_reopen
+from quality.vigilance import campaign_checks
+
+router = Router(tags=["campaigns"])
+
+
+@router.get("/campaigns/{campaign_id}/vigilance", response=list[VigilanceOut], operation_id="campaign_vigilance")
+def campaign_vigilance(request: HttpRequest, campaign_id: int):
+    """Per annotator: decoys rejected and planted errors found (Wilson 95% intervals), telemetry, qualification,
+    and whether the campaign's rules flag them (docs/guides/quality-checks.md)."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return [row.as_dict() for row in campaign_checks(campaign)]
+
+
+@router.get("/campaigns/{campaign_id}/decoys", response=list[DecoyOut], operation_id="list_decoys")
+def list_decoys(request: HttpRequest, campaign_id: int):
+    """The campaign's decoys with their output, span, evaluator label, explanation and key."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return [decoy_out(d) for d in decoys_of(campaign)]
+
+
+@router.post("/campaigns/{campaign_id}/qualification/{username}/reopen", response={200: ReopenOut},
+             operation_id="reopen_training")
+def reopen_training(request: HttpRequest, campaign_id: int, username: str):
+    """Re-open the training items of an annotator below the pass mark (their verdicts stay, to be changed)."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    annotator = get_object_or_404(User.objects.filter(assignments__campaign=campaign).distinct(), username=username)
+    n = qualification_reopen(campaign=campaign, annotator=annotator)
+    return ReopenOut(annotator=annotator.username, reopened=n)
+
+
+def decoys_of(campaign: Campaign) -> list[CheckSpan]:
+    return list(
+        CheckSpan.objects.filter(campaign=campaign, role=CheckSpan.Role.DECOY)
+        .select_related("span__annotation__item", "campaign_run").order_by("span__annotation__item__position",
+                                                                          "span__start")
+    )
+
+
+def decoy_out(decoy: CheckSpan) -> DecoyOut:
+    item = decoy.span.annotation.item
+    return DecoyOut(
+        id=decoy.pk, item_id=item.pk, external_id=item.external_id, output=item.output, start=decoy.span.start,
+        end=decoy.span.end, text=decoy.span.text, label=decoy.campaign_run.label, aspect=decoy.span.annotation.aspect,
+        explanation=decoy.span.explanation, severity=decoy.span.severity, category=decoy.span.category,
+        key={"span_verdict": decoy.key_span_verdict, "explanation_verdict": decoy.key_explanation_verdict},
+    )

@@ -1,0 +1,86 @@
+"""A campaign's quality checks: decoys and copied spans, planted outputs, and qualification results."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from annotator.models import Campaign, CampaignRun, ExplanationVerdict, SpanVerdict
+from corpus.models import ErrorSpan, Item, Source, SourceKind
+
+
+class CheckSource(Source):
+    """The hidden spans of one campaign's checks (decoys, machine spans copied onto planted outputs): a source
+    of its own kind, so Table 4, agreement, consensus and exports never read them as any evaluator's."""
+
+    source = models.OneToOneField(
+        Source, on_delete=models.CASCADE, parent_link=True, primary_key=True, related_name="checks_of"
+    )
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="check_source")
+
+    def save(self, *args, **kwargs) -> None:
+        self.kind = SourceKind.CHECK
+        super().save(*args, **kwargs)
+
+    class Meta:
+        db_table = "annotator_checksource"
+
+
+class CheckSpan(models.Model):
+    """A span the annotators judge that is not an evaluator's: a decoy (a known non-error shown under an
+    evaluator's label), or a machine span copied onto a planted output (where its offsets shift)."""
+
+    class Role(models.TextChoices):
+        DECOY = "decoy", "Decoy"
+        COPY = "copy", "Machine span on a planted output"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="check_spans")
+    span = models.OneToOneField(ErrorSpan, on_delete=models.CASCADE, related_name="check_span")
+    campaign_run = models.ForeignKey(CampaignRun, on_delete=models.CASCADE, related_name="+")
+    role = models.CharField(max_length=8, choices=Role.choices)
+    original = models.ForeignKey(ErrorSpan, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    key_span_verdict = models.CharField(max_length=16, choices=SpanVerdict.choices, blank=True, default="")
+    key_explanation_verdict = models.CharField(max_length=20, choices=ExplanationVerdict.choices, blank=True,
+                                               default="")
+
+    class Meta:
+        db_table = "annotator_checkspan"
+        ordering = ["campaign_id", "span_id"]
+
+
+class PlantedOutput(models.Model):
+    """An output shown to one annotator with one known error planted: its own hidden item (derived from the
+    real one), never mixed into the real output's judgments. [start, end) is the planted stretch."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="planted_outputs")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    original = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="planted")
+    kind = models.CharField(max_length=16)
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    before = models.TextField()
+    after = models.TextField()
+
+    class Meta:
+        db_table = "annotator_plantedoutput"
+        ordering = ["campaign_id", "annotator_id", "pk"]
+        constraints = [models.CheckConstraint(condition=Q(start__lt=F("end")), name="planted_start_before_end")]
+
+
+class Qualification(models.Model):
+    """One annotator's result on a campaign's training items: the share of span verdicts equal to the key."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="qualifications")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField(null=True, blank=True)
+    passed = models.BooleanField(null=True, blank=True, help_text="None until every training item is finished.")
+    attempts = models.PositiveSmallIntegerField(default=1)
+    decided_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "annotator_qualification"
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="qualification_one_per_annotator"),
+        ]

@@ -1,0 +1,396 @@
+"""Quality checks of a campaign: validate its settings, propose decoys, plant errors into hidden copies, and
+grade the qualification step (docs/guides/quality-checks.md)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+from django.utils.module_loading import import_string
+
+from accounts.models import User
+from annotator.engine.phases import Phase
+from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
+from annotator.selectors.spans import judged_spans
+from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
+from errors import UserError
+from quality.engine import decoys
+from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
+
+MAX_SHARE = 0.5
+DECOY_KEY = ("not_error", "not_error")  # span verdict, explanation verdict a decoy is judged right with
+DECOY_EXPLANATION_KEYS = ("not_error", "incorrect")
+
+
+class CheckError(UserError, ValueError):
+    """Check settings or a decoy that cannot be used as given; the message names the field."""
+
+
+@dataclass(frozen=True)
+class CheckSettings:
+    """A campaign's check settings as the API and the form take them."""
+
+    decoys: float = 0.0
+    planted: float = 0.0
+    vigilance_min: float = 0.6
+    qualification_items: tuple[int, ...] = ()
+    qualification_pass: float = 0.8
+    exclude_flagged: bool = False
+
+    def as_qualification(self) -> dict[str, Any]:
+        if not self.qualification_items:
+            return {}
+        return {"items": list(self.qualification_items), "pass": self.qualification_pass}
+
+
+def checks_validate(settings: CheckSettings, dataset_id: int) -> None:
+    """Refuse a setting out of range, or a training item not in the dataset, naming the field (and the ids)."""
+    for name in ("decoys", "planted"):
+        value = getattr(settings, name)
+        if not (isinstance(value, int | float) and math.isfinite(value) and 0 <= value <= MAX_SHARE):
+            raise CheckError(f"{name}: must be a share between 0 and {MAX_SHARE}; got {value!r}")
+    for name, value in (("vigilance_min", settings.vigilance_min), ("qualification.pass", settings.qualification_pass)):
+        if not (isinstance(value, int | float) and math.isfinite(value) and 0 <= value <= 1):
+            raise CheckError(f"{name}: must be between 0 and 1; got {value!r}")
+    ids = list(settings.qualification_items)
+    if len(set(ids)) != len(ids):
+        raise CheckError("qualification.items: an item is named twice")
+    known = set(Item.objects.filter(pk__in=ids, dataset_id=dataset_id, derived_from__isnull=True)
+                .values_list("pk", flat=True))
+    if bad := [i for i in ids if i not in known]:
+        raise CheckError(f"qualification.items: not items of this dataset: {', '.join(map(str, bad))}")
+
+
+# ---- planting: the text change comes from the DHP engine, named in the settings (dhp is a layer above) ---
+
+
+class PlantedText(Protocol):
+    text: str
+    start: int
+    end: int
+    before: str
+    after: str
+    kind: str
+
+
+def _planter() -> Callable[..., PlantedText | None]:
+    """settings.QUALITY_PLANTER: plant(output, inputs_text, *, keep, rng) -> PlantedText | None."""
+    return import_string(settings.QUALITY_PLANTER)
+
+
+def _inputs_text(item: Item) -> str:
+    return "\n".join(str(v) for v in (item.inputs or {}).values())
+
+
+def _taken(item_ids: Sequence[int]) -> dict[int, list[tuple[int, int]]]:
+    """Every source's spans with offsets on these outputs (runs, gold, imports, experts, checks)."""
+    taken: dict[int, list[tuple[int, int]]] = {i: [] for i in item_ids}
+    rows = ErrorSpan.objects.filter(annotation__item_id__in=list(item_ids), start__isnull=False)
+    for item_id, start, end in rows.values_list("annotation__item_id", "start", "end"):
+        taken[item_id].append((start, end))
+    return taken
+
+
+def _check_annotation(campaign: Campaign, item_id: int, aspect: str) -> Annotation:
+    label = f"checks of campaign {campaign.pk}"
+    source, _ = CheckSource.objects.get_or_create(campaign=campaign, defaults={"label": label})
+    annotation, _ = Annotation.objects.get_or_create(
+        item_id=item_id, aspect=aspect, source=source, kind=AnnotationKind.ANNOTATOR, model="",
+    )
+    return annotation
+
+
+def _machine_spans(campaign: Campaign, item_id: int) -> list[tuple[ErrorSpan, CampaignRun]]:
+    links = {link.run_id: link for link in CampaignRun.objects.filter(campaign=campaign)}
+    probe = Assignment(campaign=campaign, item_id=item_id)
+    return [(span, links[span.annotation.source_id]) for span, _ in
+            judged_spans(probe, {run_id: link.label for run_id, link in links.items()}, with_checks=False)]
+
+
+def planted_outputs_make(
+    *, campaign: Campaign, annotator_pk: int, own: Sequence[int], pool: Sequence[int], n: int, rng: random.Random,
+) -> list[int]:
+    """Make up to n planted copies for one annotator, preferring outputs outside their own queue (so they never
+    see an output twice); return the planted items' ids."""
+    plant = _planter()
+    others = [i for i in pool if i not in set(own)]
+    rng.shuffle(others)
+    mine = list(own)
+    rng.shuffle(mine)
+    made: list[int] = []
+    originals = {i.pk: i for i in Item.objects.filter(pk__in=[*others, *mine])}
+    taken = _taken(list(originals))
+    next_position = (Item.objects.filter(dataset_id=campaign.dataset_id).aggregate(m=Max("position"))["m"] or 0) + 1
+    for item_id in [*others, *mine]:
+        if len(made) == n:
+            break
+        original = originals[item_id]
+        result = plant(original.output, _inputs_text(original), keep=taken[item_id], rng=rng)
+        if result is None:
+            continue
+        copy = Item.objects.create(
+            dataset_id=campaign.dataset_id, position=next_position, system=original.system,
+            external_id=f"{original.external_id}~planted-{campaign.pk}-{annotator_pk}"[:200],
+            inputs=original.inputs, output=result.text, reference=original.reference, derived_from=original,
+            perturbation={"planted": True, "campaign": campaign.pk, "kind": f"planted:{result.kind}"},
+        )
+        next_position += 1
+        old_end = result.start + len(result.before)
+        shift = len(result.after) - len(result.before)
+        PlantedOutput.objects.create(
+            campaign=campaign, annotator_id=annotator_pk, original=original, item=copy, kind=result.kind,
+            start=result.start, end=result.end, before=result.before, after=result.after,
+        )
+        for span, link in _machine_spans(campaign, item_id):
+            start, end = span.start, span.end
+            if start is not None and start >= old_end:
+                start, end = start + shift, end + shift
+            twin = ErrorSpan.objects.create(
+                annotation=_check_annotation(campaign, copy.pk, span.annotation.aspect), position=span.position,
+                text=span.text, start=start, end=end, match=span.match, multi_part=span.multi_part,
+                ambiguous=span.ambiguous, explanation=span.explanation, severity=span.severity,
+                category=span.category,
+            )
+            CheckSpan.objects.create(campaign=campaign, span=twin, campaign_run=link, role=CheckSpan.Role.COPY,
+                                     original=span)
+        made.append(copy.pk)
+    return made
+
+
+def planted_count(share: float, n_real: int) -> int:
+    """How many planted outputs make `share` of an annotator's queue of n_real outputs (at least one)."""
+    if share <= 0 or n_real == 0:
+        return 0
+    return max(1, round(share * n_real / (1 - share)))
+
+
+# ---- decoys -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class DecoyProposal:
+    item_id: int
+    start: int
+    end: int
+    text: str
+    label: str
+    explanation: str
+    severity: int | None = None
+    category: str = ""
+    aspect: str = ""
+
+
+@transaction.atomic
+def decoy_add(*, campaign: Campaign, proposal: DecoyProposal, key_explanation: str = "not_error") -> CheckSpan:
+    """Store one decoy of the campaign (refused when it overlaps a span of any source on that output)."""
+    item = Item.objects.filter(pk=proposal.item_id, dataset_id=campaign.dataset_id).first()
+    if item is None:
+        raise CheckError(f"item: {proposal.item_id} is not an item of this campaign's dataset")
+    if not 0 <= proposal.start < proposal.end <= len(item.output):
+        raise CheckError(f"start/end: must satisfy 0 <= start < end <= {len(item.output)}")
+    if any(proposal.start < b and a < proposal.end for a, b in _taken([item.pk])[item.pk]):
+        raise CheckError(f"start/end: {proposal.start}-{proposal.end} overlaps a span some source marks")
+    link = CampaignRun.objects.filter(campaign=campaign, label=proposal.label).first()
+    if link is None:
+        raise CheckError(f"label: {proposal.label!r} is not an evaluator label of this campaign")
+    if key_explanation not in DECOY_EXPLANATION_KEYS:
+        raise CheckError(f"key: the explanation key of a decoy is one of {', '.join(DECOY_EXPLANATION_KEYS)}")
+    span = ErrorSpan.objects.create(
+        annotation=_check_annotation(campaign, item.pk, proposal.aspect), position=0,
+        text=item.output[proposal.start:proposal.end], start=proposal.start, end=proposal.end,
+        match=MatchKind.EXACT, explanation=proposal.explanation, severity=proposal.severity,
+        category=proposal.category,
+        # As the aligner marks a run's span whose quoted text occurs more than once (the explanation names none).
+        ambiguous=item.output.count(item.output[proposal.start:proposal.end]) > 1,
+    )
+    return CheckSpan.objects.create(
+        campaign=campaign, span=span, campaign_run=link, role=CheckSpan.Role.DECOY,
+        key_span_verdict=DECOY_KEY[0], key_explanation_verdict=key_explanation,
+    )
+
+
+def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int], rng: random.Random) -> list[DecoyProposal]:
+    """Propose decoys so that about `campaign.decoys` of the machine spans on these outputs are decoys: a
+    number or name of the output that its input supports, marked by no source, under an evaluator's label
+    with that evaluator's usual severity and category and an explanation claiming it is wrong."""
+    machine = {i: _machine_spans(campaign, i) for i in item_ids}
+    n_machine = sum(len(v) for v in machine.values())
+    wanted = round(campaign.decoys * n_machine / (1 - campaign.decoys)) if campaign.decoys else 0
+    items = {i.pk: i for i in Item.objects.filter(pk__in=list(item_ids))}
+    taken = _taken(list(items))
+    labels = list(CampaignRun.objects.filter(campaign=campaign).values_list("label", flat=True))
+    if not labels:
+        return []
+    styles = _label_styles(machine)
+    order = list(item_ids)
+    rng.shuffle(order)
+    proposals: list[DecoyProposal] = []
+    progress = True
+    while len(proposals) < wanted and progress:
+        progress = False
+        for item_id in order:
+            if len(proposals) == wanted:
+                break
+            item = items[item_id]
+            mine = [(p.start, p.end) for p in proposals if p.item_id == item_id]
+            picked = decoys.propose_decoys(item.output, _inputs_text(item), taken[item_id] + mine, 1, rng)
+            if not picked:
+                continue
+            candidate = picked[0]
+            on_item = sorted({link.label for _, link in machine[item_id]}) or labels
+            label = rng.choice(on_item)
+            severity, category, aspect = styles.get(label, (None, "", campaign.aspects[0] if campaign.aspects else ""))
+            proposals.append(DecoyProposal(
+                item_id=item_id, start=candidate.start, end=candidate.end, text=candidate.text, label=label,
+                explanation=decoys.decoy_explanation(candidate, rng), severity=severity, category=category,
+                aspect=aspect,
+            ))
+            progress = True
+    return proposals
+
+
+def _label_styles(machine: dict[int, list[tuple[ErrorSpan, CampaignRun]]]) -> dict[str, tuple[int | None, str, str]]:
+    """Per label: its median severity, its most common category and aspect (a decoy looks like its evaluator)."""
+    by_label: dict[str, list[ErrorSpan]] = {}
+    for pairs in machine.values():
+        for span, link in pairs:
+            by_label.setdefault(link.label, []).append(span)
+    styles = {}
+    for label, spans in by_label.items():
+        severities = [s.severity for s in spans if s.severity]
+        categories = Counter(s.category for s in spans)
+        aspects = Counter(s.annotation.aspect for s in spans)
+        styles[label] = (round(statistics.median(severities)) if severities else None,
+                         categories.most_common(1)[0][0], aspects.most_common(1)[0][0])
+    return styles
+
+
+def decoy_update(*, decoy: CheckSpan, explanation: str | None = None, label: str | None = None,
+                 key_explanation: str | None = None) -> CheckSpan:
+    """The answer-key page's edit of a decoy: its explanation, the label it is shown under, its key."""
+    if explanation is not None:
+        if not explanation.strip():
+            raise CheckError("explanation: must not be blank")
+        decoy.span.explanation = explanation
+        decoy.span.save(update_fields=["explanation"])
+    if label is not None:
+        link = CampaignRun.objects.filter(campaign_id=decoy.campaign_id, label=label).first()
+        if link is None:
+            raise CheckError(f"label: {label!r} is not an evaluator label of this campaign")
+        decoy.campaign_run = link
+    if key_explanation is not None:
+        if key_explanation not in DECOY_EXPLANATION_KEYS:
+            raise CheckError(f"key: one of {', '.join(DECOY_EXPLANATION_KEYS)}")
+        decoy.key_explanation_verdict = key_explanation
+    decoy.save()
+    return decoy
+
+
+@transaction.atomic
+def decoys_import(campaign: Campaign, text: str) -> int:
+    """Parse and store decoys from JSONL, all or nothing; a bad line is named with its field."""
+    ids = dict(Item.objects.filter(dataset_id=campaign.dataset_id, derived_from__isnull=True)
+               .values_list("external_id", "pk"))
+    rows = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            proposal = DecoyProposal(
+                item_id=ids[str(data["item_id"])], start=int(data["start"]), end=int(data["end"]), text="",
+                label=str(data["label"]), explanation=str(data["explanation"]),
+                severity=data.get("severity"), category=str(data.get("category", "")),
+                aspect=campaign.aspects[0] if campaign.aspects else "",
+            )
+        except json.JSONDecodeError as exc:
+            raise CheckError(f"line {number}: not JSON ({exc.msg})") from None
+        except KeyError as exc:
+            raise CheckError(f"line {number}: {exc.args[0]!r} is missing or names no item of the dataset") from None
+        except (TypeError, ValueError) as exc:
+            raise CheckError(f"line {number}: {exc}") from None
+        rows.append((number, proposal, str(data.get("key_explanation", "not_error"))))
+    for number, proposal, key in rows:
+        try:
+            decoy_add(campaign=campaign, proposal=proposal, key_explanation=key)
+        except ValueError as exc:
+            raise CheckError(f"line {number}: {exc}") from None
+    return len(rows)
+
+
+@transaction.atomic
+def decoy_drop(*, decoy: CheckSpan) -> None:
+    """Drop a decoy with the judgments made of it (it was never real work)."""
+    decoy.span.delete()
+
+
+# ---- the campaign's checks, made once at creation ----------------------------------------------------------
+
+
+@dataclass
+class Queues:
+    """Per annotator: (item id, is control) pairs of real work, and the planted copies added to it."""
+
+    real: dict[int, list[tuple[int, bool]]]
+    planted: dict[int, list[int]] = field(default_factory=dict)
+
+
+def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) -> None:
+    """Propose and store the decoys, then make each annotator's planted copies (they join their queue)."""
+    assigned = sorted({item_id for queue in queues.real.values() for item_id, _ in queue})
+    if campaign.decoys:
+        for proposal in decoys_propose(campaign=campaign, item_ids=assigned, rng=rng):
+            decoy_add(campaign=campaign, proposal=proposal)
+    if campaign.planted:
+        for annotator_pk, queue in queues.real.items():
+            own = [item_id for item_id, _ in queue]
+            n = planted_count(campaign.planted, len(own))
+            queues.planted[annotator_pk] = planted_outputs_make(
+                campaign=campaign, annotator_pk=annotator_pk, own=own, pool=assigned, n=n,
+                rng=random.Random(f"{campaign.seed}:planted:{annotator_pk}"),
+            )
+
+
+# ---- qualification -----------------------------------------------------------------------------------------
+
+
+def qualification_grade(*, campaign: Campaign, annotator: User) -> Qualification | None:
+    """Grade the annotator's training once every training item is finished: the share of span verdicts equal
+    to the key. None while training items are still open (or the campaign has none)."""
+    training = Assignment.objects.filter(campaign=campaign, annotator=annotator, is_training=True)
+    if not training.exists() or training.exclude(status=Assignment.Status.DONE).exists():
+        return None
+    key = dict(ControlVerdict.objects.filter(campaign=campaign).values_list("span_id", "span_verdict"))
+    given = SpanJudgment.objects.filter(assignment__in=training, span_id__in=list(key)).values_list(
+        "span_id", "span_verdict")
+    answers = dict(given)
+    score = sum(answers.get(span_id) == verdict for span_id, verdict in key.items()) / len(key) if key else 1.0
+    mark = float((campaign.qualification or {}).get("pass", 0.8))
+    row, created = Qualification.objects.get_or_create(campaign=campaign, annotator=annotator)
+    row.score, row.passed, row.decided_at = score, score >= mark, timezone.now()
+    row.save()
+    return row
+
+
+@transaction.atomic
+def qualification_reopen(*, campaign: Campaign, annotator: User) -> int:
+    """The researcher re-opens training for an annotator below the pass mark: their training items return to
+    the training phase (their verdicts stay, to be changed); return how many."""
+    row = Qualification.objects.filter(campaign=campaign, annotator=annotator).first()
+    if row is None or row.passed is not False:
+        raise CheckError(f"{annotator.username} has no failed qualification to re-open")
+    n = Assignment.objects.filter(campaign=campaign, annotator=annotator, is_training=True).update(
+        status=Assignment.Status.IN_PROGRESS, phase=Phase.TRAINING, finished_at=None)
+    row.passed, row.score, row.attempts = None, None, row.attempts + 1
+    row.save()
+    return n

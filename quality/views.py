@@ -1,0 +1,80 @@
+"""The decoys' answer-key page: researchers review, edit, drop or import a campaign's decoys."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotator.models import Campaign, CampaignRun
+from annotator.services.campaigns import campaign_open
+from annotator.views.common import AppRequest, require_researcher
+from quality.models import CheckSpan
+from quality.services import decoy_drop, decoy_update, decoys_import
+
+MAX_IMPORT_BYTES = 2_000_000
+
+
+@require_http_methods(["GET", "POST"])
+def campaign_decoys(request: AppRequest, pk: int) -> HttpResponse:
+    """Each decoy with its output, span, label, explanation and key; an edit form per decoy and an import."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    if request.method == "POST":
+        decoy = get_object_or_404(CheckSpan, pk=request.POST.get("decoy", "0") or 0, campaign=campaign,
+                                  role=CheckSpan.Role.DECOY)
+        try:
+            decoy_update(decoy=decoy, explanation=request.POST.get("explanation"), label=request.POST.get("label"),
+                         key_explanation=request.POST.get("key_explanation"))
+        except ValueError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"Saved decoy {decoy.pk}.")
+        return redirect("campaign_decoys", pk=campaign.pk)
+    decoys = (CheckSpan.objects.filter(campaign=campaign, role=CheckSpan.Role.DECOY)
+              .select_related("span__annotation__item", "campaign_run")
+              .order_by("span__annotation__item__position", "span__start"))
+    return render(request, "annotator/campaign_decoys.html", {
+        "campaign": campaign, "decoys": decoys,
+        "labels": CampaignRun.objects.filter(campaign=campaign).values_list("label", flat=True),
+    })
+
+
+@require_POST
+def campaign_decoy_drop(request: AppRequest, pk: int, decoy_pk: int) -> HttpResponse:
+    require_researcher(request)
+    decoy = get_object_or_404(CheckSpan, pk=decoy_pk, campaign_id=pk, role=CheckSpan.Role.DECOY)
+    decoy_drop(decoy=decoy)
+    messages.success(request, "Dropped the decoy.")
+    return redirect("campaign_decoys", pk=pk)
+
+
+@require_POST
+def campaign_decoys_import(request: AppRequest, pk: int) -> HttpResponse:
+    """Import decoys from a JSONL file: one {"item_id", "start", "end", "label", "explanation"} per line
+    (`item_id` is the item's external id; optional "severity", "category", "key_explanation")."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    upload = request.FILES.get("file")
+    if upload is None or upload.size > MAX_IMPORT_BYTES:
+        messages.error(request, "file: choose a JSONL file of at most 2 MB")
+        return redirect("campaign_decoys", pk=pk)
+    try:
+        n = decoys_import(campaign, upload.read().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        messages.error(request, f"{exc} - nothing was imported")
+    else:
+        messages.success(request, f"Imported {n} decoys.")
+    return redirect("campaign_decoys", pk=pk)
+
+
+@require_POST
+def campaign_open_view(request: AppRequest, pk: int) -> HttpResponse:
+    """The "Open the campaign" button of a draft: annotators may start once the researcher presses it."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    campaign_open(campaign=campaign, user=request.user)
+    messages.success(request, "The campaign is open; its annotators can start.")
+    back = "campaign_decoys" if request.POST.get("next") == "decoys" else "campaign_entry"
+    return redirect(back, pk=pk)

@@ -1,0 +1,1 @@
+"""API of studies: campaigns (set up, list, open) and their participants."""

@@ -1,0 +1,120 @@
+"""Campaigns in the API: create, list, retrieve, open, and the control items' accuracy."""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest
+from django.shortcuts import get_object_or_404
+from ninja import Router, Status
+from ninja.pagination import paginate
+
+from accounts.access import require_researcher
+from accounts.models import User
+from annotator.access import campaign_for_user
+from annotator.models import Assignment, Campaign
+from annotator.schemas import CampaignDetailOut, CampaignIn, CampaignOut, CampaignSummaryOut, ControlAccuracyOut
+from annotator.selectors.campaigns import campaign_run_labels, campaigns_visible_to, control_accuracy
+from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_open
+from annotator.services.sampling import SampleSpec
+from corpus.models import Dataset
+from errors import Conflict, UserError
+from evaluation.models import EvaluatorRun
+from quality.services import CheckSettings
+from studies.api.participants import link_settings_from
+from studies.setup import campaign_create
+
+router = Router(tags=["campaigns"])
+
+
+@router.post("/campaigns", response={201: CampaignOut}, operation_id="create_campaign")
+def create_campaign(request: HttpRequest, payload: CampaignIn):
+    """Create a campaign (researchers and admins), optionally with control items and their key; one with
+    decoys starts as a draft until `open_campaign`."""
+    require_researcher(request)
+    dataset = get_object_or_404(Dataset, pk=payload.dataset_id)
+    runs = list(EvaluatorRun.objects.filter(pk__in=payload.run_ids))
+    if len(runs) != len(set(payload.run_ids)):
+        raise UserError("run_ids: unknown run id(s)")
+    users = {u.username: u for u in User.objects.filter(username__in=payload.annotators, is_active=True)}
+    missing = [name for name in payload.annotators if name not in users]
+    if missing:
+        raise UserError(f"annotators: unknown or inactive users: {', '.join(missing)}")
+    reviewers = list(User.objects.filter(username__in=payload.reviewers, is_active=True))
+    if unknown := sorted(set(payload.reviewers) - {u.username for u in reviewers}):
+        raise UserError(f"reviewers: unknown or inactive users: {', '.join(unknown)}")
+    sample = SampleSpec(**payload.sample.dict()) if payload.sample else None
+    link = link_settings_from(payload)
+    checks = CheckSettings(
+        decoys=payload.decoys, planted=payload.planted, vigilance_min=payload.vigilance_min,
+        qualification_items=tuple(payload.qualification.items) if payload.qualification else (),
+        qualification_pass=payload.qualification.pass_ if payload.qualification else 0.8,
+        exclude_flagged=payload.exclude_flagged,
+    )
+    try:
+        with transaction.atomic():
+            campaign = campaign_create(
+                name=payload.name, dataset=dataset, runs=runs, annotators=[users[n] for n in payload.annotators],
+                aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
+                guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
+                control_item_ids=payload.control_item_ids, created_by=request.user, reviewers=reviewers,
+                sample=sample, control_arm=payload.control_arm, link=link, checks=checks,
+            )
+            if payload.control_verdicts:
+                campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])
+    except IntegrityError:
+        raise Conflict(f"name: a campaign named {payload.name!r} exists") from None
+    return Status(201, CampaignOut(
+        id=campaign.pk, name=campaign.name, dataset_id=dataset.pk, aspects=campaign.aspects,
+        annotators_per_item=campaign.annotators_per_item, n_assignments=campaign.assignments.count(),
+        labels={label: run_id for run_id, label in campaign_run_labels(campaign.pk).items()},
+    ))
+
+
+@router.get("/campaigns/{campaign_id}/control-accuracy", response=list[ControlAccuracyOut],
+            operation_id="campaign_control_accuracy")
+@paginate
+def campaign_control_accuracy(request: HttpRequest, campaign_id: int):
+    """Each annotator's agreement with the known verdicts on control items (researchers and admins only)."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return [
+        ControlAccuracyOut(annotator=r.annotator, spans=r.spans, span_correct=r.span_correct,
+                           span_percent=r.span_percent, explanations=r.explanations,
+                           explanation_correct=r.explanation_correct, explanation_percent=r.explanation_percent)
+        for r in control_accuracy(campaign)
+    ]
+
+
+@router.get("/campaigns", response=list[CampaignSummaryOut], operation_id="list_campaigns")
+@paginate
+def list_campaigns(request: HttpRequest):
+    """Campaigns the caller may see: all of them for researchers, those with own assignments for annotators."""
+    return [
+        CampaignSummaryOut(id=c.pk, name=c.name, dataset_id=c.dataset_id, status=c.status, aspects=c.aspects,
+                           annotators_per_item=c.annotators_per_item)
+        for c in campaigns_visible_to(request.user).order_by("pk")
+    ]
+
+
+@router.get("/campaigns/{campaign_id}", response=CampaignDetailOut, operation_id="retrieve_campaign")
+def retrieve_campaign(request: HttpRequest, campaign_id: int):
+    """A campaign with its guidelines (markdown) and progress; the caller's own progress for annotators."""
+    campaign = campaign_for_user(request.user, campaign_id)
+    assignments = campaign.assignments.all()
+    if not request.user.sees_everything:
+        assignments = assignments.filter(annotator=request.user)
+    return CampaignDetailOut(
+        id=campaign.pk, name=campaign.name, dataset_id=campaign.dataset_id, status=campaign.status,
+        aspects=campaign.aspects, annotators_per_item=campaign.annotators_per_item, guidelines=campaign.guidelines,
+        n_assignments=assignments.count(), n_done=assignments.filter(status=Assignment.Status.DONE).count(),
+    )
+
+
+@router.post("/campaigns/{campaign_id}/open", response=CampaignSummaryOut, operation_id="open_campaign")
+def open_campaign(request: HttpRequest, campaign_id: int):
+    """Open a draft campaign (one with decoys starts as a draft until they are reviewed); 409 unless a draft."""
+    require_researcher(request)
+    campaign = campaign_open(campaign=get_object_or_404(Campaign, pk=campaign_id), user=request.user)
+    return CampaignSummaryOut(id=campaign.pk, name=campaign.name, dataset_id=campaign.dataset_id,
+                              status=campaign.status, aspects=campaign.aspects,
+                              annotators_per_item=campaign.annotators_per_item)

@@ -1,0 +1,217 @@
+"""The form that sets up a study: a campaign with its arms, checks and participant link."""
+
+from __future__ import annotations
+
+from django import forms
+from django.urls import reverse_lazy
+
+from accounts.models import Role, User
+from annotator.engine.categories import CategoryError, default_categories, parse_category_names
+from annotator.models import SampleDesign
+from annotator.services.campaigns import DEFAULT_GUIDELINES
+from annotator.services.sampling import SampleSpec
+from corpus.cleaning import INT32_MAX
+from corpus.models import Dataset, Item
+from evaluation.models import EvaluatorRun
+from evaluation.selectors import own_runs
+from jobs.models import JobStatus
+from quality.services import CheckSettings
+from studies.services import LinkSettings, ParticipationError, link_settings_check
+
+
+class CampaignForm(forms.Form):
+    """Choose a dataset first; the runs, aspects and items offered then come from that dataset."""
+
+    # Picking a dataset re-renders the form for it, with what was typed so far (hx-include).
+    DATASET_PICKED = {"hx-get": reverse_lazy("campaign_new"), "hx-target": "#campaign-form", "hx-swap": "outerHTML",
+                      "hx-include": "closest form"}
+    # (legend, element id, field names): the one form layout shows each group as a fieldset.
+    GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+        ("", "", ("name", "dataset", "runs", "aspects", "annotators", "annotators_per_item", "control_items",
+                  "reviewers")),
+        ("Designed sample", "sample-settings", ("sample_strata", "sample_per_stratum", "sample_total")),
+        ("", "", ("control_arm",)),
+        ("Participant link", "link-settings", (
+            "link_enabled", "link_cap", "link_expires", "items_per_participant", "release_after_minutes",
+            "time_limit_minutes", "pass_code", "fail_code", "completion_url", "consent")),
+        ("Quality checks", "quality-check-settings", (
+            "decoys", "planted", "vigilance_min", "qualification_items", "qualification_pass", "exclude_flagged")),
+        ("", "", ("seed", "categories", "guidelines")),
+    )
+
+    name = forms.CharField(max_length=200)
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), empty_label="— choose a dataset —",
+                                     widget=forms.Select(attrs=DATASET_PICKED))
+    runs = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple,
+                                     label="Evaluator runs to judge (shown to annotators as Evaluator A, B, …)")
+    aspects = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
+    annotators = forms.ModelMultipleChoiceField(
+        queryset=User.objects.filter(role=Role.ANNOTATOR, is_active=True).order_by("username"),
+        widget=forms.CheckboxSelectMultiple, required=False,
+        help_text="Registered annotators; none is fine when participants join by a link.",
+    )
+    annotators_per_item = forms.IntegerField(min_value=1, max_value=50, initial=2,
+                                             help_text="Overlap: how many annotators judge each item.")
+    control_items = forms.CharField(
+        required=False, help_text="Item ids (external ids, comma-separated) used as control items for everyone.",
+    )
+    control_arm = forms.FloatField(
+        required=False, min_value=0, max_value=1, initial=0, label="Control arm",
+        help_text="Share of outputs (0-1) first marked without the machine's spans by half of their annotators, "
+                  "then judged as usual: measures the machine's recall and how much its spans sway the experts.",
+    )
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1,
+                              help_text="Seeds the per-annotator item order and the neutral labels.")
+    guidelines = forms.CharField(widget=forms.Textarea(attrs={"rows": 14}), initial=DEFAULT_GUIDELINES,
+                                 help_text="Markdown shown to the annotators.")
+    categories = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Categories experts pick for an added error, comma-separated, in key order (1-9). "
+                  "Empty: the task's defaults.",
+    )
+
+    reviewers = forms.ModelMultipleChoiceField(
+        queryset=User.objects.filter(role__in=[Role.RESEARCHER, Role.ADMIN], is_active=True).order_by("username"),
+        widget=forms.CheckboxSelectMultiple, required=False,
+        help_text="Who adjudicates disagreements. None chosen: every researcher and admin.",
+    )
+    sample_strata = forms.ChoiceField(
+        required=False, label="Judge a sample",
+        choices=[("", "No: judge every machine span"), *SampleDesign.Strata.choices],
+        help_text="Judge a stratified random sample of each evaluator's spans (strata: evaluator, and optionally "
+                  "category or severity); the analytics then estimate Span OK and Exp. correct for all spans. "
+                  "The seed below also seeds the draw.",
+    )
+    sample_per_stratum = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX, label="Spans per stratum")
+    sample_total = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX,
+                                      label="or spans per evaluator in all")
+    # A participant link (studies.services): the API's "link" object and the study fields.
+    link_enabled = forms.BooleanField(required=False, label="Recruit participants by a link",
+                                      help_text="/join/<token>/ for Prolific, MTurk or an e-mail.")
+    link_cap = forms.IntegerField(required=False, min_value=1, label="At most this many participants")
+    link_expires = forms.DateTimeField(required=False, label="Link expires", help_text="e.g. 2026-12-01 18:00")
+    consent = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}),
+                              help_text="Markdown shown before the Start button.")
+    items_per_participant = forms.IntegerField(required=False, min_value=1)
+    release_after_minutes = forms.IntegerField(required=False, min_value=1, initial=30,
+                                               help_text="Idle this long, a participant's open items go back.")
+    time_limit_minutes = forms.IntegerField(required=False, min_value=1, help_text="Empty: no limit.")
+    pass_code = forms.CharField(required=False, max_length=64, help_text="The completion code.")
+    fail_code = forms.CharField(required=False, max_length=64,
+                                help_text="The screened-out code, for flagged participants (optional).")
+    completion_url = forms.CharField(required=False, max_length=2000,
+                                     help_text="https://…?cc={code}: where participants go at the end.")
+    # Quality checks (docs/guides/quality-checks.md): the twins of the API's fields.
+    decoys = forms.FloatField(initial=0.0, required=False, min_value=0, max_value=0.5, label="Decoys",
+                              help_text="Share of each annotator's machine spans that are decoys (0 = off).")
+    planted = forms.FloatField(initial=0.0, required=False, min_value=0, max_value=0.5, label="Planted errors",
+                               help_text="Share of each annotator's outputs with a planted error (0 = off).")
+    vigilance_min = forms.FloatField(initial=0.6, required=False, min_value=0, max_value=1, label="Vigilance minimum",
+                                     help_text="Flag when the upper 95% bound of a check's rate is below this.")
+    qualification_items = forms.CharField(
+        required=False, label="Training items",
+        help_text="Item ids (external ids, comma-separated) every annotator judges first, with the key after each.",
+    )
+    qualification_pass = forms.FloatField(initial=0.8, required=False, min_value=0, max_value=1, label="Pass mark")
+    exclude_flagged = forms.BooleanField(required=False, label="Leave flagged annotators out of the figures")
+
+    def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.dataset_obj = dataset
+        runs = EvaluatorRun.objects.none()
+        if dataset is not None:
+            # A cancelled run is not offered: its answers are incomplete by decision.
+            runs = (own_runs().filter(dataset=dataset).exclude(status=JobStatus.CANCELLED)
+                    .select_related("aspect", "evaluator").order_by("label"))
+            self.fields["categories"].initial = ", ".join(c["name"] for c in default_categories(dataset.task.slug))
+        self.run_objects = {str(r.pk): r for r in runs}
+        self.fields["runs"].choices = [
+            (pk, f"{r.label} — {r.evaluator.name} ({r.aspect.name}, {r.get_status_display()})"
+                 + (" — SIMULATED: no model was called" if r.simulated else ""))
+            for pk, r in self.run_objects.items()
+        ]
+        self.simulated_runs = [r.label for r in self.run_objects.values() if r.simulated]
+        aspect_names = sorted({r.aspect.name for r in self.run_objects.values()})
+        self.fields["aspects"].choices = [(a, a) for a in aspect_names]
+        if not self.run_objects:
+            self.fields["runs"].help_text = ("This dataset has no evaluator runs yet." if dataset is not None
+                                             else "Choose a dataset first: its evaluator runs are listed here.")
+
+    @property
+    def field_groups(self) -> list[tuple[str, str, list[forms.BoundField]]]:
+        """The fields in their groups, for the one form layout (templates/forms/form.html)."""
+        return [(legend, element_id, [self[name] for name in names]) for legend, element_id, names in self.GROUPS]
+
+    def clean_categories(self) -> list[str]:
+        try:
+            return [c["name"] for c in parse_category_names(self.cleaned_data["categories"])]
+        except CategoryError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean_control_items(self) -> list[int]:
+        return self._items("control_items")
+
+    def clean_qualification_items(self) -> list[int]:
+        return self._items("qualification_items")
+
+    def _items(self, field: str) -> list[int]:
+        raw = [part.strip() for part in self.cleaned_data[field].split(",") if part.strip()]
+        if not raw:
+            return []
+        dataset = self.cleaned_data.get("dataset") or self.dataset_obj
+        own = Item.objects.filter(dataset=dataset, derived_from__isnull=True, external_id__in=raw)
+        found = dict(own.values_list("external_id", "pk"))
+        unknown = [r for r in raw if r not in found]
+        if unknown:
+            raise forms.ValidationError(f"Not items of this dataset: {', '.join(unknown)}")
+        return [found[r] for r in dict.fromkeys(raw)]
+
+    def clean(self) -> dict:
+        data = super().clean()
+        annotators = data.get("annotators")
+        per_item = data.get("annotators_per_item")
+        data["link"] = self._link(data)
+        if not annotators and not data.get("link_enabled"):
+            self.add_error("annotators", "Choose annotators, or recruit participants by a link.")
+        elif annotators and not data.get("link_enabled") and per_item and per_item > len(annotators):
+            self.add_error("annotators_per_item", f"Only {len(annotators)} annotators chosen.")
+        data["run_objects"] = [self.run_objects[pk] for pk in data.get("runs", []) if pk in self.run_objects]
+        data["checks"] = CheckSettings(
+            decoys=data.get("decoys") or 0.0, planted=data.get("planted") or 0.0,
+            vigilance_min=data.get("vigilance_min") if data.get("vigilance_min") is not None else 0.6,
+            qualification_items=tuple(data.get("qualification_items") or ()),
+            qualification_pass=data.get("qualification_pass") if data.get("qualification_pass") is not None else 0.8,
+            exclude_flagged=bool(data.get("exclude_flagged")),
+        )
+        data["sample"] = None
+        if data.get("sample_strata") and not {"sample_per_stratum", "sample_total"} & set(self.errors):
+            per, total = data.get("sample_per_stratum"), data.get("sample_total")
+            if (per is None) == (total is None):
+                self.add_error("sample_per_stratum", "Give either a size per stratum or a total per evaluator.")
+            else:
+                data["sample"] = SampleSpec(strata=data["sample_strata"], per_stratum=per, total=total,
+                                            seed=data.get("seed") or 0)
+        return data
+
+
+    def _link(self, data: dict) -> LinkSettings | None:
+        """The link settings, checked by the service; its refusal is shown at the field it names."""
+        if not data.get("link_enabled"):
+            return None
+        if not data.get("items_per_participant"):
+            self.add_error("items_per_participant", "Required with a participant link.")
+            return None
+        spec = LinkSettings(
+            cap=data.get("link_cap"), expires=data.get("link_expires"), consent=data.get("consent") or "",
+            items_per_participant=data["items_per_participant"],
+            release_after_minutes=data.get("release_after_minutes") or 30,
+            time_limit_minutes=data.get("time_limit_minutes"), pass_code=data.get("pass_code") or "",
+            fail_code=data.get("fail_code") or "", completion_url=data.get("completion_url") or None,
+        )
+        try:
+            link_settings_check(spec)
+        except ParticipationError as exc:
+            field = str(exc).split(":", 1)[0].replace("link.", "link_")
+            self.add_error(field if field in self.fields else None, str(exc))
+            return None
+        return spec

@@ -1,0 +1,87 @@
+"""A campaign's participant link, the participants who joined by it, and the work handed to them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from annotator.models import Assignment, Campaign
+
+
+class StudyLink(models.Model):
+    """A campaign's participant link (`/join/<token>/`) and the study settings of everyone who joins by it."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="study_link")
+    token = models.CharField(max_length=32, unique=True, help_text="128 random bits, hex.")
+    enabled = models.BooleanField(default=True, help_text="Off: nobody new may join (a revoked link answers 410).")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    cap = models.PositiveIntegerField(null=True, blank=True, help_text="At most this many participants; empty: no cap.")
+    expires = models.DateTimeField(null=True, blank=True, help_text="No new joins from this moment; empty: never.")
+    consent = models.TextField(blank=True, default="", help_text="Markdown shown before the Start button.")
+    items_per_participant = models.PositiveIntegerField(default=10)
+    release_after_minutes = models.PositiveIntegerField(default=30)
+    time_limit_minutes = models.PositiveIntegerField(null=True, blank=True)
+    pass_code = models.CharField(max_length=64)
+    fail_code = models.CharField(max_length=64, blank=True, default="")
+    completion_url = models.CharField(max_length=2000, blank=True, default="")
+    items = models.JSONField(default=list, help_text="The pool: item ids handed out to participants, in item order.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "annotator_studylink"
+        constraints = [
+            models.CheckConstraint(condition=Q(items_per_participant__gte=1), name="studylink_items_positive"),
+            models.CheckConstraint(condition=Q(release_after_minutes__gte=1), name="studylink_release_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"link of {self.campaign}"
+
+
+class Participant(models.Model):
+    """Someone who joined by a campaign's link: an annotator account without a password, under a random handle.
+
+    Platform ids are stored exactly as the platform passed them; nothing else about the person is kept."""
+
+    link = models.ForeignKey(StudyLink, on_delete=models.CASCADE, related_name="participants")
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participant")
+    prolific_pid = models.CharField(max_length=64, blank=True, default="")
+    study_id = models.CharField(max_length=64, blank=True, default="")
+    session_id = models.CharField(max_length=64, blank=True, default="")
+    worker_id = models.CharField(max_length=64, blank=True, default="")
+    mturk_assignment_id = models.CharField(max_length=64, blank=True, default="")
+    hit_id = models.CharField(max_length=64, blank=True, default="")
+    joined_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True, help_text="Last request, to the minute.")
+    deadline = models.DateTimeField(null=True, blank=True, help_text="joined_at + the time limit, if any.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=4, blank=True, default="", help_text="pass or fail, once the code is given.")
+    code_given = models.CharField(max_length=64, blank=True, default="")
+    flagged = models.BooleanField(default=False, help_text="Set by a researcher: the participant gets the fail code.")
+    flag_note = models.CharField(max_length=500, blank=True, default="")
+
+    class Meta:
+        db_table = "annotator_participant"
+        ordering = ["link_id", "joined_at", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["link", "prolific_pid"], condition=~Q(prolific_pid=""),
+                                    name="participant_one_per_prolific_pid"),
+            models.UniqueConstraint(fields=["link", "worker_id"], condition=~Q(worker_id=""),
+                                    name="participant_one_per_mturk_worker"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.link.campaign}"
+
+
+class Handout(models.Model):
+    """An assignment handed to a participant from the link's pool; released when they went idle or ran out
+    of time. A released assignment keeps its work but counts towards the item's overlap only once finished."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="handout")
+    handed_at = models.DateTimeField()
+    released_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "annotator_handout"

@@ -1,0 +1,87 @@
+"""The researcher's list of a campaign's participants (page, API, CSV for payment, manage.py participants)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from datetime import datetime
+from typing import TypedDict
+
+from django.db.models import Count, Q, Sum
+
+from annotator.models import Assignment
+from corpus.spreadsheet import csv_row
+from studies.models import Participant, StudyLink
+from studies.screening import participant_flag_reasons
+
+
+class ParticipantRow(TypedDict):
+    id: int
+    handle: str
+    prolific_pid: str
+    study_id: str
+    session_id: str
+    worker_id: str
+    assignment_id: str  # MTurk's assignmentId
+    hit_id: str
+    started: str
+    finished: str | None
+    items: int
+    items_done: int
+    active_seconds: int
+    flagged: bool  # by a researcher
+    flags: list[str]
+    outcome: str
+    code_given: str
+
+
+COLUMNS = tuple(ParticipantRow.__annotations__)
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def participant_rows(link: StudyLink) -> list[ParticipantRow]:
+    """One row per participant in joining order. Items count the pool items they hold (training items
+    aside); active seconds sum their working time on every item, training included."""
+    participants = list(link.participants.select_related("user", "link__campaign"))
+    stats = {
+        row["annotator_id"]: row
+        for row in Assignment.objects.filter(campaign_id=link.campaign_id,
+                                             annotator_id__in=[p.user_id for p in participants])
+        .values("annotator_id")
+        .annotate(
+            items=Count("pk", filter=Q(is_training=False)),
+            done=Count("pk", filter=Q(is_training=False, status=Assignment.Status.DONE)),
+            seconds=Sum("seconds_spent"),
+        )
+    }
+    rows: list[ParticipantRow] = []
+    for p in participants:
+        s = stats.get(p.user_id, {})
+        rows.append(ParticipantRow(
+            id=p.pk, handle=p.user.username, prolific_pid=p.prolific_pid, study_id=p.study_id,
+            session_id=p.session_id, worker_id=p.worker_id, assignment_id=p.mturk_assignment_id, hit_id=p.hit_id,
+            started=p.joined_at.isoformat(), finished=_iso(p.finished_at), items=s.get("items", 0),
+            items_done=s.get("done", 0), active_seconds=s.get("seconds") or 0,
+            flagged=p.flagged, flags=participant_flag_reasons(link.campaign, p.user), outcome=p.outcome,
+            code_given=p.code_given,
+        ))
+    return rows
+
+
+def participants_csv(rows: list[ParticipantRow]) -> Iterator[str]:
+    """The rows as CSV (flags joined by '; '), cells a spreadsheet would run neutralised."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(COLUMNS)
+    for row in rows:
+        values = [("; ".join(row[c]) if c == "flags" else row[c]) for c in COLUMNS]
+        writer.writerow(csv_row(["" if v is None else v for v in values]))
+    yield buffer.getvalue()
+
+
+def participant_for(link: StudyLink, pk: int) -> Participant | None:
+    return link.participants.select_related("user").filter(pk=pk).first()

@@ -1,0 +1,362 @@
+"""Participants who join a campaign by its link: the link itself, joining, dynamic assignment from the pool,
+release of abandoned work, and the completion code at the end."""
+
+from __future__ import annotations
+
+import random
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import quote, urlsplit
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from accounts.models import Role, User
+from annotator.engine.phases import initial_phase
+from annotator.models import Assignment, Campaign, JudgmentEvent, WorkAction
+from corpus import cleaning
+from errors import UserError
+from studies.models import Handout, Participant, StudyLink
+from studies.screening import participant_flag_reasons
+
+# Query parameters the platforms append to a study link, and the participant field each is kept in.
+PLATFORM_PARAMS: dict[str, str] = {
+    "PROLIFIC_PID": "prolific_pid", "STUDY_ID": "study_id", "SESSION_ID": "session_id",  # Prolific
+    "workerId": "worker_id", "assignmentId": "mturk_assignment_id", "hitId": "hit_id",  # MTurk
+}
+# The ids that name a person: one participant per value per campaign.
+IDENTITY_FIELDS = ("prolific_pid", "worker_id")
+# MTurk opens the task in preview with this assignment id; nobody may start before accepting the HIT.
+MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
+PLATFORM_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+CODE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_CONSENT = 100_000
+HANDLE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
+
+
+class ParticipationError(UserError, ValueError):
+    """Bad link settings or a bad platform id; the message names the field."""
+
+
+class LinkClosed(Exception):
+    """Nobody new may join: `reason` is revoked, expired, full or not_open (a draft campaign)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class NotFinished(Exception):
+    """The participant still has items to do: no code yet."""
+
+
+@dataclass(frozen=True)
+class LinkSettings:
+    """What a researcher sets for a campaign's participant link (the `link` and study fields of the API)."""
+
+    items_per_participant: int
+    pass_code: str
+    enabled: bool = True
+    cap: int | None = None
+    expires: datetime | None = None
+    consent: str = ""
+    release_after_minutes: int = 30
+    time_limit_minutes: int | None = None
+    fail_code: str = ""
+    completion_url: str | None = None
+
+
+def link_settings_check(spec: LinkSettings) -> None:
+    """Refuse settings the study could not run with, naming the field."""
+    if spec.items_per_participant < 1:
+        raise ParticipationError("items_per_participant: must be at least 1")
+    if spec.release_after_minutes < 1:
+        raise ParticipationError("release_after_minutes: must be at least 1")
+    if spec.time_limit_minutes is not None and spec.time_limit_minutes < 1:
+        raise ParticipationError("time_limit_minutes: must be at least 1 (or null for no limit)")
+    if spec.cap is not None and spec.cap < 1:
+        raise ParticipationError("link.cap: must be at least 1 (or null for no cap)")
+    if spec.expires is not None and timezone.is_naive(spec.expires):
+        raise ParticipationError("link.expires: give a time zone (e.g. 2026-12-01T12:00:00Z)")
+    if not CODE.fullmatch(spec.pass_code or ""):
+        raise ParticipationError("pass_code: 1-64 letters, digits, '-' or '_'")
+    if spec.fail_code and not CODE.fullmatch(spec.fail_code):
+        raise ParticipationError("fail_code: 1-64 letters, digits, '-' or '_' (or empty)")
+    if len(spec.consent) > MAX_CONSENT:
+        raise ParticipationError(f"consent: longer than {MAX_CONSENT} characters")
+    if problem := cleaning.text_problem(spec.consent):
+        raise ParticipationError(f"consent: {problem}")
+    if spec.completion_url:
+        parts = urlsplit(spec.completion_url)
+        if parts.scheme != "https" or not parts.hostname or len(spec.completion_url) > 2000:
+            raise ParticipationError("completion_url: must be an https:// address (or null)")
+        if cleaning.text_problem(spec.completion_url) or any(c.isspace() for c in spec.completion_url):
+            raise ParticipationError("completion_url: must not contain spaces or control characters")
+
+
+def link_create(*, campaign: Campaign, spec: LinkSettings, item_ids: Sequence[int]) -> StudyLink:
+    """Give the campaign its link; `item_ids` (in item order) is the pool participants draw from."""
+    link_settings_check(spec)
+    return StudyLink.objects.create(
+        campaign=campaign, token=secrets.token_hex(16), enabled=spec.enabled, cap=spec.cap, expires=spec.expires,
+        consent=spec.consent, items_per_participant=spec.items_per_participant,
+        release_after_minutes=spec.release_after_minutes, time_limit_minutes=spec.time_limit_minutes,
+        pass_code=spec.pass_code, fail_code=spec.fail_code, completion_url=spec.completion_url or "",
+        items=list(item_ids),
+    )
+
+
+def link_revoke(*, link: StudyLink) -> StudyLink:
+    """Stop new joins for good; participants who joined before keep their work and may finish it."""
+    if link.enabled or link.revoked_at is None:
+        link.enabled = False
+        link.revoked_at = link.revoked_at or timezone.now()
+        link.save(update_fields=["enabled", "revoked_at"])
+    return link
+
+
+def link_closed_reason(link: StudyLink, now: datetime) -> str | None:
+    """Why nobody new may join now (revoked, expired, full), or None when the link is open."""
+    if not link.enabled:
+        return "revoked"
+    if link.expires is not None and now >= link.expires:
+        return "expired"
+    if link.cap is not None and link.participants.count() >= link.cap:
+        return "full"
+    return None
+
+
+def platform_ids(query: Mapping[str, str]) -> dict[str, str]:
+    """The platform ids of a join request, by participant field; a malformed one is refused by its name."""
+    found: dict[str, str] = {}
+    for param, field in PLATFORM_PARAMS.items():
+        value = (query.get(param) or "").strip()
+        if not value:
+            continue
+        if not PLATFORM_ID.fullmatch(value):
+            raise ParticipationError(f"{param}: 1-64 letters, digits, '-' or '_'")
+        found[field] = value
+    return found
+
+
+def is_mturk_preview(ids: Mapping[str, str]) -> bool:
+    return ids.get("mturk_assignment_id") == MTURK_PREVIEW
+
+
+def participant_find(*, link: StudyLink, ids: Mapping[str, str], known_pk: int | None = None) -> Participant | None:
+    """The participant these platform ids (or, without any, the browser's signed cookie) already belong to."""
+    identity = {f: ids[f] for f in IDENTITY_FIELDS if ids.get(f)}
+    qs = Participant.objects.select_related("user", "link")
+    if identity:
+        match = Q()
+        for field, value in identity.items():
+            match |= Q(**{field: value})
+        return qs.filter(match, link=link).first()
+    if known_pk is not None:
+        return qs.filter(pk=known_pk, link=link).first()
+    return None
+
+
+def _new_handle() -> str:
+    return "p-" + "".join(secrets.choice(HANDLE_ALPHABET) for _ in range(10))
+
+
+@transaction.atomic
+def participant_join(
+    *, link: StudyLink, ids: Mapping[str, str], now: datetime | None = None
+) -> tuple[Participant, bool]:
+    """The participant for these ids, made now if new: (participant, created).
+
+    The link row is locked, so the cap holds and one platform id never makes two accounts even when two
+    requests arrive at once. A newcomer gets the campaign's training items, then their share of the pool;
+    when the pool has nothing left for them nobody is made and LinkClosed("full") is raised."""
+    now = now or timezone.now()
+    link = StudyLink.objects.select_for_update().select_related("campaign").get(pk=link.pk)
+    existing = participant_find(link=link, ids=ids)
+    if existing is not None:
+        return existing, False
+    if is_mturk_preview(ids):
+        raise ParticipationError("assignmentId: accept the HIT before starting")
+    reason = link_closed_reason(link, now)
+    if reason:
+        raise LinkClosed(reason)
+    if link.campaign.status != Campaign.Status.OPEN:
+        raise LinkClosed("not_open" if link.campaign.status == Campaign.Status.DRAFT else "revoked")
+    for _ in range(5):
+        handle = _new_handle()
+        if not User.objects.filter(username=handle).exists():
+            break
+    user = User(username=handle, role=Role.ANNOTATOR)
+    user.set_unusable_password()
+    user.save()
+    deadline = now + timedelta(minutes=link.time_limit_minutes) if link.time_limit_minutes else None
+    fields = {f: v for f, v in ids.items() if f in set(PLATFORM_PARAMS.values())}
+    participant = Participant.objects.create(link=link, user=user, last_seen_at=now, deadline=deadline, **fields)
+    link.campaign.annotators.add(user)
+    _give_training(participant, link)
+    if participant_top_up(participant=participant, now=now) == 0:
+        raise LinkClosed("full")
+    return participant, True
+
+
+def _give_training(participant: Participant, link: StudyLink) -> None:
+    """Every participant starts with the campaign's training items, as registered annotators do."""
+    training = list(
+        Assignment.objects.filter(campaign_id=link.campaign_id, is_training=True)
+        .values_list("item_id", flat=True).distinct().order_by("item_id")
+    )
+    Assignment.objects.bulk_create(
+        Assignment(campaign_id=link.campaign_id, item_id=item_id, annotator_id=participant.user_id, order=order,
+                   is_training=True, phase=initial_phase(training=True).value)
+        for order, item_id in enumerate(training, start=1)
+    )
+
+
+def _counted(qs):
+    """Assignments that count towards an item's overlap: finished, or held and not released."""
+    return qs.filter(Q(status=Assignment.Status.DONE) | Q(handout__isnull=True) | Q(handout__released_at__isnull=True))
+
+
+@transaction.atomic
+def participant_top_up(*, participant: Participant, now: datetime | None = None) -> int:
+    """Hand the participant pool items until they hold `items_per_participant`; return how many were given.
+
+    The neediest items go first: those with the fewest counted assignments (finished, or held and not
+    released), ties in item order, never one already at the campaign's overlap and never one the participant
+    held before. The campaign row is locked, so two arrivals at once never push an item past the overlap."""
+    now = now or timezone.now()
+    link = participant.link
+    campaign = Campaign.objects.select_for_update().get(pk=link.campaign_id)
+    assignments_release(link=link, now=now)
+    if participant.deadline is not None and now >= participant.deadline:
+        return 0
+    held = list(Assignment.objects.filter(campaign=campaign, annotator_id=participant.user_id)
+                .values_list("item_id", "is_training", "order"))
+    need = link.items_per_participant - sum(not training for _, training, _ in held)
+    if need <= 0:
+        return 0
+    held_items = {item_id for item_id, _, _ in held}
+    training_items = set(
+        Assignment.objects.filter(campaign=campaign, is_training=True).values_list("item_id", flat=True)
+    )
+    coverage = dict(
+        _counted(Assignment.objects.filter(campaign=campaign, item_id__in=link.items, is_training=False))
+        .values("item_id").annotate(n=Count("pk")).values_list("item_id", "n")
+    )
+    candidates = [i for i in link.items if i not in held_items and i not in training_items
+                  and coverage.get(i, 0) < campaign.annotators_per_item]
+    candidates.sort(key=lambda i: coverage.get(i, 0))  # stable: item order among equals
+    chosen = candidates[:need]
+    if not chosen:
+        return 0
+    random.Random(f"{campaign.seed}:{participant.user_id}:{len(held)}").shuffle(chosen)
+    start = max((order for _, _, order in held), default=0) + 1
+    made = Assignment.objects.bulk_create(
+        Assignment(campaign=campaign, item_id=item_id, annotator_id=participant.user_id, order=order,
+                   phase=initial_phase().value)
+        for order, item_id in enumerate(chosen, start=start)
+    )
+    Handout.objects.bulk_create(Handout(assignment=a, handed_at=now) for a in made)
+    return len(made)
+
+
+@transaction.atomic
+def link_has_room(*, link: StudyLink, now: datetime | None = None) -> bool:
+    """Whether a newcomer would get at least one item now (abandoned work is released first, so a study
+    whose participants all left opens up again)."""
+    now = now or timezone.now()
+    campaign = Campaign.objects.select_for_update().get(pk=link.campaign_id)
+    assignments_release(link=link, now=now)
+    training = Assignment.objects.filter(campaign=campaign, is_training=True).values_list("item_id", flat=True)
+    full = (
+        _counted(Assignment.objects.filter(campaign=campaign, item_id__in=link.items, is_training=False))
+        .values("item_id").annotate(n=Count("pk")).filter(n__gte=campaign.annotators_per_item)
+        .values_list("item_id", flat=True)
+    )
+    return bool(set(link.items) - set(full) - set(training))
+
+
+def assignments_release(*, link: StudyLink, now: datetime) -> int:
+    """Return abandoned work to the pool; return how many assignments went back.
+
+    A participant is idle when nothing of theirs reached the server for `release_after_minutes`, and out of
+    time past their deadline. Their unfinished handouts go back: one without any work is deleted, one with
+    work is kept (they may still finish it) but counts towards the overlap only once finished."""
+    cutoff = now - timedelta(minutes=link.release_after_minutes)
+    gone = link.participants.filter(Q(last_seen_at__lt=cutoff) | Q(deadline__lte=now)).values_list("user_id", flat=True)
+    open_handouts = list(
+        Handout.objects.filter(assignment__campaign_id=link.campaign_id, assignment__annotator_id__in=gone,
+                               released_at__isnull=True)
+        .exclude(assignment__status=Assignment.Status.DONE).values_list("pk", "assignment_id")
+    )
+    if not open_handouts:
+        return 0
+    ids = [a for _, a in open_handouts]
+    worked = set(WorkAction.objects.filter(assignment_id__in=ids).values_list("assignment_id", flat=True))
+    worked |= set(JudgmentEvent.objects.filter(judgment__assignment_id__in=ids)
+                  .values_list("judgment__assignment_id", flat=True))
+    Handout.objects.filter(assignment_id__in=worked).update(released_at=now)
+    Assignment.objects.filter(pk__in=set(ids) - worked).delete()
+    return len(ids)
+
+
+def participant_touch(*, participant_pk: int, now: datetime | None = None) -> None:
+    Participant.objects.filter(pk=participant_pk).update(last_seen_at=now or timezone.now())
+
+
+def participant_is_finished(participant: Participant, now: datetime | None = None) -> bool:
+    """Done when out of time, or when every item they hold is finished (and they hold at least one)."""
+    now = now or timezone.now()
+    if participant.finished_at is not None:
+        return True
+    if participant.deadline is not None and now >= participant.deadline:
+        return True
+    rows = Assignment.objects.filter(campaign_id=participant.link.campaign_id, annotator_id=participant.user_id)
+    counts = rows.aggregate(total=Count("pk"), open=Count("pk", filter=~Q(status=Assignment.Status.DONE)))
+    return counts["total"] > 0 and counts["open"] == 0
+
+
+@transaction.atomic
+def participant_finish(*, participant: Participant, now: datetime | None = None) -> Participant:
+    """Give the participant their code (once; the same code every later visit); NotFinished while items remain.
+
+    The fail code when `participant_flag_reasons` names a reason, else the pass code. Unfinished work of a
+    participant who ran out of time goes back to the pool."""
+    now = now or timezone.now()
+    locked = Participant.objects.select_for_update().select_related("link", "user").get(pk=participant.pk)
+    if locked.code_given or locked.outcome:
+        return locked
+    if not participant_is_finished(locked, now):
+        raise NotFinished("items remain")
+    reasons = participant_flag_reasons(locked.link.campaign, locked.user)
+    locked.outcome = "fail" if reasons else "pass"
+    locked.code_given = locked.link.fail_code if reasons else locked.link.pass_code
+    locked.finished_at = now
+    locked.save(update_fields=["outcome", "code_given", "finished_at"])
+    if locked.deadline is not None and now >= locked.deadline:
+        assignments_release(link=locked.link, now=now)
+    return locked
+
+
+def completion_redirect(link: StudyLink, code: str) -> str | None:
+    """The completion URL with `{code}` replaced (URL-quoted), or None without a URL or a code."""
+    if not link.completion_url or not code:
+        return None
+    return link.completion_url.replace("{code}", quote(code, safe=""))
+
+
+def participant_flag_set(*, participant: Participant, flagged: bool, note: str = "") -> Participant:
+    """A researcher's flag: a flagged participant who has not received a code yet gets the fail code."""
+    note = note.strip()
+    if len(note) > 500:
+        raise ParticipationError("note: longer than 500 characters")
+    if problem := cleaning.text_problem(note):
+        raise ParticipationError(f"note: {problem}")
+    participant.flagged = flagged
+    participant.flag_note = note if flagged else ""
+    participant.save(update_fields=["flagged", "flag_note"])
+    return participant
