@@ -137,6 +137,21 @@ class Assignment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "item", "annotator"], name="assignment_unique"),
             models.UniqueConstraint(fields=["campaign", "annotator", "order"], name="assignment_unique_order"),
+            # The phase model's consequences (annotator.services.phases is their one writer): the status says
+            # "done" exactly in the done phase, training items stay training items, and only a control-arm
+            # output is ever marked unprimed or revealed.
+            models.CheckConstraint(
+                condition=(Q(status="done") & Q(phase=Phase.DONE.value)) | (~Q(status="done") & ~Q(phase=Phase.DONE.value)),
+                name="assignment_done_status_is_done_phase"),
+            models.CheckConstraint(condition=~Q(phase=Phase.TRAINING.value) | Q(is_training=True),
+                                   name="assignment_training_phase_is_training_item"),
+            models.CheckConstraint(condition=Q(is_training=False) | Q(phase__in=[Phase.TRAINING.value, Phase.DONE.value]),
+                                   name="assignment_training_item_in_training_or_done"),
+            models.CheckConstraint(
+                condition=~Q(phase=Phase.MARKING.value) | (Q(in_control_arm=True) & Q(revealed_at__isnull=True)),
+                name="assignment_marking_is_unrevealed_control_arm"),
+            models.CheckConstraint(condition=Q(revealed_at__isnull=True) | Q(in_control_arm=True),
+                                   name="assignment_revealed_only_in_control_arm"),
         ]
         indexes = [models.Index(fields=["annotator", "status"], name="assignment_annotator_status")]
 

@@ -116,7 +116,7 @@ def _generate(n_judgments: int, rng: random.Random):  # noqa: C901 - a linear da
             who = (k + j) % N_ANNOTATORS
             orders[who] += 1
             assignments.append(Assignment(campaign=campaign, item=item, annotator=users[who], order=orders[who],
-                                          status="done"))
+                                          status="done", phase="done"))
     assignments = Assignment.objects.bulk_create(assignments, batch_size=5000)
     added_by = {u.pk: AddedSource.objects.create(label=u.username, campaign=campaign, annotator=u) for u in users}
     judgments, added = [], []

@@ -22,6 +22,7 @@ from accounts.models import User
 from annotator.engine.phases import Phase
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
 from annotator.selectors.spans import judged_spans
+from annotator.services.phases import assignments_move
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from errors import UserError
 from quality.engine import decoys
@@ -32,7 +33,7 @@ DECOY_KEY = ("not_error", "not_error")  # span verdict, explanation verdict a de
 DECOY_EXPLANATION_KEYS = ("not_error", "incorrect")
 
 
-class CheckError(UserError, ValueError):
+class CheckError(UserError):
     """Check settings or a decoy that cannot be used as given; the message names the field."""
 
 
@@ -323,7 +324,7 @@ def decoys_import(campaign: Campaign, text: str) -> int:
     for number, proposal, key in rows:
         try:
             decoy_add(campaign=campaign, proposal=proposal, key_explanation=key)
-        except ValueError as exc:
+        except UserError as exc:
             raise CheckError(f"line {number}: {exc}") from None
     return len(rows)
 
@@ -389,8 +390,8 @@ def qualification_reopen(*, campaign: Campaign, annotator: User) -> int:
     row = Qualification.objects.filter(campaign=campaign, annotator=annotator).first()
     if row is None or row.passed is not False:
         raise CheckError(f"{annotator.username} has no failed qualification to re-open")
-    n = Assignment.objects.filter(campaign=campaign, annotator=annotator, is_training=True).update(
-        status=Assignment.Status.IN_PROGRESS, phase=Phase.TRAINING, finished_at=None)
+    n = assignments_move(Assignment.objects.filter(campaign=campaign, annotator=annotator, is_training=True),
+                         Phase.DONE, Phase.TRAINING)
     row.passed, row.score, row.attempts = None, None, row.attempts + 1
     row.save()
     return n

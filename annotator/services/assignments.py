@@ -13,12 +13,13 @@ from annotator.engine.phases import Phase
 from annotator.models import Assignment
 from annotator.selectors.spans import error_rows
 from annotator.services.actions import activity_record
+from annotator.services.phases import assignment_move
 from errors import UserError
 
 MAX_SECONDS_PER_PING = 300
 
 
-class AssignmentError(UserError, ValueError):
+class AssignmentError(UserError):
     """The assignment cannot change this way (incomplete, closed, someone else's)."""
 
 
@@ -47,13 +48,10 @@ def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -
     now = timezone.now()
     if locked.phase == Phase.MARKING:
         raise AssignmentError("the machine's errors have not been shown yet: press Done marking first")
-    locked.status = Assignment.Status.DONE
-    locked.phase = Phase.DONE
-    locked.finished_at = now
     locked.started_at = locked.started_at or now
     locked.seconds_spent += max(0, min(int(seconds), MAX_SECONDS_PER_PING))
-    fields = ["status", "phase", "finished_at", "started_at", "seconds_spent"]
-    locked.save(update_fields=fields)
+    locked.save(update_fields=["started_at", "seconds_spent"])
+    fields = ["started_at", "seconds_spent", *assignment_move(locked, Phase.DONE, now=now)]
     for field in fields:
         setattr(assignment, field, getattr(locked, field))
     activity_record(assignment=locked)

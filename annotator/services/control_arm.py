@@ -12,6 +12,7 @@ from annotator.engine.phases import Phase
 from annotator.models import Assignment, MarkingTime, UnprimedMark
 from annotator.selectors.spans import added_spans
 from annotator.services.assignments import MAX_SECONDS_PER_PING
+from annotator.services.phases import assignment_move
 
 NOT_IN_ARM = "This output is not in the control arm: its machine errors are shown from the start."
 ALREADY_REVEALED = "Marking has already ended on this output: its machine errors are shown."
@@ -41,13 +42,9 @@ def assignment_reveal(*, assignment: Assignment, user: User, seconds: int = 0) -
         raise AccessError.conflict(ALREADY_REVEALED)
     now = timezone.now()
     locked.seconds_spent += max(0, min(int(seconds), MAX_SECONDS_PER_PING))
-    locked.phase = Phase.JUDGING
-    locked.revealed_at = now
     locked.started_at = locked.started_at or now
-    if locked.status == Assignment.Status.TODO:
-        locked.status = Assignment.Status.IN_PROGRESS
-    fields = ["seconds_spent", "phase", "revealed_at", "started_at", "status"]
-    locked.save(update_fields=fields)
+    locked.save(update_fields=["seconds_spent", "started_at"])
+    fields = ["seconds_spent", "started_at", *assignment_move(locked, Phase.JUDGING, now=now)]
     UnprimedMark.objects.bulk_create(UnprimedMark(assignment=locked, span=span) for span in added_spans(locked))
     MarkingTime.objects.create(assignment=locked, seconds=work_seconds(locked))
     for field in fields:

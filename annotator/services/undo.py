@@ -15,9 +15,11 @@ from django.utils import timezone
 
 from accounts.models import User
 from annotator.access import check_can_work
+from annotator.engine.phases import Phase
 from annotator.models import AddedSource, Assignment, JudgmentEvent, SpanJudgment, WorkAction
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
 from annotator.services.judgments import JudgmentError, from_text, judgment_set
+from annotator.services.phases import assignments_move
 from corpus import protocol
 from corpus.models import ErrorSpan
 
@@ -100,9 +102,8 @@ def _apply_judgment(assignment: Assignment, user: User, action: WorkAction, back
     reopened = False
     if was_done and not judgment.is_complete():
         phase = assignment.reopened_phase()
-        reopened = bool(Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.DONE).update(
-            status=Assignment.Status.IN_PROGRESS, finished_at=None, phase=phase))
-        assignment.status, assignment.finished_at, assignment.phase = Assignment.Status.IN_PROGRESS, None, phase
+        reopened = bool(assignments_move(Assignment.objects.filter(pk=assignment.pk), Phase.DONE, phase))
+        assignment.refresh_from_db(fields=["status", "finished_at", "phase"])
     message = f"{verb}: {_FIELD_NAMES.get(field, field)}."
     if reopened:
         message += " This item had been finished; it is open again until every error has both verdicts."

@@ -102,7 +102,7 @@ def study(db) -> Study:
     ann1, ann2 = make.user("ann1"), make.user("ann2")
     campaign = make.campaign("tiny-campaign", dataset, list(runs.values()), [ann1, ann2], per_item=2)
     assignments = {
-        (user.pk, item): make.assignment(campaign, user, items[item], order, status="done")
+        (user.pk, item): make.assignment(campaign, user, items[item], order, status="done", phase="done")
         for order, (user, item) in enumerate(
             [(ann1, "i1"), (ann1, "i2"), (ann1, "i3"), (ann2, "i1"), (ann2, "i2")], start=1
         )

@@ -50,7 +50,7 @@ def test_queue_shows_progress_and_resumes_at_the_item_in_progress(client, make_u
     span = next(s for s in built.spans.values() if s.annotation.item_id == rows[1].item_id)
     judgment_set(assignment=rows[1], span=span, user=ann, changes={"span_verdict": "error"})
     assert client.get(f"/campaigns/{built.campaign.pk}/resume/").url == f"/work/{rows[1].pk}/"
-    Assignment.objects.filter(pk=rows[0].pk).update(status=Assignment.Status.DONE)
+    Assignment.objects.filter(pk=rows[0].pk).update(status=Assignment.Status.DONE, phase="done")
     page = client.get(f"/campaigns/{built.campaign.pk}/").content.decode()
     assert "<strong>1 of 2</strong> items done" in page and 'max="2" value="1"' in page and ">50%</progress>" in page
 

@@ -125,7 +125,7 @@ def test_campaign_page_shows_progress_per_annotator(client, make_user):
     first, second = make_user("prog-a"), make_user("prog-b")
     built = build_campaign([first, second], per_item=2, name="progress campaign")
     done = Assignment.objects.filter(annotator=first).first()
-    Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.DONE, seconds_spent=42)
+    Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.DONE, phase="done", seconds_spent=42)
     client.force_login(make_user("prog-researcher", role="researcher"))
     html = client.get(reverse("campaign_entry", args=[built.campaign.pk])).content.decode()
     table = html[html.index('id="annotator-progress"'):]

@@ -27,7 +27,8 @@ def test_an_expert_with_nothing_done_is_offered_start_not_resume(client):
     assert "resume →" in home  # the demo's four sample judgments count as done
     from annotator.models import Assignment
 
-    Assignment.objects.filter(annotator__username="expert1").update(status=Assignment.Status.TODO)
+    Assignment.objects.filter(annotator__username="expert1").update(status=Assignment.Status.TODO, phase="judging",
+                                                                     finished_at=None)
     home = client.get("/").content.decode()
     assert "start →" in home and "resume →" not in home
 
