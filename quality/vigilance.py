@@ -5,14 +5,22 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Sum
+from django.db.models import Count, Max, Q, Sum
 
 from accounts.models import User
-from annotator.models import AddedSource, Assignment, Campaign, ControlVerdict, JudgmentEvent, SpanJudgment
+from annotator.models import (
+    AddedSource,
+    Assignment,
+    Campaign,
+    ControlVerdict,
+    JudgmentEvent,
+    SpanJudgment,
+    WorkAction,
+)
 from corpus.models import AnnotationKind, ErrorSpan
 from quality.engine.figures import Figures, Verdict, flag_reasons, wilson
 from quality.models import CheckSpan, PlantedOutput, Qualification
@@ -120,8 +128,49 @@ def _planted(campaign: Campaign) -> dict[int, tuple[int, int]]:
     return result
 
 
+_MEMO: OrderedDict[tuple, list[AnnotatorChecks]] = OrderedDict()
+_MEMO_SIZE = 32
+
+
+def _inputs_version(campaign: Campaign) -> tuple:
+    """A fingerprint of everything the checks read for `campaign`: verdicts given, changed or undone, items
+    finished, added errors, decoys and planted outputs, qualification results, the vigilance threshold.
+
+    A handful of aggregates, so the participants page, the analytics (which ask whose verdicts count for every
+    figure) and the end page compute the checks once per state of the campaign, not once per question."""
+    judgments = SpanJudgment.objects.filter(assignment__campaign=campaign).aggregate(
+        n=Count("id"), last=Max("updated_at"))
+    assignments = Assignment.objects.filter(campaign=campaign).aggregate(
+        n=Count("id"), top=Max("id"), who=Sum("annotator_id"), last=Max("finished_at"),
+        done=Count("id", filter=Q(status=Assignment.Status.DONE)),
+        active=Sum("active_seconds"), wall=Sum("seconds_spent"))
+    events = JudgmentEvent.objects.filter(judgment__assignment__campaign=campaign).aggregate(
+        top=Max("id"), undone=Count("id", filter=Q(undone=True)))
+    actions = WorkAction.objects.filter(assignment__campaign=campaign).aggregate(
+        top=Max("id"), undone=Count("id", filter=Q(undone=True)), last=Max("undone_at"))
+    checks = CheckSpan.objects.filter(campaign=campaign).aggregate(n=Count("id"), top=Max("id"))
+    planted = PlantedOutput.objects.filter(campaign=campaign).aggregate(n=Count("id"), top=Max("id"))
+    qualified = Qualification.objects.filter(campaign=campaign).aggregate(
+        n=Count("id"), last=Max("decided_at"), attempts=Sum("attempts"))
+    return (campaign.pk, campaign.vigilance_min, *(tuple(sorted(d.items())) for d in (
+        judgments, assignments, events, actions, checks, planted, qualified)))
+
+
 def campaign_checks(campaign: Campaign) -> list[AnnotatorChecks]:
-    """Every annotator of the campaign with their telemetry, vigilance and flags, by name."""
+    """Every annotator of the campaign with their telemetry, vigilance and flags, by name (computed once per
+    state of the campaign's data; see `_inputs_version`)."""
+    key = _inputs_version(campaign)
+    if key in _MEMO:
+        _MEMO.move_to_end(key)
+        return _MEMO[key]
+    rows = _campaign_checks(campaign)
+    _MEMO[key] = rows
+    while len(_MEMO) > _MEMO_SIZE:
+        _MEMO.popitem(last=False)
+    return rows
+
+
+def _campaign_checks(campaign: Campaign) -> list[AnnotatorChecks]:
     verdicts = _verdicts(campaign)
     decoys = _decoys(campaign)
     planted = _planted(campaign)

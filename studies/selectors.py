@@ -12,8 +12,9 @@ from django.db.models import Count, Q, Sum
 
 from annotator.models import Assignment
 from corpus.spreadsheet import csv_row
+from quality.vigilance import campaign_checks
 from studies.models import Participant, StudyLink
-from studies.screening import participant_flag_reasons
+from studies.screening import participant_reasons
 
 
 class ParticipantRow(TypedDict):
@@ -58,6 +59,7 @@ def participant_rows(link: StudyLink) -> list[ParticipantRow]:
             seconds=Sum("seconds_spent"),
         )
     }
+    quality = {row.user_id: row.reasons for row in campaign_checks(link.campaign)}  # once for every row
     rows: list[ParticipantRow] = []
     for p in participants:
         s = stats.get(p.user_id, {})
@@ -66,8 +68,8 @@ def participant_rows(link: StudyLink) -> list[ParticipantRow]:
             session_id=p.session_id, worker_id=p.worker_id, assignment_id=p.mturk_assignment_id, hit_id=p.hit_id,
             started=p.joined_at.isoformat(), finished=_iso(p.finished_at), items=s.get("items", 0),
             items_done=s.get("done", 0), active_seconds=s.get("seconds") or 0,
-            flagged=p.flagged, flags=participant_flag_reasons(link.campaign, p.user), outcome=p.outcome,
-            code_given=p.code_given,
+            flagged=p.flagged, outcome=p.outcome, code_given=p.code_given,
+            flags=participant_reasons(p, quality_flags=quality.get(p.user_id, []), finished_any=bool(s.get("done"))),
         ))
     return rows
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema
+from ninja import Field, Router, Schema
 
 from accounts.access import require_researcher
 from analytics.selectors.priming import priming_dicts, priming_report
@@ -42,6 +42,8 @@ class PrimingOut(Schema):
     accepted_unfound: ShareOut
     errors_per_output: PerOutputOut
     seconds_per_span: SecondsOut
+    unlocated: int = Field(description="Machine spans on control-arm outputs without a location in the output: "
+                                       "they could not have been found unprimed, so accepted_unfound leaves them out.")
 
 
 @router.get("/campaigns/{campaign_id}/priming", response=list[PrimingOut], operation_id="list_priming_figures")

@@ -98,6 +98,10 @@ def _num(value: float | None, digits: int = 1) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def _unlocated(n: int) -> str:
+    return f"; {n} machine span{'' if n == 1 else 's'} without a location left out" if n else ""
+
+
 def priming_paragraph(rows: list[PrimingFigures]) -> str:
     """What the figures say, in plain words, and what they do not."""
     if not rows:
@@ -110,7 +114,8 @@ def priming_paragraph(rows: list[PrimingFigures]) -> str:
             f"overlap {_pct(row.recall.value)} (n = {row.recall.n} marks); after the reveal they confirmed "
             f"{_pct(row.precision_confirmed.value)} of its spans, though only {_pct(row.precision_found.value)} "
             f"overlap an error they had found themselves; of the spans they had not found, they still accepted "
-            f"{_pct(row.accepted_unfound.value)} (n = {row.accepted_unfound.n}). With the spans shown an expert "
+            f"{_pct(row.accepted_unfound.value)} (n = {row.accepted_unfound.n}"
+            f"{_unlocated(row.unlocated)}). With the spans shown an expert "
             f"reported {_num(epo.primed)} errors per output, without them {_num(epo.unprimed)} (difference "
             f"{_num(epo.difference, 2)} over {epo.n_outputs} outputs seen both ways)."
         )

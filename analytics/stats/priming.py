@@ -10,7 +10,9 @@ recall and the size of that shift are measured here, per evaluator, rather than 
   confirmed (span verdict Error) after the reveal;
 - precision_found: the share of those machine spans that overlap one of the expert's unprimed marks;
 - accepted_unfound: among those machine spans that no unprimed mark overlaps, the share the same expert then
-  confirmed: errors accepted only because they were shown (the direct measure of priming);
+  confirmed: errors accepted only because they were shown (the direct measure of priming). A machine span
+  without a location in the output could never have been found unprimed, so it is left out here and counted
+  apart (`unlocated`);
 - errors_per_output: primed (confirmed machine spans of the evaluator plus errors added, on outputs shown with
   the spans from the start) against unprimed (marks before the reveal), with the difference paired over the
   crossed outputs (seen both ways);
@@ -88,6 +90,7 @@ class PrimingFigures:
     accepted_unfound: Share
     errors_per_output: PerOutput
     seconds_per_span: dict[str, float | None]
+    unlocated: int = 0  # machine spans on control-arm outputs without a location: outside accepted_unfound
 
 
 def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
@@ -104,7 +107,7 @@ def share_counts(work: Work, evaluator: str) -> dict[str, tuple[int, int]]:
     spans = [s for s in work.machine if s.evaluator == evaluator]
     places = [p for p in map(_placed, spans) if p is not None]
     found = [any(overlaps(p, m) for m in work.marks) if (p := _placed(s)) else False for s in spans]
-    unfound = [s for s, f in zip(spans, found, strict=True) if not f]
+    unfound = [s for s, f in zip(spans, found, strict=True) if not f and _placed(s) is not None]
     return {
         "recall": (sum(any(overlaps(p, m) for p in places) for m in work.marks), len(work.marks)),
         "precision_confirmed": (sum(s.confirmed for s in spans), len(spans)),
@@ -185,5 +188,6 @@ def priming_figures(works: Sequence[Work], evaluators: Sequence[str], *, resampl
         rows.append(PrimingFigures(
             evaluator=evaluator, **shares, errors_per_output=_per_output(mine, evaluator, resamples, seed),
             seconds_per_span=_seconds(mine, evaluator),
+            unlocated=sum(_placed(s) is None for w in control for s in w.machine if s.evaluator == evaluator),
         ))
     return rows

@@ -22,8 +22,9 @@ pytestmark = pytest.mark.django_db
 # recall: marks overlapped 1 of 2, 0 of 1, 2 of 3                       -> 3/6, per output 1/2, 0, 2/3
 # precision confirmed: 2 of 2, 1 of 3, 1 of 1                            -> 4/6, per output 1, 1/3, 1
 # precision found: 1 of 2 (bbbb), 0 of 3, 1 of 1                         -> 2/6, per output 1/2, 0, 1
-# accepted unfound: dddd confirmed (1 of 1); all 3 unfound, hhhh confirmed (1 of 3); none unfound
-#                                                                        -> 2/4, per output 1, 1/3 (output 3 has none)
+# accepted unfound: dddd confirmed (1 of 1); ffff and hhhh unfound, hhhh confirmed (1 of 2: the span without
+# offsets could never be found unprimed, so it is left out and counted as unlocated); none unfound
+#                                                                        -> 2/3, per output 1, 1/2 (output 3 has none)
 # errors per output: primed 2, 2, 3 (mean 7/3); unprimed 2, 1, 3 (mean 2); differences 0, 1, 0 (mean 1/3)
 # seconds per span: primed (60 + 40 + 50) / 7 errors; unprimed (100 + 80 + 120) / 6 marks
 # With three outputs, a resample of one output alone has probability 1/27 (more than 2.5%), so each 95%
@@ -33,10 +34,11 @@ EXPECTED = {
     "recall": {"value": 0.5, "ci_low": 0.0, "ci_high": 2 / 3, "n": 6},
     "precision_confirmed": {"value": 4 / 6, "ci_low": 1 / 3, "ci_high": 1.0, "n": 6},
     "precision_found": {"value": 2 / 6, "ci_low": 0.0, "ci_high": 1.0, "n": 6},
-    "accepted_unfound": {"value": 0.5, "ci_low": 1 / 3, "ci_high": 1.0, "n": 4},
+    "accepted_unfound": {"value": 2 / 3, "ci_low": 0.5, "ci_high": 1.0, "n": 3},
     "errors_per_output": {"primed": 7 / 3, "unprimed": 2.0, "difference": 1 / 3, "ci_low": 0.0, "ci_high": 1.0,
                           "n_outputs": 3},
     "seconds_per_span": {"primed": 150 / 7, "unprimed": 50.0},
+    "unlocated": 1,
 }
 
 
@@ -67,7 +69,7 @@ def test_priming_api_gives_exactly_the_contract_fields(study, researcher):
     body = answer.json()
     assert body == [_approx(EXPECTED)]
     assert list(body[0]) == ["evaluator", "recall", "precision_confirmed", "precision_found", "accepted_unfound",
-                             "errors_per_output", "seconds_per_span"]
+                             "errors_per_output", "seconds_per_span", "unlocated"]
     assert list(body[0]["recall"]) == ["value", "ci_low", "ci_high", "n"]
     assert list(body[0]["errors_per_output"]) == ["primed", "unprimed", "difference", "ci_low", "ci_high",
                                                   "n_outputs"]
@@ -87,14 +89,15 @@ def test_priming_command_json_and_csv(study, capsys):
     assert len(rows) == 1
     assert rows[0]["evaluator"] == "alpha"
     assert float(rows[0]["recall_value"]) == 0.5
-    assert rows[0]["accepted_unfound_n"] == "4"
+    assert rows[0]["accepted_unfound_n"] == "3" and rows[0]["unlocated"] == "1"
     assert float(rows[0]["errors_per_output_difference"]) == pytest.approx(1 / 3)
     assert float(rows[0]["seconds_per_span_unprimed"]) == 50.0
 
 
 def test_priming_paragraph_says_the_figures_in_words(study):
     text = priming_paragraph(priming_report(study.campaign))
-    assert "overlap 50%" in text and "confirmed 67%" in text and "accepted 50%" in text
+    assert "overlap 50%" in text and "confirmed 67%" in text and "accepted 67%" in text
+    assert "1 machine span without a location left out" in text
     assert "over 3 outputs seen both ways" in text
 
 
@@ -207,5 +210,5 @@ def test_report_of_a_campaign_without_control_arm_has_no_priming_section(make_us
     campaign = build_study([make_user("ann1"), make_user("ann2")]).campaign
     campaign.control_arm = 0
     campaign.save(update_fields=["control_arm"])
-    Assignment.objects.filter(campaign=campaign).update(in_control_arm=False)
+    Assignment.objects.filter(campaign=campaign).update(in_control_arm=False, phase="judging", revealed_at=None)
     assert "tables/priming.md" not in report_files(campaign, "markdown")

@@ -20,9 +20,11 @@ def _work(**fields) -> Work:
 def test_share_counts_of_one_control_arm_assignment():
     work = _work(marks=((2, 6), (30, 34)))
     # marks: (2,6) overlaps A's (0,4); (30,34) nothing. A's spans: (0,4) found and confirmed, (10,14) not found
-    # and rejected, the unplaced one can never be found but was confirmed.
+    # and rejected, the unplaced one can never be found but was confirmed: it counts against precision_found
+    # but stays out of accepted_unfound (it could not have been found unprimed, so counting it would bias the
+    # share of spans accepted only because they were shown upwards).
     assert share_counts(work, "A") == {
-        "recall": (1, 2), "precision_confirmed": (2, 3), "precision_found": (1, 3), "accepted_unfound": (1, 2),
+        "recall": (1, 2), "precision_confirmed": (2, 3), "precision_found": (1, 3), "accepted_unfound": (0, 1),
     }
     # B's only span is not found by either mark
     assert share_counts(work, "B") == {
@@ -44,3 +46,11 @@ def test_outputs_an_evaluator_did_not_answer_do_not_count_for_it():
     assert row.errors_per_output.n_outputs == 0 and row.errors_per_output.difference is None
     assert row.errors_per_output.unprimed == 1.0 and row.errors_per_output.primed is None
     assert row.seconds_per_span == {"primed": None, "unprimed": pytest.approx(0.0)}
+
+
+def test_unlocated_machine_spans_are_counted_apart_from_accepted_unfound():
+    (row,) = priming_figures([_work(marks=((2, 6),))], ["A"], resamples=200)
+    assert (row.accepted_unfound.value, row.accepted_unfound.n) == (0.0, 1)  # (10,14) unfound and rejected
+    assert row.unlocated == 1
+    (row_b,) = priming_figures([_work(marks=((2, 6),))], ["B"], resamples=200)
+    assert row_b.unlocated == 0
