@@ -14,7 +14,6 @@ from comparison.selectors import job_progress, jobs_for_list
 from comparison.services.jobs import comparison_create
 from comparison.services.results import export_document
 from corpus.models import Dataset
-from errors import UserError
 from jobs.api import job_action_answer
 from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
@@ -34,7 +33,7 @@ def list_comparisons(request: HttpRequest):
     return [job_progress(j) for j in jobs_for_list()]
 
 
-@router.post("/comparisons", response={201: ComparisonOut, 400: ErrorOut, 404: ErrorOut},
+@router.post("/comparisons", response={201: ComparisonOut, 404: ErrorOut},
              operation_id="create_comparison")
 def create_comparison(request: HttpRequest, payload: ComparisonIn):
     """Check the metrics, aspects and servers, then queue the job (like `manage.py compare_metrics`)."""
@@ -42,11 +41,8 @@ def create_comparison(request: HttpRequest, payload: ComparisonIn):
     dataset = Dataset.objects.filter(name=payload.dataset).first()
     if dataset is None:
         return Status(404, {"detail": f"no dataset named {payload.dataset!r}"})
-    try:
-        job = comparison_create(dataset=dataset, metrics=payload.metrics, aspects=payload.aspects,
-                         ollama_url=payload.ollama_url, gptscore_url=payload.gptscore_url, user=request.user)
-    except UserError as exc:
-        return Status(400, {"detail": str(exc)})
+    job = comparison_create(dataset=dataset, metrics=payload.metrics, aspects=payload.aspects,
+                     ollama_url=payload.ollama_url, gptscore_url=payload.gptscore_url, user=request.user)
     job_queue(job)
     return Status(201, job_progress(_job(job.pk)))
 

@@ -26,7 +26,7 @@ _DIGITS = re.compile(r"[0-9]+")
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-class CleaningError(UserError, ValueError):
+class CleaningError(UserError):
     """A value breaks one of the rules; the message names the field."""
 
 

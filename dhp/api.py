@@ -13,7 +13,6 @@ from dhp.models import DhpRun, Survey
 from dhp.schemas import DhpRunIn, DhpRunOut, ErrorOut, SurveyResultsOut
 from dhp.selectors import export_record, survey_results
 from dhp.services.runs import dhp_create
-from errors import UserError
 from jobs.api import job_action_answer
 from jobs.lifecycle import job_queue
 
@@ -45,7 +44,7 @@ def export_dhp_run(request: HttpRequest, run_id: int):
     return export_record(run)
 
 
-@router.post("/dhp/runs", response={201: DhpRunOut, 400: ErrorOut, 404: ErrorOut}, operation_id="create_dhp_run")
+@router.post("/dhp/runs", response={201: DhpRunOut, 404: ErrorOut}, operation_id="create_dhp_run")
 def create_dhp_run(request: HttpRequest, body: DhpRunIn):
     require_admin(request)
     dataset = Dataset.objects.select_related("task").filter(name=body.dataset).first()
@@ -56,15 +55,12 @@ def create_dhp_run(request: HttpRequest, body: DhpRunIn):
         survey = Survey.objects.filter(pk=body.survey).first()
         if survey is None:
             return Status(404, {"detail": f"no survey with id {body.survey}"})
-    try:
-        kinds = [get_kind(k) for k in body.kinds] if body.kinds else parse_kinds(None)
-        run = dhp_create(
-            dataset=dataset, evaluator=body.evaluator, metrics=body.metrics, kinds=kinds, samples=body.samples,
-            survey=survey, seed=body.seed, ollama_url=body.ollama_url, parallel=body.parallel, user=request.user,
-            preset=body.preset,
-        )
-    except UserError as exc:
-        return Status(400, {"detail": str(exc)})
+    kinds = [get_kind(k) for k in body.kinds] if body.kinds else parse_kinds(None)
+    run = dhp_create(
+        dataset=dataset, evaluator=body.evaluator, metrics=body.metrics, kinds=kinds, samples=body.samples,
+        survey=survey, seed=body.seed, ollama_url=body.ollama_url, parallel=body.parallel, user=request.user,
+        preset=body.preset,
+    )
     job_queue(run)
     return Status(201, _out(run))
 

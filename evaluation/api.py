@@ -9,7 +9,6 @@ from ninja.pagination import paginate
 
 from accounts.access import require_admin, require_researcher
 from corpus.models import Dataset
-from errors import UserError
 from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import run_create
 from evaluation.schemas import ErrorOut, RunIn, RunOut, RunProgressOut
@@ -42,7 +41,7 @@ def retrieve_run(request: HttpRequest, run_id: int):
     return run_progress(get_object_or_404(EvaluatorRun, pk=run_id))
 
 
-@router.post("/runs", response={201: RunOut, 400: ErrorOut, 404: ErrorOut}, operation_id="create_run")
+@router.post("/runs", response={201: RunOut, 404: ErrorOut}, operation_id="create_run")
 def create_run(request: HttpRequest, payload: RunIn):
     """Check every server and its models, place them, then queue the ensemble job (like `manage.py preannotate`)."""
     require_admin(request)
@@ -50,15 +49,12 @@ def create_run(request: HttpRequest, payload: RunIn):
     if dataset is None:
         names = ", ".join(repr(n) for n in Dataset.objects.values_list("name", flat=True)[:20]) or "none yet"
         return Status(404, {"detail": f"no dataset named {payload.dataset!r} (datasets: {names})"})
-    try:
-        run = run_create(
-            dataset=dataset, aspect_name=payload.aspect, annotators=payload.annotators,
-            supervisor=payload.supervisor, ollama_url=payload.ollama_url, parallel=payload.parallel,
-            outlier_rule=payload.outlier_rule, mode=payload.mode, preset=payload.preset, user=request.user,
-            answer_format=payload.answer_format, repair=payload.repair,
-        )
-    except UserError as exc:
-        return Status(400, {"detail": str(exc)})
+    run = run_create(
+        dataset=dataset, aspect_name=payload.aspect, annotators=payload.annotators,
+        supervisor=payload.supervisor, ollama_url=payload.ollama_url, parallel=payload.parallel,
+        outlier_rule=payload.outlier_rule, mode=payload.mode, preset=payload.preset, user=request.user,
+        answer_format=payload.answer_format, repair=payload.repair,
+    )
     job_queue(run)
     return Status(201, _out(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect").get(pk=run.pk)))
 

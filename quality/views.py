@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotator.models import Campaign, CampaignRun
 from annotator.services.campaigns import campaign_open
 from annotator.views.common import AppRequest, require_researcher
+from errors import UserError
 from quality.models import CheckSpan
 from quality.services import decoy_drop, decoy_update, decoys_import
 
@@ -27,7 +28,7 @@ def campaign_decoys(request: AppRequest, pk: int) -> HttpResponse:
         try:
             decoy_update(decoy=decoy, explanation=request.POST.get("explanation"), label=request.POST.get("label"),
                          key_explanation=request.POST.get("key_explanation"))
-        except ValueError as exc:
+        except UserError as exc:
             messages.error(request, str(exc))
         else:
             messages.success(request, f"Saved decoy {decoy.pk}.")
@@ -62,7 +63,7 @@ def campaign_decoys_import(request: AppRequest, pk: int) -> HttpResponse:
         return redirect("campaign_decoys", pk=pk)
     try:
         n = decoys_import(campaign, upload.read().decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (UserError, UnicodeDecodeError) as exc:
         messages.error(request, f"{exc} - nothing was imported")
     else:
         messages.success(request, f"Imported {n} decoys.")

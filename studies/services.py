@@ -38,7 +38,7 @@ MAX_CONSENT = 100_000
 HANDLE_ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789"
 
 
-class ParticipationError(UserError, ValueError):
+class ParticipationError(UserError):
     """Bad link settings or a bad platform id; the message names the field."""
 
 

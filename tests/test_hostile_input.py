@@ -60,7 +60,7 @@ def test_cleaning_numbers_and_trees_name_the_place():
 # --- the item screen's posts ----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("where", ["time", "finish", "save"])
-def test_item_screen_posts_refuse_superscript_digits_with_400(client, make_user, where):
+def test_item_screen_posts_refuse_superscript_digits_with_422_as_the_api_does(client, make_user, where):
     ann = make_user("sup")
     built = build_campaign([ann])
     assignment = Assignment.objects.get(annotator=ann, item=built.items[0])
@@ -71,7 +71,7 @@ def test_item_screen_posts_refuse_superscript_digits_with_400(client, make_user,
                                {"field": "span_verdict", "value": "error", "number": "²", "style": "1"})
     else:
         response = client.post(f"/work/{assignment.pk}/{where}/", {"seconds": "²"})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assignment.refresh_from_db()
     assert assignment.status != Assignment.Status.DONE
 

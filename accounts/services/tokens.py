@@ -20,7 +20,7 @@ PREFIX_LENGTH = 8
 MAX_EXPIRY_DAYS = 3650
 
 
-class TokenError(UserError, ValueError):
+class TokenError(UserError):
     """A token request that cannot be honoured; the message says why."""
 
 

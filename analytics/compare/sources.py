@@ -23,7 +23,7 @@ from errors import UserError
 from evaluation.selectors import own_runs
 
 
-class UnknownSource(UserError, ValueError):
+class UnknownSource(UserError):
     """A source name that names nothing (or more than one thing) in the dataset; the message lists the names."""
 
 

@@ -41,7 +41,7 @@ class Reference:
     include_confirmed: bool = True
 
 
-class UnknownReference(UserError, ValueError):
+class UnknownReference(UserError):
     """A reference that names no reference of the scope; the message lists the ones there are."""
 
 

@@ -38,7 +38,7 @@ METHOD = "approximate randomization (paired over shared outputs, two-sided), Hol
 _FIELDS = {"span": Q(span_verdict=SPAN_OK), "explanation": Q(explanation_verdict=EXPLANATION_OK)}
 
 
-class RankingProblem(UserError, ValueError):
+class RankingProblem(UserError):
     """A ranking question that names no aspect or criterion of the campaign; the message says which exist."""
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 from ninja import Router, Status
-from ninja.errors import HttpError
 from ninja.pagination import paginate
 
 from accounts.services.settings import user_set_auto_advance
@@ -25,7 +24,7 @@ from annotator.schemas import (
     WorkItemOut,
 )
 from annotator.selectors.spans import added_spans, item_errors, span_handle
-from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
+from annotator.services.assignments import assignment_add_time, assignment_finish
 from annotator.services.control_arm import assignment_reveal
 from corpus.models import ErrorSpan
 
@@ -107,10 +106,7 @@ def finish_assignment(request: HttpRequest, assignment_id: int, payload: FinishI
 def add_assignment_time(request: HttpRequest, assignment_id: int, payload: TimeIn):
     """Report active working seconds on an item (the screen's timer); 409 once the campaign is closed."""
     assignment = assignment_to_edit(request.user, assignment_id)
-    try:
-        assignment_add_time(assignment=assignment, user=request.user, seconds=payload.seconds)
-    except AssignmentError as exc:
-        raise HttpError(409, str(exc)) from None
+    assignment_add_time(assignment=assignment, user=request.user, seconds=payload.seconds)
     return Status(204, None)
 
 

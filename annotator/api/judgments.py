@@ -26,18 +26,11 @@ from errors import UserError
 router = Router(tags=["annotation"])
 
 
-def _ms(value: object) -> int | None:
-    try:
-        return clamp_ms(value)
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
-
-
 def _set_fields(request: HttpRequest, assignment_id: int, span_id: int, changes: dict) -> JudgmentOut:
     assignment = assignment_to_edit(request.user, assignment_id)
     span, _ = judged_span_by_handle(assignment, span_id)
     expected = changes.pop("version", None)
-    ms = _ms(changes.pop("ms", None))
+    ms = clamp_ms(changes.pop("ms", None))
     if not changes:
         raise UserError("give at least one field to set")
     # a refusal is a UserError: 409 for a stale version (StaleJudgment), 422 for a bad value (config.api)
@@ -88,7 +81,7 @@ def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSp
     """Add a missed error by character offsets into the output (end exclusive); the text is taken from them."""
     assignment = assignment_to_edit(request.user, assignment_id)
     fields = payload.dict()
-    ms = _ms(fields.pop("ms", None))
+    ms = clamp_ms(fields.pop("ms", None))
     span = added_span_create(assignment=assignment, user=request.user, **fields, ms=ms)
     return Status(201, added_span_out(span))
 
@@ -97,7 +90,7 @@ def create_added_span(request: HttpRequest, assignment_id: int, payload: AddedSp
 def update_added_span(request: HttpRequest, span_id: int, payload: AddedSpanPatchIn):
     span, assignment = added_span_for_user(request.user, span_id)
     fields = payload.dict(exclude_unset=True)
-    ms = _ms(fields.pop("ms", None))
+    ms = clamp_ms(fields.pop("ms", None))
     added_span_update(span=span, assignment=assignment, user=request.user, **fields, ms=ms)
     return added_span_out(span)
 

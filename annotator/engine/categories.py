@@ -32,7 +32,7 @@ _NAME = re.compile(r"^[A-Za-z0-9_ -]{1,40}$")
 MAX_CATEGORIES = len(PALETTE)
 
 
-class CategoryError(UserError, ValueError):
+class CategoryError(UserError):
     """A category set that cannot be used: a bad name, a repeated one, too many."""
 
 

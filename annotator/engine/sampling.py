@@ -36,7 +36,7 @@ MIN_HALF_WIDTH = 0.001  # a tenth of a point: (z / d)^2 overflows a float for d 
 MAX_HALF_WIDTH = 0.5  # a share's interval is never wider than ±50 points
 
 
-class SamplingError(UserError, ValueError):
+class SamplingError(UserError):
     """A sample that cannot be drawn or planned as asked (sizes, strata, half-width)."""
 
 

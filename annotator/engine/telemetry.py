@@ -1,8 +1,16 @@
 """Telemetry of expert work, Django-free: milliseconds to a verdict and active time with idle gaps capped."""
 
+from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+
+from errors import UserError
+
+
+class TelemetryError(UserError):
+    """A telemetry value the page sent that is no number (422, from the page and the API alike)."""
+
 
 # ---- telemetry ---------------------------------------------------------------------------------------------
 
@@ -19,9 +27,9 @@ def clamp_ms(value: object) -> int | None:
     try:
         number = float(str(value))
     except ValueError:
-        raise ValueError(f"ms: {value!r} is not a number") from None
+        raise TelemetryError(f"ms: {value!r} is not a number") from None
     if not math.isfinite(number):
-        raise ValueError(f"ms: {value!r} is not a finite number")
+        raise TelemetryError(f"ms: {value!r} is not a finite number")
     return int(min(max(number, 0), MAX_MS))
 
 

@@ -21,7 +21,7 @@ MAX_CATEGORY = 100
 MAX_ASPECT = 200  # Annotation.aspect
 
 
-class AddedSpanError(UserError, ValueError):
+class AddedSpanError(UserError):
     """An added span that cannot be stored (bad offsets, bad severity, closed campaign, not yours)."""
 
 

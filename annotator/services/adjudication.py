@@ -20,7 +20,7 @@ Action = AdjudicationEvent.Action
 ADDED_SPAN_VERDICTS = frozenset({"error", "not_error"})
 
 
-class AdjudicationError(UserError, ValueError):
+class AdjudicationError(UserError):
     """A decision that cannot be stored: unknown field or value, or a span that is not this campaign's."""
 
 

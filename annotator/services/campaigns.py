@@ -28,7 +28,7 @@ def neutral_labels(n: int) -> list[str]:
 REVIEWER_ROLES = (Role.RESEARCHER, Role.ADMIN)
 
 
-class CampaignError(UserError, ValueError):
+class CampaignError(UserError):
     """A campaign that cannot be set up as asked; the message names the field."""
 
 

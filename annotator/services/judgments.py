@@ -23,7 +23,7 @@ JUDGMENT_FIELDS = protocol.JUDGMENT_FIELDS
 MAX_COMMENT = 4000
 
 
-class JudgmentError(UserError, ValueError):
+class JudgmentError(UserError):
     """A judgment change that cannot be stored: unknown field, bad value, closed campaign, not your work."""
 
 

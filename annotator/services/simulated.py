@@ -6,10 +6,11 @@ from django.db import transaction
 
 from annotator.models import Campaign
 from annotator.services.campaigns import campaigns_delete
+from errors import Conflict
 from evaluation.models import EvaluatorRun
 
 
-class NotSimulated(ValueError):
+class NotSimulated(Conflict):
     """Only a simulated run may be deleted with its campaigns: real judgments are never thrown away this way."""
 
 

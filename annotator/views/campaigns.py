@@ -18,6 +18,7 @@ from annotator.selectors.campaigns import (
 )
 from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_set_labeling
 from annotator.views.common import AppRequest, require_researcher
+from errors import UserError
 
 
 @require_GET
@@ -54,7 +55,7 @@ def campaign_control(request: AppRequest, pk: int) -> HttpResponse:
         ]
         try:
             n = campaign_control_set(campaign=campaign, keys=[k for k in keys if k.span_verdict])
-        except ValueError as exc:
+        except UserError as exc:
             messages.error(request, str(exc))
         else:
             messages.success(request, f"Saved the known verdicts of {n} control spans.")

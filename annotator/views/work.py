@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 from dataclasses import dataclass
 
-from django.core.exceptions import BadRequest
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -215,7 +214,7 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
         judgment = judgment_set(assignment=assignment, span=span, user=request.user,
                                 changes={field: request.POST.get("value", "")},
                                 expected_version=_version(request.POST.get("version", "")),
-                                ms=_ms(request.POST.get("ms")))
+                                ms=clamp_ms(request.POST.get("ms")))
     except StaleJudgment as exc:
         current = SpanJudgment.objects.filter(assignment_id=assignment.pk, span_id=span.pk).first()
         row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style, handle=span_pk)
@@ -293,7 +292,7 @@ def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
             assignment=assignment, user=request.user, start=from_browser_offset(output, data["start"]),
             end=from_browser_offset(output, data["end"]),
             aspect=data["aspect"] or None, category=data["category"], severity=data["severity"], note=data["note"],
-            ms=_ms(request.POST.get("ms")),
+            ms=clamp_ms(request.POST.get("ms")),
         )
     except AddedSpanError as exc:
         return _unprocessable(str(exc))
@@ -308,7 +307,7 @@ def added_span_edit(request: AppRequest, span_pk: int) -> HttpResponse:
         return _unprocessable("; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()))
     try:
         added_span_update(span=span, assignment=assignment, user=request.user, **form.cleaned_data,
-                          ms=_ms(request.POST.get("ms")))
+                          ms=clamp_ms(request.POST.get("ms")))
     except AddedSpanError as exc:
         return _unprocessable(str(exc))
     return _added_response(request, assignment, "Saved the added error.")
@@ -324,20 +323,10 @@ def added_span_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     return _added_response(request, assignment, "Deleted the added error.")
 
 
-def _ms(raw: str | None) -> int | None:
-    """The page's milliseconds since focus, clamped (telemetry); a value that is no number is a 400."""
-    try:
-        return clamp_ms(raw)
-    except ValueError as exc:
-        raise BadRequest(str(exc)) from None
-
-
 def _posted(raw: str, name: str) -> int:
-    """A small whole number the page posts (0 when absent); anything but the digits 0-9 is a 400."""
-    try:
-        return cleaning.digits(raw, name, default=0)
-    except cleaning.CleaningError as exc:
-        raise BadRequest(str(exc)) from None
+    """A small whole number the page posts (0 when absent); anything but the digits 0-9 is refused (422, as the
+    API refuses the same value)."""
+    return cleaning.digits(raw, name, default=0)
 
 
 def _seconds(request: AppRequest) -> int:

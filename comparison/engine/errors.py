@@ -5,5 +5,5 @@ from __future__ import annotations
 from errors import UserError
 
 
-class ComparisonError(UserError, ValueError):
+class ComparisonError(UserError):
     """A metric or request the comparison cannot honour; the message says what to do instead."""

@@ -5,5 +5,5 @@ from __future__ import annotations
 from errors import UserError
 
 
-class DhpError(UserError, ValueError):
+class DhpError(UserError):
     """Bad input to the DHP engine (an unknown kind, weights that cannot be used, ...); the message says which."""

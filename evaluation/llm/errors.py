@@ -70,5 +70,5 @@ class ServerNotAllowed(BackendError):
     """An address outside the allowlist: the app fetches a job's servers itself, so it talks to none other."""
 
 
-class ServerListError(UserError, ValueError):
+class ServerListError(UserError):
     """A server address that cannot be used; the message names it and shows the accepted forms."""

@@ -134,7 +134,7 @@ MODES: dict[RunMode, ModeSpec] = {
 DEFAULT_MODE = RunMode.ENSEMBLE
 
 
-class UnknownMode(UserError, ValueError):
+class UnknownMode(UserError):
     pass
 
 

@@ -1,5 +1,6 @@
 """Decoy proposals, Django-free: stretches of an output a known non-error may mark, and what it claims."""
 
+from __future__ import annotations
 
 import random
 import re

@@ -4,6 +4,7 @@ The rules here are evidence, not verdicts: each one is a named function with its
 read what flagged an annotator and switch a rule off (docs/guides/quality-checks.md).
 """
 
+from __future__ import annotations
 
 import math
 import statistics

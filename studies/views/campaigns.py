@@ -20,6 +20,7 @@ from annotator.selectors.campaigns import (
 from annotator.views.common import AppRequest, require_researcher
 from corpus import cleaning
 from corpus.models import Dataset
+from errors import UserError
 from evaluation.models import EvaluatorRun
 from jobs.models import JobStatus
 from quality.vigilance import campaign_checks
@@ -54,8 +55,8 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                     sample=data["sample"], control_arm=data.get("control_arm") or 0.0, link=data["link"],
                     checks=data["checks"],
                 )
-            except (ValueError, IntegrityError) as exc:
-                form.add_error(None, str(exc) if isinstance(exc, ValueError) else "A campaign of that name exists.")
+            except (UserError, IntegrityError) as exc:
+                form.add_error(None, str(exc) if isinstance(exc, UserError) else "A campaign of that name exists.")
             else:
                 messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")
                 simulated = [r.label for r in data["run_objects"] if r.simulated]

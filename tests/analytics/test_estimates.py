@@ -12,6 +12,7 @@ from annotator.models import Assignment, Campaign, SampledSpan
 from annotator.selectors.spans import judged_span_for_assignment, judged_spans
 from annotator.services.sampling import SampleSpec
 from corpus.models import ErrorSpan
+from errors import UserError
 from studies.setup import campaign_create
 from tests import factories as make
 
@@ -175,6 +176,6 @@ def test_campaign_form_creates_a_sampled_campaign_with_reviewers(population, res
 def test_a_judge_cannot_review_the_same_campaign(population, researcher):
     data, alpha, _ = population
     # roles keep judges and reviewers apart: a researcher is refused as a judge before anything else
-    with pytest.raises(ValueError, match="rita cannot judge"):
+    with pytest.raises(UserError, match="rita cannot judge"):
         campaign_create(name="Self review", dataset=data, runs=[alpha], annotators=[researcher],
                         reviewers=[researcher])

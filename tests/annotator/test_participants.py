@@ -16,6 +16,7 @@ from annotator.engine.phases import Phase
 from annotator.models import Assignment, SpanJudgment
 from annotator.selectors.spans import item_errors
 from annotator.services.judgments import judgment_set
+from errors import UserError
 from studies.models import Handout, Participant, StudyLink
 from studies.screening import participant_flag_reasons
 from studies.services import (
@@ -249,7 +250,7 @@ def test_out_of_time_without_a_finished_item_is_a_flag():
     ("consent", "a\x00b", "consent:"),
 ])
 def test_link_settings_are_refused_by_field(field, value, message):
-    with pytest.raises(ValueError, match=f"^{message}"):
+    with pytest.raises(UserError, match=f"^{message}"):
         link_study(**{field: value})
     assert not StudyLink.objects.exists()
 

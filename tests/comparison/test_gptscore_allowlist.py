@@ -76,7 +76,7 @@ def test_gptscore_url_outside_the_allowlist_reaches_nothing_from_page_api_or_com
     api = Client().post("/api/comparisons", data=json.dumps({"dataset": "sums", "metrics": ["gptscore:m"],
                                                               "gptscore_url": target}),
                         content_type="application/json", HTTP_AUTHORIZATION=f"Bearer {token_create(user=admin)}")
-    assert api.status_code == 400 and "not an allowed GPTScore server" in api.json()["detail"]
+    assert api.status_code == 422 and "not an allowed GPTScore server" in api.json()["detail"]
 
     client.force_login(admin)
     page = client.post("/comparisons/new/", {"dataset": data.name, "metrics": "gptscore:m", "gptscore_url": target})

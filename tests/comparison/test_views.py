@@ -54,7 +54,7 @@ def test_admins_launch_through_the_api_and_bad_requests_say_why(
     call = _api(make_user("root", role="admin"))
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = call("post", "/comparisons", json={"dataset": dialogue.name, "metrics": ["length", "bleu"]})
-    assert response.status_code == 400 and "bleu@input" in response.json()["detail"]
+    assert response.status_code == 422 and "bleu@input" in response.json()["detail"]
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = call("post", "/comparisons", json={"dataset": dialogue.name, "metrics": ["length"],
                                                       "aspects": ["coherence"]})

@@ -8,6 +8,7 @@ from accounts.access import AccessError
 from dhp.engine.surveys import nominal_alpha, vote_shares
 from dhp.models import SurveyWeights
 from dhp.services.surveys import survey_close, survey_create, survey_for_expert, votes_save, weights_for_run
+from errors import UserError
 from tests import factories
 
 pytestmark = pytest.mark.django_db
@@ -63,9 +64,9 @@ def test_only_invited_experts_reach_a_survey(make_user):
 def test_votes_outside_the_survey_are_refused(make_user):
     expert = make_user("picky")
     survey = _survey([expert])
-    with pytest.raises(ValueError, match="not a metric"):
+    with pytest.raises(UserError, match="not a metric"):
         votes_save(survey=survey, expert=expert, choices={"typo": "tastiness"})
-    with pytest.raises(ValueError, match="not a question"):
+    with pytest.raises(UserError, match="not a question"):
         votes_save(survey=survey, expert=expert, choices={"llm-insert": "fluency"})
 
 

@@ -233,7 +233,7 @@ def test_api_takes_a_server_list_and_reports_the_placement(dataset, make_user):
         assert [e["models"] for e in progress["placement"]["servers"]] == [["ann-a:1b", "ann-c:1b"],
                                                                            ["ann-b:1b", "sup:1b"]]
         bad = client.post("/runs", json={**body, "ollama_url": ["http://a:1", "ftp://b"]}, user=admin)
-        assert bad.status_code == 400 and "'ftp://b'" in bad.json()["detail"]
+        assert bad.status_code == 422 and "'ftp://b'" in bad.json()["detail"]
     finally:
         for sim in sims:
             sim.stop()

@@ -55,12 +55,12 @@ def test_api_create_run_then_progress_reports_counts(dataset, sim, make_user):
     assert progress["completion_tokens"] > 0
 
 
-def test_api_create_run_missing_model_is_400_with_pull_command(dataset, sim, make_user):
+def test_api_create_run_missing_model_is_422_with_pull_command(dataset, sim, make_user):
     call = _client(make_user("root", role="admin"))
     response = call("post", "/runs", json={"dataset": dataset.name, "aspect": "relevance",
                                             "annotators": ["nope:70b"], "supervisor": MODELS[2],
                                             "ollama_url": sim.url})
-    assert response.status_code == 400
+    assert response.status_code == 422
     assert "ollama pull nope:70b" in response.json()["detail"]
     assert not EvaluatorRun.objects.exists()
 
@@ -75,7 +75,7 @@ def test_api_create_run_takes_answer_format_and_repair_and_refuses_an_unknown_fo
     assert run.config["answer_format"] == "json" and run.config["repair"] is False
     assert "format" in run.config["options"]
     refused = call("post", "/runs", json={**body, "answer_format": "xml"})
-    assert refused.status_code == 400 and "expected one of text, json" in refused.json()["detail"]
+    assert refused.status_code == 422 and "expected one of text, json" in refused.json()["detail"]
 
 
 def test_api_runs_forbidden_for_annotators_and_launch_for_researchers(dataset, sim, make_user):
@@ -129,12 +129,12 @@ def test_run_new_form_refuses_unreachable_server(client, dataset, make_user, all
     ({"parallel": 10**12}, "--parallel must be between 1 and 64"),
     ({"aspect": "a" * 5000}, "has no aspect"),
 ])
-def test_api_create_run_bad_values_are_400_not_500(dataset, sim, make_user, change, named):
+def test_api_create_run_bad_values_are_422_not_500(dataset, sim, make_user, change, named):
     call = _client(make_user("root", role="admin"))
     body = {"dataset": dataset.name, "aspect": "relevance", "annotators": MODELS[:2], "supervisor": MODELS[2],
             "ollama_url": sim.url, **change}
     response = call("post", "/runs", json=body)
-    assert response.status_code == 400 and named in response.json()["detail"]
+    assert response.status_code == 422 and named in response.json()["detail"]
     assert not EvaluatorRun.objects.exists()
 
 
