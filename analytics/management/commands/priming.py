@@ -10,14 +10,14 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from analytics.selectors.priming import priming_dicts, priming_report
+from analytics.stats.priming import SHARES
 from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
 
-SHARES = ("recall", "precision_confirmed", "precision_found", "accepted_unfound")
-
 
 def flat_row(row: dict[str, Any]) -> dict[str, Any]:
-    """One CSV row: each share's value, interval and n; errors per output; seconds per span."""
+    """One CSV row: each share's value, interval and n; errors per output; seconds per span; the machine spans
+    without a location that accepted_unfound leaves out."""
     out: dict[str, Any] = {"evaluator": row["evaluator"]}
     for name in SHARES:
         for key in ("value", "ci_low", "ci_high", "n"):
@@ -26,6 +26,7 @@ def flat_row(row: dict[str, Any]) -> dict[str, Any]:
         out[f"errors_per_output_{key}"] = value
     for key, value in row["seconds_per_span"].items():
         out[f"seconds_per_span_{key}"] = value
+    out["unlocated"] = row["unlocated"]
     return out
 
 
