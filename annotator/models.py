@@ -141,12 +141,14 @@ class Assignment(models.Model):
             # "done" exactly in the done phase, training items stay training items, and only a control-arm
             # output is ever marked unprimed or revealed.
             models.CheckConstraint(
-                condition=(Q(status="done") & Q(phase=Phase.DONE.value)) | (~Q(status="done") & ~Q(phase=Phase.DONE.value)),
+                condition=(Q(status="done") & Q(phase=Phase.DONE.value))
+                | (~Q(status="done") & ~Q(phase=Phase.DONE.value)),
                 name="assignment_done_status_is_done_phase"),
             models.CheckConstraint(condition=~Q(phase=Phase.TRAINING.value) | Q(is_training=True),
                                    name="assignment_training_phase_is_training_item"),
-            models.CheckConstraint(condition=Q(is_training=False) | Q(phase__in=[Phase.TRAINING.value, Phase.DONE.value]),
-                                   name="assignment_training_item_in_training_or_done"),
+            models.CheckConstraint(
+                condition=Q(is_training=False) | Q(phase__in=[Phase.TRAINING.value, Phase.DONE.value]),
+                name="assignment_training_item_in_training_or_done"),
             models.CheckConstraint(
                 condition=~Q(phase=Phase.MARKING.value) | (Q(in_control_arm=True) & Q(revealed_at__isnull=True)),
                 name="assignment_marking_is_unrevealed_control_arm"),

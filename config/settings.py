@@ -182,9 +182,6 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Exports written by workers (browser and API export jobs); web and workers must share this folder.
 EXPORT_DIR = Path(env_str("SPANJUDGE_EXPORT_DIR", str(VAR_DIR / "exports")))
-# Campaigns plant errors with the DHP engine's fact-changing rules. The annotation layer sits below dhp, so the
-# configuration (the top layer) names the function, as Django names its pluggable backends.
-QUALITY_PLANTER = "dhp.engine.planting.plant"
 # Uploads larger than this (item files, annotation files) are refused with 413 before they are read.
 IMPORT_MAX_UPLOAD_MB = env_int("IMPORT_MAX_UPLOAD_MB", 512)
 

@@ -8,15 +8,13 @@ import math
 import random
 import statistics
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from accounts.models import User
 from annotator.engine.phases import Phase
@@ -26,6 +24,7 @@ from annotator.services.phases import assignments_move
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from errors import UserError
 from quality.engine import decoys
+from quality.engine.planting import plant
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
 
 MAX_SHARE = 0.5
@@ -72,23 +71,6 @@ def checks_validate(settings: CheckSettings, dataset_id: int) -> None:
         raise CheckError(f"qualification.items: not items of this dataset: {', '.join(map(str, bad))}")
 
 
-# ---- planting: the text change comes from the DHP engine, named in the settings (dhp is a layer above) ---
-
-
-class PlantedText(Protocol):
-    text: str
-    start: int
-    end: int
-    before: str
-    after: str
-    kind: str
-
-
-def _planter() -> Callable[..., PlantedText | None]:
-    """settings.QUALITY_PLANTER: plant(output, inputs_text, *, keep, rng) -> PlantedText | None."""
-    return import_string(settings.QUALITY_PLANTER)
-
-
 def _inputs_text(item: Item) -> str:
     return "\n".join(str(v) for v in (item.inputs or {}).values())
 
@@ -123,7 +105,6 @@ def planted_outputs_make(
 ) -> list[int]:
     """Make up to n planted copies for one annotator, preferring outputs outside their own queue (so they never
     see an output twice); return the planted items' ids."""
-    plant = _planter()
     others = [i for i in pool if i not in set(own)]
     rng.shuffle(others)
     mine = list(own)

@@ -8,10 +8,10 @@ import random
 import pytest
 
 from annotator.engine import telemetry
-from dhp.engine.planting import plant
 from quality.engine import decoys
 from quality.engine import figures as rules
 from quality.engine.figures import Figures, Verdict, wilson
+from quality.engine.planting import plant
 
 approx = pytest.approx
 
