@@ -266,6 +266,10 @@ def realistic(args: argparse.Namespace) -> int:
     print(f"measured wall time                              = {wall:.2f} s")
     print(f"ratio measured / bound                          = {wall / bound:.3f}")
     print(f"truncated requests (simulator log)              = {stats.truncated}  (target 0)")
+    from django.conf import settings
+
+    print(f"prompt tokens evaluated / from the prompt cache = {stats.prompt_tokens_evaluated} / "
+          f"{stats.prompt_tokens_cached}  (LLM_CACHE_ORDER={int(settings.LLM_CACHE_ORDER)})")
     print(f"prompt_too_long pairs / answer_cut pairs        = {problems['prompt_too_long']} / {problems['answer_cut']}")
     print(f"LLM requests                                    = {stats.requests}  "
           f"(steps {RunCall.objects.filter(run=run).count()}), model loads {stats.loads} (minimum {len(models)})")

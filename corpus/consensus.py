@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from corpus.protocol import SPAN_NOT_ERROR, SPAN_OK
+
 MAJORITY_SHARE = 0.5  # a label needs strictly more than this share of the votes cast on its field
 
 ADJUDICATED = "adjudicated"
@@ -99,4 +101,4 @@ def is_disagreement(votes: Sequence[Vote]) -> bool:
 def added_error_votes(found_by: int, judges: int) -> list[Vote]:
     """The votes on an added error: the judges who marked it say `error`, the other judges of the output
     (who read the same text and did not) say `not_error`."""
-    return [Vote("error")] * found_by + [Vote("not_error")] * max(0, judges - found_by)
+    return [Vote(SPAN_OK)] * found_by + [Vote(SPAN_NOT_ERROR)] * max(0, judges - found_by)

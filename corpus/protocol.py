@@ -70,9 +70,12 @@ MATCH_KIND_VALUES: tuple[str, ...] = tuple(value for value, _ in MATCH_KINDS)
 TABLE4_SPAN_ORDER: tuple[str, ...] = ("error", "no_span", "not_error", "hallucination")
 TABLE4_EXPLANATION_ORDER: tuple[str, ...] = EXPLANATION_VERDICT_VALUES
 
-# The verdicts that make the two headline rates of Table 4.
+# The verdicts that make the two headline rates of Table 4, and the ones that say "no error here".
 SPAN_OK = "error"
 EXPLANATION_OK = "correct"
+SPAN_NOT_ERROR = "not_error"
+EXPLANATION_NOT_ERROR = "not_error"
+EXPLANATION_INCORRECT = "incorrect"
 
 # The judgment fields the protocol defines, in the order a form or an API lists them.
 JUDGMENT_FIELDS: tuple[str, ...] = ("span_verdict", "explanation_verdict", *FLAG_VALUES, "comment",
@@ -133,6 +136,10 @@ def _check() -> None:
         values = [t.value for t in group]
         if len(set(values)) != len(values):
             raise ValueError(f"protocol values repeat: {values}")
+    named = {SPAN_OK, SPAN_NOT_ERROR} - set(SPAN_VERDICT_VALUES) | (
+        {EXPLANATION_OK, EXPLANATION_NOT_ERROR, EXPLANATION_INCORRECT} - set(EXPLANATION_VERDICT_VALUES))
+    if named:
+        raise ValueError(f"named verdicts {sorted(named)} are not verdicts of the protocol")
     if sorted(TABLE4_SPAN_ORDER) != sorted(SPAN_VERDICT_VALUES):
         raise ValueError("Table 4's span order must list every span verdict once")
 

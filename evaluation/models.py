@@ -33,15 +33,19 @@ class Aspect(models.Model):
         return f"{self.task.slug}/{self.name}"
 
 
+class LLMRole(models.TextChoices):
+    """What an LLM does in a run: an annotator of the ensemble, its supervisor, or a distilled scorer. A prompt
+    template is written for one role; each call of a run is made in one."""
+
+    ANNOTATOR = "annotator", "Annotator"
+    SUPERVISOR = "supervisor", "Supervisor"
+    DISTILLED = "distilled", "Distilled model"
+
+
 class PromptTemplate(models.Model):
     """A versioned prompt template; runs record the exact text they used."""
 
-    class Kind(models.TextChoices):
-        ANNOTATOR = "annotator", "Annotator"
-        SUPERVISOR = "supervisor", "Supervisor"
-        DISTILLED = "distilled", "Distilled model"
-
-    kind = models.CharField(max_length=12, choices=Kind.choices)
+    kind = models.CharField(max_length=12, choices=LLMRole.choices)
     task = models.ForeignKey(
         TaskType, null=True, blank=True, on_delete=models.CASCADE, related_name="prompt_templates",
         help_text="Blank = used for every task without its own template.",
@@ -195,14 +199,9 @@ class LLMCall(models.Model):
 class RunCall(models.Model):
     """Which LLM call answered which step of a run (role, model, retry attempt) for which item."""
 
-    class Role(models.TextChoices):
-        ANNOTATOR = "annotator", "Annotator"
-        SUPERVISOR = "supervisor", "Supervisor"
-        DISTILLED = "distilled", "Distilled"
-
     run = models.ForeignKey(EvaluatorRun, on_delete=models.CASCADE, related_name="run_calls")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="run_calls")
-    role = models.CharField(max_length=12, choices=Role.choices)
+    role = models.CharField(max_length=12, choices=LLMRole.choices)
     model = models.CharField(max_length=200)
     attempt = models.PositiveSmallIntegerField(
         default=0, help_text="0 first try, 1-9 warmer retry, 10+k try k with a longer budget, 100+n repair of call n."

@@ -21,6 +21,7 @@ from annotator.engine.phases import Phase
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
 from annotator.selectors.spans import judged_spans
 from annotator.services.phases import assignments_move
+from corpus import protocol
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from errors import UserError
 from quality.engine import decoys
@@ -28,8 +29,16 @@ from quality.engine.planting import plant
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
 
 MAX_SHARE = 0.5
-DECOY_KEY = ("not_error", "not_error")  # span verdict, explanation verdict a decoy is judged right with
-DECOY_EXPLANATION_KEYS = ("not_error", "incorrect")
+# The span verdict and explanation verdict a decoy is judged right with
+DECOY_KEY = (protocol.SPAN_NOT_ERROR, protocol.EXPLANATION_NOT_ERROR)
+DECOY_EXPLANATION_KEYS = (protocol.EXPLANATION_NOT_ERROR, protocol.EXPLANATION_INCORRECT)
+
+
+def decoy_key_choices() -> list[tuple[str, str]]:
+    """(value, label) of each key a researcher may give a decoy: its span verdict, then its explanation's."""
+    span = next(t.label for t in protocol.SPAN_VERDICTS if t.value == DECOY_KEY[0])
+    labels = {t.value: t.label for t in protocol.EXPLANATION_VERDICTS}
+    return [(value, f"{span} · {labels[value]}") for value in DECOY_EXPLANATION_KEYS]
 
 
 class CheckError(UserError):
@@ -173,7 +182,8 @@ class DecoyProposal:
 
 
 @transaction.atomic
-def decoy_add(*, campaign: Campaign, proposal: DecoyProposal, key_explanation: str = "not_error") -> CheckSpan:
+def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
+              key_explanation: str = protocol.EXPLANATION_NOT_ERROR) -> CheckSpan:
     """Store one decoy of the campaign (refused when it overlaps a span of any source on that output)."""
     item = Item.objects.filter(pk=proposal.item_id, dataset_id=campaign.dataset_id).first()
     if item is None:
@@ -301,7 +311,7 @@ def decoys_import(campaign: Campaign, text: str) -> int:
             raise CheckError(f"line {number}: {exc.args[0]!r} is missing or names no item of the dataset") from None
         except (TypeError, ValueError) as exc:
             raise CheckError(f"line {number}: {exc}") from None
-        rows.append((number, proposal, str(data.get("key_explanation", "not_error"))))
+        rows.append((number, proposal, str(data.get("key_explanation", protocol.EXPLANATION_NOT_ERROR))))
     for number, proposal, key in rows:
         try:
             decoy_add(campaign=campaign, proposal=proposal, key_explanation=key)

@@ -12,7 +12,7 @@ from annotator.services.campaigns import campaign_open
 from annotator.views.common import AppRequest, require_researcher
 from errors import UserError
 from quality.models import CheckSpan
-from quality.services import decoy_drop, decoy_update, decoys_import
+from quality.services import decoy_drop, decoy_key_choices, decoy_update, decoys_import
 
 MAX_IMPORT_BYTES = 2_000_000
 
@@ -39,6 +39,7 @@ def campaign_decoys(request: AppRequest, pk: int) -> HttpResponse:
     return render(request, "annotator/campaign_decoys.html", {
         "campaign": campaign, "decoys": decoys,
         "labels": CampaignRun.objects.filter(campaign=campaign).values_list("label", flat=True),
+        "key_choices": decoy_key_choices(),
     })
 
 

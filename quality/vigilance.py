@@ -21,6 +21,7 @@ from annotator.models import (
     SpanJudgment,
     WorkAction,
 )
+from corpus import protocol
 from corpus.models import AnnotationKind, ErrorSpan
 from quality.engine.figures import Figures, Verdict, flag_reasons, wilson
 from quality.models import CheckSpan, PlantedOutput, Qualification
@@ -66,19 +67,19 @@ def _verdicts(campaign: Campaign) -> dict[int, list[Verdict]]:
     judgments = SpanJudgment.objects.filter(assignment__campaign=campaign, assignment__is_training=False).exclude(
         span_verdict="").values_list("pk", "annotator_id", "span_verdict")
     events: dict[int, list[tuple[str, int | None]]] = defaultdict(list)
-    first_at: dict[int, object] = {}
-    for judgment_id, old, ms, at in (
+    first: dict[int, int] = {}  # judgment -> the rank of its first event in time (the database orders them)
+    for rank, (judgment_id, old, ms) in enumerate(
         JudgmentEvent.objects.filter(judgment__assignment__campaign=campaign, field="span_verdict", undone=False)
-        .order_by("at", "pk").values_list("judgment_id", "old_value", "ms", "at")
+        .order_by("at", "pk").values_list("judgment_id", "old_value", "ms")
     ):
         events[judgment_id].append((old, ms))
-        first_at.setdefault(judgment_id, at)
-    rows = sorted(judgments, key=lambda r: (first_at.get(r[0]) is None, first_at.get(r[0]) or 0, r[0]))
+        first.setdefault(judgment_id, rank)
+    rows = sorted(judgments, key=lambda r: (r[0] not in first, first.get(r[0], 0), r[0]))
     result: dict[int, list[Verdict]] = defaultdict(list)
     for judgment_id, annotator_id, verdict in rows:
         trail = events.get(judgment_id, [])
         result[annotator_id].append(Verdict(
-            confirmed=verdict == "error", ms=trail[0][1] if trail else None,
+            confirmed=verdict == protocol.SPAN_OK, ms=trail[0][1] if trail else None,
             changed=any(old for old, _ in trail),  # a verdict that replaced another one
         ))
     return result
@@ -97,12 +98,16 @@ def _decoys(campaign: Campaign) -> dict[int, tuple[int, int]]:
         (a, s): v for a, s, v in SpanJudgment.objects.filter(assignment__campaign=campaign, span_id__in=list(decoys))
         .values_list("annotator_id", "span_id", "span_verdict")
     }
+    on_item: dict[int, list[int]] = defaultdict(list)
+    for span_id, item_id in decoys.items():
+        on_item[item_id].append(span_id)
+    judged: dict[int, set[int]] = defaultdict(set)
+    for annotator_id, span_id in verdicts:
+        judged[annotator_id].add(span_id)
     result = {}
-    annotators = set(done) | {a for a, _ in verdicts}
-    for annotator_id in annotators:
-        shown = [s for s, item_id in decoys.items()
-                 if item_id in done[annotator_id] or (annotator_id, s) in verdicts]
-        rejected = sum(verdicts.get((annotator_id, s)) == "not_error" for s in shown)
+    for annotator_id in set(done) | set(judged):
+        shown = judged[annotator_id].union(*(on_item[item_id] for item_id in done[annotator_id]))
+        rejected = sum(verdicts.get((annotator_id, s)) == protocol.SPAN_NOT_ERROR for s in shown)
         result[annotator_id] = (rejected, len(shown))
     return result
 

@@ -47,7 +47,7 @@ def _iso(moment: datetime | None) -> str | None:
 def participant_rows(link: StudyLink) -> list[ParticipantRow]:
     """One row per participant in joining order. Items count the pool items they hold (training items
     aside); active seconds sum their working time on every item, training included."""
-    participants = list(link.participants.select_related("user", "link__campaign"))
+    participants = list(link.participants.select_related("user"))  # not the link: its pool would be decoded per row
     stats = {
         row["annotator_id"]: row
         for row in Assignment.objects.filter(campaign_id=link.campaign_id,

@@ -18,6 +18,7 @@ from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
 from annotator.rendering import SpanRef, group_spans
 from annotator.selectors.campaigns import campaign_run_labels
 from annotator.selectors.spans import judged_spans
+from corpus import protocol
 from corpus.consensus import Consensus, Vote, added_error_votes, consensus_label, is_disagreement
 from corpus.models import AnnotationKind, ErrorSpan, Item, SourceKind
 
@@ -171,7 +172,8 @@ def review_queue(campaign: Campaign, votes: CampaignVotes | None = None) -> list
     ]
     for group in added:
         by_judge = {s.annotation.source.added.annotator.export_name: s for s in group.spans}
-        verdicts = [JudgeVerdict(name, "error" if name in by_judge else "not_error", added=by_judge.get(name),
+        verdicts = [JudgeVerdict(name, protocol.SPAN_OK if name in by_judge else protocol.SPAN_NOT_ERROR,
+                                 added=by_judge.get(name),
                                  comment=by_judge[name].explanation if name in by_judge else "")
                     for name in group.judges]
         key_span = next(s for s in group.spans if s.pk == group.key)

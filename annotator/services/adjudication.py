@@ -11,13 +11,13 @@ from accounts.models import User
 from annotator.models import Adjudication, AdjudicationEvent, Campaign, SpanJudgment
 from annotator.selectors.review import review_entry
 from annotator.services.judgments import CHOICE_FIELDS, MAX_COMMENT
-from corpus import cleaning
+from corpus import cleaning, protocol
 from corpus.models import AnnotationKind, ErrorSpan
 from errors import Conflict, UserError
 
 DECISION_FIELDS = ("span_verdict", "explanation_verdict", "note")
 Action = AdjudicationEvent.Action
-ADDED_SPAN_VERDICTS = frozenset({"error", "not_error"})
+ADDED_SPAN_VERDICTS = frozenset({protocol.SPAN_OK, protocol.SPAN_NOT_ERROR})
 
 
 class AdjudicationError(UserError):

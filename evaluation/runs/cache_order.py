@@ -15,14 +15,15 @@ the same metric's instructions). So the first call of a new group waits FRESH_DE
 while the calls that continue a group go at once.
 
 `CacheOrder` is the queue of one feed (one model on one server): the scheduler asks it for the next step of
-the group a freed slot was running. No Django, no I/O.
+the group a freed slot was running, and learns with it whether that step opens a group while others are under
+way (send it after them). No Django, no I/O.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterable, Iterator
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 FRESH_DELAY = 0.1  # seconds a new group's first call waits, so continuing calls reach their slots first
 
@@ -37,13 +38,20 @@ def group_of(step: Grouped) -> Hashable:
     return step.group if step.group is not None else step.prompt
 
 
+class Taken(NamedTuple):
+    """A step for a free slot; `opens_group`: it starts a group while others are under way, so it should go
+    out after the calls that continue theirs (FRESH_DELAY)."""
+
+    step: Grouped
+    opens_group: bool = False
+
+
 class CacheOrder:
     """Steps grouped by shared prefix, handed out group by group (`grouped=False`: in the order given)."""
 
     def __init__(self, steps: Iterable[Grouped] = (), *, grouped: bool = True, join_at: int = 8) -> None:
         self.grouped = grouped
         self.join_at = join_at
-        self.fresh = False  # the last step taken opened a group while others are under way: send it after them
         self._groups: OrderedDict[Hashable, deque[Grouped]] = OrderedDict()
         self._started: set[Hashable] = set()
         self._count = 0
@@ -55,19 +63,18 @@ class CacheOrder:
             self._groups.setdefault(key, deque()).append(step)
             self._count += 1
 
-    def take(self, after: Hashable | None = None, *, idle: bool = False) -> Grouped | None:
+    def take(self, after: Hashable | None = None, *, idle: bool = False) -> Taken | None:
         """The next step for a slot that just ran group `after` (None: a slot with no group yet): that group's
         next step, else the first group not started, else one of the group with the most steps left if it has
         `join_at` or more (or the caller has nothing running: `idle`); None: let this slot wait."""
-        self.fresh = False
         if not self._count:
             return None
         if not self.grouped:
-            return self._pop(None)
+            return Taken(self._pop(None))
         if after is not None and after in self._groups:
-            return self._pop(after)
+            return Taken(self._pop(after))
         # Only worth a wait when another group is under way (single-call groups, an ensemble's, never wait).
-        self.fresh = bool(self._started - {after})
+        others_running = bool(self._started - {after})
         opened = next((key for key in self._groups if key not in self._started), None)
         if opened is not None:
             self._started.add(opened)
@@ -75,11 +82,10 @@ class CacheOrder:
             # common prefix of any two is the least of the adjacent ones between them), so the chain evaluates
             # the fewest tokens a single slot can.
             self._groups[opened] = deque(sorted(self._groups[opened], key=lambda step: step.prompt))
-            return self._pop(opened)
+            return Taken(self._pop(opened), opens_group=others_running)
         busiest = max(self._groups, key=lambda key: len(self._groups[key]))
         if len(self._groups[busiest]) >= self.join_at or idle:
-            return self._pop(busiest)
-        self.fresh = False
+            return Taken(self._pop(busiest), opens_group=others_running)
         return None
 
     def put_back(self, step: Grouped) -> None:

@@ -23,7 +23,7 @@ from evaluation.llm.budget import ModelBudget
 from evaluation.llm.errors import BackendError, ModelMissing, ServerNotAllowed
 from evaluation.llm.servers import Server, models_on, parse_servers, servers_kind
 from evaluation.llm.simulated import any_simulated
-from evaluation.models import EvaluatorRun, RunCall
+from evaluation.models import EvaluatorRun, LLMRole
 from evaluation.runs.backends import connect
 from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
@@ -107,7 +107,7 @@ class RunExecutor:
         self.writer.placed(self.record)
         lanes = {s.name: self._lane(s.name) for s in self.servers if s.name not in down}
         for phase in self.phases:  # first: a model that also annotates is then loaded once, at this size
-            if phase.role == RunCall.Role.SUPERVISOR and calls[phase]:
+            if phase.role == LLMRole.SUPERVISOR and calls[phase]:
                 self.planner.presettle_supervisor(phase.model)
         for phase in self.phases:
             server = placement.models.get(phase.model)
@@ -183,8 +183,9 @@ class RunExecutor:
         self.digests[model] = digest
 
     def _feed(self, phase: Phase) -> Feed:
-        if phase.role == RunCall.Role.SUPERVISOR:
-            self.supervisor = Feed(phase.model, parse_supervisor_answer, phase, closed=False)
+        if phase.role == LLMRole.SUPERVISOR:
+            self.supervisor = Feed(phase.model, parse_supervisor_answer, phase, closed=False,
+                                   grouped=settings.LLM_CACHE_ORDER)
             ensembled = set(Annotation.objects.filter(source=self.run, kind=AnnotationKind.ENSEMBLE)
                             .values_list("item_id", flat=True))
             self.waiting = {pk for pk, _, _ in self.items if pk not in ensembled}
@@ -193,7 +194,7 @@ class RunExecutor:
             ).values_list("item_id", "model"):
                 self.answered.setdefault(item_id, set()).add(model)
             return self.supervisor
-        feed = Feed(phase.model, self.spec.parse, phase)
+        feed = Feed(phase.model, self.spec.parse, phase, grouped=settings.LLM_CACHE_ORDER)
         feed.add(self.planner.annotator_steps(phase.model, self.spec))
         return feed
 
@@ -218,7 +219,7 @@ class RunExecutor:
 
     def _record(self, feed: Feed, outcomes: list[Outcome], interrupted: bool) -> None:
         phase: Phase = feed.tag
-        if phase.role == RunCall.Role.SUPERVISOR:
+        if phase.role == LLMRole.SUPERVISOR:
             annotate = partial(self.writer.supervised_answer, phase.model, self.merging)
         else:
             annotate = partial(self.writer.annotator_answer, phase.model, self.spec.score_scale)
@@ -227,7 +228,7 @@ class RunExecutor:
             return
         if self.writer.cancel_requested():
             raise JobStopped(JobStatus.CANCELLED, EvaluatorRun.cancelled_message)
-        if phase.role == RunCall.Role.ANNOTATOR and self.supervisor is not None:
+        if phase.role == LLMRole.ANNOTATOR and self.supervisor is not None:
             for outcome in outcomes:
                 self.answered.setdefault(outcome.step.item_id, set()).add(phase.model)
             self._supervise({outcome.step.item_id for outcome in outcomes})

@@ -50,7 +50,7 @@ class Feed:
     closed: bool = True
     running: int = 0
     warmed: bool = False
-    grouped: bool = True
+    grouped: bool = True  # callers pass settings.LLM_CACHE_ORDER (this module reads no settings)
     steps: CacheOrder = field(init=False)
 
     def __post_init__(self) -> None:
@@ -182,10 +182,11 @@ class LaneScheduler:
                 if feed is None:
                     break
                 # The slot that came free holds the prefix of the group it ran: that group's next call goes there.
-                step = feed.steps.take(lane.freed.popleft() if lane.freed else None, idle=not in_flight)
-                if step is None:
+                taken = feed.steps.take(lane.freed.popleft() if lane.freed else None, idle=not in_flight)
+                if taken is None:
                     break
-                delay = FRESH_DELAY if feed.steps.fresh and in_flight else 0.0
+                step = taken.step
+                delay = FRESH_DELAY if taken.opens_group and in_flight else 0.0
                 feed.running += 1
                 future = self.pools[lane.server].submit(perform, lane.backend, feed.model, step, feed.parse, lane.stop,
                                                         delay)

@@ -17,7 +17,7 @@ from evaluation.engine.aspects import AspectSpec
 from evaluation.engine.parsing import ParsedAnswer, parse_annotator_answer, parse_distilled_answer
 from evaluation.engine.prompts import render_annotator_prompt, render_distilled_prompt
 from evaluation.engine.tasks import TaskSpec
-from evaluation.models import Evaluator, PromptTemplate, RunCall
+from evaluation.models import Evaluator, LLMRole
 
 
 class RunMode(StrEnum):
@@ -50,12 +50,12 @@ class Phase:
     """One model's pass over the dataset; a run is its mode's phases in order."""
 
     model: str
-    role: RunCall.Role
+    role: LLMRole
 
     @property
     def progress_key(self) -> str:
         """The phase's entry in `EvaluatorRun.progress` (what the run page lists per model)."""
-        return self.model if self.role == RunCall.Role.ANNOTATOR else f"{self.model} (supervisor)"
+        return self.model if self.role == LLMRole.ANNOTATOR else f"{self.model} (supervisor)"
 
 
 @dataclass(frozen=True)
@@ -75,9 +75,9 @@ class ModeSpec:
 
     def phases(self, annotators: Sequence[str], supervisor: str) -> list[Phase]:
         """The run's phases: each annotator model in the configured order, then the supervisor if any."""
-        phases = [Phase(model, RunCall.Role.ANNOTATOR) for model in annotators]
+        phases = [Phase(model, LLMRole.ANNOTATOR) for model in annotators]
         if self.has_supervisor:
-            phases.append(Phase(supervisor, RunCall.Role.SUPERVISOR))
+            phases.append(Phase(supervisor, LLMRole.SUPERVISOR))
         return phases
 
     def evaluator_name(self, annotators: Sequence[str], supervisor: str) -> str:
@@ -91,8 +91,8 @@ MODES: dict[RunMode, ModeSpec] = {
             mode=RunMode.ENSEMBLE,
             label="OpeNLGauge ensemble (annotators + supervisor)",
             summary="annotator models, then a supervisor that merges their errors",
-            template_kinds=(PromptTemplate.Kind.ANNOTATOR, PromptTemplate.Kind.SUPERVISOR),
-            annotator_template=PromptTemplate.Kind.ANNOTATOR,
+            template_kinds=(LLMRole.ANNOTATOR, LLMRole.SUPERVISOR),
+            annotator_template=LLMRole.ANNOTATOR,
             render=render_annotator_prompt,
             parse=parse_annotator_answer,
             score_scale=ScoreScale.LABELS,
@@ -105,8 +105,8 @@ MODES: dict[RunMode, ModeSpec] = {
             mode=RunMode.SINGLE,
             label="single annotator model (first model only)",
             summary="one annotator model whose answer is final",
-            template_kinds=(PromptTemplate.Kind.ANNOTATOR,),
-            annotator_template=PromptTemplate.Kind.ANNOTATOR,
+            template_kinds=(LLMRole.ANNOTATOR,),
+            annotator_template=LLMRole.ANNOTATOR,
             render=render_annotator_prompt,
             parse=parse_annotator_answer,
             score_scale=ScoreScale.LABELS,
@@ -119,8 +119,8 @@ MODES: dict[RunMode, ModeSpec] = {
             mode=RunMode.DISTILLED,
             label="distilled model, 0-100 score (first model only)",
             summary="one model with the short prompt that answers a 0-100 score",
-            template_kinds=(PromptTemplate.Kind.DISTILLED,),
-            annotator_template=PromptTemplate.Kind.DISTILLED,
+            template_kinds=(LLMRole.DISTILLED,),
+            annotator_template=LLMRole.DISTILLED,
             render=render_distilled_prompt,
             parse=parse_distilled_answer,
             score_scale=ScoreScale.PERCENT,

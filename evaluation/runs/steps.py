@@ -18,7 +18,7 @@ from evaluation.engine.parsing import parse_annotator_answer
 from evaluation.engine.prompts import render_supervisor_prompt
 from evaluation.engine.tasks import TaskSpec
 from evaluation.llm.budget import ModelBudget
-from evaluation.models import EvaluatorRun, PromptTemplate
+from evaluation.models import EvaluatorRun, LLMRole
 from evaluation.runs.backends import retry_policy
 from evaluation.runs.ledger import fill_cache
 from evaluation.runs.modes import ModeSpec
@@ -110,7 +110,7 @@ class StepPlanner:
             answered = answered.filter(item_id__in=list(item_ids))
         for annotation in answered:
             rows.setdefault(annotation.item_id, []).append(annotation)
-        template = self.run.templates[PromptTemplate.Kind.SUPERVISOR]
+        template = self.run.templates[LLMRole.SUPERVISOR]
         rule = self.config.get("outlier_rule", DEFAULT_OUTLIER_RULE)
         plan = SupervisorPlan()
         prompts: list[tuple[int, str]] = []
@@ -141,7 +141,7 @@ class StepPlanner:
     def presettle_supervisor(self, model: str) -> None:
         """Size the supervisor's context before its prompts exist (they wait for the annotators' answers), so
         the model is loaded once: its prompt without annotations, plus room for every annotator's errors."""
-        template = self.run.templates[PromptTemplate.Kind.SUPERVISOR]
+        template = self.run.templates[LLMRole.SUPERVISOR]
         prompts = [
             render_supervisor_prompt(template, task=self.task, aspect=self.aspect, inputs=inputs, output=output,
                                      output_header=self.output_header, annotations=[])

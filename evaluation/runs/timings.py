@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from django.db.models import Avg, Count, Max
 
 from corpus.models import Annotation, AnnotationKind
-from evaluation.models import EvaluatorRun, LLMCall, RunCall
+from evaluation.models import EvaluatorRun, LLMCall, LLMRole
 from evaluation.runs.modes import Phase
 from evaluation.runs.placement import DEFAULT_CALL_SECONDS, DEFAULT_LOAD_SECONDS, ModelWork
 
@@ -43,7 +43,7 @@ def calls_left(run: EvaluatorRun, phases: Sequence[Phase], n_items: int) -> dict
     }
     ensembles = sum(n for (kind, _), n in done.items() if kind == AnnotationKind.ENSEMBLE)
     return {
-        phase: n_items - (ensembles if phase.role == RunCall.Role.SUPERVISOR
+        phase: n_items - (ensembles if phase.role == LLMRole.SUPERVISOR
                                 else done.get((AnnotationKind.ANNOTATOR, phase.model), 0))
         for phase in phases
     }

@@ -8,7 +8,7 @@ from corpus.models import TaskType
 from evaluation.engine import prompts
 from evaluation.engine.aspects import ASPECTS
 from evaluation.engine.tasks import TASKS
-from evaluation.models import Aspect, PromptTemplate
+from evaluation.models import Aspect, LLMRole, PromptTemplate
 
 
 @transaction.atomic
@@ -44,9 +44,9 @@ def builtins_sync(*, reset: bool = False) -> dict[str, int]:
 def _templates_sync() -> int:
     count = 0
     for kind, text in (
-        (PromptTemplate.Kind.ANNOTATOR, prompts.ANNOTATOR_TEMPLATE),
-        (PromptTemplate.Kind.SUPERVISOR, prompts.SUPERVISOR_TEMPLATE),
-        (PromptTemplate.Kind.DISTILLED, prompts.DISTILLED_TEMPLATE),
+        (LLMRole.ANNOTATOR, prompts.ANNOTATOR_TEMPLATE),
+        (LLMRole.SUPERVISOR, prompts.SUPERVISOR_TEMPLATE),
+        (LLMRole.DISTILLED, prompts.DISTILLED_TEMPLATE),
     ):
         if not PromptTemplate.objects.filter(kind=kind, task=None).exists():
             PromptTemplate.objects.create(kind=kind, task=None, version=1, text=text, note="built-in")

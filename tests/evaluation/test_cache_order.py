@@ -28,31 +28,33 @@ class S:
 def test_a_freed_slot_continues_its_group_and_new_slots_open_new_groups():
     order = CacheOrder([S("a2", "A"), S("b1", "B"), S("a1", "A"), S("c1", "C"), S("b2", "B")])
     first, second = order.take(), order.take()
-    assert (first.prompt, second.prompt) == ("a1", "b1")  # a group's calls in prompt order
-    assert order.fresh
-    assert order.take("A").prompt == "a2" and not order.fresh  # slot that ran A continues A
-    assert order.take("A").prompt == "c1" and order.fresh  # A is done: the next group opens
-    assert order.take("B").prompt == "b2"
+    assert (first.step.prompt, second.step.prompt) == ("a1", "b1")  # a group's calls in prompt order
+    assert not first.opens_group and second.opens_group  # B opens while A is under way: it goes after A's
+    again = order.take("A")
+    assert again.step.prompt == "a2" and not again.opens_group  # the slot that ran A continues A
+    then = order.take("A")
+    assert then.step.prompt == "c1" and then.opens_group  # A is done: the next group opens, B still runs
+    assert order.take("B").step.prompt == "b2"
     assert order.take("C") is None and len(order) == 0
 
 
 def test_a_slot_helps_a_long_group_only_or_when_nothing_else_runs():
     order = CacheOrder([S(f"a{i}", "A") for i in range(5)] + [S("b0", "B"), S("b1", "B")], join_at=4)
-    assert order.take().group == "A" and order.take().group == "B"
-    assert order.take().group == "A"  # a third slot, no group left to open: A has 4 left, so it helps
-    assert order.take("B").prompt == "b1"
+    assert order.take().step.group == "A" and order.take().step.group == "B"
+    assert order.take().step.group == "A"  # a third slot, no group left to open: A has 4 left, so it helps
+    assert order.take("B").step.prompt == "b1"
     assert order.take("B") is None  # A has 3 left, fewer than join_at: this slot waits
-    assert order.take("B", idle=True).group == "A"  # ... unless nothing runs at all
-    assert [order.take("A").prompt for _ in range(2)] == ["a3", "a4"]
+    assert order.take("B", idle=True).step.group == "A"  # ... unless nothing runs at all
+    assert [order.take("A").step.prompt for _ in range(2)] == ["a3", "a4"]
 
 
 def test_a_step_put_back_goes_first_and_the_naive_order_is_the_planned_one():
     order = CacheOrder([S("a1", "A"), S("b1", "B")])
-    taken = order.take()
+    taken = order.take().step
     order.put_back(taken)
-    assert order.take().prompt == "a1"
+    assert order.take().step.prompt == "a1"
     naive = CacheOrder([S("b1", "B"), S("a1", "A"), S("b2", "B")], grouped=False)
-    assert [naive.take("A").prompt for _ in range(3)] == ["b1", "a1", "b2"]
+    assert [naive.take("A").step.prompt for _ in range(3)] == ["b1", "a1", "b2"]
     assert [s.prompt for s in CacheOrder([S("b", "B"), S("a", "A"), S("b0", "B")])] == ["b", "b0", "a"]
 
 

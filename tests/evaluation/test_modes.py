@@ -7,7 +7,7 @@ import pytest
 from errors import UserError
 from evaluation.forms import RunLaunchForm
 from evaluation.management.commands.preannotate import Command
-from evaluation.models import PromptTemplate, RunCall
+from evaluation.models import LLMRole
 from evaluation.runs.launch import LaunchError, run_create
 from evaluation.runs.modes import MODES, RunMode, ScoreScale, mode_spec
 from evaluation.schemas import RunIn
@@ -47,14 +47,14 @@ def test_run_create_follows_the_mode_spec(dataset, mode):
 def test_phases_put_the_supervisor_last():
     phases = mode_spec("ensemble").phases(["a", "b"], "s")
     assert [(p.model, p.role, p.progress_key) for p in phases] == [
-        ("a", RunCall.Role.ANNOTATOR, "a"), ("b", RunCall.Role.ANNOTATOR, "b"),
-        ("s", RunCall.Role.SUPERVISOR, "s (supervisor)"),
+        ("a", LLMRole.ANNOTATOR, "a"), ("b", LLMRole.ANNOTATOR, "b"),
+        ("s", LLMRole.SUPERVISOR, "s (supervisor)"),
     ]
     assert [p.model for p in mode_spec("single").phases(["a"], "s")] == ["a"]
 
 
 def test_template_kinds_are_prompt_template_kinds():
-    kinds = set(PromptTemplate.Kind.values)
+    kinds = set(LLMRole.values)
     assert all(set(spec.template_kinds) <= kinds for spec in MODES.values())
 
 
