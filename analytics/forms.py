@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from django import forms
 
-from analytics.exports.formats import FORMATS
+from analytics.exports.formats import EXPORT_FORMATS
 from annotator.models import Assignment
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset
 
 
 class ExportForm(forms.Form):
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="jsonl")
+    format = forms.ChoiceField(choices=[(f, f) for f in EXPORT_FORMATS], initial="jsonl")
     campaign = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, choices=[])
     aspect = forms.CharField(required=False, max_length=200)
     source = forms.CharField(required=False, max_length=200, help_text="Only annotations by this source.")

@@ -6,7 +6,7 @@ from django import forms
 
 from corpus import protocol
 from corpus.formats import FormatError
-from corpus.interop import FORMATS
+from corpus.interop import ANNOTATION_FILE_FORMATS
 from corpus.models import TaskType
 from corpus.services.annotation_import import annotator_map
 
@@ -55,7 +55,7 @@ class AnnotationImportForm(forms.Form):
 
     file = forms.FileField(help_text="Our JSONL, a factgenie campaign file (JSONL) or a Label Studio JSON export.")
     source = forms.CharField(max_length=200, help_text="Name of the new annotation source.")
-    format = forms.ChoiceField(choices=[(f, f) for f in FORMATS], initial="jsonl")
+    format = forms.ChoiceField(choices=[(f, f) for f in ANNOTATION_FILE_FORMATS], initial="jsonl")
     skip_bad_spans = forms.BooleanField(
         required=False, help_text="Import the good spans of a file with empty or impossible ones (each is reported)."
     )

@@ -23,7 +23,7 @@ def _out(run: DhpRun) -> DhpRunOut:
     results = run.results or {}
     return DhpRunOut(
         id=run.pk, dataset=run.dataset.name, evaluator=run.evaluator, metrics=run.metrics, kinds=run.kinds,
-        samples=run.samples, seed=run.seed, status=run.status, phase=run.phase, message=run.message,
+        samples=run.samples, seed=run.seed, status=run.status, phase=run.stage, message=run.message,
         notes=run.notes, done_steps=run.done, total_steps=run.total, llm_calls=run.llm_calls,
         cache_hits=run.cache_hits, weights_version=run.weights.version if run.weights_id else None,
         survey=run.survey_id, perturbations=results.get("perturbations", []), summary=results.get("summary", {}),

@@ -147,7 +147,8 @@ class DhpRun(Job):
     config = models.JSONField(default=dict, blank=True, help_text="Options, digests, models.")
     survey = models.ForeignKey(Survey, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs")
     weights = models.ForeignKey(SurveyWeights, null=True, blank=True, on_delete=models.PROTECT, related_name="runs")
-    phase = models.CharField(max_length=40, blank=True, default="")
+    stage = models.CharField(max_length=40, blank=True, default="",
+                             help_text="Where the run's work is: perturbing, scoring or statistics.")
     notes = models.JSONField(default=list, blank=True, help_text="Skipped kinds and other remarks.")
     llm_calls = models.PositiveIntegerField(default=0, help_text="Calls actually sent (not from the cache).")
     cache_hits = models.PositiveIntegerField(default=0)

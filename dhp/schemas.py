@@ -33,7 +33,7 @@ class DhpRunOut(Schema):
     samples: int
     seed: int
     status: str
-    phase: str
+    phase: str = Field(description="The run's stage: perturbing, scoring or statistics (empty before it starts).")
     message: str
     notes: list[str]
     done_steps: int

@@ -13,7 +13,7 @@ from ninja.pagination import paginate
 from pydantic import create_model
 
 from accounts.access import require_admin, require_researcher
-from analytics.exports.formats import FORMATS
+from analytics.exports.formats import EXPORT_FORMATS
 from analytics.exports.jobs import export_file, export_job_create
 from annotator.models import Assignment, Campaign
 from annotator.services.exporting import ExportFilter
@@ -60,8 +60,8 @@ def create_export(request: HttpRequest, dataset_id: int, payload: ExportIn):
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     if payload.campaign_id is not None:
         get_object_or_404(Campaign, pk=payload.campaign_id, dataset=dataset)
-    if payload.format not in FORMATS:
-        raise UserError(f"format must be one of {', '.join(FORMATS)}")
+    if payload.format not in EXPORT_FORMATS:
+        raise UserError(f"format must be one of {', '.join(EXPORT_FORMATS)}")
     if payload.status and payload.status not in Assignment.Status.values:
         raise UserError(f"status must be one of {', '.join(Assignment.Status.values)}")
     keep = ExportFilter(**payload.dict(exclude={"format"}))

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
 
 from accounts.access import require_researcher
-from analytics.exports.labeled import FORMATS, labeled_card, labeled_response
+from analytics.exports.labeled import LABELED_FORMATS, labeled_card, labeled_response
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, MetricEstimate, sample_estimates
 from annotator.engine.sampling import check_half_width
 from annotator.models import Campaign
@@ -60,8 +60,8 @@ def _metric_out(m: MetricEstimate) -> MetricOut:
 def export_labeled_set(request: HttpRequest, campaign_id: int, format: str = "jsonl") -> HttpResponse:
     """The labeled set, exactly as `manage.py export_labeled` writes it (jsonl streams; parquet)."""
     campaign = _campaign(request, campaign_id)
-    if format not in FORMATS:
-        raise UserError(f"format: {format!r} is not one of {', '.join(FORMATS)}")
+    if format not in LABELED_FORMATS:
+        raise UserError(f"format: {format!r} is not one of {', '.join(LABELED_FORMATS)}")
     return labeled_response(campaign, format)
 
 
@@ -69,8 +69,8 @@ def export_labeled_set(request: HttpRequest, campaign_id: int, format: str = "js
 def retrieve_labeled_card(request: HttpRequest, campaign_id: int, format: str = "jsonl"):
     """The labeled set's data card (`format` is written into it: the file it describes)."""
     campaign = _campaign(request, campaign_id)
-    if format not in FORMATS:
-        raise UserError(f"format: {format!r} is not one of {', '.join(FORMATS)}")
+    if format not in LABELED_FORMATS:
+        raise UserError(f"format: {format!r} is not one of {', '.join(LABELED_FORMATS)}")
     return labeled_card(campaign, fmt=format)
 
 

@@ -26,7 +26,7 @@ from corpus.services.annotation_export import ExportReport, campaign_id, dataset
 
 # a factgenie export is a folder of campaigns (one per source); jobs and `-o NAME.zip` zip it
 EXTENSIONS = {"jsonl": "jsonl", "csv": "csv", "parquet": "parquet", "labelstudio": "json", "factgenie": "zip"}
-FORMATS = tuple(EXTENSIONS)
+EXPORT_FORMATS = tuple(EXTENSIONS)
 PARQUET_BATCH = 5000
 
 _INTS = {"span_index", "start", "end", "severity"}
@@ -78,10 +78,10 @@ def text_chunks(
                 task = json.dumps(labelstudio_task(number, outputs, report.labelstudio_users), ensure_ascii=False)
                 yield ("\n" if number == 1 else ",\n") + task
         yield "\n]\n"
-    elif fmt in FORMATS:
+    elif fmt in EXPORT_FORMATS:
         raise ValueError(f"the {fmt} export is written to a file or folder (give -o)")
     else:
-        raise ValueError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+        raise ValueError(f"unknown export format {fmt!r} (formats: {', '.join(EXPORT_FORMATS)})")
 
 
 def write_factgenie(
@@ -165,8 +165,8 @@ def write_export(
     """Write the export to `path` (plus Label Studio's labeling config beside it; for factgenie a folder of
     campaigns, zipped when `path` ends in .zip); return the files written. `report` counts what the format
     could not hold."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (formats: {', '.join(EXPORT_FORMATS)})")
     written = [path]
     if fmt == "parquet":
         _parquet(dataset, keep, path, progress)

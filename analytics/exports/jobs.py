@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import transaction
 
 from analytics.exports.card import data_card
-from analytics.exports.formats import EXTENSIONS, FORMATS, write_export
+from analytics.exports.formats import EXPORT_FORMATS, EXTENSIONS, write_export
 from annotator.services.exporting import ExportFilter
 from corpus.models import Dataset, ExportJob
 from corpus.services.annotation_export import ExportReport
@@ -28,8 +28,8 @@ def job_filter(job: ExportJob) -> ExportFilter:
 @transaction.atomic
 def export_job_create(*, dataset: Dataset, fmt: str, keep: ExportFilter, user=None) -> ExportJob:
     """Record an export and queue it for a worker once the transaction commits (the task is sent by name)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+    if fmt not in EXPORT_FORMATS:
+        raise ValueError(f"unknown export format {fmt!r} (formats: {', '.join(EXPORT_FORMATS)})")
     filters = {k: v for k, v in vars(keep).items() if v not in ("", None)}
     job = ExportJob.objects.create(
         dataset=dataset, format=fmt, filters=filters, created_by=user, total=keep.items(dataset).count()

@@ -34,7 +34,7 @@ from annotator.selectors.review import (
 from corpus import consensus
 from corpus.models import ErrorSpan, Item
 
-FORMATS = ("jsonl", "parquet")
+LABELED_FORMATS = ("jsonl", "parquet")
 REJECTED = "rejected"
 KEPT = "errors"
 OPEN = "unresolved"
@@ -157,8 +157,8 @@ def _parquet_schema():
 
 def write_labeled(campaign: Campaign, fmt: str, path: Path, *, excluded: list[int] | None = None) -> Path:
     """Write the labeled set to `path` as JSONL or Parquet (the same records; maps for inputs and outputs)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"unknown labeled-set format {fmt!r} (formats: {', '.join(FORMATS)})")
+    if fmt not in LABELED_FORMATS:
+        raise ValueError(f"unknown labeled-set format {fmt!r} (formats: {', '.join(LABELED_FORMATS)})")
     if fmt == "jsonl":
         with path.open("w", encoding="utf-8") as handle:
             handle.writelines(labeled_jsonl(campaign, excluded=excluded))
@@ -247,7 +247,7 @@ def labeled_response(campaign: Campaign, fmt: str) -> HttpResponse:
             data = write_labeled(campaign, fmt, Path(folder) / name).read_bytes()
         response = HttpResponse(data, content_type="application/vnd.apache.parquet")
     else:
-        return HttpResponse(f"format: {fmt!r} is not one of {', '.join(FORMATS)}", status=400,
+        return HttpResponse(f"format: {fmt!r} is not one of {', '.join(LABELED_FORMATS)}", status=400,
                             content_type="text/plain; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

@@ -18,11 +18,11 @@ from corpus.interop.labelstudio import labelstudio_config, labelstudio_task, rea
 from corpus.interop.records import OutputAnnotation, RawAnnotation, unwritten_spans
 from corpus.interop.spans import resolve_span
 
-FORMATS: tuple[str, ...] = ("jsonl", "factgenie", "labelstudio")
+ANNOTATION_FILE_FORMATS: tuple[str, ...] = ("jsonl", "factgenie", "labelstudio")
 """The annotation file formats read and written: the import's and the export's --format, the forms' choices."""
 
 __all__ = [
-    "FORMATS", "FactgenieCampaignWriter", "OutputAnnotation", "RawAnnotation", "labelstudio_config",
+    "ANNOTATION_FILE_FORMATS", "FactgenieCampaignWriter", "OutputAnnotation", "RawAnnotation", "labelstudio_config",
     "labelstudio_task", "read_annotations", "resolve_span", "slug", "to_jsonl", "unwritten_spans",
 ]
 
@@ -32,8 +32,8 @@ def read_annotations(
 ) -> Iterator[RawAnnotation]:
     """Yield the annotations of a file (or of a factgenie campaign folder) in format `fmt`; `annotators`
     maps Label Studio user ids to our annotators' names."""
-    if fmt not in FORMATS:
-        raise FormatError("--format", f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    if fmt not in ANNOTATION_FILE_FORMATS:
+        raise FormatError("--format", f"unknown format {fmt!r} (known: {', '.join(ANNOTATION_FILE_FORMATS)})")
     if fmt == "factgenie":
         yield from read_factgenie(path, name)
     elif fmt == "labelstudio":

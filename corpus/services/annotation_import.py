@@ -15,7 +15,7 @@ from django.db import transaction
 
 from corpus.cleaning import text_problem
 from corpus.formats import FIELD_LIMITS, FormatError, SpanRecord, check_text
-from corpus.interop import FORMATS, RawAnnotation, read_annotations, resolve_span, slug
+from corpus.interop import ANNOTATION_FILE_FORMATS, RawAnnotation, read_annotations, resolve_span, slug
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Source, SourceKind
 
 BATCH = 500
@@ -126,8 +126,8 @@ def annotations_import(
     when the file has problems (ImportRefused lists all of them). Records that name another dataset (or,
     with `split`, another split) are left aside; `annotators` maps Label Studio user ids to names."""
     name = file_name or path.name
-    if fmt not in FORMATS:
-        raise FormatError("--format", f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+    if fmt not in ANNOTATION_FILE_FORMATS:
+        raise FormatError("--format", f"unknown format {fmt!r} (known: {', '.join(ANNOTATION_FILE_FORMATS)})")
     if not source.strip():
         raise FormatError("--source", "a source name is needed")
     check_text(source, "--source", "source")

@@ -86,7 +86,7 @@ class DhpExecutor:
     # --- perturbation ------------------------------------------------------------------------
     def _perturb(self) -> dict[str, list[Item]]:
         """Make missing perturbations; return kind -> perturbed items (skipped kinds are noted, not errors)."""
-        self._update(phase="perturbing")
+        self._update(stage="perturbing")
         perturber = Perturber(self.run.dataset, seed=self.run.seed, sizes=self.run.sizes)
         notes: list[str] = list(self.run.config.get("notes", []))  # what creation decided, then this phase's
         llm_kinds = [k for k in self.kinds if k.is_llm]
@@ -123,7 +123,7 @@ class DhpExecutor:
     # --- scoring ----------------------------------------------------------------------------
     def _score(self, texts: list[Item]) -> None:
         total = len(texts) * len(self.run.metrics) * self.run.samples
-        self._update(phase="scoring", total=total)
+        self._update(stage="scoring", total=total)
         self._mark_simulated()
         if self.mode == DIRECT:
             self._score_direct(texts)
@@ -218,7 +218,7 @@ class DhpExecutor:
 
     # --- statistics ---------------------------------------------------------------------------
     def _analyse(self, pairs: dict[str, list[Item]]) -> None:
-        self._update(phase="statistics")
+        self._update(stage="statistics")
         run = self.run
         means = {
             (row["item_id"], row["metric"]): row["mean"]

@@ -27,7 +27,7 @@ from evaluation.models import EvaluatorRun, LLMRole
 from evaluation.runs.backends import connect
 from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
-from evaluation.runs.modes import DEFAULT_MODE, Phase, mode_spec
+from evaluation.runs.modes import DEFAULT_MODE, ModelPass, mode_spec
 from evaluation.runs.placement import ModelWork, Placement, PlacementError, place, placement_record
 from evaluation.runs.scheduler import Outcome
 from evaluation.runs.steps import ItemAnswers, StepPlanner, run_items
@@ -53,7 +53,7 @@ class RunExecutor:
         self.run = run
         config = run.config
         self.spec = mode_spec(config.get("mode", DEFAULT_MODE))
-        self.phases = self.spec.phases(config["annotators"], config.get("supervisor", ""))
+        self.passes = self.spec.passes(config["annotators"], config.get("supervisor", ""))
         self.servers = run_servers(run)
         self.refusal = ""  # why a server of the run cannot be opened (no longer allowed)
         self.backends: dict[str, LLMBackend] = {}
@@ -94,7 +94,7 @@ class RunExecutor:
 
     # --- before the first call: ask every server, place the models, build the lanes --------------
     def _plan(self) -> list[Lane]:
-        calls = calls_left(self.run, self.phases, len(self.items))
+        calls = calls_left(self.run, self.passes, len(self.items))
         works = model_works(calls)
         down = self._ask_servers([w.model for w in works if w.calls > 0])
         placement = self._place(works, down)
@@ -106,14 +106,14 @@ class RunExecutor:
         self.record = placement_record(placement, kinds, down=down)
         self.writer.placed(self.record)
         lanes = {s.name: self._lane(s.name) for s in self.servers if s.name not in down}
-        for phase in self.phases:  # first: a model that also annotates is then loaded once, at this size
-            if phase.role == LLMRole.SUPERVISOR and calls[phase]:
-                self.planner.presettle_supervisor(phase.model)
-        for phase in self.phases:
-            server = placement.models.get(phase.model)
-            if server is None or not calls[phase]:
+        for model_pass in self.passes:  # first: a model that also annotates is then loaded once, at this size
+            if model_pass.role == LLMRole.SUPERVISOR and calls[model_pass]:
+                self.planner.presettle_supervisor(model_pass.model)
+        for model_pass in self.passes:
+            server = placement.models.get(model_pass.model)
+            if server is None or not calls[model_pass]:
                 continue
-            lanes[server].feeds.append(self._feed(phase))
+            lanes[server].feeds.append(self._feed(model_pass))
         if self.supervisor is not None:
             self._supervise({pk for pk, _, _ in self.items})
         return list(lanes.values())
@@ -182,9 +182,9 @@ class RunExecutor:
             log.warning("model %s answers from another build than when the run was created", model)
         self.digests[model] = digest
 
-    def _feed(self, phase: Phase) -> Feed:
-        if phase.role == LLMRole.SUPERVISOR:
-            self.supervisor = Feed(phase.model, parse_supervisor_answer, phase, closed=False,
+    def _feed(self, model_pass: ModelPass) -> Feed:
+        if model_pass.role == LLMRole.SUPERVISOR:
+            self.supervisor = Feed(model_pass.model, parse_supervisor_answer, model_pass, closed=False,
                                    grouped=settings.LLM_CACHE_ORDER)
             ensembled = set(Annotation.objects.filter(source=self.run, kind=AnnotationKind.ENSEMBLE)
                             .values_list("item_id", flat=True))
@@ -194,8 +194,8 @@ class RunExecutor:
             ).values_list("item_id", "model"):
                 self.answered.setdefault(item_id, set()).add(model)
             return self.supervisor
-        feed = Feed(phase.model, self.spec.parse, phase, grouped=settings.LLM_CACHE_ORDER)
-        feed.add(self.planner.annotator_steps(phase.model, self.spec))
+        feed = Feed(model_pass.model, self.spec.parse, model_pass, grouped=settings.LLM_CACHE_ORDER)
+        feed.add(self.planner.annotator_steps(model_pass.model, self.spec))
         return feed
 
     # --- while it runs ----------------------------------------------------------------------------
@@ -218,19 +218,19 @@ class RunExecutor:
         self.writer.store_calls((feed.model, outcome) for feed, outcome in answers)
 
     def _record(self, feed: Feed, outcomes: list[Outcome], interrupted: bool) -> None:
-        phase: Phase = feed.tag
-        if phase.role == LLMRole.SUPERVISOR:
-            annotate = partial(self.writer.supervised_answer, phase.model, self.merging)
+        model_pass: ModelPass = feed.tag
+        if model_pass.role == LLMRole.SUPERVISOR:
+            annotate = partial(self.writer.supervised_answer, model_pass.model, self.merging)
         else:
-            annotate = partial(self.writer.annotator_answer, phase.model, self.spec.score_scale)
-        self.writer.record_batch(phase, outcomes, annotate)
+            annotate = partial(self.writer.annotator_answer, model_pass.model, self.spec.score_scale)
+        self.writer.record_batch(model_pass, outcomes, annotate)
         if interrupted:
             return
         if self.writer.cancel_requested():
             raise JobStopped(JobStatus.CANCELLED, EvaluatorRun.cancelled_message)
-        if phase.role == LLMRole.ANNOTATOR and self.supervisor is not None:
+        if model_pass.role == LLMRole.ANNOTATOR and self.supervisor is not None:
             for outcome in outcomes:
-                self.answered.setdefault(outcome.step.item_id, set()).add(phase.model)
+                self.answered.setdefault(outcome.step.item_id, set()).add(model_pass.model)
             self._supervise({outcome.step.item_id for outcome in outcomes})
 
     def _server_lost(self, server: str, error: BackendError, feeds: list[Feed]) -> dict[str, str]:

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(eq=False)
 class Feed:
-    """One model's steps on a lane; `tag` is the caller's (its phase). Closed: no more steps will come. Its
+    """One model's steps on a lane; `tag` is the caller's (its pass). Closed: no more steps will come. Its
     steps go out in cache order (`cache_order`: a prefix group's calls back to back on one slot; `grouped`
     false: in the order added)."""
 

@@ -199,13 +199,13 @@ def run_create(
     n_items = items.count()
     if not n_items:
         raise LaunchError(f"dataset {dataset.name!r} has no items")
-    phases = spec.phases(annotators, supervisor)
-    models = [phase.model for phase in phases]
+    passes = spec.passes(annotators, supervisor)
+    models = [model_pass.model for model_pass in passes]
     available = check_servers(servers, models) if check else {}
     placement: dict[str, Any] = {}
     digests: dict[str, str] = {}
     if available:
-        placed = place(model_works(dict.fromkeys(phases, n_items)), available, parallel=parallel)
+        placed = place(model_works(dict.fromkeys(passes, n_items)), available, parallel=parallel)
         digests = {model: available[server][model] for model, server in placed.models.items()}
         placement = placement_record(placed, {s.name: s.kind.value for s in servers})
     policy = backends.retry_policy()
@@ -238,8 +238,8 @@ def run_create(
         config=config, ollama_url=",".join(s.name for s in servers), servers=[s.name for s in servers],
         placement=placement, parallel=parallel, created_by=user, simulated=bool(available) and any_simulated(servers),
         templates=_templates(spec, aspect.task_id),
-        total=n_items * len(phases),
-        progress={phase.progress_key: {"done": 0, "total": n_items} for phase in phases},
+        total=n_items * len(passes),
+        progress={model_pass.progress_key: {"done": 0, "total": n_items} for model_pass in passes},
     )
     run.label = f"{spec.mode}-{run.pk}"
     run.save(update_fields=["label"])

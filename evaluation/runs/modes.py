@@ -27,7 +27,7 @@ class RunMode(StrEnum):
 
 
 class ScoreScale(StrEnum):
-    """The scale an annotator-phase score is stored on."""
+    """The scale an annotator-pass score is stored on."""
 
     LABELS = "1-5"  # Unacceptable..Excellent as 1..5
     PERCENT = "0-100"  # the distilled model's own number, not mapped to labels
@@ -37,7 +37,7 @@ class ScoreScale(StrEnum):
 
 
 class Renderer(Protocol):
-    """The shape of the engine's annotator-phase prompt renderers."""
+    """The shape of the engine's annotator-pass prompt renderers."""
 
     def __call__(
         self, template: str, *, task: TaskSpec, aspect: AspectSpec, inputs: Mapping[str, str], output: str,
@@ -46,15 +46,15 @@ class Renderer(Protocol):
 
 
 @dataclass(frozen=True)
-class Phase:
-    """One model's pass over the dataset; a run is its mode's phases in order."""
+class ModelPass:
+    """One model's pass over the dataset; a run is its mode's passes in order."""
 
     model: str
     role: LLMRole
 
     @property
     def progress_key(self) -> str:
-        """The phase's entry in `EvaluatorRun.progress` (what the run page lists per model)."""
+        """The pass's entry in `EvaluatorRun.progress` (what the run page lists per model)."""
         return self.model if self.role == LLMRole.ANNOTATOR else f"{self.model} (supervisor)"
 
 
@@ -64,21 +64,21 @@ class ModeSpec:
     label: str  # the launch form's choice
     summary: str  # the CLI's and API's one-line description
     template_kinds: tuple[str, ...]  # prompt templates frozen into the run at creation
-    annotator_template: str  # which of them the annotator phase renders
-    render: Renderer  # the annotator phase's prompt renderer
-    parse: Callable[[str], ParsedAnswer]  # the annotator phase's answer parser
+    annotator_template: str  # which of them the annotator pass renders
+    render: Renderer  # the annotator pass's prompt renderer
+    parse: Callable[[str], ParsedAnswer]  # the annotator pass's answer parser
     score_scale: ScoreScale
     n_models: int | None  # annotator models it takes; None = one or more
     has_supervisor: bool
     evaluator_kind: str
     evaluator_title: str  # formatted with the '+'-joined annotators and the supervisor
 
-    def phases(self, annotators: Sequence[str], supervisor: str) -> list[Phase]:
-        """The run's phases: each annotator model in the configured order, then the supervisor if any."""
-        phases = [Phase(model, LLMRole.ANNOTATOR) for model in annotators]
+    def passes(self, annotators: Sequence[str], supervisor: str) -> list[ModelPass]:
+        """The run's passes: each annotator model in the configured order, then the supervisor if any."""
+        passes = [ModelPass(model, LLMRole.ANNOTATOR) for model in annotators]
         if self.has_supervisor:
-            phases.append(Phase(supervisor, LLMRole.SUPERVISOR))
-        return phases
+            passes.append(ModelPass(supervisor, LLMRole.SUPERVISOR))
+        return passes
 
     def evaluator_name(self, annotators: Sequence[str], supervisor: str) -> str:
         return self.evaluator_title.format(annotators="+".join(annotators), supervisor=supervisor)

@@ -115,10 +115,10 @@ class Outcome:
 
 
 class StepInterrupted(Exception):
-    """A step given up between attempts because the phase is stopping; its answers so far travel along."""
+    """A step given up between attempts because the pass is stopping; its answers so far travel along."""
 
     def __init__(self, outcome: Outcome) -> None:
-        super().__init__("phase stopped")
+        super().__init__("pass stopped")
         self.outcome = outcome
 
 

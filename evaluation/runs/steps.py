@@ -1,4 +1,4 @@
-"""What a phase still has to ask, read from the database: one step per item not yet answered, with the
+"""What a pass still has to ask, read from the database: one step per item not yet answered, with the
 answers the call cache already holds, and for the supervisor the annotator answers each merge starts from.
 """
 
@@ -71,7 +71,7 @@ TOKENS_PER_ERROR = 64  # an annotator's error in a supervisor prompt, as estimat
 
 
 class StepPlanner:
-    """Builds each phase's steps for one run; `digests` is the executor's live model -> digest map."""
+    """Builds each pass's steps for one run; `digests` is the executor's live model -> digest map."""
 
     def __init__(
         self, run: EvaluatorRun, items: Sequence[ItemRow], digests: Mapping[str, str],
@@ -161,7 +161,7 @@ class StepPlanner:
         return self._with_cache([self._step(model, step.item_id, step.prompt) for step in steps])
 
     def _done_items(self, **match: str) -> set[int]:
-        """Items this run already answered in the phase: a resumed run starts after them."""
+        """Items this run already answered in the pass: a resumed run starts after them."""
         return set(Annotation.objects.filter(source=self.run, **match).values_list("item_id", flat=True))
 
     def _settle(self, model: str, prompts: list[str]) -> None:

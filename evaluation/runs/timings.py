@@ -8,16 +8,16 @@ from django.db.models import Avg, Count, Max
 
 from corpus.models import Annotation, AnnotationKind
 from evaluation.models import EvaluatorRun, LLMCall, LLMRole
-from evaluation.runs.modes import Phase
+from evaluation.runs.modes import ModelPass
 from evaluation.runs.placement import DEFAULT_CALL_SECONDS, DEFAULT_LOAD_SECONDS, ModelWork
 
 LOADED = 10**8  # a load_duration above 0.1 s means the call paid for loading the model
 
 
-def model_works(calls: dict[Phase, int]) -> list[ModelWork]:
-    """Each model with its calls left (over its phases: a model may annotate and supervise) and its times
+def model_works(calls: dict[ModelPass, int]) -> list[ModelWork]:
+    """Each model with its calls left (over its passes: a model may annotate and supervise) and its times
     as measured by earlier calls, or the defaults."""
-    models = list(dict.fromkeys(phase.model for phase in calls))
+    models = list(dict.fromkeys(model_pass.model for model_pass in calls))
     measured = {
         row["model"]: row["call"]
         for row in LLMCall.objects.filter(model__in=models, status=LLMCall.Status.OK, wall_seconds__gt=0)
@@ -29,21 +29,21 @@ def model_works(calls: dict[Phase, int]) -> list[ModelWork]:
         .values("model").annotate(load=Max("load_duration_ns"))
     }
     return [
-        ModelWork(model, sum(n for phase, n in calls.items() if phase.model == model),
+        ModelWork(model, sum(n for model_pass, n in calls.items() if model_pass.model == model),
                   measured.get(model) or DEFAULT_CALL_SECONDS, loads.get(model) or DEFAULT_LOAD_SECONDS)
         for model in models
     ]
 
 
-def calls_left(run: EvaluatorRun, phases: Sequence[Phase], n_items: int) -> dict[Phase, int]:
-    """Steps each phase still has: items without its annotation (a new run: every item)."""
+def calls_left(run: EvaluatorRun, passes: Sequence[ModelPass], n_items: int) -> dict[ModelPass, int]:
+    """Steps each pass still has: items without its annotation (a new run: every item)."""
     done = {
         (row["kind"], row["model"]): row["n"]
         for row in Annotation.objects.filter(source=run).values("kind", "model").annotate(n=Count("id"))
     }
     ensembles = sum(n for (kind, _), n in done.items() if kind == AnnotationKind.ENSEMBLE)
     return {
-        phase: n_items - (ensembles if phase.role == LLMRole.SUPERVISOR
-                                else done.get((AnnotationKind.ANNOTATOR, phase.model), 0))
-        for phase in phases
+        model_pass: n_items - (ensembles if model_pass.role == LLMRole.SUPERVISOR
+                                else done.get((AnnotationKind.ANNOTATOR, model_pass.model), 0))
+        for model_pass in passes
     }

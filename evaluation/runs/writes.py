@@ -23,7 +23,7 @@ from evaluation.llm.budget import TRUNCATION_UNCHECKED
 from evaluation.models import EvaluatorRun, RunCall
 from evaluation.runs.attempts import AttemptKind
 from evaluation.runs.ledger import call_ids, store_answers
-from evaluation.runs.modes import Phase, ScoreScale
+from evaluation.runs.modes import ModelPass, ScoreScale
 from evaluation.runs.scheduler import Outcome
 from evaluation.runs.steps import ItemAnswers
 from jobs.lifecycle import job_cancel_requested
@@ -87,7 +87,7 @@ class RunWriter:
     # --- batches ------------------------------------------------------------------------------
     @transaction.atomic
     def record_batch(
-        self, phase: Phase, outcomes: Sequence[Outcome], annotate: Callable[[Outcome], list[Written]]
+        self, model_pass: ModelPass, outcomes: Sequence[Outcome], annotate: Callable[[Outcome], list[Written]]
     ) -> None:
         """Link the batch's calls to the run, write its annotations, count it and beat the heartbeat."""
         if outcomes:
@@ -96,7 +96,7 @@ class RunWriter:
             RunCall.objects.bulk_create(
                 [
                     RunCall(
-                        run=self.run, item_id=o.step.item_id, role=phase.role, model=phase.model,
+                        run=self.run, item_id=o.step.item_id, role=model_pass.role, model=model_pass.model,
                         attempt=a.number, call_id=calls[a.key], from_cache=a.result is None,
                     )
                     for o in outcomes
@@ -107,7 +107,7 @@ class RunWriter:
             self._save([row for outcome in outcomes for row in annotate(outcome)])
         failed = sum(1 for o in outcomes if o.parsed.status == "failed")
         cached = sum(1 for o in outcomes for a in o.attempts if a.result is None)
-        entry = self._entry(phase)
+        entry = self._entry(model_pass)
         entry["done"] = entry.get("done", 0) + len(outcomes)
         entry["failed"] = entry.get("failed", 0) + failed
         entry["calls"] = entry.get("calls", 0) + sum(len(o.attempts) for o in outcomes)
@@ -176,10 +176,10 @@ class RunWriter:
         return [(supervisor, spans), self._ensemble(answers, model, merged, note)]
 
     @transaction.atomic
-    def unmerged_item(self, phase: Phase, answers: ItemAnswers) -> None:
+    def unmerged_item(self, model_pass: ModelPass, answers: ItemAnswers) -> None:
         """An item whose annotators all failed: its ensemble annotation says so, and it counts as done."""
         self._save([self._ensemble(answers, "", [], NOTHING_TO_MERGE)])
-        entry = self._entry(phase)
+        entry = self._entry(model_pass)
         entry["done"] = entry.get("done", 0) + 1
         EvaluatorRun.objects.filter(pk=self.run.pk).update(progress=self.progress, done=F("done") + 1)
 
@@ -218,8 +218,8 @@ class RunWriter:
                 spans.append(span)
         ErrorSpan.objects.bulk_create(spans)
 
-    def _entry(self, phase: Phase) -> dict[str, int]:
-        return self.progress.setdefault(phase.progress_key, {"done": 0, "total": len(self.outputs)})
+    def _entry(self, model_pass: ModelPass) -> dict[str, int]:
+        return self.progress.setdefault(model_pass.progress_key, {"done": 0, "total": len(self.outputs)})
 
 
 def _copy(span: ErrorSpan) -> ErrorSpan:

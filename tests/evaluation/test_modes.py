@@ -34,23 +34,23 @@ def test_run_create_follows_the_mode_spec(dataset, mode):
     annotators = ["a:1b", "b:1b"] if spec.n_models is None else ["a:1b"]
     run = run_create(dataset=dataset, aspect_name="accuracy", annotators=annotators, supervisor="s:1b",
                      mode=mode, check=False)
-    phases = spec.phases(annotators, "s:1b")
+    passes = spec.passes(annotators, "s:1b")
     assert run.config["mode"] == mode and run.label == f"{mode}-{run.pk}"
     assert set(run.templates) == {str(kind) for kind in spec.template_kinds}
     assert spec.annotator_template in run.templates
-    assert run.total == 3 * len(phases)
-    assert list(run.progress) == [phase.progress_key for phase in phases]
+    assert run.total == 3 * len(passes)
+    assert list(run.progress) == [model_pass.progress_key for model_pass in passes]
     assert run.config["supervisor"] == ("s:1b" if spec.has_supervisor else "")
     assert run.evaluator.kind == spec.evaluator_kind
 
 
 def test_phases_put_the_supervisor_last():
-    phases = mode_spec("ensemble").phases(["a", "b"], "s")
-    assert [(p.model, p.role, p.progress_key) for p in phases] == [
+    passes = mode_spec("ensemble").passes(["a", "b"], "s")
+    assert [(p.model, p.role, p.progress_key) for p in passes] == [
         ("a", LLMRole.ANNOTATOR, "a"), ("b", LLMRole.ANNOTATOR, "b"),
         ("s", LLMRole.SUPERVISOR, "s (supervisor)"),
     ]
-    assert [p.model for p in mode_spec("single").phases(["a"], "s")] == ["a"]
+    assert [p.model for p in mode_spec("single").passes(["a"], "s")] == ["a"]
 
 
 def test_template_kinds_are_prompt_template_kinds():

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.core.management.base import CommandError, CommandParser
 
 from analytics.exports.card import data_card
-from analytics.exports.formats import FORMATS, text_chunks, write_export
+from analytics.exports.formats import EXPORT_FORMATS, text_chunks, write_export
 from annotator.models import Assignment, Campaign
 from annotator.services.exporting import ExportFilter
 from corpus import cleaning
@@ -23,7 +23,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--format", choices=FORMATS, default="jsonl")
+        parser.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl")
         parser.add_argument("-o", "--output", type=Path, default=None,
                             help="File to write (default stdout); for factgenie a folder of campaigns, one per "
                                  "source (or NAME.zip of it).")

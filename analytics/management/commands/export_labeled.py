@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from analytics.exports.labeled import FORMATS, labeled_card, labeled_jsonl, write_labeled
+from analytics.exports.labeled import LABELED_FORMATS, labeled_card, labeled_jsonl, write_labeled
 from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
 from quality.vigilance import flagged_annotator_ids
@@ -21,7 +21,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--campaign", required=True, help="Campaign id (or name).")
-        parser.add_argument("--format", choices=FORMATS, default="jsonl")
+        parser.add_argument("--format", choices=LABELED_FORMATS, default="jsonl")
         parser.add_argument("-o", "--output", type=Path, default=None, help="File to write (default stdout).")
         parser.add_argument("--card", type=Path, default=None,
                             help="Where to write the data card (default: beside -o as NAME.card.json).")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from corpus.interop import FORMATS, slug
+from corpus.interop import ANNOTATION_FILE_FORMATS, slug
 from corpus.models import Dataset
 from corpus.services.annotation_export import (
     ExportReport,
@@ -28,7 +28,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
         parser.add_argument("--source", required=True, help="A source of this dataset (looked up in it only).")
-        parser.add_argument("--format", default="jsonl", choices=FORMATS)
+        parser.add_argument("--format", default="jsonl", choices=ANNOTATION_FILE_FORMATS)
         parser.add_argument(
             "-o", "--output", type=Path,
             help="File to write (stdout by default); for factgenie a campaign folder named by its campaign id "

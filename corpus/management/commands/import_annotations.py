@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.management.base import CommandError, CommandParser
 
 from corpus.formats import FormatError, named
-from corpus.interop import FORMATS
+from corpus.interop import ANNOTATION_FILE_FORMATS
 from corpus.services.annotation_import import annotations_import, annotator_map
 from errors.commands import BaseCommand
 
@@ -19,7 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("path", type=Path, help="The file (or a factgenie campaign folder).")
         parser.add_argument("--dataset", required=True, help="The dataset whose items are annotated.")
         parser.add_argument("--source", required=True, help="Name of the new annotation source.")
-        parser.add_argument("--format", default="jsonl", choices=FORMATS)
+        parser.add_argument("--format", default="jsonl", choices=ANNOTATION_FILE_FORMATS)
         parser.add_argument(
             "--split", default="",
             help="factgenie: only the lines of this split (lines of other datasets are always left aside).",

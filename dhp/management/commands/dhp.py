@@ -73,4 +73,4 @@ def _fmt(value: float | None) -> str:
 
 
 def _line(run: DhpRun) -> str:
-    return f"{run.status} {run.phase}: {run.done}/{run.total}"
+    return f"{run.status} {run.stage}: {run.done}/{run.total}"
