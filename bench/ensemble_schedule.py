@@ -231,9 +231,11 @@ def realistic(args: argparse.Namespace) -> int:
     annotators = [f"bench-ann-{i}:7b" for i in range(args.annotators)]
     supervisor = "bench-sup:7b"
     models = [*annotators, supervisor]
+    # Ollama keeps one prompt cache per parallel slot (REAL_SERVERS.md): the simulator does the same, so the
+    # prompt tokens evaluated show what the calls' order saves (LLM_CACHE_ORDER=0 sends them as planned).
     config = SimConfig(models=models, swap_cost=args.swap, parallel=args.parallel, max_loaded=1, profile="ollama",
                        context_length=32_768, prompt_tokens_per_second=args.prompt_tps,
-                       tokens_per_second=args.gen_tps)
+                       tokens_per_second=args.gen_tps, cache_slots=args.parallel)
     nonce = uuid.uuid4().hex[:8]
     task = TaskType.objects.get(slug="data-to-text")
     dataset = Dataset.objects.create(name=f"bench-rw-{nonce}", task=task, input_headers=["Data"],
