@@ -20,7 +20,7 @@ from .base import LLMResult
 from .client import RetryingClient
 from .counting import Version, ollama_count, parse_version
 from .errors import OLLAMA, BackendError, BackendUnavailable, ModelMissing
-from .policy import RetryPolicy, Transient
+from .policy import RetryPolicy, Transient, transient_status
 from .thinking import split_thinking
 
 # httpx logs every request at INFO; a run makes thousands, which would bury the command's own output.
@@ -249,8 +249,8 @@ class OllamaBackend(RetryingClient[ollama.Client]):
             named = self._named(str(exc.error), exc.status_code, model)
             if named is not None:
                 return named
-            # -1 is an error line inside a stream; 429/503 mean the server's queue is full.
-            if exc.status_code >= 500 or exc.status_code in (-1, 408, 429):
+            # -1 is an error line inside a stream (Ollama's own); the rest as for every server.
+            if exc.status_code == -1 or transient_status(exc.status_code):
                 return Transient(_describe(exc))
             return BackendError(f"Ollama at {self.url} rejected the request for {model} ({_describe(exc)})")
         if isinstance(exc, httpx.UnsupportedProtocol):

@@ -27,7 +27,7 @@ from .client import RetryingClient
 from .counting import openai_cached
 from .errors import BackendError, BackendUnavailable, ModelMissing
 from .ollama_backend import resolve_model, tag_matches
-from .policy import RetryPolicy, Transient
+from .policy import RetryPolicy, Transient, transient_status
 from .thinking import split_thinking
 
 # Ollama-style option names (what our prompts and presets use) -> OpenAI request fields.
@@ -144,7 +144,7 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
             named = self._named(f"{exc.message} {exc.body or ''}", exc.status_code, model)
             if named is not None:
                 return named
-            if exc.status_code >= 500 or exc.status_code in (408, 429):
+            if transient_status(exc.status_code):
                 return Transient(_describe(exc))
             return BackendError(f"{self.where} rejected the request for {model} ({_describe(exc)})")
         if isinstance(exc, openai.APIConnectionError | httpx.TransportError | ConnectionError):

@@ -49,6 +49,12 @@ class RetryPolicy:
         return replace(self, transport_retries=0)
 
 
+def transient_status(status: int) -> bool:
+    """Whether an HTTP status from an LLM server is worth asking again: a server error (5xx), a request
+    timeout (408) or a full queue (429; Ollama also answers 503 when OLLAMA_MAX_QUEUE is reached)."""
+    return status >= 500 or status in (408, 429)
+
+
 class Transient(BackendError):
     """A failure a retry may cure (connection refused or reset, HTTP 5xx, 408, 429, a busy queue); the
     client asks again while its transport retries last, then raises BackendUnavailable."""

@@ -109,3 +109,10 @@ def test_retry_policy_refuses_impossible_numbers() -> None:
         RetryPolicy(answer_attempts=0)
     with pytest.raises(ValueError, match="transport_retries"):
         RetryPolicy(transport_retries=-1)
+
+
+def test_which_http_statuses_are_worth_asking_again_is_said_once():
+    from evaluation.llm.policy import transient_status
+
+    assert [s for s in (400, 401, 404, 408, 413, 422, 429, 500, 502, 503, 504) if transient_status(s)] == [
+        408, 429, 500, 502, 503, 504]
