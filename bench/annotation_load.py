@@ -101,7 +101,7 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, TaskType
     from evaluation.models import Aspect, Evaluator, EvaluatorRun
     from jobs.models import JobStatus
-    from studies.setup import campaign_create
+    from studies.setup import CampaignSpec, campaign_create
 
     task = TaskType.objects.get(slug="data-to-text")
     aspect = Aspect.objects.get(task=task, name="accuracy")
@@ -137,8 +137,8 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
         user.set_password(PASSWORD)
     User.objects.bulk_create(users)
     users = list(User.objects.filter(username__startswith="bench").order_by("username"))
-    campaign = campaign_create(name="bench", dataset=dataset, runs=runs, annotators=users, aspects=["accuracy"],
-                               annotators_per_item=2, seed=1)
+    campaign = campaign_create(CampaignSpec(name="bench", dataset=dataset, runs=runs, annotators=users,
+                                            aspects=["accuracy"], annotators_per_item=2, seed=1))
     plan: dict[str, list[tuple[int, list[int]]]] = {}
     for a in Assignment.objects.filter(campaign=campaign).select_related("campaign", "annotator").order_by("order"):
         # The page names spans by their per-assignment handles, never by database id.

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from django.db import transaction
 
@@ -33,27 +34,35 @@ from quality.services import CheckSettings, Queues, checks_prepare, checks_valid
 from studies.services import LinkSettings, link_create, link_settings_check
 
 
+@dataclass(frozen=True)
+class CampaignSpec:
+    """A study's design as the form, the API and scripts give it: what is judged by whom, with which arms,
+    checks and participant link. Validated by `campaign_create`, which names the field at fault."""
+
+    name: str
+    dataset: Dataset
+    runs: Sequence = ()
+    annotators: Sequence[User] = ()
+    aspects: Sequence[str] = ()
+    annotators_per_item: int = 1
+    guidelines: str = ""
+    seed: int = 0
+    item_ids: Sequence[int] | None = None  # default: the items the runs annotated (in the campaign's aspects)
+    control_item_ids: Sequence[int] = ()
+    categories: Sequence[str] | None = None
+    reviewers: Sequence[User] = ()
+    sample: SampleSpec | None = None
+    control_arm: float = 0.0
+    link: LinkSettings | None = None
+    checks: CheckSettings = field(default_factory=CheckSettings)
+
+    def __post_init__(self) -> None:
+        if self.checks is None:  # the form and the API say "no checks" as None
+            object.__setattr__(self, "checks", CheckSettings())
+
+
 @transaction.atomic
-def campaign_create(
-    *,
-    name: str,
-    dataset: Dataset,
-    runs: Sequence,
-    annotators: Sequence[User],
-    aspects: Sequence[str] = (),
-    annotators_per_item: int = 1,
-    guidelines: str = "",
-    seed: int = 0,
-    item_ids: Sequence[int] | None = None,
-    control_item_ids: Sequence[int] = (),
-    created_by: User | None = None,
-    categories: Sequence[str] | None = None,
-    reviewers: Sequence[User] = (),
-    sample: SampleSpec | None = None,
-    control_arm: float = 0.0,
-    link: LinkSettings | None = None,
-    checks: CheckSettings | None = None,
-) -> Campaign:
+def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Campaign:
     """Create a campaign and its assignments: open at once, or a draft while it has decoys to review.
 
     Items default to those the runs annotated. Each item goes to `annotators_per_item` annotators,
@@ -64,93 +73,22 @@ def campaign_create(
     not assigned here form the pool participants draw from as they join (studies.services);
     such a campaign may start without registered annotators.
     """
-    _check_text("name", name, MAX_NAME, required=True)
-    for aspect in aspects:
-        _check_text("aspects", aspect, MAX_ASPECT, required=True)
-    _check_text("guidelines", guidelines, MAX_GUIDELINES)
-    if not SEED_MIN <= seed <= SEED_MAX:
-        raise CampaignError(f"seed: must be between {SEED_MIN} and {SEED_MAX}")
-    if link is not None:
-        link_settings_check(link)
-    if not annotators and link is None:
-        raise CampaignError("a campaign needs at least one annotator (or a participant link)")
-    if not 0 <= control_arm <= 1:
-        raise CampaignError(f"control_arm: {control_arm} must be a share between 0 and 1")
-    if link is None and annotators_per_item > len(annotators):
-        raise CampaignError(f"{annotators_per_item} annotators per item, but only {len(annotators)} annotators")
-    if any(getattr(run, "dataset_id", dataset.pk) != dataset.pk for run in runs):
-        raise CampaignError("every evaluator run of a campaign must be on the campaign's dataset")
-    # The roles the campaign form offers: judges are annotators, reviewers are researchers or admins.
-    if wrong := sorted(a.username for a in annotators if a.role != Role.ANNOTATOR or not a.is_active):
-        raise CampaignError(f"annotators: {', '.join(wrong)} cannot judge: a judge must be an active user with "
-                            "the role 'annotator'")
-    if wrong := sorted(r.username for r in reviewers if r.role not in REVIEWER_ROLES or not r.is_active):
-        raise CampaignError(f"reviewers: {', '.join(wrong)} cannot review: a reviewer must be an active researcher "
-                            "or admin")
-    if judging := sorted({r.username for r in reviewers} & {a.username for a in annotators}):
-        # Reviewers read every judge's name and verdicts; a judge of the same campaign must not.
-        raise CampaignError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge")
-    checks = checks or CheckSettings()
-    checks_validate(checks, dataset.pk)
-    rng = random.Random(seed)
-    # The categories experts pick from when they add an error: the researcher's, else the task's defaults.
-    label_set = category_set(list(categories)) if categories else default_categories(dataset.task.slug)
-    campaign = Campaign.objects.create(
-        name=name, dataset=dataset, aspects=list(aspects), annotators_per_item=annotators_per_item,
-        guidelines=guidelines or DEFAULT_GUIDELINES, seed=seed, created_by=created_by,
-        # Decoys wait for the researcher's review on the answer-key page, so their campaign opens by hand.
-        status=Campaign.Status.DRAFT if checks.decoys else Campaign.Status.OPEN,
-        categories=label_set, control_arm=control_arm, decoys=checks.decoys, planted=checks.planted,
-        vigilance_min=checks.vigilance_min, qualification=checks.as_qualification(),
-        exclude_flagged=checks.exclude_flagged,
-    )
-    campaign.annotators.set(annotators)
-    shuffled_runs = list(runs)
-    rng.shuffle(shuffled_runs)
-    CampaignRun.objects.bulk_create(
-        CampaignRun(campaign=campaign, run=run, label=label)
-        for run, label in zip(shuffled_runs, neutral_labels(len(shuffled_runs)), strict=True)
-    )
-    if item_ids is None:
-        annotated = Annotation.objects.filter(source__in=list(runs), item__dataset=dataset)
-        if aspects:
-            annotated = annotated.filter(aspect__in=list(aspects))
-        item_ids = list(annotated.values_list("item_id", flat=True).distinct())
-    campaign.reviewers.set(reviewers)
-    if sample is not None:
-        # A sampled campaign judges only the drawn spans, so only the outputs holding one are assigned.
-        item_ids = campaign_sample_draw(campaign=campaign, item_ids=list(item_ids), spec=sample)
-    items = list(
-        # Perturbed texts (DHP) are never shown to annotators as items of their own.
-        Item.objects.filter(pk__in={*item_ids, *control_item_ids}, dataset=dataset, derived_from__isnull=True)
-        .order_by("position")
-        .values_list("pk", flat=True)
-    )
-    training = list(checks.qualification_items)
-    items = [i for i in items if i not in set(training)]  # training items are not real work
-    controls = set(control_item_ids)
-    per_annotator: dict[int, list[tuple[int, bool]]] = {a.pk: [] for a in annotators}
-    cursor = 0
-    if link is not None:
+    _validate(spec)
+    campaign = _campaign_row(spec, created_by)
+    items, training = _items(campaign, spec)
+    controls = set(spec.control_item_ids)
+    if spec.link is not None:
         # Registered annotators (if any) get their items as usual; the link's pool is every non-control item.
-        link_create(campaign=campaign, spec=link, item_ids=[i for i in items if i not in controls])
-    for item_id in items if annotators else ():
-        if item_id in controls:
-            for annotator in annotators:
-                per_annotator[annotator.pk].append((item_id, True))
-            continue
-        for k in range(min(annotators_per_item, len(annotators))):
-            annotator = annotators[(cursor + k) % len(annotators)]
-            per_annotator[annotator.pk].append((item_id, False))
-        cursor += annotators_per_item
-    unprimed = _control_arm(per_annotator, runs, share=control_arm, seed=seed)
+        link_create(campaign=campaign, spec=spec.link, item_ids=[i for i in items if i not in controls])
+    per_annotator = _deal(items, controls, spec.annotators, spec.annotators_per_item)
+    unprimed = _control_arm(per_annotator, spec.runs, share=spec.control_arm, seed=spec.seed)
     queues = Queues(real={pk: list(queue) for pk, queue in per_annotator.items()})
-    checks_prepare(campaign=campaign, queues=queues, rng=random.Random(f"{seed}:checks"))
+    checks_prepare(campaign=campaign, queues=queues, rng=random.Random(f"{spec.seed}:checks"))
     rows = []
     for annotator_pk, queue in per_annotator.items():
         # Planted copies join the shuffle as ordinary work; training items come first, in the order given.
         queue += [(item_id, False) for item_id in queues.planted.get(annotator_pk, [])]
-        random.Random(f"{seed}:{annotator_pk}").shuffle(queue)
+        random.Random(f"{spec.seed}:{annotator_pk}").shuffle(queue)
         rows += [
             Assignment(campaign=campaign, item_id=item_id, annotator_id=annotator_pk, order=order, is_training=True,
                        phase=initial_phase(training=True))
@@ -164,6 +102,103 @@ def campaign_create(
         ]
     Assignment.objects.bulk_create(rows)
     return campaign
+
+
+def _validate(spec: CampaignSpec) -> None:
+    """Refuse a design that cannot be set up, naming the field."""
+    _check_text("name", spec.name, MAX_NAME, required=True)
+    for aspect in spec.aspects:
+        _check_text("aspects", aspect, MAX_ASPECT, required=True)
+    _check_text("guidelines", spec.guidelines, MAX_GUIDELINES)
+    if not SEED_MIN <= spec.seed <= SEED_MAX:
+        raise CampaignError(f"seed: must be between {SEED_MIN} and {SEED_MAX}")
+    if spec.link is not None:
+        link_settings_check(spec.link)
+    if not spec.annotators and spec.link is None:
+        raise CampaignError("a campaign needs at least one annotator (or a participant link)")
+    if not 0 <= spec.control_arm <= 1:
+        raise CampaignError(f"control_arm: {spec.control_arm} must be a share between 0 and 1")
+    if spec.link is None and spec.annotators_per_item > len(spec.annotators):
+        raise CampaignError(f"{spec.annotators_per_item} annotators per item, but only {len(spec.annotators)} "
+                            "annotators")
+    if any(getattr(run, "dataset_id", spec.dataset.pk) != spec.dataset.pk for run in spec.runs):
+        raise CampaignError("every evaluator run of a campaign must be on the campaign's dataset")
+    # The roles the campaign form offers: judges are annotators, reviewers are researchers or admins.
+    if wrong := sorted(a.username for a in spec.annotators if a.role != Role.ANNOTATOR or not a.is_active):
+        raise CampaignError(f"annotators: {', '.join(wrong)} cannot judge: a judge must be an active user with "
+                            "the role 'annotator'")
+    if wrong := sorted(r.username for r in spec.reviewers if r.role not in REVIEWER_ROLES or not r.is_active):
+        raise CampaignError(f"reviewers: {', '.join(wrong)} cannot review: a reviewer must be an active researcher "
+                            "or admin")
+    if judging := sorted({r.username for r in spec.reviewers} & {a.username for a in spec.annotators}):
+        # Reviewers read every judge's name and verdicts; a judge of the same campaign must not.
+        raise CampaignError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge")
+    checks_validate(spec.checks, spec.dataset.pk)
+
+
+def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
+    """The campaign, its annotators and reviewers, and its runs under shuffled neutral labels."""
+    checks = spec.checks
+    # The categories experts pick from when they add an error: the researcher's, else the task's defaults.
+    label_set = (category_set(list(spec.categories)) if spec.categories
+                 else default_categories(spec.dataset.task.slug))
+    campaign = Campaign.objects.create(
+        name=spec.name, dataset=spec.dataset, aspects=list(spec.aspects), annotators_per_item=spec.annotators_per_item,
+        guidelines=spec.guidelines or DEFAULT_GUIDELINES, seed=spec.seed, created_by=created_by,
+        # Decoys wait for the researcher's review on the answer-key page, so their campaign opens by hand.
+        status=Campaign.Status.DRAFT if checks.decoys else Campaign.Status.OPEN,
+        categories=label_set, control_arm=spec.control_arm, decoys=checks.decoys, planted=checks.planted,
+        vigilance_min=checks.vigilance_min, qualification=checks.as_qualification(),
+        exclude_flagged=checks.exclude_flagged,
+    )
+    campaign.annotators.set(spec.annotators)
+    campaign.reviewers.set(spec.reviewers)
+    shuffled_runs = list(spec.runs)
+    random.Random(spec.seed).shuffle(shuffled_runs)
+    CampaignRun.objects.bulk_create(
+        CampaignRun(campaign=campaign, run=run, label=label)
+        for run, label in zip(shuffled_runs, neutral_labels(len(shuffled_runs)), strict=True)
+    )
+    return campaign
+
+
+def _items(campaign: Campaign, spec: CampaignSpec) -> tuple[list[int], list[int]]:
+    """The real items to judge in dataset order (a sample's outputs when sampled), and the training items."""
+    item_ids = spec.item_ids
+    if item_ids is None:
+        annotated = Annotation.objects.filter(source__in=list(spec.runs), item__dataset=spec.dataset)
+        if spec.aspects:
+            annotated = annotated.filter(aspect__in=list(spec.aspects))
+        item_ids = list(annotated.values_list("item_id", flat=True).distinct())
+    if spec.sample is not None:
+        # A sampled campaign judges only the drawn spans, so only the outputs holding one are assigned.
+        item_ids = campaign_sample_draw(campaign=campaign, item_ids=list(item_ids), spec=spec.sample)
+    items = list(
+        # Perturbed texts (DHP) are never shown to annotators as items of their own.
+        Item.objects.filter(pk__in={*item_ids, *spec.control_item_ids}, dataset=spec.dataset,
+                            derived_from__isnull=True)
+        .order_by("position")
+        .values_list("pk", flat=True)
+    )
+    training = list(spec.checks.qualification_items)
+    return [i for i in items if i not in set(training)], training  # training items are not real work
+
+
+def _deal(items: Sequence[int], controls: set[int], annotators: Sequence[User],
+          per_item: int) -> dict[int, list[tuple[int, bool]]]:
+    """Each registered annotator's (item, is control) queue: control items to everyone, the rest round-robin
+    to `per_item` annotators each, so loads stay balanced."""
+    per_annotator: dict[int, list[tuple[int, bool]]] = {a.pk: [] for a in annotators}
+    cursor = 0
+    for item_id in items if annotators else ():
+        if item_id in controls:
+            for annotator in annotators:
+                per_annotator[annotator.pk].append((item_id, True))
+            continue
+        for k in range(min(per_item, len(annotators))):
+            per_annotator[annotators[(cursor + k) % len(annotators)].pk].append((item_id, False))
+        cursor += per_item
+    return per_annotator
 
 
 def _control_arm(per_annotator: dict[int, list[tuple[int, bool]]], runs: Sequence, *, share: float,

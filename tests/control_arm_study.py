@@ -29,7 +29,7 @@ from annotator.services.assignments import assignment_add_time, assignment_finis
 from annotator.services.control_arm import assignment_reveal
 from annotator.services.judgments import judgment_set
 from corpus.models import ErrorSpan, Item
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 
 OUTPUTS = ("aaaa bbbb cccc dddd eeee", "ffff gggg hhhh iiii", "jjjj kkkk llll")
@@ -78,8 +78,9 @@ def build_study(annotators: list[User], *, name: str = "Control arm study", cont
         spans[it.pk] = [f.span(answer, k, *(where or (None, None)), text=text, explanation=f"reason {k}", severity=3)
                         for k, (where, text) in enumerate(script.machine, start=1)]
         items.append(it)
-    campaign = campaign_create(name=name, dataset=data, runs=[alpha], annotators=annotators, aspects=["accuracy"],
-                               annotators_per_item=2, seed=seed, control_arm=control_arm)
+    campaign = campaign_create(CampaignSpec(name=name, dataset=data, runs=[alpha], annotators=annotators,
+                                            aspects=["accuracy"], annotators_per_item=2, seed=seed,
+                                            control_arm=control_arm))
     return Study(campaign, items, annotators, spans)
 
 

@@ -26,7 +26,7 @@ from corpus.models import (
 )
 from evaluation.models import Aspect, Evaluator, EvaluatorRun
 from jobs.models import JobStatus
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 
 PASSWORD = "pass-1234"
 
@@ -213,8 +213,8 @@ def build_campaign(
                              severity=3),
         "b2_rating": span_at(b2, 1, "5 out of 5", explanation="The rating in the data is 3 out of 5.", severity=4),
     }
-    made = campaign_create(
+    made = campaign_create(CampaignSpec(
         name=name, dataset=data, runs=[alpha, beta], annotators=annotators, aspects=["accuracy"],
-        annotators_per_item=per_item, seed=3, control_item_ids=[item1.pk] if control_first else (),
+        annotators_per_item=per_item, seed=3, control_item_ids=[item1.pk] if control_first else ()),
     )
     return Built(campaign=made, dataset=data, items=[item1, item2], runs=[alpha, beta], spans=spans)

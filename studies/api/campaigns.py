@@ -21,7 +21,7 @@ from errors import Conflict, UserError
 from evaluation.models import EvaluatorRun
 from quality.services import CheckSettings
 from studies.api.participants import link_settings_from
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 
 router = Router(tags=["campaigns"])
 
@@ -52,12 +52,12 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
     )
     try:
         with transaction.atomic():
-            campaign = campaign_create(
+            campaign = campaign_create(CampaignSpec(
                 name=payload.name, dataset=dataset, runs=runs, annotators=[users[n] for n in payload.annotators],
                 aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
                 guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
-                control_item_ids=payload.control_item_ids, created_by=request.user, reviewers=reviewers,
-                sample=sample, control_arm=payload.control_arm, link=link, checks=checks,
+                control_item_ids=payload.control_item_ids, reviewers=reviewers,
+                sample=sample, control_arm=payload.control_arm, link=link, checks=checks), created_by=request.user,
             )
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])

@@ -26,7 +26,7 @@ from jobs.models import JobStatus
 from quality.vigilance import campaign_checks
 from studies.forms import CampaignForm
 from studies.models import StudyLink
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from studies.views.join import participant_in, participant_queue
 
 KEPT_FIELDS = ("name", "annotators_per_item", "control_items", "control_arm", "seed", "guidelines")
@@ -46,14 +46,14 @@ def campaign_new(request: AppRequest) -> HttpResponse:
         if form.is_valid():
             data = form.cleaned_data
             try:
-                campaign = campaign_create(
+                campaign = campaign_create(CampaignSpec(
                     name=data["name"], dataset=data["dataset"], runs=data["run_objects"],
                     annotators=list(data["annotators"]), aspects=data["aspects"],
                     annotators_per_item=data["annotators_per_item"], guidelines=data["guidelines"],
-                    seed=data["seed"], control_item_ids=data["control_items"], created_by=request.user,
+                    seed=data["seed"], control_item_ids=data["control_items"],
                     categories=data["categories"] or None, reviewers=list(data["reviewers"]),
                     sample=data["sample"], control_arm=data.get("control_arm") or 0.0, link=data["link"],
-                    checks=data["checks"],
+                    checks=data["checks"]), created_by=request.user,
                 )
             except (UserError, IntegrityError) as exc:
                 form.add_error(None, str(exc) if isinstance(exc, UserError) else "A campaign of that name exists.")

@@ -13,7 +13,7 @@ from annotator.selectors.spans import judged_span_for_assignment, judged_spans
 from annotator.services.sampling import SampleSpec
 from corpus.models import ErrorSpan
 from errors import UserError
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests import factories as make
 
 pytestmark = pytest.mark.django_db
@@ -38,8 +38,8 @@ def population(db):
 
 def _sampled(population, annotator, **spec):
     data, alpha, beta = population
-    return campaign_create(name="Sampled", dataset=data, runs=[alpha, beta], annotators=[annotator],
-                           aspects=["accuracy"], sample=SampleSpec(**spec))
+    return campaign_create(CampaignSpec(name="Sampled", dataset=data, runs=[alpha, beta], annotators=[annotator],
+                           aspects=["accuracy"], sample=SampleSpec(**spec)))
 
 
 def test_sampled_campaign_judges_only_the_drawn_spans(population, annotator_user):
@@ -73,15 +73,15 @@ def test_sample_draw_is_seeded_and_refuses_bad_specs(population, annotator_user,
     drawn = sorted(SampledSpan.objects.filter(design__campaign=first).values_list("span_id", flat=True))
     assert len(drawn) == 18  # 9 per evaluator
     data, alpha, beta = population
-    again = campaign_create(name="Again", dataset=data, runs=[alpha, beta], annotators=[annotator_user],
-                            sample=SampleSpec(total=9, seed=11))
+    again = campaign_create(CampaignSpec(name="Again", dataset=data, runs=[alpha, beta], annotators=[annotator_user],
+                            sample=SampleSpec(total=9, seed=11)))
     assert sorted(SampledSpan.objects.filter(design__campaign=again).values_list("span_id", flat=True)) == drawn
     with pytest.raises(SamplingError):
-        campaign_create(name="Bad", dataset=data, runs=[alpha], annotators=[annotator_user],
-                        sample=SampleSpec(per_stratum=3, total=3))
+        campaign_create(CampaignSpec(name="Bad", dataset=data, runs=[alpha], annotators=[annotator_user],
+                        sample=SampleSpec(per_stratum=3, total=3)))
     with pytest.raises(SamplingError):
-        campaign_create(name="Bad2", dataset=data, runs=[alpha], annotators=[annotator_user],
-                        sample=SampleSpec(strata="evaluator+colour", per_stratum=3))
+        campaign_create(CampaignSpec(name="Bad2", dataset=data, runs=[alpha], annotators=[annotator_user],
+                        sample=SampleSpec(strata="evaluator+colour", per_stratum=3)))
 
 
 @pytest.fixture
@@ -147,8 +147,8 @@ def test_estimates_api_dashboard_and_refusals(judged, researcher, population):
         assert shown.status_code == 422 and b"half_width" in shown.content, tiny
     assert client.get(f"/analytics/campaigns/{campaign.pk}/?half_width=0.001").status_code == 200
     data, alpha_run, beta_run = population
-    full = campaign_create(name="Everything", dataset=data, runs=[alpha_run],
-                           annotators=[make.user("everyone", role="annotator")])
+    full = campaign_create(CampaignSpec(name="Everything", dataset=data, runs=[alpha_run],
+                           annotators=[make.user("everyone", role="annotator")]))
     assert client.get(f"/api/analytics/campaigns/{full.pk}/estimates").status_code == 409
 
 
@@ -177,5 +177,5 @@ def test_a_judge_cannot_review_the_same_campaign(population, researcher):
     data, alpha, _ = population
     # roles keep judges and reviewers apart: a researcher is refused as a judge before anything else
     with pytest.raises(UserError, match="rita cannot judge"):
-        campaign_create(name="Self review", dataset=data, runs=[alpha], annotators=[researcher],
-                        reviewers=[researcher])
+        campaign_create(CampaignSpec(name="Self review", dataset=data, runs=[alpha], annotators=[researcher],
+                        reviewers=[researcher]))

@@ -11,7 +11,7 @@ from annotator.services.judgments import judgment_set
 from corpus.models import Item
 from studies.models import Participant
 from studies.services import LinkSettings
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 
 PASS, FAIL = "PASS-C0DE", "SCREENED-0UT"
@@ -44,8 +44,8 @@ def link_study(*, n_items: int = 4, per_item: int = 2, items_per_participant: in
         items.append(item)
     settings = {"items_per_participant": items_per_participant, "pass_code": PASS, "fail_code": FAIL,
                 "completion_url": "https://app.prolific.com/submissions/complete?cc={code}", **link}
-    campaign = campaign_create(name=name, dataset=data, runs=[judge], annotators=[], aspects=["accuracy"],
-                               annotators_per_item=per_item, seed=7, link=LinkSettings(**settings))
+    campaign = campaign_create(CampaignSpec(name=name, dataset=data, runs=[judge], annotators=[], aspects=["accuracy"],
+                               annotators_per_item=per_item, seed=7, link=LinkSettings(**settings)))
     return Study(campaign=campaign, items=items, positions={item.pk: n for n, item in enumerate(items, start=1)})
 
 

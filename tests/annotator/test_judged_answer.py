@@ -13,7 +13,7 @@ from annotator.selectors.spans import error_rows, judged_span_for_assignment, sp
 from annotator.services.assignments import assignment_finish
 from annotator.services.judgments import StaleJudgment, judgment_set
 from corpus.models import Annotation, AnnotationKind
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests.factories import annotation, dataset, item, run, span_at
 
 pytestmark = pytest.mark.django_db
@@ -34,7 +34,8 @@ def empty_merge(make_user):
     span_at(model_list, 1, "near the river")
     merged_two = annotation(two, evaluator, kind=AnnotationKind.ENSEMBLE)
     kept = span_at(merged_two, 0, "Italian food")
-    campaign = campaign_create(name="merge", dataset=data, runs=[evaluator], annotators=[expert], aspects=["accuracy"])
+    campaign = campaign_create(CampaignSpec(name="merge", dataset=data, runs=[evaluator], annotators=[expert],
+                                            aspects=["accuracy"]))
     first = Assignment.objects.get(campaign=campaign, item=one)
     second = Assignment.objects.get(campaign=campaign, item=two)
     return expert, first, second, model_list, kept, evaluator
@@ -108,7 +109,8 @@ def test_one_evaluator_twice_at_a_place_is_not_called_two_evaluators(client, mak
     wide = span_at(merged, 0, "Olive Grove is cheap")
     narrow = span_at(merged, 1, "Grove is")
     early = span_at(merged, 2, "The Olive")
-    campaign = campaign_create(name="place", dataset=data, runs=[evaluator], annotators=[expert], aspects=["accuracy"])
+    campaign = campaign_create(CampaignSpec(name="place", dataset=data, runs=[evaluator], annotators=[expert],
+                                            aspects=["accuracy"]))
     assignment = Assignment.objects.get(campaign=campaign)
     client.force_login(expert)
     html = client.get(reverse("item_screen", args=[assignment.pk])).content.decode()

@@ -181,11 +181,11 @@ def test_added_span_offsets_are_checked_and_text_comes_from_the_output(built, wo
 
 def _second_campaign(built, annotators) -> Campaign:
     """Another study of the same dataset and runs, with the same annotators."""
-    from studies.setup import campaign_create
+    from studies.setup import CampaignSpec, campaign_create
 
-    return campaign_create(
+    return campaign_create(CampaignSpec(
         name="Second study", dataset=built.dataset, runs=built.runs, annotators=list(annotators),
-        aspects=["accuracy"], annotators_per_item=2, seed=11,
+        aspects=["accuracy"], annotators_per_item=2, seed=11),
     )
 
 

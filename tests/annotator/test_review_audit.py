@@ -12,7 +12,7 @@ from django.test import Client
 from accounts.services.tokens import token_create
 from annotator.models import Adjudication, AdjudicationEvent, Assignment
 from annotator.services.adjudication import adjudication_set
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests.adjudication_study import three_judge_study
 from tests.factories import judgment
 
@@ -130,8 +130,8 @@ def test_the_export_consensus_comes_from_one_campaign(study, make_user):
     rita, rex = make_user("rita", role="researcher"), make_user("rex", role="researcher")
     adjudication_set(campaign=first, span_id=span.pk, user=rita, changes={"span_verdict": "hallucination"})
     judges = [make_user("ann4"), make_user("ann5")]
-    second = campaign_create(name="Second look", dataset=dataset, runs=study.runs, annotators=judges,
-                             aspects=["accuracy"], annotators_per_item=2, reviewers=[rex])
+    second = campaign_create(CampaignSpec(name="Second look", dataset=dataset, runs=study.runs, annotators=judges,
+                             aspects=["accuracy"], annotators_per_item=2, reviewers=[rex]))
     for who, verdict in zip(judges, ("error", "not_error"), strict=True):
         judgment(span, Assignment.objects.get(campaign=second, annotator=who, item=study.items[0]), verdict, "correct")
     adjudication_set(campaign=second, span_id=span.pk, user=rex, changes={"span_verdict": "not_error"})  # newest

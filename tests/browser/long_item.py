@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests.factories import annotation, dataset, item, run, span_at
 
 COLUMNS = ["PLAYER_NAME", "TEAM_CITY", "START_POSITION", "MIN", "PTS", "REB", "AST", "STL", "BLK", "TO", "FGM",
@@ -50,6 +50,6 @@ def build_long_campaign(annotators, name: str = "long campaign"):
                           severity=4),
         "last": span_at(b, 2, "Summit Hawks", explanation="Not in the data.", severity=2),
     }
-    made = campaign_create(name=name, dataset=data, runs=[alpha, beta], annotators=annotators,
-                           aspects=["accuracy"], annotators_per_item=1, seed=1)
+    made = campaign_create(CampaignSpec(name=name, dataset=data, runs=[alpha, beta], annotators=annotators,
+                           aspects=["accuracy"], annotators_per_item=1, seed=1))
     return made, long, spans

@@ -8,7 +8,7 @@ from annotator.models import Assignment, SpanJudgment
 from annotator.selectors.spans import span_handle
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item
 from corpus.services.importing import items_import
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests.browser.long_item import build_long_campaign
 from tests.factories import annotation, build_campaign, run, span
 
@@ -177,8 +177,8 @@ def test_on_a_real_rotowire_item_every_j_keeps_the_focused_span_in_view(page, li
     for n, g in enumerate(golds):
         span(answer, n, g.start, g.end, text=g.text, explanation=g.explanation or "gold error", severity=3)
     ann = make_user("rotoreader")
-    campaign_create(name="rotowire screen", dataset=game.dataset, runs=[machine], annotators=[ann],
-                    aspects=["accuracy"])
+    campaign_create(CampaignSpec(name="rotowire screen", dataset=game.dataset, runs=[machine], annotators=[ann],
+                    aspects=["accuracy"]))
     _open(page, live_server, login, "rotoreader")
     for _ in range(golds.count() - 1):
         page.keyboard.press("j")

@@ -8,7 +8,7 @@ import pytest
 from annotator.models import Assignment, SpanJudgment
 from annotator.selectors.spans import span_handle
 from corpus.models import AnnotationKind, ErrorSpan
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests.factories import annotation, dataset, item, run, span_at
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -24,7 +24,8 @@ def _campaign(make_user, name: str):
     merged = annotation(made, evaluator, kind=AnnotationKind.ENSEMBLE)
     grove = span_at(merged, 0, "Grove", explanation="wrong name", severity=2)
     river = span_at(merged, 1, "river", explanation="no river", severity=3)
-    campaign_create(name=f"edge {name}", dataset=data, runs=[evaluator], annotators=[expert], aspects=["accuracy"])
+    campaign_create(CampaignSpec(name=f"edge {name}", dataset=data, runs=[evaluator], annotators=[expert],
+                                 aspects=["accuracy"]))
     return expert, Assignment.objects.get(item=made), grove, river
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from annotator.models import Assignment, SpanJudgment
 from corpus import protocol
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.factories import PASSWORD, annotation, dataset, item, run, span, user
 
@@ -125,8 +125,8 @@ def _build(tag: str, annotator) -> list[tuple[Assignment, list[int]]]:
             span(merged, i, offset, offset + len(word), text=word, explanation=f"problem {i}", severity=3)
             offset += len(word) + 1
         items.append(made)
-    campaign_create(name=f"typed {tag}", dataset=data, runs=[evaluator], annotators=[annotator],
-                    aspects=["accuracy"], annotators_per_item=1, seed=1)
+    campaign_create(CampaignSpec(name=f"typed {tag}", dataset=data, runs=[evaluator], annotators=[annotator],
+                    aspects=["accuracy"], annotators_per_item=1, seed=1))
     out = []
     for made in items:
         a = Assignment.objects.get(item=made, annotator=annotator)

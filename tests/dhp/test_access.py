@@ -12,7 +12,7 @@ from dhp.engine.kinds import parse_kinds
 from dhp.models import Survey
 from dhp.services.perturbing import perturb_dataset
 from dhp.services.surveys import survey_create
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests import factories
 from tests.dhp.conftest import N_ITEMS, make_dataset
 
@@ -93,7 +93,8 @@ def test_perturbed_items_never_appear_as_normal_items(make_user):
     for item in dataset.items.all():
         factories.annotation(item, run, aspect="coherence")
     annotator = make_user("ann", role="annotator")
-    campaign = campaign_create(name="c", dataset=dataset, runs=[run], annotators=[annotator], aspects=["coherence"])
+    campaign = campaign_create(CampaignSpec(name="c", dataset=dataset, runs=[run], annotators=[annotator],
+                                            aspects=["coherence"]))
     assigned = list(campaign.assignments.values_list("item__derived_from", flat=True))
     assert len(assigned) == N_ITEMS and set(assigned) == {None}
 

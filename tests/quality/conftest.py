@@ -15,7 +15,7 @@ from annotator.services.campaigns import campaign_open
 from corpus.models import ErrorSpan, Item
 from evaluation.models import EvaluatorRun
 from quality.services import CheckSettings
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests.factories import annotation, dataset, item, run, span_at
 
 TEAMS = [("Raptors", "Celtics"), ("Heat", "Knicks"), ("Bulls", "Lakers"), ("Suns", "Nets"), ("Jazz", "Hawks"),
@@ -64,8 +64,9 @@ def build_study(annotators, *, name: str = "box study", checks: CheckSettings | 
             span_at(annotation(made, beta), 1, f"{i + 3} assists", explanation="Assists are not in the data.",
                     severity=2, category="NUMBER")
     study = Study(
-        campaign=campaign_create(name=name, dataset=data, runs=runs, annotators=annotators, aspects=["accuracy"],
-                                 annotators_per_item=per_item, seed=7, checks=checks),
+        campaign=campaign_create(CampaignSpec(name=name, dataset=data, runs=runs, annotators=annotators,
+                                              aspects=["accuracy"], annotators_per_item=per_item, seed=7,
+                                              checks=checks or CheckSettings())),
         items=items, runs=runs,
     )
     if opened and study.campaign.status == Campaign.Status.DRAFT:

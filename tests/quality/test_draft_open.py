@@ -11,7 +11,7 @@ from annotator.services.campaigns import campaign_open
 from quality.services import CheckSettings
 from studies.models import StudyLink
 from studies.services import LinkSettings
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests.quality.conftest import Api, build_study
 
 
@@ -96,9 +96,9 @@ def test_open_button_on_the_overview_and_decoys_pages_while_draft(client, resear
 
 def test_participant_link_of_a_draft_answers_its_not_open_page(client, judges):
     base = build_study([judges[0]], name="link base")
-    campaign = campaign_create(
+    campaign = campaign_create(CampaignSpec(
         name="draft by link", dataset=base.campaign.dataset, runs=base.runs, annotators=[], aspects=["accuracy"],
-        seed=7, link=LinkSettings(items_per_participant=2, pass_code="DONE-1"), checks=CheckSettings(decoys=0.2))
+        seed=7, link=LinkSettings(items_per_participant=2, pass_code="DONE-1"), checks=CheckSettings(decoys=0.2)))
     assert campaign.status == Campaign.Status.DRAFT
     token = StudyLink.objects.get(campaign=campaign).token
     r = client.get(f"/join/{token}/")

@@ -16,7 +16,7 @@ from corpus.models import Annotation, Dataset, ErrorSpan, Source, SourceKind
 from errors.commands import BaseCommand
 from evaluation.models import Aspect, Evaluator, EvaluatorRun
 from jobs.models import JobStatus
-from studies.setup import campaign_create
+from studies.setup import CampaignSpec, campaign_create
 
 DEMO_FILE = Path(settings.BASE_DIR) / "demo" / "restaurants.jsonl"
 DEMO_DATASET = "Demo: restaurants (data-to-text)"
@@ -88,10 +88,10 @@ class Command(BaseCommand):
         Annotation.objects.filter(item__dataset=dataset, source=imported).update(source=run, is_sample=True)
         if not imported.annotations.exists():
             imported.delete()
-        campaign = campaign_create(
+        campaign = campaign_create(CampaignSpec(
             name=DEMO_CAMPAIGN, dataset=dataset, runs=[run],
             annotators=[users["expert1"], users["expert2"]], aspects=["accuracy"], annotators_per_item=2,
-            seed=7, created_by=users["admin"],
+            seed=7), created_by=users["admin"],
         )
         self._sample_judgments(campaign, run, [users["expert1"], users["expert2"]])
         self.stdout.write(self.style.SUCCESS(f"Demo loaded: {dataset.items.count()} items, users "
