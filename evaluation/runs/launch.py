@@ -15,7 +15,7 @@ from errors import UserError
 from evaluation.engine.answer_schema import format_options
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, get_outlier_rule
 from evaluation.engine.errors import EngineError
-from evaluation.engine.presets import get_preset
+from evaluation.engine.presets import EnsemblePreset, get_preset
 from evaluation.llm.errors import BackendError, ModelMissing
 from evaluation.llm.servers import (
     Server,
@@ -167,24 +167,7 @@ def run_create(
     if aspect is None:
         known = ", ".join(Aspect.objects.filter(task=dataset.task).values_list("name", flat=True))
         raise LaunchError(f"task {dataset.task.slug!r} has no aspect {aspect_name!r} (aspects: {known})")
-    try:
-        chosen = get_preset(preset or settings.ENSEMBLE_PRESET)
-    except EngineError as exc:
-        raise LaunchError(str(exc)) from None
-    used_preset = not annotators or (spec.has_supervisor and not supervisor)
-    if not annotators:
-        annotators = list(chosen.annotators)[: spec.n_models]  # [:None] keeps them all
-    annotators = list(annotators)
-    supervisor = supervisor or chosen.supervisor
-    if not annotators:
-        raise LaunchError("an ensemble needs at least one annotator model")
-    if spec.n_models is not None and len(annotators) != spec.n_models:
-        wanted = "one model (--annotators MODEL)" if spec.n_models == 1 else f"{spec.n_models} models"
-        raise LaunchError(f"a {spec.mode} run takes exactly {wanted}, not {len(annotators)}")
-    if not spec.has_supervisor:
-        supervisor = ""
-    if len(set(annotators)) != len(annotators):
-        raise LaunchError("the same annotator model is listed twice")
+    chosen, annotators, supervisor, used_preset = _models(spec, preset, annotators, supervisor)
     try:
         get_outlier_rule(outlier_rule)
     except EngineError as exc:
@@ -208,23 +191,8 @@ def run_create(
         placed = place(model_works(dict.fromkeys(passes, n_items)), available, parallel=parallel)
         digests = {model: available[server][model] for model, server in placed.models.items()}
         placement = placement_record(placed, {s.name: s.kind.value for s in servers})
-    policy = backends.retry_policy()
-    config = {
-        "mode": spec.mode.value,
-        "preset": chosen.name if used_preset else "",
-        "annotators": annotators,
-        "supervisor": supervisor,
-        "digests": digests,
-        "options": {**base_options(), **answer_format_options(answer_format)},
-        "answer_format": answer_format,
-        "answer_tokens": (chosen.answer_tokens if used_preset else None) or settings.LLM_ANSWER_TOKENS,
-        "think": dict(chosen.think) if used_preset else {},
-        "retry_temperature": policy.retry_temperature,  # frozen: a resumed run asks with the same cache keys
-        "max_answer_attempts": policy.answer_attempts,
-        "outlier_rule": outlier_rule,
-        "keep_alive": settings.OLLAMA_KEEP_ALIVE,
-        "repair": policy.repair if repair is None else bool(repair),
-    }
+    config = _config(spec, chosen if used_preset else None, annotators, supervisor, digests=digests,
+                     answer_format=answer_format, outlier_rule=outlier_rule, repair=repair)
     if item_ids is not None:
         config["item_ids"] = sorted(set(item_ids))
     if part_of:
@@ -245,3 +213,49 @@ def run_create(
     run.save(update_fields=["label"])
     return run
 
+
+def _models(spec: ModeSpec, preset: str | None, annotators: Sequence[str] | None,
+            supervisor: str | None) -> tuple[EnsemblePreset, list[str], str, bool]:
+    """The run's preset, annotator models and supervisor (those not given come from the preset), and whether
+    the preset supplied any; LaunchError for a list the mode cannot take."""
+    try:
+        chosen = get_preset(preset or settings.ENSEMBLE_PRESET)
+    except EngineError as exc:
+        raise LaunchError(str(exc)) from None
+    used_preset = not annotators or (spec.has_supervisor and not supervisor)
+    if not annotators:
+        annotators = list(chosen.annotators)[: spec.n_models]  # [:None] keeps them all
+    annotators = list(annotators)
+    supervisor = supervisor or chosen.supervisor
+    if not annotators:
+        raise LaunchError("an ensemble needs at least one annotator model")
+    if spec.n_models is not None and len(annotators) != spec.n_models:
+        wanted = "one model (--annotators MODEL)" if spec.n_models == 1 else f"{spec.n_models} models"
+        raise LaunchError(f"a {spec.mode} run takes exactly {wanted}, not {len(annotators)}")
+    if not spec.has_supervisor:
+        supervisor = ""
+    if len(set(annotators)) != len(annotators):
+        raise LaunchError("the same annotator model is listed twice")
+    return chosen, annotators, supervisor, used_preset
+
+
+def _config(spec: ModeSpec, preset: EnsemblePreset | None, annotators: list[str], supervisor: str, *,
+            digests: dict[str, str], answer_format: str, outlier_rule: str, repair: bool | None) -> dict[str, Any]:
+    """The run's frozen configuration: what a resumed run asks with, so its cache keys stay the same."""
+    policy = backends.retry_policy()
+    return {
+        "mode": spec.mode.value,
+        "preset": preset.name if preset else "",
+        "annotators": annotators,
+        "supervisor": supervisor,
+        "digests": digests,
+        "options": {**base_options(), **answer_format_options(answer_format)},
+        "answer_format": answer_format,
+        "answer_tokens": (preset.answer_tokens if preset else None) or settings.LLM_ANSWER_TOKENS,
+        "think": dict(preset.think) if preset else {},
+        "retry_temperature": policy.retry_temperature,  # frozen: a resumed run asks with the same cache keys
+        "max_answer_attempts": policy.answer_attempts,
+        "outlier_rule": outlier_rule,
+        "keep_alive": settings.OLLAMA_KEEP_ALIVE,
+        "repair": policy.repair if repair is None else bool(repair),
+    }
