@@ -20,10 +20,10 @@ from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
 from analytics.selectors.ranking import BY_CHOICES, campaign_aspects, campaign_ranking
 from analytics.tables import TABLE_BUILDERS, dashboard_tables, empty_state, estimates_table
-from annotator.engine.sampling import SamplingError, check_half_width
 from annotator.models import Campaign
 from corpus.models import Dataset, ExportJob, Item
 from jobs.views import job_action_views, job_page
+from stats.sampling import SamplingError, check_half_width
 
 MAX_RESAMPLES = 10_000
 OVERVIEW_TABLES = ("overview", "progress")  # shown in the overview card, not as sections

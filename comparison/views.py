@@ -13,7 +13,6 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.access import require_admin, require_researcher
 from comparison import plots
-from comparison.engine.correlation import COEFFICIENTS, LEVELS
 from comparison.forms import ComparisonLaunchForm
 from comparison.models import ComparisonJob
 from comparison.selectors import correlation_grid, job_progress, jobs_for_list
@@ -23,6 +22,7 @@ from errors import UserError
 from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
 from jobs.views import job_action_views, job_page
+from stats.metric_correlation import COEFFICIENTS, LEVELS
 
 
 def _get_job(pk: int) -> ComparisonJob:

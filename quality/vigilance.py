@@ -14,8 +14,9 @@ from django.db.models import Sum
 from accounts.models import User
 from annotator.models import AddedSource, Assignment, Campaign, ControlVerdict, JudgmentEvent, SpanJudgment
 from corpus.models import AnnotationKind, ErrorSpan
-from quality.engine.figures import Figures, Verdict, flag_reasons, wilson
+from quality.engine.figures import Figures, Verdict, flag_reasons
 from quality.models import CheckSpan, PlantedOutput, Qualification
+from stats.intervals import wilson
 
 
 @dataclass

@@ -12,8 +12,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = (
-    "config", "tasks", "analytics", "dhp", "comparison", "annotator", "evaluation", "corpus", "accounts", "jobs",
-    "errors",
+    "config", "tasks", "analytics", "dhp", "comparison", "annotator", "evaluation", "stats", "corpus", "accounts",
+    "jobs", "errors",
 )
 LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
 
@@ -53,8 +53,10 @@ def _append(path: Path, line: str) -> None:
     ("evaluation/runs/scheduler.py", "from evaluation.models import LLMCall  # noqa", "free of Django"),
     ("corpus/protocol.py", "from corpus import models as _m  # noqa", "free of Django"),
     ("comparison/engine/checklist.py", "import django.db  # noqa", "free of Django"),
-    ("analytics/stats/priming.py", "from analytics import selectors as _s  # noqa", "free of Django"),
-    ("annotator/engine/sampling.py", "import django.db  # noqa", "free of Django"),
+    ("stats/priming.py", "from analytics import selectors as _s  # noqa", "free of Django"),
+    ("stats/sampling.py", "import django.db  # noqa", "free of Django"),
+    # statistics sit below the evaluation layer
+    ("stats/correlation.py", "from evaluation.engine import errors as _e  # noqa", "Layers"),
     # analytics and comparison are independent siblings of one layer
     ("analytics/tables.py", "from comparison import models as _c  # noqa", "Layers"),
     ("annotator/views/pages.py", "import tests.ollama_sim  # noqa", "never imports test code"),
