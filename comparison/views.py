@@ -21,7 +21,7 @@ from comparison.services.results import csv_rows, export_document
 from errors import UserError
 from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
-from jobs.views import job_action_views, job_page
+from jobs.views import job_page
 from stats.metric_correlation import COEFFICIENTS, LEVELS
 
 
@@ -68,10 +68,6 @@ def comparison_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     return job_page(request, job, "comparison/detail.html", "job-progress", context, reload_when_finished=True)
 
-
-comparison_cancel, comparison_resume = job_action_views(
-    allow=require_admin, get=_get_job, to="comparison_detail", kept="stored scores are kept and not computed again.",
-)
 
 
 @require_GET

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import configparser
 import shutil
 import subprocess
 import sys
@@ -25,10 +26,17 @@ def _lint(root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _root_packages() -> list[str]:
+    """Every package the contracts name (the copy must hold them all, or lint-imports stops at the first missing)."""
+    config = configparser.ConfigParser()
+    config.read(REPO / ".importlinter")
+    return config["importlinter"]["root_packages"].split()
+
+
 @pytest.fixture
 def tree_copy(tmp_path: Path) -> Path:
     """The product's packages, the tests package and the contracts, copied where they can be broken."""
-    for name in (*PACKAGES, "tests"):
+    for name in _root_packages():
         shutil.copytree(REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(REPO / ".importlinter", tmp_path / ".importlinter")
     return tmp_path
