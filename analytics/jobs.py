@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+from accounts.access import require_admin
+from analytics.api.exports import ExportJobOut, export_job_out
 from analytics.exports.jobs import export_write
-from corpus.models import ExportJob
-from jobs.kinds import register
+from analytics.models import ExportJob
+from jobs.kinds import JobRoutes, register
 
-KIND = register(ExportJob, export_write, related=("dataset",))
+KIND = register(
+    ExportJob, export_write, related=("dataset",),
+    routes=JobRoutes(
+        api="/exports/{job_id}", name="export", tag="sources and exports", schema=ExportJobOut, out=export_job_out,
+        page="analytics/exports/<int:pk>/", page_name="export_job", url_name="export_job", permission=require_admin,
+        resumed="the export is written again from the start.",
+        descriptions=(
+            "Cancel a pending, paused or running export (a running one stops at its next batch); admins only, as "
+            "on\nthe export's page.",
+            "Queue a paused, failed or abandoned export again; it is written again from the start.",
+        ),
+    ),
+)

@@ -14,9 +14,9 @@ import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from analytics.selectors import DashboardData  # noqa: E402
-from analytics.stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS  # noqa: E402
-from analytics.stats.calibration import SEVERITIES  # noqa: E402
 from corpus import protocol  # noqa: E402
+from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS  # noqa: E402
+from stats.calibration import SEVERITIES  # noqa: E402
 
 # Deterministic SVG (same numbers, same bytes): fixed id salt, no creation date in the metadata.
 _RC = {"svg.hashsalt": "spanjudge", "svg.fonttype": "path", "font.size": 9}

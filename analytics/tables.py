@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from analytics.selectors import AccuracyGroup, DashboardData, Reference, RunInfo
-from analytics.stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
-from analytics.stats.bootstrap import Interval
-from analytics.stats.calibration import SEVERITIES
-from analytics.stats.overlap import PRF
 from corpus import protocol
 from corpus.models import MatchKind
 from corpus.spreadsheet import csv_row
+from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
+from stats.bootstrap import Interval
+from stats.calibration import SEVERITIES
+from stats.overlap import PRF
 
 ColumnKind = Literal["text", "int", "pct", "num", "p"]
 MIN_UNITS = 10  # a figure over fewer units is marked and never shown as the best

@@ -18,7 +18,5 @@ urlpatterns = [
     path("datasets/<int:pk>/plots/<slug:name>.<str:fmt>", views.dataset_plot, name="analytics_dataset_plot"),
     path("datasets/<int:pk>/exports/", views.dataset_exports, name="dataset_exports"),
     path("exports/<int:pk>/", views.export_job, name="export_job"),
-    path("exports/<int:pk>/cancel/", views.export_job_cancel, name="export_job_cancel"),
-    path("exports/<int:pk>/resume/", views.export_job_resume, name="export_job_resume"),
     path("exports/<int:pk>/files/<str:name>", views.export_download, name="export_download"),
 ]

@@ -7,11 +7,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from accounts.access import require_admin, require_researcher
+from accounts.access import require_researcher
 from accounts.models import User
 from analytics.exports.jobs import export_file, export_job_create
 from analytics.exports.labeled import labeled_card, labeled_response
 from analytics.forms import ExportForm
+from analytics.models import ExportJob
 from analytics.report.build import REPORT_FORMATS, report_zip
 from analytics.report.sections import ranking_tables
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
@@ -20,10 +21,10 @@ from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
 from analytics.selectors.ranking import BY_CHOICES, campaign_aspects, campaign_ranking
 from analytics.tables import TABLE_BUILDERS, dashboard_tables, empty_state, estimates_table
-from annotator.engine.sampling import SamplingError, check_half_width
 from annotator.models import Campaign
-from corpus.models import Dataset, ExportJob, Item
-from jobs.views import job_action_views, job_page
+from corpus.models import Dataset, Item
+from jobs.views import job_page
+from stats.sampling import SamplingError, check_half_width
 
 MAX_RESAMPLES = 10_000
 OVERVIEW_TABLES = ("overview", "progress")  # shown in the overview card, not as sections
@@ -229,11 +230,6 @@ def export_job(request: AppRequest, pk: int) -> HttpResponse:
     context = {"job": job}
     return job_page(request, job, "analytics/export_job.html", "export-progress", context)
 
-
-export_job_cancel, export_job_resume = job_action_views(
-    allow=require_admin, get=lambda pk: get_object_or_404(ExportJob, pk=pk), to="export_job",
-    kept="the export is written again from the start.",
-)
 
 
 @require_GET

@@ -357,7 +357,7 @@ class AdjudicationEvent(models.Model):
 
 
 class SampleDesign(models.Model):
-    """How a sampled campaign drew the machine spans it judges (annotator.engine.sampling)."""
+    """How a sampled campaign drew the machine spans it judges (stats.sampling)."""
 
     class Strata(models.TextChoices):
         EVALUATOR = "evaluator", "Evaluator"

@@ -2,7 +2,7 @@
 
 For each scenario (strata sizes, the known share of OK spans in each, judged spans per stratum) it draws many
 stratified samples without replacement and reports how often the interval of
-`annotator.engine.sampling` covers the population's true share, beside the target of 93-97%, and the mean
+`stats.sampling` covers the population's true share, beside the target of 93-97%, and the mean
 error of the estimate beside its Monte Carlo standard error (unbiased: |bias| within ~2-3 of those).
 
 - "normal" scenarios: every judged stratum holds >= 10 spans, so the interval is p +- 1.96 se; a sample is
@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from annotator.engine.sampling import (  # noqa: E402
+from stats.sampling import (  # noqa: E402
     Stratum,
     draw_stratified,
     stratified_estimate,

@@ -1,4 +1,5 @@
-"""Comparison API: launch, follow, cancel, resume and export metric comparison jobs (twins of the pages)."""
+"""Comparison API: launch, follow and export metric comparison jobs (twins of the pages; Cancel and Resume come
+from the job's kind, comparison/jobs.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from comparison.selectors import job_progress, jobs_for_list
 from comparison.services.jobs import comparison_create
 from comparison.services.results import export_document
 from corpus.models import Dataset
-from jobs.api import job_action_answer
 from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
 
@@ -62,18 +62,3 @@ def export_comparison(request: HttpRequest, job_id: int):
         return Status(409, {"detail": f"comparison {job.pk} is {job.status}; it has no results yet"})
     return Status(200, export_document(job))
 
-
-@router.post("/comparisons/{job_id}/cancel", response={200: ComparisonOut, 409: ErrorOut},
-             operation_id="cancel_comparison")
-def cancel_comparison(request: HttpRequest, job_id: int):
-    require_admin(request)
-    job = _job(job_id)
-    return job_action_answer(job, "cancel", lambda job: job_progress(_job(job.pk)))
-
-
-@router.post("/comparisons/{job_id}/resume", response={200: ComparisonOut, 409: ErrorOut},
-             operation_id="resume_comparison")
-def resume_comparison(request: HttpRequest, job_id: int):
-    require_admin(request)
-    job = _job(job_id)
-    return job_action_answer(job, "resume", lambda job: job_progress(_job(job.pk)))

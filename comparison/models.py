@@ -11,6 +11,8 @@ from jobs.models import Job
 class ComparisonJob(Job):
     """Metrics against a dataset's human scores on some aspects; its results are computed when it ends."""
 
+    # Not a module path: the name this kind's task had in an earlier layout, kept because messages already queued
+    # and scripts send it by name. A new kind leaves task_name out and gets its own name (jobs.kinds.register).
     task_name = "tasks.comparison.run_comparison"
     cancelled_message = "Cancelled by an admin; the scores computed so far are kept."
     waiting_cancelled_message = "Cancelled."

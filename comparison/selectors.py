@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from comparison.engine.correlation import COEFFICIENTS, LEVELS
 from comparison.models import ComparisonJob
+from stats.metric_correlation import COEFFICIENTS, LEVELS
 
 
 def jobs_for_list(limit: int = 50) -> list[ComparisonJob]:

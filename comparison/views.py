@@ -13,7 +13,6 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.access import require_admin, require_researcher
 from comparison import plots
-from comparison.engine.correlation import COEFFICIENTS, LEVELS
 from comparison.forms import ComparisonLaunchForm
 from comparison.models import ComparisonJob
 from comparison.selectors import correlation_grid, job_progress, jobs_for_list
@@ -22,7 +21,8 @@ from comparison.services.results import csv_rows, export_document
 from errors import UserError
 from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
-from jobs.views import job_action_views, job_page
+from jobs.views import job_page
+from stats.metric_correlation import COEFFICIENTS, LEVELS
 
 
 def _get_job(pk: int) -> ComparisonJob:
@@ -68,10 +68,6 @@ def comparison_detail(request: HttpRequest, pk: int) -> HttpResponse:
     }
     return job_page(request, job, "comparison/detail.html", "job-progress", context, reload_when_finished=True)
 
-
-comparison_cancel, comparison_resume = job_action_views(
-    allow=require_admin, get=_get_job, to="comparison_detail", kept="stored scores are kept and not computed again.",
-)
 
 
 @require_GET

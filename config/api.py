@@ -29,6 +29,8 @@ from config.openapi import document_responses
 from dhp.api import router as dhp_router
 from errors import UserError
 from evaluation.api import router as evaluation_router
+from jobs.api import job_actions_router
+from jobs.kinds import job_kinds
 from quality.api import router as checks_router
 from studies.api.campaigns import router as campaigns_router
 from studies.api.participants import router as participants_router
@@ -99,6 +101,8 @@ api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)
 api.add_router("/", sources_router)
 api.add_router("/", exports_router)
+# Cancel and Resume of every job kind, at the paths, operation ids and tags its jobs.py declares.
+api.add_router("/", job_actions_router(job_kinds()))
 
 
 @api.exception_handler(PermissionDenied)

@@ -31,4 +31,6 @@ urlpatterns = [
     path("", include("quality.urls")),
     path("", include("studies.urls")),
     path("", include("evaluation.urls")),
+    # Cancel and Resume of every job kind, at the paths and names its jobs.py declares.
+    path("", include("jobs.urls")),
 ]

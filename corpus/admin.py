@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.contrib import admin
 
 from corpus import models
-from jobs.admin import LIFECYCLE_FIELDS, JobAdmin
 
 
 @admin.register(models.TaskType)
@@ -64,12 +63,3 @@ class SourceAdmin(admin.ModelAdmin):
     list_display = ("label", "kind", "created_at")
     list_filter = ("kind",)
     search_fields = ("label",)
-
-
-@admin.register(models.ExportJob)
-class ExportJobAdmin(JobAdmin):
-    list_display = ("pk", "dataset", "format", "status", "done", "total", "created_by", "created_at")
-    readonly_fields = ("dataset", "format", "filters", "files", *LIFECYCLE_FIELDS)
-
-    def has_add_permission(self, request) -> bool:
-        return False

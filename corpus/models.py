@@ -7,7 +7,6 @@ from django.db import models
 from django.db.models import F, Q
 
 from corpus.protocol import ANNOTATION_KINDS, MATCH_KINDS, SEVERITIES
-from jobs.models import Job
 
 
 class TaskType(models.Model):
@@ -213,20 +212,3 @@ class ErrorSpan(models.Model):
     def __str__(self) -> str:
         where = f"{self.start}-{self.end}" if self.start is not None else "no offsets"
         return f"{self.text[:40]!r} ({where})"
-
-
-class ExportJob(Job):
-    """A dataset export written by a worker (large exports from the browser); progress is polled from here."""
-
-    task_name = "tasks.exporting.run_export"
-
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="export_jobs")
-    format = models.CharField(max_length=16)
-    filters = models.JSONField(default=dict, blank=True, help_text="The export filter's non-empty fields.")
-    files = models.JSONField(default=list, blank=True, help_text="File names written (in the export folder).")
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"export {self.pk} of {self.dataset_id} ({self.format}, {self.status})"

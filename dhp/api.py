@@ -13,13 +13,12 @@ from dhp.models import DhpRun, Survey
 from dhp.schemas import DhpRunIn, DhpRunOut, ErrorOut, SurveyResultsOut
 from dhp.selectors import export_record, survey_results
 from dhp.services.runs import dhp_create
-from jobs.api import job_action_answer
 from jobs.lifecycle import job_queue
 
 router = Router(tags=["dhp"])
 
 
-def _out(run: DhpRun) -> DhpRunOut:
+def run_out(run: DhpRun) -> DhpRunOut:
     results = run.results or {}
     return DhpRunOut(
         id=run.pk, dataset=run.dataset.name, evaluator=run.evaluator, metrics=run.metrics, kinds=run.kinds,
@@ -33,7 +32,7 @@ def _out(run: DhpRun) -> DhpRunOut:
 @router.get("/dhp/runs/{run_id}", response=DhpRunOut, operation_id="retrieve_dhp_run")
 def retrieve_dhp_run(request: HttpRequest, run_id: int):
     require_researcher(request)
-    return _out(get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id))
+    return run_out(get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id))
 
 
 @router.get("/dhp/runs/{run_id}/export", operation_id="export_dhp_run")
@@ -62,21 +61,7 @@ def create_dhp_run(request: HttpRequest, body: DhpRunIn):
         preset=body.preset,
     )
     job_queue(run)
-    return Status(201, _out(run))
-
-
-@router.post("/dhp/runs/{run_id}/cancel", response={200: DhpRunOut, 409: ErrorOut}, operation_id="cancel_dhp_run")
-def cancel_dhp_run(request: HttpRequest, run_id: int):
-    require_admin(request)
-    run = get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id)
-    return job_action_answer(run, "cancel", _out)
-
-
-@router.post("/dhp/runs/{run_id}/resume", response={200: DhpRunOut, 409: ErrorOut}, operation_id="resume_dhp_run")
-def resume_dhp_run(request: HttpRequest, run_id: int):
-    require_admin(request)
-    run = get_object_or_404(DhpRun.objects.select_related("dataset", "weights"), pk=run_id)
-    return job_action_answer(run, "resume", _out)
+    return Status(201, run_out(run))
 
 
 @router.get("/dhp/surveys/{survey_id}/results", response=SurveyResultsOut, operation_id="retrieve_survey_results")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from accounts.access import require_admin
+from dhp.api import run_out
 from dhp.models import DhpRun
+from dhp.schemas import DhpRunOut
 from dhp.services.execute import DhpExecutor
-from jobs.kinds import register
+from jobs.kinds import JobRoutes, register
 
 
 def execute(run: DhpRun) -> None:
@@ -12,4 +15,11 @@ def execute(run: DhpRun) -> None:
     DhpExecutor(run).execute()
 
 
-KIND = register(DhpRun, execute, related=("dataset__task",))
+KIND = register(
+    DhpRun, execute, related=("dataset__task",),
+    routes=JobRoutes(
+        api="/dhp/runs/{run_id}", name="dhp_run", tag="dhp", schema=DhpRunOut, out=run_out,
+        page="dhp/runs/<int:pk>/", page_name="dhp_run", permission=require_admin,
+        resumed="stored scores and calls are not asked again.", select_related=("dataset", "weights"),
+    ),
+)

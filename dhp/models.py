@@ -131,6 +131,8 @@ class SurveyWeights(models.Model):
 class DhpRun(Job):
     """One DHP benchmark job: perturb (if needed), score originals and perturbed texts, test, combine."""
 
+    # Not a module path: the name this kind's task had in an earlier layout, kept because messages already queued
+    # and scripts send it by name. A new kind leaves task_name out and gets its own name (jobs.kinds.register).
     task_name = "tasks.dhp.run_dhp"
     cancelled_message = "Cancelled by an admin; stored scores and calls are kept."
     kept_message = "Stored calls are kept; resume the run once the server can answer."

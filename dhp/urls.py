@@ -1,4 +1,4 @@
-"""URLs of the DHP app."""
+"""URLs of the DHP app (a run's Cancel and Resume come from its kind: dhp/jobs.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ urlpatterns = [
     path("runs/new/", views.run_new, name="dhp_run_new"),
     path("runs/<int:pk>/", views.run_detail, name="dhp_run"),
     path("runs/<int:pk>/pairs/", views.run_pairs, name="dhp_run_pairs"),
-    path("runs/<int:pk>/cancel/", views.run_cancel_view, name="dhp_run_cancel"),
-    path("runs/<int:pk>/resume/", views.run_resume_view, name="dhp_run_resume"),
     path("datasets/<int:pk>/", views.dataset_results, name="dhp_dataset"),
     path("surveys/new/", views.survey_new, name="dhp_survey_new"),
     path("surveys/<int:pk>/", views.survey_answer, name="dhp_survey_answer"),

@@ -22,7 +22,7 @@ from dhp.services.runs import dhp_create
 from dhp.services.surveys import survey_close, survey_create, survey_for_expert, survey_invite, votes_save
 from errors import UserError
 from jobs.lifecycle import job_queue
-from jobs.views import job_action_views, job_page
+from jobs.views import job_page
 
 
 def _run(pk: int) -> DhpRun:
@@ -75,10 +75,6 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                "weights": run_weights(run)}
     return job_page(request, run, "dhp/run_detail.html", "dhp-progress", context)
 
-
-run_cancel_view, run_resume_view = job_action_views(
-    allow=require_admin, get=_run, to="dhp_run", kept="stored scores and calls are not asked again.",
-)
 
 
 @require_GET

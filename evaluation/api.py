@@ -1,4 +1,5 @@
-"""Evaluation API: launch, follow, cancel and resume evaluator runs (twins of the job pages)."""
+"""Evaluation API: launch and follow evaluator runs (twins of the job pages; Cancel and Resume come from the
+run's kind, evaluation/jobs.py)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,12 @@ from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import run_create
 from evaluation.schemas import ErrorOut, RunIn, RunOut, RunProgressOut
 from evaluation.selectors import run_progress, runs_for_home
-from jobs.api import job_action_answer
 from jobs.lifecycle import job_queue
 
 router = Router(tags=["runs"])
 
 
-
-
-def _out(run: EvaluatorRun) -> RunOut:
+def run_out(run: EvaluatorRun) -> RunOut:
     return RunOut(
         id=run.pk, label=run.label, evaluator=run.evaluator.name, dataset=run.dataset.name, aspect=run.aspect.name,
         status=run.status, done_calls=run.done, total_calls=run.total,
@@ -32,7 +30,7 @@ def _out(run: EvaluatorRun) -> RunOut:
 @paginate
 def list_runs(request: HttpRequest):
     require_researcher(request)
-    return [_out(r) for r in runs_for_home()]
+    return [run_out(r) for r in runs_for_home()]
 
 
 @router.get("/runs/{run_id}", response=RunProgressOut, operation_id="retrieve_run")
@@ -56,18 +54,5 @@ def create_run(request: HttpRequest, payload: RunIn):
         answer_format=payload.answer_format, repair=payload.repair,
     )
     job_queue(run)
-    return Status(201, _out(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect").get(pk=run.pk)))
+    return Status(201, run_out(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect").get(pk=run.pk)))
 
-
-@router.post("/runs/{run_id}/cancel", response={200: RunOut, 409: ErrorOut}, operation_id="cancel_run")
-def cancel_run(request: HttpRequest, run_id: int):
-    require_admin(request)
-    run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
-    return job_action_answer(run, "cancel", _out)
-
-
-@router.post("/runs/{run_id}/resume", response={200: RunOut, 409: ErrorOut}, operation_id="resume_run")
-def resume_run(request: HttpRequest, run_id: int):
-    require_admin(request)
-    run = get_object_or_404(EvaluatorRun.objects.select_related("evaluator", "dataset", "aspect"), pk=run_id)
-    return job_action_answer(run, "resume", _out)

@@ -104,6 +104,8 @@ class EvaluatorRun(Source, Job):
     A run is the source of the annotations it writes (its `label` is their source name), so annotations
     point down to their source and the corpus never refers to evaluation."""
 
+    # Not a module path: the name this kind's task had in an earlier layout, kept because messages already queued
+    # and scripts send it by name. A new kind leaves task_name out and gets its own name (jobs.kinds.register).
     task_name = "tasks.preannotation.run_preannotation"
     cancelled_message = "Cancelled by an admin; completed calls and annotations are kept."
     kept_message = "Completed calls are kept; resume the run afterwards."

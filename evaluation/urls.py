@@ -1,4 +1,4 @@
-"""URLs of the evaluation app."""
+"""URLs of the evaluation app (a run's Cancel and Resume come from its kind: evaluation/jobs.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,4 @@ from evaluation import views
 urlpatterns = [
     path("runs/new/", views.run_new, name="run_new"),
     path("runs/<int:pk>/", views.run_detail, name="run_detail"),
-    path("runs/<int:pk>/cancel/", views.run_cancel_view, name="run_cancel"),
-    path("runs/<int:pk>/resume/", views.run_resume_view, name="run_resume"),
 ]

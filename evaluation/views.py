@@ -15,7 +15,7 @@ from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import run_create
 from evaluation.selectors import run_progress
 from jobs.lifecycle import job_queue
-from jobs.views import job_action_views, job_page
+from jobs.views import job_page
 
 
 def _get_run(pk: int) -> EvaluatorRun:
@@ -53,7 +53,3 @@ def run_new(request: HttpRequest) -> HttpResponse:
             return redirect("run_detail", pk=run.pk)
     return render(request, "evaluation/run_new.html", {"form": form})
 
-
-run_cancel_view, run_resume_view = job_action_views(
-    allow=require_admin, get=_get_run, to="run_detail", kept="finished calls come from the cache.",
-)

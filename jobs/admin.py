@@ -25,3 +25,16 @@ class JobAdmin(admin.ModelAdmin):
     def resume_jobs(self, request, queryset) -> None:
         done = sum(job_requeue(job) for job in queryset)
         self.message_user(request, f"{done} job(s) queued again.")
+
+
+class KindAdmin(JobAdmin):
+    """The admin a kind gets when its app writes none (jobs.apps): read-only records, since a job is made by its
+    service and changed by its lifecycle only, with Cancel and Resume."""
+
+    list_display = ("pk", "__str__", "status", "done", "total", "created_by", "created_at")
+
+    def get_readonly_fields(self, request, obj=None) -> list[str]:
+        return [field.name for field in self.model._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False

@@ -1,5 +1,6 @@
 """The registry of job kinds. Each app declares its kind in its own `jobs.py` (`register(Model, execute)`);
-the Celery tasks, the sweep and the commands' `--sync` find every kind here."""
+the Celery tasks, the sweep, the commands' `--sync`, the admin and the Cancel and Resume routes (API and pages)
+find every kind here."""
 
 from __future__ import annotations
 
@@ -15,14 +16,46 @@ from jobs.models import Job
 
 
 @dataclass(frozen=True)
+class JobRoutes:
+    """Where a kind's Cancel and Resume are served; jobs/api.py and jobs/urls.py generate them from this.
+
+    API: POST `{api}/cancel` and `{api}/resume` (`api` names the job's id parameter: "/dhp/runs/{run_id}"),
+    operations `cancel_<name>` and `resume_<name>` under `tag`, answering `out(job)` as `schema` (200; the
+    generic `jobs.api.JobOut` when not given) or 409; `descriptions` documents the two operations.
+    Pages: `{page}cancel/` and `{page}resume/` ("dhp/runs/<int:pk>/"), named `<url_name>_cancel` and
+    `<url_name>_resume`, back to the job's page `page_name`; `resumed` says what a resumed job does not do again.
+    `permission(request)` raises unless the user may act on the kind's jobs; `select_related` is loaded with a
+    job. A kind with no page view of its own names its `template`: jobs serves it at `page` as `page_name`."""
+
+    api: str
+    name: str
+    tag: str
+    page: str
+    page_name: str
+    permission: Callable[[Any], object]
+    resumed: str
+    url_name: str = ""
+    schema: type | None = None
+    out: Callable[[Any], object] | None = None
+    select_related: tuple[str, ...] = ()
+    descriptions: tuple[str, str] = ("", "")
+    template: str = ""
+
+    def url(self, action: str) -> str:
+        """The URL name of a page action ("cancel" or "resume")."""
+        return f"{self.url_name or self.name}_{action}"
+
+
+@dataclass(frozen=True)
 class JobKind:
     """A kind: its model (which declares the task name and the messages) and the work a worker does on a
     claimed job. `execute(job)` returns when the work is done and raises JobStopped to end it otherwise;
-    `related` names the relations loaded with the job."""
+    `related` names the relations loaded with the job; `routes` where its Cancel and Resume are served."""
 
     model: type[Job]
     execute: Callable[[Any], None]
     related: tuple[str, ...] = ()
+    routes: JobRoutes | None = None
 
     def run(self, pk: int, *, token: str = "sync") -> str | None:
         """Claim job `pk` and execute it; its final status, or None when another live worker holds it."""
@@ -32,9 +65,13 @@ class JobKind:
 _KINDS: dict[type[Job], JobKind] = {}
 
 
-def register(model: type[Job], execute: Callable[[Any], None], *, related: tuple[str, ...] = ()) -> JobKind:
-    """Declare `model`'s kind; its app's jobs.py calls this once."""
-    kind = JobKind(model, execute, related)
+def register(model: type[Job], execute: Callable[[Any], None], *, related: tuple[str, ...] = (),
+             routes: JobRoutes | None = None) -> JobKind:
+    """Declare `model`'s kind; its app's jobs.py calls this once. A model without a `task_name` gets the kind's
+    own name, its model label ("dhp.DhpRun"), as the name of its Celery task."""
+    if not model.task_name:
+        model.task_name = model._meta.label
+    kind = JobKind(model, execute, related, routes)
     _KINDS[model] = kind
     return kind
 

@@ -35,8 +35,9 @@ class Job(models.Model):
     """What every long job records about its own lifecycle; the services in jobs.lifecycle write it.
 
     A kind declares, as class attributes: `task_name`, the Celery task that executes it (the task takes its
-    `name=` from here, so it is written once); `cancelled_message`, what a job cancelled mid-work says;
-    `waiting_cancelled_message`, what one cancelled before it could reach a checkpoint says; and
+    `name=` from here, so it is written once; left out, jobs.kinds.register sets the kind's model label);
+    `cancelled_message`, what a job cancelled mid-work says; `waiting_cancelled_message`, what one cancelled
+    before it could reach a checkpoint says; and
     `kept_message`, what a job paused by an LLM error says is kept and when to resume. Its progress is
     `done` of `total` units, whatever unit the kind counts (calls, steps, records). Its `execute(job)` is
     declared beside it in its app's jobs.py (see jobs.kinds)."""

@@ -1,16 +1,19 @@
 """The job pages' shared parts: the polled page (its part is templates/jobs/_progress.html with the actions),
-and the Cancel and Resume views of every kind."""
+and the Cancel and Resume views of every kind, generated from its routes (jobs/urls.py serves them)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_POST
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import URLPattern, path
+from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseStopPolling
 
+from jobs.kinds import JobKind
 from jobs.lifecycle import job_cancel, job_requeue
 from jobs.models import Job, JobStatus
 
@@ -54,23 +57,52 @@ def job_resume_answer(request: HttpRequest, job: Job, to: str, kept: str) -> Htt
     return redirect(to, pk=job.pk)
 
 
-def job_action_views(
-    *, allow: Callable[[HttpRequest], object], get: Callable[[int], Job], to: str, kept: str,
-) -> tuple[Callable[..., HttpResponse], Callable[..., HttpResponse]]:
-    """The Cancel and Resume views of one kind of job. `allow(request)` raises unless the user may act on
-    jobs, `get(pk)` returns the job or raises 404; `to` is the job page's URL name; `kept` tells what a
-    resumed job does not do again."""
+def job_action_views(kind: JobKind) -> tuple[Callable[..., HttpResponse], Callable[..., HttpResponse]]:
+    """The Cancel and Resume views of `kind`, as its routes declare them (jobs.kinds.JobRoutes)."""
+    routes = kind.routes
+    assert routes is not None
+
+    def get(request: HttpRequest, pk: int) -> Job:
+        routes.permission(request)
+        return get_object_or_404(kind.model.objects.select_related(*routes.select_related), pk=pk)
 
     @require_POST
     def cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-        allow(request)
-        job = get(pk)
-        return job_cancel_answer(request, job, to)
+        return job_cancel_answer(request, get(request, pk), routes.page_name)
 
     @require_POST
     def resume_view(request: HttpRequest, pk: int) -> HttpResponse:
-        allow(request)
-        job = get(pk)
-        return job_resume_answer(request, job, to, kept)
+        return job_resume_answer(request, get(request, pk), routes.page_name, routes.resumed)
 
     return cancel_view, resume_view
+
+
+def job_page_view(kind: JobKind) -> Callable[..., HttpResponse]:
+    """The page of a kind that has no view of its own: its template with `job`, polled in part "job-progress"."""
+    routes = kind.routes
+    assert routes is not None
+
+    @require_GET
+    @vary_on_headers("HX-Request")
+    def page_view(request: HttpRequest, pk: int) -> HttpResponse:
+        routes.permission(request)
+        job = get_object_or_404(kind.model.objects.select_related(*routes.select_related), pk=pk)
+        return job_page(request, job, routes.template, "job-progress", {"job": job, "routes": routes})
+
+    return page_view
+
+
+def job_urlpatterns(kinds: Iterable[JobKind]) -> list[URLPattern]:
+    """The Cancel and Resume URLs of every kind in `kinds` that declares routes, and the page of those that
+    name a template, at the paths and names they declare."""
+    patterns = []
+    for kind in kinds:
+        routes = kind.routes
+        if routes is None:
+            continue
+        cancel_view, resume_view = job_action_views(kind)
+        if routes.template:
+            patterns.append(path(routes.page, job_page_view(kind), name=routes.page_name))
+        patterns.append(path(f"{routes.page}cancel/", cancel_view, name=routes.url("cancel")))
+        patterns.append(path(f"{routes.page}resume/", resume_view, name=routes.url("resume")))
+    return patterns

@@ -23,8 +23,9 @@ from annotator.models import (
 )
 from corpus import protocol
 from corpus.models import AnnotationKind, ErrorSpan
-from quality.engine.figures import Figures, Verdict, flag_reasons, wilson
+from quality.engine.figures import Figures, Verdict, flag_reasons
 from quality.models import CheckSpan, PlantedOutput, Qualification
+from stats.intervals import wilson
 
 
 @dataclass

@@ -12,15 +12,14 @@ from ninja.errors import HttpError
 from ninja.pagination import paginate
 from pydantic import create_model
 
-from accounts.access import require_admin, require_researcher
+from accounts.access import require_researcher
 from analytics.exports.formats import EXPORT_FORMATS
 from analytics.exports.jobs import export_file, export_job_create
+from analytics.models import ExportJob
 from annotator.models import Assignment, Campaign
 from annotator.services.exporting import ExportFilter
-from corpus.models import Dataset, ExportJob
+from corpus.models import Dataset
 from errors import UserError
-from evaluation.schemas import ErrorOut
-from jobs.api import job_action_answer
 
 # Beside the datasets (/api/datasets/ID/exports, /api/exports/ID), with comparing sources under one tag.
 router = Router(tags=["sources and exports"])
@@ -48,7 +47,7 @@ class ExportJobOut(Schema):
     message: str
 
 
-def _job_out(job: ExportJob) -> ExportJobOut:
+def export_job_out(job: ExportJob) -> ExportJobOut:
     return ExportJobOut(id=job.pk, dataset_id=job.dataset_id, format=job.format, filters=job.filters,
                         status=job.status, done=job.done, total=job.total, files=job.files, message=job.message)
 
@@ -68,35 +67,21 @@ def create_export(request: HttpRequest, dataset_id: int, payload: ExportIn):
     problems = keep.problems(dataset)
     if problems:
         raise UserError("; ".join(problems))
-    return Status(202, _job_out(export_job_create(dataset=dataset, fmt=payload.format, keep=keep, user=request.user)))
+    job = export_job_create(dataset=dataset, fmt=payload.format, keep=keep, user=request.user)
+    return Status(202, export_job_out(job))
 
 
 @router.get("/exports", response=list[ExportJobOut], operation_id="list_exports")
 @paginate
 def list_exports(request: HttpRequest):
     require_researcher(request)
-    return [_job_out(job) for job in ExportJob.objects.order_by("-pk")]
+    return [export_job_out(job) for job in ExportJob.objects.order_by("-pk")]
 
 
 @router.get("/exports/{job_id}", response=ExportJobOut, operation_id="retrieve_export")
 def retrieve_export(request: HttpRequest, job_id: int):
     require_researcher(request)
-    return _job_out(get_object_or_404(ExportJob, pk=job_id))
-
-
-@router.post("/exports/{job_id}/cancel", response={200: ExportJobOut, 409: ErrorOut}, operation_id="cancel_export")
-def cancel_export(request: HttpRequest, job_id: int):
-    """Cancel a pending, paused or running export (a running one stops at its next batch); admins only, as on
-    the export's page."""
-    require_admin(request)
-    return job_action_answer(get_object_or_404(ExportJob, pk=job_id), "cancel", _job_out)
-
-
-@router.post("/exports/{job_id}/resume", response={200: ExportJobOut, 409: ErrorOut}, operation_id="resume_export")
-def resume_export(request: HttpRequest, job_id: int):
-    """Queue a paused, failed or abandoned export again; it is written again from the start."""
-    require_admin(request)
-    return job_action_answer(get_object_or_404(ExportJob, pk=job_id), "resume", _job_out)
+    return export_job_out(get_object_or_404(ExportJob, pk=job_id))
 
 
 @router.get("/exports/{job_id}/files/{name}", operation_id="download_export_file")

@@ -11,9 +11,9 @@ from ninja import Router, Schema
 from accounts.access import require_researcher
 from analytics.exports.labeled import LABELED_FORMATS, labeled_card, labeled_response
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, MetricEstimate, sample_estimates
-from annotator.engine.sampling import check_half_width
 from annotator.models import Campaign
 from errors import Conflict, UserError
+from stats.sampling import check_half_width
 
 router = Router(tags=["labeled sets and estimates"])
 

@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from analytics.stats.overlap import PRF, overlap_prf
-from evaluation.engine.statistics.correlation import correlations
+from stats.correlation import correlations
+from stats.overlap import PRF, overlap_prf
 
 
 class CatSpan(NamedTuple):

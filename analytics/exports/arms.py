@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analytics.selectors.priming import has_control_arm, priming_dicts, priming_paragraph, priming_report
-from analytics.stats.priming import overlaps
 from annotator.models import Assignment, Campaign, UnprimedMark
 from corpus.models import ErrorSpan
+from stats.priming import overlaps
 
 PRIMED, UNPRIMED, REVEALED = "primed", "unprimed", "revealed"
 

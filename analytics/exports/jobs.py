@@ -10,8 +10,9 @@ from django.db import transaction
 
 from analytics.exports.card import data_card
 from analytics.exports.formats import EXPORT_FORMATS, EXTENSIONS, write_export
+from analytics.models import ExportJob
 from annotator.services.exporting import ExportFilter
-from corpus.models import Dataset, ExportJob
+from corpus.models import Dataset
 from corpus.services.annotation_export import ExportReport
 from jobs.lifecycle import job_beat, job_checkpoint, job_queue
 from jobs.models import JobStatus

@@ -40,8 +40,8 @@ from analytics.selectors.overlap import (
 )
 from analytics.selectors.progress import ProgressRow, progress_report
 from analytics.selectors.scores import ScoreRow, score_report
-from analytics.stats.calibration import SeverityCalibration
 from evaluation.selectors import runs_problems
+from stats.calibration import SeverityCalibration
 
 A = TypeVar("A")
 B = TypeVar("B")

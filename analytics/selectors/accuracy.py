@@ -16,10 +16,10 @@ from analytics.selectors.base import (
     annotator_names,
     judgments_in_scope,
 )
-from analytics.stats.accuracy import EXPLANATION_VERDICTS, FLAGS, SPAN_VERDICTS, AccuracyMatrix
-from analytics.stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
-from analytics.stats.shares import ratio
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
+from stats.accuracy import EXPLANATION_VERDICTS, FLAGS, SPAN_VERDICTS, AccuracyMatrix
+from stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
+from stats.shares import ratio
 
 # --------------------------------------------------------------------------------------------- accuracy
 

@@ -15,11 +15,11 @@ from analytics.selectors.base import (
     annotator_names,
     judgments_in_scope,
 )
-from analytics.stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
-from analytics.stats.agreement import krippendorff_alpha_nominal, observed_agreement
-from analytics.stats.calibration import SeverityCalibration, severity_calibration
-from analytics.stats.shares import ratio
 from quality.vigilance import excluded_annotator_ids
+from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
+from stats.agreement import krippendorff_alpha_nominal, observed_agreement
+from stats.calibration import SeverityCalibration, severity_calibration
+from stats.shares import ratio
 
 # --------------------------------------------------------------------------------------------- agreement
 

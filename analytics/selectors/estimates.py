@@ -3,7 +3,7 @@
 The unit is the sampled span, and its outcome is its consensus label (corpus.consensus): a span counts as
 judged for Span OK once it has a final span verdict, and for Exp. correct once it has a final explanation
 verdict; unresolved spans are treated like spans not judged yet (as missing at random within their stratum).
-The estimator, its interval and the planner are annotator.engine.sampling's.
+The estimator, its interval and the planner are stats.sampling's.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from annotator.engine.sampling import Estimate, Plan, Stratum, judgments_needed, stratified_estimate
 from annotator.models import Campaign, SampledSpan
 from annotator.selectors.review import campaign_votes
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
+from stats.sampling import Estimate, Plan, Stratum, judgments_needed, stratified_estimate
 
 DEFAULT_HALF_WIDTH = 0.05
 

@@ -16,11 +16,11 @@ from analytics.selectors.base import (
     _final_q,
     final_kinds,
 )
-from analytics.stats.overlap import PRF, overlap_prf_arrays
 from annotator.models import Assignment, Campaign, CampaignRun
 from annotator.selectors.spans import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, SourceKind
 from errors import UserError
+from stats.overlap import PRF, overlap_prf_arrays
 
 # --------------------------------------------------------------------------------------------- overlap
 

@@ -11,7 +11,6 @@ from collections import defaultdict
 from dataclasses import asdict
 from typing import Any
 
-from analytics.stats.priming import RESAMPLES, MachineSpan, PrimingFigures, Work, priming_figures
 from annotator.models import Assignment, Campaign, MarkingTime, SpanJudgment, UnprimedMark
 from annotator.selectors.campaigns import campaign_run_labels
 from annotator.selectors.spans import judged_spans_by_item
@@ -19,6 +18,7 @@ from annotator.services.control_arm import work_seconds
 from corpus.models import Annotation, AnnotationKind, ErrorSpan
 from corpus.protocol import SPAN_OK
 from evaluation.answers import answer_annotation_ids
+from stats.priming import RESAMPLES, MachineSpan, PrimingFigures, Work, priming_figures
 
 
 def has_control_arm(campaign: Campaign) -> bool:

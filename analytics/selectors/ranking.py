@@ -2,7 +2,7 @@
 
 The figures, intervals and n are Table 4's for the campaign restricted to the aspect (the same bootstrap,
 resamples and seed as the dashboard's default), so the ranking never shows a number the table does not.
-The pairwise tests and rank ranges come from analytics.stats.ranking.
+The pairwise tests and rank ranges come from stats.ranking.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from analytics.selectors.base import (
     runs_in_scope,
 )
 from analytics.selectors.cache import cached, data_version
-from analytics.stats import ranking as engine
-from analytics.stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
-from analytics.stats.shares import ratio
 from annotator.models import Campaign
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
 from errors import UserError
+from stats import ranking as engine
+from stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
+from stats.shares import ratio
 
 By = Literal["span", "explanation"]
 BY_CHOICES: tuple[str, ...] = ("span", "explanation")

@@ -15,7 +15,7 @@ from analytics.selectors.base import (
 )
 from annotator.models import Assignment
 from corpus.models import Annotation, Dataset
-from evaluation.engine.statistics.correlation import Correlation, correlations
+from stats.correlation import Correlation, correlations
 
 # --------------------------------------------------------------------------------------------- scores
 

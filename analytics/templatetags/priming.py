@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from analytics.stats.priming import PerOutput, Share
+from stats.priming import PerOutput, Share
 
 register = template.Library()
 

@@ -1,4 +1,4 @@
-"""Draw the stratified random sample of machine spans a sampled campaign judges (annotator.engine.sampling)."""
+"""Draw the stratified random sample of machine spans a sampled campaign judges (stats.sampling)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from annotator.engine.sampling import SamplingError, draw_stratified
 from annotator.models import Assignment, Campaign, SampleDesign, SampledSpan
 from annotator.selectors.campaigns import campaign_run_labels
 from annotator.selectors.spans import judged_spans
 from corpus.cleaning import INT32_MAX
 from corpus.models import ErrorSpan
+from stats.sampling import SamplingError, draw_stratified
 
 NO_VALUE = "(none)"
 WHOLE = "all"

@@ -22,7 +22,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 from scipy import stats as sps
 
-from evaluation.engine.statistics.ties import snap_mapping
+from stats.ties import snap_mapping
 
 QUALITY_LEVELS: tuple[str, ...] = ("low", "moderate", "high")
 LEVEL_PAIRS: tuple[tuple[str, str], ...] = (("low", "high"), ("low", "moderate"), ("moderate", "high"))

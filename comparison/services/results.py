@@ -10,12 +10,12 @@ from itertools import combinations
 import numpy as np
 
 from comparison.engine import checklist
-from comparison.engine.correlation import COEFFICIENTS, LEVELS, Points, correlate, paired_bootstrap_p, williams_p
 from comparison.engine.metrics import parse_metric
 from comparison.models import ComparisonJob, MetricScore
 from comparison.services.scoring import storage_key
 from corpus.models import Item
 from jobs.models import JobStatus
+from stats.metric_correlation import COEFFICIENTS, LEVELS, Points, correlate, paired_bootstrap_p, williams_p
 
 LEVEL_RULE = (
     "low < 3, moderate = 3, high > 3 on a 1-5 scale (the checklist paper's split); other scales are mapped "

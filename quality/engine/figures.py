@@ -1,4 +1,4 @@
-"""Quality figures, Django-free: Wilson intervals, the rubber-stamp rule, drift and the flags they raise.
+"""Quality figures, Django-free: the rubber-stamp rule, drift and the flags they raise.
 
 The rules here are evidence, not verdicts: each one is a named function with its source, so a researcher can
 read what flagged an annotator and switch a rule off (docs/guides/quality-checks.md).
@@ -6,44 +6,11 @@ read what flagged an annotator and switch a rule off (docs/guides/quality-checks
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-# ---- intervals ---------------------------------------------------------------------------------------------
-
-Z95 = 1.959963984540054
-
-
-@dataclass(frozen=True)
-class Proportion:
-    """k successes out of n with the Wilson score interval (95%)."""
-
-    k: int
-    n: int
-    rate: float | None
-    low: float
-    high: float
-
-
-def wilson(k: int, n: int, z: float = Z95) -> Proportion:
-    """Return k/n with its Wilson score interval; with n = 0 the interval is [0, 1] (nothing is known).
-
-    Wilson's interval stays inside [0, 1] and is not degenerate at k = 0 or k = n, which matters here: an
-    annotator with 2 of 2 decoys rejected is not known to be perfect."""
-    if n < 0 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
-    if n == 0:
-        return Proportion(0, 0, None, 0.0, 1.0)
-    p = k / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    low = 0.0 if k == 0 else max(0.0, centre - half)  # exact ends: the formula leaves rounding dust at 0 and 1
-    high = 1.0 if k == n else min(1.0, centre + half)
-    return Proportion(k, n, p, low, high)
-
+from stats.intervals import Proportion, wilson
 
 # ---- the rubber-stamp rule ---------------------------------------------------------------------------------
 

@@ -7,12 +7,12 @@ from django.test import Client
 
 from accounts.access import AccessError
 from analytics.selectors.estimates import sample_estimates
-from annotator.engine.sampling import SamplingError
 from annotator.models import Assignment, Campaign, SampledSpan
 from annotator.selectors.spans import judged_span_for_assignment, judged_spans
 from annotator.services.sampling import SampleSpec
 from corpus.models import ErrorSpan
 from errors import UserError
+from stats.sampling import SamplingError
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as make
 

@@ -9,7 +9,7 @@ from celery import current_app
 from django.test import Client
 
 from accounts.services.tokens import token_create
-from corpus.models import ExportJob
+from analytics.models import ExportJob
 from jobs.kinds import job_execute
 from tests import factories as make
 

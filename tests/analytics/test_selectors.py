@@ -9,9 +9,9 @@ import pytest
 
 from analytics import selectors, tables
 from analytics.selectors import Reference, Scope
-from analytics.stats.accuracy import SPAN_VERDICTS
-from analytics.stats.bootstrap import bootstrap_ratio_cis_grouped
 from corpus.models import ErrorSpan
+from stats.accuracy import SPAN_VERDICTS
+from stats.bootstrap import bootstrap_ratio_cis_grouped
 
 approx = pytest.approx
 

@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
-from analytics.stats.accuracy import EXPLANATION_VERDICTS, FLAGS, SPAN_VERDICTS, AccuracyMatrix
-from analytics.stats.agreement import krippendorff_alpha_nominal, observed_agreement
-from analytics.stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
-from analytics.stats.calibration import severity_calibration
-from analytics.stats.overlap import PRF, char_prf, match_spans, overlap_prf, overlap_prf_arrays, span_prf
 from corpus import protocol
-from evaluation.engine.errors import EngineError
+from stats.accuracy import EXPLANATION_VERDICTS, FLAGS, SPAN_VERDICTS, AccuracyMatrix
+from stats.agreement import krippendorff_alpha_nominal, observed_agreement
+from stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
+from stats.calibration import severity_calibration
+from stats.errors import StatsError
+from stats.overlap import PRF, char_prf, match_spans, overlap_prf, overlap_prf_arrays, span_prf
 
 approx = pytest.approx
 
@@ -226,7 +226,7 @@ def test_span_prf_evaluator_without_spans():
 
 
 def test_match_spans_rejects_unknown_mode():
-    with pytest.raises(EngineError):
+    with pytest.raises(StatsError):
         match_spans([(0, 1)], [(0, 1)], mode="fuzzy")  # type: ignore[arg-type]
 
 
@@ -253,7 +253,7 @@ def test_severity_calibration_matches_hand_computation():
 def test_severity_calibration_empty_and_out_of_range():
     cal = severity_calibration([])
     assert cal.n == 0 and cal.mean_absolute_error is None and cal.spearman is None
-    with pytest.raises(EngineError):
+    with pytest.raises(StatsError):
         severity_calibration([(0, 3, 1)])
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from analytics.stats.priming import MachineSpan, Work, overlaps, priming_figures, reported_errors, share_counts
+from stats.priming import MachineSpan, Work, overlaps, priming_figures, reported_errors, share_counts
 
 
 def test_overlaps_needs_a_shared_character():

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from analytics.stats.ranking import holm, paired_randomization, rank, rank_ranges
+from stats.ranking import holm, paired_randomization, rank, rank_ranges
 
 RESAMPLES = 10_000
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from annotator.engine.sampling import (
+from stats.sampling import (
     SMALL_CELL,
     SamplingError,
     Stratum,

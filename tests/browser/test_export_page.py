@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from celery import current_app
 
-from corpus.models import ExportJob
+from analytics.models import ExportJob
 from jobs.kinds import job_execute
 from tests import factories as make
 

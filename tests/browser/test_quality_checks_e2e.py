@@ -13,10 +13,10 @@ from celery import current_app
 from django.test import Client
 
 from accounts.services.tokens import token_create
+from analytics.models import ExportJob
 from analytics.selectors import Scope, accuracy_report
 from annotator.models import Assignment
 from annotator.selectors.spans import judged_spans, span_handle
-from corpus.models import ExportJob
 from quality.engine import figures
 from quality.models import CheckSpan, PlantedOutput
 from quality.services import CheckSettings

@@ -12,7 +12,10 @@ from scipy import stats
 
 from comparison.engine import checklist
 from comparison.engine.baselines import baseline_scores, output_length, overlap_score, semantic_similarities
-from comparison.engine.correlation import (
+from comparison.engine.errors import ComparisonError
+from comparison.engine.gptscore import gptscore_context
+from comparison.engine.metrics import Family, parse_metric, parse_metrics
+from stats.metric_correlation import (
     Points,
     _average_ranks,
     _pairwise_kendall,
@@ -23,9 +26,6 @@ from comparison.engine.correlation import (
     system_means,
     williams_p,
 )
-from comparison.engine.errors import ComparisonError
-from comparison.engine.gptscore import gptscore_context
-from comparison.engine.metrics import Family, parse_metric, parse_metrics
 
 
 def _synthetic(seed: int = 3, n_inputs: int = 12, n_systems: int = 5):

@@ -11,8 +11,8 @@ from scipy import stats as sps
 
 from comparison.engine.baselines import output_length
 from comparison.engine.checklist import aspect_level, system_level
-from comparison.engine.correlation import Points, coefficients, correlate, resampled_coefficients, system_means
-from evaluation.engine.statistics.ties import snap_ties
+from stats.metric_correlation import Points, coefficients, correlate, resampled_coefficients, system_means
+from stats.ties import snap_ties
 
 
 def test_snap_ties_joins_float_noise_and_keeps_real_differences() -> None:

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
-from comparison.engine.correlation import coefficients
-from evaluation.engine.errors import EngineError
-from evaluation.engine.statistics.correlation import Correlation, correlations
+from stats.correlation import Correlation, correlations
+from stats.errors import StatsError
+from stats.metric_correlation import coefficients
 
 approx = pytest.approx
 
@@ -57,5 +57,5 @@ def test_correlations_kendall_tau_b_with_ties():
 def test_correlations_undefined_for_constant_or_short_input():
     assert correlations([1, 2], [2, 1]) == Correlation(n=2)
     assert correlations([3, 3, 3], [1, 2, 3]).pearson is None
-    with pytest.raises(EngineError):
+    with pytest.raises(StatsError):
         correlations([1, 2, 3], [1, 2])

@@ -9,7 +9,7 @@ from celery import current_app
 from django.test import Client
 
 from accounts.services.tokens import token_create
-from corpus.models import ExportJob
+from analytics.models import ExportJob
 from tests import factories
 from tests.integration.conftest import wait_for
 

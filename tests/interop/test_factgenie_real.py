@@ -186,7 +186,7 @@ def test_factgenie_import_honours_dataset_and_split(interop):
 def test_an_export_job_zips_the_campaign_folder_and_it_imports_back(interop, settings, tmp_path):
     import zipfile
 
-    from corpus.models import ExportJob
+    from analytics.models import ExportJob
 
     settings.EXPORT_DIR = tmp_path / "exports"
     dataset = Dataset.objects.get(name=interop.datasets[1])

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from analytics.models import ExportJob
 from comparison.models import ComparisonJob
-from corpus.models import Dataset, ExportJob
+from corpus.models import Dataset
 from dhp.models import DhpRun
 from evaluation.models import EvaluatorRun
 from jobs.models import Job, JobStatus

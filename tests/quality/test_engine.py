@@ -10,8 +10,10 @@ import pytest
 from annotator.engine import telemetry
 from quality.engine import decoys
 from quality.engine import figures as rules
-from quality.engine.figures import Figures, Verdict, wilson
+from quality.engine.figures import Figures, Verdict
 from quality.engine.planting import plant
+from stats.errors import StatsError
+from stats.intervals import wilson
 
 approx = pytest.approx
 
@@ -27,7 +29,7 @@ def test_wilson_interval_matches_hand_computed_values():
     assert (eight.low, eight.high) == (approx(0.4902, abs=1e-3), approx(0.9433, abs=1e-3))
     # nothing seen: nothing known
     assert (wilson(0, 0).rate, wilson(0, 0).low, wilson(0, 0).high) == (None, 0.0, 1.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(StatsError):
         wilson(3, 2)
 
 

@@ -10,9 +10,9 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from analytics.selectors.priming import priming_dicts, priming_report
-from analytics.stats.priming import SHARES
 from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
+from stats.priming import SHARES
 
 
 def flat_row(row: dict[str, Any]) -> dict[str, Any]:

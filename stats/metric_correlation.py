@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats as sps
 
-from evaluation.engine.statistics.correlation import correlations
-from evaluation.engine.statistics.ties import snap_ties
+from stats.correlation import correlations
+from stats.ties import snap_ties
 
 COEFFICIENTS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 LEVELS: tuple[str, ...] = ("dataset", "sample", "system")
@@ -36,7 +36,7 @@ def _clean(value: float) -> float | None:
 
 def coefficients(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> dict[str, float | None]:
     """Pearson r, Spearman rho and Kendall tau-b of the one correlation function
-    (`evaluation.engine.statistics.correlation.correlations`: near-equal values rank as ties); None where undefined."""
+    (`stats.correlation.correlations`: near-equal values rank as ties); None where undefined."""
     found = correlations(x, y)
     return {"pearson": found.pearson, "spearman": found.spearman, "kendall": found.kendall}
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.engine.errors import EngineError
+from stats.errors import StatsError
 
 
 @dataclass(frozen=True)
@@ -35,10 +35,10 @@ def bootstrap_ratio_cis_grouped(
     no ratio and is skipped for that group.
     """
     if not 0 < confidence < 1:
-        raise EngineError(f"confidence must be in (0, 1), got {confidence}")
+        raise StatsError(f"confidence must be in (0, 1), got {confidence}")
     counts = np.asarray(item_counts, dtype=float)
     if counts.ndim != 3:
-        raise EngineError("item_counts must have the shape (items, groups, columns)")
+        raise StatsError("item_counts must have the shape (items, groups, columns)")
     n_items, n_groups, width = counts.shape
     if n_items == 0 or n_resamples < 1:
         return [dict.fromkeys(ratios) for _ in range(n_groups)]

@@ -9,8 +9,8 @@ from typing import Literal
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from analytics.stats.shares import ratio
-from evaluation.engine.errors import EngineError
+from stats.errors import StatsError
+from stats.shares import ratio
 
 Span = tuple[int, int] | None
 MatchMode = Literal["exact", "overlap"]
@@ -61,7 +61,7 @@ def match_spans(predicted: Sequence[Span], reference: Sequence[Span], *, mode: M
     weight bipartite matching, solved by linear_sum_assignment). Spans without offsets (None) never match.
     """
     if mode not in ("exact", "overlap"):
-        raise EngineError(f"unknown match mode {mode!r}")
+        raise StatsError(f"unknown match mode {mode!r}")
     pred = [(i, s) for i, s in enumerate(predicted) if s is not None]
     ref = [(j, s) for j, s in enumerate(reference) if s is not None]
     if not pred or not ref:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evaluation.engine.errors import EngineError
+from stats.errors import StatsError
 
 RESAMPLES = 10_000
 ALPHA = 0.05
@@ -47,9 +47,9 @@ def paired_randomization(
     a = np.asarray(a, dtype=float).reshape(-1, 2)
     b = np.asarray(b, dtype=float).reshape(-1, 2)
     if a.shape != b.shape:
-        raise EngineError("the two evaluators need one row per shared output each")
+        raise StatsError("the two evaluators need one row per shared output each")
     if n_resamples < 1:
-        raise EngineError("n_resamples must be at least 1")
+        raise StatsError("n_resamples must be at least 1")
     keep = (a[:, 1] > 0) & (b[:, 1] > 0)
     a, b = a[keep], b[keep]
     n = len(a)
@@ -136,7 +136,7 @@ def rank(
     figure over the shared outputs. Evaluators without a figure get no rank.
     """
     if len(values) != len(counts):
-        raise EngineError("one value and one count table per evaluator")
+        raise StatsError("one value and one count table per evaluator")
     ranked = sorted((k for k, v in enumerate(values) if v is not None), key=lambda k: (-values[k], k))  # type: ignore[operator]
     order = ranked + [k for k, v in enumerate(values) if v is None]
     tests: list[tuple[int, int, PairTest]] = []

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analytics.stats.shares import ratio
 from corpus import protocol
-from evaluation.engine.errors import EngineError
-from evaluation.engine.statistics.correlation import correlations
+from stats.correlation import correlations
+from stats.errors import StatsError
+from stats.shares import ratio
 
 SEVERITIES: tuple[int, ...] = protocol.SEVERITIES
 
@@ -33,7 +33,7 @@ def severity_calibration(cells: Iterable[tuple[int, int, int]]) -> SeverityCalib
     confusion = np.zeros((5, 5), dtype=int)
     for machine, human, n in cells:
         if machine not in SEVERITIES or human not in SEVERITIES:
-            raise EngineError(f"severities must be 1..5, got ({machine}, {human})")
+            raise StatsError(f"severities must be 1..5, got ({machine}, {human})")
         confusion[machine - 1, human - 1] += n
     n = int(confusion.sum())
     grid = np.arange(1, 6)

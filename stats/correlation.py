@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as sps
 
-from evaluation.engine.errors import EngineError
-from evaluation.engine.statistics.ties import snap_ties
+from stats.errors import StatsError
+from stats.ties import snap_ties
 
 
 def finite(value: float) -> float | None:
@@ -39,7 +39,7 @@ def correlations(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
     ties (`ties.snap_ties`), so float noise in means never breaks a tie; Pearson reads the values as they are."""
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xs.shape != ys.shape:
-        raise EngineError(f"correlation needs paired values, got {xs.size} and {ys.size}")
+        raise StatsError(f"correlation needs paired values, got {xs.size} and {ys.size}")
     n = int(xs.size)
     xr, yr = snap_ties(xs), snap_ties(ys)
     if n < 3 or np.ptp(xr) == 0 or np.ptp(yr) == 0:

@@ -27,6 +27,7 @@ import numpy as np
 from scipy.stats import norm
 
 from errors import UserError
+from stats.errors import StatsError
 
 SMALL_CELL = 10  # a judged stratum with fewer spans than this switches the interval to the bootstrap
 DEFAULT_RESAMPLES = 4000
@@ -36,8 +37,9 @@ MIN_HALF_WIDTH = 0.001  # a tenth of a point: (z / d)^2 overflows a float for d 
 MAX_HALF_WIDTH = 0.5  # a share's interval is never wider than ±50 points
 
 
-class SamplingError(UserError):
-    """A sample that cannot be drawn or planned as asked (sizes, strata, half-width)."""
+class SamplingError(StatsError, UserError):
+    """A sample that cannot be drawn or planned as asked (sizes, strata, half-width); the user can put it
+    right, so it is also a UserError."""
 
 
 def check_half_width(half_width: float, name: str = "half_width") -> float:

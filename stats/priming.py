@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analytics.stats.bootstrap import bootstrap_ratio_cis_grouped
-from analytics.stats.shares import ratio
+from stats.bootstrap import bootstrap_ratio_cis_grouped
+from stats.shares import ratio
 
 RESAMPLES = 2000
 SHARES = ("recall", "precision_confirmed", "precision_found", "accepted_unfound")

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import krippendorff
 import numpy as np
 
-from analytics.stats.shares import ratio
-from evaluation.engine.statistics.correlation import finite
+from stats.correlation import finite
+from stats.shares import ratio
 
 
 def krippendorff_alpha_nominal(value_counts: Sequence[Sequence[int]] | np.ndarray) -> float | None:

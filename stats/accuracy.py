@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from analytics.stats.shares import ratio
 from corpus import protocol
+from stats.shares import ratio
 
 # The study protocol's vocabulary, in the column and row order of the paper's Table 4.
 SPAN_VERDICTS: tuple[str, ...] = protocol.TABLE4_SPAN_ORDER

@@ -1,1 +1,0 @@
-"""Statistics shared by the layers above the engine (comparison, DHP, analytics): correlations and ties."""
