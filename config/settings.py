@@ -253,6 +253,9 @@ LLM_ALLOW_LOOPBACK = env_bool("LLM_ALLOW_LOOPBACK", False)
 # The simulated Ollama that `scripts/run.sh --simulator` starts beside the app (no model, no GPU): allowed like the
 # servers above and offered in the run, DHP and comparison forms as "Simulated server (no model)". Blank: none.
 SIMULATOR_URL = env_str("SPANJUDGE_SIMULATOR_URL", "")
+# The small real model `scripts/run.sh --small-model` starts (llama-cpp-python serving SmolLM2-135M, an
+# `openai+http://` address): allowed like the servers above and offered in the forms under its own name. Blank: none.
+SMALL_MODEL_URL = env_str("SPANJUDGE_SMALL_MODEL_URL", "")
 OLLAMA_TIMEOUT = env_float("OLLAMA_TIMEOUT", 600.0)
 # Requests stream: an answer's first byte may wait for queueing and a model load (LLM_LOAD_TIMEOUT, default
 # OLLAMA_TIMEOUT), later chunks must come within LLM_IDLE_TIMEOUT of each other.
