@@ -149,6 +149,9 @@ MEANINGS: dict[str, str] = {
                          "model (the preset's supervisor for the ensemble).",
     "GPTSCORE_URL": "OpenAI-compatible server answering `/v1/completions` with `echo` and `logprobs` "
                     "(vLLM 0.5.2 or newer) for `gptscore:MODEL`; it is on the server allowlist.",
+    "GPTSCORE_PREFIX": "Text sent before every GPTScore prompt: the model's BOS token (SmolLM2: `<|im_start|>`) where "
+    "the server would otherwise give each echoed log-probability to the next token (llama-cpp-python with a model "
+    "that adds no BOS); the GPTScore preflight refuses such a server without it.",
     "COMPARISON_BOOTSTRAP": "Bootstrap resamples per correlation interval of a comparison job.",
     "JOB_SWEEP_SECONDS": "How often each worker looks for stale jobs and queues them again (0: only at worker start).",
     "LLM_CACHE_ORDER": "Order LLM calls that share a long prompt prefix back to back on one slot (prompt caches).",
@@ -233,6 +236,9 @@ SCRIPT_VARIABLES: tuple[ScriptVariable, ...] = (
     ScriptVariable("SPANJUDGE_SMALL_MODEL", "`0`", "`scripts/run.sh`",
                    "`1`: start the small real model (SmolLM2-135M on llama-cpp-python) beside the app, as "
                    "`run.sh --small-model` does."),
+    ScriptVariable("SPANJUDGE_SMALL_MODEL_THREADS", "`1`", "`scripts/small_model.sh`",
+                   "CPU threads of the small model's server. One, because on a shared 2-core machine a second "
+                   "thread spins against the other work: 64 tokens took 68 s with two threads, 5.8 s with one."),
     ScriptVariable("SPANJUDGE_COLLECT_ANSWERS", "unset", "tests (`tests/real_model`)",
                    "A file the real-model tier appends its runs' answers to, as JSON lines (how "
                    "`tests/data/smollm2_answers.jsonl` was made)."),

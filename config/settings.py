@@ -288,7 +288,10 @@ LLM_RETRY = {
 }
 # The model that writes missing LLM-based DHP perturbations (blank: the evaluator's model, or the preset's supervisor).
 DHP_PERTURB_MODEL = env_str("DHP_PERTURB_MODEL", "")
-GPTSCORE_URL = env_str("GPTSCORE_URL", "")  # an OpenAI-compatible /v1 server with echo+logprobs (vLLM, llama.cpp)
+GPTSCORE_URL = env_str("GPTSCORE_URL", "")
+# Text sent before every GPTScore prompt: the model's BOS token where the server would otherwise misalign its echoed
+# log-probabilities (llama-cpp-python with a model that adds no BOS, e.g. SmolLM2: "<|im_start|>"). Blank: none.
+GPTSCORE_PREFIX = env_str("GPTSCORE_PREFIX", "")  # an OpenAI-compatible /v1 server with echo+logprobs (vLLM, llama.cpp)
 COMPARISON_BOOTSTRAP = env_int("COMPARISON_BOOTSTRAP", 1000)  # resamples per bootstrap interval
 
 LOGGING = {

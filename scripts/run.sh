@@ -11,7 +11,7 @@
 #                allowed as an LLM server and offered in the run, DHP and comparison forms as
 #                "Simulated server (no model)"; everything it answers is marked simulated.
 #   --small-model  also start a real model on the CPU: llama-cpp-python serving SmolLM2-135M-Instruct
-#                (scripts/small_model.sh; the first start builds it, about 9 minutes, later starts reuse it).
+#                (scripts/small_model.sh; the first start builds it, 9 to 30 minutes on 2 cores; later starts reuse it).
 #                It is offered in the run, DHP and comparison forms as "SmolLM2-135M (real, tiny - for trying
 #                the tool)", with the ensemble preset `tiny`; what it answers is marked as a tiny model's.
 set -euo pipefail
@@ -92,7 +92,7 @@ print(",".join(dict.fromkeys(m for p in PRESETS.values() for m in (*p.annotators
 fi
 small=""
 if [ "$small_model" = 1 ]; then
-  echo "  Preparing the small real model (SmolLM2-135M on llama-cpp-python; the first time builds it, ~9 minutes)..."
+  echo "  Preparing the small real model (SmolLM2-135M on llama-cpp-python; the first time builds it: 9 to 30 minutes on 2 cores)..."
   if ! bash scripts/small_model.sh prepare > /dev/null 2> var/small-model-prepare.log; then
     tail -n 3 var/small-model-prepare.log >&2
     echo "  The small model could not be prepared; see var/small-model-prepare.log (or start with --simulator)." >&2
@@ -113,8 +113,11 @@ if [ "$small_model" = 1 ]; then
     exit 1
   fi
   export SPANJUDGE_SMALL_MODEL_URL="openai+http://127.0.0.1:$small_port"
-  # GPTScore reads echoed log-probabilities from an OpenAI-compatible server: this one gives them.
-  export GPTSCORE_URL="${GPTSCORE_URL:-$SPANJUDGE_SMALL_MODEL_URL}"
+  # GPTScore reads echoed log-probabilities from an OpenAI-compatible server: this one gives them, aligned on the
+  # tokens only after SmolLM2's BOS token (docs/guides/small-model.md).
+  if [ -z "${GPTSCORE_URL:-}" ]; then
+    export GPTSCORE_URL="$SPANJUDGE_SMALL_MODEL_URL" GPTSCORE_PREFIX="<|im_start|>"
+  fi
 fi
 .venv/bin/python -m celery -A config worker --loglevel=WARNING --concurrency=2 --pool=threads \
   > var/worker.log 2>&1 &

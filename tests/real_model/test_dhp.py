@@ -23,7 +23,7 @@ N_ITEMS = 3
 
 def test_a_dhp_run_with_two_perturbation_kinds_runs_to_its_results(settings, small_model: SmallModel):
     settings.LLM_ANSWER_TOKENS = 160
-    settings.LLM_RETRY = {"answer_attempts": 2, "backoff": 0.1}
+    settings.LLM_RETRY = {"answer_attempts": 2, "repair": False, "backoff": 0.1}
     settings.OLLAMA_URLS = [small_model.server]
     rows = [json.loads(line) for line in (REPO / "demo" / "restaurants.jsonl").read_text().splitlines()]
     best = [r for r in rows if r["score"]["fluency"] >= 4][:N_ITEMS]  # DHP degrades good texts

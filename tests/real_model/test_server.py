@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from comparison.engine.gptscore import gptscore_context
-from evaluation.llm.errors import ModelMissing, PromptTooLong
+from evaluation.llm.errors import BackendError, ModelMissing, PromptTooLong
 from evaluation.llm.logprob_preflight import logprob_preflight
 from evaluation.llm.openai_backend import OpenAICompatBackend
 from evaluation.llm.policy import RetryPolicy
@@ -78,19 +78,33 @@ def _reference(small_model: SmallModel, context: str, text: str) -> dict:
     return json.loads(done.stdout)
 
 
-def test_gptscore_over_the_server_equals_the_in_process_score_of_the_same_model(small_model: SmallModel):
-    context = gptscore_context(
-        task="Turn the restaurant data into a short description.", output_noun="description", aspect="accuracy",
-        definition="every statement is supported by the data",
-        inputs={"Data": "name[The Copper Kettle] | eatType[coffee shop] | food[English] | area[city centre]"},
-        output_header="Text",
-    )
-    text = "The Copper Kettle is a coffee shop serving English food in the city centre."
+CONTEXT = gptscore_context(
+    task="Turn the restaurant data into a short description.", output_noun="description", aspect="accuracy",
+    definition="every statement is supported by the data",
+    inputs={"Data": "name[The Copper Kettle] | eatType[coffee shop] | food[English] | area[city centre]"},
+    output_header="Text",
+)
+TEXT = "The Copper Kettle is a coffee shop serving English food in the city centre."
+BOS = "<|im_start|>"  # SmolLM2's BOS token; its tokenizer adds none (tokenizer.ggml.add_bos_token false)
+
+
+def test_gptscore_over_the_server_equals_the_in_process_score_once_the_echo_is_aligned(small_model: SmallModel):
     with OpenAICompatBackend(small_model.url, policy=QUICK) as backend:
-        logprob_preflight(backend, MODEL)  # the server gives prompt log-probabilities at all
-        served = backend.text_logprobs(MODEL, context, text)
-    local = _reference(small_model, context, text)
-    assert "".join(served.tokens) == "".join(local["tokens"]) == text
+        # Without a BOS the server gives each echoed token the probability of the token after it: the preflight
+        # refuses it, and the values are indeed far from the model's own.
+        with pytest.raises(BackendError, match="belong to the token after each one"):
+            logprob_preflight(backend, MODEL)
+        shifted = backend.text_logprobs(MODEL, CONTEXT, TEXT)
+        logprob_preflight(backend, MODEL, prefix=BOS)  # with SmolLM2's BOS in front the server strips and aligns
+        served = backend.text_logprobs(MODEL, CONTEXT, TEXT, prefix=BOS)
+    local = _reference(small_model, BOS + CONTEXT, TEXT)
+    unprefixed = _reference(small_model, CONTEXT, TEXT)
+    assert "".join(served.tokens) == "".join(local["tokens"]) == TEXT
     assert len(served.logprobs) == len(local["logprobs"])
-    assert served.mean == pytest.approx(sum(local["logprobs"]) / len(local["logprobs"]), abs=1e-4)
+    assert served.mean == pytest.approx(_mean(local["logprobs"]), abs=1e-4)
     assert served.logprobs == pytest.approx(local["logprobs"], abs=1e-3)
+    assert abs(shifted.mean - _mean(unprefixed["logprobs"])) > 1.0
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
