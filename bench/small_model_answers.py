@@ -71,8 +71,21 @@ def readings(path: Path) -> list[Reading]:
 
 
 def problem_kind(problem: str) -> str:
-    """A problem without the answer's own words (which follow a colon), so that like counts with like."""
-    return problem.split(":", 1)[0].strip()
+    """A problem without the answer's own words (quoted, or after "the answer begins"), so like counts with like."""
+    problem = problem.split("; the answer begins", 1)[0]
+    return re.sub(r"'[^']*'|\"[^\"]*\"", "'...'", problem).strip()
+
+
+def what_it_did(answer: str, output: str) -> str:
+    """What an unreadable answer holds instead of our format, by its first line."""
+    first = answer.strip().splitlines()[0] if answer.strip() else ""
+    if output[:40] and answer.strip().startswith(output[:40]):
+        return "the judged text repeated"
+    if first.startswith("#"):
+        return "our prompt's sections written back (a '#' header first)"
+    if "Unacceptable, Poor, Fair, Good" in answer or "<the exact words>" in answer:
+        return "the answer format's slots copied, not filled"
+    return "prose of its own"
 
 
 def main() -> int:
@@ -89,8 +102,14 @@ def main() -> int:
     print(f"  parse status: ok {status['ok']}, partial {status['partial']}, failed (unreadable) {status['failed']}")
     print(f"  with a score: {sum(r.parsed.score is not None for r in found)}; "
           f"declaring no errors: {sum(r.parsed.no_errors_declared for r in found)}")
+    texts = outputs()
+    did = Counter(what_it_did(r.record["answer"], texts[(r.record["item"], r.record["system"])])
+                  for r in found if r.parsed.status == "failed")
+    print("  what the unreadable answers hold instead:")
+    for kind, n in did.most_common():
+        print(f"    {n:4d}  {kind}")
     why = Counter(problem_kind(p) for r in found if r.parsed.status == "failed" for p in r.parsed.problems)
-    print("  why unreadable (problems of the failed answers):")
+    print("  the parser's reasons for them:")
     for kind, n in why.most_common():
         print(f"    {n:4d}  {kind}")
     partial = Counter(problem_kind(p) for r in found if r.parsed.status == "partial" for p in r.parsed.problems)

@@ -102,12 +102,15 @@ if [ "$small_model" = 1 ]; then
   small_port="$("${PYTHON:-python3}" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
   bash scripts/small_model.sh serve "$small_port" 2048 > var/small-model.log 2>&1 &
   small=$!
+  up=0
   for _ in $(seq 1 120); do
-    "${PYTHON:-python3}" -c "import urllib.request, sys; urllib.request.urlopen('http://127.0.0.1:$small_port/v1/models', timeout=2)" \
-      2>/dev/null && break
+    if "${PYTHON:-python3}" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$small_port/v1/models', timeout=5)" \
+        2>/dev/null; then up=1; break; fi
+    kill -0 "$small" 2>/dev/null || break
     sleep 0.5
   done
-  if ! kill -0 "$small" 2>/dev/null; then
+  if [ "$up" != 1 ]; then
+    kill "$small" 2>/dev/null || true
     echo "  The small model's server did not start; see var/small-model.log." >&2
     kill $sim 2>/dev/null || true
     exit 1

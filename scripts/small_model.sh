@@ -125,7 +125,9 @@ models = [{"model": gguf, "model_alias": alias, "n_ctx": int(n_ctx), "n_threads"
 with open(config, "w") as out:
     json.dump({"host": "127.0.0.1", "port": int(port), "models": models}, out)
 EOF
-    exec "$venv/bin/python" -m llama_cpp.server --config_file "$config"
+    # The server's settings read HOST and PORT from the environment over its config file (pydantic-settings): a
+    # PORT meant for the app (run.sh) would put the model on the app's port.
+    exec env -u HOST -u PORT "$venv/bin/python" -m llama_cpp.server --config_file "$config"
     ;;
   *)
     sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'

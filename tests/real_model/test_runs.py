@@ -27,7 +27,7 @@ from tests.real_model.conftest import ALIASES, SmallModel
 pytestmark = [pytest.mark.real_model, pytest.mark.django_db(transaction=True)]
 
 DEMO = "Demo: restaurants (data-to-text)"
-ITEMS = 6  # demo outputs per run: the tier's time budget (scripts/test.sh) is 15 minutes on 2 cores, build included
+ITEMS = 4  # demo outputs per run: the tier's time budget (scripts/test.sh) is 15 minutes on 2 cores, build included
 
 
 @pytest.fixture
@@ -75,15 +75,18 @@ def _check_annotations(run: EvaluatorRun) -> list[Annotation]:
     annotations = list(Annotation.objects.filter(source=run.source).select_related("item").prefetch_related("spans"))
     assert annotations
     for annotation in annotations:
-        assert annotation.raw_answer.strip() or any(
-            str(p).startswith(PROMPT_TOO_LONG) for p in annotation.parse_problems), annotation.pk
+        if annotation.kind in ("annotator", "supervisor"):  # the ensemble's merged list has no answer of its own
+            assert annotation.raw_answer.strip() or any(
+                str(p).startswith(PROMPT_TOO_LONG) for p in annotation.parse_problems), annotation.pk
         assert annotation.parse_status in (ParseStatus.OK, ParseStatus.PARTIAL, ParseStatus.FAILED)
         if annotation.parse_status == ParseStatus.FAILED:
             assert annotation.parse_problems and not annotation.spans.exists()
         for span in annotation.spans.all():
-            if span.start is not None:
-                assert annotation.item.output[span.start:span.end] == span.text or span.match != "exact", span.pk
+            if span.start is not None:  # offsets on the output; an exact match cuts the words the model wrote
                 assert 0 <= span.start < span.end <= len(annotation.item.output)
+                assert span.match != "exact" or annotation.item.output[span.start:span.end] in span.text, span.pk
+            else:
+                assert span.match == "none"
     return annotations
 
 
@@ -103,7 +106,7 @@ def _collect(run: EvaluatorRun) -> None:
 
 @pytest.mark.parametrize("aspect", ["accuracy", "fluency"])
 def test_a_single_model_run_over_the_demo_reads_every_real_answer_or_keeps_it_raw(
-    small_model: SmallModel, tier_settings, aspect: str,
+    small_model: SmallModel, tier_settings, aspect: str, tmp_path: Path,
 ):
     item_ids = _demo_items()
     dataset = Dataset.objects.get(name=DEMO)
@@ -115,24 +118,23 @@ def test_a_single_model_run_over_the_demo_reads_every_real_answer_or_keeps_it_ra
     assert len(annotations) == len(item_ids) and run.done == run.total
     assert run.failed_calls == sum(a.parse_status == ParseStatus.FAILED for a in annotations)
     # The export says what was read: each parsed answer's spans, none for an unparseable one.
-    exported = [json.loads(line) for line in _export(dataset) if json.loads(line)["aspect"] == aspect]
+    exported = [json.loads(line) for line in _export(dataset, tmp_path) if json.loads(line)["aspect"] == aspect]
     by_output = {(r["item_id"], r["system"]): r for r in exported}
     for annotation in annotations:
         record = by_output[(annotation.item.external_id, annotation.item.system)]
         ours = [a for a in record["annotations"] if a["source"] == run.label]
         assert len(ours) == 1 and len(ours[0]["spans"]) == annotation.spans.count()
+        assert ours[0]["parse_status"] == annotation.parse_status  # an unreadable answer is exported as such
 
 
-def _export(dataset: Dataset) -> list[str]:
-    from io import StringIO
-
-    out = StringIO()
-    call_command("export_items", dataset=dataset.name, format="jsonl", stdout=out)
-    return [line for line in out.getvalue().splitlines() if line.strip()]
+def _export(dataset: Dataset, folder: Path) -> list[str]:
+    target = folder / "export.jsonl"
+    call_command("export_items", dataset=dataset.name, format="jsonl", output=str(target))
+    return [line for line in target.read_text().splitlines() if line.strip()]
 
 
 def test_an_ensemble_of_the_same_model_under_two_names_runs_to_the_end(small_model: SmallModel, tier_settings):
-    item_ids = _demo_items(3)
+    item_ids = _demo_items(2)
     dataset = Dataset.objects.get(name=DEMO)
     run = _run(small_model, dataset=dataset, aspect="accuracy", item_ids=item_ids, mode="ensemble",
                annotators=list(ALIASES), supervisor=ALIASES[0])
