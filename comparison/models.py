@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import models
 
 from corpus.models import Dataset, Item
+from evaluation.engine.presets import small_models_in
 from jobs.models import Job
 
 
@@ -37,6 +38,10 @@ class ComparisonJob(Job):
 
     def __str__(self) -> str:
         return f"comparison {self.pk} on {self.dataset_id}"
+
+    def tiny_models(self) -> list[str]:
+        """The small real model (`run.sh --small-model`) among the models this job's metrics name (`gptscore:M`)."""
+        return small_models_in([part for metric in self.metrics for part in str(metric).split(":")[1:]])
 
 
 class MetricScore(models.Model):

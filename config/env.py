@@ -149,6 +149,9 @@ MEANINGS: dict[str, str] = {
                          "model (the preset's supervisor for the ensemble).",
     "GPTSCORE_URL": "OpenAI-compatible server answering `/v1/completions` with `echo` and `logprobs` "
                     "(vLLM 0.5.2 or newer) for `gptscore:MODEL`; it is on the server allowlist.",
+    "GPTSCORE_PREFIX": "Text sent before every GPTScore prompt: the model's BOS token (SmolLM2: `<|im_start|>`) where "
+    "the server would otherwise give each echoed log-probability to the next token (llama-cpp-python with a model "
+    "that adds no BOS); the GPTScore preflight refuses such a server without it.",
     "COMPARISON_BOOTSTRAP": "Bootstrap resamples per correlation interval of a comparison job.",
     "JOB_SWEEP_SECONDS": "How often each worker looks for stale jobs and queues them again (0: only at worker start).",
     "LLM_CACHE_ORDER": "Order LLM calls that share a long prompt prefix back to back on one slot (prompt caches).",
@@ -160,6 +163,9 @@ MEANINGS: dict[str, str] = {
     "LLM_REPAIR": "Ask the model once to repair an answer it wrote in the wrong format before asking again.",
     "SPANJUDGE_SIMULATOR_URL": "The simulated server `scripts/run.sh --simulator` started (set by the script): "
     "allowlisted and offered in the run, DHP and comparison forms as \"Simulated server (no model)\".",
+    "SPANJUDGE_SMALL_MODEL_URL": "The llama-cpp-python server with SmolLM2-135M that `scripts/run.sh --small-model` "
+    "started (set by the script, `openai+http://...`): allowlisted and offered in the run, DHP and comparison forms "
+    "as \"SmolLM2-135M (real, tiny - for trying the tool)\".",
     "JOIN_RATE_LIMIT": "How often one address may start a study from a participant link (e.g. 30/h).",
     "GAMMA_MAX_PENDING_PER_USER": "Gamma (span agreement) tasks one user may have queued or running at once; "
     "one more answers 429 with Retry-After.",
@@ -224,6 +230,16 @@ SCRIPT_VARIABLES: tuple[ScriptVariable, ...] = (
     ScriptVariable("SPANJUDGE_DISRUPTIVE_TESTS", "unset", "tests",
                    "`1` runs the fault test that restarts the PostgreSQL cluster (`.ci/run` sets it; never on a "
                    "shared machine)."),
-    ScriptVariable("SPANJUDGE_CACHE", "`~/.cache/spanjudge`", "tests",
-                   "Where the Label Studio interop test keeps its own virtualenv."),
+    ScriptVariable("SPANJUDGE_CACHE", "`~/.cache/spanjudge`", "tests, `scripts/small_model.sh`",
+                   "Where the Label Studio interop test keeps its own virtualenv, and where the small real model's "
+                   "server (llama-cpp-python, built once) and its GGUF are kept, keyed by version."),
+    ScriptVariable("SPANJUDGE_SMALL_MODEL", "`0`", "`scripts/run.sh`",
+                   "`1`: start the small real model (SmolLM2-135M on llama-cpp-python) beside the app, as "
+                   "`run.sh --small-model` does."),
+    ScriptVariable("SPANJUDGE_SMALL_MODEL_THREADS", "`1`", "`scripts/small_model.sh`",
+                   "CPU threads of the small model's server. One, because on a shared 2-core machine a second "
+                   "thread spins against the other work: 64 tokens took 68 s with two threads, 5.8 s with one."),
+    ScriptVariable("SPANJUDGE_COLLECT_ANSWERS", "unset", "tests (`tests/real_model`)",
+                   "A file the real-model tier appends its runs' answers to, as JSON lines (how "
+                   "`tests/data/smollm2_answers.jsonl` was made)."),
 )

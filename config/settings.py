@@ -252,6 +252,9 @@ LLM_ALLOW_LOOPBACK = env_bool("LLM_ALLOW_LOOPBACK", False)
 # The simulated Ollama that `scripts/run.sh --simulator` starts beside the app (no model, no GPU): allowed like the
 # servers above and offered in the run, DHP and comparison forms as "Simulated server (no model)". Blank: none.
 SIMULATOR_URL = env_str("SPANJUDGE_SIMULATOR_URL", "")
+# The small real model `scripts/run.sh --small-model` starts (llama-cpp-python serving SmolLM2-135M, an
+# `openai+http://` address): allowed like the servers above and offered in the forms under its own name. Blank: none.
+SMALL_MODEL_URL = env_str("SPANJUDGE_SMALL_MODEL_URL", "")
 OLLAMA_TIMEOUT = env_float("OLLAMA_TIMEOUT", 600.0)
 # Requests stream: an answer's first byte may wait for queueing and a model load (LLM_LOAD_TIMEOUT, default
 # OLLAMA_TIMEOUT), later chunks must come within LLM_IDLE_TIMEOUT of each other.
@@ -284,7 +287,10 @@ LLM_RETRY = {
 }
 # The model that writes missing LLM-based DHP perturbations (blank: the evaluator's model, or the preset's supervisor).
 DHP_PERTURB_MODEL = env_str("DHP_PERTURB_MODEL", "")
-GPTSCORE_URL = env_str("GPTSCORE_URL", "")  # an OpenAI-compatible /v1 server with echo+logprobs (vLLM, llama.cpp)
+GPTSCORE_URL = env_str("GPTSCORE_URL", "")
+# Text sent before every GPTScore prompt: the model's BOS token where the server would otherwise misalign its echoed
+# log-probabilities (llama-cpp-python with a model that adds no BOS, e.g. SmolLM2: "<|im_start|>"). Blank: none.
+GPTSCORE_PREFIX = env_str("GPTSCORE_PREFIX", "")  # an OpenAI-compatible /v1 server with echo+logprobs (vLLM, llama.cpp)
 COMPARISON_BOOTSTRAP = env_int("COMPARISON_BOOTSTRAP", 1000)  # resamples per bootstrap interval
 
 LOGGING = {

@@ -10,6 +10,7 @@ from django.db.models import Q
 
 from corpus.models import Dataset, Item, TaskType
 from dhp.engine.kinds import BASE_KINDS, default_k_table
+from evaluation.engine.presets import small_models_in
 from evaluation.models import EvaluatorRun, LLMCall
 from jobs.models import Job
 
@@ -170,6 +171,10 @@ class DhpRun(Job):
 
     def __str__(self) -> str:
         return f"DHP {self.pk}: {self.evaluator} on {self.dataset}"
+
+    def tiny_models(self) -> list[str]:
+        """This run's scoring or perturbing models that are the small real model (`run.sh --small-model`)."""
+        return small_models_in([self.config.get("model"), self.config.get("perturb_model")])
 
 
 class DhpScore(models.Model):

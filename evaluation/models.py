@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from corpus.models import Dataset, Item, Source, SourceKind, TaskType
+from evaluation.engine.presets import small_models_in
 from evaluation.runs.attempts import AttemptKind, read_number
 from jobs.models import Job
 
@@ -148,6 +149,10 @@ class EvaluatorRun(Source, Job):
     def save(self, *args, **kwargs) -> None:
         self.kind = SourceKind.RUN
         super().save(*args, **kwargs)
+
+    def tiny_models(self) -> list[str]:
+        """This run's models that are the small real model (`run.sh --small-model`): its pages say so."""
+        return small_models_in([*self.config.get("annotators", []), self.config.get("supervisor")])
 
     def cancel_message(self) -> str:
         if not self.done:

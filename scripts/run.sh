@@ -5,10 +5,15 @@
 #   PORT    port to listen on (default 8000)
 #   PYTHON  the interpreter that creates .venv on the first run (default python3; 3.11 or newer)
 #   SPANJUDGE_SIMULATOR=1  the same as --simulator
+#   SPANJUDGE_SMALL_MODEL=1  the same as --small-model
 # Options:
 #   --simulator  also start the simulated Ollama (tests/ollama_sim) on a free port: no model, no GPU. It is
 #                allowed as an LLM server and offered in the run, DHP and comparison forms as
 #                "Simulated server (no model)"; everything it answers is marked simulated.
+#   --small-model  also start a real model on the CPU: llama-cpp-python serving SmolLM2-135M-Instruct
+#                (scripts/small_model.sh; the first start builds it, 9 to 30 minutes on 2 cores; later starts reuse it).
+#                It is offered in the run, DHP and comparison forms as "SmolLM2-135M (real, tiny - for trying
+#                the tool)", with the ensemble preset `tiny`; what it answers is marked as a tiny model's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DJANGO_DEBUG="${DJANGO_DEBUG:-true}"
@@ -19,11 +24,17 @@ case "${SPANJUDGE_SIMULATOR:-0}" in
   0|false|no|off|"") simulator=0 ;;
   *) echo "  SPANJUDGE_SIMULATOR=${SPANJUDGE_SIMULATOR}: expected 1 or 0." >&2; exit 2 ;;
 esac
+case "${SPANJUDGE_SMALL_MODEL:-0}" in
+  1|true|yes|on) small_model=1 ;;
+  0|false|no|off|"") small_model=0 ;;
+  *) echo "  SPANJUDGE_SMALL_MODEL=${SPANJUDGE_SMALL_MODEL}: expected 1 or 0." >&2; exit 2 ;;
+esac
 for arg in "$@"; do
   case "$arg" in
     --simulator) simulator=1 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "  Unknown option $arg (known: --simulator, --help)." >&2; exit 2 ;;
+    --small-model) small_model=1 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "  Unknown option $arg (known: --simulator, --small-model, --help)." >&2; exit 2 ;;
   esac
 done
 
@@ -79,11 +90,43 @@ print(",".join(dict.fromkeys(m for p in PRESETS.values() for m in (*p.annotators
   fi
   export SPANJUDGE_SIMULATOR_URL="$(head -n 1 var/simulator.url)"
 fi
+small=""
+if [ "$small_model" = 1 ]; then
+  echo "  Preparing the small real model (SmolLM2-135M on llama-cpp-python; the first time builds it: 9 to 30 minutes on 2 cores)..."
+  if ! bash scripts/small_model.sh prepare > /dev/null 2> var/small-model-prepare.log; then
+    tail -n 3 var/small-model-prepare.log >&2
+    echo "  The small model could not be prepared; see var/small-model-prepare.log (or start with --simulator)." >&2
+    kill $sim 2>/dev/null || true
+    exit 1
+  fi
+  small_port="$("${PYTHON:-python3}" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+  bash scripts/small_model.sh serve "$small_port" 2048 > var/small-model.log 2>&1 &
+  small=$!
+  up=0
+  for _ in $(seq 1 120); do
+    if "${PYTHON:-python3}" -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$small_port/v1/models', timeout=5)" \
+        2>/dev/null; then up=1; break; fi
+    kill -0 "$small" 2>/dev/null || break
+    sleep 0.5
+  done
+  if [ "$up" != 1 ]; then
+    kill "$small" 2>/dev/null || true
+    echo "  The small model's server did not start; see var/small-model.log." >&2
+    kill $sim 2>/dev/null || true
+    exit 1
+  fi
+  export SPANJUDGE_SMALL_MODEL_URL="openai+http://127.0.0.1:$small_port"
+  # GPTScore reads echoed log-probabilities from an OpenAI-compatible server: this one gives them, aligned on the
+  # tokens only after SmolLM2's BOS token (docs/guides/small-model.md).
+  if [ -z "${GPTSCORE_URL:-}" ]; then
+    export GPTSCORE_URL="$SPANJUDGE_SMALL_MODEL_URL" GPTSCORE_PREFIX="<|im_start|>"
+  fi
+fi
 .venv/bin/python -m celery -A config worker --loglevel=WARNING --concurrency=2 --pool=threads \
   > var/worker.log 2>&1 &
 worker=$!
-# On Ctrl-C and on a plain `kill` of this script too: the worker and the simulator must not outlive the app.
-trap 'kill $worker $sim 2>/dev/null || true' EXIT
+# On Ctrl-C and on a plain `kill` of this script too: the worker and the LLM servers must not outlive the app.
+trap 'kill $worker $sim $small 2>/dev/null || true' EXIT
 trap 'exit 130' INT TERM
 check_port  # again: something may have taken it while we set up
 echo
@@ -97,8 +140,14 @@ echo "  Documentation: $docs"
 if [ -n "$sim" ]; then
   echo "  Simulated server (no model) at $SPANJUDGE_SIMULATOR_URL: pick it in the run, DHP and comparison forms."
   echo "    Its answers are made up; everything computed from them is marked simulated. Log: var/simulator.log"
-else
-  echo "  No GPU? Restart with --simulator to try every LLM job against a simulated server."
+fi
+if [ -n "$small" ]; then
+  echo "  SmolLM2-135M (real, tiny - for trying the tool) at $SPANJUDGE_SMALL_MODEL_URL: pick it in the run, DHP and"
+  echo "    comparison forms, with the preset \`tiny\`. A real model of 135M parameters on this CPU: its answers are"
+  echo "    real and mostly poor, and marked as a tiny model's. Log: var/small-model.log"
+fi
+if [ -z "$sim" ] && [ -z "$small" ]; then
+  echo "  No GPU? Restart with --small-model (a real tiny model on the CPU) or --simulator (no model) to try the LLM jobs."
 fi
 echo "  Next: ten minutes with the demo (README.md), then the docs' Getting started (a run without a GPU, a real run)."
 echo "  Celery worker log: var/worker.log     Stop with Ctrl-C."

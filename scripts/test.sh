@@ -12,5 +12,11 @@ echo "==> import-linter (layers: config > tasks > analytics | dhp | comparison >
 .venv/bin/lint-imports
 echo "==> docs (mkdocs build --strict: a broken link, a missing page or an undocumented setting fails it)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir var/site
+echo "==> the real-model tier's server: llama-cpp-python with SmolLM2-135M (built once into ~/.cache/spanjudge, then reused)"
+# Its tests (pytest -m real_model) start the server themselves; preparing it here keeps the one-off build apart from
+# the tests' time, and says why they will skip when the build is impossible on this machine.
+started=$SECONDS
+bash scripts/small_model.sh prepare > /dev/null || echo "    (the real_model tests will skip: see the line above)"
+echo "    ready in $((SECONDS - started)) s"
 echo "==> pytest (DATABASE_URL=$DATABASE_URL, CELERY_BROKER_URL=$CELERY_BROKER_URL)"
 exec .venv/bin/pytest "$@"

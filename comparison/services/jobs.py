@@ -102,7 +102,7 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
             with connect(options["gptscore_url"], default=ServerKind.OPENAI, policy=retry_policy().once()) as backend:
                 backend.check(gpt)
                 for model in gpt:
-                    logprob_preflight(backend, model)
+                    logprob_preflight(backend, model, prefix=settings.GPTSCORE_PREFIX)
         except (BackendError, ServerListError) as exc:
             raise JobError(str(exc)) from None
 

@@ -135,11 +135,11 @@ class _LogprobAsker:
     def chat(self, model: str, prompt: str, *, options: Mapping[str, Any], system: str | None = None) -> LLMResult:
         with self._preflown:  # one token first, before the first uncached request: a server without echo
             if not self._checked:  # fails clearly instead of on every item (a cached rerun sends nothing)
-                logprob_preflight(self.backend, model)
+                logprob_preflight(self.backend, model, prefix=options.get("prefix", ""))
                 self._checked = True
         started = time.perf_counter_ns()
         split = int(options["scored_from"])
-        result = self.backend.text_logprobs(model, prompt[:split], prompt[split:])
+        result = self.backend.text_logprobs(model, prompt[:split], prompt[split:], prefix=options.get("prefix", ""))
         answer = json.dumps({"mean": result.mean, "tokens": len(result.logprobs)})
         # The server's count of the whole prompt is not in this answer (only the scored tokens are): 0, unknown.
         return LLMResult(text=answer, model=result.model, digest="", prompt_tokens=0,
@@ -218,7 +218,9 @@ def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow
     definitions = _aspect_definitions(job)
     task_text, noun = _task_description(job)
     header = job.dataset.output_header
-    base = {"backend": "transformers"} if spec.local else GPTSCORE_OPTIONS
+    # The prefix (a BOS token the server needs to align its echo) changes the scores, so it keys the cache.
+    prefix = {"prefix": settings.GPTSCORE_PREFIX} if settings.GPTSCORE_PREFIX else {}
+    base = {"backend": "transformers"} if spec.local else {**GPTSCORE_OPTIONS, **prefix}
     done = 0
     asks: list[Ask] = []
     for aspect in job.aspects:

@@ -20,6 +20,19 @@ class EnsemblePreset:
     think: tuple[tuple[str, bool], ...] = ()
 
 
+# The small real model `scripts/small_model.sh` serves (SmolLM2-135M-Instruct on llama-cpp-python): one GGUF under
+# two names, so that an ensemble of two annotators can run on it. Its answers are real but come from a 135M model:
+# they show how the tool works, not how good a text is, and the pages say so.
+SMALL_MODELS: tuple[str, ...] = ("smollm2-135m", "smollm2-135m-b")
+SMALL_MODEL_LABEL = "SmolLM2-135M (real, tiny - for trying the tool)"
+
+
+def small_models_in(models: object) -> list[str]:
+    """The names among `models` (any iterable of names; other values are ignored) that are the small real model."""
+    seen = models if isinstance(models, list | tuple | set) else []
+    return [m for m in dict.fromkeys(seen) if isinstance(m, str) and m in SMALL_MODELS]
+
+
 PRESETS: dict[str, EnsemblePreset] = {
     preset.name: preset
     for preset in (
@@ -48,6 +61,14 @@ PRESETS: dict[str, EnsemblePreset] = {
             annotators=("llama3.2:3b", "qwen2.5:3b", "gemma2:2b", "phi3.5:3.8b"),
             supervisor="llama3.2:3b",
             note="1-4B models for a laptop; expect noisier error lists.",
+        ),
+        EnsemblePreset(
+            name="tiny",
+            annotators=SMALL_MODELS,
+            supervisor=SMALL_MODELS[0],
+            note=f"{SMALL_MODEL_LABEL}: the model `scripts/run.sh --small-model` serves on a CPU, under two names. "
+            "Its answers are real and mostly poor: for trying the workflow, never as a result.",
+            answer_tokens=320,
         ),
     )
 }

@@ -213,15 +213,16 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
             return None
 
     # --- log-probabilities of a given text (GPTScore) --------------------------------------
-    def text_logprobs(self, model: str, context: str, text: str) -> TextLogprobs:
-        """Return the log-probability of each token of `text` following `context`.
+    def text_logprobs(self, model: str, context: str, text: str, *, prefix: str = "") -> TextLogprobs:
+        """Return the log-probability of each token of `text` following `prefix + context`.
 
-        The server scores `context + text` with `echo`; tokens that overlap `text` are kept, and any
-        token the server generated after it (some servers insist on at least one) is dropped.
+        The server scores `prefix + context + text` with `echo`; tokens that overlap `text` are kept, and any
+        token the server generated after it (some servers insist on at least one) is dropped. `prefix` is a
+        special token the server may leave out of the echo (a BOS it strips), so it is not looked for there.
         """
         if not text:
             raise ValueError("there is no text to score")
-        prompt = context + text
+        prompt = prefix + context + text
         response, attempts = self._retrying(
             model,
             lambda client: client.completions.create(
@@ -247,3 +248,36 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
             )
         return TextLogprobs(model=response.model or model, tokens=tuple(kept_tokens), logprobs=tuple(kept),
                             attempts=attempts)
+
+    def echo_shifted(self, model: str, *, prefix: str = "") -> bool:
+        """Whether the server's echoed log-probabilities belong to the token after each one.
+
+        llama-cpp-python pairs echoed tokens with the logits by position and drops only a leading BOS token
+        (`llama.py`, `_create_completion`), so for a model whose tokenizer adds no BOS every value is the
+        probability of a token given itself and what came before. A counting sequence shows it: each position's
+        most likely token (`top_logprobs`) is its own token when the values are aligned, the next one when shifted.
+        """
+        response, _ = self._retrying(
+            model,
+            lambda client: client.completions.create(
+                model=model, prompt=prefix + SHIFT_PROBE, echo=True, logprobs=1, max_tokens=1, temperature=0
+            ),
+        )
+        if not response.choices or response.choices[0].logprobs is None:
+            raise BackendError(f"{self.where} returned no log-probabilities for {model}")
+        tokens = list(response.choices[0].logprobs.tokens or [])
+        tops = list(response.choices[0].logprobs.top_logprobs or [])
+        if SHIFT_PROBE not in "".join(tokens):
+            raise BackendError(f"{self.where} did not echo the prompt's tokens for {model}")
+        own = following = 0
+        for j in range(1, min(len(tokens), len(tops)) - 1):
+            top = tops[j]
+            if not top or tokens[j] == tokens[j + 1]:
+                continue
+            best = max(top, key=lambda token: top[token])
+            own += best == tokens[j]
+            following += best == tokens[j + 1]
+        return following > own
+
+
+SHIFT_PROBE = "Count: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20"

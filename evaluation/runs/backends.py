@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from evaluation.engine.presets import SMALL_MODEL_LABEL
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.errors import ServerNotAllowed
 from evaluation.llm.policy import RetryPolicy
@@ -31,27 +32,38 @@ def allowed_server_names() -> set[str]:
         with contextlib.suppress(ServerListError):
             names.add(parse_server(settings.GPTSCORE_URL, default=ServerKind.OPENAI).name)
     names.update(_simulator_names())
+    names.update(_small_model_names())
     return names
 
 
 SIMULATOR_LABEL = "Simulated server (no model)"
 
 
-def _simulator_names() -> set[str]:
-    if not settings.SIMULATOR_URL:
+def _names(value: str) -> set[str]:
+    if not value:
         return set()
     try:
-        return {server.name for server in parse_servers(settings.SIMULATOR_URL)}
+        return {server.name for server in parse_servers(value)}
     except ServerListError:
         return set()
 
 
+def _simulator_names() -> set[str]:
+    return _names(settings.SIMULATOR_URL)
+
+
+def _small_model_names() -> set[str]:
+    return _names(settings.SMALL_MODEL_URL)
+
+
 def server_choices() -> list[tuple[str, str]]:
-    """The allowed servers as form choices: real ones by address, then the simulator under its plain name
-    (what a researcher without a GPU looks for)."""
+    """The allowed servers as form choices: real ones by address, then the small real model and the simulator
+    under their plain names (what a researcher without a GPU looks for)."""
     simulated = _simulator_names()
-    real = sorted(allowed_server_names() - simulated)
-    return [(name, name) for name in real] + [(name, f"{SIMULATOR_LABEL}: {name}") for name in sorted(simulated)]
+    small = _small_model_names() - simulated
+    real = sorted(allowed_server_names() - simulated - small)
+    return ([(name, name) for name in real] + [(name, f"{SMALL_MODEL_LABEL}: {name}") for name in sorted(small)]
+            + [(name, f"{SIMULATOR_LABEL}: {name}") for name in sorted(simulated)])
 
 
 def server_allowed(server: Server) -> bool:

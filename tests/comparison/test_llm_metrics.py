@@ -13,7 +13,7 @@ from comparison.services.jobs import comparison_create
 from comparison.services.results import export_document
 from corpus.models import Annotation, AnnotationKind, Item
 from errors import UserError
-from evaluation.llm.logprob_preflight import PREFLIGHT_CONTEXT, PREFLIGHT_TEXT
+from evaluation.llm.openai_backend import SHIFT_PROBE
 from evaluation.models import EvaluatorRun, LLMCall
 from evaluation.runs.launch import run_create
 from jobs.kinds import job_execute
@@ -30,7 +30,7 @@ def _word_logprob(before: str, token: str) -> float:
     return -len(token.strip()) / 10
 
 
-_PREFLIGHT = hashlib.sha256((PREFLIGHT_CONTEXT + PREFLIGHT_TEXT).encode()).hexdigest()
+_PREFLIGHT = hashlib.sha256(SHIFT_PROBE.encode()).hexdigest()
 
 
 def _requests(sim: OllamaSim) -> int:

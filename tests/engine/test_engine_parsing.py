@@ -344,3 +344,26 @@ def test_extra_fields_of_an_error_are_named_or_kept_with_the_explanation() -> No
     assert error.explanation == "The box score says 15.\nCorrection: 15 threes"
     assert parsed.problems == ["field 'Category' not read", "field 'Error type' not read"]
     assert parsed.status == "ok"
+
+
+# What a tiny real model (SmolLM2-135M, tests/data/smollm2_answers.jsonl) copies from the answer format instead of
+# filling it in: a slot, the severity scale, the list of labels. None of them is a value.
+def test_a_placeholder_location_is_no_span():
+    answer = parse_annotator_answer("Error 1:\nLocation: <the exact words>\nExplanation: wrong\nSeverity: 2\n"
+                                    "Overall score: Fair\nExplanation of the score: so-so")
+    error = answer.errors[0]
+    assert error.location is None and "placeholder copied from the answer format" in error.problems[0]
+    assert parse_annotator_answer("Error 1:\nLocation: <br>\nExplanation: a tag\nSeverity: 2\nOverall score: Fair"
+                                  ).errors[0].location == "<br>"  # one word in brackets can be output text
+
+
+def test_a_severity_that_is_the_whole_scale_is_no_severity():
+    assert parse_severity("1-5") == (None, "severity '1-5' is the scale, not a value")
+    assert parse_severity("(1 to 5)")[0] is None
+    assert parse_severity("4-5")[0] == 4  # a narrow range is still a judgement
+
+
+def test_an_overall_score_listing_the_scale_is_no_score():
+    label, score, problem = parse_score_value("Unacceptable, Poor, Fair, Good or Excellent")
+    assert label is None and score is None and "lists the scale" in problem
+    assert parse_score_value("Good (not Excellent)")[:2] == ("Good", 4.0)

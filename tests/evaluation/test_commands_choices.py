@@ -54,7 +54,7 @@ def test_preannotate_help_lists_presets_with_their_models_and_the_rules():
     for preset in PRESETS.values():
         assert "".join(f"{preset.name}: {', '.join(preset.annotators)}; supervisor {preset.supervisor}".split()) \
             in squeezed
-    assert "{paper,workstation,laptop}" in text and "{" + ",".join(OUTLIER_RULES) + "}" in text
+    assert "{paper,workstation,laptop,tiny}" in text and "{" + ",".join(OUTLIER_RULES) + "}" in text
     assert "list_aspects" in text
 
 
@@ -86,7 +86,8 @@ def test_preannotate_errors_list_the_valid_values(dataset):
     # From the command line argparse refuses them; from Python (call_command with keywords) the launch does.
     with pytest.raises(CommandError, match=r"invalid choice: 'phone' \(choose from '?paper'?, '?workstation'?, "):
         _call("preannotate", "--dataset=tiny", "--aspect=accuracy", "--preset=phone")
-    with pytest.raises(CommandError, match=r"unknown ensemble preset 'phone' \(known: paper, workstation, laptop\)"):
+    known = r"\(known: paper, workstation, laptop, tiny\)"
+    with pytest.raises(CommandError, match=rf"unknown ensemble preset 'phone' {known}"):
         _call("preannotate", dataset="tiny", aspect="accuracy", preset="phone")
     with pytest.raises(CommandError, match=r"invalid choice: 'fusion' \(choose from '?ensemble'?, '?single'?, "):
         _call("preannotate", "--dataset=tiny", "--aspect=accuracy", "--mode=fusion")
@@ -142,7 +143,7 @@ def test_api_run_takes_a_preset_and_lists_presets_when_it_is_unknown(dataset, la
     body = {"dataset": "tiny", "aspect": "accuracy", "ollama_url": laptop_sim.url}
     refused = client.post("/runs", json=body | {"preset": "phone"}, user=admin)
     assert refused.status_code == 400
-    assert refused.json()["detail"] == "unknown ensemble preset 'phone' (known: paper, workstation, laptop)"
+    assert refused.json()["detail"] == "unknown ensemble preset 'phone' (known: paper, workstation, laptop, tiny)"
     created = client.post("/runs", json=body | {"preset": "laptop"}, user=admin)
     assert created.status_code == 201, created.content
     run = EvaluatorRun.objects.get(pk=created.json()["id"])

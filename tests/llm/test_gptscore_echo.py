@@ -88,3 +88,24 @@ def test_preflight_names_what_the_server_lacks(echo: str, lacks: str) -> None:
     assert lacks in message and "preflight" in message and "vLLM >= 0.5.2" in message
     assert "lacks prompt log-probabilities" in message and "Only no echo is supported" not in message
     assert "llama.cpp server rejects" in message
+
+
+def test_preflight_refuses_a_server_whose_echoed_values_belong_to_the_next_token() -> None:
+    config = SimConfig(models=["llama3"], profile="vllm", echo="shifted")
+    with OllamaSim(config) as sim, OpenAICompatBackend(sim.url, policy=RetryPolicy(backoff=0.01)) as backend:
+        assert backend.echo_shifted("llama3") is True
+        with pytest.raises(BackendError, match="belong to the token after each one.*GPTSCORE_PREFIX"):
+            logprob_preflight(backend, "llama3")
+    with OllamaSim(SimConfig(models=["llama3"], profile="vllm")) as sim, OpenAICompatBackend(sim.url) as backend:
+        assert backend.echo_shifted("llama3") is False
+        logprob_preflight(backend, "llama3")  # aligned: passes
+
+
+def test_a_prefix_is_sent_before_the_context_but_not_looked_for_in_the_echo() -> None:
+    with OllamaSim(SimConfig(models=["llama3"], profile="vllm")) as sim, OpenAICompatBackend(sim.url) as backend:
+        scored = backend.text_logprobs("llama3", CONTEXT, TEXT, prefix="<|im_start|>")
+        sent = sim.stats.log[-1]
+    kept, mean = _direct_mean("", "<|im_start|>" + CONTEXT, TEXT)
+    assert "".join(scored.tokens) == TEXT == "".join(kept)
+    assert scored.mean == pytest.approx(mean)
+    assert sent.endpoint == "openai-completion"

@@ -136,7 +136,10 @@ class SimConfig:
     # /v1/completions with echo, as real servers differ (REAL_SERVERS.md, "GPTScore"): "yes" echoes
     # the prompt's tokens with log-probabilities (vLLM); "rejected" answers 400 "Only no echo is supported"
     # (llama.cpp server-common.cpp); "ignored" drops echo and logprobs silently, logprobs null (TGI
-    # router/src/lib.rs CompletionRequest). `bos_text` is the BOS token's text vLLM puts first in the
+    # router/src/lib.rs CompletionRequest); "shifted" echoes them with each value and top token taken from the
+    # position after it, as llama-cpp-python 0.3.36 does for a model that adds no BOS (llama.py,
+    # `_create_completion`: the logits from position 0 zipped with the tokens, only a leading BOS dropped).
+    # `bos_text` is the BOS token's text vLLM puts first in the
     # echoed tokens and counts in text_offset ("<s>", "<|begin_of_text|>"; completion/serving.py).
     echo: str = "yes"
     bos_text: str = ""
@@ -168,8 +171,8 @@ class SimConfig:
             raise ValueError("max_loaded must be at least 1")
         if self.parallel < 1:
             raise ValueError("parallel must be at least 1")
-        if self.echo not in ("yes", "rejected", "ignored"):
-            raise ValueError(f"echo must be yes, rejected or ignored, got {self.echo!r}")
+        if self.echo not in ("yes", "rejected", "ignored", "shifted"):
+            raise ValueError(f"echo must be yes, rejected, ignored or shifted, got {self.echo!r}")
         if self.count not in COUNT_MODES:
             raise ValueError(f"count must be one of {', '.join(COUNT_MODES)}, got {self.count!r}")
         if self.cache_slots < 0:

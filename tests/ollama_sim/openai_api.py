@@ -111,12 +111,16 @@ def _logprobs(config: SimConfig, echoed: str, generated: str, want: int | None) 
     offsets: list[int] = []
     values: list[float | None] = []
     position = 0
+    shifted = config.echo == "shifted"
     for index, token in enumerate(toks):
         offsets.append(position)
         first_of_prompt = index == 0 and bool(echoed)
-        values.append(None if first_of_prompt else _logprob(config, text[:position], token))
+        seen = text[: position + len(token)] if shifted else text[:position]  # shifted: the token sees itself
+        values.append(None if first_of_prompt else _logprob(config, seen, token))
         position += len(token)
     top = [None if value is None else {token: value} for token, value in zip(toks, values, strict=True)]
+    if shifted:  # the likeliest token listed at each position is the one that follows it
+        top = [t if t is None or i + 1 >= len(toks) else {toks[i + 1]: -0.05, **t} for i, t in enumerate(top)]
     return {"tokens": toks, "token_logprobs": values, "top_logprobs": top if want else None, "text_offset": offsets}
 
 
@@ -153,7 +157,7 @@ def payload(
             message["reasoning_content"] = reasoning
         choice = {"index": 0, "message": message, "finish_reason": finish_reason}
         return {"id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "choices": [choice], **common}
-    echo = bool(body.get("echo")) and config.echo == "yes"
+    echo = bool(body.get("echo")) and config.echo in ("yes", "shifted")
     text = (prompt + reply) if echo else reply
     choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason}
     if body.get("logprobs") is not None and config.echo != "ignored":

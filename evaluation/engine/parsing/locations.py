@@ -29,6 +29,8 @@ _LOCATION_PREFIX = re.compile(
     r"^(?:sentence|line|paragraph|turn)\s*\d+\s*[:,\-–]?\s*$",
     re.IGNORECASE,
 )
+# a slot of the answer format copied as it stands ("<the exact words>"): a description of a location, not one
+_PLACEHOLDER = re.compile(r"^<\s*[^<>\s]+(?:\s+[^<>\s]+)+\s*>$")
 _COMMENT_START = re.compile(
     r"^(?:this|which|that|the|it|its|should|incorrect|wrong|not|missing|error|implies|refers|"
     r"inconsistent|unsupported|repeated|redundant|omitted|i\.e\.|e\.g\.|see|as|because|since|"
@@ -73,6 +75,8 @@ def clean_location(raw: str) -> tuple[str | None, list[str]]:
         return location, notes
     if _NO_LOCATION.match(text):
         return None, [f"no span given (location {text!r})"]
+    if _PLACEHOLDER.match(text):
+        return None, [f"no span given: a placeholder copied from the answer format ({text!r})"]
     # unquoted: strip a trailing parenthetical remark that reads like a comment
     paren = re.match(r"^(?P<loc>.+?)\s+\((?P<comment>[^()]+)\)\s*[.]?$", text)
     if paren and _COMMENT_START.match(paren.group("comment").strip()):

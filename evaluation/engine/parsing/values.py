@@ -18,11 +18,18 @@ _SEVERITY_WORDS: list[tuple[str, int]] = [
 
 
 
+# the whole scale as the instructions state it ("1-5", "1 to 5", "(1-5)"), copied instead of a value
+_WHOLE_SCALE = re.compile(r"^[(\[]?\s*1\s*(?:-|–|to)\s*5\s*[)\]]?$")
+_LABELS = re.compile(r"\b(unacceptable|poor|fair|good|excellent)\b")
+
+
 def parse_severity(raw: str) -> tuple[int | None, str | None]:
     """Return (severity 1..5 or None, problem or None) from a severity value as an LLM wrote it."""
     text = _strip_emphasis(raw).strip().lower()
     if not text:
         return None, "severity is empty"
+    if _WHOLE_SCALE.match(text):
+        return None, f"severity {raw.strip()!r} is the scale, not a value"
     match = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:/\s*(\d+))?", text)
     if match:
         value = float(match.group(1))
@@ -47,7 +54,9 @@ def parse_score_value(raw: str) -> tuple[str | None, float | None, str | None]:
     if not text:
         return None, None, "overall score is empty"
     lowered = text.lower()
-    label_match = re.search(r"\b(unacceptable|poor|fair|good|excellent)\b", lowered)
+    if len(set(_LABELS.findall(lowered))) >= 3:  # the scale listed ("Unacceptable, Poor, Fair, Good or Excellent")
+        return None, None, f"overall score {text!r} lists the scale instead of choosing a label"
+    label_match = _LABELS.search(lowered)
     number_match = re.search(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:/\s*(\d+)|out\s+of\s+(\d+))?", lowered)
     number: float | None = None
     if number_match:
