@@ -96,10 +96,10 @@ def test_a_dhp_run_perturbing_with_an_llm_keeps_its_heartbeat(settings):
         result: dict = {}
         worker = _in_thread(lambda: job_execute(DhpRun, run.pk), result)
         try:
-            _wait_for(lambda: DhpRun.objects.filter(pk=run.pk, phase="perturbing").exists())
+            _wait_for(lambda: DhpRun.objects.filter(pk=run.pk, stage="perturbing").exists())
             for _ in range(3):
                 time.sleep(0.8)
-                if DhpRun.objects.get(pk=run.pk).phase != "perturbing":
+                if DhpRun.objects.get(pk=run.pk).stage != "perturbing":
                     break
                 assert _fresh(DhpRun, run.pk, settings.RUN_STALE_SECONDS)
                 assert not job_requeue(run, enqueue=False)
