@@ -44,7 +44,8 @@ def create_comparison(request: HttpRequest, payload: ComparisonIn):
         return Status(404, {"detail": f"no dataset named {payload.dataset!r}"})
     try:
         job = comparison_create(dataset=dataset, metrics=payload.metrics, aspects=payload.aspects,
-                         ollama_url=payload.ollama_url, gptscore_url=payload.gptscore_url, user=request.user)
+                         ollama_url=payload.ollama_url, gptscore_url=payload.gptscore_url,
+                                precision=payload.precision, user=request.user)
     except UserError as exc:
         return Status(400, {"detail": str(exc)})
     job_queue(job)
