@@ -143,3 +143,23 @@ def test_the_precision_option_defaults_to_the_setting_and_is_checked(gpt2_path, 
     assert "precision" not in comparison_create(dataset=summaries, metrics="length").options
     with pytest.raises(UserError, match="unknown precision 'int8'"):
         comparison_create(dataset=summaries, metrics=metric, precision="int8")
+
+
+def test_the_api_takes_a_precision_and_the_page_shows_the_one_used(client, researcher, make_user, gpt2_path,
+                                                                   summaries) -> None:
+    from ninja.testing import TestClient
+
+    from config.api import api
+
+    metric = f"gptscore-hf:{gpt2_path}"
+    admin = TestClient(api)
+    refused = admin.post("/comparisons", json={"dataset": summaries.name, "metrics": [metric], "precision": "int8"},
+                         user=make_user("root", role="admin"))
+    assert refused.status_code == 422  # not one of the precisions
+    created = admin.post("/comparisons", json={"dataset": summaries.name, "metrics": [metric], "precision": "fp32"},
+                         user=make_user("root2", role="admin"))
+    assert created.status_code == 201, created.content
+    job = _execute(ComparisonJob.objects.get(pk=created.json()["id"]))
+    client.force_login(researcher)
+    html = client.get(f"/comparisons/{job.pk}/").content.decode()
+    assert f"{metric}: computed in fp32 (asked: fp32) on cpu, sdpa attention" in html
