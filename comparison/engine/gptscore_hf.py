@@ -15,6 +15,7 @@ are imported only when a scorer is built.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,8 +76,10 @@ def _bf16_supported(device: str) -> bool:
 
 def scorer_precision(name_or_path: str, requested: str, *, device: str | None = None) -> Precision:
     """The precision a scorer of this model would compute in on this machine (reads the config only)."""
-    config = _config(name_or_path)
-    device = device or local_device()
+    return _precision_for(_config(name_or_path), requested, device or local_device())
+
+
+def _precision_for(config: Any, requested: str, device: str) -> Precision:
     return resolve_precision(requested, gpu=device.startswith("cuda"), bf16_supported=_bf16_supported(device),
                              encoder_decoder=bool(config.is_encoder_decoder),
                              saved=saved_precision(str(getattr(config, "dtype", None) or "") or None))
@@ -112,7 +115,7 @@ class HFScorer:
         self.device = device or local_device()
         gpu = self.device.startswith("cuda")
         self.encoder_decoder = bool(config.is_encoder_decoder)
-        self.precision = scorer_precision(name_or_path, precision, device=self.device)
+        self.precision = _precision_for(config, precision, self.device)
         self.batch_tokens = default_batch_tokens(gpu=gpu, setting=batch_tokens)
         loader = transformers.AutoModelForSeq2SeqLM if self.encoder_decoder else transformers.AutoModelForCausalLM
         self.parameters = _parameter_count(torch, loader, config)
@@ -150,7 +153,7 @@ class HFScorer:
                 self._decoder(pairs, out, on_batch)
         if gpu:
             self.peak_memory = int(torch.cuda.max_memory_allocated(self.device))
-        return [score for score in out if score is not None]
+        return [score for score in out if score is not None]  # _file filled every place or raised
 
     # --- decoder models ---------------------------------------------------------------------------------
     def _decoder(self, pairs: Sequence[tuple[str, str]], out: list[HFScore | None],
@@ -228,6 +231,9 @@ class HFScorer:
         for row, index in enumerate(batch):
             if int(counts[row]) == 0:
                 raise ComparisonError("gptscore-hf: the text gave no token to score")
+            if not math.isfinite(float(means[row])):
+                raise ComparisonError(f"gptscore-hf: a score is not a number in {self.precision}: the model's "
+                                      "values overflow (T5's do in fp16); use bf16 or fp32")
             out[index] = HFScore(float(means[row]), int(counts[row]))
 
 

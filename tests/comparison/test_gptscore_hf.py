@@ -135,3 +135,17 @@ def test_a_missing_model_is_a_clear_error_without_any_download(tmp_path: Path) -
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     with pytest.raises(ComparisonError, match="cannot load the model"):
         HFScorer(str(tmp_path / "no-such-model"))
+
+
+def test_a_score_that_is_not_a_number_is_refused_not_stored(gpt2_path: Path, tmp_path: Path) -> None:
+    """What fp16 overflow gives (T5 in fp16): the scorer says so instead of handing back NaN."""
+    import shutil
+
+    broken = tmp_path / "overflowing"
+    shutil.copytree(gpt2_path, broken)
+    model = transformers.AutoModelForCausalLM.from_pretrained(broken)
+    with torch.no_grad():
+        model.transformer.ln_f.weight.fill_(float("inf"))
+    model.save_pretrained(broken)
+    with pytest.raises(ComparisonError, match="not a number in fp32: .*; use bf16 or fp32"):
+        HFScorer(str(broken), device="cpu").score(PAIRS[:1])
