@@ -59,6 +59,8 @@ def main() -> int:
         return _child(args)
     import torch
 
+    if args.against and not (Path(args.against) / "manage.py").exists():
+        raise SystemExit(f"--against {args.against}: no checkout there (no manage.py)")
     gpu = torch.cuda.is_available()
     pairs = args.pairs or (512 if gpu else 64)
     layers, hidden = args.layers or (24 if gpu else 6), args.hidden or (1024 if gpu else 384)
