@@ -42,7 +42,8 @@ def create_comparison(request: HttpRequest, payload: ComparisonIn):
     if dataset is None:
         return Status(404, {"detail": f"no dataset named {payload.dataset!r}"})
     job = comparison_create(dataset=dataset, metrics=payload.metrics, aspects=payload.aspects,
-                     ollama_url=payload.ollama_url, gptscore_url=payload.gptscore_url, user=request.user)
+                            ollama_url=payload.ollama_url, gptscore_url=payload.gptscore_url,
+                            precision=payload.precision, user=request.user)
     job_queue(job)
     return Status(201, job_progress(_job(job.pk)))
 

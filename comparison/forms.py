@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.conf import settings
 
+from comparison.engine.hf_plan import PRECISIONS
 from comparison.engine.metrics import MODEL_METRIC_FORMS, plain_metric_names
 from corpus.models import Dataset
 from evaluation.runs.backends import server_choices
@@ -46,6 +47,12 @@ class ComparisonLaunchForm(forms.Form):
                                    help_text="An OpenAI-compatible server with echo + logprobs on /v1/completions "
                                              "(vLLM >= 0.5.2; the llama.cpp server and TGI give none); Ollama "
                                              "cannot score a given text. gptscore-hf:MODEL needs no server.")
+
+    precision = forms.ChoiceField(
+        required=False, label="gptscore-hf precision",
+        choices=[("", f"default ({settings.GPTSCORE_HF_PRECISION})"), *((p, p) for p in PRECISIONS)],
+        help_text="What gptscore-hf:MODEL computes in: auto = the checkpoint's on the CPU, bf16 for decoder "
+                  "models on a GPU that has it.")
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)

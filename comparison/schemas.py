@@ -6,6 +6,7 @@ from typing import Any
 
 from ninja import Field, Schema
 
+from comparison.engine.hf_plan import Precision
 from comparison.engine.metrics import metric_names_help
 
 
@@ -15,6 +16,8 @@ class ComparisonIn(Schema):
     aspects: list[str] | None = None
     ollama_url: str | None = None
     gptscore_url: str | None = None
+    precision: Precision | None = Field(
+        None, description="What gptscore-hf:MODEL computes in (default: GPTSCORE_HF_PRECISION).")
 
 
 class ComparisonOut(Schema):

@@ -43,7 +43,8 @@ def comparison_new(request: HttpRequest) -> HttpResponse:
         try:
             job = comparison_create(dataset=form.cleaned_data["dataset"], metrics=form.cleaned_data["metrics"],
                              aspects=form.aspect_list(), ollama_url=form.cleaned_data["ollama_url"] or None,
-                             gptscore_url=form.cleaned_data["gptscore_url"] or None, user=request.user)
+                             gptscore_url=form.cleaned_data["gptscore_url"] or None,
+                             precision=form.cleaned_data["precision"] or None, user=request.user)
         except UserError as exc:
             form.add_error(None, str(exc))
         else:

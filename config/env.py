@@ -69,6 +69,18 @@ def env_float(name: str, default: float) -> float:
         raise ImproperlyConfigured(f"{name}={raw!r} is not a number") from None
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (case-insensitive); anything else stops start-up with the accepted values."""
+    _read(name, "one of " + ", ".join(f"`{c}`" for c in choices), default)
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    value = raw.strip().lower()
+    if value not in choices:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not one of {', '.join(choices)}")
+    return value
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     _read(name, "list", default)
     raw = os.environ.get(name)
@@ -153,6 +165,13 @@ MEANINGS: dict[str, str] = {
     "the server would otherwise give each echoed log-probability to the next token (llama-cpp-python with a model "
     "that adds no BOS); the GPTScore preflight refuses such a server without it.",
     "COMPARISON_BOOTSTRAP": "Bootstrap resamples per correlation interval of a comparison job.",
+    "GPTSCORE_HF_PRECISION": "The precision `gptscore-hf:MODEL` computes in unless a comparison names its own "
+                             "(`precision`): `auto` keeps the checkpoint's precision on the CPU and runs an fp32 "
+                             "decoder model in bf16 on a GPU that has it (encoder-decoder models stay fp32); "
+                             "`fp32`, `bf16`, `fp16` force one. It is part of each call's cache key and is recorded "
+                             "in the comparison's results.",
+    "GPTSCORE_HF_BATCH_TOKENS": "Tokens per batch of `gptscore-hf:MODEL` (rows x padded length; pairs are sorted "
+                                "by length first); 0: 16384 on a GPU, 4096 on the CPU.",
     "JOB_SWEEP_SECONDS": "How often each worker looks for stale jobs and queues them again (0: only at worker start).",
     "LLM_CACHE_ORDER": "Order LLM calls that share a long prompt prefix back to back on one slot (prompt caches).",
     "LLM_TRANSPORT_RETRIES": "Retries of an LLM request that failed in transport (connection, 5xx, 408, 429).",

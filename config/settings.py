@@ -7,7 +7,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_float, env_int, env_list, env_str, load_local_env
+from comparison.engine.hf_plan import PRECISIONS
+from config.env import env_bool, env_choice, env_float, env_int, env_list, env_str, load_local_env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("SPANJUDGE_VAR_DIR", str(BASE_DIR / "var")))
@@ -292,6 +293,8 @@ GPTSCORE_URL = env_str("GPTSCORE_URL", "")
 # log-probabilities (llama-cpp-python with a model that adds no BOS, e.g. SmolLM2: "<|im_start|>"). Blank: none.
 GPTSCORE_PREFIX = env_str("GPTSCORE_PREFIX", "")  # an OpenAI-compatible /v1 server with echo+logprobs (vLLM, llama.cpp)
 COMPARISON_BOOTSTRAP = env_int("COMPARISON_BOOTSTRAP", 1000)  # resamples per bootstrap interval
+GPTSCORE_HF_PRECISION = env_choice("GPTSCORE_HF_PRECISION", "auto", PRECISIONS)  # gptscore-hf's compute dtype
+GPTSCORE_HF_BATCH_TOKENS = env_int("GPTSCORE_HF_BATCH_TOKENS", 0)  # 0: the device's default budget
 
 LOGGING = {
     "version": 1,

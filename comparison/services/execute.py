@@ -7,7 +7,8 @@ from django.db.models import F
 from comparison.engine.metrics import Family, parse_metrics
 from comparison.models import ComparisonJob
 from comparison.services.results import job_results
-from comparison.services.scoring import dataset_items, score_metric
+from comparison.services.scoring import score_metric
+from comparison.services.stored import dataset_items
 from evaluation.llm.servers import ServerKind, ServerListError, parse_server
 from evaluation.llm.simulated import server_simulated
 from evaluation.models import EvaluatorRun

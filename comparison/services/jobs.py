@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from django.conf import settings
 from django.db import transaction
 
+from comparison.engine.hf_plan import parse_precision
 from comparison.engine.metrics import Family, MetricSpec, parse_metrics
 from comparison.models import ComparisonJob
 from comparison.services.execute import progress_sums
@@ -128,6 +129,7 @@ def comparison_create(
     aspects: Sequence[str] | None = None,
     ollama_url: str | None = None,
     gptscore_url: str | None = None,
+    precision: str | None = None,
     user=None,
     check: bool = True,
 ) -> ComparisonJob:
@@ -150,6 +152,8 @@ def comparison_create(
         "bootstrap": settings.COMPARISON_BOOTSTRAP,
         "seed": settings.LLM_SEED,
     }
+    if any(s.local for s in specs):
+        options["precision"] = str(parse_precision(precision or settings.GPTSCORE_HF_PRECISION))
     if any(s.family is Family.GPTSCORE and not s.local for s in specs) and not options["gptscore_url"]:
         raise JobError(f"no GPTScore server given. {NO_LOGPROBS_IN_OLLAMA}")
     if options["gptscore_url"]:

@@ -12,7 +12,7 @@ import numpy as np
 from comparison.engine import checklist
 from comparison.engine.metrics import parse_metric
 from comparison.models import ComparisonJob, MetricScore
-from comparison.services.scoring import storage_key
+from comparison.services.stored import local_record, storage_key
 from corpus.models import Item
 from jobs.models import JobStatus
 from stats.metric_correlation import COEFFICIENTS, LEVELS, Points, correlate, paired_bootstrap_p, williams_p
@@ -135,6 +135,7 @@ def job_results(job: ComparisonJob) -> dict:
                     tests.append(entry)
     return {
         "correlations": correlations,
+        "gptscore_hf": local_scoring(job),
         "paired_tests": tests,
         "paired_test_method": PAIRED_TEST,
         "bootstrap": {"resamples": n_boot, "seed": seed, "interval": "95% percentile"},
@@ -149,6 +150,12 @@ def job_results(job: ComparisonJob) -> dict:
     }
 
 
+def local_scoring(job: ComparisonJob) -> dict[str, dict]:
+    """How each `gptscore-hf` metric was computed: the precision asked for and used, the device, attention,
+    batch budget, tokens per second and peak GPU memory (null on the CPU)."""
+    return {name: local_record(job.options, name) for name in job.metrics if parse_metric(name).local}
+
+
 def export_document(job: ComparisonJob) -> dict:
     """The JSON export (format in the docs' Export formats)."""
     results = job.results or {}
@@ -158,6 +165,7 @@ def export_document(job: ComparisonJob) -> dict:
         "metrics": job.metrics,
         "aspects": job.aspects,
         "status": job.status,
+        "gptscore_hf": results.get("gptscore_hf") or local_scoring(job),
         "correlations": results.get("correlations", []),
         "paired_tests": results.get("paired_tests", []),
         "checklist": results.get("checklist", {}),

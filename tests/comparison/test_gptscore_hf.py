@@ -1,5 +1,6 @@
-"""gptscore-hf: tiny random GPT-2 and T5 models built from configs in a temporary folder (no download), loaded
-by path like a real model, and scored against a direct computation of the mean token log-probability."""
+"""gptscore-hf's scorer on tiny random GPT-2 and T5 models built in a temporary folder (no download): scores
+equal a straightforward fp32 computation, in the caller's order whatever the batches, and a model too large for
+the device is refused before its weights are read."""
 
 from __future__ import annotations
 
@@ -8,25 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from jobs.kinds import job_execute
-
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
+from comparison.engine import gptscore_hf  # noqa: E402
 from comparison.engine.errors import ComparisonError  # noqa: E402
 from comparison.engine.gptscore_hf import HFScorer  # noqa: E402
+from comparison.engine.hf_plan import pack_batches  # noqa: E402
+from tests.comparison.hf_models import reference_decoder, reference_seq2seq, save_gpt2, save_t5  # noqa: E402
 
-CORPUS = [
-    "The Harbor Gulls beat the Quarry Hawks 102-99 on Saturday night.",
-    "Orla Venn scored 27 points and Kim grabbed nine rebounds.",
-    "Write a summary that is excellent in fluency.\nSummary:\n",
-    "Zoë said the bridge was old, not unsafe.",
-]
 PAIRS = [
     ("Write a summary that is excellent in fluency.\nSummary:\n", "The Gulls beat the Hawks."),
     ("Task: summarise.\nSummary:\n", "Orla Venn scored 27 points and Kim grabbed nine rebounds on Saturday."),
     ("Context:", " Zoë said"),
+    ("Summary:\n", "Kim grabbed nine rebounds. The bridge was old, not unsafe. The Gulls beat the Hawks 102-99."),
+    ("Task: write about the game in one sentence, excellent in coherence.\nSummary:\n", "Orla Venn"),
 ]
+SMALL_BUDGET = 130  # tokens per batch: several batches of one or two rows, padded
 
 
 @pytest.fixture(autouse=True)
@@ -35,87 +34,101 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
 
 
-def _tokenizer(folder: Path, **special: str) -> transformers.PreTrainedTokenizerFast:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<pad>", "</s>", "<unk>", "<s>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(CORPUS * 3, trainer)
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>", **special)
-    fast.save_pretrained(folder)
-    return fast
-
-
 @pytest.fixture(scope="module")
 def gpt2_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("tiny-gpt2")
-    tok = _tokenizer(folder, eos_token="</s>", bos_token="<s>")
-    torch.manual_seed(0)
-    config = transformers.GPT2Config(vocab_size=len(tok), n_positions=1024, n_embd=32, n_layer=2, n_head=2)
-    transformers.GPT2LMHeadModel(config).save_pretrained(folder)
-    return folder
+    return save_gpt2(tmp_path_factory.mktemp("tiny-gpt2"))
 
 
 @pytest.fixture(scope="module")
 def t5_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("tiny-t5")
-    tok = _tokenizer(folder, eos_token="</s>", pad_token="<pad>")
-    torch.manual_seed(0)
-    config = transformers.T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=2,
-                                   decoder_start_token_id=tok.pad_token_id, pad_token_id=tok.pad_token_id,
-                                   eos_token_id=tok.eos_token_id)
-    transformers.T5ForConditionalGeneration(config).save_pretrained(folder)
-    return folder
+    return save_t5(tmp_path_factory.mktemp("tiny-t5"))
 
 
-def _direct_decoder(path: Path, context: str, text: str) -> float:
-    """One unpadded sequence, token by token: log p(token | everything before it) over the text's tokens."""
-    tok = transformers.AutoTokenizer.from_pretrained(path)
-    model = transformers.AutoModelForCausalLM.from_pretrained(path).eval()
-    context_ids = tok(context)["input_ids"]
-    ids = tok(context + text)["input_ids"]
-    assert ids[: len(context_ids)] == context_ids  # the boundary falls between tokens in these examples
-    with torch.no_grad():
-        logits = model(torch.tensor([ids])).logits[0]
-    values = [torch.log_softmax(logits[i - 1], -1)[ids[i]].item() for i in range(max(1, len(context_ids)), len(ids))]
-    return sum(values) / len(values)
+def _lengths(scorer: HFScorer) -> list[list[int]]:
+    return [[len(scorer.tokenizer(c + t)["input_ids"])] for c, t in PAIRS]
 
 
-def _direct_seq2seq(path: Path, context: str, text: str) -> float:
-    tok = transformers.AutoTokenizer.from_pretrained(path)
-    model = transformers.AutoModelForSeq2SeqLM.from_pretrained(path).eval()
-    source = tok(context, return_tensors="pt")
-    ids = tok(text)["input_ids"]
-    labels = torch.tensor([ids if ids[-1] == tok.eos_token_id else [*ids, tok.eos_token_id]])
-    with torch.no_grad():
-        logits = model(**source, labels=labels).logits[0]
-    values = [torch.log_softmax(logits[i], -1)[labels[0, i]].item() for i in range(labels.shape[1])]
-    return sum(values) / len(values)
-
-
-def test_decoder_model_scores_equal_the_direct_mean_token_logprob(gpt2_path: Path) -> None:
-    scorer = HFScorer(str(gpt2_path), device="cpu", batch_size=2)  # batches of two: padding is exercised
-    assert not scorer.encoder_decoder
+def test_decoder_scores_equal_the_fp32_reference_in_sorted_padded_batches(gpt2_path: Path) -> None:
+    scorer = HFScorer(str(gpt2_path), device="cpu", precision="fp32", batch_tokens=SMALL_BUDGET)
+    assert not scorer.encoder_decoder and scorer.attention == "sdpa"
+    batches = pack_batches(_lengths(scorer), SMALL_BUDGET)
+    assert len(batches) > 1 and any(len(b) > 1 for b in batches)  # padding is exercised
+    assert [i for b in batches for i in b] != list(range(len(PAIRS)))  # the batches run out of the pairs' order
     scores = scorer.score(PAIRS)
     for (context, text), got in zip(PAIRS, scores, strict=True):
-        assert got.mean == pytest.approx(_direct_decoder(gpt2_path, context, text), abs=1e-5)
+        assert got.mean == pytest.approx(reference_decoder(gpt2_path, context, text), abs=1e-5)
         assert got.tokens >= 1
 
 
-def test_encoder_decoder_model_scores_equal_the_direct_mean_token_logprob(t5_path: Path) -> None:
-    scorer = HFScorer(str(t5_path), device="cpu", batch_size=2)
-    assert scorer.encoder_decoder
+def test_decoder_answers_keep_the_callers_order_whatever_the_batches(gpt2_path: Path) -> None:
+    scorer = HFScorer(str(gpt2_path), device="cpu", precision="fp32", batch_tokens=SMALL_BUDGET)
+    alone = [scorer.score([pair])[0] for pair in PAIRS]
+    together = scorer.score(PAIRS)
+    backwards = scorer.score(PAIRS[::-1])[::-1]
+    for one, two, three in zip(alone, together, backwards, strict=True):
+        assert one.tokens == two.tokens == three.tokens
+        assert one.mean == pytest.approx(two.mean, abs=1e-5) and one.mean == pytest.approx(three.mean, abs=1e-5)
+    assert len({round(s.mean, 6) for s in alone}) == len(PAIRS)  # distinct scores: a swap would show
+
+
+def test_the_whole_forward_pass_gives_the_same_scores_when_the_head_cannot_be_split(gpt2_path: Path,
+                                                                                     monkeypatch) -> None:
+    monkeypatch.setattr(gptscore_hf, "_split_head", lambda torch, model, device: None)
+    scorer = HFScorer(str(gpt2_path), device="cpu", precision="fp32", batch_tokens=SMALL_BUDGET)
+    assert scorer._split is None
+    for (context, text), got in zip(PAIRS, scorer.score(PAIRS), strict=True):
+        assert got.mean == pytest.approx(reference_decoder(gpt2_path, context, text), abs=1e-5)
+
+
+def test_encoder_decoder_scores_equal_the_fp32_reference(t5_path: Path) -> None:
+    scorer = HFScorer(str(t5_path), device="cpu", batch_tokens=SMALL_BUDGET)
+    assert scorer.encoder_decoder and scorer.precision == "fp32"
     scores = scorer.score(PAIRS)
     for (context, text), got in zip(PAIRS, scores, strict=True):
-        assert got.mean == pytest.approx(_direct_seq2seq(t5_path, context, text), abs=1e-5)
+        assert got.mean == pytest.approx(reference_seq2seq(t5_path, context, text), abs=1e-5)
+    assert [s.tokens for s in scores] == [s.tokens for s in (scorer.score([p])[0] for p in PAIRS)]
+
+
+@pytest.mark.parametrize("model", ["gpt2", "t5"])
+def test_bf16_runs_in_bf16_and_stays_near_fp32(model: str, gpt2_path: Path, t5_path: Path) -> None:
+    path = gpt2_path if model == "gpt2" else t5_path
+    half = HFScorer(str(path), device="cpu", precision="bf16", batch_tokens=SMALL_BUDGET)
+    full = HFScorer(str(path), device="cpu", precision="fp32", batch_tokens=SMALL_BUDGET)
+    assert half.model.dtype == torch.bfloat16 and full.model.dtype == torch.float32
+    low, high = half.score(PAIRS), full.score(PAIRS)
+    differences = [abs(a.mean - b.mean) for a, b in zip(low, high, strict=True)]
+    assert max(differences) < 0.05  # a random tiny model: bf16's 8-bit mantissa, a few thousandths per step
+    assert max(differences) > 0  # it did compute in bf16
+
+
+def test_auto_keeps_the_checkpoints_precision_on_the_cpu(gpt2_path: Path) -> None:
+    assert HFScorer(str(gpt2_path), device="cpu").precision == "fp32"
+
+
+def test_a_model_larger_than_the_free_memory_is_refused_before_loading(gpt2_path: Path, monkeypatch) -> None:
+    loads: list[str] = []
+    real = transformers.AutoModelForCausalLM.from_pretrained
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained",
+                        lambda *a, **k: loads.append("loaded") or real(*a, **k))
+    weights = HFScorer(str(gpt2_path), device="cpu", precision="fp32").parameters * 4
+    loads.clear()
+    monkeypatch.setattr(gptscore_hf, "free_memory", lambda device: weights // 2)
+    with pytest.raises(ComparisonError, match=r"needs about .* GiB on cpu in fp32 .* but 0.00 GiB is free"):
+        HFScorer(str(gpt2_path), device="cpu", precision="fp32")
+    assert loads == []  # refused before a weight was read
+    monkeypatch.setattr(gptscore_hf, "free_memory", lambda device: 2**34)
+    HFScorer(str(gpt2_path), device="cpu", precision="fp32")
+    assert loads == ["loaded"]
 
 
 def test_a_text_longer_than_the_model_takes_is_a_clear_error(gpt2_path: Path) -> None:
     with pytest.raises(ComparisonError, match="exceed the model's 1024 positions"):
         HFScorer(str(gpt2_path), device="cpu").score([("Context:", " word" * 1100)])
+
+
+def test_an_empty_text_is_refused(gpt2_path: Path) -> None:
+    with pytest.raises(ComparisonError, match="no text to score"):
+        HFScorer(str(gpt2_path), device="cpu").score([("Context:", "")])
 
 
 def test_a_missing_model_is_a_clear_error_without_any_download(tmp_path: Path) -> None:
@@ -124,26 +137,15 @@ def test_a_missing_model_is_a_clear_error_without_any_download(tmp_path: Path) -
         HFScorer(str(tmp_path / "no-such-model"))
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_comparison_job_scores_gptscore_hf_locally_and_a_rerun_computes_nothing(gpt2_path: Path, summaries) -> None:
-    from comparison.models import ComparisonJob, MetricScore
-    from comparison.services.jobs import comparison_create
-    from corpus.models import Item
-    from evaluation.models import LLMCall
-    from jobs.models import JobStatus
+def test_a_score_that_is_not_a_number_is_refused_not_stored(gpt2_path: Path, tmp_path: Path) -> None:
+    """What fp16 overflow gives (T5 in fp16): the scorer says so instead of handing back NaN."""
+    import shutil
 
-    metric = f"gptscore-hf:{gpt2_path}"
-    job = comparison_create(dataset=summaries, metrics=f"{metric},length", gptscore_url="")
-    assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE, ComparisonJob.objects.get(pk=job.pk).message
-    items = list(Item.objects.filter(dataset=summaries))
-    scores = {s.item_id: s.value for s in MetricScore.objects.filter(metric=metric)}
-    assert set(scores) == {i.pk for i in items}
-    audit = {c.prompt: c for c in LLMCall.objects.filter(model=str(gpt2_path))}
-    assert len(audit) == len(items)
-    for item in items:
-        call = next(c for p, c in audit.items() if p.endswith(item.output))
-        context = call.prompt[: call.options["scored_from"]]
-        assert scores[item.pk] == pytest.approx(_direct_decoder(gpt2_path, context, item.output), abs=1e-5)
-    again = comparison_create(dataset=summaries, metrics=metric, gptscore_url="")
-    assert job_execute(ComparisonJob, again.pk) == JobStatus.DONE
-    assert ComparisonJob.objects.get(pk=again.pk).llm_calls == 0
+    broken = tmp_path / "overflowing"
+    shutil.copytree(gpt2_path, broken)
+    model = transformers.AutoModelForCausalLM.from_pretrained(broken)
+    with torch.no_grad():
+        model.transformer.ln_f.weight.fill_(float("inf"))
+    model.save_pretrained(broken)
+    with pytest.raises(ComparisonError, match="not a number in fp32: .*; use bf16 or fp32"):
+        HFScorer(str(broken), device="cpu").score(PAIRS[:1])

@@ -1,9 +1,11 @@
-"""`manage.py compare_metrics --dataset NAME --metrics m1,m2 [--aspects a,b] [--ollama-url URL] [--wait|--sync]`."""
+"""`manage.py compare_metrics --dataset NAME --metrics m1,m2 [--aspects a,b] [--ollama-url URL] [--precision P]
+[--wait|--sync]`."""
 
 from __future__ import annotations
 
 from django.core.management.base import CommandError, CommandParser
 
+from comparison.engine.hf_plan import PRECISIONS
 from comparison.engine.metrics import metric_names_help
 from comparison.models import ComparisonJob
 from comparison.services.jobs import comparison_create
@@ -24,6 +26,8 @@ class Command(BaseCommand):
         parser.add_argument("--gptscore-url", default="",
                             help="OpenAI-compatible server with echo+logprobs for gptscore:MODEL (default: "
                                  "GPTSCORE_URL); Ollama cannot return log-probabilities of a given text.")
+        parser.add_argument("--precision", default="", choices=["", *PRECISIONS],
+                            help="What gptscore-hf:MODEL computes in (default: GPTSCORE_HF_PRECISION).")
         add_job_arguments(parser)
 
     def handle(self, *args: object, **options: object) -> None:
@@ -32,7 +36,8 @@ class Command(BaseCommand):
             raise CommandError(f"no dataset named {options['dataset']!r}")
         aspects = [a.strip() for a in str(options["aspects"]).split(",") if a.strip()] or None
         job = comparison_create(dataset=dataset, metrics=str(options["metrics"]), aspects=aspects,
-                                ollama_url=options["ollama_url"] or None, gptscore_url=options["gptscore_url"] or None)
+                                ollama_url=options["ollama_url"] or None, gptscore_url=options["gptscore_url"] or None,
+                                precision=str(options["precision"]) or None)
         self.stdout.write(str(job.pk))  # the first line is the job id alone, for scripts
         ended = job_follow(job, options, line=_line,
                            write=self.stderr.write,
