@@ -235,9 +235,9 @@ def test_dhp_run_on_the_default_simulator_ends_with_figures():
 
 def test_unknown_preset_is_refused_and_a_known_one_is_recorded():
     dataset = make_dataset("dhp-preset", n=2)
-    with pytest.raises(DhpError, match="unknown ensemble preset 'tiny'"):
+    with pytest.raises(DhpError, match="unknown ensemble preset 'giant'"):
         dhp_create(dataset=dataset, evaluator=MODEL, metrics=["coherence"], kinds=parse_kinds("typo:major"),
-                   preset="tiny", check=False)
+                   preset="giant", check=False)
     run = dhp_create(dataset=dataset, evaluator="ensemble", metrics=["coherence"], kinds=parse_kinds("typo:major"),
                      preset="laptop", check=False)
     assert run.config["preset"] == "laptop"
