@@ -43,7 +43,7 @@ def _body(catalogue, **changes) -> dict:
     body = {
         "name": "Prolific study", "dataset_id": data.pk, "run_ids": [judge.pk], "annotators": [],
         "annotators_per_item": 2, "aspects": ["accuracy"],
-        "link": {"enabled": True, "cap": 30, "expires": "2030-01-01T12:00:00Z"},
+        "link": {"enabled": True, "cap": 30, "expires": "2030-01-01T12:00:00Z", "resumes_stopped": False},
         "consent": "You agree to **judge** texts.", "items_per_participant": 2, "release_after_minutes": 20,
         "time_limit_minutes": 45, "pass_code": "C1A2B3", "fail_code": "SCR33N",
         "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
@@ -66,7 +66,7 @@ def test_post_campaigns_with_a_link_and_get_the_link(catalogue, researcher):
     got = _api(researcher, "get", f"/campaigns/{campaign_id}/link")
     assert got.status_code == 200
     assert got.json() == {"url": f"http://testserver/join/{link.token}/", "enabled": True, "cap": 30, "joined": 0,
-                          "expires": "2030-01-01T12:00:00Z"}
+                          "expires": "2030-01-01T12:00:00Z", "resumes_stopped": False}
     participant_join(link=link, ids={"prolific_pid": "abc"})
     assert _api(researcher, "get", f"/campaigns/{campaign_id}/link").json()["joined"] == 1
 
