@@ -131,7 +131,7 @@ def start_server(setup: str, port: int, workers: int, log: Path) -> subprocess.P
         command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
     server = subprocess.Popen(command, env=env, cwd=REPO, stdout=log.open("wb"), stderr=subprocess.STDOUT,
                               start_new_session=True)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 300  # four workers importing Django on two busy cores take a while
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise SystemExit(f"the server exited:\n{log.read_text()[-2000:]}")
@@ -142,7 +142,7 @@ def start_server(setup: str, port: int, workers: int, log: Path) -> subprocess.P
                 return server
         except OSError:
             time.sleep(0.3)
-    raise SystemExit("the server did not answer within 60 s")
+    raise SystemExit(f"the server did not answer within 300 s:\n{log.read_text()[-2000:]}")
 
 
 # ---- participants --------------------------------------------------------------------------------------------

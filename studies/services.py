@@ -9,8 +9,8 @@ import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from urllib.parse import quote, urlsplit
+from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
 
 from django.db import transaction
 from django.db.models import Count, Q
@@ -20,7 +20,9 @@ from accounts.models import Role, User
 from annotator.engine.phases import initial_phase
 from annotator.models import Assignment, Campaign, JudgmentEvent, WorkAction
 from corpus import cleaning
+from corpus.cleaning import INT32_MAX
 from errors import UserError
+from studies.completion import completion_url_problem
 from studies.models import Handout, Participant, StudyLink
 from studies.screening import participant_flag_reasons
 
@@ -83,6 +85,16 @@ def link_settings_check(spec: LinkSettings) -> None:
         raise ParticipationError("link.cap: must be at least 1 (or null for no cap)")
     if spec.expires is not None and timezone.is_naive(spec.expires):
         raise ParticipationError("link.expires: give a time zone (e.g. 2026-12-01T12:00:00Z)")
+    try:
+        if spec.expires is not None:
+            spec.expires.astimezone(UTC)
+    except OverflowError:
+        raise ParticipationError("link.expires: the moment falls outside the years 1-9999 in UTC") from None
+    for name, value in (("items_per_participant", spec.items_per_participant), ("link.cap", spec.cap),
+                        ("release_after_minutes", spec.release_after_minutes),
+                        ("time_limit_minutes", spec.time_limit_minutes)):
+        if value is not None and value > INT32_MAX:
+            raise ParticipationError(f"{name}: at most {INT32_MAX}")
     if not CODE.fullmatch(spec.pass_code or ""):
         raise ParticipationError("pass_code: 1-64 letters, digits, '-' or '_'")
     if spec.fail_code and not CODE.fullmatch(spec.fail_code):
@@ -91,12 +103,8 @@ def link_settings_check(spec: LinkSettings) -> None:
         raise ParticipationError(f"consent: longer than {MAX_CONSENT} characters")
     if problem := cleaning.text_problem(spec.consent):
         raise ParticipationError(f"consent: {problem}")
-    if spec.completion_url:
-        parts = urlsplit(spec.completion_url)
-        if parts.scheme != "https" or not parts.hostname or len(spec.completion_url) > 2000:
-            raise ParticipationError("completion_url: must be an https:// address (or null)")
-        if cleaning.text_problem(spec.completion_url) or any(c.isspace() for c in spec.completion_url):
-            raise ParticipationError("completion_url: must not contain spaces or control characters")
+    if spec.completion_url and (problem := completion_url_problem(spec.completion_url)):
+        raise ParticipationError(f"completion_url: {problem} (or null)")
 
 
 def link_create(*, campaign: Campaign, spec: LinkSettings, item_ids: Sequence[int]) -> StudyLink:
@@ -401,8 +409,9 @@ def participant_finish(*, participant: Participant, now: datetime | None = None)
 
 
 def completion_redirect(link: StudyLink, code: str) -> str | None:
-    """The completion URL with `{code}` replaced (URL-quoted), or None without a URL or a code."""
-    if not link.completion_url or not code:
+    """The completion URL with `{code}` replaced (URL-quoted), or None without a URL or a code, and for a stored
+    URL that the completion rule refuses (set before the rule: the end page then shows the code alone)."""
+    if not link.completion_url or not code or completion_url_problem(link.completion_url):
         return None
     return link.completion_url.replace("{code}", quote(code, safe=""))
 

@@ -3,6 +3,8 @@ and the researcher's participant page."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from axes.helpers import get_client_ip_address
 from axes.models import AccessLog
 from django.conf import settings
@@ -199,9 +201,10 @@ def participant_end(request: AppRequest, pk: int) -> HttpResponse:
         participant = participant_finish(participant=participant)
     except NotFinished:
         return redirect("campaign_entry", pk=campaign.pk)
+    target = completion_redirect(participant.link, participant.code_given)
     return render(request, "annotator/join_end.html", {
-        "campaign": campaign, "participant": participant,
-        "redirect_url": completion_redirect(participant.link, participant.code_given),
+        "campaign": campaign, "participant": participant, "redirect_url": target,
+        "redirect_host": urlsplit(target).hostname if target else None,
         "timed_out": participant.deadline is not None and participant.finished_at >= participant.deadline,
     })
 

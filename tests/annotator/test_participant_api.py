@@ -43,7 +43,7 @@ def _body(catalogue, **changes) -> dict:
     body = {
         "name": "Prolific study", "dataset_id": data.pk, "run_ids": [judge.pk], "annotators": [],
         "annotators_per_item": 2, "aspects": ["accuracy"],
-        "link": {"enabled": True, "cap": 30, "expires": "2030-01-01T12:00:00Z", "resumes_stopped": False},
+        "link": {"enabled": True, "cap": 30, "expires": "2030-01-01T12:00:00Z"},
         "consent": "You agree to **judge** texts.", "items_per_participant": 2, "release_after_minutes": 20,
         "time_limit_minutes": 45, "pass_code": "C1A2B3", "fail_code": "SCR33N",
         "completion_url": "https://app.prolific.com/submissions/complete?cc={code}",
