@@ -122,6 +122,14 @@ def build(n: int, items_each: int, per_item: int, cap: int, setup: str) -> tuple
 
 
 def start_server(setup: str, port: int, workers: int, log: Path) -> subprocess.Popen:
+    """Start the server and wait for its first answer; a port someone else listens on is refused first, and a
+    server that does not come up is stopped before the script gives up."""
+    try:
+        http.client.HTTPConnection("127.0.0.1", port, timeout=2).request("GET", "/")
+    except OSError:
+        pass
+    else:
+        raise SystemExit(f"port {port} is taken: pass --port")
     env = dict(os.environ, PORT=str(port), HOST="127.0.0.1", WEB_CONCURRENCY=str(workers),
                GUNICORN_THREADS=str(SERVER_THREADS), GUNICORN_ACCESS_LOG="", GUNICORN_MAX_REQUESTS="0")
     if setup == "production":
@@ -142,7 +150,18 @@ def start_server(setup: str, port: int, workers: int, log: Path) -> subprocess.P
                 return server
         except OSError:
             time.sleep(0.3)
+    stop_server(server)
     raise SystemExit(f"the server did not answer within 300 s:\n{log.read_text()[-2000:]}")
+
+
+def stop_server(server: subprocess.Popen) -> None:
+    """Stop the server's whole process group; what has not stopped after a minute is killed."""
+    os.killpg(server.pid, signal.SIGTERM)
+    try:
+        server.wait(60)
+    except subprocess.TimeoutExpired:
+        os.killpg(server.pid, signal.SIGKILL)
+        server.wait(10)
 
 
 # ---- participants --------------------------------------------------------------------------------------------
@@ -347,8 +366,7 @@ def main() -> None:
             time.sleep(1.0)
         cpu1, wall = resource.getrusage(resource.RUSAGE_SELF), time.monotonic() - wall0
     finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(30)
+        stop_server(server)
     report(args, n, within, cap, results, check_database(results, cap, args.per_item), log,
            (load_start, max(loads, default=0.0), os.getloadavg()[0]),
            (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) / wall, wall)

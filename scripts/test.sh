@@ -12,5 +12,10 @@ echo "==> import-linter (layers: config > tasks > analytics | dhp | comparison >
 .venv/bin/lint-imports
 echo "==> docs (mkdocs build --strict: a broken link, a missing page or an undocumented setting fails it)"
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir var/site
+# The zero-setup default serves studies too: the fuzz of every write operation and the raw-bytes probes also run
+# on SQLite (a fresh file; pytest-django's test database is in memory).
+echo "==> API fuzz and raw-bytes probes on SQLite"
+DATABASE_URL="sqlite:///$(mktemp -d)/fuzz.sqlite3" .venv/bin/pytest -q tests/test_api_schema.py \
+  tests/studies/test_raw_bytes_pages.py tests/studies/test_bounded_input.py
 echo "==> pytest (DATABASE_URL=$DATABASE_URL, CELERY_BROKER_URL=$CELERY_BROKER_URL)"
 exec .venv/bin/pytest "$@"

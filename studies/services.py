@@ -281,17 +281,21 @@ def _pool_need(participant: Participant, link: StudyLink) -> int:
     return link.items_per_participant - held
 
 
-@transaction.atomic
 def participant_top_up(*, participant: Participant, now: datetime | None = None) -> int:
     """Hand the participant pool items until they hold `items_per_participant`; return how many were given.
 
     The neediest items go first: those with the fewest counted assignments (finished, or held and not
     released), ties in item order, never one already at the campaign's overlap and never one the participant
     held before. The link row is locked (`_lock_link`), so two arrivals at once never push an item past the
-    overlap; a participant who holds their share takes no lock at all."""
-    now = now or timezone.now()
+    overlap; a participant who holds their share opens no transaction at all (on SQLite every transaction
+    waits for the one write lock)."""
     if _pool_need(participant, participant.link) <= 0:
         return 0
+    return _top_up(participant, now or timezone.now())
+
+
+@transaction.atomic
+def _top_up(participant: Participant, now: datetime) -> int:
     link = _lock_link(participant.link_id)
     campaign = link.campaign
     assignments_release(link=link, now=now)
@@ -386,13 +390,21 @@ def participant_is_finished(participant: Participant, now: datetime | None = Non
     return counts["total"] > 0 and counts["open"] == 0
 
 
-@transaction.atomic
 def participant_finish(*, participant: Participant, now: datetime | None = None) -> Participant:
     """Give the participant their code (once; the same code every later visit); NotFinished while items remain.
 
     The fail code when `participant_flag_reasons` names a reason, else the pass code. Unfinished work of a
-    participant who ran out of time goes back to the pool."""
+    participant who ran out of time goes back to the pool. Before that, nothing is written or locked."""
     now = now or timezone.now()
+    if participant.code_given or participant.outcome:
+        return participant
+    if not participant_is_finished(participant, now):
+        raise NotFinished("items remain")
+    return _finish(participant, now)
+
+
+@transaction.atomic
+def _finish(participant: Participant, now: datetime) -> Participant:
     locked = Participant.objects.select_for_update(of=("self",)).select_related("link", "user").get(pk=participant.pk)
     if locked.code_given or locked.outcome:
         return locked
