@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from typing import Annotated
 
 from ninja import Field, Schema
-from pydantic import create_model
+from pydantic import create_model, field_validator
 
 from corpus import protocol
-from corpus.cleaning import INT32_MAX
+from corpus.cleaning import INT32_MAX, INT64_MAX
+
+# A row id: beyond PostgreSQL's bigint it names nothing, and is refused as a 422 naming the field.
+RowId = Annotated[int, Field(ge=-INT64_MAX - 1, le=INT64_MAX)]
+Count32 = Annotated[int, Field(le=INT32_MAX)]  # stored in an `integer` column
 
 
 class DatasetOut(Schema):
@@ -150,7 +155,7 @@ class FinishIn(Schema):
 
 
 class ControlKeyIn(Schema):
-    span_id: int
+    span_id: RowId
     span_verdict: str
     explanation_verdict: str = ""
     note: str = ""  # shown beside the key of a qualification (training) item
@@ -170,29 +175,39 @@ class LinkIn(Schema):
     """A participant link: `/join/<token>/`, open while enabled, not expired and under the cap."""
 
     enabled: bool = True
-    cap: int | None = None
+    cap: Count32 | None = None
     expires: datetime | None = None
+
+    @field_validator("expires")
+    @classmethod
+    def _expires_in_range(cls, value: datetime | None) -> datetime | None:
+        if value is not None:
+            try:
+                value.astimezone(UTC)
+            except OverflowError:
+                raise ValueError("the moment falls outside the years 1-9999 in UTC") from None
+        return value
 
 
 class QualificationIn(Schema):
     """Training items shown first, with their key after each; `pass` is the share of span verdicts that must
     equal the key."""
 
-    items: list[int]
+    items: list[RowId]
     pass_: float = Field(0.8, alias="pass")
 
 
 class CampaignIn(Schema):
     name: str
-    dataset_id: int
-    run_ids: list[int]
+    dataset_id: RowId
+    run_ids: list[RowId]
     annotators: list[str]
     aspects: list[str] = []
-    annotators_per_item: int = 1
+    annotators_per_item: Count32 = 1
     guidelines: str = ""
     seed: int = 0
-    item_ids: list[int] | None = None
-    control_item_ids: list[int] = []
+    item_ids: list[RowId] | None = None
+    control_item_ids: list[RowId] = []
     control_verdicts: list[ControlKeyIn] = []
     reviewers: list[str] = []  # usernames; empty = every researcher and admin adjudicates
     sample: SampleIn | None = None
@@ -200,9 +215,9 @@ class CampaignIn(Schema):
     # A participant link and the study settings of those who join by it (studies.services).
     link: LinkIn | None = None
     consent: str = ""
-    items_per_participant: int | None = None
-    release_after_minutes: int = 30
-    time_limit_minutes: int | None = None
+    items_per_participant: Count32 | None = None
+    release_after_minutes: Count32 = 30
+    time_limit_minutes: Count32 | None = None
     pass_code: str = ""
     fail_code: str = ""
     completion_url: str | None = None

@@ -71,6 +71,27 @@ class AppNotFoundMiddleware:
         return response
 
 
+class RowIdRangeMiddleware:
+    """A path id beyond a 64-bit integer names no row: 404 before any view hands it to the database (where
+    PostgreSQL and SQLite would raise on it instead of finding nothing)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        for name, value in view_kwargs.items():
+            text = str(value).removeprefix("-")
+            if ((name == "pk" or name.endswith(("_pk", "_id"))) and text.isascii() and text.isdigit()
+                    and (len(text) > 19 or int(text) > cleaning.INT64_MAX)):
+                if request.path.startswith("/api/"):
+                    return JsonResponse({"detail": f"{name}: no such id"}, status=404)
+                raise Http404(f"{name}: no such id")
+        return None
+
+
 def user_error_response(request, exc: UserError) -> HttpResponse:
     """A UserError as a view's answer: plain text (JSON under /api/), its status, Retry-After when temporary."""
     if request.path.startswith("/api/"):

@@ -80,6 +80,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "config.middleware.RowIdRangeMiddleware",
     "config.middleware.InputCleaningMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -140,7 +141,9 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # A write transaction takes the lock when it begins (BEGIN IMMEDIATE) and waits up to the timeout for it: a
+    # deferred one that read first cannot upgrade its lock and fails at once with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(timeout=30, transaction_mode="IMMEDIATE")
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
 AUTH_USER_MODEL = "accounts.User"

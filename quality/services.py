@@ -22,7 +22,9 @@ from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, 
 from annotator.selectors.spans import judged_spans
 from annotator.services.phases import assignments_move
 from corpus import protocol
+from corpus.cleaning import INT32_MAX
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
+from corpus.protocol import SEVERITIES
 from errors import UserError
 from quality.engine import decoys
 from quality.engine.planting import plant
@@ -288,6 +290,20 @@ def decoy_update(*, decoy: CheckSpan, explanation: str | None = None, label: str
     return decoy
 
 
+def _offset(value: object, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT32_MAX:
+        raise ValueError(f"{name}: a character offset, a whole number from 0")
+    return value
+
+
+def _severity(value: object) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value not in SEVERITIES:
+        raise ValueError(f"severity: one of {', '.join(map(str, SEVERITIES))} (or null)")
+    return value
+
+
 @transaction.atomic
 def decoys_import(campaign: Campaign, text: str) -> int:
     """Parse and store decoys from JSONL, all or nothing; a bad line is named with its field."""
@@ -299,10 +315,13 @@ def decoys_import(campaign: Campaign, text: str) -> int:
             continue
         try:
             data = json.loads(line)
+            if not isinstance(data, dict):
+                raise TypeError("a JSON object per line")
             proposal = DecoyProposal(
-                item_id=ids[str(data["item_id"])], start=int(data["start"]), end=int(data["end"]), text="",
-                label=str(data["label"]), explanation=str(data["explanation"]),
-                severity=data.get("severity"), category=str(data.get("category", "")),
+                item_id=ids[str(data["item_id"])], start=_offset(data["start"], "start"),
+                end=_offset(data["end"], "end"), text="", label=str(data["label"]),
+                explanation=str(data["explanation"]), severity=_severity(data.get("severity")),
+                category=str(data.get("category", "")),
                 aspect=campaign.aspects[0] if campaign.aspects else "",
             )
         except json.JSONDecodeError as exc:

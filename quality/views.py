@@ -10,6 +10,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotator.models import Campaign, CampaignRun
 from annotator.services.campaigns import campaign_open
 from annotator.views.common import AppRequest, require_researcher
+from corpus.cleaning import INT64_MAX
 from errors import UserError
 from quality.models import CheckSpan
 from quality.services import decoy_drop, decoy_key_choices, decoy_update, decoys_import
@@ -23,8 +24,12 @@ def campaign_decoys(request: AppRequest, pk: int) -> HttpResponse:
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=pk)
     if request.method == "POST":
-        decoy = get_object_or_404(CheckSpan, pk=request.POST.get("decoy", "0") or 0, campaign=campaign,
-                                  role=CheckSpan.Role.DECOY)
+        raw = request.POST.get("decoy", "")
+        decoy = (CheckSpan.objects.filter(pk=int(raw), campaign=campaign, role=CheckSpan.Role.DECOY).first()
+                 if raw.isascii() and raw.isdigit() and int(raw) <= INT64_MAX else None)
+        if decoy is None:
+            messages.error(request, f"decoy: {raw[:40]!r} is not a decoy of this campaign")
+            return redirect("campaign_decoys", pk=campaign.pk)
         try:
             decoy_update(decoy=decoy, explanation=request.POST.get("explanation"), label=request.POST.get("label"),
                          key_explanation=request.POST.get("key_explanation"))

@@ -88,14 +88,16 @@ class CampaignForm(forms.Form):
     # A participant link (studies.services): the API's "link" object and the study fields.
     link_enabled = forms.BooleanField(required=False, label="Recruit participants by a link",
                                       help_text="/join/<token>/ for Prolific, MTurk or an e-mail.")
-    link_cap = forms.IntegerField(required=False, min_value=1, label="At most this many participants")
+    link_cap = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX,
+                                  label="At most this many participants")
     link_expires = forms.DateTimeField(required=False, label="Link expires", help_text="e.g. 2026-12-01 18:00")
     consent = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 5}),
                               help_text="Markdown shown before the Start button.")
-    items_per_participant = forms.IntegerField(required=False, min_value=1)
-    release_after_minutes = forms.IntegerField(required=False, min_value=1, initial=30,
+    items_per_participant = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX)
+    release_after_minutes = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX, initial=30,
                                                help_text="Idle this long, a participant's open items go back.")
-    time_limit_minutes = forms.IntegerField(required=False, min_value=1, help_text="Empty: no limit.")
+    time_limit_minutes = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX,
+                                            help_text="Empty: no limit.")
     pass_code = forms.CharField(required=False, max_length=64, help_text="The completion code.")
     fail_code = forms.CharField(required=False, max_length=64,
                                 help_text="The screened-out code, for flagged participants (optional).")

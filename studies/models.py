@@ -16,6 +16,8 @@ class StudyLink(models.Model):
     token = models.CharField(max_length=32, unique=True, help_text="128 random bits, hex.")
     enabled = models.BooleanField(default=True, help_text="Off: nobody new may join (a revoked link answers 410).")
     revoked_at = models.DateTimeField(null=True, blank=True)
+    resumes_stopped = models.BooleanField(
+        default=False, help_text="Set when revoking: participants who joined cannot come back through the link either.")
     cap = models.PositiveIntegerField(null=True, blank=True, help_text="At most this many participants; empty: no cap.")
     expires = models.DateTimeField(null=True, blank=True, help_text="No new joins from this moment; empty: never.")
     consent = models.TextField(blank=True, default="", help_text="Markdown shown before the Start button.")

@@ -3,13 +3,14 @@ release of abandoned work, and the completion code at the end."""
 
 from __future__ import annotations
 
+import hmac
 import random
 import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from urllib.parse import quote, urlsplit
+from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
 
 from django.db import transaction
 from django.db.models import Count, Q
@@ -19,7 +20,9 @@ from accounts.models import Role, User
 from annotator.engine.phases import initial_phase
 from annotator.models import Assignment, Campaign, JudgmentEvent, WorkAction
 from corpus import cleaning
+from corpus.cleaning import INT32_MAX
 from errors import UserError
+from studies.completion import completion_url_problem
 from studies.models import Handout, Participant, StudyLink
 from studies.screening import participant_flag_reasons
 
@@ -82,6 +85,16 @@ def link_settings_check(spec: LinkSettings) -> None:
         raise ParticipationError("link.cap: must be at least 1 (or null for no cap)")
     if spec.expires is not None and timezone.is_naive(spec.expires):
         raise ParticipationError("link.expires: give a time zone (e.g. 2026-12-01T12:00:00Z)")
+    try:
+        if spec.expires is not None:
+            spec.expires.astimezone(UTC)
+    except OverflowError:
+        raise ParticipationError("link.expires: the moment falls outside the years 1-9999 in UTC") from None
+    for name, value in (("items_per_participant", spec.items_per_participant), ("link.cap", spec.cap),
+                        ("release_after_minutes", spec.release_after_minutes),
+                        ("time_limit_minutes", spec.time_limit_minutes)):
+        if value is not None and value > INT32_MAX:
+            raise ParticipationError(f"{name}: at most {INT32_MAX}")
     if not CODE.fullmatch(spec.pass_code or ""):
         raise ParticipationError("pass_code: 1-64 letters, digits, '-' or '_'")
     if spec.fail_code and not CODE.fullmatch(spec.fail_code):
@@ -90,12 +103,8 @@ def link_settings_check(spec: LinkSettings) -> None:
         raise ParticipationError(f"consent: longer than {MAX_CONSENT} characters")
     if problem := cleaning.text_problem(spec.consent):
         raise ParticipationError(f"consent: {problem}")
-    if spec.completion_url:
-        parts = urlsplit(spec.completion_url)
-        if parts.scheme != "https" or not parts.hostname or len(spec.completion_url) > 2000:
-            raise ParticipationError("completion_url: must be an https:// address (or null)")
-        if cleaning.text_problem(spec.completion_url) or any(c.isspace() for c in spec.completion_url):
-            raise ParticipationError("completion_url: must not contain spaces or control characters")
+    if spec.completion_url and (problem := completion_url_problem(spec.completion_url)):
+        raise ParticipationError(f"completion_url: {problem} (or null)")
 
 
 def link_create(*, campaign: Campaign, spec: LinkSettings, item_ids: Sequence[int]) -> StudyLink:
@@ -110,12 +119,14 @@ def link_create(*, campaign: Campaign, spec: LinkSettings, item_ids: Sequence[in
     )
 
 
-def link_revoke(*, link: StudyLink) -> StudyLink:
-    """Stop new joins for good; participants who joined before keep their work and may finish it."""
-    if link.enabled or link.revoked_at is None:
+def link_revoke(*, link: StudyLink, stop_resumes: bool = False) -> StudyLink:
+    """Stop new joins for good; participants who joined before keep their work and may finish it, unless
+    `stop_resumes`: then nobody comes back through the link either (a link that leaked)."""
+    if link.enabled or link.revoked_at is None or (stop_resumes and not link.resumes_stopped):
         link.enabled = False
         link.revoked_at = link.revoked_at or timezone.now()
-        link.save(update_fields=["enabled", "revoked_at"])
+        link.resumes_stopped = link.resumes_stopped or stop_resumes
+        link.save(update_fields=["enabled", "revoked_at", "resumes_stopped"])
     return link
 
 
@@ -147,22 +158,64 @@ def is_mturk_preview(ids: Mapping[str, str]) -> bool:
     return ids.get("mturk_assignment_id") == MTURK_PREVIEW
 
 
-def participant_find(*, link: StudyLink, ids: Mapping[str, str], known_pk: int | None = None) -> Participant | None:
-    """The participant these platform ids (or, without any, the browser's signed cookie) already belong to."""
+def participant_find(*, link: StudyLink, ids: Mapping[str, str]) -> Participant | None:
+    """The participant these platform ids already name (PROLIFIC_PID or workerId), proven or not."""
     identity = {f: ids[f] for f in IDENTITY_FIELDS if ids.get(f)}
-    qs = Participant.objects.select_related("user", "link")
-    if identity:
-        match = Q()
-        for field, value in identity.items():
-            match |= Q(**{field: value})
-        return qs.filter(match, link=link).first()
-    if known_pk is not None:
-        return qs.filter(pk=known_pk, link=link).first()
-    return None
+    if not identity:
+        return None
+    match = Q()
+    for field, value in identity.items():
+        match |= Q(**{field: value})
+    return Participant.objects.select_related("user", "link").filter(match, link=link).first()
+
+
+def _same_secret(stored: str, given: str | None) -> bool:
+    return bool(stored) and bool(given) and hmac.compare_digest(stored, given or "")
+
+
+def session_proof(participant: Participant, ids: Mapping[str, str]) -> bool:
+    """Whether the ids carry the platform's per-session secret this participant joined with: Prolific's
+    SESSION_ID beside their PID, or MTurk's assignmentId beside their workerId. A PID or a worker id alone
+    proves nothing: both are shown to researchers of every study the person takes part in."""
+    prolific = (ids.get("prolific_pid") == participant.prolific_pid != ""
+                and _same_secret(participant.session_id, ids.get("session_id")))
+    mturk = (ids.get("worker_id") == participant.worker_id != ""
+             and participant.mturk_assignment_id != MTURK_PREVIEW
+             and _same_secret(participant.mturk_assignment_id, ids.get("mturk_assignment_id")))
+    return prolific or mturk
+
+
+@dataclass(frozen=True)
+class Returning:
+    """Someone who joined this link before: `proven` when the browser's signed cookie or the platform's session
+    secret shows it is them, not merely someone who knows their platform id."""
+
+    participant: Participant
+    proven: bool
+
+
+def participant_recognise(*, link: StudyLink, ids: Mapping[str, str], known_pk: int | None) -> Returning | None:
+    """Who a join request comes back as (read only): the participant the platform ids name, else the one of the
+    browser's signed cookie (`known_pk`); None for a newcomer."""
+    named = participant_find(link=link, ids=ids)
+    if named is not None:
+        return Returning(named, proven=named.pk == known_pk or session_proof(named, ids))
+    if known_pk is None or any(ids.get(f) for f in IDENTITY_FIELDS):
+        return None
+    cookie = Participant.objects.select_related("user", "link").filter(pk=known_pk, link=link).first()
+    return Returning(cookie, proven=True) if cookie is not None else None
 
 
 def _new_handle() -> str:
     return "p-" + "".join(secrets.choice(HANDLE_ALPHABET) for _ in range(10))
+
+
+def _lock_link(pk: int) -> StudyLink:
+    """Lock the link's row, the one lock that serialises a study's joins, top-ups and releases (cap and overlap
+    stay exact). It is narrower than the campaign row that verdict saves and item finishes read; FOR NO KEY
+    UPDATE lets new participant rows reference the link meanwhile. SQLite's IMMEDIATE transactions serialise
+    writers anyway."""
+    return StudyLink.objects.select_for_update(no_key=True, of=("self",)).select_related("campaign").get(pk=pk)
 
 
 @transaction.atomic
@@ -172,10 +225,11 @@ def participant_join(
     """The participant for these ids, made now if new: (participant, created).
 
     The link row is locked, so the cap holds and one platform id never makes two accounts even when two
-    requests arrive at once. A newcomer gets the campaign's training items, then their share of the pool;
-    when the pool has nothing left for them nobody is made and LinkClosed("full") is raised."""
+    requests arrive at once; an existing one is returned unproven (the caller asks for proof). A newcomer gets
+    the campaign's training items, then their share of the pool; when the pool has nothing left for them
+    nobody is made and LinkClosed("full") is raised."""
     now = now or timezone.now()
-    link = StudyLink.objects.select_for_update().select_related("campaign").get(pk=link.pk)
+    link = _lock_link(link.pk)
     existing = participant_find(link=link, ids=ids)
     if existing is not None:
         return existing, False
@@ -221,16 +275,29 @@ def _counted(qs):
     return qs.filter(Q(status=Assignment.Status.DONE) | Q(handout__isnull=True) | Q(handout__released_at__isnull=True))
 
 
-@transaction.atomic
+def _pool_need(participant: Participant, link: StudyLink) -> int:
+    held = Assignment.objects.filter(campaign_id=link.campaign_id, annotator_id=participant.user_id,
+                                     is_training=False).count()
+    return link.items_per_participant - held
+
+
 def participant_top_up(*, participant: Participant, now: datetime | None = None) -> int:
     """Hand the participant pool items until they hold `items_per_participant`; return how many were given.
 
     The neediest items go first: those with the fewest counted assignments (finished, or held and not
     released), ties in item order, never one already at the campaign's overlap and never one the participant
-    held before. The campaign row is locked, so two arrivals at once never push an item past the overlap."""
-    now = now or timezone.now()
-    link = participant.link
-    campaign = Campaign.objects.select_for_update().get(pk=link.campaign_id)
+    held before. The link row is locked (`_lock_link`), so two arrivals at once never push an item past the
+    overlap; a participant who holds their share opens no transaction at all (on SQLite every transaction
+    waits for the one write lock)."""
+    if _pool_need(participant, participant.link) <= 0:
+        return 0
+    return _top_up(participant, now or timezone.now())
+
+
+@transaction.atomic
+def _top_up(participant: Participant, now: datetime) -> int:
+    link = _lock_link(participant.link_id)
+    campaign = link.campaign
     assignments_release(link=link, now=now)
     if participant.deadline is not None and now >= participant.deadline:
         return 0
@@ -264,20 +331,28 @@ def participant_top_up(*, participant: Participant, now: datetime | None = None)
     return len(made)
 
 
-@transaction.atomic
 def link_has_room(*, link: StudyLink, now: datetime | None = None) -> bool:
-    """Whether a newcomer would get at least one item now (abandoned work is released first, so a study
-    whose participants all left opens up again)."""
+    """Whether a newcomer would get at least one item now. Read only (the join page's GET locks and writes
+    nothing): work the next top-up would release is counted as free already."""
     now = now or timezone.now()
-    campaign = Campaign.objects.select_for_update().get(pk=link.campaign_id)
-    assignments_release(link=link, now=now)
-    training = Assignment.objects.filter(campaign=campaign, is_training=True).values_list("item_id", flat=True)
+    training = Assignment.objects.filter(campaign_id=link.campaign_id, is_training=True).values_list("item_id",
+                                                                                                    flat=True)
     full = (
-        _counted(Assignment.objects.filter(campaign=campaign, item_id__in=link.items, is_training=False))
-        .values("item_id").annotate(n=Count("pk")).filter(n__gte=campaign.annotators_per_item)
+        _counted(Assignment.objects.filter(campaign_id=link.campaign_id, item_id__in=link.items, is_training=False))
+        .exclude(pk__in=_releasable(link, now).values("assignment_id"))
+        .values("item_id").annotate(n=Count("pk")).filter(n__gte=link.campaign.annotators_per_item)
         .values_list("item_id", flat=True)
     )
     return bool(set(link.items) - set(full) - set(training))
+
+
+def _releasable(link: StudyLink, now: datetime):
+    """Handouts due to go back: unfinished, not released, their holder idle or out of time."""
+    cutoff = now - timedelta(minutes=link.release_after_minutes)
+    gone = link.participants.filter(Q(last_seen_at__lt=cutoff) | Q(deadline__lte=now)).values("user_id")
+    return (Handout.objects.filter(assignment__campaign_id=link.campaign_id, assignment__annotator_id__in=gone,
+                                   released_at__isnull=True)
+            .exclude(assignment__status=Assignment.Status.DONE))
 
 
 def assignments_release(*, link: StudyLink, now: datetime) -> int:
@@ -285,14 +360,9 @@ def assignments_release(*, link: StudyLink, now: datetime) -> int:
 
     A participant is idle when nothing of theirs reached the server for `release_after_minutes`, and out of
     time past their deadline. Their unfinished handouts go back: one without any work is deleted, one with
-    work is kept (they may still finish it) but counts towards the overlap only once finished."""
-    cutoff = now - timedelta(minutes=link.release_after_minutes)
-    gone = link.participants.filter(Q(last_seen_at__lt=cutoff) | Q(deadline__lte=now)).values_list("user_id", flat=True)
-    open_handouts = list(
-        Handout.objects.filter(assignment__campaign_id=link.campaign_id, assignment__annotator_id__in=gone,
-                               released_at__isnull=True)
-        .exclude(assignment__status=Assignment.Status.DONE).values_list("pk", "assignment_id")
-    )
+    work is kept (they may still finish it) but counts towards the overlap only once finished. The caller
+    holds the link's lock."""
+    open_handouts = list(_releasable(link, now).values_list("pk", "assignment_id"))
     if not open_handouts:
         return 0
     ids = [a for _, a in open_handouts]
@@ -320,14 +390,22 @@ def participant_is_finished(participant: Participant, now: datetime | None = Non
     return counts["total"] > 0 and counts["open"] == 0
 
 
-@transaction.atomic
 def participant_finish(*, participant: Participant, now: datetime | None = None) -> Participant:
     """Give the participant their code (once; the same code every later visit); NotFinished while items remain.
 
     The fail code when `participant_flag_reasons` names a reason, else the pass code. Unfinished work of a
-    participant who ran out of time goes back to the pool."""
+    participant who ran out of time goes back to the pool. Before that, nothing is written or locked."""
     now = now or timezone.now()
-    locked = Participant.objects.select_for_update().select_related("link", "user").get(pk=participant.pk)
+    if participant.code_given or participant.outcome:
+        return participant
+    if not participant_is_finished(participant, now):
+        raise NotFinished("items remain")
+    return _finish(participant, now)
+
+
+@transaction.atomic
+def _finish(participant: Participant, now: datetime) -> Participant:
+    locked = Participant.objects.select_for_update(of=("self",)).select_related("link", "user").get(pk=participant.pk)
     if locked.code_given or locked.outcome:
         return locked
     if not participant_is_finished(locked, now):
@@ -338,13 +416,14 @@ def participant_finish(*, participant: Participant, now: datetime | None = None)
     locked.finished_at = now
     locked.save(update_fields=["outcome", "code_given", "finished_at"])
     if locked.deadline is not None and now >= locked.deadline:
-        assignments_release(link=locked.link, now=now)
+        assignments_release(link=_lock_link(locked.link_id), now=now)
     return locked
 
 
 def completion_redirect(link: StudyLink, code: str) -> str | None:
-    """The completion URL with `{code}` replaced (URL-quoted), or None without a URL or a code."""
-    if not link.completion_url or not code:
+    """The completion URL with `{code}` replaced (URL-quoted), or None without a URL or a code, and for a stored
+    URL that the completion rule refuses (set before the rule: the end page then shows the code alone)."""
+    if not link.completion_url or not code or completion_url_problem(link.completion_url):
         return None
     return link.completion_url.replace("{code}", quote(code, safe=""))
 

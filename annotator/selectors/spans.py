@@ -144,6 +144,8 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
               "annotation__aspect", "annotation__item_id")
         .first()
     )
+    # One second query either way - the answer check of a run's span, or the checks' lookup of a decoy or a copy
+    # on a planted output - so a save costs the same queries whatever the span is (no timing tell; a test counts).
     if row is None or row.annotation_id not in answer_annotation_ids(
         source_ids=[row.annotation.source_id], item_ids=[assignment.item_id]
     ):

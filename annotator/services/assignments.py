@@ -38,7 +38,7 @@ def assignment_add_time(*, assignment: Assignment, user: User, seconds: int) -> 
 def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -> Assignment:
     """Mark the item done; raise AssignmentError naming how many errors still lack a verdict."""
     check_can_work(assignment, user)
-    locked = Assignment.objects.select_for_update().select_related("campaign", "item").get(pk=assignment.pk)
+    locked = Assignment.objects.select_for_update(of=("self",)).select_related("campaign", "item").get(pk=assignment.pk)
     rows = error_rows(locked)
     missing = [row.number or i for i, row in enumerate(rows, start=1) if not row.is_complete]
     if missing:

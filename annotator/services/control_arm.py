@@ -35,7 +35,7 @@ def assignment_reveal(*, assignment: Assignment, user: User, seconds: int = 0) -
     404 (AccessError) for an output not in the control arm, so nothing is said about other outputs; 409 once
     marking has ended."""
     check_can_work(assignment, user)
-    locked = Assignment.objects.select_for_update().select_related("campaign", "item").get(pk=assignment.pk)
+    locked = Assignment.objects.select_for_update(of=("self",)).select_related("campaign", "item").get(pk=assignment.pk)
     if not locked.in_control_arm:
         raise AccessError.not_found(NOT_IN_ARM)
     if locked.phase != Phase.MARKING:

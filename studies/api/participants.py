@@ -31,6 +31,7 @@ class LinkOut(Schema):
     cap: int | None
     joined: int
     expires: datetime | None
+    resumes_stopped: bool
 
 
 # The API row is the selector's row (the CSV and the page read the same), written once there.
@@ -72,7 +73,8 @@ def _link(request: HttpRequest, campaign_id: int) -> StudyLink:
 
 def link_out(request: HttpRequest, link: StudyLink) -> LinkOut:
     return LinkOut(url=request.build_absolute_uri(reverse("join", args=[link.token])), enabled=link.enabled,
-                   cap=link.cap, joined=link.participants.count(), expires=link.expires)
+                   cap=link.cap, joined=link.participants.count(), expires=link.expires,
+                   resumes_stopped=link.resumes_stopped)
 
 
 @router.get("/campaigns/{campaign_id}/link", response=LinkOut, operation_id="retrieve_campaign_link")
@@ -82,9 +84,10 @@ def retrieve_campaign_link(request: HttpRequest, campaign_id: int):
 
 
 @router.post("/campaigns/{campaign_id}/link/revoke", response=LinkOut, operation_id="revoke_campaign_link")
-def revoke_campaign_link(request: HttpRequest, campaign_id: int):
-    """Stop new joins for good: the link answers 410; participants who joined may still finish."""
-    return link_out(request, link_revoke(link=_link(request, campaign_id)))
+def revoke_campaign_link(request: HttpRequest, campaign_id: int, stop_resumes: bool = False):
+    """Stop new joins for good: the link answers 410; participants who joined may still finish, unless
+    `stop_resumes`: then nobody comes back through the link either."""
+    return link_out(request, link_revoke(link=_link(request, campaign_id), stop_resumes=stop_resumes))
 
 
 @router.get("/campaigns/{campaign_id}/participants", response=list[ParticipantOut],

@@ -24,6 +24,7 @@ from errors import UserError
 from evaluation.models import EvaluatorRun
 from jobs.models import JobStatus
 from quality.vigilance import campaign_checks
+from studies.completion import completion_url_problem
 from studies.forms import CampaignForm
 from studies.models import StudyLink
 from studies.setup import CampaignSpec, campaign_create
@@ -95,7 +96,9 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
             "run_labels": sorted(((label, runs[run_id]) for run_id, label in labels.items()), key=lambda x: x[0]),
             "accuracy": control_accuracy(campaign), "checks": campaign_checks(campaign),
             "n_control": campaign.assignments.filter(is_control=True).values("item_id").distinct().count(),
-            "has_link": StudyLink.objects.filter(campaign=campaign).exists(),
+            "link": (link := StudyLink.objects.filter(campaign=campaign).first()), "has_link": link is not None,
+            "completion_problem": completion_url_problem(link.completion_url) if link and link.completion_url
+            else None,
         })
     rows, summary = queue_for(campaign, request.user)
     return render(request, "annotator/queue.html", {"campaign": campaign, "rows": rows, "summary": summary})

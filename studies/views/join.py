@@ -3,6 +3,8 @@ and the researcher's participant page."""
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from axes.helpers import get_client_ip_address
 from axes.models import AccessLog
 from django.conf import settings
@@ -34,20 +36,22 @@ from studies.services import (
     link_closed_reason,
     link_has_room,
     link_revoke,
-    participant_find,
     participant_finish,
     participant_flag_set,
     participant_is_finished,
     participant_join,
+    participant_recognise,
     participant_top_up,
     platform_ids,
+    session_proof,
 )
 
 SESSION_KEY = "sj_participant"  # {"user", "participant", "campaign", "deadline"}: the session of a participant
 COOKIE_SALT = "spanjudge.join"
 COOKIE_DAYS = 30
 BACKEND = "django.contrib.auth.backends.ModelBackend"  # a participant has no password to check
-CLOSED_STATUS = {"revoked": 410, "expired": 410, "full": 409, "not_open": 409}
+CLOSED_STATUS = {"revoked": 410, "expired": 410, "full": 409, "not_open": 409, "proof": 403, "stopped": 410,
+                 "signed_in": 409}
 
 
 def _client_ip(group: str, request: AppRequest) -> str:
@@ -87,9 +91,10 @@ def _enter(request: AppRequest, participant: Participant) -> HttpResponse:
     return response
 
 
-def _closed(request: AppRequest, link: StudyLink, reason: str) -> HttpResponse:
-    return render(request, "annotator/join_closed.html", {"campaign": link.campaign, "reason": reason},
-                  status=CLOSED_STATUS[reason])
+def _closed(request: AppRequest, link: StudyLink, reason: str, *, status: int | None = None,
+            **context: object) -> HttpResponse:
+    return render(request, "annotator/join_closed.html", {"campaign": link.campaign, "reason": reason, **context},
+                  status=status or CLOSED_STATUS[reason])
 
 
 def _bad_request(request: AppRequest, link: StudyLink, message: str) -> HttpResponse:
@@ -101,40 +106,62 @@ def _bad_request(request: AppRequest, link: StudyLink, message: str) -> HttpResp
 @ratelimit(key=_client_ip, rate=_join_rate, method="POST", group="join", block=False)
 @require_http_methods(["GET", "POST"])
 def join(request: AppRequest, token: str) -> HttpResponse:
-    """The study link: consent and Start for newcomers; a returning participant (same platform id, or the
-    same browser) goes straight back to their queue. Starting is rate-limited per address."""
+    """The study link. GET only shows a page (consent and Start, or Continue for someone recognised) and writes
+    nothing; joining and coming back are POSTs with the CSRF token. Coming back needs proof: this browser's
+    signed cookie, or the platform's session secret beside the platform id. Starting is rate-limited per
+    address."""
     link = StudyLink.objects.select_related("campaign").filter(token=token).first()
     if link is None:
         raise Http404("No such study link.")
-    source = request.POST if request.method == "POST" else request.GET
     try:
-        ids = platform_ids(source)
+        ids = platform_ids(request.POST if request.method == "POST" else request.GET)
     except ParticipationError as exc:
         return _bad_request(request, link, str(exc))
-    existing = participant_find(link=link, ids=ids, known_pk=_cookie_participant(request, link))
-    if existing is not None:
-        return _enter(request, existing)
-    if request.method == "POST":
-        if getattr(request, "limited", False):
-            return render(request, "annotator/join_closed.html", {"campaign": link.campaign, "reason": "limited"},
-                          status=429)
-        try:
-            participant, _ = participant_join(link=link, ids=ids)
-        except LinkClosed as exc:
-            return _closed(request, link, exc.reason)
-        except ParticipationError as exc:
-            return _bad_request(request, link, str(exc))
-        return _enter(request, participant)
-    reason = link_closed_reason(link, timezone.now())
-    if reason is None and link.campaign.status != Campaign.Status.OPEN:
-        reason = "not_open" if link.campaign.status == Campaign.Status.DRAFT else "revoked"
-    if reason is None and not link_has_room(link=link):
-        reason = "full"
-    if reason:
-        return _closed(request, link, reason)
+    if participant_in(request, link.campaign_id) is not None:
+        return redirect("campaign_entry", pk=link.campaign_id)  # already signed in as this link's participant
+    if request.user.is_authenticated and SESSION_KEY not in request.session:
+        # A registered account is never signed out by a link someone sent; a participant of another study is
+        # an account without a password and may become this study's participant.
+        return _closed(request, link, "signed_in", status=200 if request.method == "GET" else None,
+                       url=request.build_absolute_uri())
+    returning = participant_recognise(link=link, ids=ids, known_pk=_cookie_participant(request, link))
+    if returning is not None:
+        if not returning.proven:
+            return _closed(request, link, "proof")
+        if link.resumes_stopped:
+            return _closed(request, link, "stopped")
+        if request.method == "POST":
+            return _enter(request, returning.participant)
+        return _page(request, link, ids, returning=True)
+    if request.method == "GET":
+        return _page(request, link, ids, returning=False)
+    if getattr(request, "limited", False):
+        return _closed(request, link, "limited", status=429)
+    try:
+        participant, created = participant_join(link=link, ids=ids)
+    except LinkClosed as exc:
+        return _closed(request, link, exc.reason)
+    except ParticipationError as exc:
+        return _bad_request(request, link, str(exc))
+    if not created and not session_proof(participant, ids):
+        return _closed(request, link, "proof")  # the same id joined a moment ago, from elsewhere
+    return _enter(request, participant)
+
+
+def _page(request: AppRequest, link: StudyLink, ids: dict[str, str], *, returning: bool) -> HttpResponse:
+    """The link's page (read only): Continue for a proven returning participant, else consent and Start."""
+    if not returning:
+        reason = link_closed_reason(link, timezone.now())
+        if reason is None and link.campaign.status != Campaign.Status.OPEN:
+            reason = "not_open" if link.campaign.status == Campaign.Status.DRAFT else "revoked"
+        if reason is None and not link_has_room(link=link):
+            reason = "full"
+        if reason:
+            return _closed(request, link, reason)
     hidden = [(param, ids[field]) for param, field in PLATFORM_PARAMS.items() if field in ids]
     return render(request, "annotator/join.html", {
         "link": link, "campaign": link.campaign, "hidden": hidden, "preview": is_mturk_preview(ids),
+        "returning": returning,
         # Researchers write the consent text; nh3 strips anything active, so the HTML may be trusted.
         "consent_html": mark_safe(markdown_html(link.consent)), "time_limit": link.time_limit_minutes,
         "n_items": link.items_per_participant,
@@ -174,9 +201,10 @@ def participant_end(request: AppRequest, pk: int) -> HttpResponse:
         participant = participant_finish(participant=participant)
     except NotFinished:
         return redirect("campaign_entry", pk=campaign.pk)
+    target = completion_redirect(participant.link, participant.code_given)
     return render(request, "annotator/join_end.html", {
-        "campaign": campaign, "participant": participant,
-        "redirect_url": completion_redirect(participant.link, participant.code_given),
+        "campaign": campaign, "participant": participant, "redirect_url": target,
+        "redirect_host": urlsplit(target).hostname if target else None,
         "timed_out": participant.deadline is not None and participant.finished_at >= participant.deadline,
     })
 
@@ -200,8 +228,10 @@ def campaign_participants(request: AppRequest, pk: int) -> HttpResponse:
 def campaign_link_revoke(request: AppRequest, pk: int) -> HttpResponse:
     require_researcher(request)
     link = get_object_or_404(StudyLink, campaign_id=pk)
-    link_revoke(link=link)
-    messages.success(request, "The link is revoked: nobody new can join.")
+    stop = request.POST.get("stop_resumes") == "true"
+    link_revoke(link=link, stop_resumes=stop)
+    messages.success(request, "The link is revoked: nobody new can join" +
+                     (", and nobody who joined can come back through it." if stop else "."))
     return redirect("campaign_participants", pk=pk)
 
 

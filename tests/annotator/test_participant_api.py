@@ -66,7 +66,7 @@ def test_post_campaigns_with_a_link_and_get_the_link(catalogue, researcher):
     got = _api(researcher, "get", f"/campaigns/{campaign_id}/link")
     assert got.status_code == 200
     assert got.json() == {"url": f"http://testserver/join/{link.token}/", "enabled": True, "cap": 30, "joined": 0,
-                          "expires": "2030-01-01T12:00:00Z"}
+                          "expires": "2030-01-01T12:00:00Z", "resumes_stopped": False}
     participant_join(link=link, ids={"prolific_pid": "abc"})
     assert _api(researcher, "get", f"/campaigns/{campaign_id}/link").json()["joined"] == 1
 

@@ -60,25 +60,29 @@ def test_start_makes_a_signed_in_participant_who_lands_on_their_queue():
     assert AccessLog.objects.count() == 0
 
 
-def test_the_same_browser_and_the_same_pid_come_back_to_the_same_participant():
+def test_the_same_browser_and_the_same_session_come_back_to_the_same_participant():
     study = link_study()
     browser = Client()
     _start(browser, study)
     first = _participant(browser)
     browser.post("/accounts/logout/")  # signs out; the browser keeps its other cookies
     assert "_auth_user_id" not in browser.session
-    # The signed cookie brings the browser back, without any id in the link.
+    # The signed cookie brings the browser back, without any id in the link: GET shows Continue, POST enters.
     back = browser.get(_url(study))
-    assert back.status_code == 302 and _participant(browser).pk == first.pk
-    # Another browser with the same PID resumes the same queue; nobody new is made.
+    assert back.status_code == 200 and 'id="continue"' in back.content.decode()
+    assert "_auth_user_id" not in browser.session
+    assert browser.post(_url(study)).status_code == 302 and _participant(browser).pk == first.pk
+    # Another browser with the same PID and SESSION_ID (the platform's link again) resumes the same queue.
     other = Client()
-    again = other.get(_url(study) + PROLIFIC)
+    page = other.get(_url(study) + PROLIFIC)
+    assert page.status_code == 200 and 'id="continue"' in page.content.decode()
+    again = other.post(_url(study), {"PROLIFIC_PID": "5f8e0c1d2b3a", "STUDY_ID": "study1", "SESSION_ID": "sess1"})
     assert again.status_code == 302 and _participant(other).pk == first.pk
     assert Participant.objects.count() == 1 and Assignment.objects.count() == 2
     # A forged cookie is ignored: that browser sees the consent page.
     forged = Client()
     forged.cookies[f"sj_join_{study.campaign.study_link.pk}"] = str(first.pk)
-    assert forged.get(_url(study)).status_code == 200
+    assert 'id="start"' in forged.get(_url(study)).content.decode()
 
 
 def test_revoked_expired_and_full_links_show_clear_pages():
@@ -146,14 +150,18 @@ def test_a_time_limit_sends_work_pages_to_the_end_screen():
 def test_joining_is_rate_limited_per_address(settings):
     settings.JOIN_RATE_LIMIT = "3/m"
     study = link_study(n_items=8, per_item=1, items_per_participant=1)
+    first = Client()
     for n in range(3):
-        assert Client().post(_url(study), {"PROLIFIC_PID": f"p{n}"}, REMOTE_ADDR="203.0.113.7").status_code == 302
+        browser = first if n == 0 else Client()
+        assert browser.post(_url(study), {"PROLIFIC_PID": f"p{n}"}, REMOTE_ADDR="203.0.113.7").status_code == 302
     limited = Client().post(_url(study), {"PROLIFIC_PID": "p3"}, REMOTE_ADDR="203.0.113.7")
     assert limited.status_code == 429 and "Too many attempts" in limited.content.decode()
     assert Participant.objects.count() == 3
-    # Another address is not held back, and a participant who joined before still comes back.
+    # Another address is not held back, and a participant who joined before still comes back (their browser's
+    # cookie is the proof).
     assert Client().post(_url(study), {"PROLIFIC_PID": "p4"}, REMOTE_ADDR="198.51.100.2").status_code == 302
-    assert Client().post(_url(study), {"PROLIFIC_PID": "p0"}, REMOTE_ADDR="203.0.113.7").status_code == 302
+    first.post("/accounts/logout/")
+    assert first.post(_url(study), REMOTE_ADDR="203.0.113.7").status_code == 302
 
 
 def test_the_campaign_form_creates_a_link(client, researcher):

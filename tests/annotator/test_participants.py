@@ -292,10 +292,12 @@ def test_a_study_whose_participants_all_left_opens_up_again():
     gone = _join(study, "P1", now=t0)
     link = StudyLink.objects.get(pk=study.campaign.study_link.pk)
     assert not link_has_room(link=link, now=t0 + timedelta(minutes=10))
-    assert link_has_room(link=link, now=t0 + timedelta(minutes=31))  # P1's untouched items went back
-    assert study.numbers(gone) == set()
-    # Back after all, P1 gets items again from the pool (their queue is topped up on the next visit).
-    assert participant_top_up(participant=gone, now=t0 + timedelta(minutes=32)) == 2
+    assert link_has_room(link=link, now=t0 + timedelta(minutes=31))  # P1's untouched items count as free
+    assert study.numbers(gone) == {1, 2}  # asking wrote nothing
+    # A newcomer's join releases them and takes them; back after all, P1 finds nothing left to get.
+    newcomer = _join(study, "P2", now=t0 + timedelta(minutes=32))
+    assert study.numbers(newcomer) == {1, 2} and study.numbers(gone) == set()
+    assert participant_top_up(participant=gone, now=t0 + timedelta(minutes=33)) == 0
 
 
 def test_abandoned_work_is_not_counted_by_the_analytics_until_it_is_finished():

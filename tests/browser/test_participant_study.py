@@ -1,5 +1,6 @@
 """A Prolific participant's whole study in the browser: the link, consent, Start, every item judged by keyboard,
-the pass code and the redirect back to Prolific; the same PID from another browser resumes the same queue."""
+the pass code and the redirect back to Prolific; another browser resumes the same queue only with the
+platform's session id, not with the PID alone."""
 
 from __future__ import annotations
 
@@ -61,11 +62,15 @@ def test_a_prolific_participant_runs_the_study_from_the_link(page, browser, live
     page.wait_for_url(lambda url: "/work/" in url and url != first_item)
     assert Assignment.objects.filter(annotator=participant.user, status="done").count() == 1
 
-    # Another browser with the same PID resumes the same queue: same handle, one item done, no new account.
+    # Another browser with the PID alone is told how to come back and opens nothing; with the platform's link
+    # (PID and SESSION_ID) it continues the same queue: same handle, one item done, no new account.
     other = browser.new_context()
     try:
         elsewhere = other.new_page()
+        elsewhere.goto(f"{live_server.url}/join/{link.token}/?PROLIFIC_PID={PID}")
+        assert "open the study again from your platform" in elsewhere.locator("#join-closed").inner_text()
         elsewhere.goto(f"{live_server.url}/join/{link.token}/{QUERY}")
+        elsewhere.locator("#continue").click()
         elsewhere.wait_for_url(f"{live_server.url}/campaigns/{study.campaign.pk}/")
         assert "1 of 2" in elsewhere.locator("#queue").inner_text()
         assert handle in elsewhere.locator("header").inner_text()

@@ -1,0 +1,114 @@
+"""Locks under a launch burst, on PostgreSQL with one connection per thread: joins, top-ups, releases and
+codes of one link at once keep the cap and the overlap exact and never deadlock; verdict saves and item
+finishes never wait on the campaign row."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from django.db import connection, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotator.models import Assignment, Campaign
+from annotator.selectors.spans import item_errors
+from annotator.services.judgments import judgment_set
+from studies.models import Participant
+from studies.services import LinkClosed, participant_finish, participant_join, participant_top_up
+from tests.annotator.study_links import finish_item, link_study
+
+pytestmark = [pytest.mark.django_db(transaction=True),
+              pytest.mark.skipif("connection.vendor != 'postgresql'", reason="row locks are PostgreSQL's")]
+
+
+def _together(jobs: list[Callable[[], object]]) -> list[str]:
+    """Run the jobs in threads released at once; each result is 'ok', a LinkClosed reason or the error's repr."""
+    barrier = threading.Barrier(len(jobs))
+    outcomes: list[str] = [""] * len(jobs)
+
+    def run(n: int) -> None:
+        try:
+            barrier.wait()
+            jobs[n]()
+            outcomes[n] = "ok"
+        except LinkClosed as exc:
+            outcomes[n] = exc.reason
+        except Exception as exc:  # noqa: BLE001 - the test reports any error, a deadlock above all
+            outcomes[n] = repr(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    return outcomes
+
+
+def _ids(pid: str) -> dict[str, str]:
+    return {"prolific_pid": pid, "session_id": f"s-{pid}"}
+
+
+def test_joins_top_ups_releases_and_codes_at_once_hold_cap_and_overlap_without_deadlock():
+    study = link_study(n_items=12, per_item=2, items_per_participant=3, cap=9, release_after_minutes=5,
+                       time_limit_minutes=30)
+    link = study.campaign.study_link
+    then = timezone.now() - timedelta(hours=1)
+    # Four early participants: two went idle with untouched work, two ran out of time with one item finished.
+    early = [participant_join(link=link, ids=_ids(f"E{n}"), now=then)[0] for n in range(4)]
+    for p in early[2:]:
+        finish_item(Assignment.objects.filter(annotator=p.user).order_by("order").first())
+    Participant.objects.filter(pk__in=[p.pk for p in early]).update(last_seen_at=then)
+    jobs: list[Callable[[], object]] = [lambda n=n: participant_join(link=link, ids=_ids(f"N{n}")) for n in range(12)]
+    jobs += [lambda p=p: participant_top_up(participant=Participant.objects.get(pk=p.pk)) for p in early[:2]]
+    jobs += [lambda p=p: participant_finish(participant=Participant.objects.get(pk=p.pk)) for p in early[2:]]
+    jobs += [lambda: participant_join(link=link, ids=_ids("N0")) for _ in range(3)]  # double clicks
+    outcomes = _together(jobs)
+    assert all(o in ("ok", "full") for o in outcomes), outcomes
+    assert Participant.objects.count() <= 9 and Participant.objects.filter(prolific_pid="N0").count() == 1
+    counted = (Assignment.objects.filter(campaign=study.campaign, is_training=False)
+               .filter(Q(status=Assignment.Status.DONE) | Q(handout__released_at__isnull=True))
+               .values("item_id").annotate(n=Count("pk")))
+    assert max(row["n"] for row in counted) <= 2
+    held = (Assignment.objects.filter(campaign=study.campaign, is_training=False, handout__released_at__isnull=True)
+            .values("annotator_id").annotate(n=Count("pk")))
+    assert max(row["n"] for row in held) <= 3
+
+
+def test_verdict_saves_and_item_finishes_do_not_wait_on_the_campaign_row():
+    study = link_study(n_items=2, per_item=1, items_per_participant=2)
+    participant, _ = participant_join(link=study.campaign.study_link, ids=_ids("P1"))
+    first, second = Assignment.objects.filter(annotator=participant.user).order_by("order")
+    holding, release = threading.Event(), threading.Event()
+
+    def hold_campaign_row() -> None:
+        try:
+            with transaction.atomic():
+                # as an update of the campaign takes it (new rows may still reference the campaign)
+                Campaign.objects.select_for_update(no_key=True).get(pk=study.campaign.pk)
+                holding.set()
+                release.wait(30)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_campaign_row)
+    holder.start()
+    holding.wait(10)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = '2s'")
+        row = item_errors(first)[0][0]
+        judgment_set(assignment=first, span=row.span, user=participant.user,
+                     changes={"span_verdict": "error", "explanation_verdict": "correct"})
+        finish_item(first)
+        finish_item(second)
+        assert participant_finish(participant=participant).outcome == "pass"
+    finally:
+        release.set()
+        holder.join()
+        with connection.cursor() as cursor:
+            cursor.execute("SET lock_timeout = 0")
