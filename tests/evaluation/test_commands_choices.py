@@ -142,7 +142,7 @@ def test_api_run_takes_a_preset_and_lists_presets_when_it_is_unknown(dataset, la
     client, admin = TestClient(api), make_user("root", role="admin")
     body = {"dataset": "tiny", "aspect": "accuracy", "ollama_url": laptop_sim.url}
     refused = client.post("/runs", json=body | {"preset": "phone"}, user=admin)
-    assert refused.status_code == 400
+    assert refused.status_code == 422
     assert refused.json()["detail"] == "unknown ensemble preset 'phone' (known: paper, workstation, laptop, tiny)"
     created = client.post("/runs", json=body | {"preset": "laptop"}, user=admin)
     assert created.status_code == 201, created.content
