@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 from django.utils import timezone
 from django.utils.text import slugify
 
+from analytics.confidence_figures import CONFIDENCE_NOTE, confidence_table, plot_module
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
+from analytics.selectors.confidence import campaign_confidence
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
 from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, campaign_ranking
 from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state
@@ -217,6 +219,17 @@ def priming_section(context: ReportContext) -> Section | None:
                    tables=[shares, per_output])
 
 
+def confidence_section(context: ReportContext) -> Section | None:
+    """The ensemble's confidence calibration (analytics.selectors.confidence), once experts labelled a span."""
+    rows = campaign_confidence(context.campaign)
+    if not any(r.calibration.spans for r in rows):
+        return None
+    fig = plot_module().confidence_plot(rows)
+    return Section("confidence", "Confidence calibration", text=CONFIDENCE_NOTE, tables=[confidence_table(rows)],
+                   figures=[ReportFigure("confidence", "Share confirmed per level k/n with 95% Wilson intervals.",
+                                         fig)] if fig is not None else [])
+
+
 # The report, in order. The quality-checks and priming sections go after ranking_section: each a builder
 # that returns None when the campaign has no such figures.
 REPORT_SECTIONS: list[SectionBuilder] = [
@@ -226,6 +239,7 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     agreement_section,
     ranking_section,
     priming_section,
+    confidence_section,
 ]
 
 
