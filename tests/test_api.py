@@ -251,6 +251,7 @@ OPERATIONS = {
     ("retrieve_campaign_link", "GET", "/api/campaigns/{campaign_id}/link", "participants"),
     ("retrieve_campaign_ranking", "GET", "/api/analytics/campaigns/{campaign_id}/ranking", "analytics"),
     ("retrieve_campaign_confidence", "GET", "/api/analytics/campaigns/{campaign_id}/confidence", "analytics"),
+    ("retrieve_campaign_routing", "GET", "/api/analytics/campaigns/{campaign_id}/routing", "analytics"),
     ("retrieve_comparison", "GET", "/api/comparisons/{job_id}", "comparisons"),
     ("retrieve_dataset_analytics", "GET", "/api/analytics/datasets/{dataset_id}", "analytics"),
     ("retrieve_dataset_analytics_table", "GET", "/api/analytics/datasets/{dataset_id}/tables/{key}", "analytics"),

@@ -3,7 +3,8 @@
 A span counts once its consensus label (corpus.consensus: a reviewer's decision, else the judges' majority)
 has a span verdict; it is confirmed when that verdict is Error. Spans nobody judged, unresolved ties, spans a
 routed campaign resolved without an expert, known answers (decoys, planted outputs) and the verdicts of
-annotators the campaign excludes never count. The arithmetic is stats.confidence's.
+annotators the campaign excludes never count; nor do spans of answers without per-model answers behind them
+(n = 0: an imported or hand-made merged answer), whose confidence is unknown. The arithmetic is stats.confidence's.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def campaign_confidence(campaign: Campaign, *, aspect: str = "") -> list[Evaluat
     per_run: dict[int, list[tuple[int, int, bool]]] = defaultdict(list)
     per_category: dict[int, dict[str, list[tuple[int, int, bool]]]] = defaultdict(lambda: defaultdict(list))
     decisions: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    rows = SpanConfidence.objects.filter(run_id__in=[r.run_id for r in runs], span_id__in=sorted(labels))
+    rows = SpanConfidence.objects.filter(run_id__in=[r.run_id for r in runs], span_id__in=sorted(labels), n__gte=1)
     for span_id, run_id, k, n, category, supervisor in rows.values_list(
             "span_id", "run_id", "k", "n", "span__category", "supervisor").order_by("span_id"):
         outcome = (k, n, labels[span_id])
