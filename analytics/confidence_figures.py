@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from analytics.selectors.confidence import EvaluatorConfidence, campaign_confidence
+from analytics.selectors.routing import RoutingReport, routing_report
 from analytics.tables import Column, Table
 from annotator.models import Campaign
 
@@ -39,11 +40,15 @@ def confidence_table(rows: list[EvaluatorConfidence]) -> Table:
 
 
 def confidence_context(campaign: Campaign) -> dict[str, object]:
-    """What the campaign dashboard shows of the calibration: its table and plot once experts labelled a span."""
+    """What the campaign dashboard shows of the ensemble's confidence: the calibration's table and plot once
+    experts labelled a span, and a routed campaign's figures."""
+    report = routing_report(campaign)
+    context: dict[str, object] = {"routing": routing_table(report) if report is not None else None}
     rows = campaign_confidence(campaign)
     if not any(r.calibration.spans for r in rows):
-        return {"confidence": None}
-    return {"confidence": confidence_table(rows), "confidence_plot": plot_module().confidence_plot_uri(rows)}
+        return context | {"confidence": None}
+    return context | {"confidence": confidence_table(rows),
+                      "confidence_plot": plot_module().confidence_plot_uri(rows)}
 
 
 def plot_module():
@@ -51,3 +56,36 @@ def plot_module():
     from analytics import confidence_plot
 
     return confidence_plot
+
+
+def routing_table(report: RoutingReport) -> Table:
+    """A routed campaign's figures per evaluator (analytics.selectors.routing)."""
+    saved = report.expert_seconds_saved
+    table = Table("routing", "Routed judging: design-weighted figures and expert time saved", [
+        Column("run", "Run"), Column("spans", "Spans", "int"), Column("uncertain", "Uncertain (all judged)", "int"),
+        Column("confident", "Confident", "int"), Column("audited", "Audited", "int"),
+        Column("auto", "Auto-resolved", "int"), Column("expert_share", "Judged by experts %", "pct"),
+        Column("audit", "Auto label confirmed %", "pct", count="audit_n"), Column("audit_low", "95% low", "pct"),
+        Column("audit_high", "95% high", "pct"), Column("audit_n", "n", "int"),
+        Column("span_ok", "Span OK % (all spans)", "pct"), Column("span_ok_low", "95% low", "pct"),
+        Column("span_ok_high", "95% high", "pct"), Column("exp_correct", "Exp. correct % (all spans)", "pct"),
+        Column("exp_correct_low", "95% low", "pct"), Column("exp_correct_high", "95% high", "pct"),
+    ], note=(f"Spans at least {report.min_k} models flagged were resolved as Error without an expert, except an "
+             f"audit of {report.audit_rate:.0%}. Span OK and Exp. correct are Horvitz-Thompson estimates for all "
+             "spans (the routes as strata) with 95% intervals; 'auto label confirmed' is the share of audited "
+             "spans experts confirmed, with its Wilson interval. "
+             + (f"Expert time saved: {report.auto} spans x {report.seconds_per_span:.1f} s = "
+                f"{saved / 3600:.2f} hours." if saved is not None else
+                "Expert time saved: known once experts have finished some outputs.")))
+    for row in report.evaluators:
+        span_ok, exp_ok = row.estimate.span_ok.estimate, row.estimate.exp_correct.estimate
+        table.rows.append({
+            "run": row.evaluator, "spans": row.spans, "uncertain": row.uncertain, "confident": row.confident,
+            "audited": row.audited, "auto": row.auto, "expert_share": _pct(row.expert_share),
+            "audit": _pct(row.audited_accuracy.rate), "audit_low": _pct(row.audited_accuracy.low),
+            "audit_high": _pct(row.audited_accuracy.high), "audit_n": row.audited_accuracy.n,
+            "span_ok": _pct(span_ok.point), "span_ok_low": _pct(span_ok.low), "span_ok_high": _pct(span_ok.high),
+            "exp_correct": _pct(exp_ok.point), "exp_correct_low": _pct(exp_ok.low),
+            "exp_correct_high": _pct(exp_ok.high),
+        })
+    return table

@@ -34,7 +34,8 @@ MAJORITY = "majority"
 SINGLE = "single"
 UNRESOLVED = "unresolved"
 UNJUDGED = "unjudged"
-METHODS: tuple[str, ...] = (ADJUDICATED, UNANIMOUS, MAJORITY, SINGLE, UNRESOLVED, UNJUDGED)
+AUTO = "auto"  # a routed campaign's span resolved without an expert: the ensemble's verdict
+METHODS: tuple[str, ...] = (ADJUDICATED, UNANIMOUS, MAJORITY, SINGLE, UNRESOLVED, UNJUDGED, AUTO)
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING
 from django.utils import timezone
 from django.utils.text import slugify
 
-from analytics.confidence_figures import CONFIDENCE_NOTE, confidence_table, plot_module
+from analytics.confidence_figures import CONFIDENCE_NOTE, confidence_table, plot_module, routing_table
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
 from analytics.selectors.confidence import campaign_confidence
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
 from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, campaign_ranking
+from analytics.selectors.routing import routing_report
 from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state
 from annotator.models import Campaign
 from corpus.consensus import MAJORITY_SHARE
@@ -76,6 +77,11 @@ def design_text(campaign: Campaign) -> str:
     design = getattr(campaign, "sample_design", None) if campaign.is_sampled else None
     if design is None:
         return text + "Every machine span of the campaign's evaluator runs was put to the annotators."
+    if design.is_routing:
+        return text + (f"Spans at least {design.min_k} of an ensemble's models flagged were resolved as errors "
+                       f"without an expert, except a random audit of {design.audit_rate:.0%} of them (seed "
+                       f"{design.seed}); the annotators judged the audit and every other span. The figures below "
+                       "describe the judged spans; the routing section estimates them for all spans.")
     size = f"{design.per_stratum} per stratum" if design.per_stratum else f"{design.total} in total"
     return text + (f"The annotators judged a stratified random sample of the machine spans (strata: "
                    f"{design.get_strata_display().lower()}; {size}; seed {design.seed}); the figures below "
@@ -230,6 +236,12 @@ def confidence_section(context: ReportContext) -> Section | None:
                                          fig)] if fig is not None else [])
 
 
+def routing_section(context: ReportContext) -> Section | None:
+    """A routed campaign's design-weighted figures and the expert time it saved (analytics.selectors.routing)."""
+    report = routing_report(context.campaign)
+    return None if report is None else Section("routing", "Routed judging", tables=[routing_table(report)])
+
+
 # The report, in order. The quality-checks and priming sections go after ranking_section: each a builder
 # that returns None when the campaign has no such figures.
 REPORT_SECTIONS: list[SectionBuilder] = [
@@ -240,6 +252,7 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     ranking_section,
     priming_section,
     confidence_section,
+    routing_section,
 ]
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from analytics.selectors.estimates import EvaluatorEstimate, sample_estimates
 from annotator.models import AutoResolved, Campaign, SampleDesign, SampledSpan
@@ -99,3 +100,18 @@ def routing_report(campaign: Campaign) -> RoutingReport | None:
     return RoutingReport(min_k=design.min_k or 0, audit_rate=design.audit_rate or 0.0,
                          seconds_per_span=times(pilot.active_seconds, pilot.outputs, pilot.spans).seconds_per_span,
                          evaluators=rows)
+
+
+def routing_card(campaign: Campaign) -> dict[str, Any] | None:
+    """What a labeled set's data card says of the routing: the design, and per evaluator how many labels are
+    `auto` and how often the audit confirmed that label (shares 0-1, 95% Wilson interval)."""
+    report = routing_report(campaign)
+    if report is None:
+        return None
+    return {
+        "min_k": report.min_k, "audit_rate": report.audit_rate, "auto_resolved": report.auto,
+        "judged_by_experts": report.expert_spans,
+        "evaluators": [{"evaluator": e.evaluator, "auto_resolved": e.auto, "audited": e.audited,
+                        "audited_accuracy": e.audited_accuracy.rate, "ci_low": e.audited_accuracy.low,
+                        "ci_high": e.audited_accuracy.high} for e in report.evaluators],
+    }

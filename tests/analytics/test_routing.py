@@ -9,6 +9,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.test import Client
 
+from analytics.exports.labeled import labeled_card, labeled_records
+from analytics.report.build import report_files
 from annotator.models import Assignment, AutoResolved, SampledSpan
 from annotator.selectors.spans import judged_spans
 from annotator.services.routing import RoutingSpec
@@ -74,6 +76,17 @@ def test_routing_figures_are_the_horvitz_thompson_estimate_by_hand(routed_data, 
     assert confidence["spans"] == 16
     assert sum(lv["spans"] for lv in confidence["levels"] if lv["k"] >= 2) == n_c
     assert AutoResolved.objects.filter(design__campaign=campaign).count() == 14
+    # the page, the report and the labeled set say the same
+    page = client.get(f"/analytics/campaigns/{campaign.pk}/").content.decode()
+    assert "Routed judging: design-weighted figures" in page and f"{100 * point:.1f}" in page
+    report = report_files(campaign, "markdown")["report.md"].decode()
+    assert "Routed judging" in report and "resolved as errors without an expert" in report
+    records = list(labeled_records(campaign))
+    auto_spans = [s for r in records for s in r["errors"] if s["method"] == "auto"]
+    assert len(auto_spans) == 14 and {s["span_verdict"] for s in auto_spans} == {"error"}
+    card = labeled_card(campaign, fmt="jsonl")
+    assert card["counts"]["by_method"]["auto"] == 14
+    assert card["routing"]["evaluators"][0]["audited_accuracy"] == pytest.approx(ok_c / n_c)
     plain = make.campaign("Not routed", data, [run], [annotator_user])
     assert client.get(f"/api/analytics/campaigns/{plain.pk}/routing").status_code == 409
 
