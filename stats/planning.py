@@ -8,7 +8,9 @@ pilot output with one judge repeats that judge: more judges then add no informat
 optimistic there). Span accuracy (Span OK) is Table 4's ratio of sums over all judgments.
 
 - `ci_width`: the width of the central 95% of the simulated accuracies, what the percentile bootstrap over
-  outputs of the finished campaign reports (Efron and Tibshirani 1993, ch. 13).
+  outputs of the finished campaign reports (Efron and Tibshirani 1993, ch. 13), times sqrt(m / (m - 1)) for a
+  pilot of m outputs: drawing with replacement from m outputs has (m - 1)/m of their population variance, a
+  bias that matters for the small pilots a plan starts from.
 - `power`: two evaluators of the pilot's quality that differ by d, judged on the same outputs. Per drawn
   output, evaluator A takes one of the evaluators the pilot judged on that output (at random) and its judges'
   rows as above; B takes another of them (the same one when the pilot has only one there), so that the two are
@@ -98,7 +100,8 @@ def ci_width(outputs_rows: Sequence[np.ndarray], *, outputs: int, judges: int, s
         _, ok, judged = pool.draw(rng, min(per_chunk, simulations - begin), outputs, judges)
         values.append(ok.sum(axis=1) / judged.sum(axis=1))
     low, high = np.quantile(np.concatenate(values), [0.025, 0.975])
-    return float(high - low)
+    m = len(pool.counts)
+    return float(high - low) * (math.sqrt(m / (m - 1)) if m > 1 else 1.0)
 
 
 def _pick(rng: np.random.Generator, counts: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
