@@ -18,6 +18,7 @@ from quality.models import CheckSpan
 from quality.services import CheckSettings
 from stats.routing import CONFIDENT, UNCERTAIN, RoutingError, audit_size, route
 from studies.setup import CampaignSpec, campaign_create
+from tests import factories as make
 from tests.annotator.routed_data import build_routed_data
 
 pytestmark = pytest.mark.django_db
@@ -118,3 +119,35 @@ def test_routing_composes_with_decoys_planted_outputs_and_the_control_arm(routed
         shown_checks |= on_card & set(checks.values_list("span_id", flat=True))
     assert shown_checks  # the known answers are on the cards
     assert Assignment.objects.filter(campaign=campaign, in_control_arm=True).exists()
+
+
+def test_the_campaign_form_routes_and_plans(routed_data, researcher, client):
+    data, run, _, spans = routed_data
+    judge = make.user("form-judge")
+    client.force_login(researcher)
+    form = {"name": "Form routed", "dataset": data.pk, "runs": [str(run.pk)], "aspects": ["accuracy"],
+            "annotators": [judge.pk], "annotators_per_item": 1, "seed": 4, "guidelines": "x",
+            "routing_min_k": 2, "routing_audit_rate": 0.5}
+    assert client.post("/campaigns/new/", form).status_code == 302
+    campaign = Campaign.objects.get(name="Form routed")
+    assert (campaign.sample_design.min_k, campaign.sample_design.audit_rate, campaign.sample_design.seed) == (2, 0.5, 4)
+    assert AutoResolved.objects.filter(design__campaign=campaign).count() == 10  # 20 confident, half audited
+    page = client.get(f"/campaigns/{campaign.pk}/").content.decode()
+    assert "Routes its spans" in page and "10 are resolved automatically" in page
+    both = client.post("/campaigns/new/", form | {"name": "Form both", "sample_strata": "evaluator",
+                                                  "sample_total": 3})
+    assert both.status_code == 200 and "sample, routing" in both.content.decode()
+    zero = client.post("/campaigns/new/", form | {"name": "Form zero", "routing_audit_rate": 0})
+    assert zero.status_code == 200 and "routing.audit_rate" in zero.content.decode()
+    assert not Campaign.objects.filter(name__in=["Form both", "Form zero"]).exists()
+    # the planner box: from this campaign once its judge finished an output
+    assignment = Assignment.objects.filter(campaign=campaign).first()
+    for span, _ in judged_spans(assignment):
+        make.judgment(span, assignment, "error", "correct")
+    Assignment.objects.filter(pk=assignment.pk).update(status="done", phase="done", active_seconds=120.0)
+    shown = len(judged_spans(assignment))
+    planned = client.get("/campaigns/new/", {"plan_from": campaign.pk, "plan_outputs": 100, "plan_judges": 3})
+    text = planned.content.decode()
+    assert 'id="plan-result"' in text
+    assert f"{120 / shown:.1f} s per span, 120.0 s per output" in text
+    assert f"{120 * 100 * 3 / 3600:.1f}" in text  # expert hours
