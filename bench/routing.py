@@ -22,7 +22,8 @@ SLIP (seeded per campaign). Active time: 20 s per output + 31 s per judged span 
    within 20%).
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/spanjudge_bench python bench/routing.py \
-        [--campaigns 1000] [--min-k 3] [--audit-rate 0.2] [--seed 1]
+        [--campaigns 1000] [--min-k 3] [--audit-rate 0.2] [--seed 1] [--db-checks 5] [--planner-runs 40]
+        [--also 0.05,0.1,0.5]
 """
 
 from __future__ import annotations
@@ -236,6 +237,8 @@ def main() -> int:
     parser.add_argument("--min-k", type=int, default=3)
     parser.add_argument("--audit-rate", type=float, default=0.2)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--db-checks", type=int, default=DB_CHECKS, help="Campaigns also run through the product.")
+    parser.add_argument("--planner-runs", type=int, default=PLANNER_RUNS)
     parser.add_argument("--also", default="0.05,0.1,0.5",
                         help="Other audit rates to report (their campaigns through the estimator only).")
     args = parser.parse_args()
@@ -270,7 +273,7 @@ def main() -> int:
     # 1. routed campaigns through the product's estimator
     started = time.perf_counter()
     main_rate = sweep(args.campaigns, args.seed, items, by_item, truth, item_of, run, min_k=args.min_k,
-                      audit_rate=args.audit_rate, db=(dataset, DB_CHECKS))
+                      audit_rate=args.audit_rate, db=(dataset, args.db_checks))
     coverage, share, checks = main_rate["coverage"], main_rate["share"], main_rate["checks"]
     in_target = COVERAGE_TARGET[0] <= coverage <= COVERAGE_TARGET[1]
     print(f"\n{args.campaigns} routed campaigns of {OUTPUTS} outputs (min_k {args.min_k} of {len(MODELS)}, audit rate "
@@ -297,7 +300,7 @@ def main() -> int:
     # 2. the planner: a pilot of PILOT outputs predicts the width a campaign of OUTPUTS outputs gets
     ratios = []
     started = time.perf_counter()
-    for p in range(PLANNER_RUNS):
+    for p in range(args.planner_runs):
         rng = np.random.default_rng(args.seed * 7919 + p)
         shuffled = rng.permutation(items).tolist()
         pilot_items = sorted(shuffled[:PILOT])
@@ -312,7 +315,7 @@ def main() -> int:
         ratios.append(predicted / (ci.high - ci.low))
     ratios_a = np.array(ratios)
     within = float(np.mean(np.abs(ratios_a - 1) <= 0.2))
-    print(f"\nplanner, {PLANNER_RUNS} pilots of {PILOT} outputs predicting {OUTPUTS} outputs x 1 judge "
+    print(f"\nplanner, {args.planner_runs} pilots of {PILOT} outputs predicting {OUTPUTS} outputs x 1 judge "
           f"({time.perf_counter() - started:.1f} s): predicted / actual 95% width median {np.median(ratios_a):.2f} "
           f"(mean {ratios_a.mean():.2f}); within 20%: {within:.0%} of pilots; median within 20% "
           f"{'ok' if abs(np.median(ratios_a) - 1) <= 0.2 else 'OUT'}")

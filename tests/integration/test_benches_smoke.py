@@ -68,3 +68,14 @@ def test_sample_coverage_bench_runs():
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("coverage") == 6 and "via draw_stratified" in done.stdout
+
+
+def test_routing_bench_runs(bench_database):
+    from tests.conftest import shared_file
+
+    shared_file("rotowire/train.jsonl")
+    out = _bench("routing.py", "--campaigns", "4", "--db-checks", "1", "--planner-runs", "1", "--also", "0.5",
+                 database=bench_database)
+    assert "coverage of the full-judging span accuracy" in out and "audit rate 0.50" in out
+    assert "the whole product agrees with this estimate on 1 of 1 campaigns" in out
+    assert "predicted / actual 95% width" in out
