@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import pytest
 from django.test import Client
@@ -186,3 +188,41 @@ def test_confidence_counts_only_spans_with_a_consensus_verdict(ensemble):
     make.judgment(spans["S2"], a, "", "")  # opened, never decided: no label
     rows = campaign_confidence(campaign)
     assert [(lv.k, lv.n, lv.spans) for lv in rows[0].calibration.levels] == [(3, 3, 1)]
+
+
+def test_confidence_table_on_a_rotowire_summary_is_exact(rotowire_file, researcher):
+    """A RotoWire summary with its gold errors: gold error j is flagged by the first 3 - (j mod 3) of three
+    models, three words the gold does not mark by the first model alone; the scripted expert follows the gold."""
+    row = json.loads(rotowire_file.read_text(encoding="utf-8").splitlines()[0])
+    output = row["outputs"]["Summary"]
+    gold = sorted((s["start"], s["end"]) for s in row["spans"])
+    data = make.dataset("RotoWire confidence", input_headers=["Data"], output_header="Summary")
+    item = make.item(data, row["id"], output, inputs={"Data": row["inputs"]["Data"]})
+    run = make.run(data, "rotowire-ensemble")
+    free = [m.span() for m in re.finditer(r"\b[A-Z][a-z]+\b", output)
+            if not any(m.start() < e and s < m.end() for s, e in gold)][:3]
+    marks = [(s, e, 3 - j % 3) for j, (s, e) in enumerate(gold)] + [(s, e, 1) for s, e in free]
+    for m, name in enumerate(("m1", "m2", "m3")):
+        own = make.annotation(item, run, kind=AnnotationKind.ANNOTATOR, model=name)
+        for position, (s, e, _) in enumerate(x for x in marks if m < x[2]):
+            make.span(own, position, s, e, text=output[s:e])
+    merged = make.annotation(item, run, kind=AnnotationKind.ENSEMBLE, model="sup")
+    make.annotation(item, run, kind=AnnotationKind.SUPERVISOR, model="sup")
+    judge = make.user("rw-judge")
+    campaign = make.campaign("RotoWire calibration", data, [run], [judge])
+    assignment = make.assignment(campaign, judge, item, 1)
+    for position, (s, e, _) in enumerate(marks):
+        span = make.span(merged, position, s, e, text=output[s:e])
+        real = (s, e) in gold
+        make.judgment(span, assignment, "error" if real else "not_error", "correct" if real else "not_error")
+    client = Client()
+    client.force_login(researcher)
+    levels = client.get(f"/api/analytics/campaigns/{campaign.pk}/confidence").json()["evaluators"][0]["levels"]
+    n_gold = len(gold)
+    by_k = {k: sum(1 for j in range(n_gold) if 3 - j % 3 == k) for k in (1, 2, 3)}
+    expected = [(1, 3, by_k[1] + 3, by_k[1]), (2, 3, by_k[2], by_k[2]), (3, 3, by_k[3], by_k[3])]
+    assert [(lv["k"], lv["n"], lv["spans"], lv["confirmed"]) for lv in levels] == expected
+    spans = n_gold + 3
+    ece = (by_k[1] + 3) / spans * abs(1 / 3 - by_k[1] / (by_k[1] + 3)) + by_k[2] / spans * (1 - 2 / 3)
+    body = client.get(f"/api/analytics/campaigns/{campaign.pk}/confidence").json()["evaluators"][0]
+    assert body["ece"] == pytest.approx(ece)

@@ -17,6 +17,8 @@ from annotator.services.sampling import SampleSpec
 from quality.models import CheckSpan
 from quality.services import CheckSettings
 from stats.routing import CONFIDENT, UNCERTAIN, RoutingError, audit_size, route
+from studies.models import StudyLink
+from studies.services import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as make
 from tests.annotator.routed_data import build_routed_data
@@ -102,7 +104,8 @@ def test_routing_composes_with_decoys_planted_outputs_and_the_control_arm(routed
     campaign = campaign_create(CampaignSpec(
         name="Routed with everything", dataset=data, runs=[run], annotators=judges, aspects=["accuracy"],
         annotators_per_item=2, seed=11, control_arm=0.5, routing=RoutingSpec(2, 0.2, seed=11),
-        checks=CheckSettings(decoys=0.2, planted=0.2, exclude_flagged=True)))
+        checks=CheckSettings(decoys=0.2, planted=0.2, exclude_flagged=True),
+        link=LinkSettings(items_per_participant=2, pass_code="DONE-1")))
     design = campaign.sample_design
     auto = set(AutoResolved.objects.filter(design=design).values_list("span_id", flat=True))
     checks = CheckSpan.objects.filter(campaign=campaign)
@@ -119,6 +122,10 @@ def test_routing_composes_with_decoys_planted_outputs_and_the_control_arm(routed
         shown_checks |= on_card & set(checks.values_list("span_id", flat=True))
     assert shown_checks  # the known answers are on the cards
     assert Assignment.objects.filter(campaign=campaign, in_control_arm=True).exists()
+    # the link's pool holds the routed outputs only: those with a span for experts
+    routed_items = set(SampledSpan.objects.filter(design=design).values_list("span__annotation__item_id", flat=True))
+    pool = set(StudyLink.objects.get(campaign=campaign).items)
+    assert pool and pool <= routed_items
 
 
 def test_the_campaign_form_routes_and_plans(routed_data, researcher, client):
