@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from analytics.selectors.base import Scope
+from analytics.selectors.cache import cached, dashboard_key
 from analytics.selectors.confidence import EvaluatorConfidence, campaign_confidence
 from analytics.selectors.routing import RoutingReport, routing_report
 from analytics.tables import Column, Table
@@ -41,7 +43,12 @@ def confidence_table(rows: list[EvaluatorConfidence]) -> Table:
 
 def confidence_context(campaign: Campaign) -> dict[str, object]:
     """What the campaign dashboard shows of the ensemble's confidence: the calibration's table and plot once
-    experts labelled a span, and a routed campaign's figures."""
+    experts labelled a span, and a routed campaign's figures; cached while the campaign's data is unchanged."""
+    key = dashboard_key(Scope(campaign_id=campaign.pk), reference="confidence", n_resamples=0, seed=0)
+    return cached(key, lambda: _confidence_context(campaign))
+
+
+def _confidence_context(campaign: Campaign) -> dict[str, object]:
     report = routing_report(campaign)
     context: dict[str, object] = {"routing": routing_table(report) if report is not None else None}
     rows = campaign_confidence(campaign)

@@ -46,17 +46,21 @@ def campaign_confidence(campaign: Campaign, *, aspect: str = "") -> list[Evaluat
     The per-span confidence is derived data: spans that have none yet get it here (evaluation.services.
     confidence), once."""
     runs = runs_in_scope(Scope(campaign_id=campaign.pk, aspect=aspect))
-    confidence_store(run_ids=[r.run_id for r in runs])
-    votes = campaign_votes(campaign)
+    run_ids = [r.run_id for r in runs]
+    confidence_store(run_ids=run_ids)
     labels: dict[int, bool] = {}
-    for span_id in votes.machine:
-        verdict = votes.machine_consensus(span_id).span_verdict
-        if verdict is not None:
-            labels[span_id] = verdict == SPAN_OK
+    # Runs without per-model answers have no level to calibrate: the campaign's votes are not even read.
+    known = SpanConfidence.objects.filter(run_id__in=run_ids, n__gte=1).exists()
+    if known:
+        votes = campaign_votes(campaign)
+        for span_id in votes.machine:
+            verdict = votes.machine_consensus(span_id).span_verdict
+            if verdict is not None:
+                labels[span_id] = verdict == SPAN_OK
     per_run: dict[int, list[tuple[int, int, bool]]] = defaultdict(list)
     per_category: dict[int, dict[str, list[tuple[int, int, bool]]]] = defaultdict(lambda: defaultdict(list))
     decisions: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    rows = SpanConfidence.objects.filter(run_id__in=[r.run_id for r in runs], span_id__in=sorted(labels), n__gte=1)
+    rows = SpanConfidence.objects.filter(run_id__in=run_ids, span_id__in=sorted(labels), n__gte=1)
     for span_id, run_id, k, n, category, supervisor in rows.values_list(
             "span_id", "run_id", "k", "n", "span__category", "supervisor").order_by("span_id"):
         outcome = (k, n, labels[span_id])
