@@ -176,3 +176,16 @@ def test_a_participant_who_holds_their_share_gets_nothing_more():
     p = _join(campaign, "S1", None)
     assert participant_top_up(participant=p) == 0
     assert queue_of(campaign, p.user_id).real == 2
+
+
+def test_a_participant_ends_marking_on_their_control_arm_output_from_the_page(client):
+    campaign = _study(4, per_item=1, each=4, arm=1.0, name="marking", checks=CheckSettings())
+    url = f"/join/{campaign.study_link.token}/"
+    ids = {"PROLIFIC_PID": "M1", "STUDY_ID": "S", "SESSION_ID": "sM1"}
+    assert client.get(url, ids).status_code == 200 and client.post(url, ids).status_code == 302
+    marking = Assignment.objects.filter(campaign=campaign, phase="marking").first()
+    assert marking is not None and marking.annotator.participant.prolific_pid == "M1"
+    answer = client.post(f"/work/{marking.pk}/reveal/", HTTP_HX_REQUEST="true")
+    assert answer.status_code < 400
+    marking.refresh_from_db()
+    assert marking.phase == "judging" and marking.revealed_at is not None
