@@ -23,7 +23,7 @@ from annotator.engine.phases import initial_phase
 from annotator.models import Assignment, Campaign, JudgmentEvent, WorkAction
 from quality.models import PlantedOutput
 from quality.services import decoys_per_output, planted_count, planted_hand_out, planted_release
-from studies.engine.handout import Rates, Share, Slot, pool_rates, slots_choose
+from studies.engine.handout import Rates, Share, Slot, slots_choose
 from studies.models import Handout, Participant, PoolSlot, StudyLink
 
 
@@ -162,9 +162,14 @@ def _free_slots(link: StudyLink, decoys: Mapping[int, int]) -> list[Slot]:
 
 
 def _rates(link: StudyLink, decoys: Mapping[int, int]) -> Rates:
-    """Unprimed places and decoys per place over every place of the pool (held or free)."""
-    return pool_rates((unprimed, decoys.get(item_id, 0))
-                      for item_id, unprimed in PoolSlot.objects.filter(link=link).values_list("item_id", "unprimed"))
+    """Unprimed places and decoys per place over every place of the pool (held or free), in two aggregates."""
+    places = PoolSlot.objects.filter(link=link)
+    counts = places.aggregate(n=Count("pk"), unprimed=Count("pk", filter=Q(unprimed=True)))
+    if not counts["n"]:
+        return Rates()
+    on_decoys = places.filter(item_id__in=list(decoys)).values("item_id").annotate(n=Count("pk"))
+    shown = sum(decoys[row["item_id"]] * row["n"] for row in on_decoys) if decoys else 0
+    return Rates(unprimed=counts["unprimed"] / counts["n"], decoys=shown / counts["n"])
 
 
 def link_has_room(*, link: StudyLink, now: datetime | None = None) -> bool:

@@ -44,14 +44,6 @@ class Rates:
     decoys: float = 0.0
 
 
-def pool_rates(slots: Iterable[tuple[bool, int]]) -> Rates:
-    """Rates over every place of the pool, from (unprimed, decoys on its output) pairs."""
-    places = list(slots)
-    if not places:
-        return Rates()
-    return Rates(unprimed=sum(u for u, _ in places) / len(places), decoys=sum(d for _, d in places) / len(places))
-
-
 def _gap(share: Share, slot: Slot, rates: Rates) -> float:
     n = share.outputs + 1
     unprimed = share.unprimed + slot.unprimed
