@@ -3,10 +3,12 @@ control items, for participants arriving and leaving at any time, alone or besid
 
 from __future__ import annotations
 
+import importlib
 from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.apps import apps
 from django.utils import timezone
 
 from accounts.models import Role, User
@@ -189,3 +191,22 @@ def test_a_participant_ends_marking_on_their_control_arm_output_from_the_page(cl
     assert answer.status_code < 400
     marking.refresh_from_db()
     assert marking.phase == "judging" and marking.revealed_at is not None
+
+
+def test_a_link_made_before_places_gets_them_with_its_participants_in_them():
+    migration = importlib.import_module("studies.migrations.0004_existing_links_get_their_places")
+    campaign = _study(4, annotators=[f.user("old-expert")], per_item=3, each=2, arm=0.0, name="old",
+                      checks=CheckSettings())
+    p1 = _join(campaign, "O1", None)
+    link = campaign.study_link
+    held = set(Assignment.objects.filter(annotator_id=p1.user_id).values_list("pk", flat=True))
+    # As a link of before: no places, no control items recorded.
+    PoolSlot.objects.filter(link=link).delete()
+    migration._places(apps, None)
+    slots = list(PoolSlot.objects.filter(link=link))
+    # 4 outputs, 3 judges each, the expert one of them: 2 places each, the participant in two of them.
+    assert len(slots) == 8 and not any(s.unprimed for s in slots)
+    assert {s.assignment_id for s in slots if s.assignment_id} == held
+    assert Counter(s.item_id for s in slots) == {i: 2 for i in link.items}
+    p2 = _join(campaign, "O2", None)
+    assert queue_of(campaign, p2.user_id).real == 2
