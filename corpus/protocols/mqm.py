@@ -42,6 +42,8 @@ NO_ERROR = "no-error"  # the severity of the one row a clean segment has in the 
 SEVERITY_CODES: dict[str, int] = {"neutral": 1, "minor": 2, "major": 4}
 SEVERITY_LABELS: dict[str, str] = {t.value: t.label for t in SEVERITIES}
 
+SOURCE_HEADER = "Source"  # an item's input header for the source segment
+OUTPUT_HEADER = "Translation"
 NON_TRANSLATION = "Non-translation"
 SOURCE_ERROR = "Source error"
 NON_TRANSLATION_KEY = "t"  # marks the whole segment as a non-translation (Major)
@@ -242,3 +244,29 @@ def _matches(pattern: str, key: str) -> bool:
 
 
 DEFAULT = Weights.from_mapping(DEFAULT_WEIGHTS)
+
+
+# --- where a stored span lies ---------------------------------------------------------------------------
+# ErrorSpan offsets point into the output (the translation). An MQM error marked in the source, or a marker the
+# file left open, is written in the span's `note` as "mqm:source START-END" / "mqm:open", so that the span stays
+# honest for every reader that knows only outputs (it has no place in the translation) and the TSV export can
+# write back the row as it was read.
+_NOTE = re.compile(r"mqm:source (\d+)-(\d+)")
+
+
+def location_note(*, side: str, start: int | None, end: int | None, open_end: bool) -> str:
+    words = []
+    if side == "source" and start is not None and end is not None:
+        words.append(f"mqm:source {start}-{end}")
+    if open_end:
+        words.append("mqm:open")
+    return " ".join(words)
+
+
+def read_location_note(note: str) -> tuple[str, int | None, int | None, bool]:
+    """(side, start, end, open_end) of a span's note; ("target", None, None, False) when it says nothing."""
+    found = _NOTE.search(note or "")
+    open_end = "mqm:open" in (note or "")
+    if found:
+        return "source", int(found.group(1)), int(found.group(2)), open_end
+    return "target", None, None, open_end
