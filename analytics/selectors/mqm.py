@@ -8,12 +8,23 @@ from __future__ import annotations
 
 import csv
 import io
+from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any, TypedDict
 
+from accounts.models import User
+from annotator.models import Assignment, Campaign
 from corpus.interop.mqm import MqmRating
-from corpus.models import Dataset
-from corpus.protocols.mqm import DEFAULT, DEFAULT_TREE, Category, Weights, canonical_category, top_category
+from corpus.models import Dataset, ErrorSpan, Item
+from corpus.protocols.mqm import (
+    DEFAULT,
+    DEFAULT_TREE,
+    Category,
+    Weights,
+    canonical_category,
+    severity_of_code,
+    top_category,
+)
 from corpus.selectors.mqm import mqm_ratings, mqm_sources
 from stats.mqm import (
     Agreement,
@@ -92,3 +103,30 @@ def categories(ratings: list[Rating], *, weights: Weights = DEFAULT, tree: tuple
 def agreement(ratings: list[Rating], *, weights: Weights = DEFAULT,
               tree: tuple[Category, ...] = DEFAULT_TREE) -> Agreement:
     return rater_agreement(ratings, weights.weight, name=lambda c: canonical_category(c, tree))
+
+
+def campaign_ratings(campaign: Campaign) -> list[Rating]:
+    """The ratings an MQM campaign's annotators gave: one per finished (non-training) assignment, its errors the
+    annotator's own spans on the item in this campaign; raters by username, segments by (doc, seg_id)."""
+    done = list(Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_training=False)
+                .values_list("item_id", "annotator_id"))
+    items = {pk: (system, _segment(external_id, extra)) for pk, system, external_id, extra in
+             Item.objects.filter(pk__in={i for i, _ in done}).values_list("pk", "system", "external_id", "extra")}
+    names = dict(User.objects.filter(pk__in={a for _, a in done}).values_list("pk", "username"))
+    errors: dict[tuple[int, int], list[Error]] = defaultdict(list)
+    rows = (ErrorSpan.objects.filter(annotation__source__added__campaign=campaign,
+                                     annotation__item_id__in=list(items))
+            .order_by("start", "pk")
+            .values_list("annotation__item_id", "annotation__source__added__annotator_id", "start", "end",
+                         "category", "severity"))
+    for item_id, annotator_id, start, end, category, severity in rows:
+        errors[(item_id, annotator_id)].append(Error(category, severity_of_code(severity), start, end))
+    return [Rating(system=items[i][0], segment=items[i][1], rater=names[a], errors=tuple(errors[(i, a)]))
+            for i, a in done]
+
+
+def _segment(external_id: str, extra: Any) -> tuple[str, str]:
+    place = (extra or {}).get("mqm") if isinstance(extra, dict) else None
+    if isinstance(place, dict) and place.get("doc"):
+        return (str(place["doc"]), str(place.get("seg_id", external_id)))
+    return ("", external_id)
