@@ -45,6 +45,7 @@ from annotator.services.added_spans import (
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.control_arm import assignment_reveal
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
+from annotator.services.mqm_prefill import mqm_prefill
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views import mqm
 from annotator.views.common import AppRequest
@@ -177,6 +178,8 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
         return render(request, "annotator/qualification_gate.html",
                       {"campaign": assignment.campaign, "message": gate}, status=403)
     if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
+        if assignment.campaign.protocol == protocols.MQM and assignment.last_active_at is None:
+            mqm_prefill(assignment=assignment, user=request.user)  # first opening: machine spans pre-fill it
         activity_record(assignment=assignment)  # opening the item starts its active-time clock
     if assignment.campaign.protocol == protocols.MQM:
         return mqm.item_screen(request, assignment)

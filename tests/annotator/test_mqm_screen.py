@@ -108,3 +108,32 @@ def test_finished_ratings_make_the_reports_mqm_section(study, client):
     sys_b = next(line for line in section.splitlines() if "sysB" in line)
     assert "| 3.000 |" in sys_b and "| 6 |" in sys_b  # six rated (segment, rater) pairs
     assert "Style" in markdown[markdown.index("errors by top-level category"):]
+
+
+def test_machine_spans_prefill_an_item_once_with_their_categories(db, tmp_path, make_user, client):
+    from corpus.models import Dataset
+    from tests import factories as make
+
+    annotator = make_user("pia")
+    base = build_mqm_study(tmp_path, [make_user("other")], name="with runs")
+    dataset = Dataset.objects.get(pk=base.dataset.pk)
+    item = dataset.items.get(external_id="talk:1", system="sysA")  # "Hallo Welt."
+    machine = make.run(dataset, "mt-ensemble")
+    answer = make.annotation(item, machine)
+    make.span_at(answer, 1, "Welt", category="accuracy/mistranslation", severity=5, explanation="wrong")
+    make.span_at(answer, 2, "Hallo", category="made-up category", severity=2)
+    make.span(answer, 3, text="not in the text", category="Other", severity=3)
+    campaign = campaign_create(CampaignSpec(name="prefilled", dataset=dataset, runs=[machine], aspects=["accuracy"],
+                                            annotators=[annotator], protocol="mqm"))
+    assignment = Assignment.objects.get(campaign=campaign, item=item)
+    c = _client(client, annotator)
+    html = c.get(f"/work/{assignment.pk}/").content.decode()
+    assert "error-card" not in html  # the machine spans are not judged in MQM
+    spans = {s.text: s for s in ErrorSpan.objects.filter(annotation__source__added__campaign=campaign)}
+    assert set(spans) == {"Welt", "Hallo"}  # the unlocated one cannot be marked
+    assert (spans["Welt"].category, spans["Welt"].severity) == ("Accuracy/Mistranslation", mqm.SEVERITY_CODES["major"])
+    assert (spans["Hallo"].category, spans["Hallo"].severity) == ("Other", mqm.SEVERITY_CODES["minor"])
+    # deleting one and opening the item again does not bring it back
+    c.post(f"/mqm/{spans['Hallo'].pk}/delete/", HTTP_HX_REQUEST="true")
+    c.get(f"/work/{assignment.pk}/")
+    assert ErrorSpan.objects.filter(annotation__source__added__campaign=campaign).count() == 1
