@@ -66,7 +66,8 @@ RESEARCHER_ONLY = {
     "list_datasets", "import_items", "list_items", "export_dataset", "create_campaign", "campaign_control_accuracy",
     "list_runs", "retrieve_run", "create_run", "cancel_run", "resume_run", "retrieve_campaign_analytics",
     "retrieve_campaign_analytics_table", "retrieve_dataset_analytics", "retrieve_dataset_analytics_table",
-    "retrieve_dataset_mqm_scores", "import_annotations", "list_sources", "compare_sources", "create_export", "list_exports", "retrieve_export",
+    "retrieve_dataset_mqm_scores", "import_annotations", "list_sources", "compare_sources", "create_export",
+    "list_exports", "retrieve_export",
     "cancel_export", "resume_export",
     "download_export_file", "retrieve_labeling_campaign", "update_labeling_campaign",
 }
