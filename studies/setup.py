@@ -29,7 +29,9 @@ from annotator.services.campaigns import (
     neutral_labels,
 )
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
+from corpus import protocols
 from corpus.models import Annotation, Dataset, Item
+from corpus.protocols.mqm import ProtocolError
 from quality.services import CheckSettings, Queues, checks_prepare, checks_validate, planted_count
 from studies.design import Pool, arm_warnings, checks_warnings, pool_refusal, pool_warnings
 from studies.models import SetupReport
@@ -58,6 +60,8 @@ class CampaignSpec:
     control_arm: float = 0.0
     link: LinkSettings | None = None
     checks: CheckSettings = field(default_factory=CheckSettings)
+    protocol: str = protocols.DEFAULT  # corpus.protocols: what the item screen asks and how errors are scored
+    protocol_options: dict | None = None  # the protocol's settings (MQM: its own tree, its weights)
 
     def __post_init__(self) -> None:
         if self.checks is None:  # the form and the API say "no checks" as None
@@ -167,6 +171,11 @@ def _validate(spec: CampaignSpec) -> None:
         # Reviewers read every judge's name and verdicts; a judge of the same campaign must not.
         raise CampaignError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge")
     checks_validate(spec.checks, spec.dataset.pk)
+    try:
+        declared = protocols.get(spec.protocol)
+        declared.clean_options(spec.protocol_options)
+    except ProtocolError as exc:
+        raise CampaignError(str(exc)) from None
 
 
 def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
@@ -182,7 +191,8 @@ def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
         status=Campaign.Status.DRAFT if checks.decoys else Campaign.Status.OPEN,
         categories=label_set, control_arm=spec.control_arm, decoys=checks.decoys, planted=checks.planted,
         vigilance_min=checks.vigilance_min, qualification=checks.as_qualification(),
-        exclude_flagged=checks.exclude_flagged,
+        exclude_flagged=checks.exclude_flagged, protocol=spec.protocol,
+        protocol_options=protocols.get(spec.protocol).clean_options(spec.protocol_options),
     )
     campaign.annotators.set(spec.annotators)
     campaign.reviewers.set(spec.reviewers)
@@ -198,6 +208,9 @@ def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
 def _items(campaign: Campaign, spec: CampaignSpec) -> tuple[list[int], list[int]]:
     """The real items to judge in dataset order (a sample's outputs when sampled), and the training items."""
     item_ids = spec.item_ids
+    if item_ids is None and not spec.runs and not protocols.get(spec.protocol).judges_machine_spans:
+        # A protocol in which annotators mark errors themselves needs no run: it rates every output.
+        item_ids = list(spec.dataset.items.values_list("pk", flat=True))
     if item_ids is None:
         annotated = Annotation.objects.filter(source__in=list(spec.runs), item__dataset=spec.dataset)
         if spec.aspects:

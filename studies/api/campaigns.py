@@ -104,7 +104,8 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
                 aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
                 guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
                 control_item_ids=payload.control_item_ids, reviewers=reviewers,
-                sample=sample, control_arm=payload.control_arm, link=link, checks=checks), created_by=request.user,
+                sample=sample, control_arm=payload.control_arm, link=link, checks=checks,
+                protocol=payload.protocol, protocol_options=payload.protocol_options), created_by=request.user,
             )
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])
