@@ -111,19 +111,26 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     return out
 
 
-def rank_ranges(n: int, better: set[tuple[int, int]]) -> list[str]:
-    """Return each evaluator's rank range, given which evaluator significantly beats which (i, j): i > j.
+def rank_bounds(n: int, better: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Return each evaluator's best and worst rank (1-based), given which evaluator significantly beats which
+    (i, j): i > j.
 
     The best rank an evaluator can hold is one plus the number that significantly beat it; the worst is
-    the number of evaluators minus the number it significantly beats (as WMT reports ranks). Evaluators
-    that no test separates share a range: "1-3" each when all three are alike.
+    the number of evaluators minus the number it significantly beats (as WMT reports ranks).
     """
-    out = []
-    for i in range(n):
-        top = 1 + sum(1 for j in range(n) if (j, i) in better)
-        bottom = n - sum(1 for j in range(n) if (i, j) in better)
-        out.append(str(top) if top == bottom else f"{top}-{bottom}")
-    return out
+    return [(1 + sum(1 for j in range(n) if (j, i) in better), n - sum(1 for j in range(n) if (i, j) in better))
+            for i in range(n)]
+
+
+def rank_ranges(n: int, better: set[tuple[int, int]]) -> list[str]:
+    """Return `rank_bounds` as text: evaluators that no test separates share a range ("1-3" each when all
+    three are alike), a single rank stands alone."""
+    return [_range_text(bounds) for bounds in rank_bounds(n, better)]
+
+
+def _range_text(bounds: tuple[int, int]) -> str:
+    top, bottom = bounds
+    return str(top) if top == bottom else f"{top}-{bottom}"
 
 
 @dataclass(frozen=True)
@@ -139,6 +146,7 @@ class RankingResult:
     order: list[int]  # evaluator indices, best first; evaluators without a figure last
     ranks: dict[int, str | None]
     pairs: list[RankedPair]
+    bounds: dict[int, tuple[int, int] | None]  # the ranks' (best, worst), 1-based
 
 
 def rank(
@@ -173,7 +181,8 @@ def rank(
         if pair.p_holm is not None and pair.p_holm < alpha and pair.test.difference:
             winner, loser = (pair.a, pair.b) if pair.test.difference > 0 else (pair.b, pair.a)
             better.add((position[winner], position[loser]))
-    ranges = rank_ranges(len(ranked), better)
-    ranks: dict[int, str | None] = {k: ranges[position[k]] for k in ranked}
+    limits = rank_bounds(len(ranked), better)
+    ranks: dict[int, str | None] = {k: _range_text(limits[position[k]]) for k in ranked}
     ranks |= {k: None for k in order if k not in position}
-    return RankingResult(order=order, ranks=ranks, pairs=pairs)
+    bounds: dict[int, tuple[int, int] | None] = {k: limits[position[k]] if k in position else None for k in order}
+    return RankingResult(order=order, ranks=ranks, pairs=pairs, bounds=bounds)

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from analytics.confidence_figures import CONFIDENCE_NOTE, confidence_table, plot_module, routing_table
+from analytics.report.mqm import mqm_report
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
 from analytics.selectors.confidence import campaign_confidence
@@ -244,6 +245,11 @@ def routing_section(context: ReportContext) -> Section | None:
 
 # The report, in order. The quality-checks and priming sections go after ranking_section: each a builder
 # that returns None when the campaign has no such figures.
+def mqm_section(context: ReportContext) -> Section | None:
+    built = mqm_report(context.campaign)
+    return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
+
+
 REPORT_SECTIONS: list[SectionBuilder] = [
     overview_section,
     accuracy_section,
@@ -253,6 +259,7 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     priming_section,
     confidence_section,
     routing_section,
+    mqm_section,
 ]
 
 

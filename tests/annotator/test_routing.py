@@ -103,7 +103,7 @@ def test_routing_composes_with_decoys_planted_outputs_and_the_control_arm(routed
     judges = [make_user("rj1"), make_user("rj2")]
     campaign = campaign_create(CampaignSpec(
         name="Routed with everything", dataset=data, runs=[run], annotators=judges, aspects=["accuracy"],
-        annotators_per_item=2, seed=11, control_arm=0.5, routing=RoutingSpec(2, 0.2, seed=11),
+        annotators_per_item=3, seed=11, control_arm=0.5, routing=RoutingSpec(2, 0.2, seed=11),
         checks=CheckSettings(decoys=0.2, planted=0.2, exclude_flagged=True),
         link=LinkSettings(items_per_participant=2, pass_code="DONE-1")))
     design = campaign.sample_design
@@ -158,3 +158,11 @@ def test_the_campaign_form_routes_and_plans(routed_data, researcher, client):
     assert 'id="plan-result"' in text
     assert f"{120 / shown:.1f} s per span, 120.0 s per output" in text
     assert f"{120 * 100 * 3 / 3600:.1f}" in text  # expert hours
+
+
+def test_routing_is_refused_for_a_protocol_that_judges_no_machine_span(routed_data, annotator_user):
+    data, run, _, _ = routed_data
+    with pytest.raises(CampaignError, match="routing, protocol"):
+        campaign_create(CampaignSpec(name="MQM routed", dataset=data, runs=[run], annotators=[annotator_user],
+                                     protocol="mqm", routing=RoutingSpec(2, 0.2)))
+    assert not Campaign.objects.filter(name="MQM routed").exists()
