@@ -215,12 +215,14 @@ def flagged_annotator_ids(campaign: Campaign) -> list[int]:
     return [row.user_id for row in campaign_checks(campaign) if row.reasons]
 
 
-def excluded_annotator_ids(campaign_id: int | None) -> list[int]:
-    """The annotators whose verdicts the campaign's real figures leave out (none unless `exclude_flagged`)."""
-    if campaign_id is None:
+def excluded_annotator_ids(campaign_id: int | None, *, exclude_flagged: bool | None = None) -> list[int]:
+    """The annotators whose verdicts the campaign's real figures leave out: the flagged ones when
+    `exclude_flagged` says so, none otherwise. None follows the campaign's own `exclude_flagged` setting; a
+    report or an export that was asked to decide passes True or False."""
+    if campaign_id is None or exclude_flagged is False:
         return []
     campaign = Campaign.objects.filter(pk=campaign_id).first()
-    if campaign is None or not campaign.exclude_flagged:
+    if campaign is None or not (campaign.exclude_flagged if exclude_flagged is None else exclude_flagged):
         return []
     return flagged_annotator_ids(campaign)
 
