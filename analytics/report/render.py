@@ -51,44 +51,60 @@ def _tex_cell(cell: Cell) -> str:
     return text
 
 
-# The page a LaTeX report is set on: A4, 2 cm margins, tables in \small (10 pt). Widths are estimated in points
-# from character counts (digits and lower-case letters of Computer Modern at 10 pt are about 5 pt wide), with
-# the space between columns; a table wider than the text is split into column groups instead of being shrunk.
-TEXT_WIDTH_PT = 483.0  # 21 cm - 2 x 2 cm
-_CHAR_PT = 5.4
-_COLUMN_GAP_PT = 12.0  # \tabcolsep on both sides
-_HEAD_CHARS = 13  # a header is wrapped onto lines of about this many characters
-_WRAP_CHARS = 44  # a text column wider than this is set as a paragraph column
+# The page a LaTeX report is set on: A4, 2 cm margins, tables in \small (Computer Modern at 10 pt). A table
+# wider than the text is split into column groups instead of being shrunk; widths are measured from the font's
+# own character widths (cmr10, points; pdflatex reports the same with \wd of a box), bold about 16% wider.
+TEXT_WIDTH_PT = 483.7  # 21 cm - 2 x 2 cm
+TABCOLSEP_PT = 4.0  # the space on both sides of a column (LaTeX's default is 6 pt)
+_COLUMN_GAP_PT = 2 * TABCOLSEP_PT
+_FIT = 0.96  # a table is split before it comes this close to the text width
+_CMR10_PT = {
+    2.78: "!',.:;[]`il|", 3.06: "fj", 3.33: " -", 3.6: "_", 3.61: "I", 3.89: "()t", 3.92: "r", 3.94: "s",
+    4.44: "cez", 4.72: "?", 5.0: "\"$*/0123456789\\^ago{}~", 5.14: "J", 5.28: "kqvxy", 5.56: "Sbdhnpu", 6.11: "Z",
+    6.25: "L", 6.53: "F", 6.81: "EP", 7.08: "B", 7.22: "CTw", 7.36: "R", 7.5: "AHNUVXY", 7.64: "D",
+    7.78: "&+<=>@KOQ", 7.85: "G", 8.33: "#%m", 9.17: "M", 10.28: "W",
+}
+_CHAR_PT = {ch: width for width, chars in _CMR10_PT.items() for ch in chars}
+_BOLD = 1.2
+_DAGGER_PT = 4.2
+_HEAD_PT = 45.0  # a header is wrapped onto lines of about this width ("95% CI" over "high")
+_WRAP_PT = 230.0  # a text column wider than this is set as a paragraph column
 LONG_TABLE_ROWS = 30  # a table with more rows breaks across pages (longtable) instead of floating
+
+
+def text_pt(text: str, *, bold: bool = False) -> float:
+    """The width of `text` set in the tables' font, in points (what tex_escape makes of a character beyond
+    Latin-1, [U+XXXX], is counted as such)."""
+    width = 0.0
+    for ch in "--" if text == "—" else text:
+        width += _CHAR_PT.get(ch, 5.0 if ord(ch) < 256 else 40.0)
+    return width * (_BOLD if bold else 1.0)
 
 
 def _head_lines(label: str) -> list[str]:
     lines: list[str] = []
     for word in label.split():
-        if lines and len(lines[-1]) + 1 + len(word) <= _HEAD_CHARS:
+        if lines and text_pt(f"{lines[-1]} {word}") <= _HEAD_PT:
             lines[-1] += " " + word
         else:
             lines.append(word)
     return lines or [""]
 
 
-def _column_chars(table: Table, index: int, cells: list[list[Cell]]) -> int:
-    width = max(len(line) for line in _head_lines(table.columns[index].label))
+def _natural_pt(table: Table, index: int, cells: list[list[Cell]]) -> float:
+    """The column's natural width: its widest header line or cell (with its marks)."""
+    width = max(text_pt(line) for line in _head_lines(table.columns[index].label))
     for row in cells:
         cell = row[index]
-        width = max(width, len(cell.text) + (1 if cell.few else 0) + (len(cell.text) // 8 if cell.best else 0))
+        width = max(width, text_pt(cell.text, bold=cell.best) + (_DAGGER_PT if cell.few else 0.0))
     return width
-
-
-def _column_pt(chars: int) -> float:
-    return min(chars, _WRAP_CHARS) * _CHAR_PT + _COLUMN_GAP_PT
 
 
 def column_parts(table: Table) -> list[list[int]]:
     """The table's columns split into parts that each fit the text width: the first column (what a row is
     about) starts every part, and columns of one group (a figure and its interval) stay together."""
     cells = table.display_cells()
-    widths = [_column_pt(_column_chars(table, i, cells)) for i in range(len(table.columns))]
+    widths = [min(_natural_pt(table, i, cells), _WRAP_PT) + _COLUMN_GAP_PT for i in range(len(table.columns))]
     blocks: list[list[int]] = []
     for i, column in enumerate(table.columns[1:], start=1):
         if blocks and column.group and table.columns[blocks[-1][-1]].group == column.group:
@@ -98,7 +114,7 @@ def column_parts(table: Table) -> list[list[int]]:
     parts: list[list[int]] = []
     current = [0]
     for block in blocks:
-        if len(current) > 1 and sum(widths[i] for i in current + block) > TEXT_WIDTH_PT:
+        if len(current) > 1 and sum(widths[i] for i in current + block) > _FIT * TEXT_WIDTH_PT:
             parts.append(current)
             current = [0]
         current = current + block
@@ -117,9 +133,8 @@ def _tex_align(table: Table, index: int, cells: list[list[Cell]]) -> str:
     column = table.columns[index]
     if column.kind != "text":
         return "r"
-    chars = _column_chars(table, index, cells)
-    if chars > _WRAP_CHARS:
-        return rf">{{\raggedright\arraybackslash}}p{{{_WRAP_CHARS * _CHAR_PT:.0f}pt}}"
+    if _natural_pt(table, index, cells) > _WRAP_PT:
+        return rf">{{\raggedright\arraybackslash}}p{{{_WRAP_PT:.0f}pt}}"
     return "l"
 
 
@@ -130,11 +145,12 @@ def _tex_tabular(table: Table, columns: list[int], cells: list[list[Cell]], *, l
                                                                                                      strict=True))
     body = "\n".join(" & ".join(_tex_cell(row[i]) for i in columns) + r" \\" for row in cells)
     spec = "".join(aligns)
+    size = f"\\small\\setlength{{\\tabcolsep}}{{{TABCOLSEP_PT:g}pt}}"  # in the table's group: a paper's own stays
     if long:
-        return (f"{{\\small\n\\begin{{longtable}}{{{spec}}}\n\\caption{{{caption}}}{label} \\\\\n\\toprule\n"
+        return (f"{{{size}\n\\begin{{longtable}}{{{spec}}}\n\\caption{{{caption}}}{label} \\\\\n\\toprule\n"
                 f"{head} \\\\\n\\midrule\n\\endfirsthead\n\\toprule\n{head} \\\\\n\\midrule\n\\endhead\n"
                 f"{body}{chr(10) if body else ''}\\bottomrule\n\\end{{longtable}}}}\n")
-    return (f"\\begin{{table}}[H]\n\\centering\n\\small\n\\caption{{{caption}}}{label}\n"
+    return (f"\\begin{{table}}[H]\n\\centering\n{size}\n\\caption{{{caption}}}{label}\n"
             f"\\begin{{tabular}}{{{spec}}}\n\\toprule\n{head} \\\\\n\\midrule\n"
             f"{body}{chr(10) if body else ''}\\bottomrule\n\\end{{tabular}}\n\\end{{table}}\n")
 

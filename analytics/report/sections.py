@@ -87,8 +87,9 @@ def simulated_banner(context: ReportContext) -> str:
     if not context.simulated:
         return ""
     names = ", ".join(f"{label} {SIMULATED_MARK}" for label in sorted(context.simulated))
-    return (f"SIMULATED: {names} {'was' if len(context.simulated) == 1 else 'were'} answered by the simulated "
-            "server, not by a model. Every figure naming it is marked and is no result.")
+    one = len(context.simulated) == 1
+    return (f"SIMULATED: {names} {'was' if one else 'were'} answered by the simulated server, not by a model. "
+            f"Every figure naming {'it' if one else 'them'} is marked and is no result.")
 
 
 CONSENSUS_TEXT = (

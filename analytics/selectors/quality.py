@@ -49,8 +49,8 @@ def quality_summary(campaign: Campaign, exclusion: Exclusion) -> QualitySummary:
         else "Planted errors: none",
         (f"Qualification: {len(training)} training items, pass mark {campaign.qualification.get('pass')}"
          if training else "Qualification: none"),
-        f"Vigilance: {figures.REASON_TEXT[figures.DECOYS]} or {figures.REASON_TEXT[figures.PLANTED]} "
-        f"(minimum {campaign.vigilance_min:g}, on the upper bound of the Wilson 95% interval)",
+        f"Vigilance: an annotator is flagged when the upper bound of the Wilson 95% interval of their decoy "
+        f"rejection rate or of their planted-error find rate is below {campaign.vigilance_min:g}",
         f"Rubber-stamp rule: {figures.STAMP_RULE.describe()}",
     ]
     participants = {p.user_id: p for p in Participant.objects.filter(link__campaign=campaign)}
