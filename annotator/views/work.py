@@ -176,7 +176,7 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
         return render(request, "annotator/qualification_gate.html",
                       {"campaign": assignment.campaign, "message": gate}, status=403)
     if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
-        activity_record(assignment=assignment)  # opening the item starts its active-time clock
+        activity_record(assignment=assignment, opening=True)  # opening the item starts a new active-time clock
     context = _screen_context(request, assignment)
     if assignment.is_training and assignment.is_done():
         context["training_key"] = checks.installed().training_key(assignment, context["rows"])
