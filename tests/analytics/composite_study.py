@@ -65,10 +65,12 @@ def build_composite(make_user, *, exclude_flagged: bool = False) -> Composite:
     study = build_study([careful, prolific, stamper], name="composite", per_item=2,
                         checks=CheckSettings(decoys=0.3, planted=0.3, exclude_flagged=exclude_flagged),
                         control_arm=0.5)
-    for run, label in zip(study.runs, SIMULATED_LABELS, strict=True):
+    for run, label, judge in zip(study.runs, SIMULATED_LABELS, ("box judge one", "box judge two"), strict=True):
         run.simulated = True
         run.label = label
         run.save(update_fields=["simulated", "label"])
+        run.evaluator.name = judge  # not the label, so that every occurrence of a label names the run
+        run.evaluator.save(update_fields=["name"])
     link = StudyLink.objects.create(campaign=study.campaign, token="c0ffee" * 5 + "00", pass_code="PASS",
                                     items_per_participant=10)
     Participant.objects.create(link=link, user=prolific, prolific_pid="5f1a2b3c4d5e6f7a8b9c0d1e")
