@@ -9,6 +9,7 @@ annotators out, False counts them. The edges read it from `?exclude_flagged=` (o
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from annotator.models import Campaign
 from errors import UserError
@@ -30,16 +31,30 @@ def exclude_flagged_param(raw: str | None) -> bool | None:
 
 @dataclass(frozen=True)
 class Exclusion:
-    """The choice a set of figures was computed under, and whom it left out."""
+    """The choice a set of figures was computed under, and whom it left out. Who is flagged is asked of the
+    quality checks only when needed (leaving out, or naming them), so an answer that counts everyone costs
+    nothing more."""
 
+    campaign: Campaign
     exclude: bool  # flagged annotators are left out of every figure
     asked: bool  # chosen for this request; False: the campaign's setting
-    flagged: tuple[str, ...]  # every annotator the quality checks flag, by name
-    excluded_ids: tuple[int, ...]  # the annotators left out (none unless `exclude`)
+
+    @cached_property
+    def _flagged(self) -> list:
+        return [row for row in campaign_checks(self.campaign) if row.reasons]
+
+    @property
+    def flagged(self) -> tuple[str, ...]:
+        """Every annotator the quality checks flag, by name."""
+        return tuple(row.annotator for row in self._flagged)
 
     @property
     def excluded(self) -> tuple[str, ...]:
         return self.flagged if self.exclude else ()
+
+    @property
+    def excluded_ids(self) -> tuple[int, ...]:
+        return tuple(row.user_id for row in self._flagged) if self.exclude else ()
 
     @property
     def origin(self) -> str:
@@ -57,11 +72,6 @@ class Exclusion:
 
 
 def exclusion_for(campaign: Campaign, exclude_flagged: bool | None) -> Exclusion:
-    """Resolve a request's choice against the campaign (None: its setting) and name the annotators it touches."""
+    """Resolve a request's choice against the campaign (None: its setting)."""
     exclude = campaign.exclude_flagged if exclude_flagged is None else exclude_flagged
-    flagged = [row for row in campaign_checks(campaign) if row.reasons]
-    return Exclusion(
-        exclude=exclude, asked=exclude_flagged is not None, flagged=tuple(r.annotator for r in flagged),
-        excluded_ids=tuple(r.user_id for r in flagged) if exclude else (),
-    )
-
+    return Exclusion(campaign=campaign, exclude=exclude, asked=exclude_flagged is not None)
