@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from analytics.formatting import SIMULATED_MARK
+from analytics.report.mqm import mqm_report
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
 from analytics.selectors.design import design_paragraph, study_design
@@ -210,6 +211,11 @@ def priming_section(context: ReportContext) -> Section | None:
                    tables=priming_tables(rows, context.simulated))
 
 
+def mqm_section(context: ReportContext) -> Section | None:
+    built = mqm_report(context.campaign)
+    return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
+
+
 # The report, in order; a builder returns None when the campaign has no such figures.
 REPORT_SECTIONS: list[SectionBuilder] = [
     overview_section,
@@ -219,6 +225,7 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     ranking_section,
     quality_section,
     priming_section,
+    mqm_section,
 ]
 
 
