@@ -133,7 +133,8 @@ def rankings_compute(campaign: Campaign, aspect: str, *, exclude_flagged: bool |
     hits = {by: Count("id", filter=condition) for by, condition in _FIELDS.items()}
     # The aspect's runs stand for the aspect: naming their ids, not the aspect's name two joins away, lets
     # PostgreSQL estimate the rows and hash-join them (half the time of the nested loops it picks otherwise).
-    in_runs = judgments_in_scope(Scope(campaign_id=campaign.pk, exclude_flagged=exclude_flagged)).filter(**{f"{RUN}__in": [r.run_id for r in runs]})
+    in_campaign = judgments_in_scope(Scope(campaign_id=campaign.pk, exclude_flagged=exclude_flagged))
+    in_runs = in_campaign.filter(**{f"{RUN}__in": [r.run_id for r in runs]})
     rows = _raw_rows(in_runs.values(RUN, ITEM).annotate(**hits, judged=Count("id")).order_by()) if runs else []
     items = sorted({item_id for _, item_id, *_ in rows})
     position = {item_id: k for k, item_id in enumerate(items)}
