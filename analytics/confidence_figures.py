@@ -41,17 +41,18 @@ def confidence_table(rows: list[EvaluatorConfidence]) -> Table:
     return table
 
 
-def confidence_context(campaign: Campaign) -> dict[str, object]:
+def confidence_context(campaign: Campaign, exclude_flagged: bool | None = None) -> dict[str, object]:
     """What the campaign dashboard shows of the ensemble's confidence: the calibration's table and plot once
     experts labelled a span, and a routed campaign's figures; cached while the campaign's data is unchanged."""
-    key = dashboard_key(Scope(campaign_id=campaign.pk), reference="confidence", n_resamples=0, seed=0)
-    return cached(key, lambda: _confidence_context(campaign))
+    key = dashboard_key(Scope(campaign_id=campaign.pk), reference=f"confidence:{exclude_flagged}", n_resamples=0,
+                        seed=0)
+    return cached(key, lambda: _confidence_context(campaign, exclude_flagged))
 
 
-def _confidence_context(campaign: Campaign) -> dict[str, object]:
-    report = routing_report(campaign)
+def _confidence_context(campaign: Campaign, exclude_flagged: bool | None) -> dict[str, object]:
+    report = routing_report(campaign, exclude_flagged=exclude_flagged)
     context: dict[str, object] = {"routing": routing_table(report) if report is not None else None}
-    rows = campaign_confidence(campaign)
+    rows = campaign_confidence(campaign, exclude_flagged=exclude_flagged)
     if not any(r.calibration.spans for r in rows):
         return context | {"confidence": None}
     return context | {"confidence": confidence_table(rows),

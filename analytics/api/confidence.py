@@ -10,7 +10,9 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
 
 from accounts.access import require_researcher
+from analytics.api.dashboards import EXCLUDE_FLAGGED
 from analytics.selectors.confidence import EvaluatorConfidence, campaign_confidence
+from analytics.selectors.exclusion import exclude_flagged_param
 from analytics.selectors.routing import RoutingReport, routing_report
 from annotator.models import Campaign
 from errors import Conflict
@@ -72,14 +74,15 @@ def confidence_out(row: EvaluatorConfidence) -> dict[str, Any]:
 
 
 @router.get("/campaigns/{campaign_id}/confidence", response=ConfidenceOut, operation_id="retrieve_campaign_confidence")
-def retrieve_campaign_confidence(request: HttpRequest, campaign_id: int, aspect: str = ""):
+def retrieve_campaign_confidence(request: HttpRequest, campaign_id: int, aspect: str = "",
+                                 exclude_flagged: str | None = EXCLUDE_FLAGGED):
     """The confidence calibration per evaluator: for each level k of n annotator models that flagged an
     overlapping stretch, the spans experts labelled, how many they confirmed as errors, the share with its 95%
     Wilson interval, and the expected calibration error (forecast k/n against the share, weighted by spans);
     the same per error category. Shares are on the 0-1 scale."""
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    rows = campaign_confidence(campaign, aspect=aspect)
+    rows = campaign_confidence(campaign, aspect=aspect, exclude_flagged=exclude_flagged_param(exclude_flagged))
     return {"campaign_id": campaign.pk, "aspect": aspect, "evaluators": [confidence_out(r) for r in rows]}
 
 
@@ -147,7 +150,7 @@ def routing_out(campaign_id: int, report: RoutingReport) -> dict[str, Any]:
 
 
 @router.get("/campaigns/{campaign_id}/routing", response=RoutingOut, operation_id="retrieve_campaign_routing")
-def retrieve_campaign_routing(request: HttpRequest, campaign_id: int):
+def retrieve_campaign_routing(request: HttpRequest, campaign_id: int, exclude_flagged: str | None = EXCLUDE_FLAGGED):
     """A routed campaign per evaluator: its spans by route (uncertain: all to experts; confident: an audit to
     experts, the rest resolved as Error), the audited accuracy of the auto-resolved label with its Wilson
     interval, span accuracy and Exp. correct for all spans (design-weighted, 95% interval), and the expert time
@@ -155,7 +158,7 @@ def retrieve_campaign_routing(request: HttpRequest, campaign_id: int):
     route."""
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    report = routing_report(campaign)
+    report = routing_report(campaign, exclude_flagged=exclude_flagged_param(exclude_flagged))
     if report is None:
         raise Conflict(f"campaign {campaign.name!r} does not route its spans: it has no routing figures")
     return routing_out(campaign.pk, report)

@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from analytics.selectors.base import Scope, runs_in_scope
+from analytics.selectors.exclusion import exclusion_for
 from annotator.models import Campaign
 from annotator.selectors.review import campaign_votes
 from corpus.protocol import SPAN_OK
@@ -40,8 +41,10 @@ class EvaluatorConfidence:
     supervisor: dict[str, int] = field(default_factory=dict)  # decision -> expert-labelled spans
 
 
-def campaign_confidence(campaign: Campaign, *, aspect: str = "") -> list[EvaluatorConfidence]:
-    """One row per evaluator run of the campaign (of `aspect`, when given), in neutral-label order.
+def campaign_confidence(campaign: Campaign, *, aspect: str = "",
+                        exclude_flagged: bool | None = None) -> list[EvaluatorConfidence]:
+    """One row per evaluator run of the campaign (of `aspect`, when given), in neutral-label order;
+    `exclude_flagged` as in Scope (None: the campaign's setting).
 
     The per-span confidence is derived data: spans that have none yet get it here (evaluation.services.
     confidence), once."""
@@ -52,7 +55,7 @@ def campaign_confidence(campaign: Campaign, *, aspect: str = "") -> list[Evaluat
     # Runs without per-model answers have no level to calibrate: the campaign's votes are not even read.
     known = SpanConfidence.objects.filter(run_id__in=run_ids, n__gte=1).exists()
     if known:
-        votes = campaign_votes(campaign)
+        votes = campaign_votes(campaign, excluded=exclusion_for(campaign, exclude_flagged).excluded_ids)
         for span_id in votes.machine:
             verdict = votes.machine_consensus(span_id).span_verdict
             if verdict is not None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analytics.selectors.estimates import EvaluatorEstimate, sample_estimates
+from analytics.selectors.exclusion import exclusion_for
 from annotator.models import AutoResolved, Campaign, SampleDesign, SampledSpan
 from annotator.selectors.pilot import pilot_data
 from annotator.selectors.review import campaign_votes
@@ -71,12 +72,14 @@ def routed_design(campaign: Campaign) -> SampleDesign | None:
     return design if design is not None and design.is_routing else None
 
 
-def routing_report(campaign: Campaign) -> RoutingReport | None:
-    """The routed campaign's figures per evaluator; None for a campaign that does not route."""
+def routing_report(campaign: Campaign, *, exclude_flagged: bool | None = None) -> RoutingReport | None:
+    """The routed campaign's figures per evaluator; None for a campaign that does not route. `exclude_flagged`
+    as in Scope (None: the campaign's setting)."""
     design = routed_design(campaign)
     if design is None:
         return None
-    votes = campaign_votes(campaign)
+    exclusion = exclusion_for(campaign, exclude_flagged)
+    votes = campaign_votes(campaign, excluded=exclusion.excluded_ids)
     audited: Counter[int] = Counter()
     confirmed: Counter[int] = Counter()
     for span_id, run_id in SampledSpan.objects.filter(design=design, stratum=CONFIDENT).values_list("span_id",
@@ -89,7 +92,7 @@ def routing_report(campaign: Campaign) -> RoutingReport | None:
     auto = Counter(AutoResolved.objects.filter(design=design).values_list("run_id", flat=True))
     pilot = pilot_data(campaign)
     rows = []
-    for estimate in sample_estimates(campaign):
+    for estimate in sample_estimates(campaign, exclude_flagged=exclusion.exclude):
         population = design.population.get(str(estimate.run_id), {})
         rows.append(RoutedEvaluator(
             run_id=estimate.run_id, evaluator=estimate.label, spans=estimate.spans,
@@ -102,10 +105,10 @@ def routing_report(campaign: Campaign) -> RoutingReport | None:
                          evaluators=rows)
 
 
-def routing_card(campaign: Campaign) -> dict[str, Any] | None:
+def routing_card(campaign: Campaign, *, exclude_flagged: bool | None = None) -> dict[str, Any] | None:
     """What a labeled set's data card says of the routing: the design, and per evaluator how many labels are
     `auto` and how often the audit confirmed that label (shares 0-1, 95% Wilson interval)."""
-    report = routing_report(campaign)
+    report = routing_report(campaign, exclude_flagged=exclude_flagged)
     if report is None:
         return None
     return {

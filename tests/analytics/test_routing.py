@@ -80,13 +80,16 @@ def test_routing_figures_are_the_horvitz_thompson_estimate_by_hand(routed_data, 
     page = client.get(f"/analytics/campaigns/{campaign.pk}/").content.decode()
     assert "Routed judging: design-weighted figures" in page and f"{100 * point:.1f}" in page
     report = report_files(campaign, "markdown")["report.md"].decode()
-    assert "Routed judging" in report and "resolved as errors without an expert" in report
+    assert "Routed judging" in report and "14 spans that enough of the ensemble's models flagged were" in report
     records = list(labeled_records(campaign))
     auto_spans = [s for r in records for s in r["errors"] if s["method"] == "auto"]
     assert len(auto_spans) == 14 and {s["span_verdict"] for s in auto_spans} == {"error"}
     card = labeled_card(campaign, fmt="jsonl")
     assert card["counts"]["by_method"]["auto"] == 14
     assert card["routing"]["evaluators"][0]["audited_accuracy"] == pytest.approx(ok_c / n_c)
+    for path in ("routing", "confidence"):  # the dashboard's exclude_flagged choice, refused like everywhere
+        assert client.get(f"/api/analytics/campaigns/{campaign.pk}/{path}?exclude_flagged=2").status_code == 422
+        assert client.get(f"/api/analytics/campaigns/{campaign.pk}/{path}?exclude_flagged=0").status_code == 200
     plain = make.campaign("Not routed", data, [run], [annotator_user])
     assert client.get(f"/api/analytics/campaigns/{plain.pk}/routing").status_code == 409
 
