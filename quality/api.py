@@ -9,8 +9,9 @@ from ninja import Router
 from accounts.access import require_researcher
 from accounts.models import User
 from annotator.models import Campaign
+from quality.audit import campaign_audit
 from quality.models import CheckSpan
-from quality.schemas import DecoyOut, ReopenOut, VigilanceOut
+from quality.schemas import DecoyAuditOut, DecoyOut, ReopenOut, VigilanceOut
 from quality.services import qualification_reopen
 from quality.vigilance import campaign_checks
 
@@ -32,6 +33,15 @@ def list_decoys(request: HttpRequest, campaign_id: int):
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return [decoy_out(d) for d in decoys_of(campaign)]
+
+
+@router.get("/campaigns/{campaign_id}/decoys/audit", response=DecoyAuditOut, operation_id="decoy_audit")
+def decoy_audit(request: HttpRequest, campaign_id: int):
+    """Could a classifier tell the decoys from real machine spans by their cards? Cross-validated ROC AUC with a
+    bootstrap interval and the features that give decoys away (docs/guides/quality-checks.md)."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return campaign_audit(campaign).as_dict()
 
 
 @router.post("/campaigns/{campaign_id}/qualification/{username}/reopen", response={200: ReopenOut},

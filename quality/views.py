@@ -8,10 +8,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator.models import Campaign, CampaignRun
-from annotator.services.campaigns import campaign_open
 from annotator.views.common import AppRequest, require_researcher
 from corpus.cleaning import INT64_MAX
 from errors import UserError
+from quality.audit import AuditBlocked, campaign_audit, campaign_open_audited
 from quality.models import CheckSpan
 from quality.services import decoy_drop, decoy_key_choices, decoy_update, decoys_import
 
@@ -81,7 +81,19 @@ def campaign_open_view(request: AppRequest, pk: int) -> HttpResponse:
     """The "Open the campaign" button of a draft: annotators may start once the researcher presses it."""
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=pk)
-    campaign_open(campaign=campaign, user=request.user)
-    messages.success(request, "The campaign is open; its annotators can start.")
     back = "campaign_decoys" if request.POST.get("next") == "decoys" else "campaign_entry"
+    try:
+        campaign_open_audited(campaign=campaign, user=request.user,
+                              accept_audit=request.POST.get("accept_audit") == "1")
+    except AuditBlocked as exc:
+        messages.error(request, str(exc))
+        return redirect(back, pk=pk)
+    messages.success(request, "The campaign is open; its annotators can start.")
     return redirect(back, pk=pk)
+
+
+def campaign_decoys_audit(request: AppRequest, pk: int) -> HttpResponse:
+    """The decoy audit's panel (loaded after the page: a first audit takes seconds)."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    return render(request, "annotator/_decoy_audit.html", {"campaign": campaign, "audit": campaign_audit(campaign)})

@@ -225,6 +225,7 @@ OPERATIONS = {
     ("list_comparisons", "GET", "/api/comparisons", "comparisons"),
     ("list_datasets", "GET", "/api/datasets", "datasets"),
     ("list_decoys", "GET", "/api/campaigns/{campaign_id}/decoys", "campaigns"),
+    ("decoy_audit", "GET", "/api/campaigns/{campaign_id}/decoys/audit", "campaigns"),
     ("list_dispute_history", "GET", "/api/campaigns/{campaign_id}/disputes/{span_id}/history", "adjudication"),
     ("list_disputes", "GET", "/api/campaigns/{campaign_id}/disputes", "adjudication"),
     ("list_exports", "GET", "/api/exports", "sources and exports"),
