@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import statistics
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -214,59 +212,44 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
 
 
 def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int], rng: random.Random) -> list[DecoyProposal]:
-    """Propose decoys so that about `campaign.decoys` of the machine spans on these outputs are decoys: a
-    number or name of the output that its input supports, marked by no source, under an evaluator's label
-    with that evaluator's usual severity and category and an explanation claiming it is wrong."""
+    """Propose decoys so that about `campaign.decoys` of the machine spans on these outputs are decoys. Each copies
+    a real machine span of these outputs (its label, severity, category and the voice of its explanation) onto a
+    stretch of another output that the input supports and no source marks (quality.engine.decoys)."""
     machine = {i: _machine_spans(campaign, i) for i in item_ids}
     n_machine = sum(len(v) for v in machine.values())
     wanted = round(campaign.decoys * n_machine / (1 - campaign.decoys)) if campaign.decoys else 0
     items = {i.pk: i for i in Item.objects.filter(pk__in=list(item_ids))}
-    taken = _taken(list(items))
-    labels = list(CampaignRun.objects.filter(campaign=campaign).values_list("label", flat=True))
-    if not labels:
+    donors = {
+        item_id: [decoys.Donor(label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
+                               category=span.category, aspect=span.annotation.aspect,
+                               position=(span.start or 0) / max(len(items[item_id].output), 1))
+                  for span, link in pairs if span.start is not None and span.text]
+        for item_id, pairs in machine.items()
+    }
+    pairs = [(item_id, d) for item_id, found in donors.items() for d in found]
+    if not pairs or not wanted:
         return []
-    styles = _label_styles(machine)
-    order = list(item_ids)
-    rng.shuffle(order)
+    taken = _taken(list(items))
+    candidates = {i: decoys.decoy_candidates(items[i].output, _inputs_text(items[i]), taken[i]) for i in items}
     proposals: list[DecoyProposal] = []
-    progress = True
-    while len(proposals) < wanted and progress:
-        progress = False
-        for item_id in order:
-            if len(proposals) == wanted:
-                break
-            item = items[item_id]
-            mine = [(p.start, p.end) for p in proposals if p.item_id == item_id]
-            picked = decoys.propose_decoys(item.output, _inputs_text(item), taken[item_id] + mine, 1, rng)
-            if not picked:
-                continue
-            candidate = picked[0]
-            on_item = sorted({link.label for _, link in machine[item_id]}) or labels
-            label = rng.choice(on_item)
-            severity, category, aspect = styles.get(label, (None, "", campaign.aspects[0] if campaign.aspects else ""))
-            proposals.append(DecoyProposal(
-                item_id=item_id, start=candidate.start, end=candidate.end, text=candidate.text, label=label,
-                explanation=decoys.decoy_explanation(candidate, rng), severity=severity, category=category,
-                aspect=aspect,
-            ))
-            progress = True
+    # A donor drawn from every real span in turn: decoys land where evaluators' spans are, in the same shares of
+    # labels, kinds and outputs, and each is explained by a span of its own output (so its facts are that output's).
+    pairs = [p for p in pairs if candidates[p[0]]]
+    while len(proposals) < wanted and pairs:
+        item_id, donor = pairs[rng.randrange(len(pairs))]
+        item = items[item_id]
+        mine = [(p.start, p.end) for p in proposals if p.item_id == item_id]
+        free = [c for c in candidates[item_id] if not any(c.start < b and a < c.end for a, b in mine)]
+        candidate = decoys.draw_candidate(free, donor, len(item.output), rng)
+        if candidate is None:
+            pairs = [p for p in pairs if p[0] != item_id]
+            continue
+        proposals.append(DecoyProposal(
+            item_id=item_id, start=candidate.start, end=candidate.end, text=candidate.text, label=donor.label,
+            explanation=decoys.voice_explanation(donor, candidate, item.output, same_output=True),
+            severity=donor.severity, category=donor.category, aspect=donor.aspect,
+        ))
     return proposals
-
-
-def _label_styles(machine: dict[int, list[tuple[ErrorSpan, CampaignRun]]]) -> dict[str, tuple[int | None, str, str]]:
-    """Per label: its median severity, its most common category and aspect (a decoy looks like its evaluator)."""
-    by_label: dict[str, list[ErrorSpan]] = {}
-    for pairs in machine.values():
-        for span, link in pairs:
-            by_label.setdefault(link.label, []).append(span)
-    styles = {}
-    for label, spans in by_label.items():
-        severities = [s.severity for s in spans if s.severity]
-        categories = Counter(s.category for s in spans)
-        aspects = Counter(s.annotation.aspect for s in spans)
-        styles[label] = (round(statistics.median(severities)) if severities else None,
-                         categories.most_common(1)[0][0], aspects.most_common(1)[0][0])
-    return styles
 
 
 def decoy_update(*, decoy: CheckSpan, explanation: str | None = None, label: str | None = None,

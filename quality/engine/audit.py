@@ -9,12 +9,13 @@ interval over cards, and the features that weigh most towards "decoy".
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from quality.engine.decoys import span_kind
 
 WARN_AUC = 0.65  # the decoys page warns above this
 BLOCK_AUC = 0.75  # opening the campaign needs an explicit acceptance above this
@@ -67,20 +68,6 @@ class AuditResult:
             "features": [{"feature": name, "weight": weight} for name, weight in self.features],
             "folds": self.folds, "resamples": self.resamples, "seconds": self.seconds, "reason": self.reason,
         }
-
-
-_NUMBER = re.compile(r"^\W*\d[\d.,]*\W*$")
-_CAPITALISED = re.compile(r"^[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*$")
-
-
-def span_kind(text: str) -> str:
-    """The kind of stretch a span marks: a number, a name, a phrase (a few words) or a clause (longer)."""
-    words = text.split()
-    if _NUMBER.match(text):
-        return "number"
-    if words and _CAPITALISED.match(text.strip(" .,;:")):
-        return "name"
-    return "phrase" if len(words) <= 4 else "clause"
 
 
 def _structured(cards: Sequence[Card]) -> list[dict[str, object]]:

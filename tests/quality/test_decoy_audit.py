@@ -12,7 +12,8 @@ from django.core.management import call_command
 
 from annotator.models import Campaign
 from quality.audit import campaign_audit, campaign_cards
-from quality.engine.audit import Card, decoy_audit, span_kind
+from quality.engine.audit import Card, decoy_audit
+from quality.engine.decoys import span_kind
 from quality.services import CheckSettings
 from tests.quality.conftest import Api, build_study
 

@@ -102,14 +102,34 @@ def test_decoy_proposals_never_overlap_any_source_span():
         picked = decoys.propose_decoys(OUTPUT, INPUTS, taken, 3, random.Random(seed))
         assert picked
         for c in picked:
-            assert OUTPUT[c.start:c.end] == c.text and c.text in INPUTS  # supported by the input
+            assert OUTPUT[c.start:c.end] == c.text  # the stretch as it stands in the output
             assert not any(c.start < b and a < c.end for a, b in taken)
         assert all(a.end <= b.start for a, b in zip(picked, picked[1:], strict=False))  # and not each other
-    texts = {c.text for c in decoys.decoy_candidates(OUTPUT, INPUTS, taken)}
-    # "7" is not in the input (the output is wrong there): never a decoy; "The" starts a sentence
-    assert texts == {"Celtics", "112", "98", "Monday", "24", "Al Horford"}
-    explanation = decoys.decoy_explanation(decoys.Candidate(29, 32, "112", "number"), random.Random(1))
-    assert "112" in explanation
+    found = decoys.decoy_candidates(OUTPUT, INPUTS, taken)
+    texts = {c.text for c in found}
+    # single facts the input holds; "7" is not in the input (the output is wrong there): never in a decoy
+    assert {"Celtics", "112", "98", "Monday", "24", "Al Horford"} <= texts
+    assert not any("7" in t.split() for t in texts)
+    assert {"phrase", "clause"} & {c.what for c in found}  # stretches of several words too, as evaluators mark
+    for c in found:
+        assert c.text == c.text.strip(" ,.") and c.text.split()[-1].lower() not in {"the", "of", "a", "and"}
+
+
+def test_a_decoy_takes_the_donors_kind_and_voice():
+    donor = decoys.Donor(label="Evaluator A", text="scored 31 points",
+                         explanation='The data shows 28 points, not "scored 31 points" as written.', severity=3,
+                         category="NUMBER", aspect="accuracy", position=0.5)
+    candidates = decoys.decoy_candidates(OUTPUT, INPUTS, [])
+    picked = decoys.draw_candidate(candidates, donor, len(OUTPUT), random.Random(2))
+    assert picked is not None and picked.what == donor.kind == "phrase"
+    explanation = decoys.voice_explanation(donor, picked, OUTPUT, same_output=True)
+    assert picked.text in explanation and "scored 31 points" not in explanation
+    assert explanation.startswith("The data shows 28 points, not")  # the evaluator's wording stays
+
+
+def test_span_kinds_follow_the_marked_words():
+    assert [decoys.span_kind(t) for t in ("112", "Kyle Lowry", "scored 24 points", "Kyle Lowry scored 24 points "
+                                          "on Monday")] == ["number", "name", "phrase", "clause"]
 
 
 def test_planted_error_lies_inside_the_stated_stretch_and_avoids_kept_spans():
