@@ -103,25 +103,38 @@ class _CardFeatures:
         self.explanation_ = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
         self.span_ = TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 3), min_df=2, sublinear_tf=True)
         self.fields_ = DictVectorizer()
-        self.explanation_.fit([c.explanation for c in cards])
-        self.span_.fit([c.text for c in cards])
+        self.explanation_ = _fitted(self.explanation_, [c.explanation for c in cards])
+        self.span_ = _fitted(self.span_, [c.text for c in cards])
         self.fields_.fit(_structured(cards))
         return self
 
     def transform(self, cards: Sequence[Card]):
-        from scipy.sparse import hstack
+        from scipy.sparse import csr_matrix, hstack
 
-        return hstack([self.explanation_.transform([c.explanation for c in cards]),
-                       self.span_.transform([c.text for c in cards]),
+        def text(vectorizer, values: list[str]):
+            return vectorizer.transform(values) if vectorizer is not None else csr_matrix((len(values), 0))
+
+        return hstack([text(self.explanation_, [c.explanation for c in cards]),
+                       text(self.span_, [c.text for c in cards]),
                        self.fields_.transform(_structured(cards))]).tocsr()
 
     def fit_transform(self, cards: Sequence[Card], y=None):
         return self.fit(cards).transform(cards)
 
     def names(self) -> list[str]:
-        return ([f'explanation: "{n}"' for n in self.explanation_.get_feature_names_out()]
-                + [f'marked words: "{n}"' for n in self.span_.get_feature_names_out()]
+        def text(vectorizer, what: str) -> list[str]:
+            return [] if vectorizer is None else [f'{what}: "{n}"' for n in vectorizer.get_feature_names_out()]
+
+        return (text(self.explanation_, "explanation") + text(self.span_, "marked words")
                 + list(self.fields_.get_feature_names_out()))
+
+
+def _fitted(vectorizer, values: list[str]):
+    """The vectorizer fitted on the values, or None when they hold no term (e.g. runs that explain nothing)."""
+    try:
+        return vectorizer.fit(values)
+    except ValueError:  # scikit-learn's "empty vocabulary"
+        return None
 
 
 def _model():

@@ -162,7 +162,7 @@ def draw_candidate(candidates: Sequence[Candidate], donor: Donor, output_length:
         mine = _grams(c.text)
         alike = len(mine & grams) / max(len(mine | grams), 1)  # Jaccard of character trigrams: how it reads
         return (mismatched + abs(len(c.text.split()) - words) / max(words, 1)
-                + abs(c.start / max(output_length, 1) - donor.position) - 3 * alike)
+                + abs(c.start / max(output_length, 1) - donor.position) - 8 * alike)
 
     ranked = sorted(same, key=lambda c: (distance(c), rng.random()))
     return rng.choice(ranked[:3])

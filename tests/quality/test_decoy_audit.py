@@ -149,3 +149,10 @@ def test_audit_is_cached_per_state_of_the_cards(decoy_study, monkeypatch):
     decoy.save()
     campaign_audit(campaign)
     assert len(calls) == 2
+
+
+def test_cards_without_explanations_still_audit():
+    rng = random.Random(6)
+    cards = [Card(**{**_card(rng, decoy=i < 30, giveaway=True).__dict__, "explanation": ""}) for i in range(90)]
+    result = decoy_audit(cards, resamples=50)
+    assert result.auc is not None and not any(name.startswith("explanation:") for name, _ in result.features)
