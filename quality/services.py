@@ -222,7 +222,8 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int], rng: random.R
     donors = {
         item_id: [decoys.Donor(label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
                                category=span.category, aspect=span.annotation.aspect,
-                               position=(span.start or 0) / max(len(items[item_id].output), 1))
+                               position=(span.start or 0) / max(len(items[item_id].output), 1),
+                               ambiguous=span.ambiguous)
                   for span, link in pairs if span.start is not None and span.text]
         for item_id, pairs in machine.items()
     }

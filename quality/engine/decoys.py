@@ -49,6 +49,7 @@ class Candidate:
     end: int
     text: str
     what: str  # one of KINDS
+    ambiguous: bool = False  # the text occurs more than once in the output (the card then says so)
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class Donor:
     category: str
     aspect: str
     position: float  # start as a share of its output's length
+    ambiguous: bool = False
 
     @property
     def kind(self) -> str:
@@ -105,7 +107,7 @@ def decoy_candidates(output: str, inputs_text: str, taken: Sequence[tuple[int, i
         text = output[start:end]
         if not text or _overlaps(start, end, taken) or not _supported(start, end, facts, inputs_text):
             return
-        found.setdefault((start, end), Candidate(start, end, text, what or span_kind(text)))
+        found.setdefault((start, end), Candidate(start, end, text, what or span_kind(text), output.count(text) > 1))
 
     for match in _NUMBER.finditer(output):
         add(match.start(), match.end(), "number")
@@ -148,7 +150,7 @@ def _grams(text: str) -> set[str]:
 def draw_candidate(candidates: Sequence[Candidate], donor: Donor, output_length: int,
                    rng: random.Random) -> Candidate | None:
     """The candidate most like the donor: its kind when the output has one (else any), then closest in shape
-    (digits, commas, capitals), wording (character trigrams), length and place (one of the three closest, by
+    (digits, commas, capitals, ambiguity), wording (character trigrams), length and place (one of the three closest, by
     chance)."""
     same = [c for c in candidates if c.what == donor.kind] or list(candidates)
     if not same:
@@ -158,7 +160,7 @@ def draw_candidate(candidates: Sequence[Candidate], donor: Donor, output_length:
     grams = _grams(donor.text)
 
     def distance(c: Candidate) -> float:
-        mismatched = sum(a != b for a, b in zip(_shape(c.text), shape, strict=True))
+        mismatched = sum(a != b for a, b in zip(_shape(c.text), shape, strict=True)) + (c.ambiguous != donor.ambiguous)
         mine = _grams(c.text)
         alike = len(mine & grams) / max(len(mine | grams), 1)  # Jaccard of character trigrams: how it reads
         return (mismatched + abs(len(c.text.split()) - words) / max(words, 1)
