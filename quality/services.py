@@ -126,7 +126,9 @@ def planted_outputs_make(
         if len(made) == n:
             break
         original = originals[item_id]
-        result = plant(original.output, _inputs_text(original), keep=taken[item_id], rng=rng)
+        # Other outputs lend the sentence kinds a sentence (one that states what this input does not).
+        lenders = [o.output for pk, o in originals.items() if pk != item_id][:30]
+        result = plant(original.output, _inputs_text(original), keep=taken[item_id], rng=rng, others=lenders)
         if result is None:
             continue
         copy = Item.objects.create(

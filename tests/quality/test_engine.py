@@ -147,3 +147,27 @@ def test_planted_error_lies_inside_the_stated_stretch_and_avoids_kept_spans():
         else:
             assert planted.before.isdigit() and planted.after.isdigit()
     assert plant("all lower case and no digits", "", keep=[], rng=random.Random(0)) is None
+
+
+def test_sentence_kinds_borrow_a_sentence_that_states_what_the_input_does_not():
+    others = ["The Heat beat the Knicks 101-90 on Friday. Jimmy Butler scored 30 points.",
+              "The Raptors beat the Celtics 112-98 on Monday."]  # holds nothing this input lacks: never borrowed
+    seen = set()
+    for seed in range(30):
+        for kind in ("sentence", "insert"):
+            planted = plant(OUTPUT, INPUTS, keep=[(4, 11)], rng=random.Random(seed), kinds=[kind], others=others)
+            assert planted is not None and planted.kind == kind
+            assert planted.text[:planted.start] == OUTPUT[:planted.start]
+            assert planted.text[planted.end:] == OUTPUT[planted.start + len(planted.before):]
+            assert planted.text[planted.start:planted.end] == planted.after
+            borrowed = planted.after.strip()
+            assert borrowed in others[0] and ("Jimmy Butler" in borrowed or "Knicks" in borrowed)
+            assert not (planted.start < 11 and planted.start + len(planted.before) > 4)  # "Raptors" kept
+            seen.add((kind, borrowed))
+    assert len(seen) >= 3
+    one_sentence = "Kyle Lowry scored 24 points."
+    assert plant(one_sentence, INPUTS, keep=[], rng=random.Random(0), kinds=["sentence"], others=others) is None
+    assert plant(OUTPUT, INPUTS, keep=[], rng=random.Random(0), kinds=["insert"], others=[]) is None
+    lone_fact = ["Kyle Lowry scored 24 points for Toronto."]  # one word the input lacks is enough
+    planted = plant(OUTPUT, INPUTS, keep=[], rng=random.Random(0), kinds=["insert"], others=lone_fact)
+    assert planted is not None and "Toronto" in planted.after
