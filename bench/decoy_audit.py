@@ -65,12 +65,16 @@ def load(root: Path, per: int) -> list[dict]:
     """Outputs with their input data and both annotators' spans: {external_id, inputs, output, spans{who: [...]}}."""
     outputs = []
     for domain in DOMAINS:
+        if not (root / "data" / domain / "test.json").exists():
+            continue
         data = json.loads((root / "data" / domain / "test.json").read_text(encoding="utf-8"))
         if isinstance(data, dict):  # openweather: {"forecasts": [...]}
             data = next(iter(data.values()))
         for system in SYSTEMS:
-            generated = json.loads((root / "outputs" / "test" / domain / "default" / f"{system}.json")
-                                   .read_text(encoding="utf-8"))["generated"]
+            path = root / "outputs" / "test" / domain / "default" / f"{system}.json"
+            if not path.exists():
+                continue
+            generated = json.loads(path.read_text(encoding="utf-8"))["generated"]
             spans = {who: _annotation_rows(root, who, domain, system) for who in ANNOTATORS}
             for idx in range(min(per, len(generated))):
                 output = generated[idx]["out"]
