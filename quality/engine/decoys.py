@@ -147,27 +147,42 @@ def _grams(text: str) -> set[str]:
     return {folded[i:i + 3] for i in range(len(folded) - 2)}
 
 
+def _content_words(text: str) -> set[str]:
+    """Lower-cased words of three letters or more that are not function words (digits left out: numbers differ)."""
+    return {w for w in re.findall(r"[^\W\d_]{3,}", text.lower()) if w not in _STOP}
+
+
 def draw_candidate(candidates: Sequence[Candidate], donor: Donor, output_length: int,
                    rng: random.Random) -> Candidate | None:
     """The candidate most like the donor: its kind when the output has one (else any), then closest in shape
-    (digits, commas, capitals, ambiguity), wording (character trigrams), length and place (one of the three closest, by
-    chance)."""
+    (digits, commas, capitals, ambiguity), wording (character trigrams), topic (the words of the donor's
+    explanation), length and place (one of the three closest, by chance)."""
     same = [c for c in candidates if c.what == donor.kind] or list(candidates)
     if not same:
         return None
     words = len(donor.text.split())
     shape = _shape(donor.text)
     grams = _grams(donor.text)
+    topic = _content_words(f"{donor.text} {donor.explanation}")
 
     def distance(c: Candidate) -> float:
         mismatched = sum(a != b for a, b in zip(_shape(c.text), shape, strict=True)) + (c.ambiguous != donor.ambiguous)
         mine = _grams(c.text)
         alike = len(mine & grams) / max(len(mine | grams), 1)  # Jaccard of character trigrams: how it reads
+        # What the donor's explanation is about ("wind speed", "battery") should be what the decoy marks, or the
+        # explanation would speak of something else.
+        on_topic = len(_content_words(c.text) & topic) / max(len(_content_words(c.text)), 1)
         return (mismatched + abs(len(c.text.split()) - words) / max(words, 1)
-                + abs(c.start / max(output_length, 1) - donor.position) - 8 * alike)
+                + abs(c.start / max(output_length, 1) - donor.position) - 8 * alike - 3 * on_topic)
 
     ranked = sorted(same, key=lambda c: (distance(c), rng.random()))
     return rng.choice(ranked[:3])
+
+
+# Capitalised words that are dates, not entities: a date in an explanation stays a date.
+_CALENDAR = frozenset({"January", "February", "March", "April", "May", "June", "July", "August", "September",
+                       "October", "November", "December", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday",
+                       "Saturday", "Sunday"})
 
 
 def _swap_facts(explanation: str, donor_text: str, candidate: Candidate, fallback: Sequence[str]) -> str:
@@ -187,7 +202,7 @@ def _swap_facts(explanation: str, donor_text: str, candidate: Candidate, fallbac
 
     def name(match: re.Match) -> str:
         pool = names or list(fallback)
-        if not pool or _SENTENCE_START.search(explanation[: match.start()]):
+        if not pool or _SENTENCE_START.search(explanation[: match.start()]) or match.group(0) in _CALENDAR:
             return match.group(0)
         if match.group(0) not in donor_text and not fallback:
             return match.group(0)
