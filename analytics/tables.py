@@ -404,7 +404,7 @@ def budget_problems_table(data: DashboardData) -> Table:
 
 def calibration_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
-    table = Table("calibration", "Severity: machine against human-corrected", [
+    table = Table("calibration", "Severity calibration: machine against human-corrected", [
         *RUN_COLUMNS, Column("n", "Corrected judgments", "int"),
         Column("mean_signed_difference", "Mean signed difference (machine - human)", "num"),
         Column("mae", "MAE", "num"), Column("exact_pct", "Same severity %", "pct"),

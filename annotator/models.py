@@ -7,7 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotator.engine.phases import PHASE_LABELS, Phase
-from corpus import protocol
+from corpus import protocol, protocols
 from corpus.models import Dataset, ErrorSpan, Item, Source, SourceKind
 from evaluation.models import EvaluatorRun
 
@@ -64,6 +64,11 @@ class Campaign(models.Model):
     exclude_flagged = models.BooleanField(
         default=False, help_text="Leave flagged annotators out of Table 4, agreement, consensus and exports."
     )
+    # The annotation protocol (corpus.protocols): what the item screen asks, how errors are checked and scored.
+    protocol = models.CharField(max_length=16, choices=protocols.CHOICES, default=protocols.DEFAULT)
+    protocol_options = models.JSONField(
+        default=dict, blank=True, help_text='The protocol\'s settings, e.g. MQM: {"tree": [...], "weights": {...}}.'
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -75,6 +80,7 @@ class Campaign(models.Model):
                                     name="campaign_one_labeling_per_dataset"),
             models.CheckConstraint(condition=Q(decoys__gte=0, decoys__lte=0.5), name="campaign_decoys_share"),
             models.CheckConstraint(condition=Q(planted__gte=0, planted__lte=0.5), name="campaign_planted_share"),
+            models.CheckConstraint(condition=Q(protocol__in=list(protocols.PROTOCOLS)), name="campaign_known_protocol"),
         ]
 
     def __str__(self) -> str:

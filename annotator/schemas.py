@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from ninja import Field, Schema
 from pydantic import create_model, field_validator
@@ -227,6 +227,9 @@ class CampaignIn(Schema):
     vigilance_min: float = 0.6
     qualification: QualificationIn | None = None
     exclude_flagged: bool = False
+    # The annotation protocol (docs: guides/mqm.md): opennlgauge (verdicts on machine spans) or mqm.
+    protocol: str = "opennlgauge"
+    protocol_options: dict[str, Any] | None = None  # mqm: {"tree": [...], "weights": {...}}
 
 
 class CampaignOut(Schema):

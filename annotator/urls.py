@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from annotator import views
+from annotator.views.mqm import mqm_error_add, mqm_error_remove
 from annotator.views.simulated import simulated_run_delete_view
 
 urlpatterns = [
@@ -36,4 +37,6 @@ urlpatterns = [
     path("work/<int:pk>/reveal/", views.assignment_reveal_view, name="assignment_reveal"),
     path("added/<int:span_pk>/", views.added_span_edit, name="added_span_edit"),
     path("added/<int:span_pk>/delete/", views.added_span_remove, name="added_span_remove"),
+    path("work/<int:pk>/mqm/", mqm_error_add, name="mqm_error_add"),
+    path("mqm/<int:span_pk>/delete/", mqm_error_remove, name="mqm_error_remove"),
 ]

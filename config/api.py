@@ -16,6 +16,7 @@ from accounts.services.tokens import token_lookup
 from analytics.api.dashboards import router as dashboards_router
 from analytics.api.exports import router as exports_router
 from analytics.api.labeled import router as labeled_router
+from analytics.api.mqm import router as mqm_router
 from analytics.api.priming import router as priming_router
 from analytics.api.report import router as report_router
 from analytics.api.sources import router as sources_router
@@ -97,6 +98,7 @@ api.add_router("/analytics/", dashboards_router)
 api.add_router("/analytics/", labeled_router)
 api.add_router("/analytics/", report_router)
 api.add_router("/analytics/", priming_router)
+api.add_router("/analytics/", mqm_router)
 api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)
 api.add_router("/", sources_router)

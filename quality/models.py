@@ -51,10 +51,13 @@ class CheckSpan(models.Model):
 
 class PlantedOutput(models.Model):
     """An output shown to one annotator with one known error planted: its own hidden item (derived from the
-    real one), never mixed into the real output's judgments. [start, end) is the planted stretch."""
+    real one), never mixed into the real output's judgments. [start, end) is the planted stretch. A link's
+    copies are made with the campaign and handed to participants as they join."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="planted_outputs")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+        help_text="Who it is shown to; empty: a copy of a link's pool, waiting for a participant.")
     original = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     item = models.OneToOneField(Item, on_delete=models.CASCADE, related_name="planted")
     kind = models.CharField(max_length=16)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import random
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,10 +111,13 @@ def _machine_spans(campaign: Campaign, item_id: int) -> list[tuple[ErrorSpan, Ca
 
 
 def planted_outputs_make(
-    *, campaign: Campaign, annotator_pk: int, own: Sequence[int], pool: Sequence[int], n: int, rng: random.Random,
+    *, campaign: Campaign, annotator_pk: int | None, own: Sequence[int], pool: Sequence[int], n: int,
+    rng: random.Random, numbered: bool = False,
 ) -> list[int]:
     """Make up to n planted copies for one annotator, preferring outputs outside their own queue (so they never
-    see an output twice); return the planted items' ids."""
+    see an output twice); return the planted items' ids. Without an annotator they are copies of a link's pool,
+    handed to participants as they join (`planted_hand_out`). `numbered` names each copy by its position, for
+    callers that may copy one output more than once for the same holder."""
     others = [i for i in pool if i not in set(own)]
     rng.shuffle(others)
     mine = list(own)
@@ -133,7 +137,7 @@ def planted_outputs_make(
             continue
         copy = Item.objects.create(
             dataset_id=campaign.dataset_id, position=next_position, system=original.system,
-            external_id=f"{original.external_id}~planted-{campaign.pk}-{annotator_pk}"[:200],
+            external_id=_copy_id(original.external_id, campaign.pk, annotator_pk, next_position if numbered else None),
             inputs=original.inputs, output=result.text, reference=original.reference, derived_from=original,
             perturbation={"planted": True, "campaign": campaign.pk, "kind": f"planted:{result.kind}"},
         )
@@ -158,6 +162,50 @@ def planted_outputs_make(
                                      original=span)
         made.append(copy.pk)
     return made
+
+
+def _copy_id(original: str, campaign_pk: int, annotator_pk: int | None, position: int | None) -> str:
+    holder = "pool" if annotator_pk is None else str(annotator_pk)
+    suffix = f"~planted-{campaign_pk}-{holder}" + (f"-{position}" if position is not None or annotator_pk is None
+                                                   else "")
+    return original[: 200 - len(suffix)] + suffix
+
+
+def planted_hand_out(*, campaign: Campaign, annotator_pk: int, n: int, avoid: set[int], pool: Sequence[int],
+                     rng: random.Random) -> list[int]:
+    """Give a participant n planted copies: the pool's waiting copies first (never of an output in `avoid`,
+    which they judge or hold a copy of already), then new ones made like a registered annotator's; return the
+    copies' item ids. The caller holds the link's lock."""
+    if n <= 0:
+        return []
+    waiting = list(PlantedOutput.objects.filter(campaign=campaign, annotator__isnull=True)
+                   .exclude(original_id__in=avoid).order_by("pk").values_list("pk", "original_id", "item_id"))
+    given: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    for pk, original_id, item_id in waiting:
+        if len(given) == n:
+            break
+        if original_id not in seen:
+            given.append((pk, item_id))
+            seen.add(original_id)
+    PlantedOutput.objects.filter(pk__in=[pk for pk, _ in given]).update(annotator_id=annotator_pk)
+    made = []
+    if len(given) < n:
+        made = planted_outputs_make(campaign=campaign, annotator_pk=annotator_pk, own=sorted(avoid | seen),
+                                    pool=pool, n=n - len(given), rng=rng, numbered=True)
+    return [item_id for _, item_id in given] + made
+
+
+def planted_release(*, campaign: Campaign, item_ids: Sequence[int]) -> int:
+    """Put planted copies back in the pool (their holder left before working on them); return how many."""
+    return PlantedOutput.objects.filter(campaign=campaign, item_id__in=list(item_ids)).update(annotator=None)
+
+
+def decoys_per_output(campaign: Campaign) -> dict[int, int]:
+    """How many decoys each output of the campaign shows (outputs without one are absent)."""
+    rows = (CheckSpan.objects.filter(campaign=campaign, role=CheckSpan.Role.DECOY)
+            .values_list("span__annotation__item_id", flat=True))
+    return dict(Counter(rows))
 
 
 def planted_count(share: float, n_real: int) -> int:
@@ -213,10 +261,21 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
     )
 
 
-def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int], rng: random.Random) -> list[DecoyProposal]:
+@dataclass(frozen=True)
+class Tally:
+    """Known answers a campaign asked for and the number made, with the reason when fewer were made."""
+
+    asked: int = 0
+    made: int = 0
+    why: str = ""
+
+
+def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
+                   rng: random.Random) -> tuple[list[DecoyProposal], Tally]:
     """Propose decoys so that about `campaign.decoys` of the machine spans on these outputs are decoys. Each copies
     a real machine span of these outputs (its label, severity, category and the voice of its explanation) onto a
-    stretch of another output that the input supports and no source marks (quality.engine.decoys)."""
+    stretch of the same output that the input supports and no source marks (quality.engine.decoys). The tally says
+    how many the share asks for and why fewer could be proposed."""
     machine = {i: _machine_spans(campaign, i) for i in item_ids}
     n_machine = sum(len(v) for v in machine.values())
     wanted = round(campaign.decoys * n_machine / (1 - campaign.decoys)) if campaign.decoys else 0
@@ -230,8 +289,14 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int], rng: random.R
         for item_id, pairs in machine.items()
     }
     pairs = [(item_id, d) for item_id, found in donors.items() for d in found]
-    if not pairs or not wanted:
-        return []
+    if campaign.decoys and not pairs:
+        labelled = CampaignRun.objects.filter(campaign=campaign).exists()
+        why = (f"the {len(item_ids)} outputs carry no machine span with a location, so no share of their spans can be "
+               "decoys" if labelled else "the campaign judges no evaluator run, so there is no label to show a decoy "
+               "under")
+        return [], Tally(0, 0, why)
+    if not wanted:
+        return [], Tally()
     taken = _taken(list(items))
     candidates = {i: decoys.decoy_candidates(items[i].output, _inputs_text(items[i]), taken[i]) for i in items}
     proposals: list[DecoyProposal] = []
@@ -252,7 +317,12 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int], rng: random.R
             explanation=decoys.voice_explanation(donor, candidate, item.output, same_output=True),
             severity=donor.severity, category=donor.category, aspect=donor.aspect,
         ))
-    return proposals
+    why = ""
+    if len(proposals) < wanted:
+        why = (f"{campaign.decoys:g} of {n_machine} machine spans asks for {wanted} decoys, but the {len(item_ids)} "
+               f"outputs hold only {len(proposals)} stretches like their machine spans that the input supports and no "
+               "source marks")
+    return proposals, Tally(wanted, len(proposals), why)
 
 
 def decoy_update(*, decoy: CheckSpan, explanation: str | None = None, label: str | None = None,
@@ -336,19 +406,35 @@ def decoy_drop(*, decoy: CheckSpan) -> None:
 
 @dataclass
 class Queues:
-    """Per annotator: (item id, is control) pairs of real work, and the planted copies added to it."""
+    """Per annotator: (item id, is control) pairs of real work, and the planted copies added to it; with a
+    participant link, its pool's outputs and how many planted copies its participants will need."""
 
     real: dict[int, list[tuple[int, bool]]]
     planted: dict[int, list[int]] = field(default_factory=dict)
+    pool: Sequence[int] = ()
+    pool_copies: int = 0
 
 
-def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) -> None:
-    """Propose and store the decoys, then make each annotator's planted copies (they join their queue)."""
-    assigned = sorted({item_id for queue in queues.real.values() for item_id, _ in queue})
+@dataclass(frozen=True)
+class ChecksMade:
+    decoys: Tally = Tally()
+    planted: Tally = Tally()
+
+
+def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) -> ChecksMade:
+    """Propose and store the decoys over every output judged (the registered annotators' and the link's pool),
+    make each annotator's planted copies (they join their queue) and the pool's copies for participants; return
+    what was asked and made."""
+    assigned = sorted({item_id for queue in queues.real.values() for item_id, _ in queue} | set(queues.pool))
+    proposed = Tally()
     if campaign.decoys:
-        for proposal in decoys_propose(campaign=campaign, item_ids=assigned, rng=rng):
+        proposals, proposed = decoys_propose(campaign=campaign, item_ids=assigned, rng=rng)
+        for proposal in proposals:
             decoy_add(campaign=campaign, proposal=proposal)
+    planted = Tally()
     if campaign.planted:
+        asked = made = 0
+        short: list[int] = []  # made by a call that ran out of outputs: how many outputs could take one
         for annotator_pk, queue in queues.real.items():
             own = [item_id for item_id, _ in queue]
             n = planted_count(campaign.planted, len(own))
@@ -356,6 +442,28 @@ def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) ->
                 campaign=campaign, annotator_pk=annotator_pk, own=own, pool=assigned, n=n,
                 rng=random.Random(f"{campaign.seed}:planted:{annotator_pk}"),
             )
+            asked, made = asked + n, made + len(queues.planted[annotator_pk])
+            if len(queues.planted[annotator_pk]) < n:
+                short.append(len(queues.planted[annotator_pk]))
+        pool_made = 0
+        for round_ in range(queues.pool_copies):  # each round copies an output at most once
+            if pool_made >= queues.pool_copies:
+                break
+            batch = planted_outputs_make(
+                campaign=campaign, annotator_pk=None, own=(), pool=queues.pool, n=queues.pool_copies - pool_made,
+                rng=random.Random(f"{campaign.seed}:planted:pool:{round_}"),
+            )
+            pool_made += len(batch)
+            if not batch:
+                short.append(0)
+                break
+        asked, made = asked + queues.pool_copies, made + pool_made
+        why = ""
+        if made < asked:
+            why = (f"only {min(short)} of the {len(assigned)} outputs can take a planted error (a number, a name "
+                   "the input mentions, or a sentence to swap or add, outside every span of any source)")
+        planted = Tally(asked, made, why)
+    return ChecksMade(decoys=proposed, planted=planted)
 
 
 # ---- qualification -----------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -115,6 +116,25 @@ def char_prf(items: Iterable[tuple[Sequence[Span], Sequence[Span]]]) -> PRF:
         p, r = _union(predicted), _union(reference)
         both = sum(_overlap(a, b) for a in p for b in r)
         total += PRF(both, sum(b - a for a, b in p), sum(b - a for a, b in r))
+    return total
+
+
+def factgenie_char_prf(items: Iterable[tuple[Sequence[tuple[int, int, str]], Sequence[tuple[int, int, str]]]]) -> PRF:
+    """Return character counts as factgenie computes them, over items given as (predicted, reference) lists of
+    located (start, end, label) spans: items where either side has no span are left out; each side's span
+    lengths are summed (a character under two spans counts twice); a character (with its label) counts as
+    matched min(#predicted, #reference) times. Give every span the same label to ignore categories."""
+    total = PRF(0, 0, 0)
+    for predicted, reference in items:
+        if not predicted or not reference:
+            continue
+        covers: list[Counter[tuple[int, str]]] = [Counter(), Counter()]
+        for spans, cover in ((predicted, covers[0]), (reference, covers[1])):
+            for start, end, label in spans:
+                for position in range(start, end):
+                    cover[(position, label)] += 1
+        matched = sum(min(n, covers[1][cell]) for cell, n in covers[0].items() if cell in covers[1])
+        total += PRF(matched, sum(e - s for s, e, _ in predicted), sum(e - s for s, e, _ in reference))
     return total
 
 

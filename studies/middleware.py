@@ -18,7 +18,7 @@ from studies.views.join import SESSION_KEY
 STUDY_PAGES = frozenset({"campaign_entry", "campaign_resume", "campaign_guidelines", "participant_end"})
 WORK_PAGES = frozenset({
     "item_screen", "judgment_save", "action_undo", "action_redo", "added_span_add", "added_span_edit",
-    "added_span_remove", "assignment_finish", "assignment_time", "auto_advance",
+    "added_span_remove", "assignment_finish", "assignment_time", "assignment_reveal", "auto_advance",
 })
 OPEN_PAGES = frozenset({"join", "logout"})
 TOUCH_EVERY_SECONDS = 60

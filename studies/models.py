@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotator.models import Assignment, Campaign
+from corpus.models import Item
 
 
 class StudyLink(models.Model):
@@ -28,6 +29,8 @@ class StudyLink(models.Model):
     fail_code = models.CharField(max_length=64, blank=True, default="")
     completion_url = models.CharField(max_length=2000, blank=True, default="")
     items = models.JSONField(default=list, help_text="The pool: item ids handed out to participants, in item order.")
+    controls = models.JSONField(default=list, blank=True,
+                                help_text="Control items (known answers) that every participant gets.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -87,3 +90,45 @@ class Handout(models.Model):
 
     class Meta:
         db_table = "annotator_handout"
+
+
+class PoolSlot(models.Model):
+    """One judge's place on one output of the link's pool (judge k of output i), decided when the campaign is
+    created: whether that judge sees the output unprimed (the control arm's crossing). A participant takes it at
+    join; released, it returns to the pool with its arm, so the design holds whoever comes and goes.
+
+    Free while it has no assignment, or its assignment went back unfinished (released, not done)."""
+
+    link = models.ForeignKey(StudyLink, on_delete=models.CASCADE, related_name="slots")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    judge = models.PositiveSmallIntegerField(help_text="k of the output's pool judges, from 1.")
+    unprimed = models.BooleanField(default=False, help_text="In the control arm: marked before the spans show.")
+    assignment = models.OneToOneField(Assignment, null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="pool_slot")
+
+    class Meta:
+        ordering = ["link_id", "item_id", "judge"]
+        constraints = [
+            models.UniqueConstraint(fields=["link", "item", "judge"], name="poolslot_one_per_judge"),
+            models.CheckConstraint(condition=Q(judge__gte=1), name="poolslot_judge_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"judge {self.judge} of item {self.item_id}"
+
+
+class SetupReport(models.Model):
+    """What a campaign's creation asked for and could make, and what it warned about (the campaign page and
+    `GET /api/campaigns/ID` show it): the design as planned, not as it ran."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="setup_report")
+    warnings = models.JSONField(default=list, blank=True)
+    decoys_asked = models.PositiveIntegerField(default=0)
+    decoys_made = models.PositiveIntegerField(default=0)
+    decoys_why = models.TextField(blank=True, default="")
+    planted_asked = models.PositiveIntegerField(default=0)
+    planted_made = models.PositiveIntegerField(default=0)
+    planted_why = models.TextField(blank=True, default="")
+
+    def __str__(self) -> str:
+        return f"setup of {self.campaign}"

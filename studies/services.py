@@ -1,10 +1,9 @@
-"""Participants who join a campaign by its link: the link itself, joining, dynamic assignment from the pool,
-release of abandoned work, and the completion code at the end."""
+"""Participants who join a campaign by its link: the link itself, joining, and the completion code at the end
+(handing out the pool and releasing abandoned work: studies.pool)."""
 
 from __future__ import annotations
 
 import hmac
-import random
 import re
 import secrets
 from collections.abc import Mapping, Sequence
@@ -17,13 +16,13 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from accounts.models import Role, User
-from annotator.engine.phases import initial_phase
-from annotator.models import Assignment, Campaign, JudgmentEvent, WorkAction
+from annotator.models import Assignment, Campaign
 from corpus import cleaning
 from corpus.cleaning import INT32_MAX
 from errors import UserError
 from studies.completion import completion_url_problem
-from studies.models import Handout, Participant, StudyLink
+from studies.models import Participant, StudyLink
+from studies.pool import assignments_release, lock_link, participant_top_up, training_give
 from studies.screening import participant_flag_reasons
 
 # Query parameters the platforms append to a study link, and the participant field each is kept in.
@@ -107,15 +106,17 @@ def link_settings_check(spec: LinkSettings) -> None:
         raise ParticipationError(f"completion_url: {problem} (or null)")
 
 
-def link_create(*, campaign: Campaign, spec: LinkSettings, item_ids: Sequence[int]) -> StudyLink:
-    """Give the campaign its link; `item_ids` (in item order) is the pool participants draw from."""
+def link_create(*, campaign: Campaign, spec: LinkSettings, item_ids: Sequence[int],
+                controls: Sequence[int] = ()) -> StudyLink:
+    """Give the campaign its link; `item_ids` (in item order) is the pool participants draw from, `controls`
+    the control items each of them gets."""
     link_settings_check(spec)
     return StudyLink.objects.create(
         campaign=campaign, token=secrets.token_hex(16), enabled=spec.enabled, cap=spec.cap, expires=spec.expires,
         consent=spec.consent, items_per_participant=spec.items_per_participant,
         release_after_minutes=spec.release_after_minutes, time_limit_minutes=spec.time_limit_minutes,
         pass_code=spec.pass_code, fail_code=spec.fail_code, completion_url=spec.completion_url or "",
-        items=list(item_ids),
+        items=list(item_ids), controls=list(controls),
     )
 
 
@@ -210,14 +211,6 @@ def _new_handle() -> str:
     return "p-" + "".join(secrets.choice(HANDLE_ALPHABET) for _ in range(10))
 
 
-def _lock_link(pk: int) -> StudyLink:
-    """Lock the link's row, the one lock that serialises a study's joins, top-ups and releases (cap and overlap
-    stay exact). It is narrower than the campaign row that verdict saves and item finishes read; FOR NO KEY
-    UPDATE lets new participant rows reference the link meanwhile. SQLite's IMMEDIATE transactions serialise
-    writers anyway."""
-    return StudyLink.objects.select_for_update(no_key=True, of=("self",)).select_related("campaign").get(pk=pk)
-
-
 @transaction.atomic
 def participant_join(
     *, link: StudyLink, ids: Mapping[str, str], now: datetime | None = None
@@ -229,7 +222,7 @@ def participant_join(
     the campaign's training items, then their share of the pool; when the pool has nothing left for them
     nobody is made and LinkClosed("full") is raised."""
     now = now or timezone.now()
-    link = _lock_link(link.pk)
+    link = lock_link(link.pk)
     existing = participant_find(link=link, ids=ids)
     if existing is not None:
         return existing, False
@@ -251,127 +244,10 @@ def participant_join(
     fields = {f: v for f, v in ids.items() if f in set(PLATFORM_PARAMS.values())}
     participant = Participant.objects.create(link=link, user=user, last_seen_at=now, deadline=deadline, **fields)
     link.campaign.annotators.add(user)
-    _give_training(participant, link)
+    training_give(participant=participant, link=link)
     if participant_top_up(participant=participant, now=now) == 0:
         raise LinkClosed("full")
     return participant, True
-
-
-def _give_training(participant: Participant, link: StudyLink) -> None:
-    """Every participant starts with the campaign's training items, as registered annotators do."""
-    training = list(
-        Assignment.objects.filter(campaign_id=link.campaign_id, is_training=True)
-        .values_list("item_id", flat=True).distinct().order_by("item_id")
-    )
-    Assignment.objects.bulk_create(
-        Assignment(campaign_id=link.campaign_id, item_id=item_id, annotator_id=participant.user_id, order=order,
-                   is_training=True, phase=initial_phase(training=True).value)
-        for order, item_id in enumerate(training, start=1)
-    )
-
-
-def _counted(qs):
-    """Assignments that count towards an item's overlap: finished, or held and not released."""
-    return qs.filter(Q(status=Assignment.Status.DONE) | Q(handout__isnull=True) | Q(handout__released_at__isnull=True))
-
-
-def _pool_need(participant: Participant, link: StudyLink) -> int:
-    held = Assignment.objects.filter(campaign_id=link.campaign_id, annotator_id=participant.user_id,
-                                     is_training=False).count()
-    return link.items_per_participant - held
-
-
-def participant_top_up(*, participant: Participant, now: datetime | None = None) -> int:
-    """Hand the participant pool items until they hold `items_per_participant`; return how many were given.
-
-    The neediest items go first: those with the fewest counted assignments (finished, or held and not
-    released), ties in item order, never one already at the campaign's overlap and never one the participant
-    held before. The link row is locked (`_lock_link`), so two arrivals at once never push an item past the
-    overlap; a participant who holds their share opens no transaction at all (on SQLite every transaction
-    waits for the one write lock)."""
-    if _pool_need(participant, participant.link) <= 0:
-        return 0
-    return _top_up(participant, now or timezone.now())
-
-
-@transaction.atomic
-def _top_up(participant: Participant, now: datetime) -> int:
-    link = _lock_link(participant.link_id)
-    campaign = link.campaign
-    assignments_release(link=link, now=now)
-    if participant.deadline is not None and now >= participant.deadline:
-        return 0
-    held = list(Assignment.objects.filter(campaign=campaign, annotator_id=participant.user_id)
-                .values_list("item_id", "is_training", "order"))
-    need = link.items_per_participant - sum(not training for _, training, _ in held)
-    if need <= 0:
-        return 0
-    held_items = {item_id for item_id, _, _ in held}
-    training_items = set(
-        Assignment.objects.filter(campaign=campaign, is_training=True).values_list("item_id", flat=True)
-    )
-    coverage = dict(
-        _counted(Assignment.objects.filter(campaign=campaign, item_id__in=link.items, is_training=False))
-        .values("item_id").annotate(n=Count("pk")).values_list("item_id", "n")
-    )
-    candidates = [i for i in link.items if i not in held_items and i not in training_items
-                  and coverage.get(i, 0) < campaign.annotators_per_item]
-    candidates.sort(key=lambda i: coverage.get(i, 0))  # stable: item order among equals
-    chosen = candidates[:need]
-    if not chosen:
-        return 0
-    random.Random(f"{campaign.seed}:{participant.user_id}:{len(held)}").shuffle(chosen)
-    start = max((order for _, _, order in held), default=0) + 1
-    made = Assignment.objects.bulk_create(
-        Assignment(campaign=campaign, item_id=item_id, annotator_id=participant.user_id, order=order,
-                   phase=initial_phase().value)
-        for order, item_id in enumerate(chosen, start=start)
-    )
-    Handout.objects.bulk_create(Handout(assignment=a, handed_at=now) for a in made)
-    return len(made)
-
-
-def link_has_room(*, link: StudyLink, now: datetime | None = None) -> bool:
-    """Whether a newcomer would get at least one item now. Read only (the join page's GET locks and writes
-    nothing): work the next top-up would release is counted as free already."""
-    now = now or timezone.now()
-    training = Assignment.objects.filter(campaign_id=link.campaign_id, is_training=True).values_list("item_id",
-                                                                                                    flat=True)
-    full = (
-        _counted(Assignment.objects.filter(campaign_id=link.campaign_id, item_id__in=link.items, is_training=False))
-        .exclude(pk__in=_releasable(link, now).values("assignment_id"))
-        .values("item_id").annotate(n=Count("pk")).filter(n__gte=link.campaign.annotators_per_item)
-        .values_list("item_id", flat=True)
-    )
-    return bool(set(link.items) - set(full) - set(training))
-
-
-def _releasable(link: StudyLink, now: datetime):
-    """Handouts due to go back: unfinished, not released, their holder idle or out of time."""
-    cutoff = now - timedelta(minutes=link.release_after_minutes)
-    gone = link.participants.filter(Q(last_seen_at__lt=cutoff) | Q(deadline__lte=now)).values("user_id")
-    return (Handout.objects.filter(assignment__campaign_id=link.campaign_id, assignment__annotator_id__in=gone,
-                                   released_at__isnull=True)
-            .exclude(assignment__status=Assignment.Status.DONE))
-
-
-def assignments_release(*, link: StudyLink, now: datetime) -> int:
-    """Return abandoned work to the pool; return how many assignments went back.
-
-    A participant is idle when nothing of theirs reached the server for `release_after_minutes`, and out of
-    time past their deadline. Their unfinished handouts go back: one without any work is deleted, one with
-    work is kept (they may still finish it) but counts towards the overlap only once finished. The caller
-    holds the link's lock."""
-    open_handouts = list(_releasable(link, now).values_list("pk", "assignment_id"))
-    if not open_handouts:
-        return 0
-    ids = [a for _, a in open_handouts]
-    worked = set(WorkAction.objects.filter(assignment_id__in=ids).values_list("assignment_id", flat=True))
-    worked |= set(JudgmentEvent.objects.filter(judgment__assignment_id__in=ids)
-                  .values_list("judgment__assignment_id", flat=True))
-    Handout.objects.filter(assignment_id__in=worked).update(released_at=now)
-    Assignment.objects.filter(pk__in=set(ids) - worked).delete()
-    return len(ids)
 
 
 def participant_touch(*, participant_pk: int, now: datetime | None = None) -> None:
@@ -416,7 +292,7 @@ def _finish(participant: Participant, now: datetime) -> Participant:
     locked.finished_at = now
     locked.save(update_fields=["outcome", "code_given", "finished_at"])
     if locked.deadline is not None and now >= locked.deadline:
-        assignments_release(link=_lock_link(locked.link_id), now=now)
+        assignments_release(link=lock_link(locked.link_id), now=now)
     return locked
 
 

@@ -29,8 +29,13 @@ from annotator.services.campaigns import (
     neutral_labels,
 )
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
+from corpus import protocols
 from corpus.models import Annotation, Dataset, Item
-from quality.services import CheckSettings, Queues, checks_prepare, checks_validate
+from corpus.protocols.mqm import ProtocolError
+from quality.services import CheckSettings, Queues, checks_prepare, checks_validate, planted_count
+from studies.design import Pool, arm_warnings, checks_warnings, pool_refusal, pool_warnings
+from studies.models import SetupReport
+from studies.pool import slots_create
 from studies.services import LinkSettings, link_create, link_settings_check
 
 
@@ -55,6 +60,8 @@ class CampaignSpec:
     control_arm: float = 0.0
     link: LinkSettings | None = None
     checks: CheckSettings = field(default_factory=CheckSettings)
+    protocol: str = protocols.DEFAULT  # corpus.protocols: what the item screen asks and how errors are scored
+    protocol_options: dict | None = None  # the protocol's settings (MQM: its own tree, its weights)
 
     def __post_init__(self) -> None:
         if self.checks is None:  # the form and the API say "no checks" as None
@@ -65,25 +72,44 @@ class CampaignSpec:
 def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Campaign:
     """Create a campaign and its assignments: open at once, or a draft while it has decoys to review.
 
-    Items default to those the runs annotated. Each item goes to `annotators_per_item` annotators,
-    chosen round-robin so loads stay balanced; control items go to every annotator. Run labels are
-    shuffled with the seed so "Evaluator A" says nothing about which run it is. A `control_arm` share of
-    the outputs starts unprimed for half of their annotators (annotator.engine.crossing).
-    With a `link`, the items
-    not assigned here form the pool participants draw from as they join (studies.services);
-    such a campaign may start without registered annotators.
+    Items default to those the runs annotated. Each item goes to `annotators_per_item` judges: registered
+    annotators chosen round-robin so loads stay balanced, and with a `link` the places left over, which
+    participants take as they join (studies.pool). Control items go to every annotator and participant. Run
+    labels are shuffled with the seed so "Evaluator A" says nothing about which run it is. A `control_arm` share
+    of the outputs starts unprimed for half of their judges, registered or participant
+    (annotator.engine.crossing). Decoys are proposed over every output judged, planted copies made for each
+    registered annotator and for the participants the pool will take. What could not be made as asked is
+    returned as warnings in `campaign.warnings` and kept in its `SetupReport`; a link nobody could ever join
+    is refused.
     """
     _validate(spec)
     campaign = _campaign_row(spec, created_by)
     items, training = _items(campaign, spec)
     controls = set(spec.control_item_ids)
-    if spec.link is not None:
-        # Registered annotators (if any) get their items as usual; the link's pool is every non-control item.
-        link_create(campaign=campaign, spec=spec.link, item_ids=[i for i in items if i not in controls])
+    outputs = [i for i in items if i not in controls]
     per_annotator = _deal(items, controls, spec.annotators, spec.annotators_per_item)
-    unprimed = _control_arm(per_annotator, spec.runs, share=spec.control_arm, seed=spec.seed)
-    queues = Queues(real={pk: list(queue) for pk, queue in per_annotator.items()})
-    checks_prepare(campaign=campaign, queues=queues, rng=random.Random(f"{spec.seed}:checks"))
+    registered = min(spec.annotators_per_item, len(spec.annotators))
+    pool = None
+    if spec.link is not None:
+        pool = Pool(outputs=len(outputs), judges=spec.annotators_per_item - registered, registered=registered,
+                    per_participant=spec.link.items_per_participant, cap=spec.link.cap)
+        pool_refusal(pool, spec.annotators_per_item)
+    judges = {item_id: [] for item_id in outputs}
+    for annotator_pk, queue in per_annotator.items():
+        for item_id, ctrl in queue:
+            if not ctrl:
+                judges[item_id].append(annotator_pk)
+    lanes = [-k for k in range(1, pool.judges + 1)] if pool else []  # participant k of each output, by place
+    unprimed = _control_arm({i: [*js, *lanes] for i, js in judges.items()}, spec.runs, share=spec.control_arm,
+                            seed=spec.seed)
+    if pool is not None:
+        link = link_create(campaign=campaign, spec=spec.link, item_ids=outputs,
+                           controls=[i for i in items if i in controls])
+        slots_create(link=link, judges={i: [(i, lane) in unprimed for lane in lanes] for i in outputs})
+    queues = Queues(real={pk: list(queue) for pk, queue in per_annotator.items()},
+                    pool=outputs if pool else (),
+                    pool_copies=planted_count(spec.checks.planted, pool.share) * pool.expected() if pool else 0)
+    made = checks_prepare(campaign=campaign, queues=queues, rng=random.Random(f"{spec.seed}:checks"))
     rows = []
     for annotator_pk, queue in per_annotator.items():
         # Planted copies join the shuffle as ordinary work; training items come first, in the order given.
@@ -101,6 +127,17 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Ca
             for order, (item_id, ctrl) in enumerate(queue, start=len(training) + 1)
         ]
     Assignment.objects.bulk_create(rows)
+    warnings = [
+        *(pool_warnings(pool) if pool else []),
+        *arm_warnings(share=spec.control_arm, outputs=len(outputs), judges=spec.annotators_per_item),
+        *checks_warnings(made, decoys=spec.checks.decoys, planted=spec.checks.planted),
+    ]
+    SetupReport.objects.create(
+        campaign=campaign, warnings=warnings, decoys_asked=made.decoys.asked, decoys_made=made.decoys.made,
+        decoys_why=made.decoys.why, planted_asked=made.planted.asked, planted_made=made.planted.made,
+        planted_why=made.planted.why,
+    )
+    campaign.warnings = warnings
     return campaign
 
 
@@ -134,6 +171,11 @@ def _validate(spec: CampaignSpec) -> None:
         # Reviewers read every judge's name and verdicts; a judge of the same campaign must not.
         raise CampaignError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge")
     checks_validate(spec.checks, spec.dataset.pk)
+    try:
+        declared = protocols.get(spec.protocol)
+        declared.clean_options(spec.protocol_options)
+    except ProtocolError as exc:
+        raise CampaignError(str(exc)) from None
 
 
 def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
@@ -149,7 +191,8 @@ def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
         status=Campaign.Status.DRAFT if checks.decoys else Campaign.Status.OPEN,
         categories=label_set, control_arm=spec.control_arm, decoys=checks.decoys, planted=checks.planted,
         vigilance_min=checks.vigilance_min, qualification=checks.as_qualification(),
-        exclude_flagged=checks.exclude_flagged,
+        exclude_flagged=checks.exclude_flagged, protocol=spec.protocol,
+        protocol_options=protocols.get(spec.protocol).clean_options(spec.protocol_options),
     )
     campaign.annotators.set(spec.annotators)
     campaign.reviewers.set(spec.reviewers)
@@ -165,6 +208,9 @@ def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
 def _items(campaign: Campaign, spec: CampaignSpec) -> tuple[list[int], list[int]]:
     """The real items to judge in dataset order (a sample's outputs when sampled), and the training items."""
     item_ids = spec.item_ids
+    if item_ids is None and not spec.runs and not protocols.get(spec.protocol).judges_machine_spans:
+        # A protocol in which annotators mark errors themselves needs no run: it rates every output.
+        item_ids = list(spec.dataset.items.values_list("pk", flat=True))
     if item_ids is None:
         annotated = Annotation.objects.filter(source__in=list(spec.runs), item__dataset=spec.dataset)
         if spec.aspects:
@@ -201,18 +247,13 @@ def _deal(items: Sequence[int], controls: set[int], annotators: Sequence[User],
     return per_annotator
 
 
-def _control_arm(per_annotator: dict[int, list[tuple[int, bool]]], runs: Sequence, *, share: float,
-                 seed: int) -> set[tuple[int, int]]:
-    """The (item, annotator) pairs that start unprimed; control items (known answers) never do."""
+def _control_arm(judges: dict[int, list[int]], runs: Sequence, *, share: float, seed: int) -> set[tuple[int, int]]:
+    """The (output, judge) pairs that start unprimed: a judge is a registered annotator's pk, or -k for the k-th
+    participant place of the output. Control items (known answers) are never in the arm."""
     if share <= 0:
         return set()
-    outputs: dict[int, list[int]] = {}
-    for annotator_pk, queue in per_annotator.items():
-        for item_id, ctrl in queue:
-            if not ctrl:
-                outputs.setdefault(item_id, []).append(annotator_pk)
     evaluators: dict[int, list[int]] = {}
-    annotated = Annotation.objects.filter(source__in=list(runs), item_id__in=list(outputs))
+    annotated = Annotation.objects.filter(source__in=list(runs), item_id__in=list(judges))
     for item_id, source_id in annotated.values_list("item_id", "source_id").distinct():
         evaluators.setdefault(item_id, []).append(source_id)
-    return control_arm_draw(outputs, evaluators, share=share, seed=seed)
+    return control_arm_draw({i: js for i, js in judges.items() if js}, evaluators, share=share, seed=seed)

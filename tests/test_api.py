@@ -66,7 +66,8 @@ RESEARCHER_ONLY = {
     "list_datasets", "import_items", "list_items", "export_dataset", "create_campaign", "campaign_control_accuracy",
     "list_runs", "retrieve_run", "create_run", "cancel_run", "resume_run", "retrieve_campaign_analytics",
     "retrieve_campaign_analytics_table", "retrieve_dataset_analytics", "retrieve_dataset_analytics_table",
-    "import_annotations", "list_sources", "compare_sources", "create_export", "list_exports", "retrieve_export",
+    "retrieve_dataset_mqm_scores", "import_annotations", "list_sources", "compare_sources", "create_export",
+    "list_exports", "retrieve_export",
     "cancel_export", "resume_export",
     "download_export_file", "retrieve_labeling_campaign", "update_labeling_campaign",
 }
@@ -254,6 +255,7 @@ OPERATIONS = {
     ("retrieve_comparison", "GET", "/api/comparisons/{job_id}", "comparisons"),
     ("retrieve_dataset_analytics", "GET", "/api/analytics/datasets/{dataset_id}", "analytics"),
     ("retrieve_dataset_analytics_table", "GET", "/api/analytics/datasets/{dataset_id}/tables/{key}", "analytics"),
+    ("retrieve_dataset_mqm_scores", "GET", "/api/analytics/datasets/{dataset_id}/mqm", "analytics"),
     ("retrieve_dhp_run", "GET", "/api/dhp/runs/{run_id}", "dhp"),
     ("retrieve_export", "GET", "/api/exports/{job_id}", "sources and exports"),
     ("retrieve_labeled_card", "GET", "/api/analytics/campaigns/{campaign_id}/labeled/card",

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from stats.correlation import correlations
-from stats.overlap import PRF, overlap_prf
+from stats.overlap import PRF, factgenie_char_prf, overlap_prf
 
 
 class CatSpan(NamedTuple):
@@ -90,28 +90,14 @@ def _units(predicted: Spans, reference: Spans, keys: Sequence[Any], by_category:
 
 
 def factgenie_chars(predicted: Spans, reference: Spans, keys: Sequence[Any], *, by_category: bool) -> Scores:
-    """factgenie's character P/R/F1: on outputs where both sides have a located span, summed span lengths
-    on each side, and per character (and category, in the matched mode) min(#predicted, #reference) spans
-    covering it as the overlap. Undefined figures are 0, as factgenie reports them."""
-    overlap = hyp_length = ref_length = 0
-    for key in keys:
-        pred = [s for s in predicted[key] if s.start is not None]
-        ref = [s for s in reference[key] if s.start is not None]
-        if not pred or not ref:
-            continue
-        hyp_length += sum(s.end - s.start for s in pred)
-        ref_length += sum(s.end - s.start for s in ref)
-        pred_cover: Counter[tuple[int, str]] = Counter()
-        ref_cover: Counter[tuple[int, str]] = Counter()
-        for spans, cover in ((pred, pred_cover), (ref, ref_cover)):
-            for s in spans:
-                for position in range(s.start, s.end):
-                    cover[(position, s.category if by_category else "")] += 1
-        overlap += sum(min(n, ref_cover[cell]) for cell, n in pred_cover.items() if cell in ref_cover)
-    precision = overlap / hyp_length if hyp_length else 0.0
-    recall = overlap / ref_length if ref_length else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return Scores(precision, recall, f1)
+    """factgenie's character P/R/F1 (stats.overlap.factgenie_char_prf) over the outputs `keys`, categories
+    matched when `by_category`. Undefined figures are 0, as factgenie reports them."""
+    counts = factgenie_char_prf(
+        ([(s.start, s.end, s.category if by_category else "") for s in predicted[key] if s.start is not None],
+         [(s.start, s.end, s.category if by_category else "") for s in reference[key] if s.start is not None])
+        for key in keys
+    )
+    return Scores(counts.precision or 0.0, counts.recall or 0.0, counts.f1 or 0.0)
 
 
 def _pearson(predicted: Spans, reference: Spans, keys: Sequence[Any], categories: Sequence[str] | None):

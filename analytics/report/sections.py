@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from django.utils import timezone
 from django.utils.text import slugify
 
+from analytics.report.mqm import mqm_report
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
@@ -219,6 +220,11 @@ def priming_section(context: ReportContext) -> Section | None:
 
 # The report, in order. The quality-checks and priming sections go after ranking_section: each a builder
 # that returns None when the campaign has no such figures.
+def mqm_section(context: ReportContext) -> Section | None:
+    built = mqm_report(context.campaign)
+    return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
+
+
 REPORT_SECTIONS: list[SectionBuilder] = [
     overview_section,
     accuracy_section,
@@ -226,6 +232,7 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     agreement_section,
     ranking_section,
     priming_section,
+    mqm_section,
 ]
 
 

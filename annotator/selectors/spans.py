@@ -15,6 +15,7 @@ from annotator import checks
 from annotator.engine.phases import shows_machine_spans
 from annotator.models import Assignment, Campaign, CampaignRun, SpanJudgment, UnprimedMark
 from annotator.rendering import SpanRef, group_spans
+from corpus import protocols
 from corpus.models import AnnotationKind, ErrorSpan, SourceKind
 from corpus.protocol import SPAN_OK, SPAN_VERDICT_VALUES
 from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
@@ -157,8 +158,11 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
 
 
 def error_rows(assignment: Assignment) -> list[ErrorRow]:
-    """The machine errors the assignee sees: none at all while they mark errors unprimed (annotator.engine.phases)."""
+    """The machine errors the assignee sees: none at all while they mark errors unprimed (annotator.engine.phases),
+    nor under a protocol in which annotators mark errors themselves (MQM: machine spans only pre-fill)."""
     if not shows_machine_spans(assignment.phase):
+        return []
+    if not protocols.get(assignment.campaign.protocol).judges_machine_spans:
         return []
     pairs = judged_spans(assignment)
     judgments = {

@@ -9,7 +9,7 @@ from accounts.models import User
 from annotator.access import check_can_work
 from annotator.models import AddedSource, Assignment, Campaign, UnprimedMark, WorkAction
 from annotator.services.actions import action_record, activity_record
-from corpus import cleaning, protocol
+from corpus import cleaning, protocol, protocols
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
 from errors import UserError
 
@@ -35,15 +35,21 @@ def _offsets(output: str, start: object, end: object) -> tuple[int, int]:
     return a, b
 
 
-def _severity(value: object) -> int | None:
+def _severity(campaign: Campaign, value: object) -> int | None:
+    """A severity code the campaign's protocol allows (MQM's Neutral, Minor, Major are 1, 2 and 4)."""
+    declared = protocols.get(campaign.protocol)
+    rule = SEVERITY_RULE if declared.name == protocols.OPENNLGAUGE else (
+        f"severity must be one of {', '.join(map(str, declared.severities))}")
     if value in (None, ""):
+        if declared.severity_required:
+            raise AddedSpanError(f"{rule} (the {declared.name} protocol needs one)")
         return None
     try:
         number = int(str(value))
     except ValueError:
-        raise AddedSpanError(SEVERITY_RULE) from None
-    if number not in protocol.SEVERITIES:
-        raise AddedSpanError(SEVERITY_RULE)
+        raise AddedSpanError(rule) from None
+    if number not in declared.severities:
+        raise AddedSpanError(rule)
     return number
 
 
@@ -53,8 +59,14 @@ def _text(value: object, limit: int, name: str) -> str:
 
 
 def _category(campaign: Campaign, value: object) -> str:
-    """A category of the campaign's label set (any short text when the campaign defines none)."""
+    """A category of the campaign's protocol (MQM: its error tree) or label set (any short text when the
+    campaign defines none)."""
     text = _text(value, MAX_CATEGORY, "category")
+    tree = protocols.get(campaign.protocol).categories(campaign.protocol_options)
+    if tree is not None:
+        if text not in tree:
+            raise AddedSpanError(f"category {text!r} is not in this campaign's error tree")
+        return text
     names = [c["name"] for c in campaign.categories or []]
     if text and names and text not in names:
         raise AddedSpanError(f"category {text!r} is not one of this campaign's: {', '.join(names)}")
@@ -106,7 +118,7 @@ def added_span_create(
     position = (annotation.spans.aggregate(m=Max("position"))["m"] or 0) + 1
     span = ErrorSpan.objects.create(
         annotation=annotation, position=position, text=output[a:b], start=a, end=b, match=MatchKind.EXACT,
-        category=_category(assignment.campaign, category), severity=_severity(severity),
+        category=_category(assignment.campaign, category), severity=_severity(assignment.campaign, severity),
         explanation=_text(note, MAX_NOTE, "note"),  # the annotator's note is this error's explanation
     )
     if record:
@@ -138,7 +150,7 @@ def added_span_update(
         span.category = _category(assignment.campaign, category)
         fields.append("category")
     if severity is not KEEP:
-        span.severity = _severity(severity)
+        span.severity = _severity(assignment.campaign, severity)
         fields.append("severity")
     if note is not KEEP:
         span.explanation = _text(note, MAX_NOTE, "note")

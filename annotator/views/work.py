@@ -45,9 +45,11 @@ from annotator.services.added_spans import (
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.control_arm import assignment_reveal
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
+from annotator.services.mqm_prefill import mqm_prefill
 from annotator.services.undo import StepResult, action_redo, action_undo
+from annotator.views import mqm
 from annotator.views.common import AppRequest
-from corpus import cleaning, protocol
+from corpus import cleaning, protocol, protocols
 
 
 @dataclass(frozen=True)
@@ -176,7 +178,11 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
         return render(request, "annotator/qualification_gate.html",
                       {"campaign": assignment.campaign, "message": gate}, status=403)
     if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
+        if assignment.campaign.protocol == protocols.MQM and assignment.last_active_at is None:
+            mqm_prefill(assignment=assignment, user=request.user)  # first opening: machine spans pre-fill it
         activity_record(assignment=assignment)  # opening the item starts its active-time clock
+    if assignment.campaign.protocol == protocols.MQM:
+        return mqm.item_screen(request, assignment)
     context = _screen_context(request, assignment)
     if assignment.is_training and assignment.is_done():
         context["training_key"] = checks.installed().training_key(assignment, context["rows"])
@@ -228,6 +234,8 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
 
 def _screen_oob(request: AppRequest, assignment: Assignment) -> str:
     """The parts of the screen an undo or redo can change, as out-of-band swaps."""
+    if assignment.campaign.protocol == protocols.MQM:
+        return mqm.screen_oob(request, assignment)
     context = _screen_context(request, assignment)
     context["oob"] = True
     return "".join(render_to_string(f"annotator/item.html#{part}", context, request=request)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router, Status
+from ninja import Router, Schema, Status
 from ninja.pagination import paginate
 from pydantic import ValidationError
 
@@ -23,16 +25,61 @@ from evaluation.models import EvaluatorRun
 from quality.audit import campaign_open_audited
 from quality.schemas import CampaignOpenIn
 from quality.services import CheckSettings
-from studies.api.participants import link_settings_from
+from studies.api.participants import LinkOut, link_out, link_settings_from
+from studies.models import SetupReport, StudyLink
 from studies.setup import CampaignSpec, campaign_create
 
 router = Router(tags=["campaigns"])
 
 
-@router.post("/campaigns", response={201: CampaignOut}, operation_id="create_campaign")
+class CampaignCreatedOut(CampaignOut):
+    status: str  # "draft" while its decoys wait for review, else "open"
+    warnings: list[str]  # what the design promises but cannot keep, with numbers (also on the campaign page)
+
+
+class TallyOut(Schema):
+    asked: int
+    made: int
+    why: str
+
+
+class ChecksMadeOut(Schema):
+    """Known answers the creation asked for and made (decoys proposed, planted outputs), with why fewer."""
+
+    decoys: TallyOut
+    planted: TallyOut
+
+
+class CampaignSettingsOut(CampaignDetailOut):
+    """A campaign with its study settings; for annotators the settings are null (knowing the checks' shares
+    would help to game them)."""
+
+    control_arm: float | None
+    decoys: float | None
+    planted: float | None
+    vigilance_min: float | None
+    exclude_flagged: bool | None
+    qualification: dict[str, Any] | None  # {"items": [item ids], "pass": 0.8}, null without training
+    link: LinkOut | None
+    checks_made: ChecksMadeOut | None
+    warnings: list[str] | None
+
+
+def _checks_made(report: SetupReport | None) -> ChecksMadeOut | None:
+    if report is None:
+        return None
+    return ChecksMadeOut(
+        decoys=TallyOut(asked=report.decoys_asked, made=report.decoys_made, why=report.decoys_why),
+        planted=TallyOut(asked=report.planted_asked, made=report.planted_made, why=report.planted_why),
+    )
+
+
+@router.post("/campaigns", response={201: CampaignCreatedOut}, operation_id="create_campaign")
 def create_campaign(request: HttpRequest, payload: CampaignIn):
     """Create a campaign (researchers and admins), optionally with control items and their key; one with
-    decoys starts as a draft until `open_campaign`."""
+    decoys starts as a draft until `open_campaign`. `warnings` lists what the design cannot keep as asked (a
+    cap the pool cannot use, checks that could not all be made, an arm that cannot be crossed); a link nobody
+    could ever join is a 422 naming `link`."""
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=payload.dataset_id)
     runs = list(EvaluatorRun.objects.filter(pk__in=payload.run_ids))
@@ -60,16 +107,18 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
                 aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
                 guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
                 control_item_ids=payload.control_item_ids, reviewers=reviewers,
-                sample=sample, control_arm=payload.control_arm, link=link, checks=checks), created_by=request.user,
+                sample=sample, control_arm=payload.control_arm, link=link, checks=checks,
+                protocol=payload.protocol, protocol_options=payload.protocol_options), created_by=request.user,
             )
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])
     except IntegrityError:
         raise Conflict(f"name: a campaign named {payload.name!r} exists") from None
-    return Status(201, CampaignOut(
+    return Status(201, CampaignCreatedOut(
         id=campaign.pk, name=campaign.name, dataset_id=dataset.pk, aspects=campaign.aspects,
         annotators_per_item=campaign.annotators_per_item, n_assignments=campaign.assignments.count(),
         labels={label: run_id for run_id, label in campaign_run_labels(campaign.pk).items()},
+        status=campaign.status, warnings=campaign.warnings,
     ))
 
 
@@ -99,18 +148,33 @@ def list_campaigns(request: HttpRequest):
     ]
 
 
-@router.get("/campaigns/{campaign_id}", response=CampaignDetailOut, operation_id="retrieve_campaign")
+@router.get("/campaigns/{campaign_id}", response=CampaignSettingsOut, operation_id="retrieve_campaign")
 def retrieve_campaign(request: HttpRequest, campaign_id: int):
-    """A campaign with its guidelines (markdown) and progress; the caller's own progress for annotators."""
+    """A campaign with its guidelines (markdown) and progress; the caller's own progress for annotators. For
+    researchers and admins also its study settings: the arm, the checks, the participant link (the object of
+    `GET /api/campaigns/ID/link`, or null), the checks made at creation and the creation's warnings."""
     campaign = campaign_for_user(request.user, campaign_id)
     assignments = campaign.assignments.all()
     if not request.user.sees_everything:
         assignments = assignments.filter(annotator=request.user)
-    return CampaignDetailOut(
-        id=campaign.pk, name=campaign.name, dataset_id=campaign.dataset_id, status=campaign.status,
-        aspects=campaign.aspects, annotators_per_item=campaign.annotators_per_item, guidelines=campaign.guidelines,
-        n_assignments=assignments.count(), n_done=assignments.filter(status=Assignment.Status.DONE).count(),
-    )
+    out = {
+        "id": campaign.pk, "name": campaign.name, "dataset_id": campaign.dataset_id, "status": campaign.status,
+        "aspects": campaign.aspects, "annotators_per_item": campaign.annotators_per_item,
+        "guidelines": campaign.guidelines, "n_assignments": assignments.count(),
+        "n_done": assignments.filter(status=Assignment.Status.DONE).count(),
+        **dict.fromkeys(("control_arm", "decoys", "planted", "vigilance_min", "exclude_flagged", "qualification",
+                         "link", "checks_made", "warnings")),
+    }
+    if request.user.sees_everything:
+        link = StudyLink.objects.filter(campaign=campaign).first()
+        report = SetupReport.objects.filter(campaign=campaign).first()
+        out.update(
+            control_arm=campaign.control_arm, decoys=campaign.decoys, planted=campaign.planted,
+            vigilance_min=campaign.vigilance_min, exclude_flagged=campaign.exclude_flagged,
+            qualification=campaign.qualification or None, link=link_out(request, link) if link else None,
+            checks_made=_checks_made(report), warnings=report.warnings if report else [],
+        )
+    return out
 
 
 @router.post("/campaigns/{campaign_id}/open", response=CampaignSummaryOut, operation_id="open_campaign",

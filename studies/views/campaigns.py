@@ -6,6 +6,7 @@ from django.contrib import messages
 from django.db import IntegrityError
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
@@ -26,7 +27,7 @@ from jobs.models import JobStatus
 from quality.vigilance import campaign_checks
 from studies.completion import completion_url_problem
 from studies.forms import CampaignForm
-from studies.models import StudyLink
+from studies.models import SetupReport, StudyLink
 from studies.setup import CampaignSpec, campaign_create
 from studies.views.join import participant_in, participant_queue
 
@@ -60,6 +61,8 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                 form.add_error(None, str(exc) if isinstance(exc, UserError) else "A campaign of that name exists.")
             else:
                 messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")
+                for warning in campaign.warnings:
+                    messages.warning(request, f"Warning: {warning}.")
                 simulated = [r.label for r in data["run_objects"] if r.simulated]
                 if simulated:
                     messages.warning(request, f"Built on simulated evaluator run(s) {', '.join(simulated)}: the spans "
@@ -97,6 +100,9 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
             "accuracy": control_accuracy(campaign), "checks": campaign_checks(campaign),
             "n_control": campaign.assignments.filter(is_control=True).values("item_id").distinct().count(),
             "link": (link := StudyLink.objects.filter(campaign=campaign).first()), "has_link": link is not None,
+            "link_url": request.build_absolute_uri(reverse("join", args=[link.token])) if link else "",
+            "link_joined": link.participants.count() if link else 0,
+            "report": SetupReport.objects.filter(campaign=campaign).first(),
             "completion_problem": completion_url_problem(link.completion_url) if link and link.completion_url
             else None,
         })

@@ -25,6 +25,7 @@ from annotator.rendering import markdown_html
 from annotator.selectors.campaigns import queue_for
 from annotator.views.common import AppRequest, require_researcher
 from studies.models import Participant, StudyLink
+from studies.pool import link_has_room, participant_top_up
 from studies.selectors import participant_for, participant_rows
 from studies.services import (
     PLATFORM_PARAMS,
@@ -34,14 +35,12 @@ from studies.services import (
     completion_redirect,
     is_mturk_preview,
     link_closed_reason,
-    link_has_room,
     link_revoke,
     participant_finish,
     participant_flag_set,
     participant_is_finished,
     participant_join,
     participant_recognise,
-    participant_top_up,
     platform_ids,
     session_proof,
 )

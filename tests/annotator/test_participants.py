@@ -18,6 +18,7 @@ from annotator.selectors.spans import item_errors
 from annotator.services.judgments import judgment_set
 from errors import UserError
 from studies.models import Handout, Participant, StudyLink
+from studies.pool import link_has_room, participant_top_up
 from studies.screening import participant_flag_reasons
 from studies.services import (
     LinkClosed,
@@ -25,13 +26,11 @@ from studies.services import (
     ParticipationError,
     completion_redirect,
     link_closed_reason,
-    link_has_room,
     link_revoke,
     participant_find,
     participant_finish,
     participant_flag_set,
     participant_join,
-    participant_top_up,
     participant_touch,
     platform_ids,
 )

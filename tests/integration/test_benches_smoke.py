@@ -54,6 +54,15 @@ def test_dhp_bench_runs_and_its_rerun_makes_no_call(bench_database):
     assert "status done" in out and "rerun: LLM calls                              = 0" in out
 
 
+def test_analytics_bench_prints_the_ranking_beside_its_bound_and_where_it_went(bench_database):
+    out = _bench("analytics.py", "--judgments", "1400", "--repeat", "2", "--profile", database=bench_database)
+    [line] = [line for line in out.splitlines() if line.startswith("ranking by span and by explanation")]
+    assert "over 1,400 judgments" in line and "(bound 2.0 s)" in line and "load average" in line
+    assert "median" in line and ("-> OK" in line or "-> OVER" in line)
+    [profile] = [line for line in out.splitlines() if line.startswith("ranking profile")]
+    assert "database read" in profile and "bootstrap intervals" in profile and "randomization tests" in profile
+
+
 def test_sample_coverage_bench_runs():
     done = subprocess.run([sys.executable, "bench/sample_coverage.py", "--samples", "2000"], cwd=REPO,
                           capture_output=True, text=True, timeout=300)

@@ -216,7 +216,9 @@ def test_readme_ten_minutes_runs_as_written(tmp_path: Path):
     dataset = Dataset.objects.get(name=DEMO)
     run = EvaluatorRun.objects.get(dataset=dataset, ollama_url=f"http://127.0.0.1:{sim_port}")
     assert run.status == JobStatus.DONE and run.config["preset"] == "laptop"
-    assert f"Run {run.label} (id {run.pk})" in out
+    # As the README says: one line begins "Run ensemble-N (id N)" (the simulated server printed its address first).
+    assert [line for line in out.splitlines() if line.startswith("Run ")] == [
+        line for line in out.splitlines() if line.startswith(f"Run {run.label} (id {run.pk})")] != []
     with socket.socket() as sock:
         assert sock.connect_ex(("127.0.0.1", sim_port)) != 0, "`kill %1` left the simulation running"
     # The export holds every demo item with the new run's ensemble annotation on each.

@@ -1,4 +1,4 @@
-"""`manage.py export_annotations --dataset NAME --source NAME --format jsonl|factgenie|labelstudio [-o PATH]`."""
+"""`manage.py export_annotations --dataset NAME [--source NAME] --format jsonl|factgenie|labelstudio|mqm-tsv [-o P]`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from pathlib import Path
 from django.core.management.base import CommandError, CommandParser
 
 from corpus.interop import ANNOTATION_FILE_FORMATS, slug
+from corpus.interop.mqm import mqm_tsv_lines
 from corpus.models import Dataset
+from corpus.selectors.mqm import mqm_ratings, mqm_sources
 from corpus.services.annotation_export import (
     ExportReport,
     campaign_id,
@@ -19,16 +21,21 @@ from corpus.services.annotation_export import (
     source_for_export,
     write_factgenie_campaign,
 )
+from corpus.services.mqm_import import DEFAULT_PREFIX
 from errors.commands import BaseCommand
+
+MQM_TSV = "mqm-tsv"
 
 
 class Command(BaseCommand):
-    help = "Export one source's annotations as our JSONL, a factgenie campaign or Label Studio tasks."
+    help = ("Export one source's annotations as our JSONL, a factgenie campaign or Label Studio tasks, or MQM "
+            "ratings (the sources PREFIX:*) as Google's MQM TSV.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--source", required=True, help="A source of this dataset (looked up in it only).")
-        parser.add_argument("--format", default="jsonl", choices=ANNOTATION_FILE_FORMATS)
+        parser.add_argument("--source", help="A source of this dataset (looked up in it only); for mqm-tsv the "
+                                             "PREFIX of the raters' sources PREFIX:RATER (default mqm).")
+        parser.add_argument("--format", default="jsonl", choices=(*ANNOTATION_FILE_FORMATS, MQM_TSV))
         parser.add_argument(
             "-o", "--output", type=Path,
             help="File to write (stdout by default); for factgenie a campaign folder named by its campaign id "
@@ -40,10 +47,15 @@ class Command(BaseCommand):
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
-        sources = source_for_export(dataset, str(options["source"]))
-        annotations = source_annotations(dataset, sources)
         fmt: str = options["format"]  # type: ignore[assignment]
         out: Path | None = options["output"]  # type: ignore[assignment]
+        if fmt == MQM_TSV:
+            self._mqm(dataset, str(options["source"] or DEFAULT_PREFIX), out)
+            return
+        if not options["source"]:
+            raise CommandError("--source is needed: the source whose annotations to export")
+        sources = source_for_export(dataset, str(options["source"]))
+        annotations = source_annotations(dataset, sources)
         report = ExportReport()
         if fmt == "factgenie":
             out = out or Path(campaign_id(dataset, str(options["source"])))
@@ -65,6 +77,17 @@ class Command(BaseCommand):
         with out.open("w", encoding="utf-8") as handle:
             handle.writelines(lines)
         self._report(report, f"Wrote {report.annotations} annotations to {out}")
+
+    def _mqm(self, dataset: Dataset, prefix: str, out: Path | None) -> None:
+        """Rows sorted by system, doc_id, seg_id, rater and span start: an imported file round-trips."""
+        ratings = mqm_ratings(dataset, mqm_sources(dataset, prefix))
+        if out is None:
+            for line in mqm_tsv_lines(ratings):
+                self.stdout.write(line, ending="")
+            return
+        with out.open("w", encoding="utf-8", newline="") as handle:
+            handle.writelines(mqm_tsv_lines(ratings))
+        self.stdout.write(f"Wrote {len(ratings)} MQM ratings to {out}")
 
     def _report(self, report: ExportReport, first: str, *, stderr: bool = False) -> None:
         stream = self.stderr if stderr else self.stdout

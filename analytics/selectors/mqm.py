@@ -1,0 +1,132 @@
+"""MQM figures of a dataset's rated translations: system scores with intervals and rank ranges, categories, agreement.
+
+The ratings are the sources labelled `PREFIX:RATER` (an imported TSV's raters) read by corpus.selectors.mqm;
+the numbers come from stats.mqm, the weights from the MQM protocol (corpus.protocols.mqm).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any, TypedDict
+
+from accounts.models import User
+from annotator.models import Assignment, Campaign
+from corpus.interop.mqm import MqmRating
+from corpus.models import Dataset, ErrorSpan, Item
+from corpus.protocols.mqm import (
+    DEFAULT,
+    DEFAULT_TREE,
+    Category,
+    Weights,
+    canonical_category,
+    severity_of_code,
+    top_category,
+)
+from corpus.selectors.mqm import mqm_ratings, mqm_sources
+from stats.mqm import (
+    Agreement,
+    CategoryFigure,
+    Error,
+    Rating,
+    category_breakdown,
+    rater_agreement,
+    system_scores,
+)
+
+RESAMPLES = 1000
+SEED = 0
+CSV_COLUMNS = ("system", "score", "segments", "ci_low", "ci_high", "rank_range")
+
+
+class SystemRow(TypedDict):
+    system: str
+    score: float
+    segments: int
+    ci_low: float | None
+    ci_high: float | None
+    rank_range: list[int] | None
+
+
+def stats_ratings(ratings: Iterable[MqmRating]) -> list[Rating]:
+    """The ratings as the statistics take them: a segment is (doc, seg_id), shared by every system; a span
+    counts as located only in the translation."""
+    return [Rating(system=r.system, segment=r.segment, rater=r.rater, errors=tuple(
+        Error(e.category, e.severity, *((e.start, e.end) if e.side == "target" else (None, None)))
+        for e in r.errors)) for r in ratings]
+
+
+def dataset_ratings(dataset: Dataset, prefix: str) -> list[MqmRating]:
+    """The ratings by the dataset's sources `PREFIX:*`; NoMqmSources (a UserError) when it has none."""
+    return mqm_ratings(dataset, mqm_sources(dataset, prefix))
+
+
+def score_rows(ratings: list[Rating], *, weights: Weights = DEFAULT, n_resamples: int = RESAMPLES,
+               seed: int = SEED) -> list[SystemRow]:
+    """The `systems` of `mqm_scores` and the API: best (lowest) first."""
+    return [SystemRow(system=s.system, score=s.score, segments=s.segments, ci_low=s.ci_low, ci_high=s.ci_high,
+                      rank_range=list(s.rank_range) if s.rank_range else None)
+            for s in system_scores(ratings, weights.weight, n_resamples=n_resamples, seed=seed)]
+
+
+def dataset_scores(dataset: Dataset, *, prefix: str = "mqm", weights: Weights = DEFAULT,
+                   n_resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+    """`{"systems": [...]}`: what `manage.py mqm_scores` prints and GET /api/analytics/datasets/ID/mqm returns."""
+    ratings = stats_ratings(dataset_ratings(dataset, prefix))
+    return {"systems": score_rows(ratings, weights=weights, n_resamples=n_resamples, seed=seed)}
+
+
+def scores_csv(rows: list[SystemRow]) -> str:
+    """The same columns as CSV; a rank range is written `lo-hi` (a single rank alone)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        ranks = row["rank_range"]
+        text = "" if not ranks else str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
+        writer.writerow([row["system"], repr(row["score"]), row["segments"],
+                         "" if row["ci_low"] is None else repr(row["ci_low"]),
+                         "" if row["ci_high"] is None else repr(row["ci_high"]), text])
+    return out.getvalue()
+
+
+def categories(ratings: list[Rating], *, weights: Weights = DEFAULT, tree: tuple[Category, ...] = DEFAULT_TREE,
+               top: bool = True) -> dict[str, list[CategoryFigure]]:
+    """Per system, its errors by top-level category (or by full category) in the tree's spelling."""
+    if top:
+        return category_breakdown(ratings, weights.weight, name=lambda c: top_category(canonical_category(c, tree)))
+    return category_breakdown(ratings, weights.weight, name=lambda c: canonical_category(c, tree))
+
+
+def agreement(ratings: list[Rating], *, weights: Weights = DEFAULT,
+              tree: tuple[Category, ...] = DEFAULT_TREE) -> Agreement:
+    return rater_agreement(ratings, weights.weight, name=lambda c: canonical_category(c, tree))
+
+
+def campaign_ratings(campaign: Campaign) -> list[Rating]:
+    """The ratings an MQM campaign's annotators gave: one per finished (non-training) assignment, its errors the
+    annotator's own spans on the item in this campaign; raters by username, segments by (doc, seg_id)."""
+    done = list(Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_training=False)
+                .values_list("item_id", "annotator_id"))
+    items = {pk: (system, _segment(external_id, extra)) for pk, system, external_id, extra in
+             Item.objects.filter(pk__in={i for i, _ in done}).values_list("pk", "system", "external_id", "extra")}
+    names = dict(User.objects.filter(pk__in={a for _, a in done}).values_list("pk", "username"))
+    errors: dict[tuple[int, int], list[Error]] = defaultdict(list)
+    rows = (ErrorSpan.objects.filter(annotation__source__added__campaign=campaign,
+                                     annotation__item_id__in=list(items))
+            .order_by("start", "pk")
+            .values_list("annotation__item_id", "annotation__source__added__annotator_id", "start", "end",
+                         "category", "severity"))
+    for item_id, annotator_id, start, end, category, severity in rows:
+        errors[(item_id, annotator_id)].append(Error(category, severity_of_code(severity), start, end))
+    return [Rating(system=items[i][0], segment=items[i][1], rater=names[a], errors=tuple(errors[(i, a)]))
+            for i, a in done]
+
+
+def _segment(external_id: str, extra: Any) -> tuple[str, str]:
+    place = (extra or {}).get("mqm") if isinstance(extra, dict) else None
+    if isinstance(place, dict) and place.get("doc"):
+        return (str(place["doc"]), str(place.get("seg_id", external_id)))
+    return ("", external_id)

@@ -1,0 +1,145 @@
+"""The MQM item screen: the translation beside its source and its document; errors marked by mouse or by keys.
+
+The annotator selects a span (mouse, or `s` and Shift+arrows), picks its category from the campaign's tree with
+the digits (a second digit for a subcategory), and its severity with a key (corpus.protocols.mqm.SEVERITIES);
+`t` marks the whole segment as a Non-translation. Each error is an added span of the annotator's own source in
+the campaign (annotator.services.added_spans), so undo, redo, finishing, exports and the report work as for
+every protocol.
+"""
+
+from __future__ import annotations
+
+from django.http import HttpResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_POST
+from django_htmx.http import trigger_client_event
+
+from annotator.access import added_span_for_user, assignment_to_edit
+from annotator.engine.telemetry import clamp_ms
+from annotator.models import Assignment, Campaign
+from annotator.rendering import from_browser_offset
+from annotator.selectors.campaigns import neighbour_assignments
+from annotator.selectors.spans import added_spans
+from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete
+from annotator.views.common import AppRequest
+from corpus import protocols
+from corpus.models import ErrorSpan, Item
+from corpus.protocols import mqm
+
+MAX_CONTEXT = 400  # segments of one document shown around the current one
+SHORTCUTS = (
+    ("mouse / s", "select the erroneous text (s: arrows move, Shift+arrows extend, Alt+arrows by word)"),
+    ("1-9", "category of the selection (a second digit picks a subcategory)"),
+    *((t.key, f"severity {t.label}: {t.help}") for t in mqm.SEVERITIES),
+    (mqm.NON_TRANSLATION_KEY, "the whole segment is a Non-translation (Major)"),
+    ("Esc", "cancel the selection or the category"),
+    ("u / Ctrl+Z", "undo my last action on this item"), ("Shift+U / Ctrl+Y", "redo"),
+    ("f", "finish this item and open the next one"), ("n / p", "next / previous item"),
+    ("g", "guidelines"), ("?", "this list"),
+)
+
+
+def document_context(item: Item) -> list[dict]:
+    """The segments of the item's document as this system translated them, in order (the current one marked);
+    just the item when it came from no document."""
+    place = (item.extra or {}).get("mqm") or {}
+    if not place.get("doc"):
+        return [{"pk": item.pk, "source": _source(item.inputs), "target": item.output, "current": True}]
+    rows = (Item.objects.filter(dataset_id=item.dataset_id, system=item.system, extra__mqm__doc=place["doc"])
+            .order_by("position").values("pk", "inputs", "output")[:MAX_CONTEXT])
+    return [{"pk": r["pk"], "source": _source(r["inputs"]), "target": r["output"], "current": r["pk"] == item.pk}
+            for r in rows]
+
+
+def _source(inputs: object) -> str:
+    if not isinstance(inputs, dict) or not inputs:
+        return ""
+    return str(inputs.get(mqm.SOURCE_HEADER, next(iter(inputs.values()))))
+
+
+def _tree(options: dict) -> list[dict]:
+    """The campaign's tree with the digit keys that pick each category, as the page's JSON."""
+    return [{"name": c.name, "key": str(n), "children": [
+        {"name": child, "full": f"{c.name}/{child}", "key": str(m)} for m, child in enumerate(c.children, 1)]}
+        for n, c in enumerate(protocols.mqm_tree(options), 1)]
+
+
+def _errors(assignment: Assignment) -> list[ErrorSpan]:
+    spans = added_spans(assignment)
+    for span in spans:
+        span.severity_name = mqm.severity_of_code(span.severity)
+        span.severity_label = mqm.SEVERITY_LABELS[span.severity_name]
+    return spans
+
+
+def screen_context(request: AppRequest, assignment: Assignment) -> dict:
+    campaign = assignment.campaign
+    can_edit = assignment.annotator_id == request.user.pk and campaign.status == Campaign.Status.OPEN
+    tree = _tree(campaign.protocol_options)
+    return {
+        "assignment": assignment, "campaign": campaign, "item": assignment.item, "can_edit": can_edit,
+        "errors": _errors(assignment), "rows": [], "tree": tree,
+        "source": _source(assignment.item.inputs), "output_header": assignment.item.dataset.output_header,
+        "severities": [{"value": t.value, "label": t.label, "key": t.key} for t in mqm.SEVERITIES],
+        "non_translation": mqm.NON_TRANSLATION if any(c["name"] == mqm.NON_TRANSLATION for c in tree) else "",
+        "non_translation_key": mqm.NON_TRANSLATION_KEY,
+    }
+
+
+def item_screen(request: AppRequest, assignment: Assignment) -> HttpResponse:
+    context = screen_context(request, assignment)
+    prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
+    # the Non-translation key only where the campaign's tree has the category
+    shortcuts = [s for s in SHORTCUTS if context["non_translation"] or s[0] != mqm.NON_TRANSLATION_KEY]
+    context.update({"document": document_context(assignment.item), "prev_pk": prev_pk, "next_pk": next_pk,
+                    "n_assignments": n_assignments, "shortcuts": shortcuts})
+    return render(request, "annotator/item_mqm.html", context)
+
+
+def screen_oob(request: AppRequest, assignment: Assignment) -> str:
+    """The parts of the screen an action changes, as out-of-band swaps (undo and redo use them too)."""
+    context = screen_context(request, assignment)
+    context["oob"] = True
+    return "".join(render_to_string(f"annotator/item_mqm.html#{part}", context, request=request)
+                   for part in ("output", "mqm-errors", "item-status"))
+
+
+def _problem(message: str) -> HttpResponse:
+    response = HttpResponse(message, status=422, content_type="text/plain; charset=utf-8")
+    return trigger_client_event(response, "sj:problem", {"message": message})
+
+
+@require_POST
+def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
+    """Store one error (offsets as the page counts them, a category of the tree, a severity by name)."""
+    assignment = assignment_to_edit(request.user, pk)
+    output = assignment.item.output
+    severity = mqm.severity_value(request.POST.get("severity", ""))
+    if severity not in mqm.SEVERITY_CODES:
+        return _problem(f"severity must be one of {', '.join(mqm.SEVERITY_VALUES)}")
+    try:
+        start, end = (from_browser_offset(output, int(request.POST.get(name, ""))) for name in ("start", "end"))
+    except ValueError:
+        return _problem("start and end must be whole numbers")
+    try:
+        span = added_span_create(
+            assignment=assignment, user=request.user, start=start, end=end,
+            category=request.POST.get("category", ""), severity=mqm.SEVERITY_CODES[severity],
+            note=request.POST.get("note", ""), ms=clamp_ms(request.POST.get("ms")),
+        )
+    except AddedSpanError as exc:
+        return _problem(str(exc))
+    message = f"{mqm.SEVERITY_LABELS[severity]} {span.category} at “{span.text[:60]}”."
+    return trigger_client_event(HttpResponse(screen_oob(request, assignment)), "sj:notice", {"message": message})
+
+
+@require_POST
+def mqm_error_remove(request: AppRequest, span_pk: int) -> HttpResponse:
+    span, assignment = added_span_for_user(request.user, span_pk)
+    try:
+        added_span_delete(span=span, assignment=assignment, user=request.user)
+    except AddedSpanError as exc:
+        return _problem(str(exc))
+    return trigger_client_event(HttpResponse(screen_oob(request, assignment)), "sj:notice",
+                                {"message": "Deleted the error."})

@@ -1,0 +1,128 @@
+"""The annotation protocols a campaign can run, each a declaration: what the annotator fills, with which keys, how
+it is checked, which item-screen template shows it, and which figures and exports it has.
+
+Django-free, like a job kind's declaration: the campaign's `protocol` names one, the item screen renders its
+template with its key map, the services check added errors with it, and the analytics and exports ask it which
+figures and formats apply. Study machinery (phases, quality checks, participants, adjudication, the report)
+stays protocol-agnostic; a protocol says where a concept does not apply (`judges_machine_spans`).
+Adding a protocol is its vocabulary module, its declaration here, and its template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from corpus import protocol as opennlgauge
+from corpus.protocols import mqm
+from corpus.protocols.mqm import ProtocolError
+
+OPENNLGAUGE = "opennlgauge"
+MQM = "mqm"
+DEFAULT = OPENNLGAUGE
+
+
+def _no_options(value: Any) -> dict[str, Any]:
+    if value not in (None, {}, ""):
+        raise ProtocolError("protocol_options: the OpeNLGauge protocol takes none")
+    return {}
+
+
+def _mqm_options(value: Any) -> dict[str, Any]:
+    """{"tree": a campaign's own error tree, "weights": its scoring weights}; both optional."""
+    if value in (None, "", {}):
+        return {}
+    if not isinstance(value, Mapping):
+        raise ProtocolError("protocol_options: an object with 'tree' and/or 'weights'")
+    unknown = sorted(set(value) - {"tree", "weights"})
+    if unknown:
+        raise ProtocolError(f"protocol_options: unknown option(s) {', '.join(unknown)} (known: tree, weights)")
+    cleaned: dict[str, Any] = {}
+    if value.get("tree") not in (None, []):
+        cleaned["tree"] = mqm.tree_as_json(mqm.parse_tree(value["tree"], "protocol_options.tree"))
+    if value.get("weights") not in (None, {}):
+        cleaned["weights"] = mqm.Weights.from_mapping(value["weights"], "protocol_options.weights").as_mapping()
+    return cleaned
+
+
+def mqm_tree(options: Mapping[str, Any] | None) -> tuple[mqm.Category, ...]:
+    """A campaign's MQM tree: its own, else the default."""
+    tree = (options or {}).get("tree")
+    return mqm.parse_tree(tree) if tree else mqm.DEFAULT_TREE
+
+
+def mqm_weights(options: Mapping[str, Any] | None) -> mqm.Weights:
+    weights = (options or {}).get("weights")
+    return mqm.Weights.from_mapping(weights) if weights else mqm.DEFAULT
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """One protocol as the rest of the project asks about it."""
+
+    name: str
+    label: str
+    fields: tuple[str, ...]  # what an annotator fills, per machine span or per error they mark
+    keys: Callable[[Mapping[str, Any] | None], dict[str, str]]  # key -> what it does, for the screen and the docs
+    template: str  # the item screen's template
+    figures: tuple[str, ...]  # the figures analytics and the report compute for it
+    exports: tuple[str, ...]  # the formats its annotations export to
+    clean_options: Callable[[Any], dict[str, Any]]  # a campaign's protocol_options checked (ProtocolError)
+    judges_machine_spans: bool  # annotators give verdicts on machine spans (else machine spans may only pre-fill)
+    severities: tuple[int, ...]  # the ErrorSpan.severity codes an annotator's error may carry
+    severity_required: bool
+    categories: Callable[[Mapping[str, Any] | None], list[str] | None] = field(default=lambda options: None)
+    """The categories an annotator's error may carry; None: the campaign's own category set decides."""
+
+
+def _opennlgauge_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
+    return {t.key: f"{g.name.lower()}: {t.label}" for g in opennlgauge.GROUPS for t in g.terms}
+
+
+def _mqm_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
+    keys = {t.key: f"severity: {t.label}" for t in mqm.SEVERITIES}
+    keys[mqm.NON_TRANSLATION_KEY] = "the whole segment is a Non-translation (Major)"
+    for number, category in enumerate(mqm_tree(options), 1):
+        keys[str(number)] = f"category: {category.name}" + (" (then 1-9 for its subcategory)"
+                                                              if category.children else "")
+    return keys
+
+
+PROTOCOLS: dict[str, Protocol] = {
+    OPENNLGAUGE: Protocol(
+        name=OPENNLGAUGE, label="OpeNLGauge (verdicts on machine error spans)",
+        fields=opennlgauge.JUDGMENT_FIELDS, keys=_opennlgauge_keys, template="annotator/item.html",
+        figures=("table4", "accuracy", "agreement", "ranking", "priming", "overlap"),
+        exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie"), clean_options=_no_options,
+        judges_machine_spans=True, severities=opennlgauge.SEVERITIES, severity_required=False,
+    ),
+    MQM: Protocol(
+        name=MQM, label="MQM (error spans with a category and a severity, scored with weights)",
+        fields=("span", "category", "severity", "note"), keys=_mqm_keys, template="annotator/item_mqm.html",
+        figures=("mqm_scores", "mqm_categories", "mqm_agreement"),
+        exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie", "mqm-tsv"), clean_options=_mqm_options,
+        judges_machine_spans=False, severities=tuple(mqm.SEVERITY_CODES.values()), severity_required=True,
+        categories=lambda options: mqm.tree_names(mqm_tree(options)),
+    ),
+}
+CHOICES: list[tuple[str, str]] = [(p.name, p.label) for p in PROTOCOLS.values()]
+
+
+def get(name: str) -> Protocol:
+    """The protocol called `name`; ProtocolError naming the known ones otherwise."""
+    try:
+        return PROTOCOLS[name]
+    except KeyError:
+        raise ProtocolError(f"protocol: unknown protocol {name!r} (known: {', '.join(PROTOCOLS)})") from None
+
+
+def _check() -> None:
+    """No protocol key may be a key the item screens keep for themselves."""
+    for declared in PROTOCOLS.values():
+        taken = sorted(opennlgauge.SCREEN_KEYS.intersection(declared.keys(None)))
+        if taken:
+            raise ValueError(f"protocol {declared.name}: keys {taken} are screen keys")
+
+
+_check()

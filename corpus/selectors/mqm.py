@@ -1,0 +1,63 @@
+"""MQM ratings as stored: the sources `PREFIX:RATER` of a dataset and their annotations read back as TSV ratings."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from corpus.formats import FormatError
+from corpus.interop.mqm import MqmError, MqmRating, rating_sort_key
+from corpus.models import Annotation, Dataset, ErrorSpan, Item, Source
+from corpus.protocols.mqm import SOURCE_HEADER, read_location_note, severity_of_code
+
+
+class NoMqmSources(FormatError):
+    """No source of the dataset is labelled PREFIX:*; the message lists the dataset's sources."""
+
+
+def mqm_sources(dataset: Dataset, prefix: str) -> dict[int, str]:
+    """source pk -> rater, for the sources labelled `PREFIX:RATER` with annotations in `dataset`."""
+    head = f"{prefix}:"
+    found = dict(Source.objects.filter(label__startswith=head, annotations__item__dataset=dataset)
+                 .distinct().values_list("pk", "label"))
+    if not found:
+        names = sorted(set(Source.objects.filter(annotations__item__dataset=dataset).values_list("label", flat=True)))
+        listed = ", ".join(repr(n) for n in names[:30]) or "none yet"
+        raise NoMqmSources("source", f"dataset {dataset.name!r} has no source labelled {head}* (its sources: "
+                                     f"{listed})")
+    return {pk: label[len(head):] for pk, label in found.items()}
+
+
+def _place(item: dict) -> tuple[str, str, str]:
+    """(doc, doc_id, seg_id) of an item: what the TSV gave, else the dataset and the item's place in it."""
+    mqm = (item["extra"] or {}).get("mqm") or {}
+    return (str(mqm.get("doc", "")) or "doc", str(mqm.get("doc_id", item["position"])),
+            str(mqm.get("seg_id", item["external_id"])))
+
+
+def mqm_ratings(dataset: Dataset, raters: dict[int, str]) -> list[MqmRating]:
+    """The ratings of the sources `raters` (source pk -> rater) in `dataset`, sorted by system, doc_id, seg_id
+    and rater (the TSV export's order)."""
+    annotations = list(Annotation.objects.filter(item__dataset=dataset, source_id__in=list(raters))
+                       .values_list("pk", "item_id", "source_id", "score_explanation"))
+    items = {row["pk"]: row for row in Item.objects.filter(pk__in={a[1] for a in annotations})
+             .values("pk", "system", "external_id", "position", "output", "inputs", "extra")}
+    spans: dict[int, list[MqmError]] = defaultdict(list)
+    rows = (ErrorSpan.objects.filter(annotation_id__in=[a[0] for a in annotations])
+            .order_by("annotation_id", "position", "pk")
+            .values_list("annotation_id", "start", "end", "category", "severity", "explanation", "note"))
+    for annotation_id, start, end, category, severity, explanation, note in rows:
+        side, source_start, source_end, open_end = read_location_note(note)
+        if side == "source":
+            start, end = source_start, source_end
+        spans[annotation_id].append(MqmError(category=category, severity=severity_of_code(severity), start=start,
+                                             end=end, side=side, comment=explanation, open_end=open_end))
+    ratings = []
+    for pk, item_id, source_id, comment in annotations:
+        item = items[item_id]
+        doc, doc_id, seg_id = _place(item)
+        inputs = item["inputs"] or {}
+        source = inputs.get(SOURCE_HEADER, next(iter(inputs.values()), "")) if isinstance(inputs, dict) else ""
+        ratings.append(MqmRating(system=item["system"], doc=doc, doc_id=doc_id, seg_id=seg_id,
+                                 rater=raters[source_id], source=str(source), target=item["output"],
+                                 errors=spans.get(pk, []), comment=comment))
+    return sorted(ratings, key=rating_sort_key)

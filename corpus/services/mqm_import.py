@@ -1,0 +1,180 @@
+"""Import Google's MQM TSV: one item per (system, doc, seg_id), one imported source per rater, in one transaction."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+
+from corpus.formats import FormatError, check_text
+from corpus.interop.mqm import MqmRating, natural, read_mqm_tsv
+from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, Source, SourceKind, TaskType
+from corpus.protocols.mqm import OUTPUT_HEADER, SEVERITY_CODES, SOURCE_HEADER, location_note
+
+TOOL = "mqm"
+DEFAULT_PREFIX = "mqm"
+TASK = "translation"
+BATCH = 2000
+
+
+def item_external_id(doc: str, seg_id: str) -> str:
+    """An item's id within its system: the document and the segment (the same for every system's translation)."""
+    return f"{doc}:{seg_id}"
+
+
+def source_label(prefix: str, rater: str) -> str:
+    return f"{prefix}:{rater}"
+
+
+@dataclass
+class MqmImportReport:
+    dataset: str
+    prefix: str
+    created_items: int = 0
+    reused_items: int = 0
+    annotations: int = 0
+    clean: int = 0
+    spans: int = 0
+    sources: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (f"Imported MQM ratings into {self.dataset!r}: {self.created_items} new items, {self.reused_items} "
+                f"existing, {self.annotations} ratings ({self.clean} clean segments), {self.spans} errors, "
+                f"sources {', '.join(self.sources)}.")
+
+
+def _read(path: Path, name: str) -> list[MqmRating]:
+    if not path.is_file():
+        raise FormatError(name, "no such file")
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            return read_mqm_tsv(handle, name=name)
+    except UnicodeDecodeError as exc:
+        raise FormatError(name, f"is not UTF-8 text (byte {exc.start})") from None
+
+
+def _order(ratings: list[MqmRating]) -> list[tuple[str, str, str]]:
+    """The items in reading order: documents as the file first names them, then segments in document order."""
+    docs: dict[str, int] = {}
+    items: dict[tuple[str, str, str], tuple[object, ...]] = {}
+    for r in ratings:
+        docs.setdefault(r.doc, len(docs))
+        items.setdefault((r.system, r.doc, r.seg_id), (docs[r.doc], natural(r.doc_id), natural(r.seg_id), r.system))
+    return sorted(items, key=items.__getitem__)
+
+
+@transaction.atomic
+def mqm_import(
+    *, path: Path, dataset_name: str, prefix: str = DEFAULT_PREFIX, file_name: str = "", user=None,
+) -> MqmImportReport:
+    """Import the MQM TSV at `path` into dataset `dataset_name` (created if new; an existing one must hold the
+    same texts) under sources `PREFIX:RATER`; raise FormatError and keep nothing when anything is wrong."""
+    name = file_name or path.name
+    check_text(dataset_name, "--dataset", "dataset")
+    if not dataset_name.strip():
+        raise FormatError("--dataset", "a dataset name is needed")
+    if not prefix.strip():
+        raise FormatError("--source", "a source prefix is needed")
+    check_text(prefix, "--source", "source")
+    ratings = _read(path, name)
+    for rater in {r.rater for r in ratings}:
+        check_text(source_label(prefix, rater), "--source", "source")
+    dataset = Dataset.objects.select_for_update().filter(name=dataset_name).first()
+    if dataset is None:
+        task = TaskType.objects.filter(slug=TASK).first()
+        if task is None:
+            raise FormatError("--dataset", f"the built-in task {TASK!r} is missing (run migrate)")
+        dataset = Dataset.objects.create(
+            name=dataset_name, task=task, source_file=name[:500], created_by=user, input_headers=[SOURCE_HEADER],
+            output_header=OUTPUT_HEADER, description="MQM ratings imported from Google's TSV format.",
+        )
+    report = MqmImportReport(dataset=dataset.name, prefix=prefix)
+    items = _items(dataset, ratings, name, report)
+    sources = _sources(dataset, ratings, prefix, name, report)
+    pending: list[tuple[Annotation, MqmRating]] = []
+    for rating in ratings:
+        annotation = Annotation(
+            item_id=items[(rating.system, rating.doc, rating.seg_id)], aspect="", source=sources[rating.rater],
+            kind=AnnotationKind.HUMAN, score_explanation=rating.comment,
+        )
+        pending.append((annotation, rating))
+        if len(pending) >= BATCH:
+            _flush(pending, report)
+    _flush(pending, report)
+    return report
+
+
+def _items(dataset: Dataset, ratings: list[MqmRating], name: str, report: MqmImportReport) -> dict[tuple, int]:
+    """The pk of each rated item, creating the missing ones; an existing item must hold the file's texts."""
+    existing = {(ext, system): (pk, output, inputs) for pk, ext, system, output, inputs in
+                dataset.items.values_list("pk", "external_id", "system", "output", "inputs")}
+    first = {}
+    for r in ratings:
+        first.setdefault((r.system, r.doc, r.seg_id), r)
+    found: dict[tuple, int] = {}
+    new: list[Item] = []
+    position = (dataset.items.aggregate(top=Max("position"))["top"] or 0) + 1 if existing else 0
+    for key in _order(ratings):
+        r = first[key]
+        ext = item_external_id(r.doc, r.seg_id)
+        check_text(ext, f"{name}, line {r.line}", "id")
+        known = existing.get((ext, r.system))
+        if known is not None:
+            if known[1] != r.target or known[2].get(SOURCE_HEADER) != r.source:
+                raise FormatError(f"{name}, line {r.line}", f"item {ext!r} of system {r.system!r} exists in dataset "
+                                  f"{dataset.name!r} with another source or target")
+            found[key] = known[0]
+            report.reused_items += 1
+            continue
+        new.append(Item(dataset=dataset, position=position, external_id=ext, system=r.system,
+                        inputs={SOURCE_HEADER: r.source}, output=r.target,
+                        extra={"mqm": {"doc": r.doc, "doc_id": r.doc_id, "seg_id": r.seg_id}}))
+        position += 1
+    for item in Item.objects.bulk_create(new, batch_size=BATCH):
+        found[(item.system, item.extra["mqm"]["doc"], item.extra["mqm"]["seg_id"])] = item.pk
+    report.created_items = len(new)
+    return found
+
+
+def _sources(dataset: Dataset, ratings: list[MqmRating], prefix: str, name: str,
+             report: MqmImportReport) -> dict[str, Source]:
+    sources: dict[str, Source] = {}
+    for rater in dict.fromkeys(r.rater for r in ratings):
+        label = source_label(prefix, rater)
+        source, _ = Source.objects.get_or_create(
+            kind=SourceKind.EXTERNAL, label=label, defaults={"tool": TOOL, "producer": rater, "file_name": name[:500]})
+        if source.tool != TOOL:
+            raise FormatError("--source", f"source {label!r} was imported from {source.tool or 'another file'}; "
+                                          "choose another prefix")
+        if Annotation.objects.filter(source=source, item__dataset=dataset).exists():
+            raise FormatError("--source", f"dataset {dataset.name!r} already has ratings by {label!r}; "
+                                          "choose another prefix")
+        sources[rater] = source
+        report.sources.append(label)
+    return sources
+
+
+def _flush(pending: list[tuple[Annotation, MqmRating]], report: MqmImportReport) -> None:
+    if not pending:
+        return
+    created = Annotation.objects.bulk_create([a for a, _ in pending])
+    spans = []
+    for annotation, (_, rating) in zip(created, pending, strict=True):
+        report.annotations += 1
+        report.clean += not rating.errors
+        for position, error in enumerate(rating.errors):
+            on_target = error.side == "target" and error.start is not None
+            text = rating.target if error.side == "target" else rating.source
+            spans.append(ErrorSpan(
+                annotation=annotation, position=position,
+                text=text[error.start:error.end] if error.start is not None else "",
+                start=error.start if on_target else None, end=error.end if on_target else None,
+                match=MatchKind.EXACT if on_target else MatchKind.NONE, explanation=error.comment,
+                severity=SEVERITY_CODES[error.severity], category=error.category,
+                note=location_note(side=error.side, start=error.start, end=error.end, open_end=error.open_end),
+            ))
+    ErrorSpan.objects.bulk_create(spans, batch_size=BATCH)
+    report.spans += len(spans)
+    pending.clear()

@@ -1,0 +1,1 @@
+"""Django-free rules of a study's design: which free places of the pool a participant takes."""

@@ -1,0 +1,211 @@
+"""A participant link's pool: its places ("slots") made with the campaign, handed out as people join, and
+returned when they leave.
+
+Every setting applies to whoever joins. The slots carry the control arm (judge k of output i is unprimed or
+not, drawn with the campaign); the decoys sit on the outputs; the pool's planted copies wait in the quality
+checks; training and control items come with the first share. Handing out only decides who takes which place
+(studies.engine.handout), and released work returns to the pool with its arm and its checks, so the design
+stays balanced by construction while people come and go.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotator.engine.phases import initial_phase
+from annotator.models import Assignment, Campaign, JudgmentEvent, WorkAction
+from quality.models import PlantedOutput
+from quality.services import decoys_per_output, planted_count, planted_hand_out, planted_release
+from studies.engine.handout import Rates, Share, Slot, slots_choose
+from studies.models import Handout, Participant, PoolSlot, StudyLink
+
+
+def slots_create(*, link: StudyLink, judges: Mapping[int, Sequence[bool]]) -> int:
+    """Make the pool's places: for each output, one slot per pool judge, unprimed where the draw says;
+    return how many."""
+    made = PoolSlot.objects.bulk_create(
+        PoolSlot(link=link, item_id=item_id, judge=k, unprimed=unprimed)
+        for item_id, arms in judges.items() for k, unprimed in enumerate(arms, start=1)
+    )
+    return len(made)
+
+
+def lock_link(pk: int) -> StudyLink:
+    """Lock the link's row, the one lock that serialises a study's joins, top-ups and releases (cap and overlap
+    stay exact). It is narrower than the campaign row that verdict saves and item finishes read; FOR NO KEY
+    UPDATE lets new participant rows reference the link meanwhile. SQLite's IMMEDIATE transactions serialise
+    writers anyway."""
+    return StudyLink.objects.select_for_update(no_key=True, of=("self",)).select_related("campaign").get(pk=pk)
+
+
+def _real(qs):
+    """Assignments of real pool work: not training, not a control item, not a planted copy."""
+    return qs.filter(is_training=False, is_control=False, item__derived_from__isnull=True)
+
+
+def _free(link: StudyLink, also: Q | None = None):
+    """Slots nobody holds: never handed out, or handed back unfinished (released and not done)."""
+    free = Q(assignment__isnull=True) | (Q(assignment__handout__released_at__isnull=False)
+                                         & ~Q(assignment__status=Assignment.Status.DONE))
+    return PoolSlot.objects.filter(Q(link=link) & (free | also if also is not None else free))
+
+
+def _pool_need(participant: Participant, link: StudyLink) -> int:
+    held = _real(Assignment.objects.filter(campaign_id=link.campaign_id, annotator_id=participant.user_id)).count()
+    return link.items_per_participant - held
+
+
+def participant_top_up(*, participant: Participant, now: datetime | None = None) -> int:
+    """Hand the participant pool outputs until they hold `items_per_participant`; return how many were given.
+
+    Each output goes to at most its places (`annotators_per_item` judges, registered annotators' included),
+    never twice to one participant; the places are chosen as studies.engine.handout says, and the participant's
+    planted copies and control items come with them. The link row is locked (`lock_link`), so two arrivals at
+    once never push an output past its places; a participant who holds their share opens no transaction at all
+    (on SQLite every transaction waits for the one write lock)."""
+    if _pool_need(participant, participant.link) <= 0:
+        return 0
+    return _top_up(participant, now or timezone.now())
+
+
+@transaction.atomic
+def _top_up(participant: Participant, now: datetime) -> int:
+    link = lock_link(participant.link_id)
+    campaign = link.campaign
+    assignments_release(link=link, now=now)
+    if participant.deadline is not None and now >= participant.deadline:
+        return 0
+    mine = Assignment.objects.filter(campaign=campaign, annotator_id=participant.user_id)
+    held = list(mine.values_list("item_id", "is_training", "is_control", "in_control_arm", "order",
+                                 "item__derived_from_id"))
+    real = [(item_id, unprimed) for item_id, training, control, unprimed, _, derived in held
+            if not training and not control and derived is None]
+    need = link.items_per_participant - len(real)
+    if need <= 0:
+        return 0
+    decoys = decoys_per_output(campaign)
+    copies = set(PlantedOutput.objects.filter(campaign=campaign, annotator_id=participant.user_id)
+                 .values_list("original_id", flat=True))
+    avoid = {item_id for item_id, *_ in held} | copies | _training_items(campaign)
+    chosen = slots_choose(
+        _free_slots(link, decoys), need=need, avoid=avoid, rates=_rates(link, decoys),
+        held=Share(len(real), sum(u for _, u in real), sum(decoys.get(i, 0) for i, _ in real)),
+    )
+    if not chosen:
+        return 0
+    rng = random.Random(f"{campaign.seed}:{participant.user_id}:{len(held)}")
+    outputs = avoid | {slot.output for slot in chosen}
+    planted = planted_hand_out(
+        campaign=campaign, annotator_pk=participant.user_id, avoid=outputs, pool=link.items,
+        n=planted_count(campaign.planted, len(real) + len(chosen)) - len(copies), rng=rng,
+    )
+    controls = [i for i in link.controls if i not in avoid]
+    batch: list[tuple[int, PoolSlot | None, bool]] = [
+        *((slot.output, PoolSlot(pk=slot.pk), slot.unprimed) for slot in chosen),
+        *((item_id, None, False) for item_id in planted),
+        *((item_id, None, False) for item_id in controls),
+    ]
+    rng.shuffle(batch)
+    start = max((row[4] for row in held), default=0) + 1
+    made = Assignment.objects.bulk_create(
+        Assignment(campaign=campaign, item_id=item_id, annotator_id=participant.user_id, order=order,
+                   is_control=item_id in link.controls, in_control_arm=unprimed,
+                   phase=initial_phase(unprimed=unprimed).value)
+        for order, (item_id, _, unprimed) in enumerate(batch, start=start)
+    )
+    handed = [(a, slot) for a, (_, slot, _) in zip(made, batch, strict=True) if not a.is_control]
+    Handout.objects.bulk_create(Handout(assignment=a, handed_at=now) for a, _ in handed)
+    for assignment, slot in handed:
+        if slot is not None:
+            slot.assignment = assignment
+    PoolSlot.objects.bulk_update([slot for _, slot in handed if slot is not None], ["assignment"])
+    return len(chosen)
+
+
+def _training_items(campaign: Campaign) -> set[int]:
+    """The campaign's training items: its qualification's, and any a registered annotator trains on."""
+    given = Assignment.objects.filter(campaign=campaign, is_training=True).values_list("item_id", flat=True)
+    return set((campaign.qualification or {}).get("items", [])) | set(given)
+
+
+def training_give(*, participant: Participant, link: StudyLink) -> None:
+    """Every participant starts with the campaign's training items, in the order given, as registered
+    annotators do."""
+    ordered = list((link.campaign.qualification or {}).get("items", []))
+    training = ordered + sorted(_training_items(link.campaign) - set(ordered))
+    Assignment.objects.bulk_create(
+        Assignment(campaign_id=link.campaign_id, item_id=item_id, annotator_id=participant.user_id, order=order,
+                   is_training=True, phase=initial_phase(training=True).value)
+        for order, item_id in enumerate(training, start=1)
+    )
+
+
+def _free_slots(link: StudyLink, decoys: Mapping[int, int]) -> list[Slot]:
+    """The free places, each with its output's decoys and how many judges that output has or holds now."""
+    rows = list(_free(link).values_list("pk", "item_id", "unprimed"))
+    if not rows:
+        return []
+    free_per_output = Counter(item_id for _, item_id, _ in rows)
+    places = dict(PoolSlot.objects.filter(link=link, item_id__in=list(free_per_output)).values("item_id")
+                  .annotate(n=Count("pk")).values_list("item_id", "n"))
+    position = {item_id: n for n, item_id in enumerate(link.items)}
+    return [Slot(pk=pk, output=item_id, unprimed=unprimed, decoys=decoys.get(item_id, 0),
+                 judges=places[item_id] - free_per_output[item_id], position=position.get(item_id, 0))
+            for pk, item_id, unprimed in rows]
+
+
+def _rates(link: StudyLink, decoys: Mapping[int, int]) -> Rates:
+    """Unprimed places and decoys per place over every place of the pool (held or free), in two aggregates."""
+    places = PoolSlot.objects.filter(link=link)
+    counts = places.aggregate(n=Count("pk"), unprimed=Count("pk", filter=Q(unprimed=True)))
+    if not counts["n"]:
+        return Rates()
+    on_decoys = places.filter(item_id__in=list(decoys)).values("item_id").annotate(n=Count("pk"))
+    shown = sum(decoys[row["item_id"]] * row["n"] for row in on_decoys) if decoys else 0
+    return Rates(unprimed=counts["unprimed"] / counts["n"], decoys=shown / counts["n"])
+
+
+def link_has_room(*, link: StudyLink, now: datetime | None = None) -> bool:
+    """Whether a newcomer would get at least one output now. Read only (the join page's GET locks and writes
+    nothing): work the next top-up would release is counted as free already."""
+    now = now or timezone.now()
+    due = Q(assignment_id__in=_releasable(link, now).values("assignment_id"))
+    return _free(link, also=due).exclude(item_id__in=list(_training_items(link.campaign))).exists()
+
+
+def _releasable(link: StudyLink, now: datetime):
+    """Handouts due to go back: unfinished, not released, their holder idle or out of time."""
+    cutoff = now - timedelta(minutes=link.release_after_minutes)
+    gone = link.participants.filter(Q(last_seen_at__lt=cutoff) | Q(deadline__lte=now)).values("user_id")
+    return (Handout.objects.filter(assignment__campaign_id=link.campaign_id, assignment__annotator_id__in=gone,
+                                   released_at__isnull=True)
+            .exclude(assignment__status=Assignment.Status.DONE))
+
+
+def assignments_release(*, link: StudyLink, now: datetime) -> int:
+    """Return abandoned work to the pool; return how many assignments went back.
+
+    A participant is idle when nothing of theirs reached the server for `release_after_minutes`, and out of
+    time past their deadline. Their unfinished handouts go back: one without any work is deleted (its place is
+    free again, with its arm; a planted copy waits for the next participant), one with work is kept (they may
+    still finish it) and its place is free for someone else unless they finish it first. The caller holds the
+    link's lock."""
+    open_handouts = list(_releasable(link, now).values_list("pk", "assignment_id"))
+    if not open_handouts:
+        return 0
+    ids = [a for _, a in open_handouts]
+    worked = set(WorkAction.objects.filter(assignment_id__in=ids).values_list("assignment_id", flat=True))
+    worked |= set(JudgmentEvent.objects.filter(judgment__assignment_id__in=ids)
+                  .values_list("judgment__assignment_id", flat=True))
+    Handout.objects.filter(assignment_id__in=worked).update(released_at=now)
+    untouched = Assignment.objects.filter(pk__in=set(ids) - worked)
+    planted_release(campaign=link.campaign, item_ids=list(untouched.values_list("item_id", flat=True)))
+    untouched.delete()
+    return len(ids)
