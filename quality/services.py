@@ -26,6 +26,7 @@ from corpus.protocol import SEVERITIES
 from errors import UserError
 from quality.engine import decoys
 from quality.engine.planting import plant
+from quality.explaining import decoy_explanations_autostart
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
 
 MAX_SHARE = 0.5
@@ -179,6 +180,7 @@ class DecoyProposal:
     severity: int | None = None
     category: str = ""
     aspect: str = ""
+    donor_id: int | None = None  # the real span it copies (its model explains it: quality.explaining)
 
 
 @transaction.atomic
@@ -206,7 +208,7 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
         ambiguous=item.output.count(item.output[proposal.start:proposal.end]) > 1,
     )
     return CheckSpan.objects.create(
-        campaign=campaign, span=span, campaign_run=link, role=CheckSpan.Role.DECOY,
+        campaign=campaign, span=span, campaign_run=link, role=CheckSpan.Role.DECOY, donor_id=proposal.donor_id,
         key_span_verdict=DECOY_KEY[0], key_explanation_verdict=key_explanation,
     )
 
@@ -220,14 +222,14 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int], rng: random.R
     wanted = round(campaign.decoys * n_machine / (1 - campaign.decoys)) if campaign.decoys else 0
     items = {i.pk: i for i in Item.objects.filter(pk__in=list(item_ids))}
     donors = {
-        item_id: [decoys.Donor(label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
-                               category=span.category, aspect=span.annotation.aspect,
-                               position=(span.start or 0) / max(len(items[item_id].output), 1),
-                               ambiguous=span.ambiguous)
+        item_id: [(decoys.Donor(label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
+                                category=span.category, aspect=span.annotation.aspect,
+                                position=(span.start or 0) / max(len(items[item_id].output), 1),
+                                ambiguous=span.ambiguous), span.pk)
                   for span, link in pairs if span.start is not None and span.text]
         for item_id, pairs in machine.items()
     }
-    pairs = [(item_id, d) for item_id, found in donors.items() for d in found]
+    pairs = [(item_id, d, span_id) for item_id, found in donors.items() for d, span_id in found]
     if not pairs or not wanted:
         return []
     taken = _taken(list(items))
@@ -237,7 +239,7 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int], rng: random.R
     # labels, kinds and outputs, and each is explained by a span of its own output (so its facts are that output's).
     pairs = [p for p in pairs if candidates[p[0]]]
     while len(proposals) < wanted and pairs:
-        item_id, donor = pairs[rng.randrange(len(pairs))]
+        item_id, donor, donor_id = pairs[rng.randrange(len(pairs))]
         item = items[item_id]
         mine = [(p.start, p.end) for p in proposals if p.item_id == item_id]
         free = [c for c in candidates[item_id] if not any(c.start < b and a < c.end for a, b in mine)]
@@ -248,7 +250,7 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int], rng: random.R
         proposals.append(DecoyProposal(
             item_id=item_id, start=candidate.start, end=candidate.end, text=candidate.text, label=donor.label,
             explanation=decoys.voice_explanation(donor, candidate, item.output, same_output=True),
-            severity=donor.severity, category=donor.category, aspect=donor.aspect,
+            severity=donor.severity, category=donor.category, aspect=donor.aspect, donor_id=donor_id,
         ))
     return proposals
 
@@ -341,11 +343,13 @@ class Queues:
 
 
 def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) -> None:
-    """Propose and store the decoys, then make each annotator's planted copies (they join their queue)."""
+    """Propose and store the decoys (and start the job that has their evaluators' models explain them), then make
+    each annotator's planted copies (they join their queue)."""
     assigned = sorted({item_id for queue in queues.real.values() for item_id, _ in queue})
     if campaign.decoys:
         for proposal in decoys_propose(campaign=campaign, item_ids=assigned, rng=rng):
             decoy_add(campaign=campaign, proposal=proposal)
+        decoy_explanations_autostart(campaign)
     if campaign.planted:
         for annotator_pk, queue in queues.real.items():
             own = [item_id for item_id, _ in queue]
