@@ -21,8 +21,8 @@ STRETCH_LEAD = "The marked stretch:"
 # `string.Template`: the values are substituted, never re-read, so `$` or braces in the stretch are safe.
 _SECTION = Template(f"""
 {SECTION_HEADER}
-This time, do not look for problems yourself: a reviewer has already marked one stretch of the ${{noun}} as a \
-${{aspect}} problem, and your answer reports that stretch alone. {STRETCH_LEAD}
+This time, do not look for problems yourself: a reviewer has already marked one stretch of the ${{noun}} as a problem \
+of its ${{aspect}}, and your answer reports that stretch alone. {STRETCH_LEAD}
 "${{stretch}}"
 Answer in the answer format given above, with exactly one error: its Location is the marked stretch, copied word \
 for word; its Explanation says in your own words why this stretch harms the ${{aspect}} of the ${{noun}}; its \

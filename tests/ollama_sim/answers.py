@@ -11,6 +11,9 @@ Prompts that ask for a score "between 0 and 100" (or "0-100") get a number inste
 A supervisor's prompt (one that quotes annotators' error lists as `Annotation set N:` after the text) gets
 those errors merged instead: one per location, a location inside another one folded into it, the highest
 severity kept, at most 8.
+A decoy prompt (any of those prompts followed by a `### The error to report` section quoting a marked stretch,
+quality/engine/decoy_prompt.py) gets that stretch as its one error, with the explanation and severity every
+simulated error has, so a decoy explained on the simulator reads like the evaluator's simulated errors.
 A DHP direct-scoring prompt (one that ends asking for a line "Score: N" from LO to HI) gets a score that
 drops with visible flaws of the judged text (words the inputs do not have, mangled words, repeated or
 off-topic sentences), and a DHP perturbation prompt (`<original>` ... `</original>`, answer between `<text>`
