@@ -185,23 +185,26 @@ def decoy_explanations_start(*, campaign: Campaign, user: User | None = None,
 
 
 def decoy_explanations_autostart(campaign: Campaign) -> DecoyExplanationJob | None:
-    """At campaign creation: start the job when DECOY_EXPLAIN_AUTO is on and a server of the decoys' runs has the
-    model to ask (a short probe, so a campaign is not made to wait on a server that is away)."""
+    """At campaign creation: start the job when DECOY_EXPLAIN_AUTO is on and a server of the decoys' runs has a
+    model to ask (one short probe per server, so a campaign is not made to wait on a server that is away)."""
     if not settings.DECOY_EXPLAIN_AUTO or not campaign.decoys:
         return None
-    wanted = {(server, ask.model) for ask in decoy_asks(campaign) if ask.prompt for server in ask.servers}
-    if not any(_has_model(server, model) for server, model in sorted(wanted)):
+    wanted: dict[str, set[str]] = {}
+    for ask in decoy_asks(campaign):
+        for server in ask.servers if ask.prompt else ():
+            wanted.setdefault(server, set()).add(ask.model)
+    if not any(_has_any(server, models) for server, models in sorted(wanted.items())):
         return None
     return decoy_explanations_start(campaign=campaign, user=campaign.created_by, automatic=True)
 
 
-def _has_model(server: str, model: str) -> bool:
+def _has_any(server: str, models: set[str]) -> bool:
     try:
         backend = connect(server, timeout=PROBE_SECONDS, policy=RetryPolicy(transport_retries=0))
     except (BackendError, ServerListError):
         return False
     try:
-        return model in models_on(backend, [model])
+        return bool(models_on(backend, sorted(models)))
     except BackendError:
         return False
     finally:

@@ -5,6 +5,7 @@ the explanation-only giveaway it removes."""
 from __future__ import annotations
 
 import re
+import socket
 from dataclasses import dataclass
 
 import pytest
@@ -68,9 +69,10 @@ class SimStudy:
         return DecoyExplanationJob.objects.filter(campaign=self.campaign).latest("pk")
 
 
-def _simulated_study(sim, judges, researcher, *, name: str = "voices", decoys: float = 0.4) -> SimStudy:
+def _simulated_study(sim, judges, researcher, *, name: str = "voices", decoys: float = 0.4,
+                     moved_to: str = "") -> SimStudy:
     """Box scores judged by an ensemble (two annotators and a supervisor) and a single model, both asked on the
-    simulator, then a campaign with decoys over them."""
+    simulator, then a campaign with decoys over them (after the runs' server moved to `moved_to`, if given)."""
     data = factories.dataset(f"{name} data", input_headers=["Data"], output_header="Summary",
                              items=[{"external_id": f"g{i}", "inputs": box(i)[0], "output": box(i)[1]}
                                     for i in range(10)])
@@ -80,6 +82,8 @@ def _simulated_study(sim, judges, researcher, *, name: str = "voices", decoys: f
                       parallel=2)
     for run in (ensemble, solo):
         assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
+    if moved_to:
+        EvaluatorRun.objects.filter(pk__in=[ensemble.pk, solo.pk]).update(servers=[moved_to], ollama_url=moved_to)
     campaign = campaign_create(CampaignSpec(
         name=name, dataset=data, runs=[ensemble, solo], annotators=list(judges), aspects=["accuracy"], seed=7,
         checks=CheckSettings(decoys=decoys)), created_by=researcher)
@@ -293,3 +297,24 @@ def test_api_and_page_start_a_job_only_for_a_draft(sim, judges, researcher, sent
     Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.OPEN)
     late = Api(researcher)("post", f"/campaigns/{campaign.pk}/decoys/explain")
     assert late.status_code == 409 and "only a draft" in late.json()["detail"]
+
+
+def test_no_job_starts_by_itself_when_the_server_is_away_and_a_paused_job_keeps_the_draft_closed(sim, judges,
+                                                                                                 researcher, sent):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        away = f"http://127.0.0.1:{probe.getsockname()[1]}"  # nobody listens there once the socket is closed
+    study = _simulated_study(sim, judges, researcher, name="away", moved_to=away)
+    assert not DecoyExplanationJob.objects.filter(campaign=study.campaign).exists() and sent == []
+    started = Api(researcher)("post", f"/campaigns/{study.campaign.pk}/decoys/explain")  # by hand: no probe
+    assert started.status_code == 202, started.content
+    job = study.job()
+    assert job_execute(DecoyExplanationJob, job.pk) == JobStatus.PAUSED
+    job.refresh_from_db()
+    assert away in job.message and job.done == 0
+    url = f"/campaigns/{study.campaign.pk}/open"
+    refused = Api(researcher)("post", url, {"accept_audit": True})
+    assert refused.status_code == 409 and "is paused" in refused.json()["detail"]
+    assert Api(researcher)("post", f"/decoy-explanations/{job.pk}/cancel").status_code == 200
+    opened = Api(researcher)("post", url, {"accept_audit": True})
+    assert opened.status_code == 200, opened.content
