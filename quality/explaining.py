@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.db import transaction
@@ -121,19 +121,15 @@ def decoy_asks(campaign: Campaign, *, skip: Sequence[int] = ()) -> list[DecoyAsk
         servers = _servers(run)
         prompt = ledger.get((run.pk, item.pk, role, model), "")
         if not servers:
-            asks.append(_with(base, model=model, role=role, why="its evaluator run names no LLM server"))
+            asks.append(replace(base, model=model, role=role, why="its evaluator run names no LLM server"))
         elif not model or not prompt:
-            asks.append(_with(base, model=model, role=role, servers=servers,
+            asks.append(replace(base, model=model, role=role, servers=servers,
                               why=f"its evaluator run never asked {model or 'a model'} about this output"))
         else:
             stretch = item.output[base.start:base.end]
-            asks.append(_with(base, model=model, role=role, servers=servers, prompt=decoy_prompt(
+            asks.append(replace(base, model=model, role=role, servers=servers, prompt=decoy_prompt(
                 prompt, stretch=stretch, output_noun=run.aspect.task.output_noun, aspect_name=run.aspect.name)))
     return asks
-
-
-def _with(ask: DecoyAsk, **fields) -> DecoyAsk:
-    return DecoyAsk(**{**ask.__dict__, **fields})
 
 
 # ---- starting, and the draft it keeps closed ------------------------------------------------------------------

@@ -218,16 +218,17 @@ def test_the_explanation_only_giveaway_disappears(sim, judges, researcher, sent)
         return result.auc
 
     cards = voices()
-    before = auc(cards)
+    before, whole_before = auc(cards), auc(campaign_cards(study.campaign))
     assert before > 0.95
     assert job_execute(DecoyExplanationJob, study.job().pk) == JobStatus.DONE
     cards = voices()
-    after = auc(cards)
+    after, whole_after = auc(cards), auc(campaign_cards(study.campaign))
     assert after < 0.6, after
     real = {c.explanation for c in cards if not c.decoy}
     assert {c.explanation for c in cards if c.decoy} <= real  # every decoy now says what real cards say
-    print(f"explanation-only AUC: sentence bank {before:.2f}, evaluators' models {after:.2f} "
-          f"({sum(c.decoy for c in cards)} decoys, {sum(not c.decoy for c in cards)} real cards)")
+    print(f"explanation-only AUC: sentence bank {before:.2f}, evaluators' models {after:.2f}; whole cards "
+          f"{whole_before:.2f} -> {whole_after:.2f} ({sum(c.decoy for c in cards)} decoys, "
+          f"{sum(not c.decoy for c in cards)} real cards)")
 
 
 def test_decoys_without_a_model_at_hand_keep_their_explanation(sim, judges, researcher, sent):
