@@ -20,6 +20,7 @@ from annotator.selectors.spans import campaign_run_labels, judged_spans_by_item
 from annotator.services.campaigns import campaign_open
 from corpus.models import ErrorSpan, Item
 from quality.engine.audit import BLOCK_AUC, AuditResult, Card, decoy_audit
+from quality.explaining import decoy_job_refusal
 from quality.models import CheckSpan
 
 AUDIT_BUDGET_S = 20.0  # the bootstrap stops when the audit has run this long (the result says how far it got)
@@ -78,10 +79,13 @@ class AuditBlocked(AccessError):
 
 
 def campaign_open_audited(*, campaign: Campaign, user: User, accept_audit: bool = False) -> Campaign:
-    """Open a draft campaign unless its decoys are too easy to tell apart (AUC above BLOCK_AUC): then a 409 that
-    names the AUC, unless the researcher accepts the audit's finding."""
+    """Open a draft campaign unless its decoys' explanations are still being written (409 saying so) or its decoys
+    are too easy to tell apart (AUC above BLOCK_AUC): then a 409 that names the AUC, unless the researcher accepts
+    the audit's finding."""
     if not user.sees_everything:
         raise AccessError.forbidden("Only researchers and admins open a campaign.")
+    if campaign.status == Campaign.Status.DRAFT:
+        decoy_job_refusal(campaign)  # the decoys' explanations are still being written
     if campaign.decoys and campaign.status == Campaign.Status.DRAFT and not accept_audit:
         audit = campaign_audit(campaign)
         if audit.auc is not None and audit.auc > BLOCK_AUC:

@@ -90,3 +90,19 @@ class CampaignOpenIn(Schema):
     """The optional body of opening a draft: `accept_audit` opens it even when the decoy audit blocks."""
 
     accept_audit: bool = False
+
+
+class DecoyExplanationJobOut(Schema):
+    """A decoy explanation job: its progress in decoys, and what it did with them so far."""
+
+    id: int
+    campaign_id: int
+    status: str
+    done: int
+    total: int
+    message: str
+    automatic: bool
+    simulated: bool
+    rewritten: int
+    unusable: int
+    kept: int

@@ -27,6 +27,7 @@ from corpus.protocol import SEVERITIES
 from errors import UserError
 from quality.engine import decoys
 from quality.engine.planting import plant
+from quality.explaining import decoy_explanations_autostart
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
 
 MAX_SHARE = 0.5
@@ -229,6 +230,7 @@ class DecoyProposal:
     severity: int | None = None
     category: str = ""
     aspect: str = ""
+    donor_id: int | None = None  # the real span it copies (its model explains it: quality.explaining)
 
 
 @transaction.atomic
@@ -256,7 +258,7 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
         ambiguous=item.output.count(item.output[proposal.start:proposal.end]) > 1,
     )
     return CheckSpan.objects.create(
-        campaign=campaign, span=span, campaign_run=link, role=CheckSpan.Role.DECOY,
+        campaign=campaign, span=span, campaign_run=link, role=CheckSpan.Role.DECOY, donor_id=proposal.donor_id,
         key_span_verdict=DECOY_KEY[0], key_explanation_verdict=key_explanation,
     )
 
@@ -281,14 +283,14 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
     wanted = round(campaign.decoys * n_machine / (1 - campaign.decoys)) if campaign.decoys else 0
     items = {i.pk: i for i in Item.objects.filter(pk__in=list(item_ids))}
     donors = {
-        item_id: [decoys.Donor(label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
-                               category=span.category, aspect=span.annotation.aspect,
-                               position=(span.start or 0) / max(len(items[item_id].output), 1),
-                               ambiguous=span.ambiguous)
+        item_id: [(decoys.Donor(label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
+                                category=span.category, aspect=span.annotation.aspect,
+                                position=(span.start or 0) / max(len(items[item_id].output), 1),
+                                ambiguous=span.ambiguous), span.pk)
                   for span, link in pairs if span.start is not None and span.text]
         for item_id, pairs in machine.items()
     }
-    pairs = [(item_id, d) for item_id, found in donors.items() for d in found]
+    pairs = [(item_id, d, span_id) for item_id, found in donors.items() for d, span_id in found]
     if campaign.decoys and not pairs:
         labelled = CampaignRun.objects.filter(campaign=campaign).exists()
         why = (f"the {len(item_ids)} outputs carry no machine span with a location, so no share of their spans can be "
@@ -304,7 +306,7 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
     # labels, kinds and outputs, and each is explained by a span of its own output (so its facts are that output's).
     pairs = [p for p in pairs if candidates[p[0]]]
     while len(proposals) < wanted and pairs:
-        item_id, donor = pairs[rng.randrange(len(pairs))]
+        item_id, donor, donor_id = pairs[rng.randrange(len(pairs))]
         item = items[item_id]
         mine = [(p.start, p.end) for p in proposals if p.item_id == item_id]
         free = [c for c in candidates[item_id] if not any(c.start < b and a < c.end for a, b in mine)]
@@ -315,7 +317,7 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
         proposals.append(DecoyProposal(
             item_id=item_id, start=candidate.start, end=candidate.end, text=candidate.text, label=donor.label,
             explanation=decoys.voice_explanation(donor, candidate, item.output, same_output=True),
-            severity=donor.severity, category=donor.category, aspect=donor.aspect,
+            severity=donor.severity, category=donor.category, aspect=donor.aspect, donor_id=donor_id,
         ))
     why = ""
     if len(proposals) < wanted:
@@ -422,15 +424,16 @@ class ChecksMade:
 
 
 def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) -> ChecksMade:
-    """Propose and store the decoys over every output judged (the registered annotators' and the link's pool),
-    make each annotator's planted copies (they join their queue) and the pool's copies for participants; return
-    what was asked and made."""
+    """Propose and store the decoys over every output judged (the registered annotators' and the link's pool) and
+    start the job that has their evaluators' models explain them; make each annotator's planted copies (they join
+    their queue) and the pool's copies for participants; return what was asked and made."""
     assigned = sorted({item_id for queue in queues.real.values() for item_id, _ in queue} | set(queues.pool))
     proposed = Tally()
     if campaign.decoys:
         proposals, proposed = decoys_propose(campaign=campaign, item_ids=assigned, rng=rng)
         for proposal in proposals:
             decoy_add(campaign=campaign, proposal=proposal)
+        decoy_explanations_autostart(campaign)
     planted = Tally()
     if campaign.planted:
         asked = made = 0

@@ -12,7 +12,8 @@ from annotator.views.common import AppRequest, require_researcher
 from corpus.cleaning import INT64_MAX
 from errors import UserError
 from quality.audit import AuditBlocked, campaign_audit, campaign_open_audited
-from quality.models import CheckSpan
+from quality.explaining import decoy_explanations_start, decoy_job_counts
+from quality.models import CheckSpan, DecoyExplanationJob
 from quality.services import decoy_drop, decoy_key_choices, decoy_update, decoys_import
 
 MAX_IMPORT_BYTES = 2_000_000
@@ -41,11 +42,28 @@ def campaign_decoys(request: AppRequest, pk: int) -> HttpResponse:
     decoys = (CheckSpan.objects.filter(campaign=campaign, role=CheckSpan.Role.DECOY)
               .select_related("span__annotation__item", "campaign_run")
               .order_by("span__annotation__item__position", "span__start"))
+    explain_job = DecoyExplanationJob.objects.filter(campaign=campaign).order_by("-created_at", "-pk").first()
     return render(request, "annotator/campaign_decoys.html", {
         "campaign": campaign, "decoys": decoys,
         "labels": CampaignRun.objects.filter(campaign=campaign).values_list("label", flat=True),
-        "key_choices": decoy_key_choices(),
+        "key_choices": decoy_key_choices(), "explain_job": explain_job,
+        "explain_counts": decoy_job_counts(explain_job) if explain_job else None,
     })
+
+
+@require_POST
+def campaign_decoys_explain(request: AppRequest, pk: int) -> HttpResponse:
+    """The "Rewrite decoy explanations with the evaluators' models" button: start the job, then show its page."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        job = decoy_explanations_start(campaign=campaign, user=request.user)
+    except UserError as exc:
+        messages.error(request, str(exc))
+        return redirect("campaign_decoys", pk=pk)
+    messages.success(request, "The evaluators' models are writing the decoys' explanations; the campaign opens "
+                              "once they are done.")
+    return redirect("decoy_explanation_job", pk=job.pk)
 
 
 @require_POST
@@ -85,7 +103,7 @@ def campaign_open_view(request: AppRequest, pk: int) -> HttpResponse:
     try:
         campaign_open_audited(campaign=campaign, user=request.user,
                               accept_audit=request.POST.get("accept_audit") == "1")
-    except AuditBlocked as exc:
+    except (AuditBlocked, UserError) as exc:  # the audit blocks, or the decoys' explanations are being written
         messages.error(request, str(exc))
         return redirect(back, pk=pk)
     messages.success(request, "The campaign is open; its annotators can start.")
