@@ -302,11 +302,15 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
     taken = _taken(list(items))
     candidates = {i: decoys.decoy_candidates(items[i].output, _inputs_text(items[i]), taken[i]) for i in items}
     proposals: list[DecoyProposal] = []
-    # A donor drawn from every real span in turn: decoys land where evaluators' spans are, in the same shares of
-    # labels, kinds and outputs, and each is explained by a span of its own output (so its facts are that output's).
+    # A donor drawn at random among the real spans of the outputs with the fewest decoys so far: decoys spread over
+    # the outputs (every judge of a share of them meets one), keep the evaluators' shares of labels and kinds, and
+    # are each explained by a span of their own output (so the explanation's facts are that output's).
     pairs = [p for p in pairs if candidates[p[0]]]
+    shown: dict[int, int] = {}
     while len(proposals) < wanted and pairs:
-        item_id, donor, donor_id = pairs[rng.randrange(len(pairs))]
+        fewest = min(shown.get(p[0], 0) for p in pairs)
+        among = [p for p in pairs if shown.get(p[0], 0) == fewest]
+        item_id, donor, donor_id = among[rng.randrange(len(among))]
         item = items[item_id]
         mine = [(p.start, p.end) for p in proposals if p.item_id == item_id]
         free = [c for c in candidates[item_id] if not any(c.start < b and a < c.end for a, b in mine)]
@@ -314,6 +318,7 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
         if candidate is None:
             pairs = [p for p in pairs if p[0] != item_id]
             continue
+        shown[item_id] = shown.get(item_id, 0) + 1
         proposals.append(DecoyProposal(
             item_id=item_id, start=candidate.start, end=candidate.end, text=candidate.text, label=donor.label,
             explanation=decoys.voice_explanation(donor, candidate, item.output, same_output=True),

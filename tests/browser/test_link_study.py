@@ -140,7 +140,12 @@ def test_a_link_only_prolific_study_runs_with_every_check_and_arm(page, live_ser
     # 28 machine spans at 0.3: round(0.3 * 28 / 0.7) = 12 decoys; 7 participants fill 28 places, 2 copies each.
     assert made["decoys"] == {"asked": 12, "made": 12, "why": ""}
     assert made["planted"] == {"asked": 14, "made": 14, "why": ""}
-    assert api("post", f"/campaigns/{campaign_id}/open").status_code == 200
+    # The researcher reads the decoy audit before opening: these made-up box scores give every real span one of two
+    # stock explanations, so the audit may block; they accept its finding knowingly.
+    audit = api("get", f"/campaigns/{campaign_id}/decoys/audit").json()
+    assert audit["decoys"] == 12 and audit["real"] == 28
+    opened = api("post", f"/campaigns/{campaign_id}/open", {"accept_audit": audit["level"] == "block"})
+    assert opened.status_code == 200, opened.content
     token = api("get", f"/campaigns/{campaign_id}/link").json()["url"].rstrip("/").split("/")[-1]
 
     clients: dict[str, Client] = {}
