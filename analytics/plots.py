@@ -13,6 +13,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from analytics.formatting import simulated_name  # noqa: E402
 from analytics.selectors import DashboardData  # noqa: E402
 from corpus import protocol  # noqa: E402
 from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS  # noqa: E402
@@ -24,7 +25,8 @@ PlotBuilder = Callable[[DashboardData], Figure | None]
 
 
 def _names(data: DashboardData, run_ids: list[int | None]) -> list[str]:
-    labels = {r.run_id: r.label for r in data.runs}
+    """Axis labels of runs: a simulated run's carries the mark, as its table rows do."""
+    labels = {r.run_id: simulated_name(r.label, r.simulated) for r in data.runs}
     return ["(no run)" if r is None else labels.get(r, f"run {r}") for r in run_ids]
 
 

@@ -5,23 +5,24 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
+from analytics.formatting import FEW_MARK, FEW_NOTE, MIN_UNITS, SIMULATED_MARK, ColumnKind, display
 from analytics.selectors import AccuracyGroup, DashboardData, Reference, RunInfo
+from analytics.selectors.quality import QualitySummary
 from corpus import protocol
 from corpus.models import MatchKind
 from corpus.spreadsheet import csv_row
+from quality.engine import figures
 from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
 from stats.bootstrap import Interval
 from stats.calibration import SEVERITIES
+from stats.intervals import Proportion
 from stats.overlap import PRF
 
-ColumnKind = Literal["text", "int", "pct", "num", "p"]
-MIN_UNITS = 10  # a figure over fewer units is marked and never shown as the best
-FEW_MARK = "†"
-FEW_NOTE = f"{FEW_MARK} computed over fewer than {MIN_UNITS} units (spans, outputs or pairs): read with care."
+__all__ = ["FEW_MARK", "FEW_NOTE", "MIN_UNITS", "SIMULATED_MARK", "Cell", "Column", "Table"]
 SPAN_LABELS = dict(protocol.choices(protocol.SPAN_VERDICTS))
 EXPLANATION_LABELS = dict(protocol.choices(protocol.EXPLANATION_VERDICTS))
 FLAG_LABELS = dict(protocol.choices(protocol.FLAGS))
@@ -31,13 +32,17 @@ MATCH_LABELS = dict(MatchKind.choices)
 @dataclass(frozen=True)
 class Column:
     """`count` names the row's unit count behind this figure (marked below MIN_UNITS); `best` bolds the highest
-    value among rows that are not pooled and have enough units."""
+    value among rows that are not pooled and have enough units; `source` says the cell names an annotation
+    source (a run), which a simulated run marks; `group` keeps columns together when a report splits a wide
+    table (a figure and its interval)."""
 
     key: str
     label: str
     kind: ColumnKind = "text"
     count: str = ""
     best: bool = False
+    source: bool = False
+    group: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,7 +54,8 @@ class Cell:
 
 @dataclass
 class Table:
-    """A titled table; percentages are on the 0-100 scale, rates that are undefined are None."""
+    """A titled table; percentages are on the 0-100 scale, rates that are undefined are None. `simulated` holds
+    the sources (run labels) the simulated server answered: their names carry the mark wherever printed."""
 
     key: str
     title: str
@@ -58,22 +64,28 @@ class Table:
     note: str = ""
     # Why the page shows no figures here (nothing judged yet, no reference, ...); the rows stay for the API.
     empty_reason: str = ""
+    simulated: frozenset[str] = frozenset()
 
     def to_json(self) -> str:
         return json.dumps(self.as_dict(), ensure_ascii=False, indent=1)
+
+    def is_simulated(self, row: dict[str, Any]) -> bool:
+        """Whether a source the row names was answered by the simulated server."""
+        return any(c.source and row.get(c.key) in self.simulated for c in self.columns)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "key": self.key, "title": self.title, "note": self.note,
             "columns": [{"key": c.key, "label": c.label, "kind": c.kind} for c in self.columns],
-            "rows": [{c.key: row.get(c.key) for c in self.columns} | _simulated_flag(row) for row in self.rows],
+            "rows": [{c.key: row.get(c.key) for c in self.columns} | ({"simulated": True} if self.is_simulated(row)
+                                                                      else {}) for row in self.rows],
         }
 
-    def _cell(self, row: dict[str, Any], key: str) -> Any:
+    def _cell(self, row: dict[str, Any], column: Column) -> Any:
         """A cell as people read it: a simulated run's name carries the mark (the API keeps the bare label and
         says `"simulated": true` beside it)."""
-        value = row.get(key)
-        if key == "run" and row.get("simulated") and value is not None:
+        value = row.get(column.key)
+        if column.source and value is not None and value in self.simulated:
             return f"{value} {SIMULATED_MARK}"
         return value
 
@@ -82,11 +94,11 @@ class Table:
         writer = csv.writer(out)
         writer.writerow([c.key for c in self.columns])
         for row in self.rows:
-            writer.writerow(csv_row(["" if row.get(c.key) is None else self._cell(row, c.key) for c in self.columns]))
+            writer.writerow(csv_row(["" if row.get(c.key) is None else self._cell(row, c) for c in self.columns]))
         return out.getvalue()
 
     def display_rows(self) -> list[list[str]]:
-        return [[_display(self._cell(row, c.key), c.kind) for c in self.columns] for row in self.rows]
+        return [[display(self._cell(row, c), c.kind) for c in self.columns] for row in self.rows]
 
     def display_cells(self) -> list[list[Cell]]:
         """Rows of printed cells with their marks: few units behind a figure, best of its column."""
@@ -99,7 +111,7 @@ class Table:
             if len(candidates) > 1:
                 best[c.key] = max(candidates)
         return [
-            [Cell(_display(self._cell(row, c.key), c.kind), few=_few(row, c) and row.get(c.key) is not None,
+            [Cell(display(self._cell(row, c), c.kind), few=_few(row, c) and row.get(c.key) is not None,
                   best=c.key in best and row.get(c.key) == best[c.key]) for c in self.columns]
             for row in self.rows
         ]
@@ -108,26 +120,15 @@ class Table:
     def has_few(self) -> bool:
         return any(cell.few for row in self.display_cells() for cell in row)
 
-
-def _simulated_flag(row: dict[str, Any]) -> dict[str, bool]:
-    return {"simulated": True} if row.get("simulated") else {}
+    @property
+    def full_note(self) -> str:
+        """The note with the few-units legend when a cell carries the mark (every format prints this one)."""
+        return self.note + (" " + FEW_NOTE if self.has_few and FEW_NOTE not in self.note else "")
 
 
 def _few(row: dict[str, Any], column: Column) -> bool:
     count = row.get(column.count) if column.count else None
     return count is not None and count < MIN_UNITS
-
-
-def _display(value: Any, kind: ColumnKind) -> str:
-    if value is None:
-        return "—"
-    if kind == "pct":
-        return f"{value:.1f}"
-    if kind == "num":
-        return f"{value:.3f}"
-    if kind == "p":
-        return f"{value:.3g}"
-    return str(value)
 
 
 def _pct(value: float | None) -> float | None:
@@ -138,7 +139,7 @@ def _ci(interval: Interval | None) -> tuple[float | None, float | None]:
     return (None, None) if interval is None else (100 * interval.low, 100 * interval.high)
 
 
-SIMULATED_MARK = "(simulated)"
+RUN = Column("run", "Run", source=True)
 
 
 def _run_name(runs: dict[int, RunInfo], run_id: int | None) -> str:
@@ -157,14 +158,20 @@ def _run_cells(runs: dict[int, RunInfo], run_id: int | None) -> dict[str, Any]:
 
 
 RUN_COLUMNS = [
-    Column("run", "Run"), Column("shown_as", "Shown as"), Column("evaluator", "Evaluator"), Column("aspect", "Aspect"),
+    RUN, Column("shown_as", "Shown as"), Column("evaluator", "Evaluator"), Column("aspect", "Aspect"),
+]
+SPAN_OK_COLUMNS = [
+    Column("span_ok_pct", "Span OK %", "pct", count="judged", best=True, group="span_ok"),
+    Column("span_ok_low", "95% CI low", "pct", group="span_ok"),
+    Column("span_ok_high", "95% CI high", "pct", group="span_ok"),
+]
+EXP_CORRECT_COLUMNS = [
+    Column("exp_correct_pct", "Exp. correct %", "pct", count="judged", best=True, group="exp_correct"),
+    Column("exp_correct_low", "95% CI low", "pct", group="exp_correct"),
+    Column("exp_correct_high", "95% CI high", "pct", group="exp_correct"),
 ]
 RATE_COLUMNS = [
-    Column("judged", "Judged spans", "int"), Column("items", "Items", "int"),
-    Column("span_ok_pct", "Span OK %", "pct", count="judged", best=True), Column("span_ok_low", "95% CI low", "pct"),
-    Column("span_ok_high", "95% CI high", "pct"),
-    Column("exp_correct_pct", "Exp. correct %", "pct", count="judged", best=True),
-    Column("exp_correct_low", "95% CI low", "pct"), Column("exp_correct_high", "95% CI high", "pct"),
+    Column("judged", "Judged spans", "int"), Column("items", "Items", "int"), *SPAN_OK_COLUMNS, *EXP_CORRECT_COLUMNS,
 ]
 
 
@@ -200,7 +207,7 @@ def accuracy_summary_table(data: DashboardData) -> Table:
 
 def accuracy_matrix_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
-    columns = [Column("run", "Run"), Column("explanation", "Explanation")]
+    columns = [RUN, Column("explanation", "Explanation")]
     columns += [Column(v, SPAN_LABELS[v], "int") for v in SPAN_VERDICTS] + [Column("total", "Total", "int")]
     table = Table("matrix", "Explanation x span verdict counts", columns)
     groups = [(_run_name(runs, r), data.accuracy.by_run[r]) for r in _run_order(data, set(data.accuracy.by_run))]
@@ -220,7 +227,7 @@ def accuracy_by_annotator_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
     names = data.accuracy.annotators
     table = Table("accuracy_by_annotator", "Accuracy per evaluator and annotator", [
-        Column("run", "Run"), Column("annotator", "Annotator"), *RATE_COLUMNS,
+        RUN, Column("annotator", "Annotator"), *RATE_COLUMNS,
     ])
     order = {run_id: i for i, run_id in enumerate(_run_order(data, set(data.accuracy.by_run)))}
     for (run_id, annotator_id), group in sorted(
@@ -257,7 +264,7 @@ def flags_table(data: DashboardData) -> Table:
 def agreement_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
     table = Table("agreement", "Inter-annotator agreement (spans judged by two or more annotators)", [
-        Column("run", "Run"), Column("units", "Spans", "int"),
+        RUN, Column("units", "Spans", "int"),
         Column("alpha_span", "Krippendorff alpha, span", "num", count="units"),
         Column("alpha_explanation", "Krippendorff alpha, explanation", "num", count="units"),
         Column("agree_span_pct", "Pairwise agreement, span %", "pct", count="units"),
@@ -421,7 +428,7 @@ def calibration_table(data: DashboardData) -> Table:
 
 def severity_confusion_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
-    columns = [Column("run", "Run"), Column("machine", "Machine severity", "int")]
+    columns = [RUN, Column("machine", "Machine severity", "int")]
     columns += [Column(f"human_{s}", f"Human {s}", "int") for s in SEVERITIES]
     table = Table("severity_confusion", "Severity confusion (rows machine, columns human)", columns)
     entries = [(_run_name(runs, r), data.calibration[r]) for r in _run_order(data, set(data.calibration))]
@@ -463,15 +470,11 @@ def overview_table(data: DashboardData) -> Table:
     """Per evaluator the headline of Table 4 (with intervals and n) beside the agreement on its spans."""
     runs = {r.run_id: r for r in data.runs}
     table = Table("overview", "Overview per evaluator", [
-        Column("run", "Run"),
-        Column("span_ok_pct", "Span OK %", "pct", count="judged", best=True),
-        Column("span_ok_low", "95% CI low", "pct"), Column("span_ok_high", "95% CI high", "pct"),
-        Column("exp_correct_pct", "Exp. correct %", "pct", count="judged", best=True),
-        Column("exp_correct_low", "95% CI low", "pct"), Column("exp_correct_high", "95% CI high", "pct"),
-        Column("judged", "n (judged spans)", "int"),
-        Column("alpha_span", "alpha span", "num", count="units"),
-        Column("alpha_explanation", "alpha explanation", "num", count="units"),
-        Column("units", "Spans with 2+ judges", "int"), Column("shown_as", "Shown as"), Column("aspect", "Aspect"),
+        RUN, *SPAN_OK_COLUMNS, *EXP_CORRECT_COLUMNS, Column("judged", "n (judged spans)", "int"),
+        Column("alpha_span", "alpha span", "num", count="units", group="alpha"),
+        Column("alpha_explanation", "alpha explanation", "num", count="units", group="alpha"),
+        Column("units", "Spans with 2+ judges", "int", group="alpha"), Column("shown_as", "Shown as"),
+        Column("aspect", "Aspect"),
     ], note="Span OK %, Exp. correct % and their 95% bootstrap intervals are Table 4's; alpha is Krippendorff's "
        "nominal alpha over the spans two or more annotators judged.")
     ids = [r.run_id for r in data.runs] + sorted(
@@ -508,7 +511,7 @@ def progress_table(data: DashboardData) -> Table:
 def explanations_table(data: DashboardData) -> Table:
     """Each evaluator's explanations by verdict: counts and shares of its judged spans."""
     runs = {r.run_id: r for r in data.runs}
-    columns = [Column("run", "Run"), Column("judged", "Judged spans", "int")]
+    columns = [RUN, Column("judged", "Judged spans", "int")]
     for v in EXPLANATION_VERDICTS:
         columns += [Column(v, EXPLANATION_LABELS[v], "int"), Column(f"{v}_pct", "%", "pct", count="judged")]
     table = Table("explanations", "Explanation verdicts per evaluator", columns)
@@ -564,10 +567,7 @@ def _finishing(key: str, build: Callable[[DashboardData], Table]) -> Callable[[D
 
     def finished(data: DashboardData) -> Table:
         table = build(data)
-        labels = set(data.simulated_runs)
-        for row in table.rows if labels else []:
-            if row.get("run") in labels:
-                row["simulated"] = True
+        table.simulated = frozenset(data.simulated_runs)
         if key in FROM_JUDGMENTS and data.accuracy.pooled.matrix.total == 0:
             table.empty_reason = NOTHING_JUDGED
         elif not table.rows:
@@ -588,17 +588,17 @@ def _share(value: float | None) -> float | None:
     return None if value is None else round(100 * value, 1)
 
 
-def estimates_table(rows: list, half_width: float) -> Table:
+def estimates_table(rows: list, half_width: float, simulated: Collection[str] = ()) -> Table:
     """The designed sample's estimates per evaluator (analytics.selectors.estimates), beside the plain figures."""
-    columns = [Column("run", "Run"), Column("spans", "All spans", "int"), Column("sampled", "Sampled", "int")]
+    columns = [RUN, Column("spans", "All spans", "int"), Column("sampled", "Sampled", "int")]
     for key, name in (("span_ok", "Span OK"), ("exp_correct", "Exp. correct")):
         columns += [
-            Column(f"{key}_judged", f"{name}: judged", "int"),
-            Column(f"{key}_plain", f"{name} % over judged", "pct"),
-            Column(f"{key}_est", f"{name} % est. for all", "pct"),
-            Column(f"{key}_low", "95% low", "pct"), Column(f"{key}_high", "95% high", "pct"),
-            Column(f"{key}_method", "interval"),
-            Column(f"{key}_more", f"more for ±{100 * half_width:g}", "int"),
+            Column(f"{key}_judged", f"{name}: judged", "int", group=key),
+            Column(f"{key}_plain", f"{name} % over judged", "pct", group=key),
+            Column(f"{key}_est", f"{name} % est. for all", "pct", group=key),
+            Column(f"{key}_low", "95% low", "pct", group=key), Column(f"{key}_high", "95% high", "pct", group=key),
+            Column(f"{key}_method", "interval", group=key),
+            Column(f"{key}_more", f"more for ±{100 * half_width:g}", "int", group=key),
         ]
     table = Table(
         "estimates", "Estimates for all spans (designed sample)", columns,
@@ -606,6 +606,7 @@ def estimates_table(rows: list, half_width: float) -> Table:
         "interval (design-based, finite population correction; 'bootstrap' where a judged stratum has fewer "
         "than 10 spans). 'over judged' is the plain share of the judged spans; 'more' is how many more "
         "consensus-labelled spans the evaluator needs for an interval of the given half-width.",
+        simulated=frozenset(simulated),
     )
     for row in rows:
         cells: dict[str, Any] = {"run": row.label, "spans": row.spans, "sampled": row.sampled}
@@ -619,3 +620,96 @@ def estimates_table(rows: list, half_width: float) -> Table:
             }
         table.rows.append(cells)
     return table
+
+
+# ---- the control arm ---------------------------------------------------------------------------------------
+
+PRIMING_SHARES = (("recall", "Machine recall %"), ("precision_confirmed", "Confirmed after reveal %"),
+                  ("precision_found", "Found unprimed %"), ("accepted_unfound", "Accepted unfound %"))
+
+
+def priming_tables(rows: list, simulated: Collection[str] = ()) -> list[Table]:
+    """The control arm's figures (analytics.selectors.priming) as the page and every report print them: the four
+    shares with their intervals and n, then errors per output and time per error span in each arm."""
+    labels = frozenset(simulated)
+    evaluator = Column("evaluator", "Evaluator", source=True)
+    shares = Table("priming", "Priming: the control arm", [
+        evaluator,
+        *[col for key, name in PRIMING_SHARES
+          for col in (Column(key, name, "pct", count=f"{key}_n", group=key),
+                      Column(f"{key}_low", "95% low", "pct", group=key),
+                      Column(f"{key}_high", "95% high", "pct", group=key), Column(f"{key}_n", "n", "int", group=key))],
+    ], note="Shares with 95% bootstrap intervals over outputs (seeded with the campaign's seed).", simulated=labels)
+    per_output = Table("priming_errors", "Errors per output and time per error span, primed vs unprimed", [
+        evaluator, Column("primed", "Primed", "num", group="errors"),
+        Column("unprimed", "Unprimed", "num", group="errors"),
+        Column("difference", "Difference", "num", count="n_outputs", group="difference"),
+        Column("ci_low", "95% low", "num", group="difference"),
+        Column("ci_high", "95% high", "num", group="difference"),
+        Column("n_outputs", "Outputs seen both ways", "int", group="difference"),
+        Column("seconds_primed", "Active s per span, primed", "num", group="seconds"),
+        Column("seconds_unprimed", "Active s per span, unprimed", "num", group="seconds"),
+    ], note="The difference is paired over the outputs one annotator saw unprimed and another primed. Time is "
+       "active time (docs: analytics guide, working time).", simulated=labels)
+    for row in rows:
+        cells: dict[str, object] = {"evaluator": row.evaluator}
+        for key, _ in PRIMING_SHARES:
+            share = getattr(row, key)
+            cells |= {key: _pct(share.value), f"{key}_low": _pct(share.ci_low),
+                      f"{key}_high": _pct(share.ci_high), f"{key}_n": share.n}
+        shares.rows.append(cells)
+        epo = row.errors_per_output
+        per_output.rows.append({
+            "evaluator": row.evaluator, "primed": epo.primed, "unprimed": epo.unprimed, "difference": epo.difference,
+            "ci_low": epo.ci_low, "ci_high": epo.ci_high, "n_outputs": epo.n_outputs,
+            "seconds_primed": row.seconds_per_span.get("primed"),
+            "seconds_unprimed": row.seconds_per_span.get("unprimed"),
+        })
+    return [shares, per_output]
+
+
+# ---- the quality checks ------------------------------------------------------------------------------------
+
+
+def _rate_ci(prefix: str, figure: Proportion) -> dict[str, Any]:
+    return {f"{prefix}_pct": _pct(figure.rate), f"{prefix}_low": _pct(figure.low) if figure.n else None,
+            f"{prefix}_high": _pct(figure.high) if figure.n else None}
+
+
+def quality_tables(summary: QualitySummary) -> list[Table]:
+    """Each annotator's vigilance (decoys rejected, planted errors found, with Wilson 95% intervals), then who is
+    flagged, why, and whether the figures count them."""
+    vigilance = Table("vigilance", "Vigilance per annotator", [
+        Column("annotator", "Annotator"), Column("who", "Joined as"),
+        Column("decoys_rejected", "Decoys rejected", "int", group="decoys"),
+        Column("decoys_shown", "of shown", "int", group="decoys"),
+        Column("decoys_pct", "Rejected %", "pct", count="decoys_shown", group="decoys"),
+        Column("decoys_low", "95% low", "pct", group="decoys"),
+        Column("decoys_high", "95% high", "pct", group="decoys"),
+        Column("planted_found", "Planted found", "int", group="planted"),
+        Column("planted_shown", "of finished", "int", group="planted"),
+        Column("planted_pct", "Found %", "pct", count="planted_shown", group="planted"),
+        Column("planted_low", "95% low", "pct", group="planted"),
+        Column("planted_high", "95% high", "pct", group="planted"),
+    ], note="Wilson score 95% intervals. An annotator is flagged when the upper bound of either rate is below the "
+       "campaign's minimum, so one early miss flags nobody.")
+    flags = Table("flags_by_annotator", "Flagged annotators and whether the figures count them", [
+        Column("annotator", "Annotator"), Column("flagged", "Flagged by"), Column("reasons", "Why"),
+        Column("counted", "In the figures"),
+    ], note=summary.exclusion.sentence() + " Only the quality checks' flags leave an annotator out; a researcher's "
+       "flag or a missed time limit gives a participant the fail code without changing the figures.")
+    for row in summary.rows:
+        vigilance.rows.append({
+            "annotator": row.annotator, "who": row.who,
+            "decoys_rejected": row.decoys.k, "decoys_shown": row.decoys.n, **_rate_ci("decoys", row.decoys),
+            "planted_found": row.planted.k, "planted_shown": row.planted.n, **_rate_ci("planted", row.planted),
+        })
+        why = [figures.REASON_LABEL.get(code, code) for code in row.reasons] + row.screening
+        if why:
+            flags.rows.append({
+                "annotator": row.annotator, "flagged": "quality checks" if row.reasons else "fail code only",
+                "reasons": "; ".join(why), "counted": "left out" if row.excluded else "counted",
+            })
+    if not flags.rows:
+        flags.empty_reason = "Nobody is flagged."
+    return [vigilance, flags]

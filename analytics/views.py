@@ -18,9 +18,18 @@ from analytics.report.sections import ranking_tables
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
-from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
+from analytics.selectors.exclusion import exclude_flagged_param, exclusion_for
+from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report, simulated_labels
+from analytics.selectors.quality import quality_summary
 from analytics.selectors.ranking import BY_CHOICES, campaign_aspects, campaign_ranking
-from analytics.tables import TABLE_BUILDERS, dashboard_tables, empty_state, estimates_table
+from analytics.tables import (
+    TABLE_BUILDERS,
+    dashboard_tables,
+    empty_state,
+    estimates_table,
+    priming_tables,
+    quality_tables,
+)
 from annotator.models import Campaign
 from corpus.models import Dataset, Item
 from jobs.views import job_page
@@ -45,11 +54,19 @@ def _int_param(request: HttpRequest, name: str, default: int, *, low: int, high:
     return max(low, min(high, value))
 
 
+def _exclude_flagged(request: HttpRequest) -> bool | None:
+    return exclude_flagged_param(request.GET.get("exclude_flagged"))
+
+
 def _campaign_scope(request: AppRequest, pk: int) -> tuple[Campaign, Scope]:
+    """The campaign and the scope the request asks for; `?exclude_flagged=` is resolved here, once, so the
+    cached figures are keyed by the choice actually made."""
     require_researcher(request)
     campaign = get_object_or_404(Campaign.objects.select_related("dataset"), pk=pk)
+    exclusion = exclusion_for(campaign, _exclude_flagged(request))
     scope = Scope(
-        campaign_id=campaign.pk, aspect=request.GET.get("aspect", ""), system=request.GET.get("system", "")
+        campaign_id=campaign.pk, aspect=request.GET.get("aspect", ""), system=request.GET.get("system", ""),
+        exclude_flagged=exclusion.exclude,
     )
     return campaign, scope
 
@@ -58,13 +75,23 @@ def _dataset_scope(request: AppRequest, pk: int) -> tuple[Dataset, Scope]:
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=pk)
     campaign_id = _int_param(request, "campaign", 0, low=0, high=2**62) or None
-    if campaign_id is not None and not dataset.campaigns.filter(pk=campaign_id).exists():
+    campaign = dataset.campaigns.filter(pk=campaign_id).first() if campaign_id is not None else None
+    if campaign_id is not None and campaign is None:
         raise Http404("No such campaign on this dataset.")
+    choice = _exclude_flagged(request)
     scope = Scope(
         dataset_id=dataset.pk, campaign_id=campaign_id, aspect=request.GET.get("aspect", ""),
         system=request.GET.get("system", ""),
+        exclude_flagged=exclusion_for(campaign, choice).exclude if campaign is not None else None,
     )
     return dataset, scope
+
+
+def _without_exclusion(request: HttpRequest) -> str:
+    """The page's query without `exclude_flagged`, for links that set it."""
+    params = request.GET.copy()
+    params.pop("exclude_flagged", None)
+    return params.urlencode()
 
 
 def _params(request: HttpRequest) -> dict:
@@ -91,7 +118,8 @@ def _dashboard(request: AppRequest, template_context: dict, scope: Scope, datase
     campaign = template_context.get("campaign")
     rankings = []
     if campaign is not None and data.accuracy.pooled.matrix.total:
-        rankings = [ranking_tables(campaign_ranking(campaign, aspect=aspect, by=by))
+        rankings = [ranking_tables(campaign_ranking(campaign, aspect=aspect, by=by,
+                                                    exclude_flagged=scope.exclude_flagged))
                     for aspect in campaign_aspects(campaign) for by in BY_CHOICES]
     tables = dashboard_tables(data)
     context = template_context | {
@@ -99,9 +127,8 @@ def _dashboard(request: AppRequest, template_context: dict, scope: Scope, datase
         "overview": tables[0], "empty": empty_state(data), "judged_tables": JUDGED_TABLES, "rankings": rankings,
         "progress": {"assigned": sum(p.assigned for p in data.progress), "judged": sum(p.judged for p in data.progress),
                      "rows": data.progress},
-        "quality": None,  # the quality checks' summary (analytics/_overview_quality.html) when a campaign has them
         "aspects": sorted({r.aspect for r in data.runs} | ({scope.aspect} if scope.aspect else set())),
-        "systems": sorted(systems), "query": request.GET.urlencode(),
+        "systems": sorted(systems), "query": request.GET.urlencode(), "base_query": _without_exclusion(request),
     }
     return render(request, "analytics/dashboard.html", context)
 
@@ -131,14 +158,19 @@ def _plot_response(data: DashboardData, name: str, fmt: str) -> HttpResponse:
 @require_GET
 def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     campaign, scope = _campaign_scope(request, pk)
-    context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign"}
+    exclusion = exclusion_for(campaign, _exclude_flagged(request))
+    simulated = simulated_labels(campaign)
+    summary = quality_summary(campaign, exclusion)
+    context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign",
+               "exclusion": exclusion, "quality": summary, "quality_tables": quality_tables(summary),
+               "exclude_choice": request.GET.get("exclude_flagged", "")}
     if campaign.is_sampled:
         half_width = half_width_param(request.GET.get("half_width", ""))
-        context |= {"estimates": estimates_table(sample_estimates(campaign, half_width=half_width), half_width),
-                    "half_width": half_width}
+        estimates = sample_estimates(campaign, half_width=half_width, exclude_flagged=exclusion.exclude)
+        context |= {"estimates": estimates_table(estimates, half_width, simulated), "half_width": half_width}
     if has_control_arm(campaign):
-        rows = priming_report(campaign)
-        context |= {"priming": rows, "priming_text": priming_paragraph(rows)}
+        rows = priming_report(campaign, exclude_flagged=exclusion.exclude)
+        context |= {"priming": priming_tables(rows, simulated), "priming_text": priming_paragraph(rows, simulated)}
     return _dashboard(request, context, scope, campaign.dataset)
 
 
@@ -165,7 +197,8 @@ def campaign_report(request: AppRequest, pk: int, fmt: str) -> HttpResponse:
     campaign, _ = _campaign_scope(request, pk)
     if fmt not in REPORT_FORMATS:
         raise Http404("Unknown report format.")
-    response = HttpResponse(report_zip(campaign, fmt), content_type="application/zip")
+    choice = _exclude_flagged(request)
+    response = HttpResponse(report_zip(campaign, fmt, exclude_flagged=choice), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-report-{fmt}.zip"'
     return response
 
@@ -244,11 +277,12 @@ def export_download(request: AppRequest, pk: int, name: str) -> FileResponse:
 @require_GET
 def labeled_export(request: AppRequest, pk: int, fmt: str) -> HttpResponse:
     """The campaign's labeled set (the browser twin of `manage.py export_labeled`)."""
-    campaign, _ = _campaign_scope(request, pk)
-    return labeled_response(campaign, fmt)
+    campaign, scope = _campaign_scope(request, pk)
+    return labeled_response(campaign, fmt, exclude_flagged=scope.exclude_flagged)
 
 
 @require_GET
 def labeled_card_view(request: AppRequest, pk: int) -> HttpResponse:
-    campaign, _ = _campaign_scope(request, pk)
-    return JsonResponse(labeled_card(campaign, fmt="jsonl"), json_dumps_params={"ensure_ascii": False, "indent": 1})
+    campaign, scope = _campaign_scope(request, pk)
+    return JsonResponse(labeled_card(campaign, fmt="jsonl", exclude_flagged=scope.exclude_flagged),
+                        json_dumps_params={"ensure_ascii": False, "indent": 1})

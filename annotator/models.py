@@ -169,6 +169,14 @@ class Assignment(models.Model):
     def is_done(self) -> bool:
         return self.status == self.Status.DONE
 
+    @property
+    def wall_seconds(self) -> float:
+        """Wall time on this item: the clock from the first signal on it to the last (annotator.selectors.
+        worktime, where active time and the SQL form of this are defined beside it)."""
+        if self.started_at is None or self.last_active_at is None:
+            return 0.0
+        return max(0.0, (self.last_active_at - self.started_at).total_seconds())
+
     def reopened_phase(self) -> Phase:
         """The phase a finished item returns to when an undo makes it incomplete again."""
         return Phase.TRAINING if self.is_training else Phase.JUDGING

@@ -44,7 +44,9 @@ class AssignmentOut(Schema):
     campaign: str
     order: int
     status: str
-    seconds_spent: int
+    seconds_spent: int  # the seconds the item screen's timer reported; the study's times are the two below
+    active_seconds: float  # active time (annotator.selectors.worktime)
+    wall_seconds: float  # wall time: the clock from the first signal on the item to the last
 
 
 class JudgmentOut(Schema):

@@ -21,6 +21,7 @@ from annotator.models import (
     SpanJudgment,
     WorkAction,
 )
+from annotator.selectors.worktime import times_by_annotator
 from corpus import protocol
 from corpus.models import AnnotationKind, ErrorSpan
 from quality.engine.figures import Figures, Verdict, flag_reasons
@@ -35,7 +36,7 @@ class AnnotatorChecks:
     user_id: int
     annotator: str
     figures: Figures
-    active_seconds: float
+    active_seconds: float  # working time, annotator.selectors.worktime
     wall_seconds: int
     qualification: Qualification | None
     reasons: list[str]
@@ -149,7 +150,7 @@ def _inputs_version(campaign: Campaign) -> tuple:
     assignments = Assignment.objects.filter(campaign=campaign).aggregate(
         n=Count("id"), top=Max("id"), who=Sum("annotator_id"), last=Max("finished_at"),
         done=Count("id", filter=Q(status=Assignment.Status.DONE)),
-        active=Sum("active_seconds"), wall=Sum("seconds_spent"))
+        active=Sum("active_seconds"), signal=Max("last_active_at"))
     events = JudgmentEvent.objects.filter(judgment__assignment__campaign=campaign).aggregate(
         top=Max("id"), undone=Count("id", filter=Q(undone=True)))
     actions = WorkAction.objects.filter(assignment__campaign=campaign).aggregate(
@@ -181,10 +182,7 @@ def _campaign_checks(campaign: Campaign) -> list[AnnotatorChecks]:
     decoys = _decoys(campaign)
     planted = _planted(campaign)
     qualifications = {q.annotator_id: q for q in Qualification.objects.filter(campaign=campaign)}
-    times = {
-        row["annotator_id"]: row for row in Assignment.objects.filter(campaign=campaign).values("annotator_id")
-        .annotate(active=Sum("active_seconds"), wall=Sum("seconds_spent")).order_by()
-    }
+    times = times_by_annotator(Assignment.objects.filter(campaign=campaign))
     users = User.objects.filter(pk__in=list(times)).order_by("username")
     rows = []
     for user in users:
@@ -197,7 +195,7 @@ def _campaign_checks(campaign: Campaign) -> list[AnnotatorChecks]:
         )
         rows.append(AnnotatorChecks(
             user_id=user.pk, annotator=user.username, figures=figures,
-            active_seconds=times[user.pk]["active"] or 0.0, wall_seconds=times[user.pk]["wall"] or 0,
+            active_seconds=times[user.pk].active, wall_seconds=round(times[user.pk].wall),
             qualification=q, reasons=flag_reasons(figures, vigilance_min=campaign.vigilance_min),
         ))
     return rows
@@ -215,12 +213,14 @@ def flagged_annotator_ids(campaign: Campaign) -> list[int]:
     return [row.user_id for row in campaign_checks(campaign) if row.reasons]
 
 
-def excluded_annotator_ids(campaign_id: int | None) -> list[int]:
-    """The annotators whose verdicts the campaign's real figures leave out (none unless `exclude_flagged`)."""
-    if campaign_id is None:
+def excluded_annotator_ids(campaign_id: int | None, *, exclude_flagged: bool | None = None) -> list[int]:
+    """The annotators whose verdicts the campaign's real figures leave out: the flagged ones when
+    `exclude_flagged` says so, none otherwise. None follows the campaign's own `exclude_flagged` setting; a
+    report or an export that was asked to decide passes True or False."""
+    if campaign_id is None or exclude_flagged is False:
         return []
     campaign = Campaign.objects.filter(pk=campaign_id).first()
-    if campaign is None or not campaign.exclude_flagged:
+    if campaign is None or not (campaign.exclude_flagged if exclude_flagged is None else exclude_flagged):
         return []
     return flagged_annotator_ids(campaign)
 

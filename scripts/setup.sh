@@ -2,7 +2,8 @@
 # Set up everything the project needs on a fresh machine (idempotent).
 #   scripts/setup.sh run   -> a virtualenv with the runtime packages and the docs' (requirements-docs.txt)
 #                             (needs Python 3.11+ and PyPI access)
-#   scripts/setup.sh test  -> plus test tools, Debian's chromium, pdflatex (texlive-latex-recommended), and
+#   scripts/setup.sh test  -> plus test tools, Debian's chromium, pdflatex (texlive-latex-recommended),
+#                             pdftoppm, pdfinfo and pdftotext (poppler-utils), and
 #                             PostgreSQL + Redis started if down
 #                             (needs apt and root or sudo for the Debian packages)
 # PYTHON names the interpreter that creates .venv (default python3).
@@ -20,6 +21,8 @@ if [ "$mode" = "test" ]; then
   command -v redis-server >/dev/null 2>&1 || apt_packages+=(redis-server)
   # the study report's LaTeX is compiled in the tests: pdflatex, booktabs, geometry and float
   { command -v pdflatex && kpsewhich booktabs.sty; } >/dev/null 2>&1 || apt_packages+=(texlive-latex-recommended)
+  # ... and its pages rendered, measured and read back (the publishable-PDF test)
+  { command -v pdftoppm && command -v pdfinfo && command -v pdftotext; } >/dev/null 2>&1 || apt_packages+=(poppler-utils)
 fi
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   say "Installing Debian packages: ${apt_packages[*]}"

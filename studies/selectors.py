@@ -8,9 +8,10 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import TypedDict
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q
 
 from annotator.models import Assignment
+from annotator.selectors.worktime import WorkTime, times_by_annotator
 from corpus.spreadsheet import csv_row
 from quality.vigilance import campaign_checks
 from studies.models import Participant, StudyLink
@@ -30,7 +31,8 @@ class ParticipantRow(TypedDict):
     finished: str | None
     items: int
     items_done: int
-    active_seconds: int
+    active_seconds: int  # active time (annotator.selectors.worktime): what a researcher pays by
+    wall_seconds: int  # wall time: the clock from the first signal on each item to the last
     flagged: bool  # by a researcher
     flags: list[str]
     outcome: str
@@ -46,7 +48,8 @@ def _iso(moment: datetime | None) -> str | None:
 
 def participant_rows(link: StudyLink) -> list[ParticipantRow]:
     """One row per participant in joining order. Items count the pool items they hold (training items
-    aside); active seconds sum their working time on every item, training included."""
+    aside); active and wall seconds sum their working time on every item, training included (pay by the
+    active time: it counts reading and short pauses and leaves out time away; docs/guides/prolific.md)."""
     participants = list(link.participants.select_related("user"))  # not the link: its pool would be decoded per row
     stats = {
         row["annotator_id"]: row
@@ -56,18 +59,20 @@ def participant_rows(link: StudyLink) -> list[ParticipantRow]:
         .annotate(
             items=Count("pk", filter=Q(is_training=False)),
             done=Count("pk", filter=Q(is_training=False, status=Assignment.Status.DONE)),
-            seconds=Sum("seconds_spent"),
         )
     }
+    times = times_by_annotator(Assignment.objects.filter(campaign_id=link.campaign_id,
+                                                         annotator_id__in=[p.user_id for p in participants]))
     quality = {row.user_id: row.reasons for row in campaign_checks(link.campaign)}  # once for every row
     rows: list[ParticipantRow] = []
     for p in participants:
         s = stats.get(p.user_id, {})
+        spent = times.get(p.user_id, WorkTime(0.0, 0.0))
         rows.append(ParticipantRow(
             id=p.pk, handle=p.user.username, prolific_pid=p.prolific_pid, study_id=p.study_id,
             session_id=p.session_id, worker_id=p.worker_id, assignment_id=p.mturk_assignment_id, hit_id=p.hit_id,
             started=p.joined_at.isoformat(), finished=_iso(p.finished_at), items=s.get("items", 0),
-            items_done=s.get("done", 0), active_seconds=s.get("seconds") or 0,
+            items_done=s.get("done", 0), active_seconds=round(spent.active), wall_seconds=round(spent.wall),
             flagged=p.flagged, outcome=p.outcome, code_given=p.code_given,
             flags=participant_reasons(p, quality_flags=quality.get(p.user_id, []), finished_any=bool(s.get("done"))),
         ))

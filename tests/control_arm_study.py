@@ -14,13 +14,19 @@ Words are four letters apart by single spaces, so offsets are easy to read: word
               unprimed marks kkkk, llll, jjjj; after the reveal: error
               primed: error, adds kkkk and llll                                -> 3 errors
 
-Seconds: marking 100, 80, 120 (then 30 more after each reveal, which the unprimed arm must not count);
-primed 60, 40, 50.
+Seconds of active time (the item screen's heartbeat every 50 s of a clock the script moves): marking 100, 80,
+120 (then 30 more after each reveal, which the unprimed arm must not count); primed 60, 40, 50.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
+from unittest import mock
+
+from django.utils import timezone
 
 from accounts.models import User
 from annotator.models import Assignment, Campaign
@@ -91,23 +97,55 @@ def _judge(assignment: Assignment, user: User, spans: list[ErrorSpan], verdicts:
                      changes={"span_verdict": verdict, "explanation_verdict": explanation})
 
 
+class Clock:
+    """The server's clock, moved by the script: active time comes out exact."""
+
+    def __init__(self) -> None:
+        self.now = timezone.now()
+
+    def __call__(self):
+        return self.now
+
+
+@contextmanager
+def script_clock() -> Iterator[Clock]:
+    clock = Clock()
+    with mock.patch("django.utils.timezone.now", clock):
+        yield clock
+
+
+def spend(clock: Clock, assignment: Assignment, user: User, seconds: int) -> None:
+    """`seconds` of work on the item: the page's heartbeat every 50 s (and at the end), as the screen sends it
+    while the tab is in use."""
+    while seconds > 0:
+        step = min(seconds, 50)
+        clock.now += timedelta(seconds=step)
+        assignment_add_time(assignment=assignment, user=user, seconds=step)
+        seconds -= step
+
+
 def work_study(study: Study) -> None:
     """Every assignment worked through the services, as the script says for its role."""
+    with script_clock() as clock:
+        _work(study, clock)
+
+
+def _work(study: Study, clock: Clock) -> None:
     for it, script in zip(study.items, SCRIPTS, strict=True):
         for a in Assignment.objects.filter(campaign=study.campaign, item=it).select_related("campaign", "item"):
             user = a.annotator
             if a.in_control_arm:
                 for start, end in script.marks:
                     added_span_create(assignment=a, user=user, start=start, end=end)
-                assignment_add_time(assignment=a, user=user, seconds=script.marking_seconds)
+                spend(clock, a, user, script.marking_seconds)
                 a.refresh_from_db()
                 assignment_reveal(assignment=a, user=user)
-                assignment_add_time(assignment=a, user=user, seconds=30)
+                spend(clock, a, user, 30)
                 _judge(a, user, study.spans[it.pk], script.after_reveal)
             else:
                 _judge(a, user, study.spans[it.pk], script.primed)
                 for start, end in script.primed_added:
                     added_span_create(assignment=a, user=user, start=start, end=end)
-                assignment_add_time(assignment=a, user=user, seconds=script.primed_seconds)
+                spend(clock, a, user, script.primed_seconds)
             a.refresh_from_db()
             assignment_finish(assignment=a, user=user)

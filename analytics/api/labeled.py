@@ -9,8 +9,10 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
 
 from accounts.access import require_researcher
+from analytics.api.dashboards import EXCLUDE_FLAGGED
 from analytics.exports.labeled import LABELED_FORMATS, labeled_card, labeled_response
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, MetricEstimate, sample_estimates
+from analytics.selectors.exclusion import exclude_flagged_param
 from annotator.models import Campaign
 from errors import Conflict, UserError
 from stats.sampling import check_half_width
@@ -36,6 +38,7 @@ class MetricOut(Schema):
 class EstimateOut(Schema):
     run_id: int
     run: str
+    simulated: bool  # the simulated server answered this run: its estimate is no result
     spans: int
     sampled: int
     span_ok: MetricOut
@@ -57,32 +60,36 @@ def _metric_out(m: MetricEstimate) -> MetricOut:
 
 
 @router.get("/campaigns/{campaign_id}/labeled", operation_id="export_labeled_set")
-def export_labeled_set(request: HttpRequest, campaign_id: int, format: str = "jsonl") -> HttpResponse:
+def export_labeled_set(request: HttpRequest, campaign_id: int, format: str = "jsonl",
+                       exclude_flagged: str | None = EXCLUDE_FLAGGED) -> HttpResponse:
     """The labeled set, exactly as `manage.py export_labeled` writes it (jsonl streams; parquet)."""
     campaign = _campaign(request, campaign_id)
     if format not in LABELED_FORMATS:
         raise UserError(f"format: {format!r} is not one of {', '.join(LABELED_FORMATS)}")
-    return labeled_response(campaign, format)
+    return labeled_response(campaign, format, exclude_flagged=exclude_flagged_param(exclude_flagged))
 
 
 @router.get("/campaigns/{campaign_id}/labeled/card", response=dict[str, Any], operation_id="retrieve_labeled_card")
-def retrieve_labeled_card(request: HttpRequest, campaign_id: int, format: str = "jsonl"):
+def retrieve_labeled_card(request: HttpRequest, campaign_id: int, format: str = "jsonl",
+                          exclude_flagged: str | None = EXCLUDE_FLAGGED):
     """The labeled set's data card (`format` is written into it: the file it describes)."""
     campaign = _campaign(request, campaign_id)
     if format not in LABELED_FORMATS:
         raise UserError(f"format: {format!r} is not one of {', '.join(LABELED_FORMATS)}")
-    return labeled_card(campaign, fmt=format)
+    return labeled_card(campaign, fmt=format, exclude_flagged=exclude_flagged_param(exclude_flagged))
 
 
 @router.get("/campaigns/{campaign_id}/estimates", response=list[EstimateOut], operation_id="list_sample_estimates")
-def list_sample_estimates(request: HttpRequest, campaign_id: int, half_width: float = DEFAULT_HALF_WIDTH):
+def list_sample_estimates(request: HttpRequest, campaign_id: int, half_width: float = DEFAULT_HALF_WIDTH,
+                          exclude_flagged: str | None = EXCLUDE_FLAGGED):
     """Per evaluator of a sampled campaign: Span OK and Exp. correct for all its spans with 95% intervals,
     the plain shares over judged spans, and how many more judgments a ±half_width interval needs."""
     campaign = _campaign(request, campaign_id)
     check_half_width(half_width)
+    choice = exclude_flagged_param(exclude_flagged)
     if not campaign.is_sampled:
         raise Conflict(f"campaign {campaign.name!r} judges every span: it has no designed sample to "
                              "estimate from (Table 4's figures are its exact ones)")
-    return [EstimateOut(run_id=r.run_id, run=r.label, spans=r.spans, sampled=r.sampled,
+    return [EstimateOut(run_id=r.run_id, run=r.label, simulated=r.simulated, spans=r.spans, sampled=r.sampled,
                         span_ok=_metric_out(r.span_ok), exp_correct=_metric_out(r.exp_correct))
-            for r in sample_estimates(campaign, half_width=half_width)]
+            for r in sample_estimates(campaign, half_width=half_width, exclude_flagged=choice)]

@@ -7,7 +7,9 @@ from django.shortcuts import get_object_or_404
 from ninja import Field, Router, Schema
 
 from accounts.access import require_researcher
-from analytics.selectors.priming import priming_dicts, priming_report
+from analytics.api.dashboards import EXCLUDE_FLAGGED
+from analytics.selectors.exclusion import exclude_flagged_param
+from analytics.selectors.priming import priming_dicts, priming_report, simulated_labels
 from annotator.models import Campaign
 
 router = Router(tags=["priming"])
@@ -44,13 +46,15 @@ class PrimingOut(Schema):
     seconds_per_span: SecondsOut
     unlocated: int = Field(description="Machine spans on control-arm outputs without a location in the output: "
                                        "they could not have been found unprimed, so accepted_unfound leaves them out.")
+    simulated: bool = Field(description="The evaluator's run was answered by the simulated server: no result.")
 
 
 @router.get("/campaigns/{campaign_id}/priming", response=list[PrimingOut], operation_id="list_priming_figures")
-def list_priming_figures(request: HttpRequest, campaign_id: int):
+def list_priming_figures(request: HttpRequest, campaign_id: int, exclude_flagged: str | None = EXCLUDE_FLAGGED):
     """Per evaluator: machine recall, precision two ways, accepted without having been found, errors per output
     in each arm and time per error span, each share with its n and a 95% bootstrap interval over outputs.
     An empty list for a campaign without a control arm."""
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
-    return priming_dicts(priming_report(campaign))
+    rows = priming_report(campaign, exclude_flagged=exclude_flagged_param(exclude_flagged))
+    return priming_dicts(rows, simulated_labels(campaign))

@@ -13,7 +13,13 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from analytics.selectors.priming import has_control_arm, priming_dicts, priming_paragraph, priming_report
+from analytics.selectors.priming import (
+    has_control_arm,
+    priming_dicts,
+    priming_paragraph,
+    priming_report,
+    simulated_labels,
+)
 from annotator.models import Assignment, Campaign, UnprimedMark
 from corpus.models import ErrorSpan
 from stats.priming import overlaps
@@ -73,18 +79,19 @@ DESIGN = (
 )
 
 
-def control_arm_card(campaign: Campaign) -> dict[str, Any] | None:
+def control_arm_card(campaign: Campaign, *, exclude_flagged: bool | None = None) -> dict[str, Any] | None:
     """The design and the estimates for the data card; None for a campaign without a control arm."""
     if not has_control_arm(campaign):
         return None
     in_arm = Assignment.objects.filter(campaign=campaign, in_control_arm=True)
-    rows = priming_report(campaign)
+    rows = priming_report(campaign, exclude_flagged=exclude_flagged)
+    simulated = simulated_labels(campaign)
     return {
         "share": campaign.control_arm, "seed": campaign.seed, "design": DESIGN,
         "outputs_in_arm": in_arm.values("item_id").distinct().count(),
         "unprimed_assignments": in_arm.count(),
         "revealed_assignments": in_arm.filter(revealed_at__isnull=False).count(),
-        "estimates": priming_dicts(rows), "reading": priming_paragraph(rows),
+        "estimates": priming_dicts(rows, simulated), "reading": priming_paragraph(rows, simulated),
         "arms": {PRIMED: "shown with the machine's spans from the start",
                  UNPRIMED: "marked before the machine's spans were shown",
                  REVEALED: "on a control-arm output after the reveal (machine spans: judged after the expert's "

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from analytics.exports.arms import campaign_arms, control_arm_card
 from analytics.exports.quality import quality_control
+from analytics.formatting import SIMULATED_MARK
 from analytics.selectors import Scope, agreement_report
 from annotator.models import AdjudicationEvent, Assignment, Campaign
 from annotator.selectors.review import (
@@ -33,6 +34,7 @@ from annotator.selectors.review import (
 )
 from corpus import consensus
 from corpus.models import ErrorSpan, Item
+from quality.vigilance import excluded_annotator_ids
 
 LABELED_FORMATS = ("jsonl", "parquet")
 REJECTED = "rejected"
@@ -87,12 +89,16 @@ def _judged_items(campaign: Campaign, votes: CampaignVotes) -> list[Item]:
     return list(Item.objects.filter(pk__in=judged).filter(pk__in=assigned).order_by("position"))
 
 
+def _excluded(campaign: Campaign, exclude_flagged: bool | None) -> list[int]:
+    return excluded_annotator_ids(campaign.pk, exclude_flagged=exclude_flagged)
+
+
 def labeled_records(
-    campaign: Campaign, votes: CampaignVotes | None = None, *, excluded: list[int] | None = None
+    campaign: Campaign, votes: CampaignVotes | None = None, *, exclude_flagged: bool | None = None
 ) -> Iterator[LabeledRecord]:
-    """Yield one record per judged output of the campaign (module docstring); the annotators in `excluded`
-    (default: the flagged ones when the campaign excludes them) are left out."""
-    votes = votes or campaign_votes(campaign, excluded=excluded)
+    """Yield one record per judged output of the campaign (module docstring); flagged annotators are left out
+    as `exclude_flagged` says (None: the campaign's setting)."""
+    votes = votes or campaign_votes(campaign, excluded=_excluded(campaign, exclude_flagged))
     arms = campaign_arms(campaign)
     dataset = campaign.dataset
     added_by_item: dict[int, list] = {}
@@ -133,8 +139,8 @@ def labeled_records(
         yield record
 
 
-def labeled_jsonl(campaign: Campaign, *, excluded: list[int] | None = None) -> Iterator[str]:
-    for record in labeled_records(campaign, excluded=excluded):
+def labeled_jsonl(campaign: Campaign, *, exclude_flagged: bool | None = None) -> Iterator[str]:
+    for record in labeled_records(campaign, exclude_flagged=exclude_flagged):
         yield json.dumps(record, ensure_ascii=False) + "\n"
 
 
@@ -155,19 +161,19 @@ def _parquet_schema():
     ])
 
 
-def write_labeled(campaign: Campaign, fmt: str, path: Path, *, excluded: list[int] | None = None) -> Path:
+def write_labeled(campaign: Campaign, fmt: str, path: Path, *, exclude_flagged: bool | None = None) -> Path:
     """Write the labeled set to `path` as JSONL or Parquet (the same records; maps for inputs and outputs)."""
     if fmt not in LABELED_FORMATS:
         raise ValueError(f"unknown labeled-set format {fmt!r} (formats: {', '.join(LABELED_FORMATS)})")
     if fmt == "jsonl":
         with path.open("w", encoding="utf-8") as handle:
-            handle.writelines(labeled_jsonl(campaign, excluded=excluded))
+            handle.writelines(labeled_jsonl(campaign, exclude_flagged=exclude_flagged))
         return path
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows = []
-    for record in labeled_records(campaign, excluded=excluded):
+    for record in labeled_records(campaign, exclude_flagged=exclude_flagged):
         row: dict[str, Any] = dict(record)
         row["inputs"] = list(record["inputs"].items())
         row["outputs"] = list(record["outputs"].items())
@@ -185,22 +191,28 @@ CONSENSUS_RULE = (
 )
 
 
-def labeled_card(campaign: Campaign, *, fmt: str, excluded: list[int] | None = None) -> dict[str, Any]:
+def labeled_card(campaign: Campaign, *, fmt: str, exclude_flagged: bool | None = None) -> dict[str, Any]:
     """The data card of a labeled set: campaign, guidelines version, judges, counts, agreement before
-    adjudication, adjudication counts, what was left unresolved, and the quality checks."""
+    adjudication, adjudication counts, what was left unresolved, and the quality checks. A campaign that judged
+    a simulated run's spans says so at the top (`simulated`, `warning`)."""
+    excluded = _excluded(campaign, exclude_flagged)
     votes = campaign_votes(campaign, excluded=excluded)
     records = list(labeled_records(campaign, votes))
     queue = review_queue(campaign, votes)
     spans = [(r["item_id"], bucket, s) for r in records for bucket in (KEPT, REJECTED, OPEN) for s in r[bucket]]
     methods = Counter(s["method"] for _, _, s in spans)
     agreements = [s["agreement"] for _, _, s in spans if s["agreement"] is not None]
-    alpha = agreement_report(Scope(campaign_id=campaign.pk)).pooled
+    alpha = agreement_report(Scope(campaign_id=campaign.pk, exclude_flagged=exclude_flagged)).pooled
+    simulated = sorted(campaign.runs.filter(simulated=True).values_list("label", flat=True))
     return {
         "kind": "labeled set", "format": fmt, "exported_at": timezone.now().isoformat(),
+        "simulated": bool(simulated),
+        "warning": (f"SIMULATED: {', '.join(f'{label} {SIMULATED_MARK}' for label in simulated)} answered by the "
+                    "simulated server, not by a model: its spans and figures are no result.") if simulated else "",
         "campaign": {"id": campaign.pk, "name": campaign.name, "status": campaign.status,
                      "aspects": campaign.aspects, "runs": sorted(campaign.runs.values_list("label", flat=True)),
                      "sampled": campaign.is_sampled,
-                     "simulated_runs": sorted(campaign.runs.filter(simulated=True).values_list("label", flat=True))},
+                     "simulated_runs": simulated},
         "dataset": campaign.dataset.name,
         "guidelines": {"sha256": hashlib.sha256(campaign.guidelines.encode()).hexdigest(),
                        "characters": len(campaign.guidelines)},
@@ -229,22 +241,22 @@ def labeled_card(campaign: Campaign, *, fmt: str, excluded: list[int] | None = N
         "left_unresolved": [{"item_id": item_id, "origin": s["origin"], "text": s["text"], "method": s["method"]}
                             for item_id, b, s in spans if b == OPEN],
         "consensus_rule": CONSENSUS_RULE,
-        "control_arm": control_arm_card(campaign),
+        "control_arm": control_arm_card(campaign, exclude_flagged=exclude_flagged),
         "quality_control": quality_control(campaign, excluded=excluded),
         "notes": "Offsets are character offsets into the output (end exclusive). An added error is given by "
                  "the earliest of the overlapping errors the judges added; its explanation is that judge's note.",
     }
 
 
-def labeled_response(campaign: Campaign, fmt: str) -> HttpResponse:
+def labeled_response(campaign: Campaign, fmt: str, *, exclude_flagged: bool | None = None) -> HttpResponse:
     """The labeled set as a download: JSONL streams; Parquet is written to a temporary file first."""
     name = f"labeled-{campaign.pk}.{fmt}"
     if fmt == "jsonl":
-        response: HttpResponse = StreamingHttpResponse(labeled_jsonl(campaign),
+        response: HttpResponse = StreamingHttpResponse(labeled_jsonl(campaign, exclude_flagged=exclude_flagged),
                                                        content_type="application/x-ndjson; charset=utf-8")
     elif fmt == "parquet":
         with tempfile.TemporaryDirectory() as folder:
-            data = write_labeled(campaign, fmt, Path(folder) / name).read_bytes()
+            data = write_labeled(campaign, fmt, Path(folder) / name, exclude_flagged=exclude_flagged).read_bytes()
         response = HttpResponse(data, content_type="application/vnd.apache.parquet")
     else:
         return HttpResponse(f"format: {fmt!r} is not one of {', '.join(LABELED_FORMATS)}", status=400,

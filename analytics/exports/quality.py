@@ -22,7 +22,10 @@ def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) ->
             "rubber_stamp": figures.STAMP_RULE.describe(),
             "vigilance": f"flagged when the upper bound of the Wilson 95% interval of the decoy rejection rate or "
                          f"of the planted-error find rate is below {campaign.vigilance_min:g}",
-            "active_time": f"time between actions, each idle gap capped at {telemetry.IDLE_CAP_SECONDS} s (Pearmut)",
+            "active_time": f"time between the annotator's signals on an item (opening it starts a new clock; every "
+                           f"action, the reveal, finishing, and the item screen's heartbeat while in use), each gap "
+                           f"capped at {telemetry.IDLE_CAP_SECONDS} s (Pearmut)",
+            "wall_time": "clock time from the first signal on an item to the last (time away included)",
         },
         "annotators": [row.as_dict() for row in rows],
         "excluded": sorted(row.annotator for row in rows if row.user_id in left_out),

@@ -2,8 +2,8 @@
 
 A section builder takes the report's context and returns a Section, or None when the campaign has nothing
 for it. The tables are the dashboard's and the ranking API's own (analytics.tables, analytics.selectors.
-ranking), so every printed number is the API's at the printed precision. A topic that arrives later (the
-quality checks, the priming effect) adds one builder to REPORT_SECTIONS.
+ranking), so every printed number is the API's at the printed precision. A topic adds one builder to
+REPORT_SECTIONS.
 """
 
 from __future__ import annotations
@@ -16,12 +16,16 @@ from typing import TYPE_CHECKING
 from django.utils import timezone
 from django.utils.text import slugify
 
+from analytics.formatting import SIMULATED_MARK
 from analytics.report.mqm import mqm_report
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
+from analytics.selectors.design import design_paragraph, study_design
+from analytics.selectors.exclusion import Exclusion, exclusion_for
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
+from analytics.selectors.quality import quality_summary
 from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, campaign_ranking
-from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state
+from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state, priming_tables, quality_tables
 from annotator.models import Campaign
 from corpus.consensus import MAJORITY_SHARE
 
@@ -51,6 +55,8 @@ class ReportContext:
     data: DashboardData
     rankings: list[Ranking]
     generated_at: datetime
+    exclusion: Exclusion
+    simulated: frozenset[str] = frozenset()  # run labels the simulated server answered
 
     @property
     def judged(self) -> int:
@@ -60,30 +66,36 @@ class ReportContext:
 SectionBuilder = Callable[[ReportContext], Section | None]
 
 
-def report_context(campaign: Campaign) -> ReportContext:
-    """Every number of the report, computed as the API computes it by default (1,000 resamples, seed 0)."""
-    data = cached_dashboard_data(Scope(campaign_id=campaign.pk), reference="", n_resamples=DEFAULT_RESAMPLES, seed=0)
-    rankings = [campaign_ranking(campaign, aspect=a, by=by) for a in campaign_aspects(campaign) for by in BY_CHOICES]
-    return ReportContext(campaign=campaign, data=data, rankings=rankings, generated_at=timezone.now())
+def report_context(campaign: Campaign, *, exclude_flagged: bool | None = None) -> ReportContext:
+    """Every number of the report, computed as the API computes it by default (1,000 resamples, seed 0), with the
+    flagged annotators left out or counted as `exclude_flagged` says (None: the campaign's setting)."""
+    exclusion = exclusion_for(campaign, exclude_flagged)
+    scope = Scope(campaign_id=campaign.pk, exclude_flagged=exclusion.exclude)
+    data = cached_dashboard_data(scope, reference="", n_resamples=DEFAULT_RESAMPLES, seed=0)
+    rankings = [campaign_ranking(campaign, aspect=a, by=by, exclude_flagged=exclusion.exclude)
+                for a in campaign_aspects(campaign) for by in BY_CHOICES]
+    return ReportContext(campaign=campaign, data=data, rankings=rankings, generated_at=timezone.now(),
+                         exclusion=exclusion, simulated=frozenset(data.simulated_runs))
 
 
-def design_text(campaign: Campaign) -> str:
-    """The sample design in one paragraph (what was judged, by how many, how items were ordered)."""
-    per_item = campaign.annotators_per_item
-    text = (f"Each item was assigned to {per_item} annotator{'s' if per_item != 1 else ''}, in an order "
-            f"shuffled per annotator (seed {campaign.seed}); evaluator names were hidden behind neutral labels. ")
-    design = getattr(campaign, "sample_design", None) if campaign.is_sampled else None
-    if design is None:
-        return text + "Every machine span of the campaign's evaluator runs was put to the annotators."
-    size = f"{design.per_stratum} per stratum" if design.per_stratum else f"{design.total} in total"
-    return text + (f"The annotators judged a stratified random sample of the machine spans (strata: "
-                   f"{design.get_strata_display().lower()}; {size}; seed {design.seed}); the figures below "
-                   "describe the judged sample.")
+def design_text(context: ReportContext) -> str:
+    """The sample design in one paragraph, counted from the campaign's data (analytics.selectors.design)."""
+    return design_paragraph(study_design(context.campaign, excluded=context.exclusion.excluded_ids))
+
+
+def simulated_banner(context: ReportContext) -> str:
+    """The warning every report format opens with when a simulated server answered a run ("" otherwise)."""
+    if not context.simulated:
+        return ""
+    names = ", ".join(f"{label} {SIMULATED_MARK}" for label in sorted(context.simulated))
+    one = len(context.simulated) == 1
+    return (f"SIMULATED: {names} {'was' if one else 'were'} answered by the simulated server, not by a model. "
+            f"Every figure naming {'it' if one else 'them'} is marked and is no result.")
 
 
 CONSENSUS_TEXT = (
-    "Table 4's figures count every judgment, as in the OpeNLGauge paper. Where one label per span is needed "
-    "(the labeled set), a reviewer's decision wins, else the value given by more than "
+    "Table 4's figures count every judgment of the annotators counted, as in the OpeNLGauge paper. Where one "
+    "label per span is needed (the labeled set), a reviewer's decision wins, else the value given by more than "
     f"{MAJORITY_SHARE:.0%} of the span's judges; a tie leaves the span unresolved."
 )
 
@@ -144,17 +156,20 @@ BY_TITLES = {"span": "Span OK %", "explanation": "Exp. correct %"}
 def ranking_tables(ranking: Ranking) -> list[Table]:
     """The ranking API's answer as tables: evaluators with rank ranges, then the pairwise tests if any."""
     slug = f"ranking_{slugify(ranking.aspect).replace('-', '_') or 'aspect'}_{ranking.by}"
+    simulated = frozenset(e.label for e in ranking.evaluators if e.simulated)
     evaluators = Table(slug, f"Evaluators ranked by {BY_TITLES[ranking.by]} ({ranking.aspect})", [
-        Column("rank", "Rank"), Column("label", "Run"), Column("value", BY_TITLES[ranking.by], "pct", count="n"),
+        Column("rank", "Rank"), Column("label", "Run", source=True),
+        Column("value", BY_TITLES[ranking.by], "pct", count="n"),
         Column("ci_low", "95% CI low", "pct"), Column("ci_high", "95% CI high", "pct"), Column("n", "n", "int"),
     ], note=f"Evaluators that no test separates at alpha = {ranking.alpha} share a rank range. Tests: "
-       f"{ranking.method}, {ranking.resamples:,} resamples, seed {ranking.seed}.")
+       f"{ranking.method}, {ranking.resamples:,} resamples, seed {ranking.seed}.", simulated=simulated)
     evaluators.rows = [{"rank": e.rank, "label": e.label, "value": e.value, "ci_low": e.ci_low, "ci_high": e.ci_high,
                         "n": e.n} for e in ranking.evaluators]
     pairs = Table(f"{slug}_pairs", f"Pairwise tests by {BY_TITLES[ranking.by]} ({ranking.aspect})", [
-        Column("a", "A"), Column("b", "B"), Column("difference", "A - B (points)", "pct", count="n_outputs"),
+        Column("a", "A", source=True), Column("b", "B", source=True),
+        Column("difference", "A - B (points)", "pct", count="n_outputs"),
         Column("p", "p", "p"), Column("p_holm", "p (Holm)", "p"), Column("n_outputs", "Shared outputs", "int"),
-    ], note="A - B is taken over the outputs both evaluators were judged on.")
+    ], note="A - B is taken over the outputs both evaluators were judged on.", simulated=simulated)
     pairs.rows = [{"a": p.a, "b": p.b, "difference": p.difference, "p": p.p, "p_holm": p.p_holm,
                    "n_outputs": p.n_outputs} for p in ranking.pairs]
     if not pairs.rows:  # one evaluator with a figure: nothing to test
@@ -177,60 +192,38 @@ def ranking_section(context: ReportContext) -> Section | None:
     return section
 
 
-def _pct_or_none(value: float | None) -> float | None:
-    return None if value is None else 100 * value
+def quality_section(context: ReportContext) -> Section:
+    """The checks in force, each annotator's vigilance, who is flagged and why, and whether they count."""
+    summary = quality_summary(context.campaign, context.exclusion)
+    vigilance, flags = quality_tables(summary)
+    text = "Checks in force. " + " ".join(f"{line}." for line in summary.checks) + " " + context.exclusion.sentence()
+    if not summary.rows:
+        return Section("quality", "Quality checks", text=text + " No annotator has worked yet.")
+    return Section("quality", "Quality checks", text=text, tables=[vigilance] + ([flags] if flags.rows else []))
 
 
 def priming_section(context: ReportContext) -> Section | None:
     """The control arm's figures (analytics.selectors.priming), when the campaign has an arm."""
     if not has_control_arm(context.campaign):
         return None
-    rows = priming_report(context.campaign)
-    shares = Table("priming", "Priming: the control arm", [
-        Column("evaluator", "Evaluator"),
-        *[col for key, name in (("recall", "Machine recall %"), ("precision_confirmed", "Confirmed after reveal %"),
-                                ("precision_found", "Found unprimed %"), ("accepted_unfound", "Accepted unfound %"))
-          for col in (Column(key, name, "pct", count=f"{key}_n"), Column(f"{key}_low", "95% low", "pct"),
-                      Column(f"{key}_high", "95% high", "pct"), Column(f"{key}_n", "n", "int"))],
-    ], note="Shares with 95% bootstrap intervals over outputs (seeded with the campaign's seed).")
-    per_output = Table("priming_errors", "Errors per output and time per error span, primed vs unprimed", [
-        Column("evaluator", "Evaluator"), Column("primed", "Primed", "num"), Column("unprimed", "Unprimed", "num"),
-        Column("difference", "Difference", "num", count="n_outputs"), Column("ci_low", "95% low", "num"),
-        Column("ci_high", "95% high", "num"), Column("n_outputs", "Outputs seen both ways", "int"),
-        Column("seconds_primed", "s per span, primed", "num"),
-        Column("seconds_unprimed", "s per span, unprimed", "num"),
-    ], note="The difference is paired over the outputs one annotator saw unprimed and another primed.")
-    for row in rows:
-        cells: dict[str, object] = {"evaluator": row.evaluator}
-        for key in ("recall", "precision_confirmed", "precision_found", "accepted_unfound"):
-            share = getattr(row, key)
-            cells |= {key: _pct_or_none(share.value), f"{key}_low": _pct_or_none(share.ci_low),
-                      f"{key}_high": _pct_or_none(share.ci_high), f"{key}_n": share.n}
-        shares.rows.append(cells)
-        epo = row.errors_per_output
-        per_output.rows.append({
-            "evaluator": row.evaluator, "primed": epo.primed, "unprimed": epo.unprimed, "difference": epo.difference,
-            "ci_low": epo.ci_low, "ci_high": epo.ci_high, "n_outputs": epo.n_outputs,
-            "seconds_primed": row.seconds_per_span.get("primed"),
-            "seconds_unprimed": row.seconds_per_span.get("unprimed"),
-        })
-    return Section("priming", "Priming: the control arm", text=priming_paragraph(rows),
-                   tables=[shares, per_output])
+    rows = priming_report(context.campaign, exclude_flagged=context.exclusion.exclude)
+    return Section("priming", "Priming: the control arm", text=priming_paragraph(rows, context.simulated),
+                   tables=priming_tables(rows, context.simulated))
 
 
-# The report, in order. The quality-checks and priming sections go after ranking_section: each a builder
-# that returns None when the campaign has no such figures.
 def mqm_section(context: ReportContext) -> Section | None:
     built = mqm_report(context.campaign)
     return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
 
 
+# The report, in order; a builder returns None when the campaign has no such figures.
 REPORT_SECTIONS: list[SectionBuilder] = [
     overview_section,
     accuracy_section,
     explanations_section,
     agreement_section,
     ranking_section,
+    quality_section,
     priming_section,
     mqm_section,
 ]

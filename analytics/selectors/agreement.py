@@ -109,7 +109,8 @@ def agreement_report(scope: Scope) -> AgreementReport:
     )
     if scope.campaign_id is not None:
         pair_filter &= Q(**{f"{other}assignment__campaign_id": scope.campaign_id})
-        pair_filter &= ~Q(**{f"{other}annotator_id__in": excluded_annotator_ids(scope.campaign_id)})
+        pair_filter &= ~Q(**{f"{other}annotator_id__in": excluded_annotator_ids(
+            scope.campaign_id, exclude_flagged=scope.exclude_flagged)})
     else:
         pair_filter &= Q(**{f"{other}assignment__campaign_id": F("assignment__campaign_id")})
     pair_rows = (

@@ -24,13 +24,17 @@ DEFAULT_RESAMPLES = 1000
 
 @dataclass(frozen=True)
 class Scope:
-    """Which judgments count: of one campaign and/or dataset, optionally one aspect, system or run."""
+    """Which judgments count: of one campaign and/or dataset, optionally one aspect, system or run.
+
+    `exclude_flagged` decides whether the campaign's flagged annotators count: None follows the campaign's
+    setting, True leaves them out, False keeps them (the choice of one page, API call or report)."""
 
     campaign_id: int | None = None
     dataset_id: int | None = None
     aspect: str = ""
     system: str = ""
     run_id: int | None = None
+    exclude_flagged: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -62,7 +66,7 @@ def judgments_in_scope(scope: Scope, *, complete: bool = True) -> QuerySet[SpanJ
     """Judgments of machine spans in scope; `complete` keeps those with both verdicts given.
 
     Known answers never count (decoys are a check source's spans, planted outputs are derived items, training
-    items are not work), and a campaign that excludes flagged annotators leaves their verdicts out. Work a
+    items are not work), and flagged annotators' verdicts are left out when the scope excludes them. Work a
     study-link participant abandoned (their item went back to the pool unfinished) is kept but not counted: it
     counts once they finish the item."""
     qs = SpanJudgment.objects.filter(_span_q(scope, "span__")).exclude(
@@ -71,7 +75,7 @@ def judgments_in_scope(scope: Scope, *, complete: bool = True) -> QuerySet[SpanJ
     )
     if scope.campaign_id is not None:
         qs = qs.filter(assignment__campaign_id=scope.campaign_id)
-        if excluded := excluded_annotator_ids(scope.campaign_id):
+        if excluded := excluded_annotator_ids(scope.campaign_id, exclude_flagged=scope.exclude_flagged):
             qs = qs.exclude(annotator_id__in=excluded)
     if complete:
         qs = qs.filter(span_verdict__in=SPAN_VERDICTS, explanation_verdict__in=EXPLANATION_VERDICTS)

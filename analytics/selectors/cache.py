@@ -11,6 +11,7 @@ from django.db.models import Count, Max, Q
 
 from annotator.models import Assignment, Campaign, SpanJudgment, WorkAction
 from corpus.models import Annotation, ErrorSpan
+from quality.vigilance import excluded_annotator_ids
 
 CACHE_SECONDS = 600
 T = TypeVar("T")
@@ -45,7 +46,9 @@ def dashboard_key(scope, *, reference: str, n_resamples: int, seed: int) -> str 
         dataset_id = Campaign.objects.filter(pk=scope.campaign_id).values_list("dataset_id", flat=True).first()
     if dataset_id is None:
         return None
-    raw = f"{scope}|{reference}|{n_resamples}|{seed}|{data_version(dataset_id)}"
+    # whom the figures leave out: a changed setting or threshold changes it while the data stands still
+    excluded = excluded_annotator_ids(scope.campaign_id, exclude_flagged=scope.exclude_flagged)
+    raw = f"{scope}|{sorted(excluded)}|{reference}|{n_resamples}|{seed}|{data_version(dataset_id)}"
     # the version tag changes when DashboardData gains a field, so no older pickled value is read back
     return "dashboard:v3:" + hashlib.sha256(raw.encode()).hexdigest()
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from annotator.models import Campaign, SampledSpan
 from annotator.selectors.review import campaign_votes
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
+from quality.vigilance import excluded_annotator_ids
 from stats.sampling import Estimate, Plan, Stratum, judgments_needed, stratified_estimate
 
 DEFAULT_HALF_WIDTH = 0.05
@@ -33,6 +34,7 @@ class MetricEstimate:
 class EvaluatorEstimate:
     run_id: int
     label: str
+    simulated: bool  # the simulated server answered this run: no result
     spans: int  # all the evaluator's machine spans on the campaign's candidate items
     sampled: int
     span_ok: MetricEstimate
@@ -46,12 +48,14 @@ def _metric(strata: list[Stratum], half_width: float, seed: int) -> MetricEstima
                           judgments_needed(strata, half_width=half_width), strata)
 
 
-def sample_estimates(campaign: Campaign, *, half_width: float = DEFAULT_HALF_WIDTH) -> list[EvaluatorEstimate]:
-    """One row per evaluator of a sampled campaign; [] for a campaign that judges every span."""
+def sample_estimates(campaign: Campaign, *, half_width: float = DEFAULT_HALF_WIDTH,
+                     exclude_flagged: bool | None = None) -> list[EvaluatorEstimate]:
+    """One row per evaluator of a sampled campaign; [] for a campaign that judges every span. `exclude_flagged`
+    as in Scope (None: the campaign's setting)."""
     design = getattr(campaign, "sample_design", None) if campaign.is_sampled else None
     if design is None:
         return []
-    votes = campaign_votes(campaign)
+    votes = campaign_votes(campaign, excluded=excluded_annotator_ids(campaign.pk, exclude_flagged=exclude_flagged))
     # run -> stratum -> [sampled, span judged, span OK, explanation judged, explanation OK]
     counts: dict[int, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0, 0, 0, 0]))
     for span_id, run_id, stratum in SampledSpan.objects.filter(design=design).values_list("span_id", "run_id",
@@ -66,6 +70,7 @@ def sample_estimates(campaign: Campaign, *, half_width: float = DEFAULT_HALF_WID
             cell[3] += 1
             cell[4] += label.explanation_verdict == EXPLANATION_OK
     labels = dict(campaign.runs.values_list("pk", "label"))
+    simulated = set(campaign.runs.filter(simulated=True).values_list("pk", flat=True))
     rows = []
     for run_key, population in sorted(design.population.items(), key=lambda kv: labels.get(int(kv[0]), "")):
         run_id = int(run_key)
@@ -74,7 +79,8 @@ def sample_estimates(campaign: Campaign, *, half_width: float = DEFAULT_HALF_WID
         span_strata = [Stratum(h, population[h], cells[h][1], cells[h][2]) for h in names]
         exp_strata = [Stratum(h, population[h], cells[h][3], cells[h][4]) for h in names]
         rows.append(EvaluatorEstimate(
-            run_id=run_id, label=labels.get(run_id, f"run {run_id}"), spans=sum(population.values()),
+            run_id=run_id, label=labels.get(run_id, f"run {run_id}"), simulated=run_id in simulated,
+            spans=sum(population.values()),
             sampled=sum(cells[h][0] for h in names),
             span_ok=_metric(span_strata, half_width, seed=design.seed),
             exp_correct=_metric(exp_strata, half_width, seed=design.seed + 1),

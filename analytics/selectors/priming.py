@@ -8,9 +8,11 @@ the reveal and its marking time; in the primed arm its verdicts, the errors it a
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import asdict
 from typing import Any
 
+from analytics.formatting import SIMULATED_MARK, display
 from annotator.models import Assignment, Campaign, MarkingTime, SpanJudgment, UnprimedMark
 from annotator.selectors.campaigns import campaign_run_labels
 from annotator.selectors.spans import judged_spans_by_item
@@ -18,6 +20,7 @@ from annotator.services.control_arm import work_seconds
 from corpus.models import Annotation, AnnotationKind, ErrorSpan
 from corpus.protocol import SPAN_OK
 from evaluation.answers import answer_annotation_ids
+from quality.vigilance import excluded_annotator_ids
 from stats.priming import RESAMPLES, MachineSpan, PrimingFigures, Work, priming_figures
 
 
@@ -25,13 +28,14 @@ def has_control_arm(campaign: Campaign) -> bool:
     return campaign.control_arm > 0 or Assignment.objects.filter(campaign=campaign, in_control_arm=True).exists()
 
 
-def priming_works(campaign: Campaign) -> tuple[list[Work], list[str]]:
-    """The campaign's finished assignments as the engine's Works, and the evaluators (run labels) in order."""
+def priming_works(campaign: Campaign, *, excluded: Collection[int] = ()) -> tuple[list[Work], list[str]]:
+    """The campaign's finished assignments as the engine's Works (the `excluded` annotators' left out), and the
+    evaluators (run labels) in order."""
     run_labels = dict(campaign.runs.values_list("pk", "label"))
     neutral = campaign_run_labels(campaign.pk)
     assignments = list(
         Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_control=False,
-                                  is_training=False).order_by("pk")
+                                  is_training=False).exclude(annotator_id__in=list(excluded)).order_by("pk")
     )
     item_ids = sorted({a.item_id for a in assignments})
     answered: dict[int, set[str]] = defaultdict(set)
@@ -77,47 +81,57 @@ def priming_works(campaign: Campaign) -> tuple[list[Work], list[str]]:
     return works, order
 
 
-def priming_report(campaign: Campaign, *, resamples: int = RESAMPLES) -> list[PrimingFigures]:
-    """Per evaluator of a campaign with a control arm; [] for a campaign without one."""
+def priming_report(campaign: Campaign, *, resamples: int = RESAMPLES,
+                   exclude_flagged: bool | None = None) -> list[PrimingFigures]:
+    """Per evaluator of a campaign with a control arm; [] for a campaign without one. `exclude_flagged` as in
+    Scope (None: the campaign's setting)."""
     if not has_control_arm(campaign):
         return []
-    works, evaluators = priming_works(campaign)
+    excluded = excluded_annotator_ids(campaign.pk, exclude_flagged=exclude_flagged)
+    works, evaluators = priming_works(campaign, excluded=excluded)
     return priming_figures(works, evaluators, resamples=resamples, seed=campaign.seed)
 
 
-def priming_dicts(rows: list[PrimingFigures]) -> list[dict[str, Any]]:
-    """The rows as the API and `manage.py priming` give them (the contract's field names)."""
-    return [asdict(row) for row in rows]
+def simulated_labels(campaign: Campaign) -> frozenset[str]:
+    """The campaign's runs the simulated server answered, by label (every row naming one says so)."""
+    return frozenset(campaign.runs.filter(simulated=True).values_list("label", flat=True))
+
+
+def priming_dicts(rows: list[PrimingFigures], simulated: Collection[str] = ()) -> list[dict[str, Any]]:
+    """The rows as the API and `manage.py priming` give them (the contract's field names), each with
+    `simulated`: whether the simulated server answered its evaluator."""
+    return [asdict(row) | {"simulated": row.evaluator in simulated} for row in rows]
 
 
 def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.0f}%"
+    return "—" if value is None else f"{display(100 * value, 'pct')}%"
 
 
-def _num(value: float | None, digits: int = 1) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
+def _num(value: float | None) -> str:
+    return display(value, "num")
 
 
 def _unlocated(n: int) -> str:
     return f"; {n} machine span{'' if n == 1 else 's'} without a location left out" if n else ""
 
 
-def priming_paragraph(rows: list[PrimingFigures]) -> str:
-    """What the figures say, in plain words, and what they do not."""
+def priming_paragraph(rows: list[PrimingFigures], simulated: Collection[str] = ()) -> str:
+    """What the figures say, in plain words (shares printed as the tables print them), and what they do not."""
     if not rows:
         return ""
     parts = []
     for row in rows:
         epo = row.errors_per_output
+        name = f"{row.evaluator} {SIMULATED_MARK}" if row.evaluator in simulated else row.evaluator
         parts.append(
-            f"{row.evaluator}: working on their own, the experts marked errors of which the evaluator's spans "
+            f"{name}: working on their own, the experts marked errors of which the evaluator's spans "
             f"overlap {_pct(row.recall.value)} (n = {row.recall.n} marks); after the reveal they confirmed "
             f"{_pct(row.precision_confirmed.value)} of its spans, though only {_pct(row.precision_found.value)} "
             f"overlap an error they had found themselves; of the spans they had not found, they still accepted "
             f"{_pct(row.accepted_unfound.value)} (n = {row.accepted_unfound.n}"
             f"{_unlocated(row.unlocated)}). With the spans shown an expert "
             f"reported {_num(epo.primed)} errors per output, without them {_num(epo.unprimed)} (difference "
-            f"{_num(epo.difference, 2)} over {epo.n_outputs} outputs seen both ways)."
+            f"{_num(epo.difference)} over {epo.n_outputs} outputs seen both ways)."
         )
     caveat = (
         "An accepted span that nobody found unprimed is not necessarily a false error: experts working alone "

@@ -28,6 +28,7 @@ from analytics.selectors.cache import cached, data_version
 from annotator.models import Campaign
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
 from errors import UserError
+from quality.vigilance import excluded_annotator_ids
 from stats import ranking as engine
 from stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
 from stats.shares import ratio
@@ -51,6 +52,7 @@ class RankedEvaluator:
     ci_high: float | None
     n: int  # judged spans
     rank: str | None
+    simulated: bool = False  # answered by the simulated server: no result
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,7 @@ class RankedPairOut:
     p: float | None
     p_holm: float | None
     n_outputs: int
+    simulated: bool = False  # a or b was answered by the simulated server
 
 
 @dataclass
@@ -79,9 +82,10 @@ class Ranking:
         return {
             "method": self.method, "resamples": self.resamples, "alpha": self.alpha,
             "evaluators": [{"label": e.label, "run_id": e.run_id, "value": e.value, "ci_low": e.ci_low,
-                            "ci_high": e.ci_high, "n": e.n, "rank": e.rank} for e in self.evaluators],
+                            "ci_high": e.ci_high, "n": e.n, "rank": e.rank, "simulated": e.simulated}
+                           for e in self.evaluators],
             "pairs": [{"a": p.a, "b": p.b, "difference": p.difference, "p": p.p, "p_holm": p.p_holm,
-                       "n_outputs": p.n_outputs} for p in self.pairs],
+                       "n_outputs": p.n_outputs, "simulated": p.simulated} for p in self.pairs],
         }
 
 
@@ -106,17 +110,19 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else 100 * value
 
 
-def campaign_ranking(campaign: Campaign, *, aspect: str, by: str) -> Ranking:
-    """Rank the campaign's evaluators of `aspect` by `by` ("span" or "explanation"), cached while the data stands."""
+def campaign_ranking(campaign: Campaign, *, aspect: str, by: str, exclude_flagged: bool | None = None) -> Ranking:
+    """Rank the campaign's evaluators of `aspect` by `by` ("span" or "explanation"), cached while the data stands;
+    `exclude_flagged` as in Scope (None: the campaign's setting)."""
     if by not in BY_CHOICES:
         raise RankingProblem(f"by: {by!r} is not a criterion; give span or explanation")
     aspect = ranking_aspect(campaign, aspect)
-    raw = f"{campaign.pk}|{aspect}|{data_version(campaign.dataset_id)}"
-    key = "ranking:v1:" + hashlib.sha256(raw.encode()).hexdigest()
-    return cached(key, lambda: rankings_compute(campaign, aspect))[by]
+    excluded = sorted(excluded_annotator_ids(campaign.pk, exclude_flagged=exclude_flagged))
+    raw = f"{campaign.pk}|{aspect}|{excluded}|{data_version(campaign.dataset_id)}"
+    key = "ranking:v2:" + hashlib.sha256(raw.encode()).hexdigest()
+    return cached(key, lambda: rankings_compute(campaign, aspect, exclude_flagged=exclude_flagged))[by]
 
 
-def rankings_compute(campaign: Campaign, aspect: str) -> dict[str, Ranking]:
+def rankings_compute(campaign: Campaign, aspect: str, *, exclude_flagged: bool | None = None) -> dict[str, Ranking]:
     """Both rankings of one aspect from one count of every run's verdicts per output.
 
     The intervals are Table 4's: the same items (those with a complete judgment in scope, in id order), the
@@ -127,7 +133,8 @@ def rankings_compute(campaign: Campaign, aspect: str) -> dict[str, Ranking]:
     hits = {by: Count("id", filter=condition) for by, condition in _FIELDS.items()}
     # The aspect's runs stand for the aspect: naming their ids, not the aspect's name two joins away, lets
     # PostgreSQL estimate the rows and hash-join them (half the time of the nested loops it picks otherwise).
-    in_runs = judgments_in_scope(Scope(campaign_id=campaign.pk)).filter(**{f"{RUN}__in": [r.run_id for r in runs]})
+    in_campaign = judgments_in_scope(Scope(campaign_id=campaign.pk, exclude_flagged=exclude_flagged))
+    in_runs = in_campaign.filter(**{f"{RUN}__in": [r.run_id for r in runs]})
     rows = _raw_rows(in_runs.values(RUN, ITEM).annotate(**hits, judged=Count("id")).order_by()) if runs else []
     items = sorted({item_id for _, item_id, *_ in rows})
     position = {item_id: k for k, item_id in enumerate(items)}
@@ -155,11 +162,12 @@ def _ranking(runs: list[RunInfo], values: list[float | None], cis: list[Interval
         ci = cis[k]
         ranking.evaluators.append(RankedEvaluator(
             label=runs[k].label, run_id=runs[k].run_id, value=_pct(values[k]), ci_low=_pct(ci.low) if ci else None,
-            ci_high=_pct(ci.high) if ci else None, n=ns[k], rank=result.ranks[k],
+            ci_high=_pct(ci.high) if ci else None, n=ns[k], rank=result.ranks[k], simulated=runs[k].simulated,
         ))
     for pair in result.pairs:
         ranking.pairs.append(RankedPairOut(
             a=runs[pair.a].label, b=runs[pair.b].label, difference=_pct(pair.test.difference), p=pair.test.p,
             p_holm=pair.p_holm, n_outputs=pair.test.n_outputs,
+            simulated=runs[pair.a].simulated or runs[pair.b].simulated,
         ))
     return ranking

@@ -43,7 +43,8 @@ def judgment_out(judgment: SpanJudgment | None) -> JudgmentOut | None:
 
 def assignment_out(a: Assignment) -> AssignmentOut:
     return AssignmentOut(id=a.pk, campaign_id=a.campaign_id, campaign=a.campaign.name, order=a.order,
-                         status=a.status, seconds_spent=a.seconds_spent)
+                         status=a.status, seconds_spent=a.seconds_spent, active_seconds=round(a.active_seconds, 1),
+                         wall_seconds=round(a.wall_seconds, 1))
 
 
 def added_span_out(span: ErrorSpan) -> AddedSpanOut:

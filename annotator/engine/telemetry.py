@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from errors import UserError
 
@@ -34,13 +33,9 @@ def clamp_ms(value: object) -> int | None:
 
 
 def active_increment(gap_seconds: float | None, cap: float = IDLE_CAP_SECONDS) -> float:
-    """Active time a new action adds: the gap since the previous action, capped (0 for the first action)."""
+    """Active time a new signal adds: the gap since the annotator's previous signal on the item, capped (0 for
+    the first one, or when the item was just opened). The definition of active time; annotator.selectors.
+    worktime says which signals count."""
     if gap_seconds is None or gap_seconds <= 0:
         return 0.0
     return min(gap_seconds, cap)
-
-
-def active_seconds(times: Sequence[float], cap: float = IDLE_CAP_SECONDS) -> float:
-    """Active time over action timestamps (seconds): the sum of the gaps between neighbours, each capped."""
-    ordered = sorted(times)
-    return sum(active_increment(b - a, cap) for a, b in zip(ordered, ordered[1:], strict=False))

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet
 
 from accounts.models import User
 from annotator.models import Assignment, Campaign, ControlVerdict, SpanJudgment
 from annotator.selectors.spans import campaign_run_labels, judged_spans
+from annotator.selectors.worktime import WorkTime, assignment_time, times_by_annotator
 from corpus.models import Dataset, ErrorSpan
 from errors import UserError
 
@@ -44,7 +45,8 @@ class AnnotatorProgress:
     total: int
     done: int
     in_progress: int
-    seconds: int
+    active_seconds: float  # working time, annotator.selectors.worktime
+    wall_seconds: float
 
     @property
     def percent(self) -> int:
@@ -53,21 +55,22 @@ class AnnotatorProgress:
 
 def campaign_progress(campaign: Campaign) -> list[AnnotatorProgress]:
     """Per annotator (one row each, by name): assigned items, finished, started, and working time."""
+    assignments = Assignment.objects.filter(campaign=campaign)
+    times = times_by_annotator(assignments)
     rows = (
-        Assignment.objects.filter(campaign=campaign).values("annotator__username").order_by("annotator__username")
+        assignments.values("annotator_id", "annotator__username").order_by("annotator__username")
         .annotate(total=Count("id"), done=Count("id", filter=Q(status=Assignment.Status.DONE)),
-                  in_progress=Count("id", filter=Q(status=Assignment.Status.IN_PROGRESS)),
-                  seconds=Sum("seconds_spent"))
+                  in_progress=Count("id", filter=Q(status=Assignment.Status.IN_PROGRESS)))
     )
-    return [AnnotatorProgress(r["annotator__username"], r["total"], r["done"], r["in_progress"], r["seconds"] or 0)
-            for r in rows]
+    return [AnnotatorProgress(r["annotator__username"], r["total"], r["done"], r["in_progress"],
+                              times[r["annotator_id"]].active, times[r["annotator_id"]].wall) for r in rows]
 
 
 @dataclass
 class QueueSummary:
     total: int
     done: int
-    seconds: int
+    time: WorkTime  # active and wall time over the queue (annotator.selectors.worktime)
     resume: Assignment | None
 
     @property
@@ -80,7 +83,8 @@ def queue_for(campaign: Campaign, user: User) -> tuple[list[Assignment], QueueSu
     preferring the one they were working on)."""
     rows = list(
         Assignment.objects.filter(campaign=campaign, annotator=user).only(
-            "pk", "order", "status", "seconds_spent", "started_at", "finished_at", "campaign_id", "item_id"
+            "pk", "order", "status", "active_seconds", "started_at", "last_active_at", "finished_at", "campaign_id",
+            "item_id"
         ).order_by("order")
     )
     resume = next((a for a in rows if a.status == Assignment.Status.IN_PROGRESS), None) or next(
@@ -88,7 +92,7 @@ def queue_for(campaign: Campaign, user: User) -> tuple[list[Assignment], QueueSu
     )
     summary = QueueSummary(
         total=len(rows), done=sum(a.status == Assignment.Status.DONE for a in rows),
-        seconds=sum(a.seconds_spent for a in rows), resume=resume,
+        time=sum((assignment_time(a) for a in rows), WorkTime(0.0, 0.0)), resume=resume,
     )
     return rows, summary
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import F
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import User
@@ -26,15 +27,19 @@ def action_record(
     )
 
 
-def activity_record(*, assignment: Assignment) -> None:
-    """Count the time since the annotator's previous action on this item as active, idle gaps capped at 60 s
-    (Pearmut's rule); the first action (or opening the item) only starts the clock."""
+def activity_record(*, assignment: Assignment, opening: bool = False) -> None:
+    """Count a signal of the annotator on this item toward its active time (annotator.selectors.worktime): the
+    time since their previous signal, capped at 60 s (Pearmut's rule). Opening the item starts a new clock and
+    adds nothing (the time before it is not work on this item); the first signal also starts the wall clock."""
     now = timezone.now()
     last = assignment.__dict__.get("last_active_at")
     if "last_active_at" not in assignment.__dict__:
         last = Assignment.objects.filter(pk=assignment.pk).values_list("last_active_at", flat=True).first()
-    gap = (now - last).total_seconds() if last else None
+    gap = (now - last).total_seconds() if last and not opening else None
     Assignment.objects.filter(pk=assignment.pk).update(
-        active_seconds=F("active_seconds") + active_increment(gap), last_active_at=now
+        active_seconds=F("active_seconds") + active_increment(gap), last_active_at=now,
+        started_at=Coalesce("started_at", Value(now)),
     )
     assignment.last_active_at = now
+    if "started_at" in assignment.__dict__:
+        assignment.started_at = assignment.started_at or now

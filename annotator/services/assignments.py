@@ -24,14 +24,17 @@ class AssignmentError(UserError):
 
 
 def assignment_add_time(*, assignment: Assignment, user: User, seconds: int) -> None:
-    """Add active working seconds reported by the page (capped per report, so a forgotten tab cannot count
-    hours); the first report also marks the item as started."""
+    """The item screen's heartbeat: a signal toward the item's active time (annotator.selectors.worktime), sent
+    while the page is visible and in use. The seconds the page counted are kept as reported (capped per report,
+    so a forgotten tab cannot count hours) but measure nothing the study reports; the first heartbeat also marks
+    the item as started."""
     check_can_work(assignment, user)
     seconds = max(0, min(int(seconds), MAX_SECONDS_PER_PING))
     updates: dict[str, object] = {"seconds_spent": F("seconds_spent") + seconds}
     if assignment.status == Assignment.Status.TODO:
-        updates.update(status=Assignment.Status.IN_PROGRESS, started_at=timezone.now())
+        updates.update(status=Assignment.Status.IN_PROGRESS)
     Assignment.objects.filter(pk=assignment.pk).update(**updates)
+    activity_record(assignment=assignment)
 
 
 @transaction.atomic

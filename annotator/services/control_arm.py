@@ -11,6 +11,7 @@ from annotator.access import check_can_work
 from annotator.engine.phases import Phase
 from annotator.models import Assignment, MarkingTime, UnprimedMark
 from annotator.selectors.spans import added_spans
+from annotator.services.actions import activity_record
 from annotator.services.assignments import MAX_SECONDS_PER_PING
 from annotator.services.phases import assignment_move
 
@@ -19,12 +20,10 @@ ALREADY_REVEALED = "Marking has already ended on this output: its machine errors
 
 
 def work_seconds(assignment: Assignment) -> int:
-    """The working time the study reports for an assignment in either arm: the seconds the item screen's timer
-    reported while the page was in use (capped per report). The telemetry's active time counts the gaps
-    between actions (opening the item, each mark or verdict) capped at 60 s, so the long first read of an
-    unprimed output would count a minute at most; the vigilance figures report it beside. The one place that
-    chooses the measure."""
-    return int(assignment.seconds_spent)
+    """The working time the priming figures compare between the arms: the assignment's active time
+    (annotator.selectors.worktime), whole seconds. The item screen's heartbeat is one of its signals, so the long
+    first read of an unprimed output counts while the page is in use."""
+    return round(assignment.active_seconds)
 
 
 @transaction.atomic
@@ -46,6 +45,8 @@ def assignment_reveal(*, assignment: Assignment, user: User, seconds: int = 0) -
     locked.save(update_fields=["seconds_spent", "started_at"])
     fields = ["seconds_spent", "started_at", *assignment_move(locked, Phase.JUDGING, now=now)]
     UnprimedMark.objects.bulk_create(UnprimedMark(assignment=locked, span=span) for span in added_spans(locked))
+    activity_record(assignment=locked)  # the reveal is a signal: the marking time runs up to it
+    locked.refresh_from_db(fields=["active_seconds"])
     MarkingTime.objects.create(assignment=locked, seconds=work_seconds(locked))
     for field in fields:
         setattr(assignment, field, getattr(locked, field))

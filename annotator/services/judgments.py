@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.db import IntegrityError, transaction
+from django.db.models import Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import User
@@ -148,7 +150,7 @@ def judgment_set(
 def _mark_started(assignment: Assignment) -> None:
     now = timezone.now()
     Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.TODO).update(
-        status=Assignment.Status.IN_PROGRESS, started_at=now
+        status=Assignment.Status.IN_PROGRESS, started_at=Coalesce("started_at", Value(now))
     )
     assignment.status = Assignment.Status.IN_PROGRESS
     assignment.started_at = assignment.started_at or now

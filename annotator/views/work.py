@@ -180,7 +180,7 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
         if assignment.campaign.protocol == protocols.MQM and assignment.last_active_at is None:
             mqm_prefill(assignment=assignment, user=request.user)  # first opening: machine spans pre-fill it
-        activity_record(assignment=assignment)  # opening the item starts its active-time clock
+        activity_record(assignment=assignment, opening=True)  # opening the item starts a new active-time clock
     if assignment.campaign.protocol == protocols.MQM:
         return mqm.item_screen(request, assignment)
     context = _screen_context(request, assignment)

@@ -112,6 +112,10 @@ REASON_TEXT: dict[str, str] = {
     PLANTED: "the upper bound of the planted-error find rate is below the campaign's minimum",
     QUALIFICATION: "did not reach the qualification pass mark",
 }
+REASON_LABEL: dict[str, str] = {  # the same reasons in a table cell
+    RUBBER_STAMP: "rubber-stamp rule", DECOYS: "decoys missed", PLANTED: "planted errors missed",
+    QUALIFICATION: "qualification failed",
+}
 
 
 def flag_reasons(figures: Figures, *, vigilance_min: float, rule: StampRule = STAMP_RULE) -> list[str]:

@@ -39,6 +39,7 @@ EXPECTED = {
                           "n_outputs": 3},
     "seconds_per_span": {"primed": 150 / 7, "unprimed": 50.0},
     "unlocated": 1,
+    "simulated": False,
 }
 
 
@@ -69,7 +70,7 @@ def test_priming_api_gives_exactly_the_contract_fields(study, researcher):
     body = answer.json()
     assert body == [_approx(EXPECTED)]
     assert list(body[0]) == ["evaluator", "recall", "precision_confirmed", "precision_found", "accepted_unfound",
-                             "errors_per_output", "seconds_per_span", "unlocated"]
+                             "errors_per_output", "seconds_per_span", "unlocated", "simulated"]
     assert list(body[0]["recall"]) == ["value", "ci_low", "ci_high", "n"]
     assert list(body[0]["errors_per_output"]) == ["primed", "unprimed", "difference", "ci_low", "ci_high",
                                                   "n_outputs"]
@@ -96,7 +97,8 @@ def test_priming_command_json_and_csv(study, capsys):
 
 def test_priming_paragraph_says_the_figures_in_words(study):
     text = priming_paragraph(priming_report(study.campaign))
-    assert "overlap 50%" in text and "confirmed 67%" in text and "accepted 67%" in text
+    # shares printed as the tables print them (one decimal), on the page and in every report
+    assert "overlap 50.0%" in text and "confirmed 66.7%" in text and "accepted 66.7%" in text
     assert "1 machine span without a location left out" in text
     assert "over 3 outputs seen both ways" in text
 
@@ -110,10 +112,12 @@ def test_priming_of_a_campaign_without_control_arm_is_empty(make_user):
 def test_priming_section_on_the_campaign_dashboard(study, researcher, client):
     client.force_login(researcher)
     html = client.get(f"/analytics/campaigns/{study.campaign.pk}/").content.decode()
-    assert 'id="table-priming"' in html
-    assert "50.0% [0.0–66.7] n=6" in html  # recall with its interval and n
-    assert "+0.33 [+0.00, +1.00] over 3" in html  # the paired difference of errors per output
-    assert 'id="priming-text"' in html and "seen both ways" in html
+    section = html.split('id="table-priming"')[1].split("</section>")[0]
+    # recall 50.0 [0.0, 66.7] n = 6, marked as resting on fewer than 10 units; the paired difference of errors
+    # per output 0.333 [0.000, 1.000] over 3 outputs: the cells the report prints (test_report_rounds_as_the_page)
+    assert "<td>alpha</td><td>50.0<sup" in section and "<td>0.0</td><td>66.7</td><td>6</td>" in section
+    assert "<td>0.333<sup" in section and "<td>0.000</td><td>1.000</td><td>3</td>" in section
+    assert 'id="priming-text"' in section and "seen both ways" in section
 
 
 def test_analytics_of_a_campaign_without_control_arm_are_unchanged(make_user, researcher, client):

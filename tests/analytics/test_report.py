@@ -36,10 +36,13 @@ def _ranking(client, campaign_id: int, **params) -> dict:
 
 def test_ranking_api_has_exactly_the_contract_fields_and_the_hand_computed_figures(rita_client, study):
     body = _ranking(rita_client, study.campaign.pk, aspect="accuracy", by="span")
-    assert set(body) == {"method", "resamples", "alpha", "evaluators", "pairs"}
+    assert set(body) == {"method", "resamples", "alpha", "evaluators", "pairs", "exclude_flagged", "excluded"}
+    assert body["exclude_flagged"] is False and body["excluded"] == []
     assert body["resamples"] == 10_000 and body["alpha"] == 0.05 and "randomization" in body["method"]
-    assert all(set(e) == {"label", "run_id", "value", "ci_low", "ci_high", "n", "rank"} for e in body["evaluators"])
-    assert all(set(p) == {"a", "b", "difference", "p", "p_holm", "n_outputs"} for p in body["pairs"])
+    assert all(set(e) == {"label", "run_id", "value", "ci_low", "ci_high", "n", "rank", "simulated"}
+               for e in body["evaluators"])
+    assert all(set(p) == {"a", "b", "difference", "p", "p_holm", "n_outputs", "simulated"} for p in body["pairs"])
+    assert not any(e["simulated"] for e in body["evaluators"]) and not any(p["simulated"] for p in body["pairs"])
     ens, single, silent = body["evaluators"]
     # ens-run: 5 of 9 judged spans are Error; single-run: s6 twice Error, s7 twice Not an error (s8 incomplete)
     assert (ens["label"], ens["value"], ens["n"]) == ("ens-run", pytest.approx(500 / 9), 9)
@@ -93,9 +96,20 @@ def _printed(value, kind: str) -> str:
 
 
 def _tex_rows(path: Path) -> list[list[str]]:
-    body = path.read_text().split(r"\midrule")[1].split(r"\bottomrule")[0]
-    rows = [r.strip() for r in body.split(r"\\") if r.strip()]
-    return [[re.sub(r"\\textbf\{([^}]*)\}|\$\^\\dagger\$", r"\1", c).strip() for c in r.split(" & ")] for r in rows]
+    """The cells of a table file; a table split into parts by column groups is joined back (each part repeats
+    the first column)."""
+    joined: list[list[str]] = []
+    for chunk in path.read_text().split(r"\bottomrule")[:-1]:
+        body = chunk.rsplit(r"\midrule", 1)[1].replace(r"\endhead", "")
+        rows = [r.strip() for r in body.split(r"\\") if r.strip()]
+        part = [[re.sub(r"\\textbf\{([^}]*)\}|\$\^\\dagger\$", r"\1", c).strip() for c in r.split(" & ")]
+                for r in rows]
+        if not joined:
+            joined = part
+        else:
+            assert [r[0] for r in part] == [r[0] for r in joined]
+            joined = [a + b[1:] for a, b in zip(joined, part, strict=True)]
+    return joined
 
 
 def _assert_tex_matches_api(folder: Path, table: dict) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import timedelta
 
 import pytest
 from django.test import Client
@@ -14,11 +15,11 @@ from annotator.engine.crossing import control_arm_draw, unprimed_count
 from annotator.engine.phases import Phase
 from annotator.models import Assignment, MarkingTime, UnprimedMark
 from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete, added_span_update
-from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
+from annotator.services.assignments import AssignmentError, assignment_finish
 from annotator.services.control_arm import assignment_reveal
 from annotator.services.undo import action_undo
 from config.api import api
-from tests.control_arm_study import build_study, word
+from tests.control_arm_study import build_study, script_clock, spend, word
 
 pytestmark = pytest.mark.django_db
 
@@ -164,9 +165,11 @@ def test_marks_are_fixed_after_the_reveal_and_later_additions_are_not_unprimed(m
     kept = added_span_create(assignment=a, user=user, start=word(1)[0], end=word(1)[1])
     dropped = added_span_create(assignment=a, user=user, start=word(2)[0], end=word(2)[1])
     added_span_delete(span=dropped, assignment=a, user=user)  # while marking, marks may still change
-    assignment_add_time(assignment=a, user=user, seconds=42)
-    a.refresh_from_db()
-    assignment_reveal(assignment=a, user=user, seconds=3)
+    with script_clock() as clock:
+        spend(clock, a, user, 42)  # the page's heartbeat: 42 s of active time
+        a.refresh_from_db()
+        clock.now += timedelta(seconds=3)
+        assignment_reveal(assignment=a, user=user, seconds=3)  # the reveal is a signal too: 3 s more
     assert a.phase == Phase.JUDGING and a.revealed_at is not None
     assert list(UnprimedMark.objects.filter(assignment=a).values_list("span_id", flat=True)) == [kept.pk]
     assert MarkingTime.objects.get(assignment=a).seconds == 45

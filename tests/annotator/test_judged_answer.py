@@ -3,8 +3,11 @@ spans leaves nothing to judge and the item finishes at once; a save typed agains
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.access import AccessError
 from analytics.selectors.base import _final_q
@@ -127,11 +130,14 @@ def test_campaign_page_shows_progress_per_annotator(client, make_user):
     first, second = make_user("prog-a"), make_user("prog-b")
     built = build_campaign([first, second], per_item=2, name="progress campaign")
     done = Assignment.objects.filter(annotator=first).first()
-    Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.DONE, phase="done", seconds_spent=42)
+    opened = timezone.now() - timedelta(seconds=300)
+    Assignment.objects.filter(pk=done.pk).update(status=Assignment.Status.DONE, phase="done", active_seconds=42,
+                                                 started_at=opened, last_active_at=opened + timedelta(seconds=95))
     client.force_login(make_user("prog-researcher", role="researcher"))
     html = client.get(reverse("campaign_entry", args=[built.campaign.pk])).content.decode()
     table = html[html.index('id="annotator-progress"'):]
     table = table[: table.index("</section>")]
     assert table.count("<tr><td>prog-") == 2  # one row per annotator, not per assignment
-    assert "<tr><td>prog-a</td><td>1</td><td>0</td><td>2</td>" in table and "50%" in table and "42 s" in table
+    assert "<tr><td>prog-a</td><td>1</td><td>0</td><td>2</td>" in table and "50%" in table
+    assert "<th>Active time</th><th>Wall time</th>" in table and "<td>42 s</td><td>95 s</td>" in table
     assert "<tr><td>prog-b</td><td>0</td><td>0</td><td>2</td>" in table

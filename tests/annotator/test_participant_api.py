@@ -6,10 +6,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
+from django.utils import timezone
 
 from accounts.services.tokens import token_create
 from annotator.models import Assignment
@@ -123,7 +125,10 @@ def _finished_study():
     passed, _ = participant_join(link=link, ids={"prolific_pid": "PID1", "study_id": "ST", "session_id": "SE"})
     worker, _ = participant_join(link=link, ids={"worker_id": "W1", "mturk_assignment_id": "AS1", "hit_id": "H1"})
     finish_all(passed)
-    Assignment.objects.filter(annotator=passed.user).update(seconds_spent=40)
+    # 40 s of active time on each of the two items, opened 90 s before the last signal (wall time)
+    start = timezone.now() - timedelta(seconds=90)
+    Assignment.objects.filter(annotator=passed.user).update(active_seconds=40, started_at=start,
+                                                           last_active_at=start + timedelta(seconds=90))
     participant_finish(participant=passed)
     return study, passed, worker
 
@@ -135,11 +140,11 @@ def test_participants_as_json_and_csv_and_a_flag(researcher, annotator_user):
     assert [r["handle"] for r in rows] == [passed.user.username, worker.user.username]
     first = rows[0]
     assert set(first) == {"id", "handle", "prolific_pid", "study_id", "session_id", "worker_id", "assignment_id",
-                          "hit_id", "started", "finished", "items", "items_done", "active_seconds", "flagged",
-                          "flags", "outcome", "code_given"}
+                          "hit_id", "started", "finished", "items", "items_done", "active_seconds", "wall_seconds",
+                          "flagged", "flags", "outcome", "code_given"}
     assert (first["prolific_pid"], first["study_id"], first["session_id"], first["items"], first["items_done"],
-            first["active_seconds"], first["flags"], first["outcome"], first["code_given"]) == (
-        "PID1", "ST", "SE", 2, 2, 80, [], "pass", PASS)
+            first["active_seconds"], first["wall_seconds"], first["flags"], first["outcome"], first["code_given"]) == (
+        "PID1", "ST", "SE", 2, 2, 80, 180, [], "pass", PASS)
     assert first["finished"] is not None
     assert (rows[1]["worker_id"], rows[1]["assignment_id"], rows[1]["hit_id"], rows[1]["finished"],
             rows[1]["code_given"]) == ("W1", "AS1", "H1", None, "")
@@ -169,8 +174,9 @@ def test_manage_py_participants_prints_the_same_rows(tmp_path):
     out = io.StringIO()
     call_command("participants", "--campaign", str(study.campaign.pk), stdout=out)
     table = list(csv.DictReader(io.StringIO(out.getvalue())))
-    assert [(r["handle"], r["prolific_pid"], r["items_done"], r["active_seconds"], r["code_given"]) for r in table] == [
-        (passed.user.username, "PID1", "2", "80", PASS), (worker.user.username, "", "0", "0", "")]
+    assert [(r["handle"], r["prolific_pid"], r["items_done"], r["active_seconds"], r["wall_seconds"], r["code_given"])
+            for r in table] == [(passed.user.username, "PID1", "2", "80", "180", PASS),
+                                (worker.user.username, "", "0", "0", "0", "")]
     target = tmp_path / "p.json"
     call_command("participants", "--campaign", str(study.campaign.pk), "--format", "json", "-o", str(target))
     assert [r["worker_id"] for r in json.loads(target.read_text())] == ["", "W1"]

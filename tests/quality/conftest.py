@@ -45,7 +45,8 @@ class Study:
 
 
 def build_study(annotators, *, name: str = "box study", checks: CheckSettings | None = None, n_items: int = 10,
-                per_item: int = 1, data=None, runs=None, items=None, opened: bool = True) -> Study:
+                per_item: int = 1, data=None, runs=None, items=None, opened: bool = True,
+                control_arm: float = 0.0) -> Study:
     """Two runs on box scores: run A marks the wrong score (a real error), run B marks the player's assists (not
     an error). Reusing `data`, `runs` and `items` builds a second campaign on the same machine spans. A campaign
     with decoys starts as a draft; unless `opened` is False a researcher opens it, as after reviewing them."""
@@ -66,7 +67,7 @@ def build_study(annotators, *, name: str = "box study", checks: CheckSettings | 
     study = Study(
         campaign=campaign_create(CampaignSpec(name=name, dataset=data, runs=runs, annotators=annotators,
                                               aspects=["accuracy"], annotators_per_item=per_item, seed=7,
-                                              checks=checks or CheckSettings())),
+                                              checks=checks or CheckSettings(), control_arm=control_arm)),
         items=items, runs=runs,
     )
     if opened and study.campaign.status == Campaign.Status.DRAFT:

@@ -1,5 +1,5 @@
-"""`manage.py export_labeled --campaign ID --format jsonl|parquet [-o PATH] [--exclude-flagged]`: the labeled set
-and its data card."""
+"""`manage.py export_labeled --campaign ID --format jsonl|parquet [-o PATH] [--exclude-flagged | --include-flagged]`:
+the labeled set and its data card."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 from django.core.management.base import CommandError, CommandParser
 
 from analytics.exports.labeled import LABELED_FORMATS, labeled_card, labeled_jsonl, write_labeled
+from analytics.management.flagged import add_flagged_arguments
 from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
-from quality.vigilance import flagged_annotator_ids
 
 
 class Command(BaseCommand):
@@ -25,9 +25,7 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", type=Path, default=None, help="File to write (default stdout).")
         parser.add_argument("--card", type=Path, default=None,
                             help="Where to write the data card (default: beside -o as NAME.card.json).")
-        parser.add_argument("--exclude-flagged", action="store_true",
-                            help="Leave annotators the quality checks flag out of this export (the campaign's "
-                                 "exclude_flagged setting does so for every export).")
+        add_flagged_arguments(parser, "export")
 
     def handle(self, *args: object, **options: object) -> None:
         value = str(options["campaign"])
@@ -35,18 +33,18 @@ class Command(BaseCommand):
         fmt: str = options["format"]  # type: ignore[assignment]
         output: Path | None = options["output"]  # type: ignore[assignment]
         card: Path | None = options["card"]  # type: ignore[assignment]
-        excluded = flagged_annotator_ids(campaign) if options["exclude_flagged"] else None
+        choice = options["exclude_flagged"]
         if output is None:
             if fmt == "parquet":
                 raise CommandError("Parquet is binary: give a file with -o")
-            for line in labeled_jsonl(campaign, excluded=excluded):
+            for line in labeled_jsonl(campaign, exclude_flagged=choice):
                 sys.stdout.write(line)
             sys.stdout.flush()
         else:
-            write_labeled(campaign, fmt, output, excluded=excluded)
+            write_labeled(campaign, fmt, output, exclude_flagged=choice)
             self.stderr.write(f"Wrote {output}")
             card = card or output.with_name(output.stem + ".card.json")
         if card is not None:
-            data = labeled_card(campaign, fmt=fmt, excluded=excluded)
+            data = labeled_card(campaign, fmt=fmt, exclude_flagged=choice)
             card.write_text(json.dumps(data, indent=1, ensure_ascii=False), "utf-8")
             self.stderr.write(f"Wrote {card}")

@@ -1,4 +1,5 @@
-"""`manage.py export_report --campaign ID --format latex|markdown|html [-o DIR]`: the campaign's study report."""
+"""`manage.py export_report --campaign ID --format latex|markdown|html [-o DIR] [--exclude-flagged |
+--include-flagged]`: the campaign's study report."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
+from analytics.management.flagged import add_flagged_arguments
 from analytics.report.build import MAIN_FILE, REPORT_FORMATS, report_files, report_write
 from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
@@ -21,6 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", required=True, help=f"One of {', '.join(REPORT_FORMATS)}.")
         parser.add_argument("-o", "--output", type=Path, default=None,
                             help="Folder to write (default: ./campaign-ID-report-FORMAT).")
+        add_flagged_arguments(parser, "report")
 
     def handle(self, *args: object, **options: object) -> None:
         fmt = str(options["format"])
@@ -32,6 +35,7 @@ class Command(BaseCommand):
         folder: Path = options["output"] or Path(f"campaign-{campaign.pk}-report-{fmt}")  # type: ignore[assignment]
         if folder.exists() and not folder.is_dir():
             raise CommandError(f"-o: {folder} exists and is not a folder", returncode=2)
-        files = report_files(campaign, fmt)  # everything is computed before anything is written
+        # everything is computed before anything is written
+        files = report_files(campaign, fmt, exclude_flagged=options["exclude_flagged"])  # type: ignore[arg-type]
         written = report_write(files, folder)
         self.stdout.write(f"Wrote {len(written)} files to {folder}; main file: {folder / MAIN_FILE[fmt]}")

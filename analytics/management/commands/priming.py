@@ -9,7 +9,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
-from analytics.selectors.priming import priming_dicts, priming_report
+from analytics.selectors.priming import priming_dicts, priming_report, simulated_labels
 from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
 from stats.priming import SHARES
@@ -18,7 +18,7 @@ from stats.priming import SHARES
 def flat_row(row: dict[str, Any]) -> dict[str, Any]:
     """One CSV row: each share's value, interval and n; errors per output; seconds per span; the machine spans
     without a location that accepted_unfound leaves out."""
-    out: dict[str, Any] = {"evaluator": row["evaluator"]}
+    out: dict[str, Any] = {"evaluator": row["evaluator"], "simulated": row["simulated"]}
     for name in SHARES:
         for key in ("value", "ci_low", "ci_high", "n"):
             out[f"{name}_{key}"] = row[name][key]
@@ -41,7 +41,7 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         value = str(options["campaign"])
         campaign = campaign_named(value)
-        rows = priming_dicts(priming_report(campaign))
+        rows = priming_dicts(priming_report(campaign), simulated_labels(campaign))
         if options["format"] == "json":
             sys.stdout.write(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
             return

@@ -13,7 +13,7 @@ from studies.selectors import participant_rows, participants_csv
 
 class Command(BaseCommand):
     help = ("Everyone who joined a campaign by its participant link: handle, platform ids, started, finished, "
-            "items done, active time, flags and the code given (the same rows as GET "
+            "items done, active time (pay by it) and wall time, flags and the code given (the same rows as GET "
             "/api/campaigns/ID/participants).")
 
     def add_arguments(self, parser) -> None:
