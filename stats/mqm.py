@@ -86,9 +86,8 @@ def system_scores(
     intervals = bootstrap_ratio_cis_grouped(counts, {"score": (0, 1)}, n_resamples=n_resamples,
                                             confidence=confidence, seed=seed)
     # stats.ranking ranks higher-is-better ratios of sums: the negated sum over the count is the negated mean
-    tables = [{segments[g]: (-counts[g, k, 0], counts[g, k, 1]) for g in range(len(segments)) if counts[g, k, 1]}
-              for k in range(len(systems))]
-    ranking = rank([-float(m) for m in means], tables, n_resamples=rank_resamples, seed=seed, alpha=alpha)
+    negated = counts * np.array([-1.0, 1.0])
+    ranking = rank([-float(m) for m in means], negated, n_resamples=rank_resamples, seed=seed, alpha=alpha)
     out = []
     for k, system in enumerate(systems):
         ci = intervals[k]["score"]
