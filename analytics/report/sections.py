@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from django.utils import timezone
 from django.utils.text import slugify
 
+from analytics.report.esa import esa_report
 from analytics.report.mqm import mqm_report
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
@@ -23,6 +24,7 @@ from analytics.selectors.priming import has_control_arm, priming_paragraph, prim
 from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, campaign_ranking
 from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state
 from annotator.models import Campaign
+from corpus import protocols
 from corpus.consensus import MAJORITY_SHARE
 
 if TYPE_CHECKING:
@@ -182,8 +184,9 @@ def _pct_or_none(value: float | None) -> float | None:
 
 
 def priming_section(context: ReportContext) -> Section | None:
-    """The control arm's figures (analytics.selectors.priming), when the campaign has an arm."""
-    if not has_control_arm(context.campaign):
+    """The control arm's figures (analytics.selectors.priming), when the campaign has an arm and its protocol
+    judges machine spans (ESA's arms are in its own section)."""
+    if not has_control_arm(context.campaign) or not protocols.get(context.campaign.protocol).judges_machine_spans:
         return None
     rows = priming_report(context.campaign)
     shares = Table("priming", "Priming: the control arm", [
@@ -225,6 +228,16 @@ def mqm_section(context: ReportContext) -> Section | None:
     return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
 
 
+def esa_section(context: ReportContext) -> Section | None:
+    built = esa_report(context.campaign)
+    if built is None:
+        return None
+    text, tables, figure = built
+    figures = [ReportFigure("esa_scores", "Mean ESA score per system with 95% bootstrap intervals (rank range in "
+                                          "brackets).", figure)] if figure is not None else []
+    return Section("esa", "ESA", text=text, tables=tables, figures=figures)
+
+
 REPORT_SECTIONS: list[SectionBuilder] = [
     overview_section,
     accuracy_section,
@@ -233,6 +246,7 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     ranking_section,
     priming_section,
     mqm_section,
+    esa_section,
 ]
 
 

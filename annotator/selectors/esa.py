@@ -12,11 +12,20 @@ from datetime import datetime
 from annotator.models import Assignment, EsaScore
 from corpus import protocols
 
+ESA_ARM, ESA_AI_ARM = "ESA", "ESA^AI"
 SPANS_CLOSED = "The spans of this item are done and its score is asked; they can no longer change."
 
 
 def _is_esa(assignment: Assignment) -> bool:
     return assignment.campaign.protocol == protocols.ESA
+
+
+def esa_arm(assignment: Assignment) -> str:
+    """ESA in the control arm and in a campaign without runs; ESA^AI otherwise (pre-filled, even with nothing
+    to pre-fill on this output: the annotator then sees that the machine found nothing)."""
+    if assignment.in_control_arm or not assignment.campaign.runs.exists():
+        return ESA_ARM
+    return ESA_AI_ARM
 
 
 def esa_state(assignment: Assignment) -> EsaScore | None:

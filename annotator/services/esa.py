@@ -18,6 +18,7 @@ from accounts.models import User
 from annotator.access import check_can_work
 from annotator.engine.phases import Phase
 from annotator.models import Assignment, EsaPrefill, EsaScore
+from annotator.selectors.esa import ESA_AI_ARM, esa_arm
 from annotator.selectors.spans import judged_spans
 from annotator.services.actions import activity_record
 from annotator.services.added_spans import (
@@ -50,7 +51,7 @@ def esa_open(*, assignment: Assignment, user: User) -> EsaScore:
     """The assignment's ESA row, made on the first opening; an ESA^AI item (outside the control arm, in a
     campaign with runs) is then pre-filled with the machine's spans. Opening again changes nothing."""
     state, created = EsaScore.objects.get_or_create(assignment_id=assignment.pk)
-    if created and not assignment.in_control_arm and assignment.campaign.runs.exists():
+    if created and esa_arm(assignment) == ESA_AI_ARM:
         made = esa_prefill(assignment=assignment, user=user)
         if made:
             state.prefilled = True

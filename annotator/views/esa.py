@@ -21,6 +21,7 @@ from annotator.engine.telemetry import clamp_ms
 from annotator.models import Assignment, Campaign, EsaPrefill, EsaScore
 from annotator.rendering import from_browser_offset, render_inputs, to_browser_offset
 from annotator.selectors.campaigns import neighbour_assignments
+from annotator.selectors.esa import esa_arm
 from annotator.selectors.spans import added_spans
 from annotator.services.added_spans import KEEP
 from annotator.services.esa import (
@@ -83,7 +84,7 @@ def screen_context(request: AppRequest, assignment: Assignment) -> dict:
         "assignment": assignment, "campaign": campaign, "item": assignment.item, "can_edit": can_edit,
         "spans": located, "missing": missing, "all_spans": located + ([missing] if missing else []),
         "state": state, "spans_done": spans_done, "score": state.score if state else None,
-        "prefilled": bool(state and state.prefilled), "arm": "ESA^AI" if state and state.prefilled else "ESA",
+        "prefilled": bool(state and state.prefilled), "arm": esa_arm(assignment),
         "severities": [{"value": t.value, "label": t.label, "key": t.key} for t in esa.SEVERITIES],
         "missing_token": esa.MISSING_TOKEN, "missing_key": esa.MISSING_KEY,
         "score_min": esa.SCORE_MIN, "score_max": esa.SCORE_MAX, "score_labels": esa.SCORE_LABELS,

@@ -1,0 +1,154 @@
+"""An ESA^AI campaign's figures worked through the services: scores, pre-fill outcomes and arms by hand, the API
+and `manage.py esa_scores` giving the same JSON, and the report's ESA section (and no verdict-based priming)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from ninja.testing import TestClient
+
+from analytics.report.build import report_files
+from analytics.selectors.esa import campaign_esa
+from annotator.models import Assignment
+from annotator.selectors.spans import added_spans
+from annotator.services.assignments import assignment_add_time, assignment_finish
+from annotator.services.esa import (
+    esa_missing_add,
+    esa_open,
+    esa_score_set,
+    esa_span_add,
+    esa_span_change,
+    esa_span_delete,
+    esa_spans_done,
+)
+from config.api import api
+from errors import UserError
+from tests.esa_study import build_esa_study, word
+
+pytestmark = pytest.mark.django_db
+
+# Every output is seen once in each arm (control_arm 1.0, two annotators per output). Scores by (system, segment):
+# ESA (control arm), ESA^AI. sysA: 60/70, 80/80, 50/70 -> ESA^AI mean 220/3, ESA 190/3; all of sysA 410/6.
+# sysB: 30/50, 40/40, 20/30 -> all of sysB 210/6.
+SCORES = {("sysA", 1): (60, 70), ("sysA", 2): (80, 80), ("sysA", 3): (50, 70),
+          ("sysB", 1): (30, 50), ("sysB", 2): (40, 40), ("sysB", 3): (20, 30)}
+
+
+def _work(study) -> None:
+    """ESA (control arm): mark `bbbb` Major on sysA seg1 and missing content Minor on sysB seg2, nothing else.
+    ESA^AI: on sysB seg1 re-grade dddd (Minor -> Major) and resize ffff to "ffff gggg"; on sysB seg2 delete llll;
+    on sysA seg2 add hhhh Minor; keep the rest. Working time: 40 s per ESA item, 20 s per ESA^AI item."""
+    where = {it.pk: key for key, it in study.items.items()}
+    for a in Assignment.objects.filter(campaign=study.campaign).select_related("campaign", "item"):
+        user, key = a.annotator, where[a.item_id]
+        esa_open(assignment=a, user=user)
+        if a.in_control_arm:
+            if key == ("sysA", 1):
+                esa_span_add(assignment=a, user=user, start=5, end=9, severity="major")
+            if key == ("sysB", 2):
+                esa_missing_add(assignment=a, user=user, severity="minor")
+        else:
+            spans = {s.text: s for s in added_spans(a)}
+            if key == ("sysB", 1):
+                esa_span_change(span=spans["dddd"], assignment=a, user=user, severity="major", ms=1000)
+                esa_span_change(span=spans["ffff"], assignment=a, user=user, start=word(2)[0], end=word(3)[1],
+                                ms=2000)
+            if key == ("sysB", 2):
+                esa_span_delete(span=spans["llll"], assignment=a, user=user, ms=500)
+            if key == ("sysA", 2):
+                esa_span_add(assignment=a, user=user, start=0, end=4, severity="minor")
+        assignment_add_time(assignment=a, user=user, seconds=40 if a.in_control_arm else 20)
+        a.refresh_from_db()
+        esa_spans_done(assignment=a, user=user, ms=10_000 if a.in_control_arm else 4_000)
+        a.refresh_from_db()
+        esa_score_set(assignment=a, user=user, score=SCORES[key][0 if a.in_control_arm else 1])
+        assignment_finish(assignment=a, user=user)
+
+
+@pytest.fixture
+def study(make_user):
+    made = build_esa_study([make_user("esa-a"), make_user("esa-b")], name="ESA figures", control_arm=1.0)
+    _work(made)
+    return made
+
+
+def test_campaign_figures_by_hand(study):
+    result = campaign_esa(study.campaign, n_resamples=200)
+    systems = {s["system"]: s for s in result["systems"]}
+    assert [s["system"] for s in result["systems"]] == ["sysA", "sysB"]
+    assert systems["sysA"]["score"] == pytest.approx(410 / 6) and systems["sysB"]["score"] == pytest.approx(35)
+    assert systems["sysA"]["ratings"] == 6 and systems["sysA"]["segments"] == 3
+    (pair,) = result["pairs"]
+    assert (pair["a"], pair["b"], pair["segments"]) == ("sysA", "sysB", 3)
+    assert pair["difference"] == pytest.approx(410 / 6 - 35)
+    # pre-filled on ESA^AI outputs: bbbb, dddd, ffff ("eeee ffff" left out), llll, nnnn, pppp
+    assert result["prefill"] == {"outputs": 6, "prefilled": 6, "kept": 3, "deleted": 1, "resized": 1,
+                                 "regraded": 1, "added": 1, "major_from": 4}
+    severities = {row["system"]: row for row in result["severities"]}
+    # sysA: ESA bbbb Major; ESA^AI bbbb Major, hhhh Minor, nnnn Minor -> 2 minor, 2 major
+    assert (severities["sysA"]["minor"], severities["sysA"]["major"]) == (2, 2)
+    # sysB: ESA missing Minor; ESA^AI dddd Major, ffff gggg Major, pppp Major -> 1 minor (missing), 3 major
+    assert (severities["sysB"]["minor"], severities["sysB"]["major"], severities["sysB"]["missing"]) == (1, 3, 1)
+    arms = {a["arm"]: a for a in result["arms"]["arms"]}
+    assert arms["esa"]["score"] == pytest.approx(280 / 6) and arms["esa_ai"]["score"] == pytest.approx(340 / 6)
+    assert arms["esa"]["spans"] == 2 and arms["esa_ai"]["spans"] == 6
+    assert arms["esa"]["seconds_per_span"] == pytest.approx(240 / 2)
+    assert arms["esa_ai"]["seconds_per_span"] == pytest.approx(120 / 6)
+    assert arms["esa"]["span_phase_seconds_per_span"] == pytest.approx(60 / 2)
+    assert result["arms"]["score_difference"]["difference"] == pytest.approx(60 / 6)
+    assert result["arms"]["score_difference"]["outputs"] == 6
+    machine = result["arms"]["machine"]
+    # 6 machine spans as pre-filled; ESA found bbbb only (1 of 6); ESA^AI kept 5 of 6 (llll deleted)
+    assert machine == {"machine_spans": 6, "found_unprimed": pytest.approx(1 / 6), "kept_primed": pytest.approx(5 / 6)}
+    agreement = result["agreement"]
+    assert agreement["scores"]["n"] == 6 and agreement["scores"]["pearson"] is not None
+
+
+def test_api_and_command_give_the_same_json(study, make_user):
+    expected = json.loads(json.dumps(campaign_esa(study.campaign)))
+    client = TestClient(api)
+    answer = client.get(f"/analytics/campaigns/{study.campaign.pk}/esa", user=make_user("res", role="researcher"))
+    assert answer.status_code == 200
+    assert answer.json() == expected
+    out = io.StringIO()
+    call_command("esa_scores", "--campaign", str(study.campaign.pk), stdout=out)
+    assert json.loads(out.getvalue()) == expected
+    out = io.StringIO()
+    call_command("esa_scores", "--campaign", str(study.campaign.pk), "--format", "csv", stdout=out)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [r["system"] for r in rows] == ["sysA", "sysB"] and float(rows[1]["score"]) == 35
+    refused = client.get(f"/analytics/campaigns/{study.campaign.pk}/esa?resamples=0",
+                         user=make_user("res2", role="researcher"))
+    assert refused.status_code == 422 and "resamples" in refused.json()["detail"]
+    assert client.get(f"/analytics/campaigns/{study.campaign.pk}/esa",
+                      user=study.annotators[0]).status_code == 403
+
+
+def test_other_protocols_are_refused_by_name(make_user):
+    from tests.factories import build_campaign
+
+    built = build_campaign([make_user("og")])
+    answer = TestClient(api).get(f"/analytics/campaigns/{built.campaign.pk}/esa",
+                                 user=make_user("res3", role="researcher"))
+    assert answer.status_code == 422 and "opennlgauge" in answer.json()["detail"]
+    with pytest.raises((CommandError, UserError), match="protocol"):
+        call_command("esa_scores", "--campaign", str(built.campaign.pk), stdout=io.StringIO())
+
+
+def test_the_report_has_the_esa_section_and_not_the_verdict_priming(study):
+    files = report_files(study.campaign, "markdown")
+    main = files["report.md"].decode()
+    assert "## ESA" in main and "## Priming" not in main
+    for table in ("esa_scores", "esa_ranking_pairs", "esa_severities", "esa_agreement", "esa_prefill", "esa_arms",
+                  "esa_arm_differences"):
+        assert f"tables/{table}.md" in files, table
+    assert "figures/esa_scores.svg" in files
+    scores = files["tables/esa_scores.md"].decode()
+    assert "| sysA |" in scores and "68.3" in scores  # 410 / 6
+    prefill = files["tables/esa_prefill.md"].decode()
+    assert "| 6 | 6 | 3 | 1 | 1 | 1 | 1 |" in prefill
