@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
+from datetime import datetime
 from typing import Any
 
 from accounts.models import User
@@ -19,8 +20,10 @@ from annotator.models import Assignment, Campaign, EsaPrefill, EsaScore
 from annotator.selectors.esa import ESA_AI_ARM, esa_arm
 from annotator.services.control_arm import work_seconds
 from corpus import protocols
-from corpus.models import ErrorSpan
+from corpus.interop.pearmut import PearmutRating, PearmutSpan
+from corpus.models import ErrorSpan, Item
 from corpus.protocols import esa
+from corpus.selectors.pearmut import item_fields, stored_span
 from errors import UserError
 from stats import esa as stats
 from stats.correlation import Correlation
@@ -169,3 +172,46 @@ def scores_csv(result: dict[str, Any]) -> str:
                          "" if row["ci_low"] is None else repr(row["ci_low"]),
                          "" if row["ci_high"] is None else repr(row["ci_high"]), text])
     return out.getvalue()
+
+
+def _epoch(moment: datetime | None) -> float | None:
+    return None if moment is None else round(moment.timestamp(), 3)
+
+
+def campaign_pearmut_ratings(campaign: Campaign) -> list[PearmutRating]:
+    """The campaign's scored, finished ratings as Pearmut's log holds them: the user's document `item_i` is the
+    item's place in their queue (0-based), the item what they saw (ESA^AI's pre-filled spans as they arrived),
+    the rating their score and spans, the actions the moments the item screen recorded."""
+    scored = {s.assignment_id: s for s in EsaScore.objects.filter(
+        assignment__campaign=campaign, assignment__status=Assignment.Status.DONE, assignment__is_training=False,
+        score__isnull=False)}
+    assignments = list(Assignment.objects.filter(pk__in=list(scored)).select_related("item", "annotator")
+                       .order_by("annotator__username", "order"))
+    items = {row["pk"]: row for row in Item.objects.filter(pk__in={a.item_id for a in assignments})
+             .values("pk", "system", "external_id", "position", "output", "inputs", "reference", "extra")}
+    spans: dict[tuple[int, int], list[PearmutSpan]] = defaultdict(list)
+    for item_id, annotator_id, start, end, severity, category in (
+        ErrorSpan.objects.filter(annotation__source__added__campaign=campaign).order_by("start", "pk")
+        .values_list("annotation__item_id", "annotation__source__added__annotator_id", "start", "end", "severity",
+                     "category")
+    ):
+        spans[(item_id, annotator_id)].append(stored_span(start, end, severity, category))
+    prefills: dict[int, list[PearmutSpan]] = defaultdict(list)
+    for row in EsaPrefill.objects.filter(assignment_id__in=list(scored)).order_by("start", "pk"):
+        prefills[row.assignment_id].append(PearmutSpan(row.start, row.end, esa.severity_of_code(row.severity)))
+    out = []
+    for a in assignments:
+        state = scored[a.pk]
+        fields = item_fields(items[a.item_id])
+        actions = [{"time": t, "action": name} for name, t in (
+            ("load", _epoch(state.opened_at)), ("spans_done", _epoch(state.spans_done_at)),
+            ("score", _epoch(state.scored_at)), ("submit", _epoch(a.finished_at))) if t is not None]
+        out.append(PearmutRating(
+            user_id=a.annotator.username, item_i=a.order - 1, k=0, m=0, item_id=fields["item_id"],
+            system=items[a.item_id]["system"] or NO_SYSTEM, source=fields["source"], reference=fields["reference"],
+            output=items[a.item_id]["output"], score=float(state.score),
+            spans=spans.get((a.item_id, a.annotator_id), []),
+            prefill=prefills.get(a.pk, []) if esa_arm(a) == ESA_AI_ARM else None,
+            line_extra={"actions": actions},
+        ))
+    return out

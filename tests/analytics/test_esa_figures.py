@@ -14,66 +14,16 @@ from ninja.testing import TestClient
 
 from analytics.report.build import report_files
 from analytics.selectors.esa import campaign_esa
-from annotator.models import Assignment
-from annotator.selectors.spans import added_spans
-from annotator.services.assignments import assignment_add_time, assignment_finish
-from annotator.services.esa import (
-    esa_missing_add,
-    esa_open,
-    esa_score_set,
-    esa_span_add,
-    esa_span_change,
-    esa_span_delete,
-    esa_spans_done,
-)
 from config.api import api
 from errors import UserError
-from tests.esa_study import build_esa_study, word
+from tests.esa_study import build_esa_study, work_esa_study
 
 pytestmark = pytest.mark.django_db
-
-# Every output is seen once in each arm (control_arm 1.0, two annotators per output). Scores by (system, segment):
-# ESA (control arm), ESA^AI. sysA: 60/70, 80/80, 50/70 -> ESA^AI mean 220/3, ESA 190/3; all of sysA 410/6.
-# sysB: 30/50, 40/40, 20/30 -> all of sysB 210/6.
-SCORES = {("sysA", 1): (60, 70), ("sysA", 2): (80, 80), ("sysA", 3): (50, 70),
-          ("sysB", 1): (30, 50), ("sysB", 2): (40, 40), ("sysB", 3): (20, 30)}
-
-
-def _work(study) -> None:
-    """ESA (control arm): mark `bbbb` Major on sysA seg1 and missing content Minor on sysB seg2, nothing else.
-    ESA^AI: on sysB seg1 re-grade dddd (Minor -> Major) and resize ffff to "ffff gggg"; on sysB seg2 delete llll;
-    on sysA seg2 add hhhh Minor; keep the rest. Working time: 40 s per ESA item, 20 s per ESA^AI item."""
-    where = {it.pk: key for key, it in study.items.items()}
-    for a in Assignment.objects.filter(campaign=study.campaign).select_related("campaign", "item"):
-        user, key = a.annotator, where[a.item_id]
-        esa_open(assignment=a, user=user)
-        if a.in_control_arm:
-            if key == ("sysA", 1):
-                esa_span_add(assignment=a, user=user, start=5, end=9, severity="major")
-            if key == ("sysB", 2):
-                esa_missing_add(assignment=a, user=user, severity="minor")
-        else:
-            spans = {s.text: s for s in added_spans(a)}
-            if key == ("sysB", 1):
-                esa_span_change(span=spans["dddd"], assignment=a, user=user, severity="major", ms=1000)
-                esa_span_change(span=spans["ffff"], assignment=a, user=user, start=word(2)[0], end=word(3)[1],
-                                ms=2000)
-            if key == ("sysB", 2):
-                esa_span_delete(span=spans["llll"], assignment=a, user=user, ms=500)
-            if key == ("sysA", 2):
-                esa_span_add(assignment=a, user=user, start=0, end=4, severity="minor")
-        assignment_add_time(assignment=a, user=user, seconds=40 if a.in_control_arm else 20)
-        a.refresh_from_db()
-        esa_spans_done(assignment=a, user=user, ms=10_000 if a.in_control_arm else 4_000)
-        a.refresh_from_db()
-        esa_score_set(assignment=a, user=user, score=SCORES[key][0 if a.in_control_arm else 1])
-        assignment_finish(assignment=a, user=user)
-
 
 @pytest.fixture
 def study(make_user):
     made = build_esa_study([make_user("esa-a"), make_user("esa-b")], name="ESA figures", control_arm=1.0)
-    _work(made)
+    work_esa_study(made)
     return made
 
 
