@@ -93,6 +93,7 @@ def _work_item(page, assignment: Assignment, system: str, segment: int) -> None:
             _wait_count(page, len(script["esa"]) + 1)
         keys = script["esa_score"]
     else:
+        assert page.locator("#esa-arm").inner_text() == "ESA^AI"
         n = _count(page)
         for op in script["ai"]:
             if op[0] == "regrade":
@@ -190,10 +191,13 @@ def test_an_esa_ai_campaign_with_a_control_arm_by_keyboard(page, live_server, lo
             prefill["added"]) == (6, 2, 2, 1, 1, 4)
     arms = {row["arm"]: row for row in figures["arms"]["arms"]}
     with capsys.disabled():
-        print(f"\nESA by keyboard (scripted judge): seconds per error span, as the campaign measured them: "
-              f"ESA {arms['esa']['seconds_per_span']}, ESA^AI {arms['esa_ai']['seconds_per_span']}; wall clock "
-              f"of the script per arm: ESA {wall[True]:.1f} s for {arms['esa']['spans']} spans, ESA^AI "
-              f"{wall[False]:.1f} s for {arms['esa_ai']['spans']} spans")
+        print(f"\nESA by keyboard (a scripted judge): seconds per error span by arm. Working time (the screen's "
+              f"1 s timer): ESA {arms['esa']['seconds_per_span']:.2f}, "
+              f"ESA^AI {arms['esa_ai']['seconds_per_span']:.2f}; "
+              f"span phase (page load to spans done): ESA {arms['esa']['span_phase_seconds_per_span']:.2f}, "
+              f"ESA^AI {arms['esa_ai']['span_phase_seconds_per_span']:.2f}; the script's wall clock: ESA "
+              f"{wall[True]:.1f} s for {arms['esa']['spans']} spans, ESA^AI {wall[False]:.1f} s for "
+              f"{arms['esa_ai']['spans']} spans")
 
     if shutil.which("pdflatex") is None:
         pytest.skip("the report's LaTeX needs Debian's pdflatex (texlive-latex-recommended)")
@@ -201,10 +205,46 @@ def test_an_esa_ai_campaign_with_a_control_arm_by_keyboard(page, live_server, lo
     call_command("export_report", "--campaign", str(study.campaign.pk), "--format", "latex", "-o", str(out),
                  stdout=io.StringIO())
     main = (out / "report.tex").read_text()
-    for table in ("esa_scores", "esa_ranking_pairs", "esa_severities", "esa_arms", "esa_prefill"):
+    for table in ("esa_scores", "esa_ranking_pairs", "esa_severities", "esa_agreement", "esa_arms",
+                  "esa_arm_differences", "esa_prefill"):
         assert rf"\input{{tables/{table}}}" in main, table
     assert "figures/esa_scores.pdf" in main
     result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=out,
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout[-3000:]
     assert (out / "report.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_esa_by_mouse_plain_campaign_without_runs(page, live_server, login, make_user):
+    """Without runs a campaign is plain ESA: a dragged selection snaps to the word, the chips grade it, the
+    [missing] token marks missing content, a click on a span focuses it, and the score waits for Spans done."""
+    from tests.browser.test_item_screen import _drag_select
+
+    judge = make_user("esa-mouse")
+    study = build_esa_study([judge], name="ESA by mouse", control_arm=0.0, per_item=1, with_run=False)
+    first = study.assignments(judge)[0]
+    output = first.item.output
+    login("esa-mouse")
+    page.goto(f"{live_server.url}/work/{first.pk}/")
+    assert page.locator("#esa-arm").inner_text() == "ESA" and _count(page) == 0
+    _drag_select(page, 1, 3)  # inside the first word: snaps to all of it
+    page.wait_for_function("() => document.getElementById('work').dataset.step === 'severity'")
+    page.locator(".esa-severities button[data-severity='major']").click()
+    _wait_count(page, 1)
+    word = output.split()[0]
+    assert page.locator("#esa-spans li.esa-span").first.get_attribute("data-severity") == "major"
+    assert word in page.locator("#esa-spans").inner_text()
+    page.locator("#esa-missing-token").click()
+    page.locator(".esa-severities button[data-severity='minor']").click()
+    _wait_count(page, 2)
+    page.locator("#output-text mark[data-added]").first.click()
+    assert page.locator("#esa-spans li.esa-span.is-focus").count() == 1
+    assert page.locator("#esa-slider").is_disabled()
+    page.locator("#esa-done-button").click()
+    page.wait_for_function("() => document.getElementById('esa-score').dataset.spansDone === 'true'")
+    page.locator("#esa-slider").fill("35")
+    _idle(page)
+    page.wait_for_function("() => document.getElementById('esa-score').dataset.score === '35'")
+    assert EsaScore.objects.get(assignment=first).score == 35
+    spans = ErrorSpan.objects.filter(annotation__source__added__annotator=judge)
+    assert sorted((s.text, s.category) for s in spans) == sorted([(word, ""), ("", esa.MISSING)])

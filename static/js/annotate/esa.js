@@ -325,7 +325,10 @@ function start() {
     if (!canEdit || spansDone()) return;
     if (resize || selectMode || range || missingPending) { say("Finish or cancel (Esc) the span in hand first.", "problem"); return; }
     focusedId = null;
-    send(work.dataset.doneUrl, { ms: msSinceLast(), seconds: String(takeSeconds()) }).then((ok) => {
+    // the span phase: from the page's load to now (the milliseconds the study reports per arm)
+    const fields = { ms: String(Math.round(performance.now())), seconds: String(takeSeconds()) };
+    lastAction = performance.now();
+    send(work.dataset.doneUrl, fields).then((ok) => {
       if (ok && slider()) slider().focus({ preventScroll: true });
     });
   }
