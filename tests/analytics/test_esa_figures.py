@@ -102,3 +102,17 @@ def test_the_report_has_the_esa_section_and_not_the_verdict_priming(study):
     assert "| sysA |" in scores and "68.3" in scores  # 410 / 6
     prefill = files["tables/esa_prefill.md"].decode()
     assert "| 6 | 6 | 3 | 1 | 1 | 1 | 1 |" in prefill
+
+
+def test_the_scores_figure_draws_system_names_as_text():
+    from analytics import plots
+    from analytics.report.esa import scores_figure
+
+    result = {"systems": [{"system": "$x^2$ & {y}", "score": 70.0, "ci_low": 60.0, "ci_high": 80.0,
+                           "rank_range": [1, 2]},
+                          {"system": "b_1", "score": 65.0, "ci_low": None, "ci_high": None, "rank_range": [1, 2]}]}
+    figure = scores_figure(result)
+    labels = [t.get_text() for t in figure.axes[0].get_xticklabels()]
+    assert labels[0] == r"\$x^2\$ & {y} (1-2)"  # a "$" would have started mathtext
+    assert plots.render(figure, "pdf").startswith(b"%PDF")
+    assert scores_figure({"systems": []}) is None

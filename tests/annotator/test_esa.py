@@ -180,3 +180,28 @@ def test_the_screen_takes_spans_then_the_score_by_post(client, study):
     other = _primed(study, "sysA", 1)
     if other.annotator_id != a.annotator_id:  # someone else's item: not theirs to score
         assert client.post(f"/work/{other.pk}/esa/score/", {"score": "80"}).status_code in (403, 404)
+
+
+def test_the_screen_escapes_dataset_text_and_api_creates_an_esa_campaign(client, make_user):
+    from ninja.testing import TestClient
+
+    from config.api import api
+    from tests import factories as f
+
+    judge = make_user("esa-hostile")
+    data = f.dataset("ESA hostile", input_headers=["Source"], items=[
+        {"external_id": "h1", "output": "<script>alert(1)</script> & <b>done</b>", "inputs": {"Source": "<i>x</i>"}}])
+    answer = TestClient(api).post("/campaigns", json={
+        "name": "ESA hostile", "dataset_id": data.pk, "run_ids": [], "annotators": [judge.username], "protocol": "esa",
+        "protocol_options": {"major_from": 3}}, user=make_user("esa-res", role="researcher"))
+    assert answer.status_code in (200, 201), answer.content
+    a = Assignment.objects.get(annotator=judge)
+    assert a.campaign.protocol_options == {"major_from": 3}
+    client.force_login(judge)
+    page = client.get(f"/work/{a.pk}/").content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
+    assert "&lt;i&gt;x&lt;/i&gt;" in page
+    refused = TestClient(api).post("/campaigns", json={
+        "name": "ESA bad", "dataset_id": data.pk, "run_ids": [], "annotators": [judge.username], "protocol": "esa",
+        "protocol_options": {"major_from": 9}}, user=make_user("esa-res2", role="researcher"))
+    assert refused.status_code == 422 and "major_from" in refused.json()["detail"]
