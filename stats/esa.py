@@ -360,17 +360,22 @@ def arm_comparison(
     result.spans = _paired(counts, n_resamples, seed)
     if machine:
         both = set(scores[ESA]) & set(scores[ESA_AI])
+        by_output: dict[tuple[str, Hashable], list[Rating]] = defaultdict(list)
+        for r in ratings:
+            if r.output in both:
+                by_output[r.output].append(r)
         found = total = kept_n = kept_total = 0
-        for output in sorted(both, key=repr):
+        for output, members in by_output.items():
             places = list(machine.get(output, ()))
             if not places:
                 continue
-            for r in (r for r in ratings if r.output == output and r.arm == ESA):
-                marks = [(s.start, s.end) for s in r.spans if s.located]
-                total += len(places)
-                found += sum(any(_overlaps(p, m) for m in marks) for p in places)  # type: ignore[arg-type]
-            primed = [r for r in ratings if r.output == output and r.arm == ESA_AI]
-            kept_total += len(places) * len(primed)
+            for r in members:
+                if r.arm == ESA:
+                    marks = [(s.start, s.end) for s in r.spans if s.located]
+                    total += len(places)
+                    found += sum(any(_overlaps(p, m) for m in marks) for p in places)  # type: ignore[arg-type]
+                else:
+                    kept_total += len(places)
             kept_n += len((kept or {}).get(output, ()))
         result.machine = MachineFound(sum(len(machine.get(o, ())) for o in both), ratio(found, total),
                                       ratio(kept_n, kept_total))

@@ -66,9 +66,10 @@ class EsaData:
         self.prefilled: list[tuple[list[stats.Prefilled], int]] = []
         self.machine: dict[tuple[str, str], list[tuple[int, int]]] = {}
         self.kept: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
+        has_runs = campaign.runs.exists()
         for a in self.assignments:
             mine = spans.get((a.item_id, a.annotator_id), {})
-            arm = stats.ESA_AI if esa_arm(a) == ESA_AI_ARM else stats.ESA
+            arm = stats.ESA_AI if esa_arm(a, has_runs=has_runs) == ESA_AI_ARM else stats.ESA
             rating = stats.Rating(
                 system=a.item.system or NO_SYSTEM, segment=a.item.external_id, rater=names[a.annotator_id],
                 score=float(scores[a.pk]), spans=tuple(mine.values()), arm=arm, seconds=float(work_seconds(a)),
@@ -200,6 +201,7 @@ def campaign_pearmut_ratings(campaign: Campaign) -> list[PearmutRating]:
     for row in EsaPrefill.objects.filter(assignment_id__in=list(scored)).order_by("start", "pk"):
         prefills[row.assignment_id].append(PearmutSpan(row.start, row.end, esa.severity_of_code(row.severity)))
     out = []
+    has_runs = campaign.runs.exists()
     for a in assignments:
         state = scored[a.pk]
         fields = item_fields(items[a.item_id])
@@ -211,7 +213,7 @@ def campaign_pearmut_ratings(campaign: Campaign) -> list[PearmutRating]:
             system=items[a.item_id]["system"] or NO_SYSTEM, source=fields["source"], reference=fields["reference"],
             output=items[a.item_id]["output"], score=float(state.score),
             spans=spans.get((a.item_id, a.annotator_id), []),
-            prefill=prefills.get(a.pk, []) if esa_arm(a) == ESA_AI_ARM else None,
+            prefill=prefills.get(a.pk, []) if esa_arm(a, has_runs=has_runs) == ESA_AI_ARM else None,
             line_extra={"actions": actions},
         ))
     return out

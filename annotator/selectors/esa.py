@@ -20,12 +20,13 @@ def _is_esa(assignment: Assignment) -> bool:
     return assignment.campaign.protocol == protocols.ESA
 
 
-def esa_arm(assignment: Assignment) -> str:
+def esa_arm(assignment: Assignment, *, has_runs: bool | None = None) -> str:
     """ESA in the control arm and in a campaign without runs; ESA^AI otherwise (pre-filled, even with nothing
-    to pre-fill on this output: the annotator then sees that the machine found nothing)."""
-    if assignment.in_control_arm or not assignment.campaign.runs.exists():
-        return ESA_ARM
-    return ESA_AI_ARM
+    to pre-fill on this output: the annotator then sees that the machine found nothing). `has_runs` spares the
+    query when the caller reads a whole campaign."""
+    if has_runs is None:
+        has_runs = assignment.campaign.runs.exists()
+    return ESA_ARM if assignment.in_control_arm or not has_runs else ESA_AI_ARM
 
 
 def esa_state(assignment: Assignment) -> EsaScore | None:
