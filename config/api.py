@@ -14,6 +14,7 @@ from accounts.api import router as tokens_router
 from accounts.models import TokenScope
 from accounts.services.tokens import token_lookup
 from analytics.api.dashboards import router as dashboards_router
+from analytics.api.esa import router as esa_router
 from analytics.api.exports import router as exports_router
 from analytics.api.labeled import router as labeled_router
 from analytics.api.mqm import router as mqm_router
@@ -99,6 +100,7 @@ api.add_router("/analytics/", labeled_router)
 api.add_router("/analytics/", report_router)
 api.add_router("/analytics/", priming_router)
 api.add_router("/analytics/", mqm_router)
+api.add_router("/analytics/", esa_router)
 api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)
 api.add_router("/", sources_router)
