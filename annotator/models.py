@@ -454,3 +454,7 @@ class MarkingTime(models.Model):
     assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, primary_key=True,
                                       related_name="marking_time")
     seconds = models.PositiveIntegerField(default=0)
+
+
+# The ESA protocol's own rows (the score, ESA^AI's pre-filled spans) live in their own module.
+from annotator.esa_models import EsaPrefill, EsaScore  # noqa: E402,F401

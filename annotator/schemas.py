@@ -239,9 +239,10 @@ class CampaignIn(Schema):
     vigilance_min: float = 0.6
     qualification: QualificationIn | None = None
     exclude_flagged: bool = False
-    # The annotation protocol (docs: guides/mqm.md): opennlgauge (verdicts on machine spans) or mqm.
+    # The annotation protocol (docs: guides/mqm.md, guides/esa.md): opennlgauge (verdicts on machine spans), mqm
+    # or esa.
     protocol: str = "opennlgauge"
-    protocol_options: dict[str, Any] | None = None  # mqm: {"tree": [...], "weights": {...}}
+    protocol_options: dict[str, Any] | None = None  # mqm: {"tree": [...], "weights": {...}}; esa: {"major_from": 4}
 
 
 class CampaignOut(Schema):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from annotator import views
+from annotator.views import esa
 from annotator.views.mqm import mqm_error_add, mqm_error_remove
 from annotator.views.simulated import simulated_run_delete_view
 
@@ -39,4 +40,10 @@ urlpatterns = [
     path("added/<int:span_pk>/delete/", views.added_span_remove, name="added_span_remove"),
     path("work/<int:pk>/mqm/", mqm_error_add, name="mqm_error_add"),
     path("mqm/<int:span_pk>/delete/", mqm_error_remove, name="mqm_error_remove"),
+    path("work/<int:pk>/esa/spans/", esa.esa_span_add_view, name="esa_span_add"),
+    path("work/<int:pk>/esa/missing/", esa.esa_missing_add_view, name="esa_missing_add"),
+    path("work/<int:pk>/esa/done/", esa.esa_spans_done_view, name="esa_spans_done"),
+    path("work/<int:pk>/esa/score/", esa.esa_score_view, name="esa_score"),
+    path("esa/<int:span_pk>/", esa.esa_span_change_view, name="esa_span_change"),
+    path("esa/<int:span_pk>/delete/", esa.esa_span_remove_view, name="esa_span_remove"),
 ]

@@ -173,6 +173,10 @@ MEANINGS: dict[str, str] = {
     "GPTSCORE_HF_BATCH_TOKENS": "Tokens per batch of `gptscore-hf:MODEL` (rows x padded length; pairs are sorted "
                                 "by length first); 0: 16384 on a GPU, 4096 on the CPU.",
     "JOB_SWEEP_SECONDS": "How often each worker looks for stale jobs and queues them again (0: only at worker start).",
+    "DECOY_EXPLAIN_AUTO": "Start the decoy explanation job when a campaign with decoys is created and a server of "
+                          "its runs has their models: each decoy's explanation is then written by the model behind "
+                          "its evaluator label (the campaign stays a draft until it ends). `false`: only the decoys "
+                          "page's button or `POST /api/campaigns/ID/decoys/explain` starts it.",
     "LLM_CACHE_ORDER": "Order LLM calls that share a long prompt prefix back to back on one slot (prompt caches).",
     "LLM_TRANSPORT_RETRIES": "Retries of an LLM request that failed in transport (connection, 5xx, 408, 429).",
     "LLM_RETRY_BACKOFF": "Seconds before the first transport retry; doubled on each later one.",

@@ -289,6 +289,9 @@ LLM_RETRY = {
         "repair": env_bool("LLM_REPAIR", None),  # type: ignore[arg-type]
     }.items() if value is not None
 }
+# Start the job that has each decoy explained by its evaluator's own model when a campaign with decoys is created
+# (quality.explaining); false leaves it to the decoys page's button.
+DECOY_EXPLAIN_AUTO = env_bool("DECOY_EXPLAIN_AUTO", True)
 # The model that writes missing LLM-based DHP perturbations (blank: the evaluator's model, or the preset's supervisor).
 DHP_PERTURB_MODEL = env_str("DHP_PERTURB_MODEL", "")
 GPTSCORE_URL = env_str("GPTSCORE_URL", "")

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router
+from ninja import Router, Status
 
 from accounts.access import require_researcher
 from accounts.models import User
 from annotator.models import Campaign
-from quality.models import CheckSpan
-from quality.schemas import DecoyOut, ReopenOut, VigilanceOut
+from quality.audit import campaign_audit
+from quality.explaining import decoy_explanations_start, decoy_job_counts
+from quality.models import CheckSpan, DecoyExplanation, DecoyExplanationJob
+from quality.schemas import DecoyAuditOut, DecoyExplanationJobOut, DecoyOut, ReopenOut, VigilanceOut
 from quality.services import qualification_reopen
 from quality.vigilance import campaign_checks
 
@@ -32,6 +34,35 @@ def list_decoys(request: HttpRequest, campaign_id: int):
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     return [decoy_out(d) for d in decoys_of(campaign)]
+
+
+@router.get("/campaigns/{campaign_id}/decoys/audit", response=DecoyAuditOut, operation_id="decoy_audit")
+def decoy_audit(request: HttpRequest, campaign_id: int):
+    """Could a classifier tell the decoys from real machine spans by their cards? Cross-validated ROC AUC with a
+    bootstrap interval and the features that give decoys away (docs/guides/quality-checks.md)."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return campaign_audit(campaign).as_dict()
+
+
+@router.post("/campaigns/{campaign_id}/decoys/explain", response={202: DecoyExplanationJobOut},
+             operation_id="explain_decoys")
+def explain_decoys(request: HttpRequest, campaign_id: int):
+    """Start the job that has each decoy of a draft explained by its evaluator's own model, in its run's answer
+    format (docs/guides/quality-checks.md, "How decoys are written"); 409 unless the campaign is a draft with
+    decoys whose runs can be asked and no such job unfinished. The campaign cannot open until the job ends."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    return Status(202, decoy_job_out(decoy_explanations_start(campaign=campaign, user=request.user)))
+
+
+@router.get("/decoy-explanations/{job_id}", response=DecoyExplanationJobOut,
+            operation_id="retrieve_decoy_explanation_job")
+def retrieve_decoy_explanation_job(request: HttpRequest, job_id: int):
+    """A decoy explanation job's status and progress, and how many decoys it rewrote, got an unusable answer for
+    (their explanations are kept) or kept as written (no model at hand)."""
+    require_researcher(request)
+    return decoy_job_out(get_object_or_404(DecoyExplanationJob, pk=job_id))
 
 
 @router.post("/campaigns/{campaign_id}/qualification/{username}/reopen", response={200: ReopenOut},
@@ -60,4 +91,14 @@ def decoy_out(decoy: CheckSpan) -> DecoyOut:
         end=decoy.span.end, text=decoy.span.text, label=decoy.campaign_run.label, aspect=decoy.span.annotation.aspect,
         explanation=decoy.span.explanation, severity=decoy.span.severity, category=decoy.span.category,
         key={"span_verdict": decoy.key_span_verdict, "explanation_verdict": decoy.key_explanation_verdict},
+    )
+
+
+def decoy_job_out(job: DecoyExplanationJob) -> DecoyExplanationJobOut:
+    counts = decoy_job_counts(job)
+    return DecoyExplanationJobOut(
+        id=job.pk, campaign_id=job.campaign_id, status=job.status, done=job.done, total=job.total,
+        message=job.message, automatic=job.automatic, simulated=job.simulated,
+        rewritten=counts[DecoyExplanation.Outcome.REWRITTEN], unusable=counts[DecoyExplanation.Outcome.UNUSABLE],
+        kept=counts[DecoyExplanation.Outcome.KEPT],
     )

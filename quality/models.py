@@ -8,6 +8,8 @@ from django.db.models import F, Q
 
 from annotator.models import Campaign, CampaignRun, ExplanationVerdict, SpanVerdict
 from corpus.models import ErrorSpan, Item, Source, SourceKind
+from evaluation.models import LLMCall
+from jobs.models import Job
 
 
 class CheckSource(Source):
@@ -40,6 +42,10 @@ class CheckSpan(models.Model):
     campaign_run = models.ForeignKey(CampaignRun, on_delete=models.CASCADE, related_name="+")
     role = models.CharField(max_length=8, choices=Role.choices)
     original = models.ForeignKey(ErrorSpan, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    donor = models.ForeignKey(
+        ErrorSpan, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        help_text="A decoy's donor: the real machine span it copies (label, severity, the voice of its explanation).",
+    )
     key_span_verdict = models.CharField(max_length=16, choices=SpanVerdict.choices, blank=True, default="")
     key_explanation_verdict = models.CharField(max_length=20, choices=ExplanationVerdict.choices, blank=True,
                                                default="")
@@ -87,3 +93,51 @@ class Qualification(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["campaign", "annotator"], name="qualification_one_per_annotator"),
         ]
+
+
+class DecoyExplanationJob(Job):
+    """Asks the model behind each decoy's evaluator run to explain the decoy's stretch as an error, in the run's
+    answer format; a parsed answer replaces the decoy's explanation (quality.explaining). The campaign stays a draft
+    while it runs. Progress counts decoys."""
+
+    cancelled_message = "Cancelled; the explanations written so far are kept, the other decoys keep theirs."
+    kept_message = "The explanations written so far are kept; resume the job once the server answers."
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="decoy_jobs")
+    automatic = models.BooleanField(default=False, help_text="Started by the campaign's creation, not by a person.")
+    simulated = models.BooleanField(
+        default=False, help_text="Answered by the simulator (tests/ollama_sim), not a model: its explanations are not "
+                                 "a model's.")
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "decoy explanation job"
+
+    def __str__(self) -> str:
+        return f"decoy explanations {self.pk} of campaign {self.campaign_id}"
+
+    def cancel_message(self) -> str:
+        if not self.done:
+            return self.waiting_cancelled_message
+        return f"Cancelled after {self.done} of {self.total} decoys; their explanations are kept."
+
+
+class DecoyExplanation(models.Model):
+    """What one job did with one decoy: rewrote its explanation (the answer's call), or kept it and why."""
+
+    class Outcome(models.TextChoices):
+        REWRITTEN = "rewritten", "Rewritten by the evaluator's model"
+        UNUSABLE = "unusable", "Kept: the answer gave no error at the stretch"
+        KEPT = "kept", "Kept as written: no model at hand, or edited meanwhile"
+
+    job = models.ForeignKey(DecoyExplanationJob, on_delete=models.CASCADE, related_name="rows")
+    decoy = models.ForeignKey(CheckSpan, on_delete=models.CASCADE, related_name="+")
+    outcome = models.CharField(max_length=10, choices=Outcome.choices)
+    model = models.CharField(max_length=200, blank=True, default="")
+    call = models.ForeignKey(LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    before = models.TextField(blank=True, default="", help_text="The explanation the decoy had when it was asked.")
+    note = models.TextField(blank=True, default="", help_text="Why the explanation was kept.")
+
+    class Meta:
+        ordering = ["job_id", "pk"]
+        constraints = [models.UniqueConstraint(fields=["job", "decoy"], name="decoy_explanation_once_per_job")]

@@ -61,3 +61,48 @@ class DecoyOut(Schema):
 class ReopenOut(Schema):
     annotator: str
     reopened: int
+
+
+class AuditFeatureOut(Schema):
+    feature: str
+    weight: float
+
+
+class DecoyAuditOut(Schema):
+    """How well a cross-validated classifier tells the campaign's decoy cards from its real ones."""
+
+    decoys: int
+    real: int
+    auc: float | None
+    ci_low: float | None
+    ci_high: float | None
+    level: str
+    warn_above: float
+    block_above: float
+    features: list[AuditFeatureOut]
+    folds: int
+    resamples: int
+    seconds: float
+    reason: str
+
+
+class CampaignOpenIn(Schema):
+    """The optional body of opening a draft: `accept_audit` opens it even when the decoy audit blocks."""
+
+    accept_audit: bool = False
+
+
+class DecoyExplanationJobOut(Schema):
+    """A decoy explanation job: its progress in decoys, and what it did with them so far."""
+
+    id: int
+    campaign_id: int
+    status: str
+    done: int
+    total: int
+    message: str
+    automatic: bool
+    simulated: bool
+    rewritten: int
+    unusable: int
+    kept: int

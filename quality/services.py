@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import random
-import statistics
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from corpus.protocol import SEVERITIES
 from errors import UserError
 from quality.engine import decoys
 from quality.engine.planting import plant
+from quality.explaining import decoy_explanations_autostart
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
 
 MAX_SHARE = 0.5
@@ -131,7 +131,9 @@ def planted_outputs_make(
         if len(made) == n:
             break
         original = originals[item_id]
-        result = plant(original.output, _inputs_text(original), keep=taken[item_id], rng=rng)
+        # Other outputs lend the sentence kinds a sentence (one that states what this input does not).
+        lenders = [o.output for pk, o in originals.items() if pk != item_id][:30]
+        result = plant(original.output, _inputs_text(original), keep=taken[item_id], rng=rng, others=lenders)
         if result is None:
             continue
         copy = Item.objects.create(
@@ -228,6 +230,7 @@ class DecoyProposal:
     severity: int | None = None
     category: str = ""
     aspect: str = ""
+    donor_id: int | None = None  # the real span it copies (its model explains it: quality.explaining)
 
 
 @transaction.atomic
@@ -255,7 +258,7 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
         ambiguous=item.output.count(item.output[proposal.start:proposal.end]) > 1,
     )
     return CheckSpan.objects.create(
-        campaign=campaign, span=span, campaign_run=link, role=CheckSpan.Role.DECOY,
+        campaign=campaign, span=span, campaign_run=link, role=CheckSpan.Role.DECOY, donor_id=proposal.donor_id,
         key_span_verdict=DECOY_KEY[0], key_explanation_verdict=key_explanation,
     )
 
@@ -271,69 +274,62 @@ class Tally:
 
 def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
                    rng: random.Random) -> tuple[list[DecoyProposal], Tally]:
-    """Propose decoys so that about `campaign.decoys` of the machine spans on these outputs are decoys: a
-    number or name of the output that its input supports, marked by no source, under an evaluator's label
-    with that evaluator's usual severity and category and an explanation claiming it is wrong. The tally says
+    """Propose decoys so that about `campaign.decoys` of the machine spans on these outputs are decoys. Each copies
+    a real machine span of these outputs (its label, severity, category and the voice of its explanation) onto a
+    stretch of the same output that the input supports and no source marks (quality.engine.decoys). The tally says
     how many the share asks for and why fewer could be proposed."""
     machine = {i: _machine_spans(campaign, i) for i in item_ids}
     n_machine = sum(len(v) for v in machine.values())
     wanted = round(campaign.decoys * n_machine / (1 - campaign.decoys)) if campaign.decoys else 0
     items = {i.pk: i for i in Item.objects.filter(pk__in=list(item_ids))}
-    taken = _taken(list(items))
-    labels = list(CampaignRun.objects.filter(campaign=campaign).values_list("label", flat=True))
-    if campaign.decoys and not n_machine:
-        why = (f"the {len(item_ids)} outputs carry no machine span, so no share of their spans can be decoys"
-               if labels else "the campaign judges no evaluator run, so there is no label to show a decoy under")
+    donors = {
+        item_id: [(decoys.Donor(label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
+                                category=span.category, aspect=span.annotation.aspect,
+                                position=(span.start or 0) / max(len(items[item_id].output), 1),
+                                ambiguous=span.ambiguous), span.pk)
+                  for span, link in pairs if span.start is not None and span.text]
+        for item_id, pairs in machine.items()
+    }
+    pairs = [(item_id, d, span_id) for item_id, found in donors.items() for d, span_id in found]
+    if campaign.decoys and not pairs:
+        labelled = CampaignRun.objects.filter(campaign=campaign).exists()
+        why = (f"the {len(item_ids)} outputs carry no machine span with a location, so no share of their spans can be "
+               "decoys" if labelled else "the campaign judges no evaluator run, so there is no label to show a decoy "
+               "under")
         return [], Tally(0, 0, why)
-    if not labels:
-        return [], Tally(wanted, 0, "")
-    styles = _label_styles(machine)
-    order = list(item_ids)
-    rng.shuffle(order)
+    if not wanted:
+        return [], Tally()
+    taken = _taken(list(items))
+    candidates = {i: decoys.decoy_candidates(items[i].output, _inputs_text(items[i]), taken[i]) for i in items}
     proposals: list[DecoyProposal] = []
-    progress = True
-    while len(proposals) < wanted and progress:
-        progress = False
-        for item_id in order:
-            if len(proposals) == wanted:
-                break
-            item = items[item_id]
-            mine = [(p.start, p.end) for p in proposals if p.item_id == item_id]
-            picked = decoys.propose_decoys(item.output, _inputs_text(item), taken[item_id] + mine, 1, rng)
-            if not picked:
-                continue
-            candidate = picked[0]
-            on_item = sorted({link.label for _, link in machine[item_id]}) or labels
-            label = rng.choice(on_item)
-            severity, category, aspect = styles.get(label, (None, "", campaign.aspects[0] if campaign.aspects else ""))
-            proposals.append(DecoyProposal(
-                item_id=item_id, start=candidate.start, end=candidate.end, text=candidate.text, label=label,
-                explanation=decoys.decoy_explanation(candidate, rng), severity=severity, category=category,
-                aspect=aspect,
-            ))
-            progress = True
+    # A donor drawn at random among the real spans of the outputs with the fewest decoys so far: decoys spread over
+    # the outputs (every judge of a share of them meets one), keep the evaluators' shares of labels and kinds, and
+    # are each explained by a span of their own output (so the explanation's facts are that output's).
+    pairs = [p for p in pairs if candidates[p[0]]]
+    shown: dict[int, int] = {}
+    while len(proposals) < wanted and pairs:
+        fewest = min(shown.get(p[0], 0) for p in pairs)
+        among = [p for p in pairs if shown.get(p[0], 0) == fewest]
+        item_id, donor, donor_id = among[rng.randrange(len(among))]
+        item = items[item_id]
+        mine = [(p.start, p.end) for p in proposals if p.item_id == item_id]
+        free = [c for c in candidates[item_id] if not any(c.start < b and a < c.end for a, b in mine)]
+        candidate = decoys.draw_candidate(free, donor, len(item.output), rng)
+        if candidate is None:
+            pairs = [p for p in pairs if p[0] != item_id]
+            continue
+        shown[item_id] = shown.get(item_id, 0) + 1
+        proposals.append(DecoyProposal(
+            item_id=item_id, start=candidate.start, end=candidate.end, text=candidate.text, label=donor.label,
+            explanation=decoys.voice_explanation(donor, candidate, item.output, same_output=True),
+            severity=donor.severity, category=donor.category, aspect=donor.aspect, donor_id=donor_id,
+        ))
     why = ""
     if len(proposals) < wanted:
         why = (f"{campaign.decoys:g} of {n_machine} machine spans asks for {wanted} decoys, but the {len(item_ids)} "
-               f"outputs hold only {len(proposals)} stretches that the input supports (a number or a name) and no "
+               f"outputs hold only {len(proposals)} stretches like their machine spans that the input supports and no "
                "source marks")
     return proposals, Tally(wanted, len(proposals), why)
-
-
-def _label_styles(machine: dict[int, list[tuple[ErrorSpan, CampaignRun]]]) -> dict[str, tuple[int | None, str, str]]:
-    """Per label: its median severity, its most common category and aspect (a decoy looks like its evaluator)."""
-    by_label: dict[str, list[ErrorSpan]] = {}
-    for pairs in machine.values():
-        for span, link in pairs:
-            by_label.setdefault(link.label, []).append(span)
-    styles = {}
-    for label, spans in by_label.items():
-        severities = [s.severity for s in spans if s.severity]
-        categories = Counter(s.category for s in spans)
-        aspects = Counter(s.annotation.aspect for s in spans)
-        styles[label] = (round(statistics.median(severities)) if severities else None,
-                         categories.most_common(1)[0][0], aspects.most_common(1)[0][0])
-    return styles
 
 
 def decoy_update(*, decoy: CheckSpan, explanation: str | None = None, label: str | None = None,
@@ -433,15 +429,16 @@ class ChecksMade:
 
 
 def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) -> ChecksMade:
-    """Propose and store the decoys over every output judged (the registered annotators' and the link's pool),
-    make each annotator's planted copies (they join their queue) and the pool's copies for participants; return
-    what was asked and made."""
+    """Propose and store the decoys over every output judged (the registered annotators' and the link's pool) and
+    start the job that has their evaluators' models explain them; make each annotator's planted copies (they join
+    their queue) and the pool's copies for participants; return what was asked and made."""
     assigned = sorted({item_id for queue in queues.real.values() for item_id, _ in queue} | set(queues.pool))
     proposed = Tally()
     if campaign.decoys:
         proposals, proposed = decoys_propose(campaign=campaign, item_ids=assigned, rng=rng)
         for proposal in proposals:
             decoy_add(campaign=campaign, proposal=proposal)
+        decoy_explanations_autostart(campaign)
     planted = Tally()
     if campaign.planted:
         asked = made = 0
@@ -471,8 +468,8 @@ def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) ->
         asked, made = asked + queues.pool_copies, made + pool_made
         why = ""
         if made < asked:
-            why = (f"only {min(short)} of the {len(assigned)} outputs can take a planted error (a number, or a name "
-                   "the input mentions, outside every span of any source)")
+            why = (f"only {min(short)} of the {len(assigned)} outputs can take a planted error (a number, a name "
+                   "the input mentions, or a sentence to swap or add, outside every span of any source)")
         planted = Tally(asked, made, why)
     return ChecksMade(decoys=proposed, planted=planted)
 

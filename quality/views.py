@@ -8,11 +8,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotator.models import Campaign, CampaignRun
-from annotator.services.campaigns import campaign_open
 from annotator.views.common import AppRequest, require_researcher
 from corpus.cleaning import INT64_MAX
 from errors import UserError
-from quality.models import CheckSpan
+from quality.audit import AuditBlocked, campaign_audit, campaign_open_audited
+from quality.explaining import decoy_explanations_start, decoy_job_counts
+from quality.models import CheckSpan, DecoyExplanationJob
 from quality.services import decoy_drop, decoy_key_choices, decoy_update, decoys_import
 
 MAX_IMPORT_BYTES = 2_000_000
@@ -41,11 +42,28 @@ def campaign_decoys(request: AppRequest, pk: int) -> HttpResponse:
     decoys = (CheckSpan.objects.filter(campaign=campaign, role=CheckSpan.Role.DECOY)
               .select_related("span__annotation__item", "campaign_run")
               .order_by("span__annotation__item__position", "span__start"))
+    explain_job = DecoyExplanationJob.objects.filter(campaign=campaign).order_by("-created_at", "-pk").first()
     return render(request, "annotator/campaign_decoys.html", {
         "campaign": campaign, "decoys": decoys,
         "labels": CampaignRun.objects.filter(campaign=campaign).values_list("label", flat=True),
-        "key_choices": decoy_key_choices(),
+        "key_choices": decoy_key_choices(), "explain_job": explain_job,
+        "explain_counts": decoy_job_counts(explain_job) if explain_job else None,
     })
+
+
+@require_POST
+def campaign_decoys_explain(request: AppRequest, pk: int) -> HttpResponse:
+    """The "Rewrite decoy explanations with the evaluators' models" button: start the job, then show its page."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        job = decoy_explanations_start(campaign=campaign, user=request.user)
+    except UserError as exc:
+        messages.error(request, str(exc))
+        return redirect("campaign_decoys", pk=pk)
+    messages.success(request, "The evaluators' models are writing the decoys' explanations; the campaign opens "
+                              "once they are done.")
+    return redirect("decoy_explanation_job", pk=job.pk)
 
 
 @require_POST
@@ -81,7 +99,19 @@ def campaign_open_view(request: AppRequest, pk: int) -> HttpResponse:
     """The "Open the campaign" button of a draft: annotators may start once the researcher presses it."""
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=pk)
-    campaign_open(campaign=campaign, user=request.user)
-    messages.success(request, "The campaign is open; its annotators can start.")
     back = "campaign_decoys" if request.POST.get("next") == "decoys" else "campaign_entry"
+    try:
+        campaign_open_audited(campaign=campaign, user=request.user,
+                              accept_audit=request.POST.get("accept_audit") == "1")
+    except (AuditBlocked, UserError) as exc:  # the audit blocks, or the decoys' explanations are being written
+        messages.error(request, str(exc))
+        return redirect(back, pk=pk)
+    messages.success(request, "The campaign is open; its annotators can start.")
     return redirect(back, pk=pk)
+
+
+def campaign_decoys_audit(request: AppRequest, pk: int) -> HttpResponse:
+    """The decoy audit's panel (loaded after the page: a first audit takes seconds)."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    return render(request, "annotator/_decoy_audit.html", {"campaign": campaign, "audit": campaign_audit(campaign)})

@@ -18,6 +18,7 @@ from django.utils.text import slugify
 
 from analytics.confidence_figures import CONFIDENCE_NOTE, confidence_table, plot_module, routing_table
 from analytics.formatting import SIMULATED_MARK
+from analytics.report.esa import esa_report
 from analytics.report.mqm import mqm_report
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
@@ -30,6 +31,7 @@ from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, c
 from analytics.selectors.routing import routing_report
 from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state, priming_tables, quality_tables
 from annotator.models import Campaign
+from corpus import protocols
 from corpus.consensus import MAJORITY_SHARE
 
 if TYPE_CHECKING:
@@ -206,8 +208,9 @@ def quality_section(context: ReportContext) -> Section:
 
 
 def priming_section(context: ReportContext) -> Section | None:
-    """The control arm's figures (analytics.selectors.priming), when the campaign has an arm."""
-    if not has_control_arm(context.campaign):
+    """The control arm's figures (analytics.selectors.priming), when the campaign has an arm and its protocol
+    judges machine spans (ESA's arms are in its own section)."""
+    if not has_control_arm(context.campaign) or not protocols.get(context.campaign.protocol).judges_machine_spans:
         return None
     rows = priming_report(context.campaign, exclude_flagged=context.exclusion.exclude)
     return Section("priming", "Priming: the control arm", text=priming_paragraph(rows, context.simulated),
@@ -236,6 +239,16 @@ def mqm_section(context: ReportContext) -> Section | None:
     return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
 
 
+def esa_section(context: ReportContext) -> Section | None:
+    built = esa_report(context.campaign)
+    if built is None:
+        return None
+    text, tables, figure = built
+    figures = [ReportFigure("esa_scores", "Mean ESA score per system with 95% bootstrap intervals (rank range in "
+                                          "brackets).", figure)] if figure is not None else []
+    return Section("esa", "ESA", text=text, tables=tables, figures=figures)
+
+
 # The report, in order; a builder returns None when the campaign has no such figures.
 REPORT_SECTIONS: list[SectionBuilder] = [
     overview_section,
@@ -248,6 +261,7 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     confidence_section,
     routing_section,
     mqm_section,
+    esa_section,
 ]
 
 

@@ -17,6 +17,7 @@ from annotator.models import Assignment, Campaign, MarkingTime, SpanJudgment, Un
 from annotator.selectors.campaigns import campaign_run_labels
 from annotator.selectors.spans import judged_spans_by_item
 from annotator.services.control_arm import work_seconds
+from corpus import protocols
 from corpus.models import Annotation, AnnotationKind, ErrorSpan
 from corpus.protocol import SPAN_OK
 from evaluation.answers import answer_annotation_ids
@@ -83,9 +84,10 @@ def priming_works(campaign: Campaign, *, excluded: Collection[int] = ()) -> tupl
 
 def priming_report(campaign: Campaign, *, resamples: int = RESAMPLES,
                    exclude_flagged: bool | None = None) -> list[PrimingFigures]:
-    """Per evaluator of a campaign with a control arm; [] for a campaign without one. `exclude_flagged` as in
-    Scope (None: the campaign's setting)."""
-    if not has_control_arm(campaign):
+    """Per evaluator of a campaign with a control arm; [] for a campaign without one, or under a protocol in which
+    nobody judges machine spans (ESA compares its arms in its own section: analytics.report.esa). `exclude_flagged`
+    as in Scope (None: the campaign's setting)."""
+    if not has_control_arm(campaign) or not protocols.get(campaign.protocol).judges_machine_spans:
         return []
     excluded = excluded_annotator_ids(campaign.pk, exclude_flagged=exclude_flagged)
     works, evaluators = priming_works(campaign, excluded=excluded)

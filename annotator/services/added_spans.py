@@ -8,6 +8,7 @@ from django.db.models import Max
 from accounts.models import User
 from annotator.access import check_can_work
 from annotator.models import AddedSource, Assignment, Campaign, UnprimedMark, WorkAction
+from annotator.selectors.esa import esa_spans_closed
 from annotator.services.actions import action_record, activity_record
 from corpus import cleaning, protocol, protocols
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
@@ -73,6 +74,23 @@ def _category(campaign: Campaign, value: object) -> str:
     return text
 
 
+def _check_spans_open(assignment: Assignment) -> None:
+    """Under ESA the spans close when the annotator says they are done (the score follows them)."""
+    if (closed := esa_spans_closed(assignment)) is not None:
+        raise AddedSpanError(closed)
+
+
+def _location(campaign: Campaign, output: str, start: object, end: object,
+              category: object) -> tuple[int, int] | tuple[None, None]:
+    """The offsets of a new error; none for the protocol's unlocated category (ESA's missing content) only."""
+    unlocated = protocols.get(campaign.protocol).unlocated_category
+    if unlocated and category == unlocated:
+        if start is not None or end is not None:
+            raise AddedSpanError(f"{unlocated} has no place in the text: send no offsets")
+        return None, None
+    return _offsets(output, start, end)
+
+
 def _check_not_unprimed(span: ErrorSpan) -> None:
     """An error marked before the reveal is the control arm's evidence: it stays exactly as it was marked."""
     if UnprimedMark.objects.filter(span_id=span.pk).exists():
@@ -105,8 +123,9 @@ def added_span_create(
     The annotation's source is the annotator's source in this campaign (labelled with their username), so
     the same expert adding errors to the same item in another campaign writes to another annotation."""
     check_can_work(assignment, user)
+    _check_spans_open(assignment)
     output = assignment.item.output
-    a, b = _offsets(output, start, end)
+    a, b = _location(assignment.campaign, output, start, end, category)
     aspect_name = _aspect(assignment.campaign, aspect)
     source, _ = AddedSource.objects.get_or_create(
         campaign_id=assignment.campaign_id, annotator=user, defaults={"label": user.username}
@@ -117,7 +136,8 @@ def added_span_create(
     )
     position = (annotation.spans.aggregate(m=Max("position"))["m"] or 0) + 1
     span = ErrorSpan.objects.create(
-        annotation=annotation, position=position, text=output[a:b], start=a, end=b, match=MatchKind.EXACT,
+        annotation=annotation, position=position, text="" if a is None else output[a:b], start=a, end=b,
+        match=MatchKind.EXACT,
         category=_category(assignment.campaign, category), severity=_severity(assignment.campaign, severity),
         explanation=_text(note, MAX_NOTE, "note"),  # the annotator's note is this error's explanation
     )
@@ -135,6 +155,7 @@ def added_span_update(
 ) -> ErrorSpan:
     """Change an added span's category, severity, note and (optionally) its offsets; KEEP leaves a field."""
     check_can_work(assignment, user)
+    _check_spans_open(assignment)
     _check_not_unprimed(span)
     before = snapshot(span)
     fields: list[str] = []
@@ -171,6 +192,7 @@ def added_span_delete(
 ) -> None:
     """Delete an added span, and its annotation when no span is left in it."""
     check_can_work(assignment, user)
+    _check_spans_open(assignment)
     _check_not_unprimed(span)
     if record:
         action_record(assignment=assignment, user=user, kind=WorkAction.Kind.ADDED,

@@ -11,6 +11,7 @@ from annotator import checks
 from annotator.access import check_can_work
 from annotator.engine.phases import Phase
 from annotator.models import Assignment
+from annotator.selectors.esa import esa_unfinished
 from annotator.selectors.spans import error_rows
 from annotator.services.actions import activity_record
 from annotator.services.phases import assignment_move
@@ -48,6 +49,8 @@ def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -
         raise AssignmentError(
             f"{len(missing)} of {len(rows)} errors still need both a span and an explanation verdict"
         )
+    if (needs := esa_unfinished(locked)) is not None:  # ESA: the spans are done and the score given
+        raise AssignmentError(needs)
     now = timezone.now()
     if locked.phase == Phase.MARKING:
         raise AssignmentError("the machine's errors have not been shown yet: press Done marking first")

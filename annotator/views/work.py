@@ -44,10 +44,11 @@ from annotator.services.added_spans import (
 )
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.control_arm import assignment_reveal
+from annotator.services.esa import esa_open
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.mqm_prefill import mqm_prefill
 from annotator.services.undo import StepResult, action_redo, action_undo
-from annotator.views import mqm
+from annotator.views import esa, mqm
 from annotator.views.common import AppRequest
 from corpus import cleaning, protocol, protocols
 
@@ -180,9 +181,13 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
         if assignment.campaign.protocol == protocols.MQM and assignment.last_active_at is None:
             mqm_prefill(assignment=assignment, user=request.user)  # first opening: machine spans pre-fill it
+        if assignment.campaign.protocol == protocols.ESA:
+            esa_open(assignment=assignment, user=request.user)  # first opening: ESA^AI pre-fills it
         activity_record(assignment=assignment, opening=True)  # opening the item starts a new active-time clock
     if assignment.campaign.protocol == protocols.MQM:
         return mqm.item_screen(request, assignment)
+    if assignment.campaign.protocol == protocols.ESA:
+        return esa.item_screen(request, assignment)
     context = _screen_context(request, assignment)
     if assignment.is_training and assignment.is_done():
         context["training_key"] = checks.installed().training_key(assignment, context["rows"])
@@ -236,6 +241,8 @@ def _screen_oob(request: AppRequest, assignment: Assignment) -> str:
     """The parts of the screen an undo or redo can change, as out-of-band swaps."""
     if assignment.campaign.protocol == protocols.MQM:
         return mqm.screen_oob(request, assignment)
+    if assignment.campaign.protocol == protocols.ESA:
+        return esa.screen_oob(request, assignment)
     context = _screen_context(request, assignment)
     context["oob"] = True
     return "".join(render_to_string(f"annotator/item.html#{part}", context, request=request)

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corpus import protocol as opennlgauge
-from corpus.protocols import mqm
+from corpus.protocols import esa, mqm
 from corpus.protocols.mqm import ProtocolError
 
 OPENNLGAUGE = "opennlgauge"
 MQM = "mqm"
+ESA = "esa"
 DEFAULT = OPENNLGAUGE
 
 
@@ -74,6 +75,8 @@ class Protocol:
     severity_required: bool
     categories: Callable[[Mapping[str, Any] | None], list[str] | None] = field(default=lambda options: None)
     """The categories an annotator's error may carry; None: the campaign's own category set decides."""
+    unlocated_category: str = ""
+    """The category of an error that has no characters to mark (ESA's missing content); "": every error has."""
 
 
 def _opennlgauge_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
@@ -104,6 +107,15 @@ PROTOCOLS: dict[str, Protocol] = {
         exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie", "mqm-tsv"), clean_options=_mqm_options,
         judges_machine_spans=False, severities=tuple(mqm.SEVERITY_CODES.values()), severity_required=True,
         categories=lambda options: mqm.tree_names(mqm_tree(options)),
+    ),
+    ESA: Protocol(
+        name=ESA, label="ESA (error spans as Minor or Major, then a 0-100 score; ESA^AI when runs pre-fill them)",
+        fields=("span", "severity", "score"), keys=lambda options: dict(esa.KEYS),
+        template="annotator/item_esa.html",
+        figures=("esa_scores", "esa_ranking", "esa_severities", "esa_agreement", "esa_prefill", "esa_arms"),
+        exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie", "pearmut"), clean_options=esa.clean_options,
+        judges_machine_spans=False, severities=tuple(esa.SEVERITY_CODES.values()), severity_required=True,
+        categories=lambda options: ["", esa.MISSING], unlocated_category=esa.MISSING,
     ),
 }
 CHOICES: list[tuple[str, str]] = [(p.name, p.label) for p in PROTOCOLS.values()]

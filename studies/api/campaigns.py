@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
 from ninja.pagination import paginate
+from pydantic import ValidationError
 
 from accounts.access import require_researcher
 from accounts.models import User
@@ -16,12 +17,14 @@ from annotator.access import campaign_for_user
 from annotator.models import Assignment, Campaign
 from annotator.schemas import CampaignDetailOut, CampaignIn, CampaignOut, CampaignSummaryOut, ControlAccuracyOut
 from annotator.selectors.campaigns import campaign_run_labels, campaigns_visible_to, control_accuracy
-from annotator.services.campaigns import ControlKey, campaign_control_set, campaign_open
+from annotator.services.campaigns import ControlKey, campaign_control_set
 from annotator.services.routing import RoutingSpec
 from annotator.services.sampling import SampleSpec
 from corpus.models import Dataset
 from errors import Conflict, UserError
 from evaluation.models import EvaluatorRun
+from quality.audit import campaign_open_audited
+from quality.schemas import CampaignOpenIn
 from quality.services import CheckSettings
 from studies.api.participants import LinkOut, link_out, link_settings_from
 from studies.models import SetupReport, StudyLink
@@ -176,11 +179,28 @@ def retrieve_campaign(request: HttpRequest, campaign_id: int):
     return out
 
 
-@router.post("/campaigns/{campaign_id}/open", response=CampaignSummaryOut, operation_id="open_campaign")
+@router.post("/campaigns/{campaign_id}/open", response=CampaignSummaryOut, operation_id="open_campaign",
+             openapi_extra={"requestBody": {"required": False, "content": {"application/json": {
+                 "schema": CampaignOpenIn.model_json_schema()}}}})
 def open_campaign(request: HttpRequest, campaign_id: int):
-    """Open a draft campaign (one with decoys starts as a draft until they are reviewed); 409 unless a draft."""
+    """Open a draft campaign (one with decoys starts as a draft until they are reviewed); 409 unless a draft,
+    and 409 naming the AUC when the decoy audit tells decoys apart above 0.75, unless the optional JSON body says
+    `{"accept_audit": true}`."""
     require_researcher(request)
-    campaign = campaign_open(campaign=get_object_or_404(Campaign, pk=campaign_id), user=request.user)
+    campaign = campaign_open_audited(campaign=get_object_or_404(Campaign, pk=campaign_id), user=request.user,
+                                     accept_audit=_open_body(request).accept_audit)
     return CampaignSummaryOut(id=campaign.pk, name=campaign.name, dataset_id=campaign.dataset_id,
                               status=campaign.status, aspects=campaign.aspects,
                               annotators_per_item=campaign.annotators_per_item)
+
+
+def _open_body(request: HttpRequest) -> CampaignOpenIn:
+    """The optional body of opening: absent (or not JSON, as a bare POST sends) means no acceptance."""
+    if not request.body.strip() or request.content_type != "application/json":
+        return CampaignOpenIn()
+    try:
+        return CampaignOpenIn.model_validate_json(request.body)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "body"
+        raise UserError(f"{where}: {problem['msg']}") from exc

@@ -126,6 +126,9 @@ def _work_by_keyboard(page, live_server, campaign_id: int) -> int:
 def test_a_link_only_prolific_study_runs_with_every_check_and_arm(page, live_server, researcher, settings):
     settings.RATELIMIT_USE_CACHE = "default"
     boxes = box_scores(N_OUTPUTS, "prolific")
+    for made in boxes.runs:  # a pilot answered by the simulated server, as a stranger trying the product runs it
+        made.simulated = True
+        made.save(update_fields=["simulated"])
     api = Api(researcher)
     created = api("post", "/campaigns", {
         "name": "Prolific study", "dataset_id": boxes.data.pk, "run_ids": [r.pk for r in boxes.runs],
@@ -140,7 +143,12 @@ def test_a_link_only_prolific_study_runs_with_every_check_and_arm(page, live_ser
     # 28 machine spans at 0.3: round(0.3 * 28 / 0.7) = 12 decoys; 7 participants fill 28 places, 2 copies each.
     assert made["decoys"] == {"asked": 12, "made": 12, "why": ""}
     assert made["planted"] == {"asked": 14, "made": 14, "why": ""}
-    assert api("post", f"/campaigns/{campaign_id}/open").status_code == 200
+    # The researcher reads the decoy audit before opening: these made-up box scores give every real span one of two
+    # stock explanations, so the audit may block; they accept its finding knowingly.
+    audit = api("get", f"/campaigns/{campaign_id}/decoys/audit").json()
+    assert audit["decoys"] == 12 and audit["real"] == 28
+    opened = api("post", f"/campaigns/{campaign_id}/open", {"accept_audit": audit["level"] == "block"})
+    assert opened.status_code == 200, opened.content
     token = api("get", f"/campaigns/{campaign_id}/link").json()["url"].rstrip("/").split("/")[-1]
 
     clients: dict[str, Client] = {}
@@ -219,8 +227,25 @@ def test_a_link_only_prolific_study_runs_with_every_check_and_arm(page, live_ser
         assert "Prolific study" in text
         for label in rows:
             assert label.replace("_", r"\_") in text or label in text
-    markdown = zipfile.ZipFile(io.BytesIO(api("get", f"/analytics/campaigns/{campaign_id}/report.zip?format=markdown")
-                                          .content)).read(f"campaign-{campaign_id}-report/tables/accuracy.md").decode()
+        # the simulated banner opens every format; the quality section and a design paragraph counted from the data
+        assert "SIMULATED:" in text, fmt
+        assert "Quality checks" in text and "Checks in force" in text, fmt
+        assert f"{N_OUTPUTS} outputs went to the judges: {N_OUTPUTS} outputs had 2 judges" in text, fmt
+        assert "8 participants who joined by the study link (8 from Prolific)" in text, fmt
+    archive = zipfile.ZipFile(io.BytesIO(api("get", f"/analytics/campaigns/{campaign_id}/report.zip?format=markdown")
+                                         .content))
+    markdown = archive.read(f"campaign-{campaign_id}-report/tables/accuracy.md").decode()
     for label, row in rows.items():
-        line = next(line for line in markdown.splitlines() if f"| {label} " in line)
+        line = next(line for line in markdown.splitlines() if f"| {label} (simulated) " in line)
         assert f"{row['span_ok_pct']:.1f}" in line, (line, row)
+    # The quality section's numbers are the vigilance API's: decoys shown and rejected per participant.
+    report = archive.read(f"campaign-{campaign_id}-report/report.md").decode()
+    vigilance = {row["annotator"]: row for row in api("get", f"/campaigns/{campaign_id}/vigilance").json()}
+    stamper = people["P5"].user.username
+    assert vigilance[stamper]["flagged"] and vigilance[stamper]["decoys"]["rejected"] == 0
+    quality = report[report.index("Vigilance per annotator"):].splitlines()
+    for name, row in vigilance.items():
+        line = next(line for line in quality if line.startswith(f"| {name} "))
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        assert cells[2:4] == [str(row["decoys"]["rejected"]), str(row["decoys"]["shown"])], (line, row)
+        assert cells[7:9] == [str(row["planted"]["found"]), str(row["planted"]["shown"])], (line, row)

@@ -79,3 +79,34 @@ def test_routing_bench_runs(bench_database):
     assert "coverage of the full-judging span accuracy" in out and "audit rate 0.50" in out
     assert "the whole product agrees with this estimate on 1 of 1 campaigns" in out
     assert "predicted / actual 95% width" in out
+
+
+def test_decoy_audit_bench_runs_on_a_quintd_shaped_checkout(bench_database, tmp_path):
+    """quintd's layout, filled with 30 made-up ice hockey outputs and one annotator's spans on each."""
+    import json
+
+    root = tmp_path / "data" / "quintd-1"
+    (root / "data" / "ice_hockey").mkdir(parents=True)
+    (root / "outputs" / "test" / "ice_hockey" / "default").mkdir(parents=True)
+    (root / "annotations" / "gpt-4").mkdir(parents=True)
+    teams = ["Hawks", "Owls", "Bears", "Wolves", "Lynx", "Foxes"]
+    inputs, outputs, notes = [], [], []
+    for i in range(30):
+        home, away = teams[i % 6], teams[(i + 1) % 6]
+        inputs.append({"home": home, "away": away, "score": [i % 5 + 1, i % 3], "period": i % 3 + 1})
+        text = (f"The {home} beat the {away} {i % 5 + 1}-{i % 3} at home. {home} scored twice in period "
+                f"{i % 3 + 1} and the game lasted {60 + i} minutes in front of a big crowd.")
+        outputs.append({"in": "", "out": text})
+        where = text.index("the game lasted")
+        notes.append({"table_idx": i, "annotations": [
+            {"reason": "The duration of the game is not in the data.", "text": f"the game lasted {60 + i} minutes",
+             "type": 1, "start": where},
+            {"reason": "The data does not say how large the crowd was.", "text": "in front of a big crowd",
+             "type": 1, "start": text.index("in front")}]})
+    (root / "data" / "ice_hockey" / "test.json").write_text(json.dumps(inputs))
+    (root / "outputs" / "test" / "ice_hockey" / "default" / "llama2.json").write_text(
+        json.dumps({"generated": outputs}))
+    (root / "annotations" / "gpt-4" / "gpt-4-ice_hockey-test-llama2-direct-1.jsonl").write_text(
+        "\n".join(json.dumps(n) for n in notes))
+    out = _bench("decoy_audit.py", "--quintd", str(tmp_path), "--per", "30", database=bench_database)
+    assert "quintd-1: 30 outputs, 60 real LLM spans" in out and "ROC AUC" in out, out

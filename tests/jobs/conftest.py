@@ -1,18 +1,21 @@
-"""The four kinds of job, each as a pending row made without a server: what the lifecycle tests run over."""
+"""Every kind of job, each as a pending row made without a server: what the lifecycle tests run over."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
 
 from analytics.models import ExportJob
+from annotator.models import Campaign
 from comparison.models import ComparisonJob
 from corpus.models import Dataset
 from dhp.models import DhpRun
 from evaluation.models import EvaluatorRun
 from jobs.models import Job, JobStatus
+from quality.models import DecoyExplanationJob
 from tests import factories
 
 
@@ -25,12 +28,15 @@ class Kind:
         return self.model.__name__
 
 
+_NUMBERS = itertools.count(1)
 KINDS = [
     Kind(EvaluatorRun, lambda ds: factories.run(ds, "lifecycle", status=JobStatus.PENDING)),
     Kind(DhpRun,
          lambda ds: DhpRun.objects.create(dataset=ds, evaluator="m:1b", metrics=["accuracy"], kinds=["typo:minor"])),
     Kind(ComparisonJob, lambda ds: ComparisonJob.objects.create(dataset=ds, metrics=["length"], aspects=["accuracy"])),
     Kind(ExportJob, lambda ds: ExportJob.objects.create(dataset=ds, format="jsonl")),
+    Kind(DecoyExplanationJob, lambda ds: DecoyExplanationJob.objects.create(campaign=factories.campaign(
+        f"decoy draft {next(_NUMBERS)}", ds, [], [], status=Campaign.Status.DRAFT))),
 ]
 
 

@@ -11,6 +11,9 @@ Prompts that ask for a score "between 0 and 100" (or "0-100") get a number inste
 A supervisor's prompt (one that quotes annotators' error lists as `Annotation set N:` after the text) gets
 those errors merged instead: one per location, a location inside another one folded into it, the highest
 severity kept, at most 8.
+A decoy prompt (any of those prompts followed by a `### The error to report` section quoting a marked stretch,
+quality/engine/decoy_prompt.py) gets that stretch as its one error, with the explanation and severity every
+simulated error has, so a decoy explained on the simulator reads like the evaluator's simulated errors.
 A DHP direct-scoring prompt (one that ends asking for a line "Score: N" from LO to HI) gets a score that
 drops with visible flaws of the judged text (words the inputs do not have, mangled words, repeated or
 off-topic sentences), and a DHP perturbation prompt (`<original>` ... `</original>`, answer between `<text>`
@@ -79,6 +82,9 @@ def judged_text(prompt: str) -> str:
 def default_reply(model: str, prompt: str) -> str:
     """Return a well-formed annotator answer derived deterministically from model and prompt."""
     seed = hashlib.sha256(f"{model}\n{prompt}".encode()).digest()
+    decoy = _decoy_reply(prompt, seed)
+    if decoy is not None:
+        return decoy
     perturbed = _perturbation_reply(prompt, seed)
     if perturbed is not None:
         return perturbed
@@ -99,21 +105,47 @@ def default_reply(model: str, prompt: str) -> str:
         last = min(len(words) - 1, first + seed[number + 8] % 3)
         location = text[words[first].start() : words[last].end()]
         severity = max(1, min(5, 5 - LABELS.index(label) + seed[number + 16] % 2))
-        blocks.append(
-            f"Error {number}:\n"
-            f"Location: {location}\n"
-            f'Explanation: (simulated) The phrase "{location}" is not supported by the given input.\n'
-            f"Severity: {severity}"
-        )
+        blocks.append(_explained(number, location, severity))
     if not blocks:
         blocks.append("No Error")
+    return "\n\n".join(blocks) + "\n\n" + _overall(prompt, label, seed, n_errors)
+
+
+def _explained(number: int, location: str, severity: int) -> str:
+    """One error block as every simulated annotator writes it."""
+    return (f"Error {number}:\n"
+            f"Location: {location}\n"
+            f'Explanation: (simulated) The phrase "{location}" is not supported by the given input.\n'
+            f"Severity: {severity}")
+
+
+def _overall(prompt: str, label: str, seed: bytes, n_errors: int) -> str:
+    """The closing lines: a label, or a 0-100 number when the prompt asks for one."""
     if _NUMERIC_SCALE.search(prompt):
-        score = 20 * LABELS.index(label) + seed[31] % 20
-        overall = f"Overall score: {score}"
+        overall = f"Overall score: {20 * LABELS.index(label) + seed[31] % 20}"
     else:
         overall = f"Overall score: {label}"
-    explanation = f"Explanation of the score: Simulated answer: {n_errors} error(s) with respect to this aspect."
-    return "\n\n".join(blocks) + f"\n\n{overall}\n{explanation}"
+    return f"{overall}\nExplanation of the score: Simulated answer: {n_errors} error(s) with respect to this aspect."
+
+
+# The section quality.engine.decoy_prompt adds after a run's own prompt: the stretch of a decoy to report.
+_DECOY_STRETCH = re.compile(
+    r'^### The error to report\n.*?The marked stretch:\n"(?P<stretch>.*?)"\nAnswer in the answer',
+    re.MULTILINE | re.DOTALL,
+)
+
+
+def _decoy_reply(prompt: str, seed: bytes) -> str | None:
+    """A decoy prompt (a run's prompt that ends asking to report one marked stretch) gets that stretch as its one
+    error, explained and rated as this simulator explains every error it reports, then the closing lines of an
+    annotator's answer, so a decoy reads like the evaluator's real spans. Invented, like the default reply."""
+    found = _DECOY_STRETCH.search(prompt)
+    if found is None:
+        return None
+    stretch = " ".join(found["stretch"].split())
+    label = LABELS[seed[0] % (len(LABELS) - 1)]  # an answer with an error is never Excellent
+    severity = max(1, min(5, 5 - LABELS.index(label) + seed[17] % 2))
+    return _explained(1, stretch, severity) + "\n\n" + _overall(prompt, label, seed, 1)
 
 
 def _unsupported_words(prompt: str, text: str, words: list[re.Match[str]]) -> list[int]:

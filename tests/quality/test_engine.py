@@ -102,14 +102,34 @@ def test_decoy_proposals_never_overlap_any_source_span():
         picked = decoys.propose_decoys(OUTPUT, INPUTS, taken, 3, random.Random(seed))
         assert picked
         for c in picked:
-            assert OUTPUT[c.start:c.end] == c.text and c.text in INPUTS  # supported by the input
+            assert OUTPUT[c.start:c.end] == c.text  # the stretch as it stands in the output
             assert not any(c.start < b and a < c.end for a, b in taken)
         assert all(a.end <= b.start for a, b in zip(picked, picked[1:], strict=False))  # and not each other
-    texts = {c.text for c in decoys.decoy_candidates(OUTPUT, INPUTS, taken)}
-    # "7" is not in the input (the output is wrong there): never a decoy; "The" starts a sentence
-    assert texts == {"Celtics", "112", "98", "Monday", "24", "Al Horford"}
-    explanation = decoys.decoy_explanation(decoys.Candidate(29, 32, "112", "number"), random.Random(1))
-    assert "112" in explanation
+    found = decoys.decoy_candidates(OUTPUT, INPUTS, taken)
+    texts = {c.text for c in found}
+    # single facts the input holds; "7" is not in the input (the output is wrong there): never in a decoy
+    assert {"Celtics", "112", "98", "Monday", "24", "Al Horford"} <= texts
+    assert not any("7" in t.split() for t in texts)
+    assert {"phrase", "clause"} & {c.what for c in found}  # stretches of several words too, as evaluators mark
+    for c in found:
+        assert c.text == c.text.strip(" ,.") and c.text.split()[-1].lower() not in {"the", "of", "a", "and"}
+
+
+def test_a_decoy_takes_the_donors_kind_and_voice():
+    donor = decoys.Donor(label="Evaluator A", text="scored 31 points",
+                         explanation='The data shows 28 points, not "scored 31 points" as written.', severity=3,
+                         category="NUMBER", aspect="accuracy", position=0.5)
+    candidates = decoys.decoy_candidates(OUTPUT, INPUTS, [])
+    picked = decoys.draw_candidate(candidates, donor, len(OUTPUT), random.Random(2))
+    assert picked is not None and picked.what == donor.kind == "phrase"
+    explanation = decoys.voice_explanation(donor, picked, OUTPUT, same_output=True)
+    assert picked.text in explanation and "scored 31 points" not in explanation
+    assert explanation.startswith("The data shows 28 points, not")  # the evaluator's wording stays
+
+
+def test_span_kinds_follow_the_marked_words():
+    assert [decoys.span_kind(t) for t in ("112", "Kyle Lowry", "scored 24 points", "Kyle Lowry scored 24 points "
+                                          "on Monday")] == ["number", "name", "phrase", "clause"]
 
 
 def test_planted_error_lies_inside_the_stated_stretch_and_avoids_kept_spans():
@@ -127,3 +147,27 @@ def test_planted_error_lies_inside_the_stated_stretch_and_avoids_kept_spans():
         else:
             assert planted.before.isdigit() and planted.after.isdigit()
     assert plant("all lower case and no digits", "", keep=[], rng=random.Random(0)) is None
+
+
+def test_sentence_kinds_borrow_a_sentence_that_states_what_the_input_does_not():
+    others = ["The Heat beat the Knicks 101-90 on Friday. Jimmy Butler scored 30 points.",
+              "The Raptors beat the Celtics 112-98 on Monday."]  # holds nothing this input lacks: never borrowed
+    seen = set()
+    for seed in range(30):
+        for kind in ("sentence", "insert"):
+            planted = plant(OUTPUT, INPUTS, keep=[(4, 11)], rng=random.Random(seed), kinds=[kind], others=others)
+            assert planted is not None and planted.kind == kind
+            assert planted.text[:planted.start] == OUTPUT[:planted.start]
+            assert planted.text[planted.end:] == OUTPUT[planted.start + len(planted.before):]
+            assert planted.text[planted.start:planted.end] == planted.after
+            borrowed = planted.after.strip()
+            assert borrowed in others[0] and ("Jimmy Butler" in borrowed or "Knicks" in borrowed)
+            assert not (planted.start < 11 and planted.start + len(planted.before) > 4)  # "Raptors" kept
+            seen.add((kind, borrowed))
+    assert len(seen) >= 3
+    one_sentence = "Kyle Lowry scored 24 points."
+    assert plant(one_sentence, INPUTS, keep=[], rng=random.Random(0), kinds=["sentence"], others=others) is None
+    assert plant(OUTPUT, INPUTS, keep=[], rng=random.Random(0), kinds=["insert"], others=[]) is None
+    lone_fact = ["Kyle Lowry scored 24 points for Toronto."]  # one word the input lacks is enough
+    planted = plant(OUTPUT, INPUTS, keep=[], rng=random.Random(0), kinds=["insert"], others=lone_fact)
+    assert planted is not None and "Toronto" in planted.after

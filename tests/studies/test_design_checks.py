@@ -91,15 +91,15 @@ def test_checks_that_cannot_be_made_are_warned_about_with_how_many_and_why(resea
     # with round(0.3 * 2 / 0.7) = 1 planted output each.
     assert answer.json()["warnings"] == [
         "decoys: 0.3 asked for 2, 0 made: 0.3 of 4 machine spans asks for 2 decoys, but the 4 outputs hold only 0 "
-        "stretches that the input supports (a number or a name) and no source marks",
+        "stretches like their machine spans that the input supports and no source marks",
         "planted: 0.3 asked for 4 planted outputs, 0 made: only 0 of the 4 outputs can take a planted error (a "
-        "number, or a name the input mentions, outside every span of any source)",
+        "number, a name the input mentions, or a sentence to swap or add, outside every span of any source)",
     ]
     detail = Api(researcher)("get", f"/campaigns/{answer.json()['id']}").json()
     assert detail["checks_made"]["planted"] == {
         "asked": 4, "made": 0,
-        "why": "only 0 of the 4 outputs can take a planted error (a number, or a name the input mentions, outside "
-               "every span of any source)"}
+        "why": "only 0 of the 4 outputs can take a planted error (a number, a name the input mentions, or a "
+               "sentence to swap or add, outside every span of any source)"}
     assert detail["checks_made"]["decoys"]["asked"] == 2 and detail["checks_made"]["decoys"]["made"] == 0
 
 

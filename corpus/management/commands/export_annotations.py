@@ -1,4 +1,5 @@
-"""`manage.py export_annotations --dataset NAME [--source NAME] --format jsonl|factgenie|labelstudio|mqm-tsv [-o P]`."""
+"""`manage.py export_annotations --dataset NAME [--source NAME] --format jsonl|factgenie|labelstudio|mqm-tsv|pearmut
+[-o P]`."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from django.core.management.base import CommandError, CommandParser
 
 from corpus.interop import ANNOTATION_FILE_FORMATS, slug
 from corpus.interop.mqm import mqm_tsv_lines
+from corpus.interop.pearmut import pearmut_lines
 from corpus.models import Dataset
 from corpus.selectors.mqm import mqm_ratings, mqm_sources
+from corpus.selectors.pearmut import pearmut_ratings, pearmut_sources
 from corpus.services.annotation_export import (
     ExportReport,
     campaign_id,
@@ -22,20 +25,23 @@ from corpus.services.annotation_export import (
     write_factgenie_campaign,
 )
 from corpus.services.mqm_import import DEFAULT_PREFIX
+from corpus.services.pearmut_import import DEFAULT_PREFIX as PEARMUT_PREFIX
 from errors.commands import BaseCommand
 
 MQM_TSV = "mqm-tsv"
+PEARMUT = "pearmut"
 
 
 class Command(BaseCommand):
     help = ("Export one source's annotations as our JSONL, a factgenie campaign or Label Studio tasks, or MQM "
-            "ratings (the sources PREFIX:*) as Google's MQM TSV.")
+            "ratings (the sources PREFIX:*) as Google's MQM TSV, or ESA ratings (PREFIX:*) as Pearmut's "
+            "annotation log.")
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dataset", required=True)
-        parser.add_argument("--source", help="A source of this dataset (looked up in it only); for mqm-tsv the "
-                                             "PREFIX of the raters' sources PREFIX:RATER (default mqm).")
-        parser.add_argument("--format", default="jsonl", choices=(*ANNOTATION_FILE_FORMATS, MQM_TSV))
+        parser.add_argument("--source", help="A source of this dataset (looked up in it only); for mqm-tsv and pearmut "
+                                             "the PREFIX of the raters' sources PREFIX:RATER (default mqm, pearmut).")
+        parser.add_argument("--format", default="jsonl", choices=(*ANNOTATION_FILE_FORMATS, MQM_TSV, PEARMUT))
         parser.add_argument(
             "-o", "--output", type=Path,
             help="File to write (stdout by default); for factgenie a campaign folder named by its campaign id "
@@ -51,6 +57,9 @@ class Command(BaseCommand):
         out: Path | None = options["output"]  # type: ignore[assignment]
         if fmt == MQM_TSV:
             self._mqm(dataset, str(options["source"] or DEFAULT_PREFIX), out)
+            return
+        if fmt == PEARMUT:
+            self._pearmut(dataset, str(options["source"] or PEARMUT_PREFIX), out)
             return
         if not options["source"]:
             raise CommandError("--source is needed: the source whose annotations to export")
@@ -88,6 +97,17 @@ class Command(BaseCommand):
         with out.open("w", encoding="utf-8", newline="") as handle:
             handle.writelines(mqm_tsv_lines(ratings))
         self.stdout.write(f"Wrote {len(ratings)} MQM ratings to {out}")
+
+    def _pearmut(self, dataset: Dataset, prefix: str, out: Path | None) -> None:
+        """One line per (user, document), sorted by user and item_i: an imported log round-trips."""
+        ratings = pearmut_ratings(dataset, pearmut_sources(dataset, prefix))
+        if out is None:
+            for line in pearmut_lines(ratings):
+                self.stdout.write(line, ending="")
+            return
+        with out.open("w", encoding="utf-8", newline="") as handle:
+            handle.writelines(pearmut_lines(ratings))
+        self.stdout.write(f"Wrote {len(ratings)} ESA ratings to {out}")
 
     def _report(self, report: ExportReport, first: str, *, stderr: bool = False) -> None:
         stream = self.stderr if stderr else self.stdout

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0012_campaign_protocol'),
+        ('annotator', '0013_esa'),
         ('corpus', '0006_exportjob_moved_to_analytics'),
     ]
 

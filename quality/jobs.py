@@ -1,0 +1,27 @@
+"""The decoy explanation job as a job kind: what a worker does with a claimed job, and where its actions live."""
+
+from __future__ import annotations
+
+from accounts.access import require_researcher
+from jobs.kinds import JobRoutes, register
+from quality.api import decoy_job_out
+from quality.explaining import decoy_explanations_write
+from quality.models import DecoyExplanationJob
+from quality.schemas import DecoyExplanationJobOut
+
+KIND = register(
+    DecoyExplanationJob, decoy_explanations_write, related=("campaign",),
+    routes=JobRoutes(
+        api="/decoy-explanations/{job_id}", name="decoy_explanation_job", tag="campaigns",
+        schema=DecoyExplanationJobOut, out=decoy_job_out, page="campaigns/decoy-explanations/<int:pk>/",
+        page_name="decoy_explanation_job", permission=require_researcher,
+        resumed="decoys already done are not asked again; stored answers come from the call ledger.",
+        select_related=("campaign",), template="quality/decoy_explanation_job.html",
+        descriptions=(
+            "Cancel a decoy explanation job (a running one stops at its next batch); the explanations written so "
+            "far are kept. Researchers and admins.",
+            "Queue a paused, failed or abandoned decoy explanation job again; decoys already done are not asked "
+            "again. Researchers and admins.",
+        ),
+    ),
+)
