@@ -106,3 +106,73 @@ def test_the_plain_judgment_writes_cannot_set_an_unchecked_pick(setup, client):
     r = client.post(f"/work/{assignment.pk}/errors/{handle}/", {"field": "occurrence", "value": "0-3"})
     assert r.status_code == 422 and "unknown field" in r.content.decode()
     assert not SpanJudgment.objects.filter(assignment=assignment, picked_start__isnull=False).exists()
+
+
+def _two_picks(two_annotators, picks):
+    from annotator.services.occurrences import occurrence_pick
+
+    built = build_campaign(list(two_annotators), per_item=2, output_1=TWICE, name="picked")
+    span = built.spans["a1_family"]
+    span.ambiguous = True
+    span.save(update_fields=["ambiguous"])
+    for user, pick in zip(two_annotators, picks, strict=True):
+        work = Assignment.objects.get(annotator=user, item=built.items[0])
+        occurrence_pick(assignment=work, span=span, user=user, **pick)
+    return built
+
+
+def _picked_span(records):
+    return next(s for r in records for a in r["annotations"] for s in a["spans"]
+                if s.get("ambiguous") and s["judgments"])
+
+
+def test_exports_carry_the_picks_and_the_round_trip_keeps_them(two_annotators, tmp_path):
+    import csv
+    import io
+    import json
+
+    from tests.annotator.test_import_export import _export, _import, _without_consensus
+
+    _two_picks(two_annotators, [{"index": 1}, {"none": True}])
+    first = _export("picked data")
+    records = [json.loads(line) for line in first.splitlines()]
+    span = _picked_span(records)
+    assert (span["start"], span["end"]) == (FIRST, FIRST + N)  # the machine's offsets stay the span's
+    assert [j.get("occurrence") for j in span["judgments"]] == [
+        {"start": SECOND, "end": SECOND + N}, {"start": None, "end": None}]
+    # the picks disagree: no majority place, the span is unresolved
+    assert span["consensus"]["method"] == "unresolved" and "occurrence" not in span["consensus"]
+    rows = list(csv.DictReader(io.StringIO(_export("picked data", "csv"))))
+    picked_rows = {r["annotator"]: r["occurrence"] for r in rows if r["ambiguous"] == "true"}
+    assert picked_rows == {"ann1": f"{SECOND}-{SECOND + N}", "ann2": "none"}
+
+    path = tmp_path / "picked.jsonl"
+    path.write_text(first)
+    _import(path, "picked copy", "data-to-text")
+    stored = SpanJudgment.objects.filter(span__annotation__item__dataset__name="picked copy").order_by("pk")
+    assert [(j.picked_start, j.picked_none) for j in stored] == [(SECOND, False), (None, True)]
+    again = [json.loads(line) | {"dataset": 0} for line in _export("picked copy").splitlines()]
+    assert _without_consensus(again) == _without_consensus([r | {"dataset": 0} for r in records])
+
+
+def test_consensus_takes_the_picked_place_when_the_judges_agree(two_annotators):
+    import json
+
+    from tests.annotator.test_import_export import _export
+
+    _two_picks(two_annotators, [{"index": 1}, {"index": 1}])
+    span = _picked_span([json.loads(line) for line in _export("picked data").splitlines()])
+    assert span["consensus"]["occurrence"] == {"start": SECOND, "end": SECOND + N}
+
+
+def test_import_refuses_a_pick_that_is_not_an_occurrence(tmp_path):
+    import json
+
+    from tests.annotator.test_import_export import _assert_refused
+
+    record = {"id": "x1", "inputs": {"Data": "d"}, "outputs": {"Text": TWICE}, "spans": [{
+        "start": FIRST, "end": FIRST + N, "ambiguous": True,
+        "judgments": [{"annotator": "a", "span_verdict": "error", "occurrence": {"start": 0, "end": 3}}]}]}
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    _assert_refused(path, "judgments", "is not an occurrence of")
