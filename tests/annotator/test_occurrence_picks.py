@@ -176,3 +176,20 @@ def test_import_refuses_a_pick_that_is_not_an_occurrence(tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text(json.dumps(record) + "\n")
     _assert_refused(path, "judgments", "is not an occurrence of")
+
+
+def test_disagreeing_picks_are_a_dispute_on_the_review_screen(two_annotators, make_user):
+    from annotator.selectors.review import review_queue
+
+    built = _two_picks(two_annotators, [{"index": 0}, {"index": 1}])
+    span = built.spans["a1_family"]
+    queue = review_queue(built.campaign)
+    assert [e.span.pk for e in queue] == [span.pk]
+    assert sorted(v.occurrence for v in queue[0].verdicts) == [(FIRST, FIRST + N), (SECOND, SECOND + N)]
+
+
+def test_agreeing_picks_are_no_dispute(two_annotators):
+    from annotator.selectors.review import review_queue
+
+    built = _two_picks(two_annotators, [{"index": 1}, {"index": 1}])
+    assert review_queue(built.campaign) == []
