@@ -81,7 +81,7 @@ SHORTCUTS = (
     ("m", "write a comment (Enter saves, Esc leaves)"),
     ("u / Ctrl+Z", "undo my last action on this item (verdicts, flags, severity, comment, added errors)"),
     ("Shift+U / Ctrl+Y", "redo what was undone"),
-    ("o / Shift+O", "ambiguous location: pick the next occurrence / none of them (the location is not in the text)"),
+    ("o / Shift+O", "a location found more than once: pick the next occurrence / none of them (not in the text)"),
     ("s", "select text in the output with the keyboard (arrows; Shift+arrows extend; Alt+arrows by word)"),
     ("a", "add the selected text as a missed error (a mouse selection snaps to whole words; hold Alt to keep "
           "it exact)"),
