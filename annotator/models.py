@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
+from annotator.engine.occurrences import Occurrence, effective_offsets, parse_pick, pick_text
 from annotator.engine.phases import PHASE_LABELS, Phase
 from corpus import protocol, protocols
 from corpus.models import Dataset, ErrorSpan, Item, Source, SourceKind
@@ -207,12 +208,23 @@ class SpanJudgment(models.Model):
     version = models.PositiveIntegerField(
         default=0, help_text="Counts the changes; a save names the version it was typed against (stale: refused)."
     )
+    # The expert's pick among the occurrences of an ambiguous span (annotator.engine.occurrences); the span's own
+    # offsets stay the machine's. Not picked: all blank; picked "none": picked_none; else the picked offsets.
+    picked_start = models.PositiveIntegerField(null=True, blank=True)
+    picked_end = models.PositiveIntegerField(null=True, blank=True)
+    picked_none = models.BooleanField(default=False, help_text="The expert says the location is not in the output.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["span_id", "annotator_id"]
         constraints = [
+            models.CheckConstraint(
+                condition=(Q(picked_start__isnull=True) & Q(picked_end__isnull=True))
+                | (Q(picked_start__isnull=False) & Q(picked_end__isnull=False) & Q(picked_start__lt=F("picked_end"))
+                   & Q(picked_none=False)),
+                name="judgment_pick_offsets_both_or_none_ordered",
+            ),
             # Each campaign is its own study: a judgment belongs to one assignment (campaign, item, annotator).
             models.UniqueConstraint(fields=["assignment", "span"], name="judgment_one_per_assignment_span"),
             models.CheckConstraint(
@@ -231,6 +243,26 @@ class SpanJudgment(models.Model):
 
     def is_complete(self) -> bool:
         return bool(self.span_verdict and self.explanation_verdict)
+
+    @property
+    def occurrence(self) -> str:
+        """The pick in its audit-trail form: '' (machine's offsets), 'none', or 'start-end'."""
+        if self.picked_start is not None and self.picked_end is not None:
+            return pick_text(Occurrence(self.picked_start, self.picked_end))
+        return pick_text(None, none=self.picked_none)
+
+    @occurrence.setter
+    def occurrence(self, text: str) -> None:
+        picked, where = parse_pick(text)
+        self.picked_none = picked and where is None
+        self.picked_start, self.picked_end = (where.start, where.end) if where else (None, None)
+
+    def is_picked(self) -> bool:
+        return self.picked_none or self.picked_start is not None
+
+    def offsets(self, machine: tuple[int | None, int | None]) -> tuple[int | None, int | None]:
+        """The offsets this expert's judgment counts with: their pick, else the machine's."""
+        return effective_offsets(machine, self.occurrence)
 
 
 for _flag in protocol.FLAGS:

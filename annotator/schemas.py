@@ -58,6 +58,15 @@ class JudgmentOut(Schema):
     corrected_severity: int | None
     complete: bool
     version: int = 0
+    # the pick among an ambiguous span's occurrences: picked with offsets, or picked "none" (offsets null)
+    picked: bool = False
+    picked_start: int | None = None
+    picked_end: int | None = None
+
+
+class OccurrenceOut(Schema):
+    start: int
+    end: int
 
 
 class ErrorOut(Schema):
@@ -65,7 +74,7 @@ class ErrorOut(Schema):
     number: int
     label: str
     text: str
-    start: int | None
+    start: int | None  # the offsets that count for the assignee: their pick once picked, else the machine's
     end: int | None
     match: str
     ambiguous: bool  # the location occurs more than once and neither its notes nor the explanation said which
@@ -73,6 +82,20 @@ class ErrorOut(Schema):
     severity: int | None
     category: str
     judgment: JudgmentOut | None
+    occurrences: list[OccurrenceOut] = []  # an ambiguous span's candidates, in text order; empty otherwise
+    picked: bool = False  # the assignee picked an occurrence (or none): start/end are the pick
+    machine_start: int | None = None  # the aligner's offsets, whatever the pick
+    machine_end: int | None = None
+
+
+class OccurrenceIn(Schema):
+    """Exactly one of index (0-based into the card's occurrences), none, reset; version as in JudgmentFieldsIn."""
+
+    index: int | None = None
+    none: bool = False
+    reset: bool = False
+    version: int | None = None
+    ms: float | None = None
 
 
 class AddedSpanOut(Schema):

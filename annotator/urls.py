@@ -29,6 +29,7 @@ urlpatterns = [
     path("campaigns/<int:pk>/adjudicate/redo/", views.adjudication_redo_view, name="adjudication_redo"),
     path("work/<int:pk>/", views.item_screen, name="item_screen"),
     path("work/<int:pk>/errors/<int:span_pk>/", views.judgment_save, name="judgment_save"),
+    path("work/<int:pk>/errors/<int:span_pk>/occurrence/", views.occurrence_save, name="occurrence_save"),
     path("work/<int:pk>/undo/", views.action_undo_view, name="action_undo"),
     path("work/<int:pk>/redo/", views.action_redo_view, name="action_redo"),
     path("me/auto-advance/", views.auto_advance_view, name="auto_advance"),

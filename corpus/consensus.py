@@ -13,6 +13,11 @@ so the rule exists once. The rule, per field (span verdict, explanation verdict)
 share of votes that go to the most common value, taken for each field that has votes, and the smaller of
 the two (so a span is only as agreed as its less agreed field). It is None when nobody voted.
 
+An ambiguous span's location follows the same rule: a judge who picked one of its occurrences (or "none of
+these") votes for it, a judge who did not pick leaves the field open; without a majority of the picks the
+span is unresolved and its picks are a disagreement. The consensus carries the picked `occurrence` only when
+a majority chose one.
+
 Added errors use the same rule: every judge of the output votes, `error` if they marked an overlapping
 error and `not_error` if they did not (see `added_error_votes`).
 """
@@ -38,12 +43,17 @@ AUTO = "auto"  # a routed campaign's span resolved without an expert: the ensemb
 METHODS: tuple[str, ...] = (ADJUDICATED, UNANIMOUS, MAJORITY, SINGLE, UNRESOLVED, UNJUDGED, AUTO)
 
 
+Offsets = tuple[int | None, int | None]
+"""A picked place: (start, end), or (None, None) for "the location is not in the output"."""
+
+
 @dataclass(frozen=True)
 class Vote:
     """One judge's verdicts on one span ('' or None = the judge left that field open)."""
 
     span_verdict: str | None
     explanation_verdict: str | None = None
+    occurrence: Offsets | None = None  # the judge's pick of an ambiguous span's place; None = not picked
 
 
 @dataclass(frozen=True)
@@ -53,11 +63,15 @@ class Consensus:
     method: str
     agreement: float | None
     judges: int
+    occurrence: Offsets | None = None  # the majority's pick, None when nobody picked or the picks are split
 
     def as_record(self) -> Any:
         """The `consensus` object of export records (corpus.formats.ConsensusRecord)."""
-        return {"span_verdict": self.span_verdict, "explanation_verdict": self.explanation_verdict,
-                "method": self.method, "agreement": self.agreement}
+        record = {"span_verdict": self.span_verdict, "explanation_verdict": self.explanation_verdict,
+                  "method": self.method, "agreement": self.agreement}
+        if self.occurrence is not None:
+            record["occurrence"] = {"start": self.occurrence[0], "end": self.occurrence[1]}
+        return record
 
 
 def majority_value(votes: Iterable[str | None]) -> tuple[str | None, float | None, bool]:
@@ -76,27 +90,31 @@ def consensus_label(votes: Sequence[Vote], decision: Vote | None = None) -> Cons
     """The final verdicts of one span from its judges' votes and an optional reviewer decision (module doc)."""
     span_value, span_share, span_all = majority_value(v.span_verdict for v in votes)
     exp_value, exp_share, exp_all = majority_value(v.explanation_verdict for v in votes)
+    place, place_share, _ = majority_value(v.occurrence for v in votes)
     shares = [s for s in (span_share, exp_share) if s is not None]
     agreement = round(min(shares), 4) if shares else None
     judges = sum(1 for v in votes if v.span_verdict or v.explanation_verdict)
     # A field with votes but no majority is what makes a span unresolved.
     unresolved = (span_share is not None and span_value is None) or (exp_share is not None and exp_value is None)
+    unresolved = unresolved or (place_share is not None and place is None)
     if decision is not None and (decision.span_verdict or decision.explanation_verdict):
         return Consensus(decision.span_verdict or span_value, decision.explanation_verdict or exp_value,
-                         ADJUDICATED, agreement, judges)
-    if judges == 0:
+                         ADJUDICATED, agreement, judges, place)
+    if judges == 0 and place_share is None:
         return Consensus(None, None, UNJUDGED, None, 0)
     if unresolved:
-        return Consensus(span_value, exp_value, UNRESOLVED, agreement, judges)
+        return Consensus(span_value, exp_value, UNRESOLVED, agreement, judges, place)
     method = SINGLE if judges == 1 else UNANIMOUS if span_all and exp_all else MAJORITY
-    return Consensus(span_value, exp_value, method, agreement, judges)
+    return Consensus(span_value, exp_value, method, agreement, judges, place)
 
 
 def is_disagreement(votes: Sequence[Vote]) -> bool:
-    """Two or more judges set a field to different values (what puts a machine span in the review queue)."""
+    """Two or more judges set a field to different values, or picked different places of an ambiguous span
+    (what puts a machine span in the review queue)."""
     spans = {v.span_verdict for v in votes if v.span_verdict}
     explanations = {v.explanation_verdict for v in votes if v.explanation_verdict}
-    return len(spans) > 1 or len(explanations) > 1
+    places = {v.occurrence for v in votes if v.occurrence is not None}
+    return len(spans) > 1 or len(explanations) > 1 or len(places) > 1
 
 
 def added_error_votes(found_by: int, judges: int) -> list[Vote]:

@@ -101,7 +101,7 @@ GROUPS: tuple[Group, ...] = (
 # Keys the item screen keeps for itself (moving, comment, undo, redo, selection, add, finish, items, guidelines,
 # help, severity, done marking; see static/js/annotate/main.js and marking.js). No verdict or flag may take one,
 # or its key would silently do nothing.
-SCREEN_KEYS: frozenset[str] = frozenset("jkmuUsafnpg?-=+0d")
+SCREEN_KEYS: frozenset[str] = frozenset("jkmuUsafnpg?-=+0doO")
 
 
 def choices(terms: tuple[Term, ...]) -> list[tuple[str, str]]:

@@ -277,6 +277,8 @@ OPERATIONS = {
     ("update_added_span", "PATCH", "/api/added-spans/{span_id}", "annotation"),
     ("update_dispute_decision", "PUT", "/api/campaigns/{campaign_id}/disputes/{span_id}", "adjudication"),
     ("update_judgment", "PATCH", "/api/assignments/{assignment_id}/judgments/{span_id}", "annotation"),
+    ("update_judgment_occurrence", "PATCH", "/api/assignments/{assignment_id}/judgments/{span_id}/occurrence",
+     "annotation"),
     ("update_labeling_campaign", "PUT", "/api/datasets/{dataset_id}/labeling-campaign", "datasets"),
     ("update_settings", "PATCH", "/api/me/settings", "annotation"),
 }

@@ -18,14 +18,16 @@ from annotator.schemas import (
     ErrorOut,
     FinishIn,
     JudgmentOut,
+    OccurrenceOut,
     SettingsIn,
     SettingsOut,
     TimeIn,
     WorkItemOut,
 )
-from annotator.selectors.spans import added_spans, item_errors, span_handle
+from annotator.selectors.spans import ErrorRow, added_spans, item_errors, span_handle
 from annotator.services.assignments import assignment_add_time, assignment_finish
 from annotator.services.control_arm import assignment_reveal
+from annotator.services.occurrences import span_occurrences
 from corpus.models import ErrorSpan
 
 router = Router(tags=["annotation"])
@@ -38,6 +40,21 @@ def judgment_out(judgment: SpanJudgment | None) -> JudgmentOut | None:
         span_id=span_handle(judgment.assignment_id, judgment.span_id), span_verdict=judgment.span_verdict,
         explanation_verdict=judgment.explanation_verdict, flags=judgment.flags(), comment=judgment.comment,
         corrected_severity=judgment.corrected_severity, complete=judgment.is_complete(), version=judgment.version,
+        picked=judgment.is_picked(), picked_start=judgment.picked_start, picked_end=judgment.picked_end,
+    )
+
+
+def error_out(row: ErrorRow, output: str) -> ErrorOut:
+    """One card: an ambiguous span lists its candidates; once picked, start/end are the pick (machine's kept)."""
+    span, judgment = row.span, row.judgment
+    picked = judgment is not None and judgment.is_picked()
+    start, end = judgment.offsets((span.start, span.end)) if judgment is not None else (span.start, span.end)
+    return ErrorOut(
+        span_id=row.handle, number=row.number, label=row.label, text=span.text, start=start, end=end,
+        match=span.match, ambiguous=span.ambiguous, explanation=span.explanation, severity=span.severity,
+        category=span.category, judgment=judgment_out(judgment),
+        occurrences=[OccurrenceOut(start=o.start, end=o.end) for o in span_occurrences(span, output)],
+        picked=picked, machine_start=span.start, machine_end=span.end,
     )
 
 
@@ -70,13 +87,8 @@ def retrieve_assignment(request: HttpRequest, assignment_id: int):
     and the errors the assignee added."""
     assignment = assignment_for_user(request.user, assignment_id)
     rows, _ = item_errors(assignment)
-    errors = [
-        ErrorOut(span_id=r.handle, number=r.number, label=r.label, text=r.span.text, start=r.span.start,
-                 end=r.span.end, match=r.span.match, ambiguous=r.span.ambiguous, explanation=r.span.explanation,
-                 severity=r.span.severity, category=r.span.category, judgment=judgment_out(r.judgment))
-        for r in rows
-    ]
     item = assignment.item
+    errors = [error_out(r, item.output) for r in rows]
     marking = not shows_machine_spans(assignment.phase)  # no machine span, and no count of them either
     return AssignmentDetailOut(
         **assignment_out(assignment).dict(), phase=assignment.phase, aspects=list(assignment.campaign.aspects or []),

@@ -15,11 +15,13 @@ from annotator.schemas import (
     JudgmentFieldsIn,
     JudgmentIn,
     JudgmentOut,
+    OccurrenceIn,
     UndoOut,
 )
 from annotator.selectors.spans import judged_span_by_handle
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
 from annotator.services.judgments import judgment_set
+from annotator.services.occurrences import occurrence_pick
 from annotator.services.undo import StepResult, action_redo, action_undo
 from errors import UserError
 
@@ -51,6 +53,19 @@ def create_judgment(request: HttpRequest, assignment_id: int, payload: JudgmentI
               operation_id="update_judgment")
 def update_judgment(request: HttpRequest, assignment_id: int, span_id: int, payload: JudgmentFieldsIn):
     return _set_fields(request, assignment_id, span_id, payload.dict(exclude_unset=True))
+
+
+@router.patch("/assignments/{assignment_id}/judgments/{span_id}/occurrence", response=JudgmentOut,
+              operation_id="update_judgment_occurrence")
+def update_judgment_occurrence(request: HttpRequest, assignment_id: int, span_id: int, payload: OccurrenceIn):
+    """Pick which occurrence of an ambiguous error's location is meant: {"index": k} into the card's
+    `occurrences`, {"none": true} (not in the output) or {"reset": true} (the machine's offsets again)."""
+    assignment = assignment_to_edit(request.user, assignment_id)
+    span, _ = judged_span_by_handle(assignment, span_id)
+    judgment = occurrence_pick(assignment=assignment, span=span, user=request.user, index=payload.index,
+                               none=payload.none, reset=payload.reset, expected_version=payload.version,
+                               ms=clamp_ms(payload.ms))
+    return judgment_out(judgment)
 
 
 def _step_out(result: StepResult | None) -> UndoOut:

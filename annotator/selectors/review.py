@@ -19,7 +19,7 @@ from annotator.rendering import SpanRef, group_spans
 from annotator.selectors.campaigns import campaign_run_labels
 from annotator.selectors.spans import judged_spans
 from corpus import protocol
-from corpus.consensus import Consensus, Vote, added_error_votes, consensus_label, is_disagreement
+from corpus.consensus import Consensus, Offsets, Vote, added_error_votes, consensus_label, is_disagreement
 from corpus.models import AnnotationKind, ErrorSpan, Item, SourceKind
 
 MACHINE = "machine"
@@ -36,6 +36,10 @@ class JudgeVerdict:
     flags: list[str] = field(default_factory=list)
     comment: str = ""
     added: ErrorSpan | None = None  # the judge's own added error (added errors only)
+    occurrence: Offsets | None = None  # the judge's pick of an ambiguous span's place (machine spans only)
+
+    def vote(self) -> Vote:
+        return Vote(self.span_verdict, self.explanation_verdict, self.occurrence)
 
 
 @dataclass
@@ -60,7 +64,7 @@ class CampaignVotes:
     decisions: dict[int, Adjudication]
 
     def machine_consensus(self, span_id: int) -> Consensus:
-        votes = [Vote(v.span_verdict, v.explanation_verdict) for v in self.machine.get(span_id, [])]
+        votes = [v.vote() for v in self.machine.get(span_id, [])]
         return consensus_label(votes, _decision_vote(self.decisions.get(span_id)))
 
     def added_consensus(self, group: AddedGroup) -> Consensus:
@@ -110,9 +114,10 @@ def campaign_votes(campaign: Campaign, *, machine_spans: bool = True,
         judgments = judgments.none()
     judgments = judgments.select_related("annotator").order_by("span_id", "annotator__username")
     for j in judgments:
-        if j.span_verdict or j.explanation_verdict:
+        if j.span_verdict or j.explanation_verdict or j.is_picked():
+            picked = (j.picked_start, j.picked_end) if j.is_picked() else None
             machine[j.span_id].append(JudgeVerdict(j.annotator.export_name, j.span_verdict, j.explanation_verdict,
-                                                   j.flags(), j.comment))
+                                                   j.flags(), j.comment, occurrence=picked))
     judges_of: dict[int, list[str]] = defaultdict(list)
     for item_id, name, imported in (assignments.order_by("annotator__username")
                                     .values_list("item_id", "annotator__username", "annotator__imported_name")):
@@ -159,7 +164,7 @@ def review_queue(campaign: Campaign, votes: CampaignVotes | None = None) -> list
     votes = votes or campaign_votes(campaign)
     overridden = {span_id for span_id, d in votes.decisions.items() if d.override}
     disputed = [span_id for span_id, vs in votes.machine.items()
-                if span_id in overridden or is_disagreement([Vote(v.span_verdict, v.explanation_verdict) for v in vs])]
+                if span_id in overridden or is_disagreement([v.vote() for v in vs])]
     added = [g for g in votes.added if g.key in overridden or 0 < len(g.finders) < len(g.judges)]
     spans = {s.pk: s for s in ErrorSpan.objects.filter(pk__in=disputed).select_related("annotation")}
     items = {i.pk: i for i in Item.objects.filter(

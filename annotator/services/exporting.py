@@ -16,13 +16,14 @@ from accounts.models import User
 from annotator import checks
 from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
 from annotator.selectors.review import campaign_votes
-from corpus.consensus import Consensus, Vote, consensus_label
+from corpus.consensus import Consensus, Offsets, Vote, consensus_label
 from corpus.formats import (
     AnnotationRecord,
     ConsensusRecord,
     ExportRecord,
     JudgmentRecord,
     LLMCallRecord,
+    OccurrenceRecord,
     SpanRecord,
 )
 from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus, SourceKind
@@ -36,7 +37,7 @@ KIND_ORDER = {"gold": 0, "human": 1, "ensemble": 2, "supervisor": 3, "annotator"
 CSV_COLUMNS = [
     "dataset", "item_id", "system", "aspect", "source", "kind", "model", "score", "score_label",
     "span_index", "start", "end", "text", "explanation", "severity", "category", "match", "ambiguous",
-    "annotator", "span_verdict", "explanation_verdict", *FLAGS, "comment",
+    "annotator", "span_verdict", "explanation_verdict", *FLAGS, "comment", "occurrence",
 ]
 
 
@@ -162,13 +163,20 @@ def _calls_of(item: Item) -> dict[tuple[int, str, str], list[LLMCallRecord]]:
 
 
 def _judgment_record(judgment: SpanJudgment) -> JudgmentRecord:
-    return JudgmentRecord(
+    record = JudgmentRecord(
         annotator=judgment.annotator.export_name,
         span_verdict=judgment.span_verdict or None,
         explanation_verdict=judgment.explanation_verdict or None,
         flags=judgment.flags(),
         comment=judgment.comment,
     )
+    if judgment.is_picked():
+        record["occurrence"] = {"start": judgment.picked_start, "end": judgment.picked_end}
+    return record
+
+
+def _pick(judgment: SpanJudgment) -> Offsets | None:
+    return (judgment.picked_start, judgment.picked_end) if judgment.is_picked() else None
 
 
 def _span_consensus(span: ErrorSpan, added: Mapping[int, Consensus], labeling: Campaign | None) -> ConsensusRecord:
@@ -180,7 +188,7 @@ def _span_consensus(span: ErrorSpan, added: Mapping[int, Consensus], labeling: C
     decision = next((Vote(d.span_verdict or None, d.explanation_verdict or None)
                      for d in span.adjudications.all() if d.is_decided()), None)  # at most one: its campaign's
     judgments = [j for j in span.judgments.all() if labeling is None or j.campaign_of == labeling.pk]
-    votes = [Vote(j.span_verdict, j.explanation_verdict) for j in judgments]
+    votes = [Vote(j.span_verdict, j.explanation_verdict, _pick(j)) for j in judgments]
     return consensus_label(votes, decision).as_record()
 
 
@@ -312,13 +320,21 @@ def csv_rows(
                 # A span nobody judged yet still gets its row, so the sheet loses nothing.
                 for judgment in span["judgments"] or [None]:
                     if judgment is None:
-                        yield [*head, *span_cells, "", "", "", *([""] * len(FLAGS)), ""]
+                        yield [*head, *span_cells, "", "", "", *([""] * len(FLAGS)), "", ""]
                     else:
                         yield [
                             *head, *span_cells, judgment["annotator"], judgment["span_verdict"] or "",
                             judgment["explanation_verdict"] or "",
                             *[int(flag in judgment["flags"]) for flag in FLAGS], judgment["comment"],
+                            _occurrence_cell(judgment.get("occurrence")),
                         ]
+
+
+def _occurrence_cell(picked: OccurrenceRecord | None) -> str:
+    """The CSV form of an expert's pick: blank (not picked), 'none', or 'start-end'."""
+    if picked is None:
+        return ""
+    return "none" if picked["start"] is None else f"{picked['start']}-{picked['end']}"
 
 
 def _blank(value: object) -> object:

@@ -27,7 +27,7 @@ from accounts.models import Role
 from annotator.engine.phases import Phase
 from annotator.models import Assignment, Campaign, JudgmentEvent, SpanJudgment
 from corpus import cleaning
-from corpus.formats import FormatError
+from corpus.formats import FormatError, JudgmentRecord
 from corpus.models import Dataset, Item
 from corpus.services.importing import ImportReport, JudgedSpan
 from corpus.services.importing import items_import as corpus_items_import
@@ -68,6 +68,14 @@ def resolve_annotator_map(annotator_map: Mapping[str, str]) -> dict[str, int]:
     return {name: found[username] for name, username in annotator_map.items()}
 
 
+def _pick(judgment: JudgmentRecord) -> dict[str, object]:
+    """The columns of an exported occurrence pick (SpanJudgment.picked_*); none when the expert did not pick."""
+    picked = judgment.get("occurrence")
+    if picked is None:
+        return {}
+    return {"picked_start": picked["start"], "picked_end": picked["end"], "picked_none": picked["start"] is None}
+
+
 class _JudgmentWriter:
     def __init__(self, *, mapped: dict[str, int], importer_pk: int | None) -> None:
         self.campaign: Campaign | None = None
@@ -83,7 +91,7 @@ class _JudgmentWriter:
                 span=span, annotator_id=self._user(j["annotator"]),
                 assignment_id=self._assignment(dataset, item_pk, self._user(j["annotator"])),
                 span_verdict=j["span_verdict"] or "", explanation_verdict=j["explanation_verdict"] or "",
-                comment=j["comment"], **dict.fromkeys(j["flags"], True),
+                comment=j["comment"], **dict.fromkeys(j["flags"], True), **_pick(j),
             )
             for span, item_pk, judgments in judged
             for j in judgments

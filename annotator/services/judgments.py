@@ -23,6 +23,10 @@ CHOICE_FIELDS: dict[str, frozenset[str]] = {
 }
 JUDGMENT_FIELDS = protocol.JUDGMENT_FIELDS
 MAX_COMMENT = 4000
+OCCURRENCE = "occurrence"
+"""The pick among an ambiguous span's occurrences: a judgment field only services.occurrences and undo write,
+since only they check it against the span's candidates. Stored in three columns (SpanJudgment.occurrence)."""
+_COLUMNS: dict[str, list[str]] = {OCCURRENCE: ["picked_start", "picked_end", "picked_none"]}
 
 
 class JudgmentError(UserError):
@@ -41,7 +45,9 @@ class StaleJudgment(Conflict, JudgmentError):
         self.current = current
 
 
-def _coerce(field: str, value: object) -> object:
+def _coerce(field: str, value: object, *, occurrence_checked: bool = False) -> object:
+    if field == OCCURRENCE and occurrence_checked:
+        return "" if value is None else str(value)
     if field in CHOICE_FIELDS:
         text = "" if value is None else str(value)
         if text and text not in CHOICE_FIELDS[field]:
@@ -93,16 +99,17 @@ def from_text(field: str, text: str) -> object:
 @transaction.atomic
 def judgment_set(
     *, assignment: Assignment, span: ErrorSpan, user: User, changes: Mapping[str, object], record: bool = True,
-    expected_version: int | None = None, ms: int | None = None,
+    expected_version: int | None = None, ms: int | None = None, occurrence_checked: bool = False,
 ) -> SpanJudgment:
     """Apply `changes` (field -> value) to the user's judgment of `span`, creating it on first use.
 
     Writes one audit event per field whose value really changed, and (unless `record` is off, as when undo
     itself applies a change) one action on the undo stack. Every real change bumps the judgment's version; with
     `expected_version` the change is refused (StaleJudgment) unless the stored version is that one. The caller
-    has checked that `span` is judged on `assignment` (selectors.judged_span_by_handle)."""
+    has checked that `span` is judged on `assignment` (selectors.judged_span_by_handle); `occurrence_checked`
+    says it has also checked an "occurrence" change against the span's candidates."""
     check_can_work(assignment, user)
-    clean = {field: _coerce(field, value) for field, value in changes.items()}
+    clean = {field: _coerce(field, value, occurrence_checked=occurrence_checked) for field, value in changes.items()}
     judgment = SpanJudgment.objects.select_for_update().filter(assignment_id=assignment.pk, span_id=span.pk).first()
     current = judgment.version if judgment is not None else 0
     if expected_version is not None and expected_version != current:
@@ -120,7 +127,7 @@ def judgment_set(
         except IntegrityError:
             # Another request created it a moment ago (double click): apply the change to that row instead.
             return judgment_set(assignment=assignment, span=span, user=user, changes=changes, record=record,
-                                expected_version=expected_version, ms=ms)
+                                expected_version=expected_version, ms=ms, occurrence_checked=occurrence_checked)
         changed = [field for field, value in clean.items() if value != olds[field]]
     else:
         olds = {field: getattr(judgment, field) for field in clean}
@@ -129,7 +136,8 @@ def judgment_set(
             setattr(judgment, field, clean[field])
         # Every accepted save counts, even one that changes nothing: the page numbers its queued keys from it.
         judgment.version += 1
-        judgment.save(update_fields=[*changed, "version", "updated_at"])
+        columns = [column for field in changed for column in _COLUMNS.get(field, [field])]
+        judgment.save(update_fields=[*columns, "version", "updated_at"])
     events = [
         JudgmentEvent(judgment=judgment, user_id=user.pk, field=field, old_value=_as_text(olds[field]),
                       new_value=_as_text(clean[field]), ms=ms)

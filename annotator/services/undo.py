@@ -20,7 +20,7 @@ from annotator.models import AddedSource, Assignment, JudgmentEvent, SpanJudgmen
 from annotator.selectors.esa import esa_spans_done_at
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
 from annotator.services.esa import esa_prefill_renumber
-from annotator.services.judgments import JudgmentError, from_text, judgment_set
+from annotator.services.judgments import OCCURRENCE, JudgmentError, from_text, judgment_set
 from annotator.services.phases import assignments_move
 from corpus import protocol
 from corpus.models import ErrorSpan
@@ -28,7 +28,7 @@ from corpus.models import ErrorSpan
 _FIELD_NAMES: dict[str, str] = {
     **{g.field: g.name.lower() + " verdict" for g in protocol.GROUPS if g.field},
     **{t.value: f"flag “{t.label}”" for t in protocol.FLAGS},
-    "comment": "comment", "corrected_severity": "severity correction",
+    "comment": "comment", "corrected_severity": "severity correction", OCCURRENCE: "occurrence pick",
 }
 
 
@@ -94,8 +94,9 @@ def _apply_judgment(assignment: Assignment, user: User, action: WorkAction, back
     if span is None:
         raise JudgmentError("the error this change was about no longer exists")
     was_done = Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.DONE).exists()
+    # an occurrence pick on the stack was checked against the span's candidates when it was made
     judgment = judgment_set(assignment=assignment, span=span, user=user, changes={field: from_text(field, target)},
-                            record=False)
+                            record=False, occurrence_checked=field == OCCURRENCE)
     if backwards:
         # Audit trail: the reverted change and its revert are both marked, so neither reads as a live choice.
         original = (JudgmentEvent.objects.filter(judgment=judgment, field=field, new_value=payload["new"],

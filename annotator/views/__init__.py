@@ -24,6 +24,7 @@ from annotator.views.work import (
     auto_advance_view,
     item_screen,
     judgment_save,
+    occurrence_save,
 )
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "campaign_control",
     "campaign_guidelines", "campaign_resume",
     "dataset_detail", "dataset_export", "dataset_import", "home", "item_detail", "item_screen", "judgment_save",
+    "occurrence_save",
     "action_redo_view",
     "action_undo_view",
 ]

@@ -105,13 +105,23 @@ def _card(number: int, entry: ReviewEntry) -> Card:
         rows = [(v.judge, "marked it" if v.added else "did not mark it", "", "", v.comment) for v in entry.verdicts]
     else:
         rows = [(v.judge, labels.get(v.span_verdict, "—"), labels.get(v.explanation_verdict, "—"),
-                 ", ".join(v.flags), v.comment) for v in entry.verdicts]
+                 ", ".join([*v.flags, *_picked(v.occurrence, entry.item.output)]), v.comment) for v in entry.verdicts]
     final = entry.consensus
     # A field without a majority says so once; the method then says why (not "unresolved (unresolved)").
     method = "a tie: a decision settles it" if final.method == UNRESOLVED else final.method
     return Card(number, entry, _excerpt(entry.item.output, entry.span.start, entry.span.end), span_chips,
                 explanation_chips, rows, labels.get(final.span_verdict or "", NO_MAJORITY),
                 labels.get(final.explanation_verdict or "", NO_MAJORITY), method)
+
+
+def _picked(place: tuple[int | None, int | None] | None, output: str) -> list[str]:
+    """An ambiguous span's place as this judge picked it (picks that differ put the span in the queue)."""
+    if place is None:
+        return []
+    start, end = place
+    if start is None or end is None:
+        return ["picked: none of the occurrences"]
+    return [f"picked the occurrence at {start}–{end} (“{output[max(0, start - 20):start]}[{output[start:end]}]…”)"]
 
 
 def _cards(campaign: Campaign) -> list[Card]:

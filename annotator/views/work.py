@@ -47,10 +47,12 @@ from annotator.services.control_arm import assignment_reveal
 from annotator.services.esa import esa_open
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.mqm_prefill import mqm_prefill
+from annotator.services.occurrences import occurrence_pick, span_occurrences
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views import esa, mqm
 from annotator.views.common import AppRequest
 from corpus import cleaning, protocol, protocols
+from errors import UserError
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ SHORTCUTS = (
     ("m", "write a comment (Enter saves, Esc leaves)"),
     ("u / Ctrl+Z", "undo my last action on this item (verdicts, flags, severity, comment, added errors)"),
     ("Shift+U / Ctrl+Y", "redo what was undone"),
+    ("o / Shift+O", "a location found more than once: pick the next occurrence / none of them (not in the text)"),
     ("s", "select text in the output with the keyboard (arrows; Shift+arrows extend; Alt+arrows by word)"),
     ("a", "add the selected text as a missed error (a mouse selection snaps to whole words; hold Alt to keep "
           "it exact)"),
@@ -120,14 +123,35 @@ def _chips(row: ErrorRow) -> dict:
     }
 
 
+OCCURRENCE_CONTEXT = 24
+"""Characters shown either side of each candidate occurrence, so the expert can tell them apart."""
+
+
+def _occurrences(row: ErrorRow, output: str) -> list[dict]:
+    """The candidates of an ambiguous span with their context; `picked` marks the one that counts now."""
+    j = row.judgment
+    start, _ = j.offsets((row.span.start, row.span.end)) if j else (row.span.start, row.span.end)
+    return [
+        {"index": n, "start": o.start, "end": o.end, "text": output[o.start:o.end], "picked": o.start == start,
+         "before": output[max(0, o.start - OCCURRENCE_CONTEXT):o.start],
+         "after": output[o.end:o.end + OCCURRENCE_CONTEXT]}
+        for n, o in enumerate(span_occurrences(row.span, output))
+    ]
+
+
 def _card(row: ErrorRow, assignment: Assignment, can_edit: bool, saved: bool = False) -> dict:
     j = row.judgment
     corrected = j.corrected_severity if j else None
+    occurrences = _occurrences(row, assignment.item.output)
+    picked = next((o for o in occurrences if o["picked"]), None)
     return {
         "row": row, "chips": _chips(row), "assignment": assignment, "can_edit": can_edit, "saved": saved,
         "effective_severity": corrected or row.span.severity or 0,
         # Reversed once per card rather than once per chip (22 chips): saves are the hot path.
         "save_url": reverse("judgment_save", args=[assignment.pk, row.handle]),
+        "occurrences": occurrences, "picked_none": bool(j and j.picked_none), "pick_made": bool(j and j.is_picked()),
+        "picked_index": picked["index"] if picked else -1,
+        "occurrence_url": reverse("occurrence_save", args=[assignment.pk, row.handle]) if occurrences else "",
     }
 
 
@@ -232,6 +256,34 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
         response = render(request, "annotator/item.html#error-card", _card(row, assignment, True), status=409)
         return trigger_client_event(response, "sj:problem", {"message": str(exc)})
     except JudgmentError as exc:
+        return _unprocessable(str(exc))
+    row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style, handle=span_pk)
+    return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
+
+
+_PICKS = {"none": {"none": True}, "reset": {"reset": True}}
+
+
+@require_POST
+def occurrence_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
+    """Pick an occurrence of an ambiguous span (`value`: its index, "none" or "reset") and answer with the card,
+    versioned like judgment_save (409 and the stored card when stale)."""
+    assignment = assignment_for_work(request.user, pk)
+    span, label = judged_span_by_handle(assignment, span_pk)
+    value = request.POST.get("value", "").strip()
+    number = _posted(request.POST.get("number", ""), "number")
+    style = _posted(request.POST.get("style", ""), "style") % N_STYLES
+    pick = _PICKS.get(value) or {"index": _posted(value, "index")}
+    try:
+        judgment = occurrence_pick(assignment=assignment, span=span, user=request.user, **pick,
+                                   expected_version=_version(request.POST.get("version", "")),
+                                   ms=clamp_ms(request.POST.get("ms")))
+    except StaleJudgment as exc:
+        current = SpanJudgment.objects.filter(assignment_id=assignment.pk, span_id=span.pk).first()
+        row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style, handle=span_pk)
+        response = render(request, "annotator/item.html#error-card", _card(row, assignment, True), status=409)
+        return trigger_client_event(response, "sj:problem", {"message": str(exc)})
+    except UserError as exc:
         return _unprocessable(str(exc))
     row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style, handle=span_pk)
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))

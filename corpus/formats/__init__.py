@@ -14,12 +14,13 @@ from corpus.formats.records import (
     ExportRecord,
     JudgmentRecord,
     LLMCallRecord,
+    OccurrenceRecord,
     ParsedItem,
     SpanRecord,
 )
 
 __all__ = [
     "FIELD_LIMITS", "MAX_DEPTH", "MAX_LISTED_ERRORS", "AnnotationRecord", "ConsensusRecord", "ExportRecord",
-    "FormatError", "FormatErrors", "JudgmentRecord", "LLMCallRecord", "ParsedItem", "SpanRecord", "check_depth",
-    "check_text", "iter_objects", "named", "parse_item",
+    "FormatError", "FormatErrors", "JudgmentRecord", "LLMCallRecord", "OccurrenceRecord", "ParsedItem", "SpanRecord",
+    "check_depth", "check_text", "iter_objects", "named", "parse_item",
 ]

@@ -143,6 +143,21 @@ class _Strict(BaseModel):
 # --- the models -----------------------------------------------------------------------------------------
 
 
+class OccurrenceIn(_Strict):
+    """An expert's pick among an ambiguous span's occurrences; both null: the location is not in the output."""
+
+    start: int | None = None
+    end: int | None = None
+
+    @model_validator(mode="after")
+    def _ordered(self) -> OccurrenceIn:
+        if (self.start is None) != (self.end is None):
+            raise _place_error("occurrence: fields 'start' and 'end' must both be given or both be null")
+        if self.start is not None and self.end is not None and not 0 <= self.start < self.end:
+            raise _place_error(f"occurrence: offsets {self.start}-{self.end} are empty or negative")
+        return self
+
+
 class JudgmentIn(_Strict):
     annotator: Text("annotator", nullable=False)
     span_verdict: Annotated[OneOf(SPAN_VERDICT_VALUES) | None, BeforeValidator(lambda v: v or None)] = None
@@ -151,12 +166,16 @@ class JudgmentIn(_Strict):
     ] = None
     flags: Annotated[list[OneOf(FLAG_VALUES)], _empty_if_falsy(list)] = []
     comment: Text("comment") = ""
+    occurrence: OccurrenceIn | None = None
 
     def record(self) -> JudgmentRecord:
-        return JudgmentRecord(
+        record = JudgmentRecord(
             annotator=self.annotator, span_verdict=self.span_verdict, explanation_verdict=self.explanation_verdict,
             flags=[f for f in FLAG_VALUES if f in self.flags], comment=self.comment,
         )
+        if self.occurrence is not None:
+            record["occurrence"] = {"start": self.occurrence.start, "end": self.occurrence.end}
+        return record
 
 
 class SpanIn(_Strict):
@@ -196,6 +215,16 @@ class SpanIn(_Strict):
             raise _place_error("a span needs offsets or a 'text'")
         if self.ambiguous and start is None:
             raise _place_error("an ambiguous span needs offsets (it marks which of several occurrences was taken)")
+        for j in self.judgments:
+            picked = j.occurrence
+            if picked is None:
+                continue
+            if not self.ambiguous or start is None or end is None:
+                raise _place_error("judgments: an occurrence is picked only on an ambiguous span")
+            if picked.start is not None and picked.end is not None and (
+                    picked.end > len(output) or output[picked.start:picked.end] != output[start:end]):
+                raise _place_error(f"judgments: occurrence {picked.start}-{picked.end} is not an occurrence of "
+                                   f"{output[start:end]!r}")
         return self
 
     def record(self) -> SpanRecord:

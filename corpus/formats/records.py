@@ -9,12 +9,20 @@ from dataclasses import dataclass, field
 from typing import Any, NotRequired, TypedDict
 
 
+class OccurrenceRecord(TypedDict):
+    """The place an expert picked among an ambiguous span's occurrences; both null: not in the output."""
+
+    start: int | None
+    end: int | None
+
+
 class JudgmentRecord(TypedDict):
     annotator: str
     span_verdict: str | None
     explanation_verdict: str | None
     flags: list[str]
     comment: str
+    occurrence: NotRequired[OccurrenceRecord]  # written only when the expert picked (the span's offsets stay)
 
 
 class ConsensusRecord(TypedDict):
@@ -24,6 +32,7 @@ class ConsensusRecord(TypedDict):
     explanation_verdict: str | None
     method: str
     agreement: float | None
+    occurrence: NotRequired[OccurrenceRecord]  # the majority's pick, when the judges picked and a majority agrees
 
 
 class SpanRecord(TypedDict):

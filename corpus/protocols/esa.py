@@ -31,7 +31,7 @@ SEVERITY_CODES: dict[str, int] = {value: MQM_CODES[value] for value in SEVERITY_
 # and Pearmut do the same), and the error is stored as a span without offsets whose category says so.
 MISSING = "Missing content"
 MISSING_TOKEN = "[missing]"
-MISSING_KEY = "o"
+MISSING_KEY = "i"  # "o" picks an occurrence on the screens that judge machine spans
 
 SCORE_MIN, SCORE_MAX = 0, 100
 SCORE_STEP, SCORE_PAGE = 1, 10  # arrows move the slider by one point, PageUp/PageDown by ten

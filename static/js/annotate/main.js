@@ -186,7 +186,8 @@ function start() {
         retry.textContent = "Retry";
         retry.addEventListener("click", () => {
           const fresh = cardOf(job.span);
-          if (fresh) send(fresh, job.field, job.value);
+          if (fresh && job.field === "occurrence") pickOccurrence(fresh, job.value);
+          else if (fresh) send(fresh, job.field, job.value);
         });
         card.querySelector(".save-state").append(" ", retry);
       }
@@ -245,6 +246,29 @@ function start() {
       }
       release(result.ok);
     });
+  }
+
+  /** An ambiguous card's pick: `value` is an occurrence index or "none"; saved at once like a verdict. The
+   *  pick in flight is tracked in the card's model, so keys typed faster than the saves cycle from it. */
+  function pickOccurrence(card, value) {
+    if (!card || !canEdit || !card.dataset.occurrenceUrl) return;
+    const m = modelOf(card);
+    if (m.picked === undefined) m.picked = card.dataset.picked;
+    m.picked = String(value);
+    const n = parseInt(card.dataset.occurrences, 10);
+    say(value === "none" ? "Picked: none of these; the location is not in the text."
+      : "Picked occurrence " + (parseInt(value, 10) + 1) + " of " + n + ".");
+    saves.enqueue(card, "occurrence", String(value), card.dataset.occurrenceUrl);
+  }
+
+  function cycleOccurrence() {
+    const card = currentCard();
+    if (!card || !card.dataset.occurrenceUrl) return;
+    const m = modelOf(card);
+    const now = m.picked === undefined ? card.dataset.picked : m.picked;
+    const n = parseInt(card.dataset.occurrences, 10);
+    const index = now === "none" || now === "" ? 0 : (parseInt(now, 10) + 1) % n;
+    pickOccurrence(card, index);
   }
 
   function press(selector) {
@@ -432,6 +456,7 @@ function start() {
     u: () => step(work.dataset.undoUrl), U: () => step(work.dataset.redoUrl),
     s: enterSelectMode,
     a: openAddDialog,
+    o: cycleOccurrence, O: () => pickOccurrence(currentCard(), "none"),
     f: finish, d: doneMarking,
     n: () => go(work.dataset.nextUrl), p: () => go(work.dataset.prevUrl),
     g: openGuidelines,
@@ -487,6 +512,8 @@ function start() {
     if (card && card.dataset.span !== currentSpan && !hold) focusCard(cards().indexOf(card), false);
     if (chip && card) { if (!hold) pressChip(card, chip); else say("Wait a moment: the last change is being saved.");
       return; }
+    const place = e.target.closest && e.target.closest("#errors .error-card button[data-occurrence]");
+    if (place && card) { if (!hold) pickOccurrence(card, place.dataset.occurrence); return; }
     if (card) return;
     const mark = e.target.closest && e.target.closest("#output-text mark[data-spans]");
     if (mark && mark.dataset.spans && window.getSelection().isCollapsed) focusSpan(mark.dataset.spans.split(" ")[0]);

@@ -18,13 +18,14 @@ export class Saves {
     return this.queues.get(span);
   }
 
-  /** Queue `field` = `value` for `card`; resolves to {ok} once the save is acknowledged or has failed. */
-  enqueue(card, field, value) {
+  /** Queue `field` = `value` for `card` (to `url`, else the card's save URL); resolves to {ok} once the save is
+   *  acknowledged or has failed. An occurrence pick shares the card's queue: it bumps the same version. */
+  enqueue(card, field, value, url) {
     const span = card.dataset.span;
     const q = this.queue(span);
     if (!q.inflight && q.items.length === 0) q.next = parseInt(card.dataset.version, 10) || 0;
     const job = {
-      span, field, value, url: card.dataset.saveUrl, expected: q.next,
+      span, field, value, url: url || card.dataset.saveUrl, expected: q.next,
       number: card.dataset.number, style: card.dataset.style, ms: msSince(span),
     };
     q.next += 1; // the server bumps the version on every accepted save
