@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotator', '0013_esa'),
+        ('annotator', '0014_judgment_occurrence_pick'),
         ('corpus', '0006_exportjob_moved_to_analytics'),
     ]
 
