@@ -9,6 +9,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.access import require_researcher
 from accounts.models import User
+from analytics.confidence_figures import confidence_context
 from analytics.exports.jobs import export_file, export_job_create
 from analytics.exports.labeled import labeled_card, labeled_response
 from analytics.forms import ExportForm
@@ -171,6 +172,7 @@ def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     if has_control_arm(campaign):
         rows = priming_report(campaign, exclude_flagged=exclusion.exclude)
         context |= {"priming": priming_tables(rows, simulated), "priming_text": priming_paragraph(rows, simulated)}
+    context |= confidence_context(campaign, exclusion.exclude)
     return _dashboard(request, context, scope, campaign.dataset)
 
 

@@ -403,12 +403,18 @@ class AdjudicationEvent(models.Model):
 
 
 class SampleDesign(models.Model):
-    """How a sampled campaign drew the machine spans it judges (stats.sampling)."""
+    """How a sampled campaign drew the machine spans it judges (stats.sampling).
+
+    A routed campaign (annotator.services.routing) is a design too: within each evaluator, the spans that at
+    least `min_k` of the ensemble's models flagged form the stratum `confident`, judged by experts only in an
+    audit sample at `audit_rate` (the rest are AutoResolved), and the others the stratum `uncertain`, judged in
+    full. Every span's inclusion probability is known, so the estimates of all spans are design-weighted."""
 
     class Strata(models.TextChoices):
         EVALUATOR = "evaluator", "Evaluator"
         CATEGORY = "evaluator+category", "Evaluator and category"
         SEVERITY = "evaluator+severity", "Evaluator and severity"
+        ROUTING = "evaluator+confidence", "Evaluator and ensemble confidence (routing)"
 
     campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="sample_design")
     strata = models.CharField(max_length=24, choices=Strata.choices, default=Strata.EVALUATOR)
@@ -416,12 +422,24 @@ class SampleDesign(models.Model):
     per_stratum = models.PositiveIntegerField(null=True, blank=True)
     total = models.PositiveIntegerField(null=True, blank=True)
     population = models.JSONField(default=dict, help_text="run id -> stratum -> number of machine spans.")
+    min_k = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Routing: spans flagged by at least this many models go to the audit stratum.")
+    audit_rate = models.FloatField(
+        null=True, blank=True, help_text="Routing: the share of the confident spans experts judge (0-1].")
 
     class Meta:
         constraints = [
-            models.CheckConstraint(condition=Q(per_stratum__isnull=True) ^ Q(total__isnull=True),
-                                   name="sampledesign_one_size"),
+            models.CheckConstraint(
+                condition=(~Q(strata="evaluator+confidence") & (Q(per_stratum__isnull=True) ^ Q(total__isnull=True))
+                           & Q(min_k__isnull=True, audit_rate__isnull=True))
+                | Q(strata="evaluator+confidence", per_stratum__isnull=True, total__isnull=True, min_k__gte=1,
+                    audit_rate__gt=0, audit_rate__lte=1),
+                name="sampledesign_one_size_or_routing"),
         ]
+
+    @property
+    def is_routing(self) -> bool:
+        return self.strata == self.Strata.ROUTING
 
 
 class SampledSpan(models.Model):
@@ -434,6 +452,19 @@ class SampledSpan(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["design", "span"], name="sampledspan_unique")]
+
+
+class AutoResolved(models.Model):
+    """A span of a routed campaign resolved without an expert: it carries the ensemble's verdict (Error), since
+    at least the design's `min_k` models flagged it, and no expert saw it."""
+
+    design = models.ForeignKey(SampleDesign, on_delete=models.CASCADE, related_name="auto_resolved")
+    span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="auto_resolved_in")
+    run_id = models.PositiveIntegerField()
+    span_verdict = models.CharField(max_length=16, choices=SpanVerdict.choices, default=protocol.SPAN_OK)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["design", "span"], name="autoresolved_unique")]
 
 
 class UnprimedMark(models.Model):

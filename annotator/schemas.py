@@ -196,6 +196,15 @@ class SampleIn(Schema):
     seed: int = Field(0, ge=0, le=INT32_MAX)
 
 
+class RoutingIn(Schema):
+    """Routed judging: spans that at least `min_k` of an ensemble's models flagged are resolved without an expert
+    (recorded as `auto`, verdict Error), except a random audit of them at `audit_rate` (0 < rate <= 1) that
+    experts judge like any span; the others go to experts. Exclusive with `sample`."""
+
+    min_k: int
+    audit_rate: float
+
+
 class LinkIn(Schema):
     """A participant link: `/join/<token>/`, open while enabled, not expired and under the cap."""
 
@@ -236,6 +245,7 @@ class CampaignIn(Schema):
     control_verdicts: list[ControlKeyIn] = []
     reviewers: list[str] = []  # usernames; empty = every researcher and admin adjudicates
     sample: SampleIn | None = None
+    routing: RoutingIn | None = None
     control_arm: float = 0.0  # share of outputs first marked without machine spans (annotator.engine.crossing)
     # A participant link and the study settings of those who join by it (studies.services).
     link: LinkIn | None = None

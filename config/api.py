@@ -13,6 +13,7 @@ from accounts.access import AccessError
 from accounts.api import router as tokens_router
 from accounts.models import TokenScope
 from accounts.services.tokens import token_lookup
+from analytics.api.confidence import router as confidence_router
 from analytics.api.dashboards import router as dashboards_router
 from analytics.api.esa import router as esa_router
 from analytics.api.exports import router as exports_router
@@ -99,6 +100,7 @@ api.add_router("/analytics/", dashboards_router)
 api.add_router("/analytics/", labeled_router)
 api.add_router("/analytics/", report_router)
 api.add_router("/analytics/", priming_router)
+api.add_router("/analytics/", confidence_router)
 api.add_router("/analytics/", mqm_router)
 api.add_router("/analytics/", esa_router)
 api.add_router("/", dhp_router)

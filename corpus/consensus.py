@@ -39,7 +39,8 @@ MAJORITY = "majority"
 SINGLE = "single"
 UNRESOLVED = "unresolved"
 UNJUDGED = "unjudged"
-METHODS: tuple[str, ...] = (ADJUDICATED, UNANIMOUS, MAJORITY, SINGLE, UNRESOLVED, UNJUDGED)
+AUTO = "auto"  # a routed campaign's span resolved without an expert: the ensemble's verdict
+METHODS: tuple[str, ...] = (ADJUDICATED, UNANIMOUS, MAJORITY, SINGLE, UNRESOLVED, UNJUDGED, AUTO)
 
 
 Offsets = tuple[int | None, int | None]

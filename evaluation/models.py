@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
-from corpus.models import Dataset, Item, Source, SourceKind, TaskType
+from corpus.models import Dataset, ErrorSpan, Item, Source, SourceKind, TaskType
+from evaluation.engine.confidence import SUPERVISOR_DECISIONS
 from evaluation.engine.presets import small_models_in
 from evaluation.runs.attempts import AttemptKind, read_number
 from jobs.models import Job
@@ -226,3 +227,34 @@ class RunCall(models.Model):
     @property
     def attempt_kind(self) -> AttemptKind:
         return read_number(self.attempt).kind
+
+
+class SpanConfidence(models.Model):
+    """What the run's ensemble said about one of its machine spans (evaluation.engine.confidence): `k` of `n`
+    annotator models flagged an overlapping stretch, the supervisor's decision, severity and category agreement.
+
+    Derived from the run's stored per-model answers, once (evaluation.services.confidence)."""
+
+    span = models.OneToOneField(ErrorSpan, on_delete=models.CASCADE, primary_key=True, related_name="confidence")
+    run = models.ForeignKey(EvaluatorRun, on_delete=models.CASCADE, related_name="span_confidences")
+    k = models.PositiveSmallIntegerField(help_text="Annotator models that flagged an overlapping stretch.")
+    n = models.PositiveSmallIntegerField(help_text="Annotator models with a usable answer on the item.")
+    flagged_by = models.JSONField(default=list, blank=True, help_text="The models that flagged it, by name.")
+    supervisor = models.CharField(max_length=10, choices=SUPERVISOR_DECISIONS)
+    severity_agreement = models.FloatField(
+        null=True, blank=True, help_text="Share of the flagging models that gave the span's severity.")
+    category_agreement = models.FloatField(
+        null=True, blank=True, help_text="Share of the flagging models that gave the span's category.")
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(k__lte=F("n")), name="confidence_k_at_most_n"),
+            models.CheckConstraint(
+                condition=(Q(severity_agreement__isnull=True) | Q(severity_agreement__gte=0, severity_agreement__lte=1))
+                & (Q(category_agreement__isnull=True) | Q(category_agreement__gte=0, category_agreement__lte=1)),
+                name="confidence_agreements_are_shares"),
+        ]
+        indexes = [models.Index(fields=["run", "k"], name="confidence_run_k")]
+
+    def __str__(self) -> str:
+        return f"span {self.span_id}: {self.k} of {self.n}"

@@ -7,8 +7,9 @@ from django.urls import reverse_lazy
 
 from accounts.models import Role, User
 from annotator.engine.categories import CategoryError, default_categories, parse_category_names
-from annotator.models import SampleDesign
+from annotator.models import Campaign, SampleDesign
 from annotator.services.campaigns import DEFAULT_GUIDELINES
+from annotator.services.routing import RoutingSpec
 from annotator.services.sampling import SampleSpec
 from corpus.cleaning import INT32_MAX
 from corpus.models import Dataset, Item
@@ -16,6 +17,7 @@ from evaluation.models import EvaluatorRun
 from evaluation.selectors import own_runs
 from jobs.models import JobStatus
 from quality.services import CheckSettings
+from stats.routing import RoutingError
 from studies.services import LinkSettings, ParticipationError, link_settings_check
 
 
@@ -30,6 +32,7 @@ class CampaignForm(forms.Form):
         ("", "", ("name", "dataset", "runs", "aspects", "annotators", "annotators_per_item", "control_items",
                   "reviewers")),
         ("Designed sample", "sample-settings", ("sample_strata", "sample_per_stratum", "sample_total")),
+        ("Routed judging", "routing-settings", ("routing_min_k", "routing_audit_rate")),
         ("", "", ("control_arm",)),
         ("Participant link", "link-settings", (
             "link_enabled", "link_cap", "link_expires", "items_per_participant", "release_after_minutes",
@@ -85,6 +88,15 @@ class CampaignForm(forms.Form):
     sample_per_stratum = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX, label="Spans per stratum")
     sample_total = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX,
                                       label="or spans per evaluator in all")
+    # Routed judging (annotator.services.routing): the API's "routing" object.
+    routing_min_k = forms.IntegerField(
+        required=False, min_value=1, max_value=1000, label="Resolve spans at least this many models flagged",
+        help_text="Empty: experts judge every span. Otherwise spans that at least this many of an ensemble's models "
+                  "flagged are resolved as errors without an expert, but for a random audit; the analytics report "
+                  "design-weighted figures for all spans. Not with a sample.",
+    )
+    routing_audit_rate = forms.FloatField(required=False, min_value=0, max_value=1, initial=0.2, label="Audit rate",
+                                          help_text="Share (0-1] of those spans experts judge all the same.")
     # A participant link (studies.services): the API's "link" object and the study fields.
     link_enabled = forms.BooleanField(required=False, label="Recruit participants by a link",
                                       help_text="/join/<token>/ for Prolific, MTurk or an e-mail.")
@@ -193,7 +205,26 @@ class CampaignForm(forms.Form):
             else:
                 data["sample"] = SampleSpec(strata=data["sample_strata"], per_stratum=per, total=total,
                                             seed=data.get("seed") or 0)
+        data["routing"] = self._routing(data)
         return data
+
+    def _routing(self, data: dict) -> RoutingSpec | None:
+        """The routing settings, checked; a refusal is shown at the field it names."""
+        if data.get("routing_min_k") is None:
+            return None
+        if data.get("sample_strata"):
+            self.add_error("routing_min_k", "sample, routing: a campaign either judges a sample or routes its spans, "
+                                            "not both.")
+            return None
+        rate = data.get("routing_audit_rate")
+        spec = RoutingSpec(min_k=data["routing_min_k"], audit_rate=0.2 if rate is None else rate,
+                           seed=data.get("seed") or 0)
+        try:
+            spec.check()
+        except RoutingError as exc:
+            self.add_error("routing_audit_rate" if "audit_rate" in str(exc) else "routing_min_k", str(exc))
+            return None
+        return spec
 
 
     def _link(self, data: dict) -> LinkSettings | None:
@@ -217,3 +248,15 @@ class CampaignForm(forms.Form):
             self.add_error(field if field in self.fields else None, str(exc))
             return None
         return spec
+
+
+class PlanForm(forms.Form):
+    """Plan a study from a pilot campaign (annotator.selectors.pilot): `manage.py plan_study`'s twin."""
+
+    plan_from = forms.ModelChoiceField(queryset=Campaign.objects.order_by("name"), label="Pilot campaign",
+                                       empty_label="— choose a finished or pilot campaign —")
+    plan_outputs = forms.IntegerField(min_value=1, max_value=1_000_000, label="Outputs", initial=200)
+    plan_judges = forms.IntegerField(min_value=1, max_value=50, label="Judges per output", initial=2)
+    plan_difference = forms.FloatField(required=False, min_value=0.001, max_value=0.99, label="Difference to detect",
+                                       help_text="Span accuracy difference between two evaluators, as a share "
+                                                 "(0.05 = 5 points). Empty: no power.")

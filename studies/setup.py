@@ -28,6 +28,7 @@ from annotator.services.campaigns import (
     _check_text,
     neutral_labels,
 )
+from annotator.services.routing import RoutingSpec, campaign_route_draw
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
 from corpus import protocols
 from corpus.models import Annotation, Dataset, Item
@@ -62,6 +63,7 @@ class CampaignSpec:
     checks: CheckSettings = field(default_factory=CheckSettings)
     protocol: str = protocols.DEFAULT  # corpus.protocols: what the item screen asks and how errors are scored
     protocol_options: dict | None = None  # the protocol's settings (MQM: its own tree, its weights)
+    routing: RoutingSpec | None = None
 
     def __post_init__(self) -> None:
         if self.checks is None:  # the form and the API say "no checks" as None
@@ -153,6 +155,10 @@ def _validate(spec: CampaignSpec) -> None:
         link_settings_check(spec.link)
     if not spec.annotators and spec.link is None:
         raise CampaignError("a campaign needs at least one annotator (or a participant link)")
+    if spec.sample is not None and spec.routing is not None:
+        raise CampaignError("sample, routing: a campaign either judges a sample or routes its spans, not both")
+    if spec.routing is not None:
+        spec.routing.check()
     if not 0 <= spec.control_arm <= 1:
         raise CampaignError(f"control_arm: {spec.control_arm} must be a share between 0 and 1")
     if spec.link is None and spec.annotators_per_item > len(spec.annotators):
@@ -176,6 +182,9 @@ def _validate(spec: CampaignSpec) -> None:
         declared.clean_options(spec.protocol_options)
     except ProtocolError as exc:
         raise CampaignError(str(exc)) from None
+    if spec.routing is not None and not declared.judges_machine_spans:
+        raise CampaignError(f"routing, protocol: the {spec.protocol!r} protocol does not judge machine spans, so "
+                            "there is nothing to route")
 
 
 def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
@@ -219,6 +228,8 @@ def _items(campaign: Campaign, spec: CampaignSpec) -> tuple[list[int], list[int]
     if spec.sample is not None:
         # A sampled campaign judges only the drawn spans, so only the outputs holding one are assigned.
         item_ids = campaign_sample_draw(campaign=campaign, item_ids=list(item_ids), spec=spec.sample)
+    elif spec.routing is not None:  # the same, for the spans experts judge: the uncertain ones and the audit
+        item_ids = campaign_route_draw(campaign=campaign, item_ids=list(item_ids), spec=spec.routing)
     items = list(
         # Perturbed texts (DHP) are never shown to annotators as items of their own.
         Item.objects.filter(pk__in={*item_ids, *spec.control_item_ids}, dataset=spec.dataset,

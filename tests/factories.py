@@ -125,6 +125,23 @@ def run(dataset: Dataset, label: str, *, evaluator: str = "", evaluator_kind: st
                                        **fields)
 
 
+def ensemble_answer(item: Item, run: EvaluatorRun, marks: Sequence[tuple[str, int]], *,
+                    models: Sequence[str] = ("m1", "m2", "m3"), aspect: str = "accuracy",
+                    **span_fields: Any) -> list[ErrorSpan]:
+    """An ensemble run's stored answer on an item: each model's own annotation, the supervisor's, and the merged
+    one. `marks` are (text in the output, k): the merged span on that text, flagged by the first k models.
+    Returns the merged spans, in order."""
+    for m, name in enumerate(models):
+        own = annotation(item, run, kind=AnnotationKind.ANNOTATOR, model=name, aspect=aspect)
+        for position, (text, k) in enumerate(marks):
+            if m < k:
+                span_at(own, position, text)
+    annotation(item, run, kind=AnnotationKind.SUPERVISOR, model="supervisor", aspect=aspect)
+    merged = annotation(item, run, kind=AnnotationKind.ENSEMBLE, model="supervisor", aspect=aspect)
+    return [span_at(merged, position, text, explanation=f"{text} is wrong.", **span_fields)
+            for position, (text, _) in enumerate(marks)]
+
+
 # --- annotator: campaigns, assignments, judgments, added errors -----------------------------------
 
 

@@ -3,7 +3,9 @@
 Each machine span and each added error carries its consensus label (corpus.consensus.consensus_label):
 `errors` holds the spans whose final span verdict is `error` (confirmed machine spans and kept added
 errors), `rejected` the machine spans (and added errors) the experts turned down, `unresolved` those left
-without a final span verdict (a tie nobody adjudicated, or a span nobody judged).
+without a final span verdict (a tie nobody adjudicated, or a span nobody judged). A routed campaign's spans
+resolved without an expert are in `errors` with the ensemble's verdict and method `auto` (the card gives the
+audited accuracy of that label).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import hashlib
 import json
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
@@ -23,6 +25,7 @@ from analytics.exports.arms import campaign_arms, control_arm_card
 from analytics.exports.quality import quality_control
 from analytics.formatting import SIMULATED_MARK
 from analytics.selectors import Scope, agreement_report
+from analytics.selectors.routing import routing_card
 from annotator.models import AdjudicationEvent, Assignment, Campaign
 from annotator.selectors.review import (
     ADDED,
@@ -32,6 +35,7 @@ from annotator.selectors.review import (
     campaign_votes,
     review_queue,
 )
+from annotator.selectors.routing import auto_resolved_by_item
 from corpus import consensus
 from corpus.models import ErrorSpan, Item
 from quality.vigilance import excluded_annotator_ids
@@ -81,10 +85,11 @@ def _bucket(label: consensus.Consensus) -> str:
     return KEPT if label.span_verdict == "error" else REJECTED
 
 
-def _judged_items(campaign: Campaign, votes: CampaignVotes) -> list[Item]:
-    """The campaign's outputs that at least one judge judged or added an error to, in dataset order."""
+def _judged_items(campaign: Campaign, votes: CampaignVotes, auto: Collection[int] = ()) -> list[Item]:
+    """The campaign's outputs that at least one judge judged or added an error to, or that hold a span resolved
+    without an expert (`auto`), in dataset order."""
     judged = set(ErrorSpan.objects.filter(pk__in=list(votes.machine)).values_list("annotation__item_id", flat=True))
-    judged |= {g.item_id for g in votes.added}
+    judged |= {g.item_id for g in votes.added} | set(auto)
     assigned = Assignment.objects.filter(campaign=campaign).values("item_id")
     return list(Item.objects.filter(pk__in=judged).filter(pk__in=assigned).order_by("position"))
 
@@ -105,7 +110,8 @@ def labeled_records(
     for group in votes.added:
         added_by_item.setdefault(group.item_id, []).append(group)
     simulated = campaign.runs.filter(simulated=True).exists()
-    for item in _judged_items(campaign, votes):
+    auto = auto_resolved_by_item(campaign)
+    for item in _judged_items(campaign, votes, auto):
         buckets: dict[str, list[LabeledSpan]] = {KEPT: [], REJECTED: [], OPEN: []}
         for span, run_label in campaign_machine_spans(campaign, item):
             label = votes.machine_consensus(span.pk)
@@ -115,6 +121,13 @@ def labeled_records(
                 span_verdict=label.span_verdict, explanation_verdict=label.explanation_verdict, method=label.method,
                 agreement=label.agreement, judges=label.judges, found_by=[], arm=arms.machine_arm(item.pk),
                 found_unprimed=arms.found_unprimed(span, item.pk),
+            ))
+        for span, run_label, verdict in auto.get(item.pk, []):
+            buckets[KEPT if verdict == "error" else REJECTED].append(LabeledSpan(
+                origin=MACHINE, evaluator=run_label, aspect=span.annotation.aspect, start=span.start, end=span.end,
+                text=span.text, category=span.category, severity=span.severity, explanation=span.explanation,
+                span_verdict=verdict, explanation_verdict=None, method=consensus.AUTO, agreement=None, judges=0,
+                found_by=[], arm=arms.machine_arm(item.pk), found_unprimed=arms.found_unprimed(span, item.pk),
             ))
         for group in added_by_item.get(item.pk, []):
             label = votes.added_consensus(group)
@@ -242,6 +255,7 @@ def labeled_card(campaign: Campaign, *, fmt: str, exclude_flagged: bool | None =
                             for item_id, b, s in spans if b == OPEN],
         "consensus_rule": CONSENSUS_RULE,
         "control_arm": control_arm_card(campaign, exclude_flagged=exclude_flagged),
+        "routing": routing_card(campaign, exclude_flagged=exclude_flagged),
         "quality_control": quality_control(campaign, excluded=excluded),
         "notes": "Offsets are character offsets into the output (end exclusive). An added error is given by "
                  "the earliest of the overlapping errors the judges added; its explanation is that judge's note.",

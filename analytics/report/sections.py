@@ -16,16 +16,19 @@ from typing import TYPE_CHECKING
 from django.utils import timezone
 from django.utils.text import slugify
 
+from analytics.confidence_figures import CONFIDENCE_NOTE, confidence_table, plot_module, routing_table
 from analytics.formatting import SIMULATED_MARK
 from analytics.report.esa import esa_report
 from analytics.report.mqm import mqm_report
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
 from analytics.selectors.cache import cached_dashboard_data
+from analytics.selectors.confidence import campaign_confidence
 from analytics.selectors.design import design_paragraph, study_design
 from analytics.selectors.exclusion import Exclusion, exclusion_for
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report
 from analytics.selectors.quality import quality_summary
 from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, campaign_ranking
+from analytics.selectors.routing import routing_report
 from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state, priming_tables, quality_tables
 from annotator.models import Campaign
 from corpus import protocols
@@ -214,6 +217,23 @@ def priming_section(context: ReportContext) -> Section | None:
                    tables=priming_tables(rows, context.simulated))
 
 
+def confidence_section(context: ReportContext) -> Section | None:
+    """The ensemble's confidence calibration (analytics.selectors.confidence), once experts labelled a span."""
+    rows = campaign_confidence(context.campaign, exclude_flagged=context.exclusion.exclude)
+    if not any(r.calibration.spans for r in rows):
+        return None
+    fig = plot_module().confidence_plot(rows)
+    return Section("confidence", "Confidence calibration", text=CONFIDENCE_NOTE, tables=[confidence_table(rows)],
+                   figures=[ReportFigure("confidence", "Share confirmed per level k/n with 95% Wilson intervals.",
+                                         fig)] if fig is not None else [])
+
+
+def routing_section(context: ReportContext) -> Section | None:
+    """A routed campaign's design-weighted figures and the expert time it saved (analytics.selectors.routing)."""
+    report = routing_report(context.campaign, exclude_flagged=context.exclusion.exclude)
+    return None if report is None else Section("routing", "Routed judging", tables=[routing_table(report)])
+
+
 def mqm_section(context: ReportContext) -> Section | None:
     built = mqm_report(context.campaign)
     return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
@@ -238,6 +258,8 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     ranking_section,
     quality_section,
     priming_section,
+    confidence_section,
+    routing_section,
     mqm_section,
     esa_section,
 ]

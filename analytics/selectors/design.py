@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from annotator.models import Assignment, Campaign, CampaignRun, SampledSpan
+from annotator.models import Assignment, AutoResolved, Campaign, CampaignRun, SampledSpan
 from quality.models import CheckSpan, PlantedOutput
 from quality.vigilance import campaign_checks
 from studies.models import Participant
@@ -45,6 +45,7 @@ class StudyDesign:
     neutral_labels: int = 0  # evaluators shown under a neutral label
     sampled: int | None = None  # machine spans in a designed sample
     strata: str = ""
+    auto_resolved: int = 0  # a routed campaign's spans resolved without a judge
 
     @property
     def participants(self) -> int:
@@ -83,6 +84,7 @@ def study_design(campaign: Campaign, *, excluded: Collection[int] = ()) -> Study
         neutral_labels=CampaignRun.objects.filter(campaign=campaign).count(),
         sampled=SampledSpan.objects.filter(design=design).count() if design is not None else None,
         strata=design.get_strata_display().lower() if design is not None else "",
+        auto_resolved=AutoResolved.objects.filter(design=design).count() if design is not None else 0,
     )
 
 
@@ -133,6 +135,10 @@ def design_paragraph(d: StudyDesign) -> str:
     if d.sampled is not None:
         text += (f"The judges saw a stratified random sample of {_n(d.sampled, 'machine span')} (strata: "
                  f"{d.strata}); the figures below describe the judged sample.")
+        if d.auto_resolved:
+            text += (f" {_n(d.auto_resolved, 'span')} that enough of the ensemble's models flagged "
+                     f"{'was' if d.auto_resolved == 1 else 'were'} resolved as errors without a judge (routed "
+                     "judging); the routing section estimates the figures for all spans.")
     else:
         text += "Every machine span of the campaign's evaluator runs was put to the judges."
     return text.strip()

@@ -18,6 +18,7 @@ from annotator.models import Assignment, Campaign
 from annotator.schemas import CampaignDetailOut, CampaignIn, CampaignOut, CampaignSummaryOut, ControlAccuracyOut
 from annotator.selectors.campaigns import campaign_run_labels, campaigns_visible_to, control_accuracy
 from annotator.services.campaigns import ControlKey, campaign_control_set
+from annotator.services.routing import RoutingSpec
 from annotator.services.sampling import SampleSpec
 from corpus.models import Dataset
 from errors import Conflict, UserError
@@ -93,6 +94,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
     if unknown := sorted(set(payload.reviewers) - {u.username for u in reviewers}):
         raise UserError(f"reviewers: unknown or inactive users: {', '.join(unknown)}")
     sample = SampleSpec(**payload.sample.dict()) if payload.sample else None
+    routing = RoutingSpec(**payload.routing.dict(), seed=payload.seed) if payload.routing else None
     link = link_settings_from(payload)
     checks = CheckSettings(
         decoys=payload.decoys, planted=payload.planted, vigilance_min=payload.vigilance_min,
@@ -107,7 +109,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
                 aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
                 guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
                 control_item_ids=payload.control_item_ids, reviewers=reviewers,
-                sample=sample, control_arm=payload.control_arm, link=link, checks=checks,
+                sample=sample, control_arm=payload.control_arm, link=link, checks=checks, routing=routing,
                 protocol=payload.protocol, protocol_options=payload.protocol_options), created_by=request.user,
             )
             if payload.control_verdicts:

@@ -18,6 +18,7 @@ from annotator.selectors.campaigns import (
     control_accuracy,
     queue_for,
 )
+from annotator.selectors.pilot import campaign_plan
 from annotator.views.common import AppRequest, require_researcher
 from corpus import cleaning
 from corpus.models import Dataset
@@ -26,7 +27,7 @@ from evaluation.models import EvaluatorRun
 from jobs.models import JobStatus
 from quality.vigilance import campaign_checks
 from studies.completion import completion_url_problem
-from studies.forms import CampaignForm
+from studies.forms import CampaignForm, PlanForm
 from studies.models import SetupReport, StudyLink
 from studies.setup import CampaignSpec, campaign_create
 from studies.views.join import participant_in, participant_queue
@@ -55,7 +56,7 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                     seed=data["seed"], control_item_ids=data["control_items"],
                     categories=data["categories"] or None, reviewers=list(data["reviewers"]),
                     sample=data["sample"], control_arm=data.get("control_arm") or 0.0, link=data["link"],
-                    checks=data["checks"]), created_by=request.user,
+                    checks=data["checks"], routing=data["routing"]), created_by=request.user,
                 )
             except (UserError, IntegrityError) as exc:
                 form.add_error(None, str(exc) if isinstance(exc, UserError) else "A campaign of that name exists.")
@@ -81,7 +82,24 @@ def campaign_new(request: AppRequest) -> HttpResponse:
             initial.update(runs=[str(run.pk)], aspects=[run.aspect.name])
         form = CampaignForm(initial=initial, dataset=dataset)
     template = "annotator/campaign_new.html#campaign-form" if request.htmx else "annotator/campaign_new.html"
-    return render(request, template, {"form": form})
+    return render(request, template, {"form": form, **_plan(request)})
+
+
+def _plan(request: AppRequest) -> dict[str, object]:
+    """The planner box of the campaign form: its form, and the plan once a pilot and sizes are given."""
+    if "plan_from" not in request.GET:
+        return {"plan_form": PlanForm()}
+    form = PlanForm(request.GET)
+    if not form.is_valid():
+        return {"plan_form": form}
+    data = form.cleaned_data
+    try:
+        plan = campaign_plan(data["plan_from"], outputs=data["plan_outputs"], judges=data["plan_judges"],
+                             difference=data["plan_difference"])
+    except UserError as exc:
+        form.add_error(None, str(exc))
+        return {"plan_form": form}
+    return {"plan_form": form, "plan": plan}
 
 
 @require_GET

@@ -70,6 +70,17 @@ def test_sample_coverage_bench_runs():
     assert done.stdout.count("coverage") == 6 and "via draw_stratified" in done.stdout
 
 
+def test_routing_bench_runs(bench_database):
+    from tests.conftest import shared_file
+
+    shared_file("rotowire/train.jsonl")
+    out = _bench("routing.py", "--campaigns", "4", "--db-checks", "1", "--planner-runs", "1", "--also", "0.5",
+                 database=bench_database)
+    assert "coverage of the full-judging span accuracy" in out and "audit rate 0.50" in out
+    assert "the whole product agrees with this estimate on 1 of 1 campaigns" in out
+    assert "predicted / actual 95% width" in out
+
+
 def test_decoy_audit_bench_runs_on_a_quintd_shaped_checkout(bench_database, tmp_path):
     """quintd's layout, filled with 30 made-up ice hockey outputs and one annotator's spans on each."""
     import json

@@ -1,0 +1,82 @@
+"""The confidence calibration of a campaign's evaluators: per level k of n, the share of spans experts confirm.
+
+A span counts once its consensus label (corpus.consensus: a reviewer's decision, else the judges' majority)
+has a span verdict; it is confirmed when that verdict is Error. Spans nobody judged, unresolved ties, spans a
+routed campaign resolved without an expert, known answers (decoys, planted outputs) and the verdicts of
+annotators the campaign excludes never count; nor do spans of answers without per-model answers behind them
+(n = 0: an imported or hand-made merged answer), whose confidence is unknown. The arithmetic is stats.confidence's.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from analytics.selectors.base import Scope, runs_in_scope
+from analytics.selectors.exclusion import exclusion_for
+from annotator.models import Campaign
+from annotator.selectors.review import campaign_votes
+from corpus.protocol import SPAN_OK
+from evaluation.models import SpanConfidence
+from evaluation.services.confidence import confidence_store
+from stats.confidence import Calibration, calibration
+
+NO_CATEGORY = "(none)"
+
+
+@dataclass
+class CategoryConfidence:
+    category: str
+    calibration: Calibration
+
+
+@dataclass
+class EvaluatorConfidence:
+    run_id: int
+    evaluator: str  # the run's label
+    neutral_label: str
+    simulated: bool
+    calibration: Calibration
+    by_category: list[CategoryConfidence] = field(default_factory=list)
+    supervisor: dict[str, int] = field(default_factory=dict)  # decision -> expert-labelled spans
+
+
+def campaign_confidence(campaign: Campaign, *, aspect: str = "",
+                        exclude_flagged: bool | None = None) -> list[EvaluatorConfidence]:
+    """One row per evaluator run of the campaign (of `aspect`, when given), in neutral-label order;
+    `exclude_flagged` as in Scope (None: the campaign's setting).
+
+    The per-span confidence is derived data: spans that have none yet get it here (evaluation.services.
+    confidence), once."""
+    runs = runs_in_scope(Scope(campaign_id=campaign.pk, aspect=aspect))
+    run_ids = [r.run_id for r in runs]
+    confidence_store(run_ids=run_ids)
+    labels: dict[int, bool] = {}
+    # Runs without per-model answers have no level to calibrate: the campaign's votes are not even read.
+    known = SpanConfidence.objects.filter(run_id__in=run_ids, n__gte=1).exists()
+    if known:
+        votes = campaign_votes(campaign, excluded=exclusion_for(campaign, exclude_flagged).excluded_ids)
+        for span_id in votes.machine:
+            verdict = votes.machine_consensus(span_id).span_verdict
+            if verdict is not None:
+                labels[span_id] = verdict == SPAN_OK
+    per_run: dict[int, list[tuple[int, int, bool]]] = defaultdict(list)
+    per_category: dict[int, dict[str, list[tuple[int, int, bool]]]] = defaultdict(lambda: defaultdict(list))
+    decisions: dict[int, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    rows = SpanConfidence.objects.filter(run_id__in=run_ids, span_id__in=sorted(labels), n__gte=1)
+    for span_id, run_id, k, n, category, supervisor in rows.values_list(
+            "span_id", "run_id", "k", "n", "span__category", "supervisor").order_by("span_id"):
+        outcome = (k, n, labels[span_id])
+        per_run[run_id].append(outcome)
+        per_category[run_id][category or NO_CATEGORY].append(outcome)
+        decisions[run_id][supervisor] += 1
+    return [
+        EvaluatorConfidence(
+            run_id=r.run_id, evaluator=r.label, neutral_label=r.neutral_label, simulated=r.simulated,
+            calibration=calibration(per_run[r.run_id]),
+            by_category=[CategoryConfidence(name, calibration(outcomes))
+                         for name, outcomes in sorted(per_category[r.run_id].items())],
+            supervisor=dict(sorted(decisions[r.run_id].items())),
+        )
+        for r in runs
+    ]
