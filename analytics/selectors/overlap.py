@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -16,7 +16,7 @@ from analytics.selectors.base import (
     _final_q,
     final_kinds,
 )
-from annotator.models import Assignment, Campaign, CampaignRun
+from annotator.models import Assignment, Campaign, CampaignRun, SpanJudgment
 from annotator.selectors.spans import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, SourceKind
 from errors import UserError
@@ -111,6 +111,25 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
     return keys, spans, items
 
 
+def _majority_picks(campaign_id: int | None) -> dict[int, tuple[int | None, int | None]]:
+    """Per machine span of the campaign whose occurrence its experts picked: the place most of its pickers chose
+    ((None, None) for "not in the output"); a tie moves nothing. Outside a campaign there are no picks."""
+    if campaign_id is None:
+        return {}
+    votes: dict[int, Counter] = defaultdict(Counter)
+    rows = (SpanJudgment.objects.filter(assignment__campaign_id=campaign_id)
+            .filter(Q(picked_start__isnull=False) | Q(picked_none=True))
+            .values_list("span_id", "picked_start", "picked_end", "picked_none"))
+    for span_id, start, end, none in rows:
+        votes[span_id][(None, None) if none else (start, end)] += 1
+    picks = {}
+    for span_id, counted in votes.items():
+        (place, n), *rest = counted.most_common()
+        if not rest or rest[0][1] < n:
+            picks[span_id] = place
+    return picks
+
+
 def overlap_report(
     *, runs: Sequence[RunInfo], reference: Reference, scope: Scope, imported: Sequence[RunInfo] = ()
 ) -> list[OverlapRow]:
@@ -132,11 +151,13 @@ def overlap_report(
         for run_id, item_id in final.values_list("source_id", "item_id").order_by().distinct():
             if item_id in ref_items:
                 answered[run_id].add(item_id)
-        for run_id, item_id, start, end in ErrorSpan.objects.filter(annotation__in=final).values_list(
-            "annotation__source_id", "annotation__item_id", "start", "end"
+        picks = _majority_picks(scope.campaign_id)
+        for pk, run_id, item_id, start, end in ErrorSpan.objects.filter(annotation__in=final).values_list(
+            "pk", "annotation__source_id", "annotation__item_id", "start", "end"
         ):
             if item_id in ref_items:
-                predicted[(run_id, item_id)].append(None if start is None else (start, end))
+                place = picks.get(pk, (start, end))  # the experts' pick of an ambiguous span's occurrence moves it
+                predicted[(run_id, item_id)].append(None if place[0] is None else place)
     out = []
     for run in [*runs, *imported]:
         pred_rows: list[tuple[int, int, int]] = []

@@ -211,6 +211,26 @@ def test_overlap_report_against_gold(study):
     assert r3.chars.recall == 0.0
 
 
+def test_overlap_with_gold_follows_the_experts_picked_occurrence(study):
+    """s2 (10,20) on i1: both judges pick another place for it; the overlap counts it there, a tie moves nothing."""
+    from annotator.models import SpanJudgment
+
+    judgments = SpanJudgment.objects.filter(span=study.spans["s2"])
+    assert judgments.count() == 2
+    judgments.update(picked_start=25, picked_end=28)  # the gold's third error on i1
+    r1 = _overlap(study, Reference(kind="gold"))["ens-run"]
+    # exact now also matches (25,28): P 3/5, R 3/4 (was 2/5, 2/4); the machine's own offsets stay in the record
+    assert (r1.exact.matched, r1.exact.n_predicted, r1.exact.n_reference) == (3, 5, 4)
+    assert ErrorSpan.objects.get(pk=study.spans["s2"].pk).start == 10
+    first = judgments.order_by("pk").first()
+    SpanJudgment.objects.filter(pk=first.pk).update(picked_start=None, picked_end=None, picked_none=True)
+    tied = _overlap(study, Reference(kind="gold"))["ens-run"]
+    assert (tied.exact.matched, tied.unlocated) == (2, 1)  # one says "not in the output", one (25,28): no move
+    judgments.update(picked_start=None, picked_end=None, picked_none=True)
+    gone = _overlap(study, Reference(kind="gold"))["ens-run"]
+    assert (gone.exact.matched, gone.unlocated) == (2, 2)  # both say it is not in the output: it matches nothing
+
+
 def test_alignment_report_counts_ambiguous_spans_per_evaluator(study):
     ErrorSpan.objects.filter(pk__in=[study.spans["s2"].pk, study.spans["s7"].pk]).update(ambiguous=True)
     ErrorSpan.objects.filter(pk=study.spans["s3"].pk).update(match="fuzzy")
