@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from accounts.models import User
 from annotator.models import Assignment, Campaign
 from annotator.selectors.spans import added_spans
-from annotator.services.assignments import assignment_add_time, assignment_finish
+from annotator.services.actions import activity_record
+from annotator.services.assignments import assignment_finish
 from annotator.services.esa import (
     esa_missing_add,
     esa_open,
@@ -33,6 +34,7 @@ from corpus.models import Dataset, ErrorSpan, Item
 from evaluation.models import EvaluatorRun
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
+from tests.control_arm_study import script_clock, spend
 
 SOURCES = ("The first sentence.", "A second one.", "And a third.")
 OUTPUTS = {
@@ -100,9 +102,15 @@ def work_esa_study(study: EsaStudy) -> None:
     """ESA (control arm): mark `bbbb` Major on sysA seg1 and missing content Minor on sysB seg2, nothing else.
     ESA^AI: on sysB seg1 re-grade dddd (Minor -> Major) and resize ffff to "ffff gggg"; on sysB seg2 delete llll;
     on sysA seg2 add hhhh Minor; keep the rest. Working time: 40 s per ESA item, 20 s per ESA^AI item."""
+    with script_clock() as clock:
+        _work(study, clock)
+
+
+def _work(study: EsaStudy, clock) -> None:
     where = {it.pk: key for key, it in study.items.items()}
     for a in Assignment.objects.filter(campaign=study.campaign).select_related("campaign", "item"):
         user, key = a.annotator, where[a.item_id]
+        activity_record(assignment=a, opening=True)  # the screen's opening starts the item's clock
         esa_open(assignment=a, user=user)
         if a.in_control_arm:
             if key == ("sysA", 1):
@@ -119,7 +127,7 @@ def work_esa_study(study: EsaStudy) -> None:
                 esa_span_delete(span=spans["llll"], assignment=a, user=user, ms=500)
             if key == ("sysA", 2):
                 esa_span_add(assignment=a, user=user, start=0, end=4, severity="minor")
-        assignment_add_time(assignment=a, user=user, seconds=40 if a.in_control_arm else 20)
+        spend(clock, a, user, 40 if a.in_control_arm else 20)  # active time, counted from the screen's signals
         a.refresh_from_db()
         esa_spans_done(assignment=a, user=user, ms=10_000 if a.in_control_arm else 4_000)
         a.refresh_from_db()

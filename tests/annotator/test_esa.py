@@ -7,6 +7,7 @@ import pytest
 
 from annotator.models import Assignment, EsaPrefill, EsaScore, MarkingTime, UnprimedMark, WorkAction
 from annotator.selectors.spans import added_spans
+from annotator.services.actions import activity_record
 from annotator.services.added_spans import AddedSpanError, added_span_create
 from annotator.services.assignments import AssignmentError, assignment_finish
 from annotator.services.esa import (
@@ -23,6 +24,7 @@ from corpus.models import ErrorSpan
 from corpus.protocols import esa
 from corpus.protocols.mqm import ProtocolError
 from errors import Conflict
+from tests.control_arm_study import script_clock, spend
 from tests.esa_study import build_esa_study, word
 
 pytestmark = pytest.mark.django_db
@@ -75,8 +77,12 @@ def test_the_control_arm_is_plain_esa_and_its_spans_done_end_the_marking(study):
     assert a.phase == "marking"
     assert not esa_open(assignment=a, user=a.annotator).prefilled
     assert added_spans(a) == []
-    mark = esa_span_add(assignment=a, user=a.annotator, start=0, end=4, severity="major", ms=1500)
-    esa_spans_done(assignment=a, user=a.annotator, ms=9000, seconds=40)
+    with script_clock() as clock:
+        activity_record(assignment=a, opening=True)
+        mark = esa_span_add(assignment=a, user=a.annotator, start=0, end=4, severity="major", ms=1500)
+        spend(clock, a, a.annotator, 40)  # 40 s of active time, from the screen's signals
+        a.refresh_from_db()
+        esa_spans_done(assignment=a, user=a.annotator, ms=9000)
     a.refresh_from_db()
     assert a.phase == "judging" and a.revealed_at is not None
     assert list(UnprimedMark.objects.filter(assignment=a).values_list("span_id", flat=True)) == [mark.pk]
