@@ -349,10 +349,11 @@ class Adjudication(models.Model):
     """A reviewer's final verdicts on a span the judges disagreed on (a machine span or an added error), or on
     one they agreed on when a reviewer overrode them (`override`, listed on the review screen).
 
-    Blank fields leave the judges' majority in force (corpus.consensus). The judges' own verdicts are never
-    changed, so agreement before adjudication stays measurable. Each field has its own version (`versions`,
-    field -> number of audited changes, undos and redos), so an undo can tell whether someone changed the
-    field since."""
+    Blank fields leave the judges' majority in force (corpus.consensus); `occurrence` decides where an
+    ambiguous span is when the judges' picks differ (annotator.engine.occurrences' text form). The judges' own
+    verdicts are never changed, so agreement before adjudication stays measurable. Each field has its own
+    version (`versions`, field -> number of audited changes, undos and redos), so an undo can tell whether
+    someone changed the field since."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="adjudications")
     span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="adjudications")
@@ -361,6 +362,9 @@ class Adjudication(models.Model):
     explanation_verdict = models.CharField(
         max_length=20, choices=ExplanationVerdict.choices, blank=True, default=""
     )
+    occurrence = models.CharField(
+        max_length=24, blank=True, default="",
+        help_text="An ambiguous span's place: '' = the judges' majority pick, 'none', or 'start-end' (a candidate).")
     note = models.TextField(blank=True, default="")
     override = models.BooleanField(default=False, help_text="Decided although the judges agree (audited, listed).")
     versions = models.JSONField(default=dict, blank=True, help_text="field -> its version (audit rows so far).")
@@ -371,7 +375,15 @@ class Adjudication(models.Model):
         constraints = [models.UniqueConstraint(fields=["campaign", "span"], name="adjudication_one_per_span")]
 
     def is_decided(self) -> bool:
-        return bool(self.span_verdict or self.explanation_verdict)
+        return bool(self.span_verdict or self.explanation_verdict or self.occurrence)
+
+    def decided_place(self) -> tuple[int | None, int | None] | None:
+        """The decided place of an ambiguous span as consensus offsets: None leaves the judges' majority pick,
+        (None, None) says the location is not in the output."""
+        picked, where = parse_pick(self.occurrence)
+        if not picked:
+            return None
+        return (None, None) if where is None else (where.start, where.end)
 
 
 class AdjudicationEvent(models.Model):

@@ -16,7 +16,7 @@ the two (so a span is only as agreed as its less agreed field). It is None when 
 An ambiguous span's location follows the same rule: a judge who picked one of its occurrences (or "none of
 these") votes for it, a judge who did not pick leaves the field open; without a majority of the picks the
 span is unresolved and its picks are a disagreement. The consensus carries the picked `occurrence` only when
-a majority chose one.
+a majority chose one, or a reviewer decided it (the decision's `occurrence` wins like its verdicts).
 
 Added errors use the same rule: every judge of the output votes, `error` if they marked an overlapping
 error and `not_error` if they did not (see `added_error_votes`).
@@ -97,9 +97,11 @@ def consensus_label(votes: Sequence[Vote], decision: Vote | None = None) -> Cons
     # A field with votes but no majority is what makes a span unresolved.
     unresolved = (span_share is not None and span_value is None) or (exp_share is not None and exp_value is None)
     unresolved = unresolved or (place_share is not None and place is None)
-    if decision is not None and (decision.span_verdict or decision.explanation_verdict):
+    if decision is not None and (decision.span_verdict or decision.explanation_verdict
+                                 or decision.occurrence is not None):
+        decided_place = place if decision.occurrence is None else decision.occurrence
         return Consensus(decision.span_verdict or span_value, decision.explanation_verdict or exp_value,
-                         ADJUDICATED, agreement, judges, place)
+                         ADJUDICATED, agreement, judges, decided_place)
     if judges == 0 and place_share is None:
         return Consensus(None, None, UNJUDGED, None, 0)
     if unresolved:

@@ -8,16 +8,23 @@ from ninja import Router, Schema
 
 from annotator.access import campaign_for_reviewer
 from annotator.models import Adjudication
-from annotator.selectors.review import ReviewEntry, review_entry, review_queue
+from annotator.selectors.review import ADDED, ReviewEntry, review_entry, review_queue
 from annotator.services.adjudication import (
+    DECISION_FIELDS,
     adjudication_history,
     adjudication_redo,
     adjudication_set,
     adjudication_undo,
 )
+from annotator.services.occurrences import span_occurrences
 from errors import Conflict, UserError
 
 router = Router(tags=["adjudication"])
+
+
+class PlaceOut(Schema):
+    start: int | None  # None (both): the location is not in the output
+    end: int | None
 
 
 class JudgeVerdictOut(Schema):
@@ -26,6 +33,7 @@ class JudgeVerdictOut(Schema):
     explanation_verdict: str
     flags: list[str]
     comment: str
+    occurrence: PlaceOut | None = None  # the judge's pick of an ambiguous span's place; None = not picked
 
 
 class ConsensusOut(Schema):
@@ -33,6 +41,7 @@ class ConsensusOut(Schema):
     explanation_verdict: str | None
     method: str
     agreement: float | None
+    occurrence: PlaceOut | None = None  # the decided or majority place of an ambiguous span
 
 
 class DisputeOut(Schema):
@@ -44,6 +53,7 @@ class DisputeOut(Schema):
     end: int | None
     text: str
     explanation: str
+    occurrences: list[PlaceOut]  # an ambiguous span's candidates (what `occurrence` may name); [] otherwise
     verdicts: list[JudgeVerdictOut]
     consensus: ConsensusOut
     decided: bool
@@ -58,6 +68,7 @@ class DecisionIn(Schema):
 
     span_verdict: str | None = None
     explanation_verdict: str | None = None
+    occurrence: str | None = None  # "none" or "start-end" of one of the dispute's `occurrences`
     note: str | None = None
     override: bool = False
 
@@ -74,18 +85,26 @@ class AuditOut(Schema):
     at: str
 
 
+def _place(place: tuple[int | None, int | None] | None) -> PlaceOut | None:
+    return None if place is None else PlaceOut(start=place[0], end=place[1])
+
+
 def _dispute_out(entry: ReviewEntry) -> DisputeOut:
     d = entry.decision
+    candidates = [] if entry.kind == ADDED else span_occurrences(entry.span, entry.item.output)
     return DisputeOut(
         span_id=entry.span.pk, kind=entry.kind, item_id=entry.item.external_id, evaluator=entry.evaluator,
         start=entry.span.start, end=entry.span.end, text=entry.span.text,
         explanation=entry.span.explanation,
+        occurrences=[PlaceOut(start=c.start, end=c.end) for c in candidates],
         verdicts=[JudgeVerdictOut(judge=v.judge, span_verdict=v.span_verdict,
-                                  explanation_verdict=v.explanation_verdict, flags=v.flags, comment=v.comment)
+                                  explanation_verdict=v.explanation_verdict, flags=v.flags, comment=v.comment,
+                                  occurrence=_place(v.occurrence))
                   for v in entry.verdicts],
         consensus=ConsensusOut(**entry.consensus.as_record()), decided=entry.is_decided,
         decision=None if d is None else {"span_verdict": d.span_verdict,
-                                         "explanation_verdict": d.explanation_verdict, "note": d.note,
+                                         "explanation_verdict": d.explanation_verdict,
+                                         "occurrence": d.occurrence, "note": d.note,
                                          "reviewer": d.reviewer.username if d.reviewer else ""},
         override=entry.is_override, versions={} if d is None else {k: int(v) for k, v in d.versions.items()},
     )
@@ -132,7 +151,7 @@ def update_dispute_decision(request: HttpRequest, campaign_id: int, span_id: int
     override = payload.override
     changes = {k: v for k, v in payload.dict(exclude={"override"}).items() if v is not None}
     if not changes:
-        raise UserError("give at least one of span_verdict, explanation_verdict, note")
+        raise UserError(f"give at least one of {', '.join(DECISION_FIELDS)}")
     adjudication_set(campaign=campaign, span_id=span_id, user=request.user, changes=changes, override=override)
     entry = review_entry(campaign, span_id)
     return None if entry is None else _dispute_out(entry)

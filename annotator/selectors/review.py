@@ -83,7 +83,7 @@ class CampaignVotes:
 def _decision_vote(decision: Adjudication | None) -> Vote | None:
     if decision is None or not decision.is_decided():
         return None
-    return Vote(decision.span_verdict or None, decision.explanation_verdict or None)
+    return Vote(decision.span_verdict or None, decision.explanation_verdict or None, decision.decided_place())
 
 
 def campaign_votes(campaign: Campaign, *, machine_spans: bool = True,

@@ -1,4 +1,5 @@
-"""Reviewers' decisions on disagreements: set final verdicts and a note, audited, and undone newest first."""
+"""Reviewers' decisions on disagreements: set final verdicts, an ambiguous span's place and a note, audited,
+and undone newest first."""
 
 from __future__ import annotations
 
@@ -8,14 +9,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import User
+from annotator.engine.occurrences import PICK_NONE, OccurrenceError, parse_pick, pick_text
 from annotator.models import Adjudication, AdjudicationEvent, Campaign, SpanJudgment
 from annotator.selectors.review import review_entry
 from annotator.services.judgments import CHOICE_FIELDS, MAX_COMMENT
+from annotator.services.occurrences import span_occurrences
 from corpus import cleaning, protocol
 from corpus.models import AnnotationKind, ErrorSpan
 from errors import Conflict, UserError
 
-DECISION_FIELDS = ("span_verdict", "explanation_verdict", "note")
+DECISION_FIELDS = ("span_verdict", "explanation_verdict", "occurrence", "note")
 Action = AdjudicationEvent.Action
 ADDED_SPAN_VERDICTS = frozenset({protocol.SPAN_OK, protocol.SPAN_NOT_ERROR})
 
@@ -29,8 +32,32 @@ class DecisionConflict(Conflict, AdjudicationError):
     changed the field since."""
 
 
-def _coerce(field: str, value: object, *, added: bool) -> str:
+def _coerce_occurrence(text: str, span: ErrorSpan, *, added: bool) -> str:
+    """'' (the judges' majority pick), 'none', or the 'start-end' of one of the span's candidate occurrences."""
+    text = text.strip()
+    if not text:
+        return ""
+    if added:
+        raise AdjudicationError("occurrence: an added error has no machine location to place")
+    candidates = span_occurrences(span, span.annotation.item.output)
+    if not candidates:
+        raise AdjudicationError(f"occurrence: span {span.pk}'s location is not ambiguous; there is no occurrence "
+                                "to decide")
+    allowed = [pick_text(c) for c in candidates]
+    try:
+        parse_pick(text)
+    except OccurrenceError as exc:
+        raise AdjudicationError(str(exc)) from exc
+    if text != PICK_NONE and text not in allowed:
+        raise AdjudicationError(f"occurrence: {text!r} is not one of the span's occurrences "
+                                f"({', '.join(allowed)}) or 'none'")
+    return text
+
+
+def _coerce(field: str, value: object, *, span: ErrorSpan, added: bool) -> str:
     text = "" if value is None else str(value)
+    if field == "occurrence":
+        return _coerce_occurrence(text, span, added=added)
     if field in CHOICE_FIELDS:
         if text and text not in CHOICE_FIELDS[field]:
             raise AdjudicationError(f"{field}: {text!r} is not one of {', '.join(sorted(CHOICE_FIELDS[field]))}")
@@ -47,7 +74,7 @@ def _coerce(field: str, value: object, *, added: bool) -> str:
 
 def span_of_campaign(campaign: Campaign, span_id: int) -> tuple[ErrorSpan, bool]:
     """Return a span the campaign's judges judged (machine) or added, and whether it is an added error."""
-    span = ErrorSpan.objects.select_related("annotation").filter(pk=span_id).first()
+    span = ErrorSpan.objects.select_related("annotation__item").filter(pk=span_id).first()
     if span is not None:
         if span.annotation.kind == AnnotationKind.HUMAN and span.annotation.source.kind == "campaign":
             if span.annotation.source.added.campaign_id == campaign.pk:
@@ -112,7 +139,7 @@ def adjudication_set(*, campaign: Campaign, span_id: int, user: User, changes: M
     and the review screen lists the span from then on, so no decision is invisible. The caller has checked
     that `user` reviews `campaign` (annotator.access.campaign_for_reviewer)."""
     span, added = span_of_campaign(campaign, span_id)
-    clean = {f: _coerce(f, v, added=added) for f, v in changes.items()}
+    clean = {f: _coerce(f, v, span=span, added=added) for f, v in changes.items()}
     decision, _ = Adjudication.objects.select_for_update().get_or_create(campaign=campaign, span=span)
     if not in_review(campaign, span.pk, decision):
         if not override:

@@ -185,7 +185,7 @@ def _span_consensus(span: ErrorSpan, added: Mapping[int, Consensus], labeling: C
     one, the exported judges' majority)."""
     if span.pk in added:
         return added[span.pk].as_record()
-    decision = next((Vote(d.span_verdict or None, d.explanation_verdict or None)
+    decision = next((Vote(d.span_verdict or None, d.explanation_verdict or None, d.decided_place())
                      for d in span.adjudications.all() if d.is_decided()), None)  # at most one: its campaign's
     judgments = [j for j in span.judgments.all() if labeling is None or j.campaign_of == labeling.pk]
     votes = [Vote(j.span_verdict, j.explanation_verdict, _pick(j)) for j in judgments]

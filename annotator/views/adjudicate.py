@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.http import HttpResponse
@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import retarget
 
 from annotator.access import campaign_for_reviewer
+from annotator.engine.occurrences import PICK_NONE, pick_text
 from annotator.models import Adjudication, Campaign
 from annotator.selectors.review import ADDED, ReviewEntry, review_entry, review_queue
 from annotator.services.adjudication import (
@@ -26,6 +27,7 @@ from annotator.services.adjudication import (
     adjudication_set,
     adjudication_undo,
 )
+from annotator.services.occurrences import span_occurrences
 from annotator.views.common import AppRequest
 from corpus import protocol
 from corpus.consensus import UNRESOLVED
@@ -62,6 +64,8 @@ class Card:
     final_span: str
     final_explanation: str
     final_method: str
+    occurrence_chips: list[Chip] = field(default_factory=list)  # an ambiguous span's candidates, then "none"
+    final_place: str = ""
 
     @property
     def dom_id(self) -> str:
@@ -107,11 +111,35 @@ def _card(number: int, entry: ReviewEntry) -> Card:
         rows = [(v.judge, labels.get(v.span_verdict, "—"), labels.get(v.explanation_verdict, "—"),
                  ", ".join([*v.flags, *_picked(v.occurrence, entry.item.output)]), v.comment) for v in entry.verdicts]
     final = entry.consensus
+    occurrence_chips, final_place = _occurrence_choice(entry)
     # A field without a majority says so once; the method then says why (not "unresolved (unresolved)").
     method = "a tie: a decision settles it" if final.method == UNRESOLVED else final.method
     return Card(number, entry, _excerpt(entry.item.output, entry.span.start, entry.span.end), span_chips,
                 explanation_chips, rows, labels.get(final.span_verdict or "", NO_MAJORITY),
-                labels.get(final.explanation_verdict or "", NO_MAJORITY), method)
+                labels.get(final.explanation_verdict or "", NO_MAJORITY), method, occurrence_chips, final_place)
+
+
+def _occurrence_choice(entry: ReviewEntry) -> tuple[list[Chip], str]:
+    """The places a reviewer can decide for an ambiguous machine span (each candidate, then "none of these"),
+    and the place the consensus holds now; nothing for other spans."""
+    if entry.kind == ADDED:
+        return [], ""
+    candidates = span_occurrences(entry.span, entry.item.output)
+    if not candidates:
+        return [], ""
+    decided = entry.decision.occurrence if entry.decision else ""
+    chips = [Chip("occurrence", pick_text(c), _place_label(entry.item.output, (c.start, c.end)), "",
+                  decided == pick_text(c)) for c in candidates]
+    chips.append(Chip("occurrence", PICK_NONE, "none of these", "", decided == PICK_NONE))
+    place = entry.consensus.occurrence
+    return chips, NO_MAJORITY if place is None else _place_label(entry.item.output, place)
+
+
+def _place_label(output: str, place: tuple[int | None, int | None]) -> str:
+    start, end = place
+    if start is None or end is None:
+        return "none of these"
+    return f"{start}–{end} (“{output[max(0, start - 20):start]}[{output[start:end]}]…”)"
 
 
 def _picked(place: tuple[int | None, int | None] | None, output: str) -> list[str]:
@@ -121,7 +149,7 @@ def _picked(place: tuple[int | None, int | None] | None, output: str) -> list[st
     start, end = place
     if start is None or end is None:
         return ["picked: none of the occurrences"]
-    return [f"picked the occurrence at {start}–{end} (“{output[max(0, start - 20):start]}[{output[start:end]}]…”)"]
+    return [f"picked the occurrence at {_place_label(output, place)}"]
 
 
 def _cards(campaign: Campaign) -> list[Card]:

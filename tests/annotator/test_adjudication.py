@@ -215,7 +215,7 @@ def test_api_disputes_twins(study, researcher):
                      content_type="application/json")
     assert put.status_code == 200
     assert put.json()["consensus"] == {"span_verdict": "error", "explanation_verdict": None,
-                                       "method": "adjudicated", "agreement": round(2 / 3, 4)}
+                                       "method": "adjudicated", "agreement": round(2 / 3, 4), "occurrence": None}
     bad = client.put(f"/api/campaigns/{built.campaign.pk}/disputes/{found['cheap'].pk}",
                      data=json.dumps({"span_verdict": "hallucination"}), content_type="application/json")
     assert bad.status_code == 422 and "added error" in bad.json()["detail"]

@@ -79,8 +79,8 @@ def test_a_reviewer_undoes_and_redoes_their_own_change_on_another_field(study, m
     _put(adam, campaign, span, {"note": "checked the table"})
     undone = rita.post(f"/api/campaigns/{campaign.pk}/disputes/undo")
     assert undone.status_code == 200
-    assert undone.json()["decision"] == {"span_verdict": "", "explanation_verdict": "", "note": "checked the table",
-                                         "reviewer": "adam"}
+    assert undone.json()["decision"] == {"span_verdict": "", "explanation_verdict": "", "occurrence": "",
+                                         "note": "checked the table", "reviewer": "adam"}
     assert rita.post(f"/api/campaigns/{campaign.pk}/disputes/redo").json()["decision"]["reviewer"] == "rita"
     assert [a for _, a, *_ in _history(adam, campaign, span)] == ["change", "change", "undo", "redo"]
 

@@ -79,3 +79,17 @@ def test_added_error_votes_make_judges_who_missed_it_vote_not_error():
     assert consensus_label(added_error_votes(2, 3)).span_verdict == "error"
     assert consensus_label(added_error_votes(1, 3)).span_verdict == "not_error"
     assert consensus_label(added_error_votes(1, 2)).method == UNRESOLVED
+
+
+def test_consensus_label_a_decided_place_settles_split_picks_and_keeps_the_verdicts():
+    votes = [Vote("error", "correct", (3, 7)), Vote("error", "correct", (20, 24))]
+    assert consensus_label(votes).method == UNRESOLVED and consensus_label(votes).occurrence is None
+    c = consensus_label(votes, Vote(None, None, (20, 24)))
+    assert (c.span_verdict, c.explanation_verdict, c.method, c.occurrence) == ("error", "correct", ADJUDICATED,
+                                                                               (20, 24))
+    assert c.agreement == 1.0  # measured on the judges' votes, not the decision
+    assert consensus_label(votes, Vote(None, None, (None, None))).as_record()["occurrence"] == {
+        "start": None, "end": None}
+    # a decision on the verdicts alone leaves the judges' (here: agreed) pick in place
+    agreed = [Vote("error", "correct", (20, 24)), Vote("not_error", "correct", (20, 24))]
+    assert consensus_label(agreed, Vote("error", None)).occurrence == (20, 24)
