@@ -16,7 +16,7 @@ from analytics.selectors.base import (
     _final_q,
     final_kinds,
 )
-from annotator.models import Assignment, Campaign, CampaignRun, SpanJudgment
+from annotator.models import Adjudication, Assignment, Campaign, CampaignRun, SpanJudgment
 from annotator.selectors.spans import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, SourceKind
 from errors import UserError
@@ -112,8 +112,9 @@ def _reference_spans(reference: Reference, scope: Scope) -> tuple[set[tuple[int,
 
 
 def _majority_picks(campaign_id: int | None) -> dict[int, tuple[int | None, int | None]]:
-    """Per machine span of the campaign whose occurrence its experts picked: the place most of its pickers chose
-    ((None, None) for "not in the output"); a tie moves nothing. Outside a campaign there are no picks."""
+    """Per machine span of the campaign whose occurrence its experts picked: the place a reviewer decided, else the
+    place most of its pickers chose ((None, None) for "not in the output"); a tie moves nothing. Outside a campaign
+    there are no picks."""
     if campaign_id is None:
         return {}
     votes: dict[int, Counter] = defaultdict(Counter)
@@ -127,6 +128,9 @@ def _majority_picks(campaign_id: int | None) -> dict[int, tuple[int | None, int 
         (place, n), *rest = counted.most_common()
         if not rest or rest[0][1] < n:
             picks[span_id] = place
+    for decision in Adjudication.objects.filter(campaign_id=campaign_id).exclude(occurrence=""):
+        if (place := decision.decided_place()) is not None:  # a reviewer's decision outranks the pickers
+            picks[decision.span_id] = place
     return picks
 
 

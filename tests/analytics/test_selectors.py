@@ -226,6 +226,12 @@ def test_overlap_with_gold_follows_the_experts_picked_occurrence(study):
     SpanJudgment.objects.filter(pk=first.pk).update(picked_start=None, picked_end=None, picked_none=True)
     tied = _overlap(study, Reference(kind="gold"))["ens-run"]
     assert (tied.exact.matched, tied.unlocated) == (2, 1)  # one says "not in the output", one (25,28): no move
+    from annotator.models import Adjudication
+
+    decided = Adjudication.objects.create(campaign=study.campaign, span=study.spans["s2"], occurrence="25-28")
+    settled = _overlap(study, Reference(kind="gold"))["ens-run"]
+    assert settled.exact.matched == 3  # the reviewer's decision settles the tie
+    decided.delete()
     judgments.update(picked_start=None, picked_end=None, picked_none=True)
     gone = _overlap(study, Reference(kind="gold"))["ens-run"]
     assert (gone.exact.matched, gone.unlocated) == (2, 2)  # both say it is not in the output: it matches nothing
