@@ -64,7 +64,11 @@ def test_campaign_analytics_page_fits_its_cards(browser, live_server, study, mak
         # folded by default except Table 4
         assert page.locator("details#table-accuracy").get_attribute("open") is not None
         assert page.locator("details#table-overlap").get_attribute("open") is None
-        assert page.locator("#overview table").is_visible() and page.locator("#ranking table").first.is_visible()
+        # the overview's first table (evaluators), then its quality table (vigilance per annotator)
+        overview = page.locator("#overview table")
+        assert overview.count() == 2 and all(overview.nth(k).is_visible() for k in range(2))
+        assert "decoys rejected" in overview.nth(1).inner_text().lower()
+        assert page.locator("#ranking table").first.is_visible()
         # a link in the contents opens its folded section
         page.locator("#contents a[href='#table-overlap']").click()
         page.wait_for_function("document.querySelector('details#table-overlap').open")
