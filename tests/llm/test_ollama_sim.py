@@ -10,7 +10,7 @@ import time
 import httpx
 import ollama
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.ollama_sim import (
@@ -23,6 +23,7 @@ from tests.ollama_sim import (
     digest_for,
     judged_text,
 )
+from tests.ollama_sim.answers import _NUMERIC_SCALE  # the phrase the simulator reads as "give a number"
 
 USER = [{"role": "user", "content": "### Data\nname: Aromi\n### Output\nAromi is a cheap pub in the centre."}]
 
@@ -339,6 +340,8 @@ def test_sim_streamed_truncation_matches_the_plain_answer(sim: OllamaSim) -> Non
 @settings(max_examples=200, deadline=None)
 @given(output=st.text(min_size=0, max_size=200), model=st.sampled_from(["llama3", "gemma2:9b"]))
 def test_sim_default_reply_locations_come_from_the_output(output: str, model: str) -> None:
+    # A text that itself says "0 to 100" reads to the simulator as a prompt asking for a number (tested below).
+    assume(not _NUMERIC_SCALE.search(output))
     prompt = f"### Instructions\nJudge it.\n### Output\n{output}\n### Output format:\nError 1: ..."
     text = judged_text(prompt)
     reply = default_reply(model, prompt)
