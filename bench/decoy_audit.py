@@ -85,6 +85,41 @@ def load(root: Path, per: int) -> list[dict]:
     return outputs
 
 
+def second_opinion(cards, seed: int = 7) -> float:
+    """Cross-validated ROC AUC of a classifier the decoy drawing never consulted: gradient-boosted trees over a
+    100-dimensional reduction of different text features (the explanation's character 3-5-grams, the marked words'
+    word 1-2-grams, the card's other fields as tokens) beside the span's place and lengths. The drawing redraws
+    decoys against a logistic regression of the audit's kind, so the audit alone could flatter it."""
+    import numpy as np
+    from scipy.sparse import csr_matrix, hstack
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import StratifiedKFold
+
+    y = np.array([c.decoy for c in cards], dtype=int)
+    columns = {
+        "explanation": ([c.explanation for c in cards], dict(analyzer="char_wb", ngram_range=(3, 5), min_df=2)),
+        "marked": ([c.text for c in cards], dict(ngram_range=(1, 2), min_df=2)),
+        "fields": ([f"label:{c.label} severity:{c.severity} category:{c.category} ambiguous:{c.ambiguous}"
+                    for c in cards], dict(token_pattern=r"\S+")),
+    }
+    numbers = csr_matrix(np.array([[c.position, len(c.text.split()), len(c.explanation.split())] for c in cards]))
+    scores = np.zeros(len(cards))
+    for train, test in StratifiedKFold(n_splits=5, shuffle=True, random_state=seed).split(np.zeros(len(y)), y):
+        parts_train, parts_test = [numbers[train]], [numbers[test]]
+        for values, options in columns.values():
+            vectorizer = TfidfVectorizer(sublinear_tf=True, **options).fit([values[i] for i in train])
+            parts_train.append(vectorizer.transform([values[i] for i in train]))
+            parts_test.append(vectorizer.transform([values[i] for i in test]))
+        reduce = TruncatedSVD(100, random_state=seed).fit(hstack(parts_train).tocsr())
+        model = HistGradientBoostingClassifier(random_state=seed).fit(reduce.transform(hstack(parts_train).tocsr()),
+                                                                      y[train])
+        scores[test] = model.predict_proba(reduce.transform(hstack(parts_test).tocsr()))[:, 1]
+    return float(roc_auc_score(y, scores))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quintd", required=True, help="A checkout of github.com/kasnerz/quintd.")
@@ -145,13 +180,19 @@ def main() -> int:
         name=f"decoy audit {nonce}", dataset=dataset, runs=list(runs.values()), annotators=[judge],
         aspects=["accuracy"], seed=args.seed, checks=CheckSettings(decoys=args.decoys)))
     audit = campaign_audit(campaign)
+    report = campaign.setup_report
     print(f"quintd-1: {len(rows)} outputs, {n_real} real LLM spans (GPT-4, Llama 3), decoys {args.decoys}")
-    print(f"cards: {audit.decoys} decoys, {audit.real} real (each needs >= {MIN_CARDS})")
+    print(f"cards: {audit.decoys} decoys, {audit.real} real (each needs >= {MIN_CARDS}); the share asked for "
+          f"{report.decoys_asked} decoys, {report.decoys_made} were made: {report.decoys_why or 'all'}")
     if audit.auc is None:
         print(f"no audit: {audit.reason}")
         return 1
     print(f"ROC AUC {audit.auc:.3f} (target <= {AUC_TARGET}); 95% interval {audit.ci_low:.3f}-{audit.ci_high:.3f} "
           f"(upper end target <= {UPPER_TARGET}); {audit.resamples} resamples, {audit.seconds:.1f} s")
+    from quality.audit import campaign_cards
+
+    print(f"a classifier the drawing never saw (gradient-boosted trees, other features): ROC AUC "
+          f"{second_opinion(campaign_cards(campaign), args.seed):.3f}")
     print("features weighing most towards 'decoy':")
     for name, weight in audit.features:
         print(f"  {weight:+.3f}  {name}")

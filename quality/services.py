@@ -25,7 +25,7 @@ from corpus.cleaning import INT32_MAX
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from corpus.protocol import SEVERITIES
 from errors import UserError
-from quality.engine import decoys
+from quality.engine import decoys, drawing
 from quality.engine.planting import plant
 from quality.explaining import decoy_explanations_autostart
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
@@ -274,24 +274,22 @@ class Tally:
 
 def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
                    rng: random.Random) -> tuple[list[DecoyProposal], Tally]:
-    """Propose decoys so that about `campaign.decoys` of the machine spans on these outputs are decoys. Each copies
-    a real machine span of these outputs (its label, severity, category and the voice of its explanation) onto a
-    stretch of the same output that the input supports and no source marks (quality.engine.decoys). The tally says
-    how many the share asks for and why fewer could be proposed."""
+    """Propose decoys making up about `campaign.decoys` of the machine spans on these outputs, drawn like them
+    (quality.engine.drawing): each copies a real machine span (its label, severity, category and the voice of its
+    explanation) onto a stretch the input supports and no source marks, on its own output or another written from
+    the same input data. The tally says how many the share asks for and why fewer were proposed."""
     machine = {i: _machine_spans(campaign, i) for i in item_ids}
     n_machine = sum(len(v) for v in machine.values())
     wanted = round(campaign.decoys * n_machine / (1 - campaign.decoys)) if campaign.decoys else 0
     items = {i.pk: i for i in Item.objects.filter(pk__in=list(item_ids))}
-    donors = {
-        item_id: [(decoys.Donor(label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
-                                category=span.category, aspect=span.annotation.aspect,
-                                position=(span.start or 0) / max(len(items[item_id].output), 1),
-                                ambiguous=span.ambiguous), span.pk)
-                  for span, link in pairs if span.start is not None and span.text]
-        for item_id, pairs in machine.items()
-    }
-    pairs = [(item_id, d, span_id) for item_id, found in donors.items() for d, span_id in found]
-    if campaign.decoys and not pairs:
+    sources = [
+        drawing.Source(output=item_id, start=span.start, end=span.end, ref=span.pk, donor=decoys.Donor(
+            label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
+            category=span.category, aspect=span.annotation.aspect,
+            position=span.start / max(len(items[item_id].output), 1), ambiguous=span.ambiguous))
+        for item_id, pairs in machine.items() for span, link in pairs if span.start is not None and span.text
+    ]
+    if campaign.decoys and not sources:
         labelled = CampaignRun.objects.filter(campaign=campaign).exists()
         why = (f"the {len(item_ids)} outputs carry no machine span with a location, so no share of their spans can be "
                "decoys" if labelled else "the campaign judges no evaluator run, so there is no label to show a decoy "
@@ -300,35 +298,35 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
     if not wanted:
         return [], Tally()
     taken = _taken(list(items))
-    candidates = {i: decoys.decoy_candidates(items[i].output, _inputs_text(items[i]), taken[i]) for i in items}
-    proposals: list[DecoyProposal] = []
-    # A donor drawn at random among the real spans of the outputs with the fewest decoys so far: decoys spread over
-    # the outputs (every judge of a share of them meets one), keep the evaluators' shares of labels and kinds, and
-    # are each explained by a span of their own output (so the explanation's facts are that output's).
-    pairs = [p for p in pairs if candidates[p[0]]]
-    shown: dict[int, int] = {}
-    while len(proposals) < wanted and pairs:
-        fewest = min(shown.get(p[0], 0) for p in pairs)
-        among = [p for p in pairs if shown.get(p[0], 0) == fewest]
-        item_id, donor, donor_id = among[rng.randrange(len(among))]
-        item = items[item_id]
-        mine = [(p.start, p.end) for p in proposals if p.item_id == item_id]
-        free = [c for c in candidates[item_id] if not any(c.start < b and a < c.end for a, b in mine)]
-        candidate = decoys.draw_candidate(free, donor, len(item.output), rng)
-        if candidate is None:
-            pairs = [p for p in pairs if p[0] != item_id]
-            continue
-        shown[item_id] = shown.get(item_id, 0) + 1
-        proposals.append(DecoyProposal(
-            item_id=item_id, start=candidate.start, end=candidate.end, text=candidate.text, label=donor.label,
-            explanation=decoys.voice_explanation(donor, candidate, item.output, same_output=True),
-            severity=donor.severity, category=donor.category, aspect=donor.aspect, donor_id=donor_id,
-        ))
+    links = {link.run_id: link.label for link in CampaignRun.objects.filter(campaign=campaign)}
+    judged: dict[int, set[str]] = {i: set() for i in items}
+    for item_id, run_id in Annotation.objects.filter(item_id__in=list(items), source_id__in=list(links)).values_list(
+            "item_id", "source_id"):
+        judged[item_id].add(links[run_id])
+    outputs = [
+        drawing.Output(key=item.pk, text=item.output, group=json.dumps(item.inputs or {}, sort_keys=True),
+                       candidates=tuple(decoys.decoy_candidates(item.output, _inputs_text(item), taken[item.pk])),
+                       labels=frozenset(judged[item.pk]))
+        for item in items.values()
+    ]
+    drawn = drawing.draw_decoys(outputs, sources, campaign.decoys, rng)
+    proposals = [
+        DecoyProposal(item_id=p.output, start=p.candidate.start, end=p.candidate.end, text=p.candidate.text,
+                      label=p.source.donor.label, explanation=p.explanation, severity=p.source.donor.severity,
+                      category=p.source.donor.category, aspect=p.source.donor.aspect, donor_id=p.source.ref)
+        for p in drawn.placements
+    ]
     why = ""
     if len(proposals) < wanted:
-        why = (f"{campaign.decoys:g} of {n_machine} machine spans asks for {wanted} decoys, but the {len(item_ids)} "
-               f"outputs hold only {len(proposals)} stretches like their machine spans that the input supports and no "
-               "source marks")
+        if 0 < drawn.share < campaign.decoys - 1e-9:
+            why = (f"{campaign.decoys:g} of {n_machine} machine spans asks for {wanted} decoys, but the outputs "
+                   f"holding most real spans leave room for a share of only {drawn.share:.2f} beside them (their "
+                   "evaluators mark most of their text); decoys follow the real spans rather than crowd onto the "
+                   f"lightly marked outputs, where annotators could learn to expect them: {len(proposals)} proposed")
+        else:
+            why = (f"{campaign.decoys:g} of {n_machine} machine spans asks for {wanted} decoys, but the "
+                   f"{len(item_ids)} outputs hold only {len(proposals)} stretches like their machine spans that the "
+                   "input supports and no source marks")
     return proposals, Tally(wanted, len(proposals), why)
 
 

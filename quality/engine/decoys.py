@@ -1,21 +1,21 @@
-"""Decoy proposals, Django-free: a stretch of an output the input supports, drawn and explained like an evaluator's
-own real spans, so that nothing on the card but the facts tells it apart.
+"""Decoy stretches and explanations, Django-free: the stretches of an output a decoy may mark (the input supports
+every fact in them, dates included, and they start and end where phrases do), and a donor's explanation made about
+one of them.
 
-A decoy copies a donor: one real machine span of the campaign, chosen at random (so labels, severities and
-categories keep their real shares). The decoy's stretch is of the donor's kind (number, name, phrase, clause) and
-about its length and place in the output; its explanation is the donor's, with the donor's marked words, numbers and
-names swapped for the decoy's, so it keeps the evaluator's voice and answer format but claims a supported stretch is
-wrong: the claim a careful expert rejects.
+A decoy copies a donor, a real machine span of the campaign (quality.engine.drawing chooses which and where). Its
+explanation is the donor's, with the donor's marked words, numbers and names swapped for the decoy's, so it keeps
+the evaluator's voice and answer format but claims a supported stretch is wrong: the claim a careful expert rejects.
 """
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
+# A number standing alone: not one part of a time, season or size ("17:00", "23/24", "240x320").
+_LONE_NUMBER = re.compile(r"(?<![\w.:/])\d+(?:[.,]\d+)?(?![\w]|[:/]\d)")
 _NAME = re.compile(r"\b[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
 _CLAUSE = re.compile(r"(?:[^.;:!?,\n]|[.;:!?,](?!\s|$))+")  # a mark ends a clause when a space follows (not 2.5)
@@ -39,6 +39,18 @@ def span_kind(text: str) -> str:
     if words and _CAPITALISED.match(text.strip(" .,;:")):
         return "name"
     return "phrase" if len(words) <= 4 else "clause"
+
+
+def natural_edges(output: str, start: int, end: int) -> tuple[bool, bool]:
+    """Does the stretch start and end where a phrase does: at the text's or a clause's edge, or beside a function
+    word ("of [4.19 m/s]", "[the high] is")? Most evaluators' spans do on both sides; a stretch that does not reads
+    as cut out of its phrase."""
+    before, after = output[:start].rstrip(), output[end:].lstrip()
+    previous, following = before.rsplit(None, 1)[-1:] , after.split(None, 1)[:1]
+    opens = not before or before[-1] in ".,;:!?()[]\"'" or (bool(previous) and previous[0].lower() in _STOP)
+    closes = (not after or output[end:end + 1] in ".,;:!?)]\"'"
+              or (bool(following) and following[0].lower().strip(".,;:") in _STOP))
+    return opens, closes
 
 
 @dataclass(frozen=True)
@@ -79,18 +91,57 @@ def _names(text: str) -> list[re.Match]:
             if not (_SENTENCE_START.search(text[: m.start()]) and " " not in m.group(0))]  # a sentence's capital
 
 
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH = r"(?P<{g}>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?)"
+_DATE = re.compile(
+    r"\b(?:" + _MONTH.format(g="m1") + r"\s+(?P<d1>\d{1,2})(?:st|nd|rd|th)?"
+    r"|(?:the\s+)?(?P<d2>\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH.format(g="m2") + r")\b")
+
+
+def _month(word: str) -> int | None:
+    word = word.lower().rstrip(".")
+    found = [i for i, name in enumerate(_MONTHS, 1) if name.startswith(word) and len(word) >= 3]
+    return found[0] if found else None
+
+
+def _dates(output: str) -> list[tuple[int, int, str]]:
+    """The output's calendar dates ("January 4th", "the 6th of January"), each as a fact keyed by its month and day
+    ("date:01-04"): data often gives dates as 2024-01-04 or as timestamps' text, never in the output's words."""
+    found = []
+    for match in _DATE.finditer(output):
+        month = _month(match.group("m1") or match.group("m2"))
+        day = int(match.group("d1") or match.group("d2"))
+        if month is not None and 1 <= day <= 31:
+            found.append((match.start(), match.end(), f"date:{month:02d}-{day:02d}"))
+    return found
+
+
 def _facts(output: str) -> list[tuple[int, int, str]]:
-    """The output's checkable facts, where they stand: its numbers and names (read in the whole output's context,
-    so a capital that only opens a sentence is no name)."""
+    """The output's checkable facts, where they stand: its dates, numbers and names (read in the whole output's
+    context, so a capital that only opens a sentence is no name; a number or month inside a date is the date)."""
+    dates = _dates(output)
     found = [(m.start(), m.end(), m.group(0)) for m in _NUMBER.finditer(output)]
-    return sorted(found + [(m.start(), m.end(), m.group(0)) for m in _names(output)])
+    found += [(m.start(), m.end(), m.group(0)) for m in _names(output)]
+    return sorted(dates + [f for f in found if not _overlaps(f[0], f[1], [(a, b) for a, b, _ in dates])])
+
+
+def _in_input(fact: str, inputs_text: str) -> bool:
+    """A fact the input states: its words, or for a date its month and day in ISO form (2024-01-04) or in words."""
+    if not fact.startswith("date:"):
+        return fact in inputs_text
+    month, day = (int(v) for v in fact[5:].split("-"))
+    if re.search(rf"\d{{4}}-{month:02d}-{day:02d}\b", inputs_text):
+        return True
+    return any(_month(m.group("m1") or m.group("m2")) == month and int(m.group("d1") or m.group("d2")) == day
+               for m in _DATE.finditer(inputs_text))
 
 
 def _supported(start: int, end: int, facts: Sequence[tuple[int, int, str]], inputs_text: str) -> bool:
     """Every fact the stretch touches is in the input, and it touches at least one (something to check)."""
     touched = [text for a, b, text in facts if a < end and start < b]
     inside = all(start <= a and b <= end for a, b, _ in facts if a < end and start < b)
-    return bool(touched) and inside and all(text in inputs_text for text in touched)
+    return bool(touched) and inside and all(_in_input(text, inputs_text) for text in touched)
 
 
 def decoy_candidates(output: str, inputs_text: str, taken: Sequence[tuple[int, int]]) -> list[Candidate]:
@@ -109,15 +160,18 @@ def decoy_candidates(output: str, inputs_text: str, taken: Sequence[tuple[int, i
             return
         found.setdefault((start, end), Candidate(start, end, text, what or span_kind(text), output.count(text) > 1))
 
-    for match in _NUMBER.finditer(output):
+    for match in _LONE_NUMBER.finditer(output):
         add(match.start(), match.end(), "number")
     for match in _names(output):
         add(match.start(), match.end(), "name")
-    for clause in _CLAUSE.finditer(output):
-        if len(_WORD.findall(output, clause.start(), clause.end())) >= 2:
-            add(clause.start(), clause.end())
     for sentence in _SENTENCE.finditer(output):
-        words = list(_WORD.finditer(output, sentence.start(), sentence.end()))
+        add(sentence.start(), sentence.end())
+    for clause in _CLAUSE.finditer(output):
+        words = list(_WORD.finditer(output, clause.start(), clause.end()))
+        if len(words) >= 2:
+            add(clause.start(), clause.end())
+        # Phrases inside the clause that start and end where an evaluator's span does (natural_edges): a stretch
+        # cut inside a phrase ("4th, the temperature") reads as cut.
         for i, first in enumerate(words):
             if first.group(0).lower() in _OPENERS:
                 continue
@@ -125,58 +179,10 @@ def decoy_candidates(output: str, inputs_text: str, taken: Sequence[tuple[int, i
                 if i + n > len(words):
                     break
                 last = words[i + n - 1]
-                if last.group(0).strip(".,;:!?").lower() not in _STOP:
+                if (last.group(0).strip(".,;:!?").lower() not in _STOP
+                        and all(natural_edges(output, first.start(), last.end()))):
                     add(first.start(), last.end())
     return sorted(found.values(), key=lambda c: (c.start, c.end))
-
-
-_SINGLE_DIGIT = re.compile(r"(?<![\d.,])\d(?![\d.,])")
-_WITH_UNIT = re.compile(r"\d ?(?:[^\W\d_]|[°%$€£])")
-
-
-def _shape(text: str) -> tuple[bool, ...]:
-    """What a reader sees first of a stretch: does it hold a digit, a lone digit, a number with its unit, a comma;
-    does it open with a capital, end on a digit."""
-    return (any(ch.isdigit() for ch in text), bool(_SINGLE_DIGIT.search(text)), bool(_WITH_UNIT.search(text)),
-            "," in text, text[:1].isupper(), text[-1:].isdigit())
-
-
-def _grams(text: str) -> set[str]:
-    """Character trigrams of the text with its digits folded together (a number reads like any number)."""
-    folded = " " + re.sub(r"\d", "0", text.lower()) + " "
-    return {folded[i:i + 3] for i in range(len(folded) - 2)}
-
-
-def _content_words(text: str) -> set[str]:
-    """Lower-cased words of three letters or more that are not function words (digits left out: numbers differ)."""
-    return {w for w in re.findall(r"[^\W\d_]{3,}", text.lower()) if w not in _STOP}
-
-
-def draw_candidate(candidates: Sequence[Candidate], donor: Donor, output_length: int,
-                   rng: random.Random) -> Candidate | None:
-    """The candidate most like the donor: its kind when the output has one (else any), then closest in shape
-    (digits, commas, capitals, ambiguity), wording (character trigrams), topic (the words of the donor's
-    explanation), length and place (one of the three closest, by chance)."""
-    same = [c for c in candidates if c.what == donor.kind] or list(candidates)
-    if not same:
-        return None
-    words = len(donor.text.split())
-    shape = _shape(donor.text)
-    grams = _grams(donor.text)
-    topic = _content_words(f"{donor.text} {donor.explanation}")
-
-    def distance(c: Candidate) -> float:
-        mismatched = sum(a != b for a, b in zip(_shape(c.text), shape, strict=True)) + (c.ambiguous != donor.ambiguous)
-        mine = _grams(c.text)
-        alike = len(mine & grams) / max(len(mine | grams), 1)  # Jaccard of character trigrams: how it reads
-        # What the donor's explanation is about ("wind speed", "battery") should be what the decoy marks, or the
-        # explanation would speak of something else.
-        on_topic = len(_content_words(c.text) & topic) / max(len(_content_words(c.text)), 1)
-        return (mismatched + abs(len(c.text.split()) - words) / max(words, 1)
-                + abs(c.start / max(output_length, 1) - donor.position) - 8 * alike - 3 * on_topic)
-
-    ranked = sorted(same, key=lambda c: (distance(c), rng.random()))
-    return rng.choice(ranked[:3])
 
 
 # Capitalised words that are dates, not entities: a date in an explanation stays a date.
@@ -223,18 +229,3 @@ def voice_explanation(donor: Donor, candidate: Candidate, output: str, *, same_o
         return _swap_facts(head, donor.text, candidate, fallback) + candidate.text + _swap_facts(
             tail, donor.text, candidate, fallback)
     return _swap_facts(explanation, donor.text, candidate, fallback)
-
-
-def propose_decoys(
-    output: str, inputs_text: str, taken: Sequence[tuple[int, int]], n: int, rng: random.Random
-) -> list[Candidate]:
-    """Pick up to n candidates that overlap neither `taken` nor each other (a seeded choice)."""
-    pool = decoy_candidates(output, inputs_text, taken)
-    rng.shuffle(pool)
-    chosen: list[Candidate] = []
-    for candidate in pool:
-        if len(chosen) == n:
-            break
-        if not _overlaps(candidate.start, candidate.end, [(c.start, c.end) for c in chosen]):
-            chosen.append(candidate)
-    return sorted(chosen, key=lambda c: c.start)

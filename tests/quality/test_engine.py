@@ -8,7 +8,7 @@ import random
 import pytest
 
 from annotator.engine import telemetry
-from quality.engine import decoys
+from quality.engine import decoys, drawing
 from quality.engine import figures as rules
 from quality.engine.figures import Figures, Verdict
 from quality.engine.planting import plant
@@ -96,15 +96,26 @@ OUTPUT = "The Raptors beat the Celtics 112-98 on Monday. Kyle Lowry scored 24 po
 INPUTS = "team: Raptors pts 112 | team: Celtics pts 98 | Kyle Lowry PTS 24 | Al Horford PTS 18 | day Monday"
 
 
-def test_decoy_proposals_never_overlap_any_source_span():
+def _drawn(seed: int, taken, *, outputs=None):
+    """Three decoys drawn over OUTPUT (and any other outputs given) from the marked spans as donors."""
+    outputs = outputs or [drawing.Output(key=1, text=OUTPUT, group="game", labels=frozenset({"A"}),
+                                         candidates=tuple(decoys.decoy_candidates(OUTPUT, INPUTS, taken)))]
+    sources = [drawing.Source(output=1, start=a, end=b, donor=decoys.Donor(
+        label="A", text=OUTPUT[a:b], explanation=f'"{OUTPUT[a:b]}" is not what the data says.', severity=2,
+        category="NAME", aspect="accuracy", position=a / len(OUTPUT))) for a, b in taken]
+    return drawing.draw_decoys(outputs, sources, 0.6, random.Random(seed))
+
+
+def test_decoys_never_overlap_any_source_span_nor_each_other():
     taken = [(4, 11), (47, 57)]  # "Raptors", "Kyle Lowry" are marked by some source
-    for seed in range(40):
-        picked = decoys.propose_decoys(OUTPUT, INPUTS, taken, 3, random.Random(seed))
-        assert picked
-        for c in picked:
-            assert OUTPUT[c.start:c.end] == c.text  # the stretch as it stands in the output
-            assert not any(c.start < b and a < c.end for a, b in taken)
-        assert all(a.end <= b.start for a, b in zip(picked, picked[1:], strict=False))  # and not each other
+    for seed in range(20):
+        placed = _drawn(seed, taken).placements
+        assert placed
+        for p in placed:
+            assert OUTPUT[p.candidate.start:p.candidate.end] == p.candidate.text  # the stretch as it stands
+            assert not any(p.candidate.start < b and a < p.candidate.end for a, b in taken)
+        stretches = sorted((p.candidate.start, p.candidate.end) for p in placed)
+        assert all(a[1] <= b[0] for a, b in zip(stretches, stretches[1:], strict=False))
     found = decoys.decoy_candidates(OUTPUT, INPUTS, taken)
     texts = {c.text for c in found}
     # single facts the input holds; "7" is not in the input (the output is wrong there): never in a decoy
@@ -115,16 +126,61 @@ def test_decoy_proposals_never_overlap_any_source_span():
         assert c.text == c.text.strip(" ,.") and c.text.split()[-1].lower() not in {"the", "of", "a", "and"}
 
 
-def test_a_decoy_takes_the_donors_kind_and_voice():
-    donor = decoys.Donor(label="Evaluator A", text="scored 31 points",
-                         explanation='The data shows 28 points, not "scored 31 points" as written.', severity=3,
-                         category="NUMBER", aspect="accuracy", position=0.5)
-    candidates = decoys.decoy_candidates(OUTPUT, INPUTS, [])
-    picked = decoys.draw_candidate(candidates, donor, len(OUTPUT), random.Random(2))
-    assert picked is not None and picked.what == donor.kind == "phrase"
-    explanation = decoys.voice_explanation(donor, picked, OUTPUT, same_output=True)
-    assert picked.text in explanation and "scored 31 points" not in explanation
-    assert explanation.startswith("The data shows 28 points, not")  # the evaluator's wording stays
+def test_a_name_donor_gets_a_name_decoy_in_its_voice():
+    # Both donors are names: so is every decoy, and its explanation is the donor's with the decoy's words quoted.
+    for seed in range(10):
+        for p in _drawn(seed, [(4, 11), (47, 57)]).placements:
+            assert p.candidate.what == p.source.donor.kind == "name"
+            assert p.explanation == f'"{p.candidate.text}" is not what the data says.'
+            assert (p.source.donor.label, p.source.donor.severity, p.source.donor.category) == ("A", 2, "NAME")
+
+
+def test_decoys_follow_the_real_spans_share_of_the_outputs():
+    # Three outputs of one input: the donors' output is marked everywhere but one name; its siblings are free. The
+    # share is what the donors' group can host, and a decoy may sit on a sibling (same input data).
+    sibling = "The Celtics lost to the Raptors on Monday."
+    outputs = [drawing.Output(key=1, text=OUTPUT, group="game", labels=frozenset({"A"}),
+                              candidates=tuple(decoys.decoy_candidates(OUTPUT, INPUTS, [(0, 69), (70, 98)]))),
+               drawing.Output(key=2, text=sibling, group="game", labels=frozenset({"A"}),
+                              candidates=tuple(decoys.decoy_candidates(sibling, INPUTS, [])))]
+    taken = [(4, 11), (47, 57), (66, 69)]
+    sources = [drawing.Source(output=1, start=a, end=b, donor=decoys.Donor(
+        label="A", text=OUTPUT[a:b], explanation="Wrong.", severity=None, category="", aspect="accuracy",
+        position=a / len(OUTPUT))) for a, b in taken]
+    drawn = drawing.draw_decoys(outputs, sources, 0.5, random.Random(1))
+    assert drawn.placements and all(p.output in (1, 2) for p in drawn.placements)
+    assert len(drawn.placements) <= len(sources)  # at most the share asked: one decoy per real span at 0.5
+    # A label that judges neither output gets no decoy there.
+    other = [drawing.Output(key=o.key, text=o.text, group=o.group, labels=frozenset({"B"}), candidates=o.candidates)
+             for o in outputs]
+    assert drawing.draw_decoys(other, sources, 0.5, random.Random(1)).placements == []
+
+
+def test_the_hosted_share_leaves_out_groups_without_room_and_follows_the_real_spans():
+    # 90 real spans in a group with room for 9 (0.1 per span), 10 in one with room for 10 (1.0): nine tenths of
+    # the spans sit where only 0.1 fits, so the share is 0.1; a group with no room is left out.
+    assert drawing.hosted_ratio({"a": 90, "b": 10}, {"a": 9, "b": 10}) == pytest.approx(0.1)
+    assert drawing.hosted_ratio({"a": 90, "b": 10, "c": 500}, {"a": 9, "b": 10, "c": 0}) == pytest.approx(0.1)
+    assert drawing.hosted_ratio({"a": 5}, {}) == 0.0
+    # "Monday" and "24" fit side by side; every longer stretch holds one of them
+    assert drawing.capacity(decoys.decoy_candidates("It rained on Monday and 24 fell.", "Monday 24", [])) == 2
+
+
+def test_dates_count_as_facts_the_input_gives_in_iso_form():
+    output = "Rain on January 4th, then sun on the 6th of January."
+    found = {c.text for c in decoys.decoy_candidates(output, "2024-01-04 09:00 rain | 2024-01-06 sun", [])}
+    assert {"January 4th", "the 6th of January"} <= found
+    # January 5th is not in the data: no decoy may claim the stretch that holds it is wrong
+    assert not decoys.decoy_candidates("Rain on January 5th.", "2024-01-04 rain", [])
+
+
+def test_stretches_start_and_end_where_phrases_do():
+    output = "On January 4th, the temperature will be 8.27°C in Theale."
+    found = {c.text for c in decoys.decoy_candidates(output, "2024-01-04 8.27 Theale", [])}
+    assert "the temperature will be 8.27°C" in found
+    assert "January 4th, the temperature" not in found  # cut inside the phrase "the temperature will be ..."
+    assert decoys.natural_edges(output, output.index("temperature"), output.index(" in Theale")) == (True, True)
+    assert decoys.natural_edges(output, output.index("4th"), output.index(" 8.27")) == (False, False)
 
 
 def test_span_kinds_follow_the_marked_words():
