@@ -5,6 +5,7 @@ answers it refuses, and the API's and page's refusals."""
 from __future__ import annotations
 
 import re
+import socket
 from dataclasses import dataclass
 
 import pytest
@@ -61,8 +62,9 @@ class SimStudy:
 
 
 def _study(sim, judges, researcher, settings, *, name: str = "planted", auto: bool = True,
-           decoys: float = 0.0) -> SimStudy:
-    """Box scores judged by an ensemble on the simulator, then a campaign with planted outputs over them."""
+           decoys: float = 0.0, moved_to: str = "") -> SimStudy:
+    """Box scores judged by an ensemble on the simulator, then a campaign with planted outputs over them (after the
+    run's server moved to `moved_to`, if given)."""
     settings.PLANTED_WRITE_AUTO = auto
     settings.DECOY_EXPLAIN_AUTO = False
     data = factories.dataset(f"{name} data", input_headers=["Data"], output_header="Summary",
@@ -71,6 +73,8 @@ def _study(sim, judges, researcher, settings, *, name: str = "planted", auto: bo
     run = run_create(dataset=data, aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
                      ollama_url=sim.url, parallel=2)
     assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
+    if moved_to:
+        EvaluatorRun.objects.filter(pk=run.pk).update(servers=[moved_to], ollama_url=moved_to)
     campaign = campaign_create(CampaignSpec(
         name=name, dataset=data, runs=[run], annotators=list(judges), aspects=["accuracy"], seed=7,
         checks=CheckSettings(planted=0.4, decoys=decoys)), created_by=researcher)
@@ -315,3 +319,26 @@ def test_machine_spans_after_a_longer_change_move_by_its_length_and_those_before
             if original[source.start:source.end] == span.text:
                 assert p.item.output[span.start:span.end] == span.text
     assert moved and stayed, (moved, stayed)
+
+
+def test_no_job_starts_by_itself_when_the_server_is_away_and_a_paused_job_keeps_the_draft_closed(
+        sim, judges, researcher, settings, sent, allow_ollama):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        away = f"http://127.0.0.1:{probe.getsockname()[1]}"  # nobody listens there once the socket is closed
+    allow_ollama(sim.url, away)
+    settings.LLM_RETRY = {"transport_retries": 0, "backoff": 0.0}
+    study = _study(sim, judges, researcher, settings, name="away", moved_to=away)
+    assert study.campaign.status == Campaign.Status.DRAFT  # the setting is on: a draft, whether or not a job starts
+    assert not PlantedWritingJob.objects.filter(campaign=study.campaign).exists() and sent == []
+    started = Api(researcher)("post", f"/campaigns/{study.campaign.pk}/planted/write")  # by hand: no probe
+    assert started.status_code == 201 and started.json()["server"] == away, started.content
+    job = study.job()
+    assert job_execute(PlantedWritingJob, job.pk) == JobStatus.PAUSED
+    job.refresh_from_db()
+    assert away in job.message and job.done == 0 and job.kept_message in job.message
+    url = f"/campaigns/{study.campaign.pk}/open"
+    refused = Api(researcher)("post", url)
+    assert refused.status_code == 409 and "is paused" in refused.json()["detail"]
+    assert Api(researcher)("post", f"/planted-writing/{job.pk}/cancel").status_code == 200
+    assert Api(researcher)("post", url).status_code == 200
