@@ -241,7 +241,7 @@ def _answer_tokens(asks: Sequence[PlantedAsk]) -> int:
 def _touches(a: int, b: int, start: int, end: int) -> bool:
     """Whether the stretch [a, b) of the original output meets the change at [start, end) (an insertion when the two
     are equal: it meets a stretch it lands inside)."""
-    return a < end and start < b if end > start else a < start < b
+    return (a < end and start < b) if end > start else (a < start < b)
 
 
 def _apply(job: PlantedWritingJob, answered: Answered) -> tuple[PlantedAsk, str, int | None, str]:
@@ -258,8 +258,8 @@ def _apply(job: PlantedWritingJob, answered: Answered) -> tuple[PlantedAsk, str,
         return ask, Outcome.UNUSABLE, answered.call_id, str(exc)
     old_end = planted.start + len(planted.before)
     shift = len(planted.after) - len(planted.before)
-    if Campaign.objects.select_for_update().filter(pk=job.campaign_id).values_list("status", flat=True).first() \
-            != Campaign.Status.DRAFT:
+    status = Campaign.objects.select_for_update().filter(pk=job.campaign_id).values_list("status", flat=True).first()
+    if status != Campaign.Status.DRAFT:
         return ask, Outcome.KEPT, answered.call_id, "the campaign opened while the job ran"
     twins = list(ErrorSpan.objects.filter(check_span__role=CheckSpan.Role.COPY, annotation__item_id=ask.copy_id)
                  .select_related("check_span__original"))
