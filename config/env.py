@@ -177,6 +177,11 @@ MEANINGS: dict[str, str] = {
                           "its runs has their models: each decoy's explanation is then written by the model behind "
                           "its evaluator label (the campaign stays a draft until it ends). `false`: only the decoys "
                           "page's button or `POST /api/campaigns/ID/decoys/explain` starts it.",
+    "PLANTED_WRITE_AUTO": "Start the planted-error writing job when a campaign with planted outputs is created and "
+                          "the server of its first evaluator run has that run's model: each planted output's "
+                          "rule-made error is then replaced by one the model writes, where its answer is usable. "
+                          "Such a campaign starts as a draft and opens once the job has ended. `false` (default): "
+                          "only the decoys page's button or `POST /api/campaigns/ID/planted/write` starts it.",
     "LLM_CACHE_ORDER": "Order LLM calls that share a long prompt prefix back to back on one slot (prompt caches).",
     "LLM_TRANSPORT_RETRIES": "Retries of an LLM request that failed in transport (connection, 5xx, 408, 429).",
     "LLM_RETRY_BACKOFF": "Seconds before the first transport retry; doubled on each later one.",

@@ -5,16 +5,27 @@ from __future__ import annotations
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router, Status
+from pydantic import ValidationError
 
 from accounts.access import require_researcher
 from accounts.models import User
 from annotator.models import Campaign
+from errors import BadRequest
 from quality.audit import campaign_audit
 from quality.explaining import decoy_explanations_start, decoy_job_counts
-from quality.models import CheckSpan, DecoyExplanation, DecoyExplanationJob
-from quality.schemas import DecoyAuditOut, DecoyExplanationJobOut, DecoyOut, ReopenOut, VigilanceOut
+from quality.models import CheckSpan, DecoyExplanation, DecoyExplanationJob, PlantedWriting, PlantedWritingJob
+from quality.schemas import (
+    DecoyAuditOut,
+    DecoyExplanationJobOut,
+    DecoyOut,
+    PlantedWriteIn,
+    PlantedWritingJobOut,
+    ReopenOut,
+    VigilanceOut,
+)
 from quality.services import qualification_reopen
 from quality.vigilance import campaign_checks
+from quality.writing import planted_job_counts, planted_writing_start
 
 router = Router(tags=["campaigns"])
 
@@ -65,6 +76,31 @@ def retrieve_decoy_explanation_job(request: HttpRequest, job_id: int):
     return decoy_job_out(get_object_or_404(DecoyExplanationJob, pk=job_id))
 
 
+@router.post("/campaigns/{campaign_id}/planted/write", response={201: PlantedWritingJobOut},
+             operation_id="write_planted_errors",
+             openapi_extra={"requestBody": {"required": False, "content": {"application/json": {
+                 "schema": PlantedWriteIn.model_json_schema()}}}})
+def write_planted_errors(request: HttpRequest, campaign_id: int):
+    """Start the job that has a model write the planted error of each planted output of a draft into its original
+    output (docs/guides/quality-checks.md, "Planted errors written by a model"). Optional JSON body
+    `{"server": "...", "model": "..."}`; either left out is the campaign's first evaluator run's. 400 naming the field
+    for a bad body; 409 unless the campaign is a draft with planted outputs and no such job unfinished. The campaign
+    cannot open until the job ends."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=campaign_id)
+    body = _write_body(request)
+    job = planted_writing_start(campaign=campaign, user=request.user, server=body.server, model=body.model)
+    return Status(201, planted_job_out(job))
+
+
+@router.get("/planted-writing/{job_id}", response=PlantedWritingJobOut, operation_id="retrieve_planted_writing_job")
+def retrieve_planted_writing_job(request: HttpRequest, job_id: int):
+    """A planted-error writing job's status and progress, and how many planted outputs it rewrote, got an unusable
+    answer for or kept as made (each of those keeps its rule-made planted error)."""
+    require_researcher(request)
+    return planted_job_out(get_object_or_404(PlantedWritingJob, pk=job_id))
+
+
 @router.post("/campaigns/{campaign_id}/qualification/{username}/reopen", response={200: ReopenOut},
              operation_id="reopen_training")
 def reopen_training(request: HttpRequest, campaign_id: int, username: str):
@@ -101,4 +137,27 @@ def decoy_job_out(job: DecoyExplanationJob) -> DecoyExplanationJobOut:
         message=job.message, automatic=job.automatic, simulated=job.simulated,
         rewritten=counts[DecoyExplanation.Outcome.REWRITTEN], unusable=counts[DecoyExplanation.Outcome.UNUSABLE],
         kept=counts[DecoyExplanation.Outcome.KEPT],
+    )
+
+
+def _write_body(request: HttpRequest) -> PlantedWriteIn:
+    """The optional body of starting the planted-error job: absent (or not JSON, as a bare POST sends) means the
+    defaults; a JSON body must be the object the schema describes (400 naming the field otherwise)."""
+    if not request.body.strip() or request.content_type != "application/json":
+        return PlantedWriteIn()
+    try:
+        return PlantedWriteIn.model_validate_json(request.body)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"]) or "body"
+        raise BadRequest(f"{where}: {problem['msg']}") from None
+
+
+def planted_job_out(job: PlantedWritingJob) -> PlantedWritingJobOut:
+    counts = planted_job_counts(job)
+    return PlantedWritingJobOut(
+        id=job.pk, campaign_id=job.campaign_id, status=job.status, done=job.done, total=job.total,
+        message=job.message, server=job.server, model=job.model, automatic=job.automatic, simulated=job.simulated,
+        rewritten=counts[PlantedWriting.Outcome.REWRITTEN], unusable=counts[PlantedWriting.Outcome.UNUSABLE],
+        kept=counts[PlantedWriting.Outcome.KEPT],
     )

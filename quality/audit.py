@@ -22,6 +22,7 @@ from corpus.models import ErrorSpan, Item
 from quality.engine.audit import BLOCK_AUC, AuditResult, Card, decoy_audit
 from quality.explaining import decoy_job_refusal
 from quality.models import CheckSpan
+from quality.writing import planted_job_refusal
 
 AUDIT_BUDGET_S = 20.0  # the bootstrap stops when the audit has run this long (the result says how far it got)
 _CACHE_SECONDS = 7 * 24 * 3600
@@ -79,13 +80,14 @@ class AuditBlocked(AccessError):
 
 
 def campaign_open_audited(*, campaign: Campaign, user: User, accept_audit: bool = False) -> Campaign:
-    """Open a draft campaign unless its decoys' explanations are still being written (409 saying so) or its decoys
-    are too easy to tell apart (AUC above BLOCK_AUC): then a 409 that names the AUC, unless the researcher accepts
-    the audit's finding."""
+    """Open a draft campaign unless its decoys' explanations or its planted errors are still being written (409
+    saying so) or its decoys are too easy to tell apart (AUC above BLOCK_AUC): then a 409 that names the AUC, unless
+    the researcher accepts the audit's finding."""
     if not user.sees_everything:
         raise AccessError.forbidden("Only researchers and admins open a campaign.")
     if campaign.status == Campaign.Status.DRAFT:
         decoy_job_refusal(campaign)  # the decoys' explanations are still being written
+        planted_job_refusal(campaign)  # so are the planted errors
     if campaign.decoys and campaign.status == Campaign.Status.DRAFT and not accept_audit:
         audit = campaign_audit(campaign)
         if audit.auc is not None and audit.auc > BLOCK_AUC:

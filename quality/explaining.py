@@ -67,7 +67,7 @@ class DecoyAsk:
     why: str = ""
 
 
-def _answer_model(run: EvaluatorRun, donor: ErrorSpan | None) -> tuple[str, str]:
+def answer_model(run: EvaluatorRun, donor: ErrorSpan | None) -> tuple[str, str]:
     """The (model, role) whose answer holds the donor span: the supervisor of an ensemble's merged answer, else the
     model of the donor's annotation; without a donor, the model whose answer is the run's (its supervisor, or its
     only model)."""
@@ -85,7 +85,7 @@ def _answer_model(run: EvaluatorRun, donor: ErrorSpan | None) -> tuple[str, str]
     return (annotators[0] if annotators else ""), LLMRole.ANNOTATOR
 
 
-def _servers(run: EvaluatorRun) -> tuple[str, ...]:
+def run_servers(run: EvaluatorRun) -> tuple[str, ...]:
     """The servers the run was made with ('' when it names none: an imported or hand-made run)."""
     given = run.servers or run.ollama_url
     if not given:
@@ -117,8 +117,8 @@ def decoy_asks(campaign: Campaign, *, skip: Sequence[int] = ()) -> list[DecoyAsk
         item = span.annotation.item
         base = DecoyAsk(decoy_id=decoy.pk, span_id=span.pk, item_id=item.pk, output=item.output, start=span.start or 0,
                         end=span.end or 0, before=span.explanation, run_id=run.pk)
-        model, role = _answer_model(run, decoy.donor)
-        servers = _servers(run)
+        model, role = answer_model(run, decoy.donor)
+        servers = run_servers(run)
         prompt = ledger.get((run.pk, item.pk, role, model), "")
         if not servers:
             asks.append(replace(base, model=model, role=role, why="its evaluator run names no LLM server"))

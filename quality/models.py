@@ -141,3 +141,55 @@ class DecoyExplanation(models.Model):
     class Meta:
         ordering = ["job_id", "pk"]
         constraints = [models.UniqueConstraint(fields=["job", "decoy"], name="decoy_explanation_once_per_job")]
+
+
+class PlantedWritingJob(Job):
+    """Asks a model to write the planted error of each planted output of a draft into its original output (given
+    its inputs); a usable answer replaces the copy's rule-made error (quality.writing). The campaign stays a draft
+    while it runs. Progress counts planted outputs."""
+
+    cancelled_message = ("Cancelled; the planted errors written so far are kept, the other outputs keep their "
+                         "rule-made ones.")
+    kept_message = "The planted errors written so far are kept; resume the job once the server answers."
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="planted_jobs")
+    server = models.CharField(max_length=300, help_text="The LLM server asked (its address as a job lists it).")
+    model = models.CharField(max_length=200, help_text="The model that writes the planted errors.")
+    automatic = models.BooleanField(default=False, help_text="Started by the campaign's creation, not by a person.")
+    simulated = models.BooleanField(
+        default=False, help_text="Answered by the simulator (tests/ollama_sim), not a model: its planted errors are "
+                                 "not a model's.")
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "planted error writing job"
+
+    def __str__(self) -> str:
+        return f"planted errors {self.pk} of campaign {self.campaign_id}"
+
+    def cancel_message(self) -> str:
+        if not self.done:
+            return self.waiting_cancelled_message
+        return f"Cancelled after {self.done} of {self.total} planted outputs; their planted errors are kept."
+
+
+class PlantedWriting(models.Model):
+    """What one job did with one planted output: a model's planted error replaced the rule-made one (the answer's
+    call), or the rule-made one was kept and why."""
+
+    class Outcome(models.TextChoices):
+        REWRITTEN = "rewritten", "Rewritten by the model"
+        UNUSABLE = "unusable", "Kept: the answer gave no single usable change"
+        KEPT = "kept", "Kept as made: no model at hand, or changed meanwhile"
+
+    job = models.ForeignKey(PlantedWritingJob, on_delete=models.CASCADE, related_name="rows")
+    planted = models.ForeignKey(PlantedOutput, on_delete=models.CASCADE, related_name="+")
+    outcome = models.CharField(max_length=10, choices=Outcome.choices)
+    model = models.CharField(max_length=200, blank=True, default="")
+    call = models.ForeignKey(LLMCall, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    before = models.TextField(blank=True, default="", help_text="The planted output's text when it was asked.")
+    note = models.TextField(blank=True, default="", help_text="Why the rule-made planted error was kept.")
+
+    class Meta:
+        ordering = ["job_id", "pk"]
+        constraints = [models.UniqueConstraint(fields=["job", "planted"], name="planted_writing_once_per_job")]

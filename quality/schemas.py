@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ninja import Schema
+from pydantic import ConfigDict
 
 
 class DecoysOut(Schema):
@@ -101,6 +102,34 @@ class DecoyExplanationJobOut(Schema):
     done: int
     total: int
     message: str
+    automatic: bool
+    simulated: bool
+    rewritten: int
+    unusable: int
+    kept: int
+
+
+class PlantedWriteIn(Schema):
+    """The optional body of starting the planted-error writing job: the server and model to ask (default: the
+    campaign's first evaluator run's server and model)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str = ""
+    model: str = ""
+
+
+class PlantedWritingJobOut(Schema):
+    """A planted-error writing job: the model it asks, its progress in planted outputs, and what it did so far."""
+
+    id: int
+    campaign_id: int
+    status: str
+    done: int
+    total: int
+    message: str
+    server: str
+    model: str
     automatic: bool
     simulated: bool
     rewritten: int

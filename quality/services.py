@@ -29,6 +29,8 @@ from quality.engine import decoys, drawing
 from quality.engine.planting import plant
 from quality.explaining import decoy_explanations_autostart
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
+from quality.selectors import spans_taken
+from quality.writing import planted_writing_autostart
 
 MAX_SHARE = 0.5
 # The span verdict and explanation verdict a decoy is judged right with
@@ -86,15 +88,6 @@ def _inputs_text(item: Item) -> str:
     return "\n".join(str(v) for v in (item.inputs or {}).values())
 
 
-def _taken(item_ids: Sequence[int]) -> dict[int, list[tuple[int, int]]]:
-    """Every source's spans with offsets on these outputs (runs, gold, imports, experts, checks)."""
-    taken: dict[int, list[tuple[int, int]]] = {i: [] for i in item_ids}
-    rows = ErrorSpan.objects.filter(annotation__item_id__in=list(item_ids), start__isnull=False)
-    for item_id, start, end in rows.values_list("annotation__item_id", "start", "end"):
-        taken[item_id].append((start, end))
-    return taken
-
-
 def _check_annotation(campaign: Campaign, item_id: int, aspect: str) -> Annotation:
     label = f"checks of campaign {campaign.pk}"
     source, _ = CheckSource.objects.get_or_create(campaign=campaign, defaults={"label": label})
@@ -125,7 +118,7 @@ def planted_outputs_make(
     rng.shuffle(mine)
     made: list[int] = []
     originals = {i.pk: i for i in Item.objects.filter(pk__in=[*others, *mine])}
-    taken = _taken(list(originals))
+    taken = spans_taken(list(originals))
     next_position = (Item.objects.filter(dataset_id=campaign.dataset_id).aggregate(m=Max("position"))["m"] or 0) + 1
     for item_id in [*others, *mine]:
         if len(made) == n:
@@ -242,7 +235,7 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
         raise CheckError(f"item: {proposal.item_id} is not an item of this campaign's dataset")
     if not 0 <= proposal.start < proposal.end <= len(item.output):
         raise CheckError(f"start/end: must satisfy 0 <= start < end <= {len(item.output)}")
-    if any(proposal.start < b and a < proposal.end for a, b in _taken([item.pk])[item.pk]):
+    if any(proposal.start < b and a < proposal.end for a, b in spans_taken([item.pk])[item.pk]):
         raise CheckError(f"start/end: {proposal.start}-{proposal.end} overlaps a span some source marks")
     link = CampaignRun.objects.filter(campaign=campaign, label=proposal.label).first()
     if link is None:
@@ -297,7 +290,7 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
         return [], Tally(0, 0, why)
     if not wanted:
         return [], Tally()
-    taken = _taken(list(items))
+    taken = spans_taken(list(items))
     links = {link.run_id: link.label for link in CampaignRun.objects.filter(campaign=campaign)}
     judged: dict[int, set[str]] = {i: set() for i in items}
     for item_id, run_id in Annotation.objects.filter(item_id__in=list(items), source_id__in=list(links)).values_list(
@@ -429,7 +422,8 @@ class ChecksMade:
 def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) -> ChecksMade:
     """Propose and store the decoys over every output judged (the registered annotators' and the link's pool) and
     start the job that has their evaluators' models explain them; make each annotator's planted copies (they join
-    their queue) and the pool's copies for participants; return what was asked and made."""
+    their queue) and the pool's copies for participants, and start the job that has a model write their errors;
+    return what was asked and made."""
     assigned = sorted({item_id for queue in queues.real.values() for item_id, _ in queue} | set(queues.pool))
     proposed = Tally()
     if campaign.decoys:
@@ -469,6 +463,7 @@ def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) ->
             why = (f"only {min(short)} of the {len(assigned)} outputs can take a planted error (a number, a name "
                    "the input mentions, or a sentence to swap or add, outside every span of any source)")
         planted = Tally(asked, made, why)
+        planted_writing_autostart(campaign)
     return ChecksMade(decoys=proposed, planted=planted)
 
 

@@ -1,4 +1,5 @@
-"""The decoys' answer-key page: researchers review, edit, drop or import a campaign's decoys."""
+"""The decoys' answer-key page: researchers review, edit, drop or import a campaign's decoys, and have models
+explain the decoys and write the planted errors."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ from corpus.cleaning import INT64_MAX
 from errors import UserError
 from quality.audit import AuditBlocked, campaign_audit, campaign_open_audited
 from quality.explaining import decoy_explanations_start, decoy_job_counts
-from quality.models import CheckSpan, DecoyExplanationJob
+from quality.models import CheckSpan, DecoyExplanationJob, PlantedOutput, PlantedWritingJob
 from quality.services import decoy_drop, decoy_key_choices, decoy_update, decoys_import
+from quality.writing import default_writer, planted_job_counts, planted_writing_start
 
 MAX_IMPORT_BYTES = 2_000_000
 
@@ -43,11 +45,17 @@ def campaign_decoys(request: AppRequest, pk: int) -> HttpResponse:
               .select_related("span__annotation__item", "campaign_run")
               .order_by("span__annotation__item__position", "span__start"))
     explain_job = DecoyExplanationJob.objects.filter(campaign=campaign).order_by("-created_at", "-pk").first()
+    planted_job = PlantedWritingJob.objects.filter(campaign=campaign).order_by("-created_at", "-pk").first()
+    planted_total = PlantedOutput.objects.filter(campaign=campaign).count()
     return render(request, "annotator/campaign_decoys.html", {
         "campaign": campaign, "decoys": decoys,
         "labels": CampaignRun.objects.filter(campaign=campaign).values_list("label", flat=True),
         "key_choices": decoy_key_choices(), "explain_job": explain_job,
         "explain_counts": decoy_job_counts(explain_job) if explain_job else None,
+        "planted_total": planted_total, "planted_job": planted_job,
+        "planted_counts": planted_job_counts(planted_job) if planted_job else None,
+        "planted_writer": default_writer(campaign) if planted_total and campaign.status == Campaign.Status.DRAFT
+        else ("", ""),
     })
 
 
@@ -64,6 +72,22 @@ def campaign_decoys_explain(request: AppRequest, pk: int) -> HttpResponse:
     messages.success(request, "The evaluators' models are writing the decoys' explanations; the campaign opens "
                               "once they are done.")
     return redirect("decoy_explanation_job", pk=job.pk)
+
+
+@require_POST
+def campaign_planted_write(request: AppRequest, pk: int) -> HttpResponse:
+    """The "Write the planted errors with a model" button (with an optional model and server): start the job, then
+    show its page."""
+    require_researcher(request)
+    campaign = get_object_or_404(Campaign, pk=pk)
+    try:
+        job = planted_writing_start(campaign=campaign, user=request.user, server=request.POST.get("server", ""),
+                                    model=request.POST.get("model", ""))
+    except UserError as exc:
+        messages.error(request, str(exc))
+        return redirect("campaign_decoys", pk=pk)
+    messages.success(request, f"{job.model} is writing the planted errors; the campaign opens once it is done.")
+    return redirect("planted_writing_job", pk=job.pk)
 
 
 @require_POST

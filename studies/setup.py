@@ -9,6 +9,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 
 from accounts.models import Role, User
@@ -72,7 +73,8 @@ class CampaignSpec:
 
 @transaction.atomic
 def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Campaign:
-    """Create a campaign and its assignments: open at once, or a draft while it has decoys to review.
+    """Create a campaign and its assignments: open at once, or a draft while it has decoys to review (or planted
+    outputs whose errors a model writes, with PLANTED_WRITE_AUTO on).
 
     Items default to those the runs annotated. Each item goes to `annotators_per_item` judges: registered
     annotators chosen round-robin so loads stay balanced, and with a `link` the places left over, which
@@ -196,8 +198,10 @@ def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
     campaign = Campaign.objects.create(
         name=spec.name, dataset=spec.dataset, aspects=list(spec.aspects), annotators_per_item=spec.annotators_per_item,
         guidelines=spec.guidelines or DEFAULT_GUIDELINES, seed=spec.seed, created_by=created_by,
-        # Decoys wait for the researcher's review on the answer-key page, so their campaign opens by hand.
-        status=Campaign.Status.DRAFT if checks.decoys else Campaign.Status.OPEN,
+        # Decoys wait for the researcher's review on the answer-key page, so their campaign opens by hand; so do
+        # planted outputs whose errors a model is to write at creation (PLANTED_WRITE_AUTO), which nobody may see first.
+        status=(Campaign.Status.DRAFT if checks.decoys or (checks.planted and settings.PLANTED_WRITE_AUTO)
+                else Campaign.Status.OPEN),
         categories=label_set, control_arm=spec.control_arm, decoys=checks.decoys, planted=checks.planted,
         vigilance_min=checks.vigilance_min, qualification=checks.as_qualification(),
         exclude_flagged=checks.exclude_flagged, protocol=spec.protocol,

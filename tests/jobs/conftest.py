@@ -15,7 +15,7 @@ from corpus.models import Dataset
 from dhp.models import DhpRun
 from evaluation.models import EvaluatorRun
 from jobs.models import Job, JobStatus
-from quality.models import DecoyExplanationJob
+from quality.models import DecoyExplanationJob, PlantedWritingJob
 from tests import factories
 
 
@@ -37,6 +37,9 @@ KINDS = [
     Kind(ExportJob, lambda ds: ExportJob.objects.create(dataset=ds, format="jsonl")),
     Kind(DecoyExplanationJob, lambda ds: DecoyExplanationJob.objects.create(campaign=factories.campaign(
         f"decoy draft {next(_NUMBERS)}", ds, [], [], status=Campaign.Status.DRAFT))),
+    Kind(PlantedWritingJob, lambda ds: PlantedWritingJob.objects.create(campaign=factories.campaign(
+        f"planted draft {next(_NUMBERS)}", ds, [], [], status=Campaign.Status.DRAFT), server="http://127.0.0.1:9",
+        model="m:1b")),
 ]
 
 

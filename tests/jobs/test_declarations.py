@@ -173,6 +173,7 @@ def test_the_worker_registers_exactly_the_task_names_researchers_send():
         "tasks.comparison.run_comparison",
         "tasks.exporting.run_export",
         "quality.DecoyExplanationJob",
+        "quality.PlantedWritingJob",
         "tasks.maintenance.ping_dataset",
         "tasks.analytics.compute_gamma",
     }

@@ -10,7 +10,8 @@ import pytest
 from jobs.models import JobStatus
 
 PAGES = {"EvaluatorRun": "/runs/{pk}/", "DhpRun": "/dhp/runs/{pk}/", "ComparisonJob": "/comparisons/{pk}/",
-         "ExportJob": "/analytics/exports/{pk}/", "DecoyExplanationJob": "/campaigns/decoy-explanations/{pk}/"}
+         "ExportJob": "/analytics/exports/{pk}/", "DecoyExplanationJob": "/campaigns/decoy-explanations/{pk}/",
+         "PlantedWritingJob": "/campaigns/planted-writing/{pk}/"}
 
 
 @pytest.mark.parametrize(("done", "total", "percent"), [(3, 12, 25), (12, 12, 100), (13, 12, 100)])

@@ -19,6 +19,9 @@ drops with visible flaws of the judged text (words the inputs do not have, mangl
 off-topic sentences), and a DHP perturbation prompt (`<original>` ... `</original>`, answer between `<text>`
 tags) gets the original changed as its instruction asks (a name or number swapped, a grammar slip, a
 sentence repeated in other words, an off-topic sentence), so a DHP run on the simulator ends with figures.
+A planted-error prompt (quality/engine/planted_prompt.py: the output under a `### ... to change` header, answer
+between `<text>` tags, stretches to leave listed as `- "..."` lines) gets the output back with one number raised, or
+failing that one name swapped for an invented one, outside the listed stretches - a model that follows that prompt.
 Different models therefore disagree, but each (model, prompt) always gets the same answer. Every
 explanation says it is simulated, so nobody mistakes a tried-out run for model output. None of this
 reproduces a real server's behaviour (REAL_SERVERS.md covers the protocol side): it stands in for a model
@@ -85,6 +88,9 @@ def default_reply(model: str, prompt: str) -> str:
     decoy = _decoy_reply(prompt, seed)
     if decoy is not None:
         return decoy
+    planted = _planted_reply(prompt, seed)
+    if planted is not None:
+        return planted
     perturbed = _perturbation_reply(prompt, seed)
     if perturbed is not None:
         return perturbed
@@ -280,3 +286,37 @@ def _perturbation_reply(prompt: str, seed: bytes) -> str | None:
     if changed == text:  # nothing the instruction could take: still a change, as a model would make one
         changed = text + " " + _OFF_TOPIC[seed[0] % len(_OFF_TOPIC)]
     return f"<text>\n{changed}\n</text>"
+
+
+# The prompt of quality/engine/planted_prompt.py: the output to change under its own header, the stretches to leave.
+_PLANTED_OUTPUT = re.compile(r"^### [^\n]* to change\n(?P<output>.*)\Z", re.MULTILINE | re.DOTALL)
+_PLANTED_KEEP = re.compile(r'^- "(?P<stretch>.*)"$', re.MULTILINE)
+
+
+def _planted_reply(prompt: str, seed: bytes) -> str | None:
+    """A planted-error prompt gets its output back with exactly one fact changed: a number outside the stretches it
+    was told to leave, raised by 1 to 5 (else a capitalised name there, swapped for an invented one), everything
+    else copied. It stands in for a model that follows that prompt; real models also answer with a changed name or
+    number and the rest copied (DHP's llm-entities answers, which _perturbation_reply imitates the same way)."""
+    found = _PLANTED_OUTPUT.search(prompt)
+    if found is None or "<text>" not in prompt:
+        return None
+    text = found.group("output").strip("\n")
+    kept: list[tuple[int, int]] = []
+    for stretch in (m.group("stretch") for m in _PLANTED_KEEP.finditer(prompt[:found.start()])):
+        kept += [(m.start(), m.end()) for m in re.finditer(re.escape(stretch), text)] if stretch else []
+
+    def free(match: re.Match[str]) -> bool:
+        return not any(match.start() < b and a < match.end() for a, b in kept)
+
+    numbers = [m for m in re.finditer(r"(?<![\w.])\d+(?![\w.]\d)", text) if free(m)]
+    names = [m for m in re.finditer(r"(?<=[a-z,] )[A-Z][a-z]{2,}\b", text) if free(m)]
+    if numbers:
+        match = numbers[seed[0] % len(numbers)]
+        new = str(int(match.group()) + 1 + seed[1] % 5)
+    elif names:
+        match = names[seed[0] % len(names)]
+        new = _INVENTED_NAMES[seed[1] % len(_INVENTED_NAMES)]
+    else:
+        return f"<text>\n{text}\n</text>"  # nothing to change: the text comes back as it was, as models do
+    return f"<text>\n{text[:match.start()]}{new}{text[match.end():]}\n</text>"
