@@ -33,6 +33,7 @@ from quality.engine.decoys import Candidate, Donor, natural_edges, voice_explana
 
 MASS_HOSTED = 0.9  # the share is what the groups holding this much of the real spans can host
 REALNESS_WEIGHT = 0.3  # how much the density ratio's log-odds count beside the likeness to the donor
+RATIO_SAMPLE = 20_000  # free stretches the density ratio is fitted on, at most
 REDRAW_ROUNDS = 6
 REDRAW_SHARE = 0.3  # the most decoy-like share of decoys a round tries to move
 REDRAW_OPTIONS = 60  # free stretches a moved decoy is tried on (a seeded sample when its group has more)
@@ -141,9 +142,11 @@ def _realness(sources: Sequence[Source], pool: Sequence[tuple[Output, Candidate]
     free = [bare(c.text, c.ambiguous, c.start / max(len(o.text), 1)) for o, c in pool]
     if len(real) < 2 or not free:
         return np.zeros(len(free))
-    features = _CardFeatures().fit(real + free)
-    y = np.r_[np.ones(len(real)), np.zeros(len(free))]
-    model = LogisticRegression(max_iter=3000, class_weight="balanced").fit(features.transform(real + free), y)
+    # A large campaign's free stretches are sampled for the fit (the ratio is a shape, not a count).
+    fit_on = free if len(free) <= RATIO_SAMPLE else random.Random(len(free)).sample(free, RATIO_SAMPLE)
+    features = _CardFeatures().fit(real + fit_on)
+    y = np.r_[np.ones(len(real)), np.zeros(len(fit_on))]
+    model = LogisticRegression(max_iter=3000, class_weight="balanced").fit(features.transform(real + fit_on), y)
     p = np.clip(model.predict_proba(features.transform(free))[:, 1], 1e-6, 1 - 1e-6)
     return np.log(p / (1 - p))
 
