@@ -224,6 +224,8 @@ class DecoyProposal:
     category: str = ""
     aspect: str = ""
     donor_id: int | None = None  # the real span it copies (its model explains it: quality.explaining)
+    written: str = ""  # the location as its evaluator wrote it, when not the stretch itself (with `match`)
+    match: str = MatchKind.EXACT
 
 
 @transaction.atomic
@@ -240,12 +242,15 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
     link = CampaignRun.objects.filter(campaign=campaign, label=proposal.label).first()
     if link is None:
         raise CheckError(f"label: {proposal.label!r} is not an evaluator label of this campaign")
+    if proposal.match not in (MatchKind.EXACT, *LOOSE_MATCHES):
+        raise CheckError(f"match: a decoy's location is found by an exact, normalized or fuzzy match, not "
+                         f"{proposal.match!r}")
     if key_explanation not in DECOY_EXPLANATION_KEYS:
         raise CheckError(f"key: the explanation key of a decoy is one of {', '.join(DECOY_EXPLANATION_KEYS)}")
     span = ErrorSpan.objects.create(
         annotation=_check_annotation(campaign, item.pk, proposal.aspect), position=0,
-        text=item.output[proposal.start:proposal.end], start=proposal.start, end=proposal.end,
-        match=MatchKind.EXACT, explanation=proposal.explanation, severity=proposal.severity,
+        text=proposal.written or item.output[proposal.start:proposal.end], start=proposal.start, end=proposal.end,
+        match=proposal.match, explanation=proposal.explanation, severity=proposal.severity,
         category=proposal.category,
         # As the aligner marks a run's span whose quoted text occurs more than once (the explanation names none).
         ambiguous=item.output.count(item.output[proposal.start:proposal.end]) > 1,
@@ -265,6 +270,9 @@ class Tally:
     why: str = ""
 
 
+LOOSE_MATCHES = (MatchKind.NORMALIZED, MatchKind.FUZZY)
+
+
 def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
                    rng: random.Random) -> tuple[list[DecoyProposal], Tally]:
     """Propose decoys making up about `campaign.decoys` of the machine spans on these outputs, drawn like them
@@ -279,7 +287,8 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
         drawing.Source(output=item_id, start=span.start, end=span.end, ref=span.pk, donor=decoys.Donor(
             label=link.label, text=span.text, explanation=span.explanation, severity=span.severity,
             category=span.category, aspect=span.annotation.aspect,
-            position=span.start / max(len(items[item_id].output), 1), ambiguous=span.ambiguous))
+            position=span.start / max(len(items[item_id].output), 1), ambiguous=span.ambiguous,
+            match=span.match if span.match in LOOSE_MATCHES else MatchKind.EXACT))
         for item_id, pairs in machine.items() for span, link in pairs if span.start is not None and span.text
     ]
     if campaign.decoys and not sources:
@@ -306,7 +315,8 @@ def decoys_propose(*, campaign: Campaign, item_ids: Sequence[int],
     proposals = [
         DecoyProposal(item_id=p.output, start=p.candidate.start, end=p.candidate.end, text=p.candidate.text,
                       label=p.source.donor.label, explanation=p.explanation, severity=p.source.donor.severity,
-                      category=p.source.donor.category, aspect=p.source.donor.aspect, donor_id=p.source.ref)
+                      category=p.source.donor.category, aspect=p.source.donor.aspect, donor_id=p.source.ref,
+                      written=p.written if p.written != p.candidate.text else "", match=p.match)
         for p in drawn.placements
     ]
     why = ""

@@ -9,6 +9,7 @@ the evaluator's voice and answer format but claims a supported stretch is wrong:
 
 from __future__ import annotations
 
+import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -76,6 +77,7 @@ class Donor:
     aspect: str
     position: float  # start as a share of its output's length
     ambiguous: bool = False
+    match: str = "exact"  # how the aligner found its location: exact, normalized or fuzzy
 
     @property
     def kind(self) -> str:
@@ -218,14 +220,36 @@ def _swap_facts(explanation: str, donor_text: str, candidate: Candidate, fallbac
     return _NUMBER.sub(number, _NAME.sub(name, explanation))
 
 
-def voice_explanation(donor: Donor, candidate: Candidate, output: str, *, same_output: bool) -> str:
-    """The donor's explanation made about the decoy: its quotation of the marked words becomes the decoy's, and its
-    marked numbers and names become the decoy's; the wording, length and format stay the evaluator's. A donor from
-    another output has its other names swapped for names of this output."""
+def voice_explanation(donor: Donor, candidate: Candidate, output: str, *, same_output: bool,
+                      quote: str | None = None) -> str:
+    """The donor's explanation made about the decoy: its quotation of the marked words becomes the decoy's (`quote`,
+    the decoy's location as written, when it differs from the stretch), and its marked numbers and names become the
+    decoy's; the wording, length and format stay the evaluator's. A donor from another output has its other names
+    swapped for names of this output."""
     fallback = [] if same_output else [m.group(0) for m in _names(output) if m.group(0) not in candidate.text]
     explanation = donor.explanation
     if donor.text and donor.text in explanation:
         head, _, tail = explanation.partition(donor.text)
-        return _swap_facts(head, donor.text, candidate, fallback) + candidate.text + _swap_facts(
+        return _swap_facts(head, donor.text, candidate, fallback) + (quote or candidate.text) + _swap_facts(
             tail, donor.text, candidate, fallback)
     return _swap_facts(explanation, donor.text, candidate, fallback)
+
+
+_QUOTE_MARKS = re.compile(r"[\"'‘’“”]")
+
+
+def written_like(donor: Donor, stretch: str, rng: random.Random) -> tuple[str, str]:
+    """The decoy's location as its evaluator might have written it, and the match the card then names: a donor
+    whose location the aligner found only after normalising (case, quotation marks) or by a fuzzy match gives a
+    decoy written with the same kind of slip (lower case or its quotation marks left out; one inner word left out),
+    so the card's "Location found by ... match" line keeps its real share. Otherwise the stretch itself, exact."""
+    if donor.match == "normalized":
+        for variant in (stretch.lower(), _QUOTE_MARKS.sub("", stretch)):
+            if variant != stretch:
+                return variant, "normalized"
+    if donor.match == "fuzzy":
+        words = stretch.split()
+        if len(words) >= 3:
+            drop = rng.randrange(1, len(words) - 1)
+            return " ".join(words[:drop] + words[drop + 1:]), "fuzzy"
+    return stretch, "exact"

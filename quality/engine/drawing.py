@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from quality.engine.audit import Card, _CardFeatures, _model
-from quality.engine.decoys import Candidate, Donor, natural_edges, voice_explanation
+from quality.engine.decoys import Candidate, Donor, natural_edges, voice_explanation, written_like
 
 MASS_HOSTED = 0.9  # the share is what the groups holding this much of the real spans can host
 REALNESS_WEIGHT = 0.3  # how much the density ratio's log-odds count beside the likeness to the donor
@@ -64,12 +64,15 @@ class Source:
 
 @dataclass(frozen=True)
 class Placement:
-    """A decoy: the stretch it marks on an output, the source it copies, and its explanation in that voice."""
+    """A decoy: the stretch it marks on an output, the source it copies, its explanation in that voice, and its
+    location as written with the match that found it (the source's kind of slip, quality.engine.decoys.written_like)."""
 
     output: int
     candidate: Candidate
     source: Source
     explanation: str
+    written: str = ""
+    match: str = "exact"
 
 
 @dataclass
@@ -228,7 +231,9 @@ def draw_decoys(outputs: Sequence[Output], sources: Sequence[Source], share: flo
     drawing.rounds, drawing.moved = _redraw(chosen, pool, in_group, by_key, sources, rng, started, budget_s)
     for j, source in chosen:
         o, c = pool[j]
-        drawing.placements.append(Placement(o.key, c, source, _voiced(o, c, source)))
+        written, match = written_like(source.donor, c.text, rng)
+        drawing.placements.append(Placement(o.key, c, source, voice_explanation(
+            source.donor, c, o.text, same_output=o.key == source.output, quote=written), written, match))
     drawing.placements.sort(key=lambda p: (p.output, p.candidate.start))
     return drawing
 

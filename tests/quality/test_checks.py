@@ -50,6 +50,28 @@ def test_decoys_mark_stretches_no_source_marks_under_the_campaigns_labels(judges
         assert (decoy.key_span_verdict, decoy.key_explanation_verdict) == ("not_error", "not_error")
 
 
+def test_decoys_copy_their_donors_match_tag_with_a_written_location_to_show(judges):
+    # Every machine span's location was found only loosely: run A's after normalising, run B's by a fuzzy match.
+    # Decoys copy their donor's tag, and the card's "written as" line has a location written with that slip.
+    base = build_study(list(judges), name="loose base")
+    ErrorSpan.objects.filter(annotation__source=base.runs[0]).update(match="normalized")
+    ErrorSpan.objects.filter(annotation__source=base.runs[1]).update(match="fuzzy")
+    study = build_study(list(judges), name="loose", checks=CHECKS, data=base.campaign.dataset, runs=base.runs,
+                        items=base.items)
+    decoys = list(CheckSpan.objects.filter(campaign=study.campaign, role=CheckSpan.Role.DECOY)
+                  .select_related("span__annotation__item", "campaign_run"))
+    assert decoys
+    for decoy in decoys:
+        stretch = decoy.span.annotation.item.output[decoy.span.start:decoy.span.end]
+        if decoy.span.match == "normalized":
+            assert decoy.span.text != stretch and decoy.span.text.lower() == stretch.lower()
+        elif decoy.span.match == "fuzzy":
+            assert len(decoy.span.text.split()) == len(stretch.split()) - 1
+        else:  # a stretch too short to slip stays exact
+            assert decoy.span.match == "exact" and decoy.span.text == stretch
+    assert {d.span.match for d in decoys} & {"normalized", "fuzzy"}
+
+
 def test_planted_copies_change_one_fact_outside_every_machine_span(judges):
     study = build_study(list(judges), checks=CHECKS)
     for judge in judges:

@@ -183,6 +183,22 @@ def test_stretches_start_and_end_where_phrases_do():
     assert decoys.natural_edges(output, output.index("4th"), output.index(" 8.27")) == (False, False)
 
 
+def test_a_decoy_is_written_with_its_donors_kind_of_slip():
+    def donor(match: str) -> decoys.Donor:
+        return decoys.Donor(label="A", text="x", explanation="", severity=None, category="", aspect="accuracy",
+                            position=0.0, match=match)
+
+    rng = random.Random(0)
+    assert decoys.written_like(donor("exact"), "Kyle Lowry scored 24", rng) == ("Kyle Lowry scored 24", "exact")
+    assert decoys.written_like(donor("normalized"), "Kyle Lowry scored 24", rng) == ("kyle lowry scored 24",
+                                                                                     "normalized")
+    assert decoys.written_like(donor("normalized"), "24 points", rng) == ("24 points", "exact")  # nothing to slip
+    written, match = decoys.written_like(donor("fuzzy"), "Kyle Lowry scored 24 points", rng)
+    # one inner word left out: the first and last stay, so the card still reads as a quotation of the stretch
+    assert match == "fuzzy" and len(written.split()) == 4 and written.startswith("Kyle") and written.endswith("points")
+    assert decoys.written_like(donor("fuzzy"), "24 points", rng) == ("24 points", "exact")
+
+
 def test_span_kinds_follow_the_marked_words():
     assert [decoys.span_kind(t) for t in ("112", "Kyle Lowry", "scored 24 points", "Kyle Lowry scored 24 points "
                                           "on Monday")] == ["number", "name", "phrase", "clause"]
