@@ -49,6 +49,18 @@ def test_a_link_the_registered_annotators_already_fill_is_refused_with_its_numbe
     assert made.status_code == 201 and made.json()["warnings"] == []
 
 
+@pytest.mark.parametrize("protocol", ["mqm", "esa"])
+def test_decoys_under_a_protocol_without_verdicts_on_machine_spans_are_refused(researcher, protocol):
+    boxes = box_scores(4)
+    answer = Api(researcher)("post", "/campaigns", _body(boxes, f"{protocol} decoys", protocol=protocol, decoys=0.3))
+    assert answer.status_code == 422
+    assert answer.json()["detail"].startswith(f"decoys, protocol: a decoy is a machine span annotators should reject, "
+                                              f"but under the '{protocol}' protocol")
+    assert not Campaign.objects.filter(name=f"{protocol} decoys").exists()
+    made = Api(researcher)("post", "/campaigns", _body(boxes, f"{protocol} plain", protocol=protocol))
+    assert made.status_code == 201, made.json()
+
+
 def test_a_link_with_an_empty_pool_is_refused(researcher):
     boxes = box_scores(2, "empty")
     answer = Api(researcher)("post", "/campaigns", _body(boxes, "empty", item_ids=[]))
