@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from django import forms
 from django.urls import reverse_lazy
 
@@ -11,8 +14,10 @@ from annotator.models import Campaign, SampleDesign
 from annotator.services.campaigns import DEFAULT_GUIDELINES
 from annotator.services.routing import RoutingSpec
 from annotator.services.sampling import SampleSpec
+from corpus import protocols
 from corpus.cleaning import INT32_MAX
 from corpus.models import Dataset, Item
+from corpus.protocols.mqm import ProtocolError
 from evaluation.models import EvaluatorRun
 from evaluation.selectors import own_runs
 from jobs.models import JobStatus
@@ -29,8 +34,10 @@ class CampaignForm(forms.Form):
                       "hx-include": "closest form"}
     # (legend, element id, field names): the one form layout shows each group as a fieldset.
     GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-        ("", "", ("name", "dataset", "runs", "aspects", "annotators", "annotators_per_item", "control_items",
-                  "reviewers")),
+        ("", "", ("name", "dataset")),
+        # Before the runs: the protocol decides whether runs are judged, only pre-fill, or may be left out.
+        ("Protocol", "protocol-settings", ("protocol", "protocol_options")),
+        ("", "", ("runs", "aspects", "annotators", "annotators_per_item", "control_items", "reviewers")),
         ("Designed sample", "sample-settings", ("sample_strata", "sample_per_stratum", "sample_total")),
         ("Routed judging", "routing-settings", ("routing_min_k", "routing_audit_rate")),
         ("", "", ("control_arm",)),
@@ -45,8 +52,11 @@ class CampaignForm(forms.Form):
     name = forms.CharField(max_length=200)
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), empty_label="— choose a dataset —",
                                      widget=forms.Select(attrs=DATASET_PICKED))
-    runs = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple,
-                                     label="Evaluator runs to judge (shown to annotators as Evaluator A, B, …)")
+    # Required by the protocols that judge machine spans (clean); under MQM and ESA runs only pre-fill.
+    runs = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False,
+                                     label="Evaluator runs to judge (shown to annotators as Evaluator A, B, …)",
+                                     help_text="Under MQM or ESA optional: their spans pre-fill the annotators' own; "
+                                               "without runs every output of the dataset is rated.")
     aspects = forms.MultipleChoiceField(widget=forms.CheckboxSelectMultiple, required=False)
     annotators = forms.ModelMultipleChoiceField(
         queryset=User.objects.filter(role=Role.ANNOTATOR, is_active=True).order_by("username"),
@@ -55,6 +65,20 @@ class CampaignForm(forms.Form):
     )
     annotators_per_item = forms.IntegerField(min_value=1, max_value=50, initial=2,
                                              help_text="Overlap: how many annotators judge each item.")
+    protocol = forms.ChoiceField(
+        choices=protocols.CHOICES, initial=protocols.DEFAULT, required=False,  # not sent: the default
+        help_text="OpeNLGauge: annotators accept or reject each error span the evaluator runs found, and add what "
+                  "they missed. MQM: annotators mark every error themselves, with a category from the error tree "
+                  "and a severity; the output's score is the sum of their weights. ESA: annotators mark errors as "
+                  "Minor or Major, then score the output from 0 to 100. Under MQM and ESA nobody gives verdicts on "
+                  "machine spans: runs only pre-fill, so decoys, routing and a sample of spans do not apply.",
+    )
+    protocol_options = forms.CharField(
+        required=False, max_length=50_000, widget=forms.Textarea(attrs={"rows": 4}), label="Protocol options (JSON)",
+        help_text='Empty: the protocol\'s defaults. MQM: {"tree": [...], "weights": {...}}, a tree and weights of '
+                  'the campaign\'s own; ESA: {"major_from": 4}, the machine severity from which a pre-filled span '
+                  "is Major. OpeNLGauge takes none.",
+    )
     control_items = forms.CharField(
         required=False, help_text="Item ids (external ids, comma-separated) used as control items for everyone.",
     )
@@ -162,6 +186,26 @@ class CampaignForm(forms.Form):
         except CategoryError as exc:
             raise forms.ValidationError(str(exc)) from None
 
+    def clean_protocol(self) -> str:
+        return self.cleaned_data["protocol"] or protocols.DEFAULT
+
+    def clean_protocol_options(self) -> dict[str, Any]:
+        """The options as the protocol checks them, the same check the API's `protocol_options` gets."""
+        raw = self.cleaned_data["protocol_options"].strip()
+        value = None
+        if raw:
+            try:
+                value = json.loads(raw, parse_constant=_no_constant)
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is NaN refused
+                raise forms.ValidationError(f"Not valid JSON: {exc}") from None
+        name = self.cleaned_data.get("protocol")
+        if name is None:  # the protocol itself is refused at its own field
+            return {}
+        try:
+            return protocols.get(name).clean_options(value)
+        except ProtocolError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
     def clean_control_items(self) -> list[int]:
         return self._items("control_items")
 
@@ -190,6 +234,11 @@ class CampaignForm(forms.Form):
         elif annotators and not data.get("link_enabled") and per_item and per_item > len(annotators):
             self.add_error("annotators_per_item", f"Only {len(annotators)} annotators chosen.")
         data["run_objects"] = [self.run_objects[pk] for pk in data.get("runs", []) if pk in self.run_objects]
+        protocol = protocols.PROTOCOLS.get(data.get("protocol", ""))
+        if protocol is not None and protocol.judges_machine_spans and not data["run_objects"] \
+                and "runs" not in self.errors:
+            self.add_error("runs", "Choose at least one run: under this protocol annotators give verdicts on the "
+                                   "runs' spans.")
         data["checks"] = CheckSettings(
             decoys=data.get("decoys") or 0.0, planted=data.get("planted") or 0.0,
             vigilance_min=data.get("vigilance_min") if data.get("vigilance_min") is not None else 0.6,
@@ -248,6 +297,11 @@ class CampaignForm(forms.Form):
             self.add_error(field if field in self.fields else None, str(exc))
             return None
         return spec
+
+
+def _no_constant(name: str) -> float:
+    """JSON has no NaN or Infinity, though Python's reader takes them."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 class PlanForm(forms.Form):

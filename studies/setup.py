@@ -187,6 +187,9 @@ def _validate(spec: CampaignSpec) -> None:
     if spec.checks.decoys and not declared.judges_machine_spans:
         raise CampaignError(f"decoys, protocol: a decoy is a machine span annotators should reject, but under the "
                             f"{spec.protocol!r} protocol nobody gives verdicts on machine spans; set decoys to 0")
+    if spec.sample is not None and not declared.judges_machine_spans:
+        raise CampaignError(f"sample, protocol: a sample draws machine spans for verdicts, but the {spec.protocol!r} "
+                            "protocol gives none; leave the sample out")
     if spec.routing is not None and not declared.judges_machine_spans:
         raise CampaignError(f"routing, protocol: the {spec.protocol!r} protocol does not judge machine spans, so "
                             "there is nothing to route")

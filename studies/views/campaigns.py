@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from django.contrib import messages
 from django.db import IntegrityError
 from django.http import HttpResponse
@@ -20,7 +23,7 @@ from annotator.selectors.campaigns import (
 )
 from annotator.selectors.pilot import campaign_plan
 from annotator.views.common import AppRequest, require_researcher
-from corpus import cleaning
+from corpus import cleaning, protocols
 from corpus.models import Dataset
 from errors import UserError
 from evaluation.models import EvaluatorRun
@@ -32,7 +35,11 @@ from studies.models import SetupReport, StudyLink
 from studies.setup import CampaignSpec, campaign_create
 from studies.views.join import participant_in, participant_queue
 
-KEPT_FIELDS = ("name", "annotators_per_item", "control_items", "control_arm", "seed", "guidelines")
+KEPT_FIELDS = ("name", "annotators_per_item", "control_items", "control_arm", "seed", "guidelines", "protocol",
+               "protocol_options")
+# The form field that shows a refusal naming a CampaignSpec field the form spells otherwise.
+SPEC_FIELDS = {"sample": "sample_strata", "routing": "routing_min_k", "link": "link_enabled",
+               "control_item_ids": "control_items"}
 
 
 @vary_on_headers("HX-Request")
@@ -56,10 +63,13 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                     seed=data["seed"], control_item_ids=data["control_items"],
                     categories=data["categories"] or None, reviewers=list(data["reviewers"]),
                     sample=data["sample"], control_arm=data.get("control_arm") or 0.0, link=data["link"],
-                    checks=data["checks"], routing=data["routing"]), created_by=request.user,
+                    checks=data["checks"], routing=data["routing"], protocol=data["protocol"],
+                    protocol_options=data["protocol_options"]), created_by=request.user,
                 )
-            except (UserError, IntegrityError) as exc:
-                form.add_error(None, str(exc) if isinstance(exc, UserError) else "A campaign of that name exists.")
+            except UserError as exc:
+                form.add_error(_refusal_field(form, str(exc)), str(exc))
+            except IntegrityError:
+                form.add_error("name", "A campaign of that name exists.")
             else:
                 messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")
                 for warning in campaign.warnings:
@@ -83,6 +93,21 @@ def campaign_new(request: AppRequest) -> HttpResponse:
         form = CampaignForm(initial=initial, dataset=dataset)
     template = "annotator/campaign_new.html#campaign-form" if request.htmx else "annotator/campaign_new.html"
     return render(request, template, {"form": form, **_plan(request)})
+
+
+def _refusal_field(form: CampaignForm, message: str) -> str | None:
+    """Return the form field a service refusal belongs at: the first field its message starts by naming
+    ("decoys, protocol: ...", "qualification.items: ..."), else None for the form's own errors."""
+    head, colon, _ = message.partition(":")
+    if not colon:
+        return None
+    for named in head.split(","):
+        named = named.strip()
+        for name in (named.replace(".", "_"), re.split(r"[.\[]", named)[0]):
+            name = SPEC_FIELDS.get(name, name)
+            if name in form.fields:
+                return name
+    return None
 
 
 def _plan(request: AppRequest) -> dict[str, object]:
@@ -121,6 +146,9 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
             "link_url": request.build_absolute_uri(reverse("join", args=[link.token])) if link else "",
             "link_joined": link.participants.count() if link else 0,
             "report": SetupReport.objects.filter(campaign=campaign).first(),
+            "protocol": protocols.get(campaign.protocol),
+            "protocol_options": json.dumps(campaign.protocol_options, indent=1, ensure_ascii=False)
+            if campaign.protocol_options else "",
             "completion_problem": completion_url_problem(link.completion_url) if link and link.completion_url
             else None,
         })
