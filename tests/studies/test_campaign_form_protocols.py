@@ -1,5 +1,6 @@
 """The new-campaign form's protocol: MQM and ESA campaigns made on the web open their own item screens, their
-options are checked like the API's, and settings that need verdicts on machine spans are refused at their field."""
+options are checked like the API's, and settings that need verdicts on machine spans are refused at their field
+(through the API too, for a sample)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import json
 import re
 
 import pytest
+from ninja.testing import TestClient
 
 from annotator.models import Assignment, Campaign
+from config.api import api
 from tests.esa_study import build_esa_study
 from tests.factories import build_campaign
 from tests.mqm_study import build_mqm_study
@@ -48,6 +51,9 @@ def test_the_form_creates_an_mqm_campaign_with_its_own_tree_and_weights(client, 
     campaign = Campaign.objects.get(name="Web MQM")
     assert created.status_code == 302 and created.url == f"/campaigns/{campaign.pk}/"
     assert campaign.protocol == "mqm"
+    again = client.post("/campaigns/new/", {**form, "protocol_options": json.dumps(MQM_OPTIONS)})
+    assert again.status_code == 200
+    assert "A campaign of that name exists." in _field_error(again.content.decode(), "name")
     assert campaign.protocol_options == {
         "tree": [{"name": "Accuracy", "children": ["Mistranslation", "Omission"]}, {"name": "Style", "children": []}],
         "weights": {"*": {"major": 7.0, "minor": 2.0, "neutral": 0.0}}}
@@ -139,6 +145,16 @@ def test_a_sample_or_routing_under_mqm_is_refused_at_its_own_field(client, mqm_f
     assert _field_error(routed.content.decode(), "routing_min_k").startswith("routing, protocol:")
 
 
+def test_the_api_refuses_a_sample_under_esa_naming_both_fields(make_user):
+    base = build_esa_study([make_user("s0"), make_user("s00")], name="ESA sample", control_arm=0.0)
+    judge = make_user("s1")
+    answer = TestClient(api).post("/campaigns", json={
+        "name": "ESA sampled", "dataset_id": base.dataset.pk, "run_ids": [base.run.pk], "annotators": [judge.username],
+        "protocol": "esa", "sample": {"strata": "evaluator", "total": 2}}, user=make_user("s-res", role="researcher"))
+    assert answer.status_code == 422 and answer.json()["detail"].startswith("sample, protocol:")
+    assert not Campaign.objects.filter(name="ESA sampled").exists()
+
+
 def test_the_default_protocol_stays_opennlgauge_and_needs_runs(client, researcher, make_user):
     judge = make_user("o1")
     built = build_campaign([make_user("o0")], name="opennlgauge base")
@@ -154,6 +170,8 @@ def test_the_default_protocol_stays_opennlgauge_and_needs_runs(client, researche
     without_runs = client.post("/campaigns/new/", form)
     assert without_runs.status_code == 200 and not Campaign.objects.filter(name="Plain").exists()
     assert "Choose at least one run" in _field_error(without_runs.content.decode(), "runs")
+    unknown = client.post("/campaigns/new/", {**form, "protocol": "likert"})
+    assert unknown.status_code == 200 and "Select a valid choice" in _field_error(unknown.content.decode(), "protocol")
     created = client.post("/campaigns/new/", {**form, "runs": [str(r.pk) for r in built.runs]})
     assert created.status_code == 302
     campaign = Campaign.objects.get(name="Plain")
