@@ -235,7 +235,7 @@ def routing_section(context: ReportContext) -> Section | None:
 
 
 def mqm_section(context: ReportContext) -> Section | None:
-    built = mqm_report(context.campaign)
+    built = mqm_report(context.campaign, excluded=context.exclusion.excluded_ids)
     return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
 
 
