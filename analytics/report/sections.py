@@ -240,7 +240,7 @@ def mqm_section(context: ReportContext) -> Section | None:
 
 
 def esa_section(context: ReportContext) -> Section | None:
-    built = esa_report(context.campaign)
+    built = esa_report(context.campaign, exclude_flagged=context.exclusion.exclude)
     if built is None:
         return None
     text, tables, figure = built
