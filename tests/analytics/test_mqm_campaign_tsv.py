@@ -163,3 +163,30 @@ def test_the_reports_mqm_section_leaves_out_whom_the_export_leaves_out(study):
 
     assert "| 2.000 |" in sys_b(False) and "| 9 |" in sys_b(False)
     assert "| 3.000 |" in sys_b(True) and "| 6 |" in sys_b(True)
+
+
+def test_items_that_came_from_no_tsv_get_a_place_and_a_system_and_import_back(tmp_path, make_user):
+    from annotator.models import Assignment
+    from studies.setup import CampaignSpec, campaign_create
+    from tests import factories as f
+
+    judge = make_user("lea")
+    data = f.dataset("plain MT", input_headers=["Source"], output_header="Translation")
+    f.item(data, "s1", "Hallo\tWelt.", system="", inputs={"Source": "Hello world."})
+    campaign = campaign_create(CampaignSpec(name="plain MQM", dataset=data, annotators=[judge], protocol="mqm"))
+    (work,) = Assignment.objects.filter(campaign=campaign)
+    added_span_create(assignment=work, user=judge, start=6, end=10, category="Accuracy/Mistranslation",
+                      severity=MAJOR)
+    assignment_finish(assignment=work, user=judge)
+    out = io.StringIO()
+    call_command("export_annotations", "--campaign", str(campaign.pk), "--format", "mqm-tsv", stdout=out,
+                 stderr=io.StringIO())
+    (row,) = _rows(out.getvalue())
+    assert (row["system"], row["doc"], row["doc_id"], row["seg_id"], row["rater"]) == \
+        ("(no system)", "doc", "0", "s1", "rater1")
+    assert row["target"] == "Hallo <v>Welt</v>."  # the tab inside the text is written as a space
+    path = tmp_path / "plain.tsv"
+    path.write_text(out.getvalue(), encoding="utf-8")
+    call_command("import_mqm", str(path), dataset="plain back", stdout=io.StringIO())
+    (back,) = dataset_scores(Dataset.objects.get(name="plain back"))["systems"]
+    assert (back["system"], back["score"], back["segments"]) == ("(no system)", 5.0, 1)
