@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema
+from ninja import Field, Router, Schema
 
 from accounts.access import require_researcher
+from analytics.api.dashboards import EXCLUDE_FLAGGED
 from analytics.selectors.esa import campaign_esa, check_esa_request
+from analytics.selectors.exclusion import exclude_flagged_param
 from annotator.models import Campaign
 
 router = Router(tags=["analytics"])
@@ -119,6 +121,8 @@ class EsaOut(Schema):
     ratings: int
     resamples: int
     seed: int
+    exclude_flagged: bool = Field(description="Whether flagged annotators were left out of these figures.")
+    excluded: list[str] = Field(description="The annotators left out (empty unless exclude_flagged).")
     systems: list[EsaSystemOut]
     pairs: list[EsaPairOut]
     severities: list[EsaSeverityOut]
@@ -128,12 +132,15 @@ class EsaOut(Schema):
 
 
 @router.get("/campaigns/{campaign_id}/esa", response=EsaOut, operation_id="retrieve_campaign_esa")
-def retrieve_campaign_esa(request: HttpRequest, campaign_id: int, resamples: int = 1000, seed: int = 0):
+def retrieve_campaign_esa(request: HttpRequest, campaign_id: int, resamples: int = 1000, seed: int = 0,
+                          exclude_flagged: str | None = EXCLUDE_FLAGGED):
     """An ESA campaign's figures: each system's mean score (higher is better) with a 95% bootstrap interval over
     segments and its rank range, the pairwise tests, spans by severity, agreement between raters on scores and
-    spans, ESA^AI's pre-filled spans kept, deleted, resized and re-graded, and the two arms side by side. A
+    spans, ESA^AI's pre-filled spans kept, deleted, resized and re-graded, and the two arms side by side. The
+    flagged annotators are left out or counted as `exclude_flagged` says (absent: the campaign's setting). A
     campaign of another protocol is a 422."""
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
+    choice = exclude_flagged_param(exclude_flagged)
     check_esa_request(campaign, resamples=resamples, seed=seed)
-    return campaign_esa(campaign, n_resamples=resamples, seed=seed)
+    return campaign_esa(campaign, n_resamples=resamples, seed=seed, exclude_flagged=choice)

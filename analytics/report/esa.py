@@ -52,11 +52,13 @@ def scores_figure(result: dict[str, Any]) -> Figure | None:
     return fig
 
 
-def esa_report(campaign: Campaign) -> tuple[str, list[Table], Figure | None] | None:
-    """The ESA section's text, tables and figure; None for a campaign of another protocol."""
+def esa_report(campaign: Campaign, *, exclude_flagged: bool | None = None
+               ) -> tuple[str, list[Table], Figure | None] | None:
+    """The ESA section's text, tables and figure, the flagged annotators left out or counted as the report
+    decided (None: the campaign's setting); None for a campaign of another protocol."""
     if not is_esa(campaign):
         return None
-    result = campaign_esa(campaign)
+    result = campaign_esa(campaign, exclude_flagged=exclude_flagged)
     scores = Table("esa_scores", "ESA scores by system (higher is better)", [
         Column("system", "System"), Column("score", "Mean score", "num", count="segments"),
         Column("ci_low", "95% CI low", "num"), Column("ci_high", "95% CI high", "num"),
@@ -130,8 +132,9 @@ def _fmt(value: float | None) -> str:
 def _text(result: dict[str, Any]) -> str:
     arms = result["arms"]
     machine = arms["machine"]
-    text = (f"{result['ratings']} scored ratings. Systems are ranked by their mean 0-100 score (higher is better); "
-            "systems that no test separates share a rank range.")
+    left_out = f" (the ratings of {', '.join(result['excluded'])}, flagged, left out)" if result["excluded"] else ""
+    text = (f"{result['ratings']} scored ratings{left_out}. Systems are ranked by their mean 0-100 score (higher is "
+            "better); systems that no test separates share a rank range.")
     if machine["machine_spans"]:
         text += (f" On the outputs seen in both arms, the machine marked {machine['machine_spans']} spans: "
                  f"annotators working without them marked an overlapping span for "

@@ -6,6 +6,8 @@ ranking) do not apply to MQM and stay out of its report, since nobody judged mac
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from analytics.selectors.mqm import agreement, campaign_ratings, categories, score_rows
 from analytics.tables import Column, Table
 from annotator.models import Campaign
@@ -16,14 +18,15 @@ def _pct(value: float | None) -> float | None:
     return None if value is None else 100 * value
 
 
-def mqm_report(campaign: Campaign) -> tuple[str, list[Table]] | None:
-    """The MQM section's text and tables; None for a campaign of another protocol."""
+def mqm_report(campaign: Campaign, *, excluded: Collection[int] = ()) -> tuple[str, list[Table]] | None:
+    """The MQM section's text and tables, the `excluded` annotators' ratings left out; None for a campaign of
+    another protocol."""
     if campaign.protocol != protocols.MQM:
         return None
     options = campaign.protocol_options
     weights = protocols.mqm_weights(options)
     tree = protocols.mqm_tree(options)
-    ratings = campaign_ratings(campaign)
+    ratings = campaign_ratings(campaign, excluded=excluded)
     scores = Table("mqm_scores", "MQM scores by system (lower is better)", [
         Column("system", "System"), Column("score", "MQM score", "num", count="segments"),
         Column("ci_low", "95% CI low", "num"), Column("ci_high", "95% CI high", "num"),

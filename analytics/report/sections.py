@@ -235,12 +235,12 @@ def routing_section(context: ReportContext) -> Section | None:
 
 
 def mqm_section(context: ReportContext) -> Section | None:
-    built = mqm_report(context.campaign)
+    built = mqm_report(context.campaign, excluded=context.exclusion.excluded_ids)
     return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
 
 
 def esa_section(context: ReportContext) -> Section | None:
-    built = esa_report(context.campaign)
+    built = esa_report(context.campaign, exclude_flagged=context.exclusion.exclude)
     if built is None:
         return None
     text, tables, figure = built

@@ -4,7 +4,8 @@ A rating is a finished, scored assignment (training and known-answer control ite
 the item's system, its segment the item's id (what every system's output of one segment shares), its rater the
 username, its arm ESA in the control arm (or in a campaign without runs) and ESA^AI otherwise. Its spans are
 the annotator's own spans on the item in the campaign; its seconds the working time the study reports for both
-arms (annotator.services.control_arm.work_seconds).
+arms (annotator.services.control_arm.work_seconds). The annotators the quality checks flag are left out or
+counted as every analytics answer decides (analytics.selectors.exclusion).
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
 from accounts.models import User
+from analytics.selectors.exclusion import exclusion_for
 from annotator.models import Assignment, Campaign, EsaPrefill, EsaScore
 from annotator.selectors.esa import ESA_AI_ARM, esa_arm
 from annotator.services.control_arm import work_seconds
@@ -38,13 +41,15 @@ CSV_COLUMNS = ("system", "score", "ratings", "segments", "ci_low", "ci_high", "r
 
 
 class EsaData:
-    """The campaign's ratings in the statistics' shape, with ESA^AI's pre-filled spans and what became of them."""
+    """The campaign's ratings in the statistics' shape, with ESA^AI's pre-filled spans and what became of them;
+    the `excluded` annotators' ratings left out of all of it."""
 
-    def __init__(self, campaign: Campaign) -> None:
+    def __init__(self, campaign: Campaign, *, excluded: Collection[int] = ()) -> None:
         self.campaign = campaign
         assignments = list(
             Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_training=False,
-                                      is_control=False).select_related("item", "campaign").order_by("pk"))
+                                      is_control=False).exclude(annotator_id__in=list(excluded))
+            .select_related("item", "campaign").order_by("pk"))
         scores = dict(EsaScore.objects.filter(assignment__in=assignments, score__isnull=False)
                       .values_list("assignment_id", "score"))
         phase_ms = dict(EsaScore.objects.filter(assignment__in=assignments).values_list("assignment_id", "spans_ms"))
@@ -97,10 +102,13 @@ def _paired(p: stats.Paired) -> dict[str, Any]:
     return {"difference": p.difference, "ci_low": p.ci_low, "ci_high": p.ci_high, "outputs": p.outputs}
 
 
-def campaign_esa(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+def campaign_esa(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int = SEED,
+                 exclude_flagged: bool | None = None) -> dict[str, Any]:
     """Every ESA figure of a campaign as JSON: what GET /api/analytics/campaigns/ID/esa returns and
-    `manage.py esa_scores` prints (docs: guides/esa.md)."""
-    data = EsaData(campaign)
+    `manage.py esa_scores` prints (docs: guides/esa.md), the flagged annotators left out or counted as
+    `exclude_flagged` says (None: the campaign's setting) and named as the other analytics answers name them."""
+    exclusion = exclusion_for(campaign, exclude_flagged)
+    data = EsaData(campaign, excluded=exclusion.excluded_ids)
     ranking = stats.system_ranking(data.ratings, n_resamples=n_resamples, seed=seed)
     agreement = stats.rater_agreement(data.ratings)
     outcomes = stats.prefill_outcomes(data.prefilled)
@@ -111,6 +119,8 @@ def campaign_esa(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int 
         "ratings": len(data.ratings),
         "resamples": n_resamples,
         "seed": seed,
+        "exclude_flagged": exclusion.exclude,
+        "excluded": list(exclusion.excluded),
         "systems": [{"system": s.system, "score": s.score, "ratings": s.ratings, "segments": s.segments,
                      "ci_low": s.ci_low, "ci_high": s.ci_high,
                      "rank_range": list(s.rank_range) if s.rank_range else None} for s in ranking.systems],

@@ -1,7 +1,9 @@
 """MQM figures of a dataset's rated translations: system scores with intervals and rank ranges, categories, agreement.
 
-The ratings are the sources labelled `PREFIX:RATER` (an imported TSV's raters) read by corpus.selectors.mqm;
-the numbers come from stats.mqm, the weights from the MQM protocol (corpus.protocols.mqm).
+The ratings are a dataset's sources labelled `PREFIX:RATER` (an imported TSV's raters) read by
+corpus.selectors.mqm, or an MQM campaign's finished work read here; both come as the TSV's ratings, so the
+export and the figures read one thing. The numbers come from stats.mqm, the weights from the MQM protocol
+(corpus.protocols.mqm).
 """
 
 from __future__ import annotations
@@ -9,12 +11,12 @@ from __future__ import annotations
 import csv
 import io
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any, TypedDict
 
 from accounts.models import User
 from annotator.models import Assignment, Campaign
-from corpus.interop.mqm import MqmRating
+from corpus.interop.mqm import MqmError, MqmRating, rating_sort_key
 from corpus.models import Dataset, ErrorSpan, Item
 from corpus.protocols.mqm import (
     DEFAULT,
@@ -25,7 +27,7 @@ from corpus.protocols.mqm import (
     severity_of_code,
     top_category,
 )
-from corpus.selectors.mqm import mqm_ratings, mqm_sources
+from corpus.selectors.mqm import ITEM_FIELDS, item_rating, mqm_ratings, mqm_sources
 from stats.mqm import (
     Agreement,
     CategoryFigure,
@@ -105,28 +107,42 @@ def agreement(ratings: list[Rating], *, weights: Weights = DEFAULT,
     return rater_agreement(ratings, weights.weight, name=lambda c: canonical_category(c, tree))
 
 
-def campaign_ratings(campaign: Campaign) -> list[Rating]:
-    """The ratings an MQM campaign's annotators gave: one per finished (non-training) assignment, its errors the
-    annotator's own spans on the item in this campaign; raters by username, segments by (doc, seg_id)."""
-    done = list(Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_training=False)
-                .values_list("item_id", "annotator_id"))
-    items = {pk: (system, _segment(external_id, extra)) for pk, system, external_id, extra in
-             Item.objects.filter(pk__in={i for i, _ in done}).values_list("pk", "system", "external_id", "extra")}
-    names = dict(User.objects.filter(pk__in={a for _, a in done}).values_list("pk", "username"))
-    errors: dict[tuple[int, int], list[Error]] = defaultdict(list)
+RATER = "rater{}"
+
+
+def rater_pseudonyms(campaign: Campaign) -> dict[int, str]:
+    """user pk -> "rater1", "rater2", ... over the campaign's annotators and anyone else who worked on it, in the
+    order their accounts were made: a person keeps their id whoever else is left out of an export. (The order
+    in which annotators were added is no better key: a campaign's list is stored as a set.)"""
+    listed = set(Campaign.annotators.through.objects.filter(campaign=campaign).values_list("user_id", flat=True))
+    worked = set(Assignment.objects.filter(campaign=campaign).values_list("annotator_id", flat=True))
+    return {user: RATER.format(n) for n, user in enumerate(sorted(listed | worked), 1)}
+
+
+def campaign_mqm_ratings(campaign: Campaign, *, excluded: Collection[int] = (),
+                         rater_names: bool = False) -> list[MqmRating]:
+    """The ratings an MQM campaign's annotators gave, as the TSV writes them: one per finished real assignment
+    (training and known-answer items left out, and the `excluded` annotators), its errors the annotator's own
+    spans on the item in this campaign; raters pseudonymous (`rater_pseudonyms`) unless `rater_names`."""
+    done = list(Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_training=False,
+                                          is_control=False)
+                .exclude(annotator_id__in=list(excluded)).values_list("item_id", "annotator_id"))
+    items = {row["pk"]: row for row in Item.objects.filter(pk__in={i for i, _ in done}).values(*ITEM_FIELDS)}
+    raters = (dict(User.objects.filter(pk__in={a for _, a in done}).values_list("pk", "username")) if rater_names
+              else rater_pseudonyms(campaign))
+    errors: dict[tuple[int, int], list[MqmError]] = defaultdict(list)
     rows = (ErrorSpan.objects.filter(annotation__source__added__campaign=campaign,
                                      annotation__item_id__in=list(items))
             .order_by("start", "pk")
             .values_list("annotation__item_id", "annotation__source__added__annotator_id", "start", "end",
-                         "category", "severity"))
-    for item_id, annotator_id, start, end, category, severity in rows:
-        errors[(item_id, annotator_id)].append(Error(category, severity_of_code(severity), start, end))
-    return [Rating(system=items[i][0], segment=items[i][1], rater=names[a], errors=tuple(errors[(i, a)]))
-            for i, a in done]
+                         "category", "severity", "explanation"))
+    for item_id, annotator_id, start, end, category, severity, note in rows:
+        errors[(item_id, annotator_id)].append(MqmError(category=category, severity=severity_of_code(severity),
+                                                        start=start, end=end, comment=note))
+    ratings = [item_rating(items[i], rater=raters[a], errors=errors.get((i, a), [])) for i, a in done]
+    return sorted(ratings, key=rating_sort_key)
 
 
-def _segment(external_id: str, extra: Any) -> tuple[str, str]:
-    place = (extra or {}).get("mqm") if isinstance(extra, dict) else None
-    if isinstance(place, dict) and place.get("doc"):
-        return (str(place["doc"]), str(place.get("seg_id", external_id)))
-    return ("", external_id)
+def campaign_ratings(campaign: Campaign, *, excluded: Collection[int] = ()) -> list[Rating]:
+    """The campaign's ratings as the statistics take them (`campaign_mqm_ratings`), raters by username."""
+    return stats_ratings(campaign_mqm_ratings(campaign, excluded=excluded, rater_names=True))

@@ -27,11 +27,25 @@ def mqm_sources(dataset: Dataset, prefix: str) -> dict[int, str]:
     return {pk: label[len(head):] for pk, label in found.items()}
 
 
+ITEM_FIELDS = ("pk", "system", "external_id", "position", "output", "inputs", "extra")
+NO_SYSTEM = "(no system)"  # the TSV needs a system in every row; an item without one is written under this name
+
+
 def _place(item: dict) -> tuple[str, str, str]:
     """(doc, doc_id, seg_id) of an item: what the TSV gave, else the dataset and the item's place in it."""
     mqm = (item["extra"] or {}).get("mqm") or {}
     return (str(mqm.get("doc", "")) or "doc", str(mqm.get("doc_id", item["position"])),
             str(mqm.get("seg_id", item["external_id"])))
+
+
+def item_rating(item: dict, *, rater: str, errors: list[MqmError], comment: str = "") -> MqmRating:
+    """One rater's rating of an item (a row of `Item.objects.values(*ITEM_FIELDS)`): the item's place in its
+    document, its source and its translation as the TSV writes them."""
+    doc, doc_id, seg_id = _place(item)
+    inputs = item["inputs"] or {}
+    source = inputs.get(SOURCE_HEADER, next(iter(inputs.values()), "")) if isinstance(inputs, dict) else ""
+    return MqmRating(system=item["system"] or NO_SYSTEM, doc=doc, doc_id=doc_id, seg_id=seg_id, rater=rater,
+                     source=str(source), target=item["output"], errors=errors, comment=comment)
 
 
 def mqm_ratings(dataset: Dataset, raters: dict[int, str]) -> list[MqmRating]:
@@ -40,7 +54,7 @@ def mqm_ratings(dataset: Dataset, raters: dict[int, str]) -> list[MqmRating]:
     annotations = list(Annotation.objects.filter(item__dataset=dataset, source_id__in=list(raters))
                        .values_list("pk", "item_id", "source_id", "score_explanation"))
     items = {row["pk"]: row for row in Item.objects.filter(pk__in={a[1] for a in annotations})
-             .values("pk", "system", "external_id", "position", "output", "inputs", "extra")}
+             .values(*ITEM_FIELDS)}
     spans: dict[int, list[MqmError]] = defaultdict(list)
     rows = (ErrorSpan.objects.filter(annotation_id__in=[a[0] for a in annotations])
             .order_by("annotation_id", "position", "pk")
@@ -51,13 +65,6 @@ def mqm_ratings(dataset: Dataset, raters: dict[int, str]) -> list[MqmRating]:
             start, end = source_start, source_end
         spans[annotation_id].append(MqmError(category=category, severity=severity_of_code(severity), start=start,
                                              end=end, side=side, comment=explanation, open_end=open_end))
-    ratings = []
-    for pk, item_id, source_id, comment in annotations:
-        item = items[item_id]
-        doc, doc_id, seg_id = _place(item)
-        inputs = item["inputs"] or {}
-        source = inputs.get(SOURCE_HEADER, next(iter(inputs.values()), "")) if isinstance(inputs, dict) else ""
-        ratings.append(MqmRating(system=item["system"], doc=doc, doc_id=doc_id, seg_id=seg_id,
-                                 rater=raters[source_id], source=str(source), target=item["output"],
-                                 errors=spans.get(pk, []), comment=comment))
+    ratings = [item_rating(items[item_id], rater=raters[source_id], errors=spans.get(pk, []), comment=comment)
+               for pk, item_id, source_id, comment in annotations]
     return sorted(ratings, key=rating_sort_key)

@@ -14,9 +14,11 @@ from ninja.testing import TestClient
 
 from analytics.report.build import report_files
 from analytics.selectors.esa import campaign_esa
+from annotator.models import Assignment
 from config.api import api
 from errors import UserError
-from tests.esa_study import build_esa_study, work_esa_study
+from quality.models import Qualification
+from tests.esa_study import SCORES, build_esa_study, work_esa_study
 
 pytestmark = pytest.mark.django_db
 
@@ -77,6 +79,76 @@ def test_api_and_command_give_the_same_json(study, make_user):
     assert refused.status_code == 422 and "resamples" in refused.json()["detail"]
     assert client.get(f"/analytics/campaigns/{study.campaign.pk}/esa",
                       user=study.annotators[0]).status_code == 403
+
+
+def _flag(study, user) -> None:
+    """A failed qualification is what flags an annotator of an ESA campaign (it has no decoys or planted errors)."""
+    Qualification.objects.create(campaign=study.campaign, annotator=user, score=0.1, passed=False)
+
+
+def _means_of(study, user) -> dict[str, float]:
+    """`user`'s mean score per system, from the scores the study gave them (the ESA arm's or ESA^AI's)."""
+    where = {it.pk: key for key, it in study.items.items()}
+    given: dict[str, list[int]] = {}
+    for a in Assignment.objects.filter(campaign=study.campaign, annotator=user):
+        key = where[a.item_id]
+        given.setdefault(key[0], []).append(SCORES[key][0 if a.in_control_arm else 1])
+    return {system: sum(v) / len(v) for system, v in given.items()}
+
+
+def test_flagged_annotators_are_left_out_as_asked_and_named(study, make_user):
+    careful, flagged = study.annotators
+    _flag(study, flagged)
+    counted = campaign_esa(study.campaign, n_resamples=50)
+    assert (counted["exclude_flagged"], counted["excluded"], counted["ratings"]) == (False, [], 12)
+    left_out = campaign_esa(study.campaign, n_resamples=50, exclude_flagged=True)
+    assert (left_out["exclude_flagged"], left_out["excluded"], left_out["ratings"]) == (True, ["esa-b"], 6)
+    assert {s["system"]: s["score"] for s in left_out["systems"]} == pytest.approx(_means_of(study, careful))
+    assert next(s for s in left_out["severities"] if s["system"] == "all")["ratings"] == 6
+    assert left_out["agreement"]["pairs"] == []  # one rater left: nobody to agree with
+    assert sum(a["ratings"] for a in left_out["arms"]["arms"]) == 6
+    assert left_out["prefill"]["outputs"] == sum(1 for a in study.assignments(careful) if not a.in_control_arm)
+    # the campaign's setting decides when nothing is asked
+    study.campaign.exclude_flagged = True
+    study.campaign.save(update_fields=["exclude_flagged"])
+    assert campaign_esa(study.campaign, n_resamples=50) == left_out
+    assert campaign_esa(study.campaign, n_resamples=50, exclude_flagged=False) == counted
+
+
+def test_the_api_and_the_command_take_the_choice(study, make_user):
+    _flag(study, study.annotators[1])
+    pk = study.campaign.pk
+    client, researcher = TestClient(api), make_user("res-x", role="researcher")
+    for value, exclude in (("1", True), ("0", False), ("", None)):
+        expected = json.loads(json.dumps(campaign_esa(study.campaign, n_resamples=30, exclude_flagged=exclude)))
+        answer = client.get(f"/analytics/campaigns/{pk}/esa?resamples=30&exclude_flagged={value}", user=researcher)
+        assert answer.status_code == 200 and answer.json() == expected, value
+    assert answer.json()["excluded"] == []  # absent: the campaign's setting, which counts everyone
+    refused = client.get(f"/analytics/campaigns/{pk}/esa?exclude_flagged=yes", user=researcher)
+    assert refused.status_code == 422 and refused.json()["detail"].startswith("exclude_flagged:")
+    for flag, excluded in (("--exclude-flagged", ["esa-b"]), ("--include-flagged", []), (None, [])):
+        out = io.StringIO()
+        call_command("esa_scores", "--campaign", str(pk), "--resamples", "30", *([flag] if flag else []), stdout=out)
+        result = json.loads(out.getvalue())
+        assert result["excluded"] == excluded and result["ratings"] == 12 - 6 * len(excluded), flag
+    out, err = io.StringIO(), io.StringIO()
+    call_command("esa_scores", "--campaign", str(pk), "--resamples", "30", "--format", "csv", "--exclude-flagged",
+                 stdout=out, stderr=err)
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert sum(int(r["ratings"]) for r in rows) == 6
+    assert "exclude_flagged: true; excluded: esa-b" in err.getvalue()
+    with pytest.raises(CommandError):
+        call_command("esa_scores", "--campaign", str(pk), "--exclude-flagged", "--include-flagged",
+                     stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_the_reports_esa_section_leaves_out_whom_the_report_leaves_out(study):
+    _flag(study, study.annotators[1])
+    left_out = report_files(study.campaign, "markdown", exclude_flagged=True)["report.md"].decode()
+    section = left_out[left_out.index("## ESA"):]
+    assert "6 scored ratings (the ratings of esa-b, flagged, left out)" in section
+    counted = report_files(study.campaign, "markdown", exclude_flagged=False)["report.md"].decode()
+    assert "12 scored ratings." in counted[counted.index("## ESA"):]
 
 
 def test_other_protocols_are_refused_by_name(make_user):

@@ -1,5 +1,9 @@
 """`manage.py export_annotations --dataset NAME [--source NAME] --format jsonl|factgenie|labelstudio|mqm-tsv|pearmut
-[-o P]`."""
+[-o P]`, and `--campaign ID --format mqm-tsv [--rater-names] [--exclude-flagged | --include-flagged]`.
+
+It lives in analytics, not corpus, because an MQM campaign's ratings are read with the campaign's flagged
+annotators left out or counted (analytics.selectors.exclusion), which only this layer can ask.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,13 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
+from analytics.management.flagged import add_flagged_arguments
+from analytics.selectors.exclusion import exclusion_for
+from analytics.selectors.mqm import campaign_mqm_ratings
+from annotator.models import Campaign
+from corpus import protocols
 from corpus.interop import ANNOTATION_FILE_FORMATS, slug
-from corpus.interop.mqm import mqm_tsv_lines
+from corpus.interop.mqm import MqmRating, mqm_tsv_lines
 from corpus.interop.pearmut import pearmut_lines
 from corpus.models import Dataset
 from corpus.selectors.mqm import mqm_ratings, mqm_sources
@@ -34,11 +43,11 @@ PEARMUT = "pearmut"
 
 class Command(BaseCommand):
     help = ("Export one source's annotations as our JSONL, a factgenie campaign or Label Studio tasks, or MQM "
-            "ratings (the sources PREFIX:*) as Google's MQM TSV, or ESA ratings (PREFIX:*) as Pearmut's "
-            "annotation log.")
+            "ratings (the sources PREFIX:*, or an MQM campaign's finished work) as Google's MQM TSV, or ESA "
+            "ratings (PREFIX:*) as Pearmut's annotation log.")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--dataset", required=True)
+        parser.add_argument("--dataset", help="The dataset to export (needed unless --campaign names the ratings).")
         parser.add_argument("--source", help="A source of this dataset (looked up in it only); for mqm-tsv and pearmut "
                                              "the PREFIX of the raters' sources PREFIX:RATER (default mqm, pearmut).")
         parser.add_argument("--format", default="jsonl", choices=(*ANNOTATION_FILE_FORMATS, MQM_TSV, PEARMUT))
@@ -48,8 +57,22 @@ class Command(BaseCommand):
             "(default DATASET-SOURCE slugified, in the current folder), for labelstudio also writes the "
             "labeling config beside it (NAME.xml).",
         )
+        parser.add_argument("--campaign", type=int, metavar="ID",
+                            help="With --format mqm-tsv: the ratings an MQM campaign's annotators made (finished "
+                                 "real items only; its dataset is implied).")
+        parser.add_argument("--rater-names", action="store_true",
+                            help="With --campaign: write each annotator's username as the rater, not rater1, "
+                                 "rater2, ... (numbered in the order their accounts were made).")
+        add_flagged_arguments(parser, "export (with --campaign)")
 
     def handle(self, *args: object, **options: object) -> None:
+        if options["campaign"] is not None:
+            self._campaign(options)
+            return
+        if options["rater_names"] or options["exclude_flagged"] is not None:
+            raise CommandError("--rater-names, --exclude-flagged and --include-flagged apply only with --campaign")
+        if not options["dataset"]:
+            raise CommandError("--dataset is needed (or --campaign with --format mqm-tsv)")
         dataset = Dataset.objects.filter(name=options["dataset"]).first()
         if dataset is None:
             raise CommandError(f"no dataset named {options['dataset']!r}")
@@ -89,7 +112,31 @@ class Command(BaseCommand):
 
     def _mqm(self, dataset: Dataset, prefix: str, out: Path | None) -> None:
         """Rows sorted by system, doc_id, seg_id, rater and span start: an imported file round-trips."""
-        ratings = mqm_ratings(dataset, mqm_sources(dataset, prefix))
+        self._write_tsv(mqm_ratings(dataset, mqm_sources(dataset, prefix)), out)
+
+    def _campaign(self, options: dict[str, object]) -> None:
+        """An MQM campaign's finished ratings, the flagged annotators left out or counted as asked (default: the
+        campaign's setting); who was left out goes to stderr, beside the TSV, never into it."""
+        if options["format"] != MQM_TSV:
+            raise CommandError(f"--campaign exports only --format {MQM_TSV} (not {options['format']})")
+        if options["source"]:
+            raise CommandError("--source names a dataset's imported raters; with --campaign leave it out")
+        campaign = Campaign.objects.filter(pk=options["campaign"]).select_related("dataset").first()
+        if campaign is None:
+            raise CommandError(f"--campaign: no campaign with id {options['campaign']}")
+        if campaign.protocol != protocols.MQM:
+            raise CommandError(f"--campaign: campaign {campaign.pk} runs the {campaign.protocol} protocol; "
+                               f"--format {MQM_TSV} needs protocol {protocols.MQM!r}")
+        if options["dataset"] and options["dataset"] != campaign.dataset.name:
+            raise CommandError(f"--dataset: campaign {campaign.pk} rates dataset {campaign.dataset.name!r}, not "
+                               f"{options['dataset']!r} (leave --dataset out with --campaign)")
+        exclusion = exclusion_for(campaign, options["exclude_flagged"])  # type: ignore[arg-type]
+        ratings = campaign_mqm_ratings(campaign, excluded=exclusion.excluded_ids,
+                                       rater_names=bool(options["rater_names"]))
+        self._write_tsv(ratings, options["output"])  # type: ignore[arg-type]
+        self.stderr.write(exclusion.sentence())
+
+    def _write_tsv(self, ratings: list[MqmRating], out: Path | None) -> None:
         if out is None:
             for line in mqm_tsv_lines(ratings):
                 self.stdout.write(line, ending="")
