@@ -15,14 +15,14 @@ Three steps, each answering one way decoys used to give themselves away:
    (a density ratio: a classifier of real spans against every free stretch).
 3. **Redrawn where it shows.** A cross-validated classifier of the audit's kind (quality.engine.audit) scores every
    decoy; those it finds most decoy-like are moved to the free stretch of their group it finds least so, for a few
-   rounds within a time budget. The audit that follows is therefore of decoys drawn against such a classifier:
+   rounds (fewer for a large campaign, by its size, so the same seed always draws the same decoys). The audit that
+   follows is therefore of decoys drawn against such a classifier:
    the bench (bench/decoy_audit.py) also audits them with a model of another kind, which the drawing never saw.
 """
 
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -33,8 +33,10 @@ from quality.engine.decoys import Candidate, Donor, natural_edges, voice_explana
 
 MASS_HOSTED = 0.9  # the share is what the groups holding this much of the real spans can host
 REALNESS_WEIGHT = 0.3  # how much the density ratio's log-odds count beside the likeness to the donor
+MATCH_OPTIONS = 2_000  # free stretches (or donors) weighed for one decoy, at most: a seeded sample beyond
 RATIO_SAMPLE = 20_000  # free stretches the density ratio is fitted on, at most
 REDRAW_ROUNDS = 6
+REDRAW_CARDS = 12_000  # rounds x cards the redraw may spend: a round refits the classifier six times on every card
 REDRAW_SHARE = 0.3  # the most decoy-like share of decoys a round tries to move
 REDRAW_OPTIONS = 60  # free stretches a moved decoy is tried on (a seeded sample when its group has more)
 
@@ -160,11 +162,10 @@ def _fits(candidate: Candidate, source: Source) -> bool:
     return not ((kind in ("number", "name") or candidate.what in ("number", "name")) and candidate.what != kind)
 
 
-def draw_decoys(outputs: Sequence[Output], sources: Sequence[Source], share: float, rng: random.Random, *,
-                budget_s: float = 15.0) -> Drawing:
+def draw_decoys(outputs: Sequence[Output], sources: Sequence[Source], share: float,
+                rng: random.Random) -> Drawing:
     """Decoys making up to `share` of the machine spans (fewer where the outputs leave too little room to keep
     them where the real spans are), each copying a real span, placed and redrawn as the module says."""
-    started = time.monotonic()
     by_key = {o.key: o for o in outputs}
     sources = [s for s in sources if s.output in by_key]
     if not sources or share <= 0:
@@ -205,7 +206,7 @@ def draw_decoys(outputs: Sequence[Output], sources: Sequence[Source], share: flo
         group = by_key[source.output].group
         if quota[group] <= 0:
             continue
-        options = [j for j in in_group.get(group, ()) if free(j, source)]
+        options = _at_most([j for j in in_group.get(group, ()) if free(j, source)], MATCH_OPTIONS, rng)
         if not options:
             continue
         likeness = (marked[options] @ words.transform([source.donor.text]).T).toarray().ravel()
@@ -228,7 +229,7 @@ def draw_decoys(outputs: Sequence[Output], sources: Sequence[Source], share: flo
         shown.add((o.group, c.text.lower()))
         quota[group] -= 1
     drawing = Drawing(share=ratio / (1 + ratio))
-    drawing.rounds, drawing.moved = _redraw(chosen, pool, in_group, by_key, sources, rng, started, budget_s)
+    drawing.rounds, drawing.moved = _redraw(chosen, pool, in_group, by_key, sources, rng)
     for j, source in chosen:
         o, c = pool[j]
         written, match = written_like(source.donor, c.text, rng)
@@ -242,9 +243,16 @@ def _voiced(output: Output, candidate: Candidate, source: Source) -> str:
     return voice_explanation(source.donor, candidate, output.text, same_output=output.key == source.output)
 
 
+def redraw_rounds(cards: int) -> int:
+    """How many redraw rounds a campaign of this many cards gets: REDRAW_ROUNDS up to 2,000 cards, then fewer, none
+    beyond REDRAW_CARDS (about 10 s of work on one core), by size and never by the clock, so that the same seed
+    always draws the same decoys."""
+    return max(0, min(REDRAW_ROUNDS, REDRAW_CARDS // max(cards, 1)))
+
+
 def _redraw(chosen: list[tuple[int, Source]], pool: Sequence[tuple[Output, Candidate]],
             in_group: Mapping[str, list[int]], by_key: Mapping[int, Output], sources: Sequence[Source],
-            rng: random.Random, started: float, budget_s: float) -> tuple[int, int]:
+            rng: random.Random) -> tuple[int, int]:
     """Move the decoys an audit-like classifier finds most decoy-like to the free stretch of their group it finds
     least so (in place, in `chosen`); return the rounds run and the decoys moved."""
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -256,9 +264,7 @@ def _redraw(chosen: list[tuple[int, Source]], pool: Sequence[tuple[Output, Candi
     rounds = moved = 0
     if len(chosen) < 10:
         return rounds, moved
-    for round_ in range(REDRAW_ROUNDS):
-        if time.monotonic() - started > budget_s:
-            break
+    for round_ in range(redraw_rounds(len(real) + len(chosen))):
         decoys = [_card(pool[j][0], pool[j][1], s, _voiced(pool[j][0], pool[j][1], s)) for j, s in chosen]
         cards = real + decoys
         y = np.r_[np.zeros(len(real)), np.ones(len(decoys))]
@@ -267,7 +273,7 @@ def _redraw(chosen: list[tuple[int, Source]], pool: Sequence[tuple[Output, Candi
         model = _model().fit(cards, y)
         rounds += 1
         for n in np.argsort(-held_out)[: int(REDRAW_SHARE * len(chosen))]:
-            options = _moves(n, chosen, pool, in_group, group_sources)
+            options = _moves(n, chosen, pool, in_group, group_sources, rng)
             if not options:
                 continue
             if len(options) > REDRAW_OPTIONS:
@@ -281,8 +287,14 @@ def _redraw(chosen: list[tuple[int, Source]], pool: Sequence[tuple[Output, Candi
     return rounds, moved
 
 
+def _at_most(values: list, n: int, rng: random.Random) -> list:
+    """The values, or a seeded sample of n of them (a group of thousands of outputs from one input)."""
+    return values if len(values) <= n else rng.sample(values, n)
+
+
 def _moves(n: int, chosen: Sequence[tuple[int, Source]], pool: Sequence[tuple[Output, Candidate]],
-           in_group: Mapping[str, list[int]], group_sources: Mapping[str, list[Source]]) -> list[tuple[int, Source]]:
+           in_group: Mapping[str, list[int]], group_sources: Mapping[str, list[Source]],
+           rng: random.Random) -> list[tuple[int, Source]]:
     """Where decoy n may go instead: another free stretch of its group for the same donor, or its stretch for
     another unused donor of the group (the explanation may be what gives it away)."""
     j0, source = chosen[n]
@@ -299,5 +311,7 @@ def _moves(n: int, chosen: Sequence[tuple[int, Source]], pool: Sequence[tuple[Ou
                 and not any(c.start < b and a < c.end for a, b in taken.get(o.key, ())))
 
     in_use = {id(s) for _, s in chosen}
-    return ([(j, source) for j in in_group[group] if j != j0 and open_(j, source)]
-            + [(j0, other) for other in group_sources[group] if id(other) not in in_use and open_(j0, other)])
+    stretches = _at_most([j for j in in_group[group] if j != j0], MATCH_OPTIONS, rng)
+    donors = _at_most([s for s in group_sources[group] if id(s) not in in_use], MATCH_OPTIONS, rng)
+    return ([(j, source) for j in stretches if open_(j, source)]
+            + [(j0, other) for other in donors if open_(j0, other)])

@@ -166,6 +166,16 @@ def test_the_hosted_share_leaves_out_groups_without_room_and_follows_the_real_sp
     assert drawing.capacity(decoys.decoy_candidates("It rained on Monday and 24 fell.", "Monday 24", [])) == 2
 
 
+def test_the_same_seed_draws_the_same_decoys_and_the_redraw_is_sized_not_timed():
+    def drawn(seed):
+        return [(p.output, p.candidate.start, p.candidate.end, p.explanation)
+                for p in _drawn(seed, [(4, 11), (47, 57)]).placements]
+
+    assert drawn(5) == drawn(5)
+    # 6 rounds up to 2,000 cards; 12,000 // 3,000 = 4; none beyond 12,000
+    assert [drawing.redraw_rounds(n) for n in (20, 2_000, 3_000, 12_000, 12_001)] == [6, 6, 4, 1, 0]
+
+
 def test_dates_count_as_facts_the_input_gives_in_iso_form():
     output = "Rain on January 4th, then sun on the 6th of January."
     found = {c.text for c in decoys.decoy_candidates(output, "2024-01-04 09:00 rain | 2024-01-06 sun", [])}
