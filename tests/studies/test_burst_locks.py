@@ -69,7 +69,11 @@ def test_joins_top_ups_releases_and_codes_at_once_hold_cap_and_overlap_without_d
     jobs += [lambda: participant_join(link=link, ids=_ids("N0")) for _ in range(3)]  # double clicks
     outcomes = _together(jobs)
     assert all(o in ("ok", "full") for o in outcomes), outcomes
-    assert Participant.objects.count() <= 9 and Participant.objects.filter(prolific_pid="N0").count() == 1
+    # The cap holds, and N0's four clicks make one participant when one of them got a place (the threads start
+    # together, so whether N0 beat the others to the last places is chance; a second N0 never is).
+    n0_in = any(outcomes[n] == "ok" for n in (0, len(jobs) - 3, len(jobs) - 2, len(jobs) - 1))
+    assert Participant.objects.count() <= 9
+    assert Participant.objects.filter(prolific_pid="N0").count() == (1 if n0_in else 0)
     counted = (Assignment.objects.filter(campaign=study.campaign, is_training=False)
                .filter(Q(status=Assignment.Status.DONE) | Q(handout__released_at__isnull=True))
                .values("item_id").annotate(n=Count("pk")))
