@@ -189,12 +189,13 @@ def decoy_explanations_autostart(campaign: Campaign) -> DecoyExplanationJob | No
     for ask in decoy_asks(campaign):
         for server in ask.servers if ask.prompt else ():
             wanted.setdefault(server, set()).add(ask.model)
-    if not any(_has_any(server, models) for server, models in sorted(wanted.items())):
+    if not any(server_has_any(server, models) for server, models in sorted(wanted.items())):
         return None
     return decoy_explanations_start(campaign=campaign, user=campaign.created_by, automatic=True)
 
 
-def _has_any(server: str, models: set[str]) -> bool:
+def server_has_any(server: str, models: set[str]) -> bool:
+    """Does the server have any of these models? One short probe: a server that does not answer has none."""
     try:
         backend = connect(server, timeout=PROBE_SECONDS, policy=RetryPolicy(transport_retries=0))
     except (BackendError, ServerListError):

@@ -24,8 +24,7 @@ from annotator.models import Campaign, CampaignRun
 from corpus.models import ErrorSpan, Item
 from errors import BadRequest, Conflict
 from evaluation.engine.parsing import ParsedAnswer
-from evaluation.llm.errors import BackendError, ServerListError, ServerNotAllowed
-from evaluation.llm.policy import RetryPolicy
+from evaluation.llm.errors import ServerListError, ServerNotAllowed
 from evaluation.llm.servers import models_on, parse_server, parse_servers
 from evaluation.llm.simulated import any_simulated
 from evaluation.runs.asking import Answered, Ask, ask_many
@@ -34,13 +33,12 @@ from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from jobs.lifecycle import job_beat, job_checkpoint, job_queue
 from jobs.models import FINISHED
 from quality.engine.planted_prompt import KIND, UnusableAnswer, planted_from_answer, planted_prompt
-from quality.explaining import answer_model, run_servers
+from quality.explaining import answer_model, run_servers, server_has_any
 from quality.models import CheckSpan, PlantedOutput, PlantedWriting, PlantedWritingJob
 from quality.selectors import spans_taken
 
 log = logging.getLogger(__name__)
 
-PROBE_SECONDS = 3.0  # how long campaign creation waits for the server to say whether it has the model
 MAX_MODEL = 200
 PARALLEL = 2  # requests in flight at once: a server with fewer slots queues them
 Outcome = PlantedWriting.Outcome
@@ -165,22 +163,9 @@ def planted_writing_autostart(campaign: Campaign) -> PlantedWritingJob | None:
     if not PlantedOutput.objects.filter(campaign=campaign).exists():
         return None
     server, model = default_writer(campaign)
-    if not server or not _has(server, model):
+    if not server or not server_has_any(server, {model}):
         return None
     return planted_writing_start(campaign=campaign, user=campaign.created_by, automatic=True)
-
-
-def _has(server: str, model: str) -> bool:
-    try:
-        backend = connect(server, timeout=PROBE_SECONDS, policy=RetryPolicy(transport_retries=0))
-    except (BackendError, ServerListError):
-        return False
-    try:
-        return model in models_on(backend, [model])
-    except BackendError:
-        return False
-    finally:
-        backend.close()
 
 
 def planted_job_counts(job: PlantedWritingJob) -> dict[str, int]:
