@@ -86,17 +86,17 @@ def _structured(cards: Sequence[Card]) -> list[dict[str, object]]:
     return rows
 
 
-class _CardFeatures:
+class CardFeatures:
     """Cards -> one sparse matrix: TF-IDF of the explanation's words and of the marked words' characters beside
     the structured fields. A scikit-learn transformer (fit on the training fold only)."""
 
     def get_params(self, deep: bool = True) -> dict:
         return {}
 
-    def set_params(self, **params) -> _CardFeatures:
+    def set_params(self, **params) -> CardFeatures:
         return self
 
-    def fit(self, cards: Sequence[Card], y=None) -> _CardFeatures:
+    def fit(self, cards: Sequence[Card], y=None) -> CardFeatures:
         from sklearn.feature_extraction import DictVectorizer
         from sklearn.feature_extraction.text import TfidfVectorizer
 
@@ -137,13 +137,13 @@ def _fitted(vectorizer, values: list[str]):
         return None
 
 
-def _model():
+def card_model():
     """A regularised logistic regression over the card's features. scikit-learn is imported lazily: it is
     heavy and only the audit needs it."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import Pipeline
 
-    return Pipeline([("features", _CardFeatures()), ("classifier", LogisticRegression(C=1.0, max_iter=2000))])
+    return Pipeline([("features", CardFeatures()), ("classifier", LogisticRegression(C=1.0, max_iter=2000))])
 
 
 def _auc(y: np.ndarray, scores: np.ndarray) -> float:
@@ -169,7 +169,7 @@ def decoy_audit(cards: Sequence[Card], *, seed: int = 0, folds: int = 5, resampl
 
     table = list(cards)
     splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
-    scores = cross_val_predict(_model(), table, y, cv=splitter, method="predict_proba")[:, 1]
+    scores = cross_val_predict(card_model(), table, y, cv=splitter, method="predict_proba")[:, 1]
     result.auc, result.folds = _auc(y, scores), folds
     rng = np.random.default_rng(seed)
     boots: list[float] = []
@@ -189,7 +189,7 @@ def decoy_audit(cards: Sequence[Card], *, seed: int = 0, folds: int = 5, resampl
 
 def _top_features(table, y: np.ndarray, top: int) -> list[tuple[str, float]]:
     """The features weighing most towards "decoy" in a model fitted on every card."""
-    model = _model().fit(table, y)
+    model = card_model().fit(table, y)
     names = model.named_steps["features"].names()
     weights = model.named_steps["classifier"].coef_[0]
     order = np.argsort(weights)[::-1][:top]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from quality.engine.audit import Card, _CardFeatures, _model
+from quality.engine.audit import Card, CardFeatures, card_model
 from quality.engine.decoys import Candidate, Donor, natural_edges, voice_explanation, written_like
 
 MASS_HOSTED = 0.9  # the share is what the groups holding this much of the real spans can host
@@ -149,7 +149,7 @@ def _realness(sources: Sequence[Source], pool: Sequence[tuple[Output, Candidate]
         return np.zeros(len(free))
     # A large campaign's free stretches are sampled for the fit (the ratio is a shape, not a count).
     fit_on = free if len(free) <= RATIO_SAMPLE else random.Random(len(free)).sample(free, RATIO_SAMPLE)
-    features = _CardFeatures().fit(real + fit_on)
+    features = CardFeatures().fit(real + fit_on)
     y = np.r_[np.ones(len(real)), np.zeros(len(fit_on))]
     model = LogisticRegression(max_iter=3000, class_weight="balanced").fit(features.transform(real + fit_on), y)
     p = np.clip(model.predict_proba(features.transform(free))[:, 1], 1e-6, 1 - 1e-6)
@@ -269,8 +269,8 @@ def _redraw(chosen: list[tuple[int, Source]], pool: Sequence[tuple[Output, Candi
         cards = real + decoys
         y = np.r_[np.zeros(len(real)), np.ones(len(decoys))]
         folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=round_)
-        held_out = cross_val_predict(_model(), cards, y, cv=folds, method="predict_proba")[len(real):, 1]
-        model = _model().fit(cards, y)
+        held_out = cross_val_predict(card_model(), cards, y, cv=folds, method="predict_proba")[len(real):, 1]
+        model = card_model().fit(cards, y)
         rounds += 1
         for n in np.argsort(-held_out)[: int(REDRAW_SHARE * len(chosen))]:
             options = _moves(n, chosen, pool, in_group, group_sources, rng)
