@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from accounts.forms import TokenForm
 from accounts.models import ApiToken
 from accounts.services.tokens import TokenError, expiry_in, token_issue, token_revoke, tokens_for
+from errors.placing import refusal_place
 
 
 @require_http_methods(["GET", "POST"])
@@ -23,7 +24,7 @@ def account_tokens(request: HttpRequest) -> HttpResponse:
                                      scope=form.cleaned_data["scope"],
                                      expires_at=expiry_in(form.cleaned_data["expires_in_days"]))
         except TokenError as exc:
-            form.add_error(None, str(exc))
+            refusal_place(form, exc)
         else:
             form = TokenForm()
     status = 422 if request.method == "POST" and created is None else 200

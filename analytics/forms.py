@@ -27,9 +27,8 @@ class ExportForm(forms.Form):
     def clean(self) -> dict:
         data = super().clean()
         if not self.errors:
-            for problem in self.export_filter().problems(self.dataset):
-                field, _, message = problem.partition(": ")
-                self.add_error(field if field in self.fields else None, message)
+            for field, problem in self.export_filter().problems(self.dataset):
+                self.add_error(field if field in self.fields else None, problem)
         return data
 
     def export_filter(self) -> ExportFilter:

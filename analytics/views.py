@@ -183,7 +183,8 @@ def half_width_param(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise SamplingError(f"half_width: {text[:40]!r} is not a number (give 0.05 or 5 for ±5 points)") from None
+        raise SamplingError(f"half_width: {text[:40]!r} is not a number (give 0.05 or 5 for ±5 points)",
+                            field="half_width") from None
     return check_half_width(value / 100 if value >= 1 else value)
 
 

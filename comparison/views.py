@@ -19,6 +19,7 @@ from comparison.selectors import correlation_grid, job_progress, jobs_for_list
 from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, comparison_create
 from comparison.services.results import csv_rows, export_document
 from errors import UserError
+from errors.placing import refusal_place
 from jobs.lifecycle import job_queue
 from jobs.models import JobStatus
 from jobs.views import job_page
@@ -46,7 +47,7 @@ def comparison_new(request: HttpRequest) -> HttpResponse:
                              gptscore_url=form.cleaned_data["gptscore_url"] or None,
                              precision=form.cleaned_data["precision"] or None, user=request.user)
         except UserError as exc:
-            form.add_error(None, str(exc))
+            refusal_place(form, exc)
         else:
             job_queue(job)
             messages.success(request, f"Comparison {job.pk} queued.")

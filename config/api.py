@@ -125,9 +125,10 @@ def _access_error(request: HttpRequest, exc: AccessError):
 
 @api.exception_handler(UserError)
 def _user_error(request: HttpRequest, exc: UserError):
-    """The project's one user-error type: its status (400, 409, 422 or 429) with the reason, and Retry-After
-    when the refusal is temporary. Views answer the same status (config.middleware.AccessErrorMiddleware)."""
-    response = api.create_response(request, {"detail": str(exc)}, status=exc.status)
+    """The project's one user-error type: its status (400, 409, 422 or 429) with the reason and the field it is
+    about (a string, a list, or null), and Retry-After when the refusal is temporary. Views answer the same
+    status (config.middleware.AccessErrorMiddleware)."""
+    response = api.create_response(request, exc.body(), status=exc.status)
     if exc.retry_after is not None:
         response["Retry-After"] = str(exc.retry_after)
     return response

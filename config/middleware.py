@@ -87,7 +87,7 @@ class RowIdRangeMiddleware:
             if ((name == "pk" or name.endswith(("_pk", "_id"))) and text.isascii() and text.isdigit()
                     and (len(text) > 19 or int(text) > cleaning.INT64_MAX)):
                 if request.path.startswith("/api/"):
-                    return JsonResponse({"detail": f"{name}: no such id"}, status=404)
+                    return JsonResponse({"detail": f"{name}: no such id", "field": name}, status=404)
                 raise Http404(f"{name}: no such id")
         return None
 
@@ -95,11 +95,11 @@ class RowIdRangeMiddleware:
 def user_error_response(request, exc: UserError) -> HttpResponse:
     """A UserError as a view's answer: plain text (JSON under /api/), its status, Retry-After when temporary."""
     if request.path.startswith("/api/"):
-        response: HttpResponse = JsonResponse({"detail": str(exc)}, status=exc.status)
+        response: HttpResponse = JsonResponse(exc.body(), status=exc.status)
     else:
         response = HttpResponse(str(exc), status=exc.status, content_type="text/plain; charset=utf-8")
         if request.headers.get("HX-Request") == "true":
-            response["HX-Trigger"] = json.dumps({"sj:problem": {"message": str(exc)}})
+            response["HX-Trigger"] = json.dumps({"sj:problem": {"message": str(exc), "field": exc.field_json()}})
     if exc.retry_after is not None:
         response["Retry-After"] = str(exc.retry_after)
     return response
@@ -125,7 +125,7 @@ class UploadSizeLimitMiddleware:
             message = (f"the upload is {length / 1024 / 1024:.1f} MB; uploads are limited to {limit} MB "
                        "(IMPORT_MAX_UPLOAD_MB); import large files with manage.py on the server")
             if request.path.startswith("/api/"):
-                return JsonResponse({"detail": message}, status=413)
+                return JsonResponse({"detail": message, "field": None}, status=413)
             return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
 
@@ -147,54 +147,66 @@ class InputCleaningMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        status, problem = self._problem(request)
+        status, problem, field = self._problem(request)
         if problem is None:
             return self.get_response(request)
         if request.path.startswith("/api/"):
-            return JsonResponse({"detail": problem}, status=status)
+            return JsonResponse({"detail": problem, "field": field}, status=status)
         return HttpResponse(problem, status=status, content_type="text/plain; charset=utf-8")
 
-    def _problem(self, request) -> tuple[int, str | None]:
-        """(status, reason): a bad query parameter or a body that is not UTF-8 text is a bad request (400), a
+    def _problem(self, request) -> tuple[int, str | None, str | None]:
+        """(status, reason, field): a bad query parameter or a body that is not UTF-8 text is a bad request (400), a
         bad value in a JSON body is unprocessable content (422), as the services answer for values they refuse.
 
         Form and multipart bodies are left to Django, which decodes them replacing what is not UTF-8; any other
         body is read by the API's JSON parser, which would decode invalid bytes as lone surrogates
         (`json.loads` on bytes uses "surrogatepass"), so it must be UTF-8 before anything parses it."""
-        found = self._fields(request.GET, "query parameter")
+        found, name = self._fields(request.GET, "query parameter")
         if found:
-            return 400, found
+            return 400, found, name
         content_type = (request.content_type or "").lower()
         if content_type in FORM_TYPES:
-            return 400, None
+            return 400, None, None
         try:
             body = request.body
         except RawPostDataException:
-            return 422, None
+            return 422, None, None
         if not body.strip():
-            return 422, None
+            return 422, None, None
         try:
             text = body.decode("utf-8")
         except UnicodeDecodeError as exc:
             return 400, (f"the body is not UTF-8 text: byte 0x{body[exc.start]:02x} at position {exc.start} "
-                         f"({exc.reason}); send JSON encoded as UTF-8")
+                         f"({exc.reason}); send JSON encoded as UTF-8"), None
         try:
-            cleaning.loads(text, "body")
+            cleaning.loads(text, BODY)
         except cleaning.CleaningError as exc:
-            return 422, f"the JSON body is refused: {exc}"
+            return 422, f"the JSON body is refused: {exc}", _in_body(exc.field)
         except ValueError:
-            return 400, None  # not JSON: the API's own parser answers 400 (or 422) with its reason
-        return 400, None
+            return 400, None, None  # not JSON: the API's own parser answers 400 (or 422) with its reason
+        return 400, None, None
 
     @staticmethod
-    def _fields(data, kind: str) -> str | None:
+    def _fields(data, kind: str) -> tuple[str | None, str | None]:
+        """(the problem, the parameter) of the first query parameter that breaks the rules, else (None, None)."""
         for name, values in data.lists():
             shown = ascii(name)[1:-1]
             problem = cleaning.text_problem(name)
             if problem:
-                return f"{kind} name {shown!r} {problem}"
+                return f"{kind} name {shown!r} {problem}", None  # a name that cannot be stored names no field
             for value in values:
                 problem = cleaning.text_problem(value)
                 if problem:
-                    return f"{kind} {shown!r} {problem}"
+                    return f"{kind} {shown!r} {problem}", name
+        return None, None
+
+
+BODY = "body"  # the name the input rules give a JSON body's root
+
+
+def _in_body(where: str | tuple[str, ...] | None) -> str | None:
+    """A path the input rules found in the body ("body.link.cap") as the request's field ("link.cap"); the
+    body as a whole (or a path that does not start at it) is no field."""
+    if not isinstance(where, str) or not where.startswith(f"{BODY}."):
         return None
+    return where[len(BODY) + 1:]

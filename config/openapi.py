@@ -12,8 +12,15 @@ from typing import Any
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
-    "properties": {"detail": {"description": "Why the request was refused: a sentence, or (422 from the "
-                                             "schema check) a list of the fields and what is wrong with them."}},
+    "properties": {
+        "detail": {"description": "Why the request was refused: a sentence, or (422 from the schema check) a list "
+                                  "of the fields and what is wrong with them."},
+        "field": {"anyOf": [{"type": "string"}, {"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+                  "description": "The field the refusal is about, as a dotted path into the request (`link.cap`, "
+                                 "`protocol_options.major_from`, `file` for an upload's content); a list when it "
+                                 "is about several, null when about the request as a whole. Absent from the "
+                                 "schema check's 422, whose `detail` list names each field in `loc`."},
+    },
     "required": ["detail"],
 }
 

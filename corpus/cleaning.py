@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from errors import UserError
@@ -45,24 +45,26 @@ def check_text(value: str, name: str) -> str:
     """Return `value`, or raise CleaningError naming `name` when it holds a NUL or a lone surrogate."""
     problem = text_problem(value)
     if problem:
-        raise CleaningError(f"{name}: {problem}")
+        raise CleaningError(f"{name}: {problem}", field=name)
     return value
 
 
 def check_field(value: str, name: str, *, max_length: int, required: bool = False,
-                error: type[Exception] = CleaningError) -> str:
+                error: Callable[..., Exception] = CleaningError, field: str | None = None) -> str:
     """Return `value` when a text column can hold it, else raise `error` naming `name`: blank when `required`,
     longer than `max_length`, or holding a NUL or a lone surrogate (PostgreSQL stores neither).
 
     The one check every service applies to free text (comments, notes, names); `error` is the service's own
-    type, so its callers need catch nothing new."""
+    type (called with the message and `field=`, which is `name` unless said), so its callers need catch
+    nothing new."""
+    field = field or name
     if required and not value.strip():
-        raise error(f"{name}: must not be blank")
+        raise error(f"{name}: must not be blank", field=field)
     if len(value) > max_length:
-        raise error(f"{name}: {_shown(value)} is longer than {max_length} characters")
+        raise error(f"{name}: {_shown(value)} is longer than {max_length} characters", field=field)
     problem = text_problem(value)
     if problem:
-        raise error(f"{name}: {problem}")
+        raise error(f"{name}: {problem}", field=field)
     return value
 
 
@@ -75,9 +77,9 @@ def digits(raw: str, name: str, *, maximum: int = INT32_MAX, default: int | None
     if not text and default is not None:
         return default
     if not _DIGITS.fullmatch(text):
-        raise CleaningError(f"{name}: {_shown(text)} is not a whole number written with the digits 0-9")
+        raise CleaningError(f"{name}: {_shown(text)} is not a whole number written with the digits 0-9", field=name)
     if len(text) > len(str(maximum)) or int(text) > maximum:
-        raise CleaningError(f"{name}: {_shown(text)} is larger than {maximum}")
+        raise CleaningError(f"{name}: {_shown(text)} is larger than {maximum}", field=name)
     return int(text)
 
 
@@ -94,18 +96,18 @@ def check_number(value: Any, name: str, *, maximum: float = MAX_NUMBER) -> float
 
     A 400-digit integer overflows `math.isfinite` (OverflowError), so integers are compared, not converted."""
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise CleaningError(f"{name}: {_shown(value)} is not a number")
+        raise CleaningError(f"{name}: {_shown(value)} is not a number", field=name)
     if isinstance(value, int):
         if abs(value) > maximum:
-            raise CleaningError(f"{name}: a number larger than {maximum:g} in size is not accepted")
+            raise CleaningError(f"{name}: a number larger than {maximum:g} in size is not accepted", field=name)
         return value
     if not math.isfinite(value) or abs(value) > maximum:
-        raise CleaningError(f"{name}: {value!r} is not a finite number no larger than {maximum:g} in size")
+        raise CleaningError(f"{name}: {value!r} is not a finite number no larger than {maximum:g} in size", field=name)
     return value
 
 
-def tree_problems(value: Any, name: str = "body", *, texts: bool = True) -> Iterator[str]:
-    """Yield a message for each text (unless `texts` is off) or number in a decoded JSON value that breaks the
+def tree_problems(value: Any, name: str = "body", *, texts: bool = True) -> Iterator[tuple[str, str]]:
+    """Yield (where, message) for each text (unless `texts` is off) or number in a decoded JSON value that breaks the
     rules (keys included).
 
     Iterative, so a deep value cannot exhaust the stack; depth beyond MAX_JSON_DEPTH is one problem."""
@@ -113,25 +115,25 @@ def tree_problems(value: Any, name: str = "body", *, texts: bool = True) -> Iter
     while stack:
         path, item, depth = stack.pop()
         if depth > MAX_JSON_DEPTH:
-            yield f"{path}: nested deeper than {MAX_JSON_DEPTH} levels"
+            yield path, f"{path}: nested deeper than {MAX_JSON_DEPTH} levels"
             continue
         if isinstance(item, str):
             problem = text_problem(item) if texts else None
             if problem:
-                yield f"{path}: {problem}"
+                yield path, f"{path}: {problem}"
         elif isinstance(item, bool) or item is None:
             continue
         elif isinstance(item, int):
             if abs(item) > INT64_MAX:
-                yield f"{path}: an integer larger than {INT64_MAX} in size is not accepted"
+                yield path, f"{path}: an integer larger than {INT64_MAX} in size is not accepted"
         elif isinstance(item, float):
             if not math.isfinite(item):
-                yield f"{path}: {item!r} is not a finite number"
+                yield path, f"{path}: {item!r} is not a finite number"
         elif isinstance(item, dict):
             for key, inner in item.items():
                 problem = text_problem(str(key)) if texts else None
                 if problem:
-                    yield f"{path} (a key): {problem}"
+                    yield path, f"{path} (a key): {problem}"
                 stack.append((f"{path}.{_shown_key(key)}", inner, depth + 1))
         elif isinstance(item, list):
             stack.extend((f"{path}[{i}]", inner, depth + 1) for i, inner in enumerate(item))
@@ -139,8 +141,8 @@ def tree_problems(value: Any, name: str = "body", *, texts: bool = True) -> Iter
 
 def check_tree(value: Any, name: str = "body", *, texts: bool = True) -> Any:
     """Return `value`, or raise CleaningError with the first problem `tree_problems` finds."""
-    for problem in tree_problems(value, name, texts=texts):
-        raise CleaningError(problem)
+    for where, problem in tree_problems(value, name, texts=texts):
+        raise CleaningError(problem, field=where)
     return value
 
 
@@ -149,14 +151,14 @@ def json_decoder(name: str = "body") -> json.JSONDecoder:
     convert (> 4,300 digits) while it decodes (the item-file reader uses it for each element)."""
 
     def _constant(word: str) -> float:
-        raise CleaningError(f"{name}: {word} is not a number JSON allows")
+        raise CleaningError(f"{name}: {word} is not a number JSON allows", field=name)
 
     def _integer(text: str) -> int:
         # Python refuses to read more than 4,300 digits (ValueError); shorter ones are bounded by check_tree,
         # which can name where they are.
         if len(text.lstrip("-")) > MAX_INT_DIGITS:
             raise CleaningError(f"{name}: an integer of {len(text.lstrip('-'))} digits is not accepted "
-                                f"(at most {INT64_MAX} in size)")
+                                f"(at most {INT64_MAX} in size)", field=name)
         return int(text)
 
     return json.JSONDecoder(parse_constant=_constant, parse_int=_integer)
@@ -171,7 +173,7 @@ def loads(data: str | bytes, name: str = "body", *, texts: bool = True) -> Any:
     try:
         value = json_decoder(name).decode(data)
     except RecursionError:
-        raise CleaningError(f"{name}: nested deeper than {MAX_JSON_DEPTH} levels") from None
+        raise CleaningError(f"{name}: nested deeper than {MAX_JSON_DEPTH} levels", field=name) from None
     return check_tree(value, name, texts=texts)
 
 

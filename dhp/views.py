@@ -21,6 +21,7 @@ from dhp.selectors import dataset_summary, run_weights, survey_results, surveys_
 from dhp.services.runs import dhp_create
 from dhp.services.surveys import survey_close, survey_create, survey_for_expert, survey_invite, votes_save
 from errors import UserError
+from errors.placing import refusal_place
 from jobs.lifecycle import job_queue
 from jobs.views import job_page
 
@@ -50,7 +51,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 ollama_url=data["ollama_url"] or None, parallel=data["parallel"], user=request.user,
             )
         except UserError as exc:
-            form.add_error(None, str(exc))
+            refusal_place(form, exc)
         else:
             job_queue(run)
             messages.success(request, f"DHP run {run.pk} queued.")
@@ -118,7 +119,7 @@ def survey_new(request: HttpRequest) -> HttpResponse:
                 issues=form.cleaned_data["issues"] or None, experts=form.cleaned_data["experts"], user=request.user,
             )
         except UserError as exc:
-            form.add_error(None, str(exc))
+            refusal_place(form, exc)
         else:
             messages.success(request, f"Survey {survey.pk} created.")
             return redirect("dhp_survey_results", pk=survey.pk)

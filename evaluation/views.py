@@ -10,6 +10,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from accounts.access import require_admin, require_researcher
 from errors import UserError
+from errors.placing import refusal_place
 from evaluation.forms import RunLaunchForm
 from evaluation.models import EvaluatorRun
 from evaluation.runs.launch import run_create
@@ -46,7 +47,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 user=request.user,
             )
         except UserError as exc:
-            form.add_error(None, str(exc))
+            refusal_place(form, exc)
         else:
             job_queue(run)
             messages.success(request, f"Evaluator run {run.label} queued.")

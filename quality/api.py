@@ -150,7 +150,7 @@ def _write_body(request: HttpRequest) -> PlantedWriteIn:
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"]) or "body"
-        raise BadRequest(f"{where}: {problem['msg']}") from None
+        raise BadRequest(f"{where}: {problem['msg']}", field=where) from None
 
 
 def planted_job_out(job: PlantedWritingJob) -> PlantedWritingJobOut:

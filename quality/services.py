@@ -71,17 +71,18 @@ def checks_validate(settings: CheckSettings, dataset_id: int) -> None:
     for name in ("decoys", "planted"):
         value = getattr(settings, name)
         if not (isinstance(value, int | float) and math.isfinite(value) and 0 <= value <= MAX_SHARE):
-            raise CheckError(f"{name}: must be a share between 0 and {MAX_SHARE}; got {value!r}")
+            raise CheckError(f"{name}: must be a share between 0 and {MAX_SHARE}; got {value!r}", field=name)
     for name, value in (("vigilance_min", settings.vigilance_min), ("qualification.pass", settings.qualification_pass)):
         if not (isinstance(value, int | float) and math.isfinite(value) and 0 <= value <= 1):
-            raise CheckError(f"{name}: must be between 0 and 1; got {value!r}")
+            raise CheckError(f"{name}: must be between 0 and 1; got {value!r}", field=name)
     ids = list(settings.qualification_items)
     if len(set(ids)) != len(ids):
-        raise CheckError("qualification.items: an item is named twice")
+        raise CheckError("qualification.items: an item is named twice", field="qualification.items")
     known = set(Item.objects.filter(pk__in=ids, dataset_id=dataset_id, derived_from__isnull=True)
                 .values_list("pk", flat=True))
     if bad := [i for i in ids if i not in known]:
-        raise CheckError(f"qualification.items: not items of this dataset: {', '.join(map(str, bad))}")
+        raise CheckError(f"qualification.items: not items of this dataset: {', '.join(map(str, bad))}",
+                         field="qualification.items")
 
 
 def _inputs_text(item: Item) -> str:
@@ -234,19 +235,21 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
     """Store one decoy of the campaign (refused when it overlaps a span of any source on that output)."""
     item = Item.objects.filter(pk=proposal.item_id, dataset_id=campaign.dataset_id).first()
     if item is None:
-        raise CheckError(f"item: {proposal.item_id} is not an item of this campaign's dataset")
+        raise CheckError(f"item: {proposal.item_id} is not an item of this campaign's dataset", field="item")
     if not 0 <= proposal.start < proposal.end <= len(item.output):
-        raise CheckError(f"start/end: must satisfy 0 <= start < end <= {len(item.output)}")
+        raise CheckError(f"start/end: must satisfy 0 <= start < end <= {len(item.output)}", field=("start", "end"))
     if any(proposal.start < b and a < proposal.end for a, b in spans_taken([item.pk])[item.pk]):
-        raise CheckError(f"start/end: {proposal.start}-{proposal.end} overlaps a span some source marks")
+        raise CheckError(f"start/end: {proposal.start}-{proposal.end} overlaps a span some source marks",
+                         field=("start", "end"))
     link = CampaignRun.objects.filter(campaign=campaign, label=proposal.label).first()
     if link is None:
-        raise CheckError(f"label: {proposal.label!r} is not an evaluator label of this campaign")
+        raise CheckError(f"label: {proposal.label!r} is not an evaluator label of this campaign", field="label")
     if proposal.match not in (MatchKind.EXACT, *LOOSE_MATCHES):
         raise CheckError(f"match: a decoy's location is found by an exact, normalized or fuzzy match, not "
-                         f"{proposal.match!r}")
+                         f"{proposal.match!r}", field="match")
     if key_explanation not in DECOY_EXPLANATION_KEYS:
-        raise CheckError(f"key: the explanation key of a decoy is one of {', '.join(DECOY_EXPLANATION_KEYS)}")
+        raise CheckError(f"key: the explanation key of a decoy is one of {', '.join(DECOY_EXPLANATION_KEYS)}",
+                         field="key")
     span = ErrorSpan.objects.create(
         annotation=_check_annotation(campaign, item.pk, proposal.aspect), position=0,
         text=proposal.written or item.output[proposal.start:proposal.end], start=proposal.start, end=proposal.end,
@@ -338,17 +341,17 @@ def decoy_update(*, decoy: CheckSpan, explanation: str | None = None, label: str
     """The answer-key page's edit of a decoy: its explanation, the label it is shown under, its key."""
     if explanation is not None:
         if not explanation.strip():
-            raise CheckError("explanation: must not be blank")
+            raise CheckError("explanation: must not be blank", field="explanation")
         decoy.span.explanation = explanation
         decoy.span.save(update_fields=["explanation"])
     if label is not None:
         link = CampaignRun.objects.filter(campaign_id=decoy.campaign_id, label=label).first()
         if link is None:
-            raise CheckError(f"label: {label!r} is not an evaluator label of this campaign")
+            raise CheckError(f"label: {label!r} is not an evaluator label of this campaign", field="label")
         decoy.campaign_run = link
     if key_explanation is not None:
         if key_explanation not in DECOY_EXPLANATION_KEYS:
-            raise CheckError(f"key: one of {', '.join(DECOY_EXPLANATION_KEYS)}")
+            raise CheckError(f"key: one of {', '.join(DECOY_EXPLANATION_KEYS)}", field="key")
         decoy.key_explanation_verdict = key_explanation
     decoy.save()
     return decoy

@@ -94,19 +94,19 @@ def writer_choose(campaign: Campaign, *, server: str = "", model: str = "") -> t
     nothing to fall back on."""
     server, model = (server or "").strip(), (model or "").strip()
     if len(model) > MAX_MODEL:
-        raise BadRequest(f"model: at most {MAX_MODEL} characters")
+        raise BadRequest(f"model: at most {MAX_MODEL} characters", field="model")
     default_server, default_model = default_writer(campaign)
     server, model = server or default_server, model or default_model
     if not server:
-        raise BadRequest("server: no evaluator run of this campaign names an LLM server; give one")
+        raise BadRequest("server: no evaluator run of this campaign names an LLM server; give one", field="server")
     if not model:
-        raise BadRequest("model: no evaluator run of this campaign names a model; give one")
+        raise BadRequest("model: no evaluator run of this campaign names a model; give one", field="model")
     try:
         parsed = parse_server(server)
     except ServerListError as exc:
-        raise BadRequest(f"server: {exc}") from None
+        raise BadRequest(f"server: {exc}", field="server") from None
     if why := refused([parsed]):
-        raise BadRequest(f"server: {why}")
+        raise BadRequest(f"server: {why}", field="server")
     return parsed.name, model
 
 

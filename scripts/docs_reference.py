@@ -161,8 +161,14 @@ def api_page() -> str:
     for tag in sorted(by_tag):
         lines.append(f"- **{tag}**: " + ", ".join(f"`{op.get('operationId')}`" for _, _, op in by_tag[tag]))
     lines += ["", "## Refusals", "",
-              "Every refusal answers `{\"detail\": ...}` (JSON). The statuses an operation can give besides its own "
-              "are listed under it; they mean:", ""]
+              "Every refusal answers `{\"detail\": ..., \"field\": ...}` (JSON): `detail` says why, `field` "
+              "names what was sent wrong as data, so a script need not read the sentence - a dotted path into the "
+              "request (`\"link.cap\"`, `\"routing.min_k\"`, `\"protocol_options.tree[2]\"`, `\"file\"` for "
+              "an upload's content), a list when the refusal is about several (`[\"sample\", \"routing\"]`), or "
+              "`null` when it is about the request as a whole (a state that refuses it, a role). The schema "
+              "check's own 422 (a wrong type, a missing field) answers `{\"detail\": [{\"loc\": [...], "
+              "\"msg\": ...}]}` instead. The statuses an operation can give besides its own are listed under "
+              "it; they mean:", ""]
     lines += table(["status", "meaning"], sorted(SHARED_REFUSALS.items()))
     lines.append("")
     for tag in sorted(by_tag):

@@ -83,9 +83,9 @@ class _Pool:
 
 def _check_sizes(outputs: int, judges: int) -> None:
     if not isinstance(outputs, int) or not 1 <= outputs <= 1_000_000:
-        raise PlanningError(f"outputs: {outputs!r} must be from 1 to 1000000")
+        raise PlanningError(f"outputs: {outputs!r} must be from 1 to 1000000", field="outputs")
     if not isinstance(judges, int) or not 1 <= judges <= 50:
-        raise PlanningError(f"judges: {judges!r} must be from 1 to 50")
+        raise PlanningError(f"judges: {judges!r} must be from 1 to 50", field="judges")
 
 
 def ci_width(outputs_rows: Sequence[np.ndarray], *, outputs: int, judges: int, simulations: int = SIMULATIONS,
@@ -117,7 +117,8 @@ def power(outputs_rows: Sequence[Sequence[np.ndarray]], *, outputs: int, judges:
     the pilot judged on output o."""
     _check_sizes(outputs, judges)
     if not (isinstance(difference, int | float) and math.isfinite(difference) and 0 < difference < 1):
-        raise PlanningError(f"difference: {difference!r} must be a share between 0 and 1 (0.05 = 5 points)")
+        raise PlanningError(f"difference: {difference!r} must be a share between 0 and 1 (0.05 = 5 points)",
+                            field="difference")
     cells = [[np.asarray(c, dtype=float).reshape(-1, 2) for c in output] for output in outputs_rows]
     cells = [[c for c in output if len(c) and c[:, 1].sum() > 0] for output in cells]
     cells = [output for output in cells if output]
@@ -128,7 +129,8 @@ def power(outputs_rows: Sequence[Sequence[np.ndarray]], *, outputs: int, judges:
     flat_cells = [c for output in cells for c in output]
     pool = _Pool(flat_cells)  # one group of judge rows per (output, evaluator) cell
     if difference > pool.accuracy:
-        raise PlanningError(f"difference: {difference} exceeds the pilot's span accuracy {pool.accuracy:.3f}")
+        raise PlanningError(f"difference: {difference} exceeds the pilot's span accuracy {pool.accuracy:.3f}",
+                            field="difference")
     rng = np.random.default_rng(seed)
     keep = 1 - difference / pool.accuracy
     per_chunk = max(1, min(simulations, MAX_CELLS // (outputs * judges * 2)))

@@ -34,11 +34,12 @@ class RoutingError(SamplingError):
 def check_routing(min_k: object, audit_rate: object) -> None:
     """Refuse settings that leave no unbiased figure or no meaning, naming the field."""
     if not isinstance(min_k, int) or isinstance(min_k, bool) or not 1 <= min_k <= 1000:
-        raise RoutingError(f"routing.min_k: {min_k!r} must be a whole number of models from 1 to 1000")
+        raise RoutingError(f"routing.min_k: {min_k!r} must be a whole number of models from 1 to 1000",
+                           field="routing.min_k")
     if not (isinstance(audit_rate, int | float) and not isinstance(audit_rate, bool) and math.isfinite(audit_rate)
             and 0 < audit_rate <= 1):
         raise RoutingError(f"routing.audit_rate: {audit_rate!r} must be a share above 0 and at most 1 (without an "
-                           "audit no figure about the confident spans can be estimated)")
+                           "audit no figure about the confident spans can be estimated)", field="routing.audit_rate")
 
 
 def audit_size(confident: int, audit_rate: float) -> int:

@@ -48,13 +48,13 @@ def check_half_width(half_width: float, name: str = "half_width") -> float:
     if not (isinstance(half_width, int | float) and math.isfinite(half_width)
             and MIN_HALF_WIDTH <= half_width < MAX_HALF_WIDTH):
         raise SamplingError(f"{name}: {half_width!r} must be a share from {MIN_HALF_WIDTH} to below "
-                            f"{MAX_HALF_WIDTH} (0.05 = ±5 points)")
+                            f"{MAX_HALF_WIDTH} (0.05 = ±5 points)", field=name)
     return half_width
 
 
 def _z(confidence: float) -> float:
     if not 0 < confidence < 1:
-        raise SamplingError(f"confidence must be between 0 and 1, not {confidence}")
+        raise SamplingError(f"confidence must be between 0 and 1, not {confidence}", field="confidence")
     return float(norm.ppf(0.5 + confidence / 2))
 
 
@@ -66,14 +66,14 @@ def allocate(population: Mapping[str, int], *, per_stratum: int | None = None,
     `total` split in proportion to the strata sizes by largest remainder, at least one per non-empty stratum
     while the total allows, never more than a stratum holds."""
     if (per_stratum is None) == (total is None):
-        raise SamplingError("give exactly one of a size per stratum or a total")
+        raise SamplingError("give exactly one of a size per stratum or a total", field=("per_stratum", "total"))
     if per_stratum is not None:
         if per_stratum < 1:
-            raise SamplingError(f"size per stratum must be at least 1, not {per_stratum}")
+            raise SamplingError(f"size per stratum must be at least 1, not {per_stratum}", field="per_stratum")
         return {h: min(per_stratum, size) for h, size in population.items()}
     assert total is not None
     if total < 1:
-        raise SamplingError(f"total sample size must be at least 1, not {total}")
+        raise SamplingError(f"total sample size must be at least 1, not {total}", field="total")
     size = sum(population.values())
     if total >= size:
         return dict(population)

@@ -47,10 +47,11 @@ def pool_refusal(pool: Pool, per_item: int) -> None:
         raise CampaignError(
             f"link: the {pool.registered} registered annotators already give every output its {per_item} "
             f"judge{'s' if per_item != 1 else ''} (annotators_per_item), so nobody could ever join by the link; "
-            "raise annotators_per_item or register fewer annotators")
+            "raise annotators_per_item or register fewer annotators", field="link")
     if pool.outputs == 0:
         raise CampaignError("link: the pool is empty, so nobody could ever join by the link: the campaign has no "
-                            "output to hand out (none the runs annotated, or all are control or training items)")
+                            "output to hand out (none the runs annotated, or all are control or training items)",
+                            field="link")
 
 
 def pool_warnings(pool: Pool) -> list[str]:

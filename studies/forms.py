@@ -18,6 +18,7 @@ from corpus import protocols
 from corpus.cleaning import INT32_MAX
 from corpus.models import Dataset, Item
 from corpus.protocols.mqm import ProtocolError
+from errors.placing import refusal_place
 from evaluation.models import EvaluatorRun
 from evaluation.selectors import own_runs
 from jobs.models import JobStatus
@@ -271,7 +272,7 @@ class CampaignForm(forms.Form):
         try:
             spec.check()
         except RoutingError as exc:
-            self.add_error("routing_audit_rate" if "audit_rate" in str(exc) else "routing_min_k", str(exc))
+            refusal_place(self, exc)
             return None
         return spec
 
@@ -293,8 +294,7 @@ class CampaignForm(forms.Form):
         try:
             link_settings_check(spec)
         except ParticipationError as exc:
-            field = str(exc).split(":", 1)[0].replace("link.", "link_")
-            self.add_error(field if field in self.fields else None, str(exc))
+            refusal_place(self, exc)
             return None
         return spec
 

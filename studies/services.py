@@ -75,35 +75,37 @@ class LinkSettings:
 def link_settings_check(spec: LinkSettings) -> None:
     """Refuse settings the study could not run with, naming the field."""
     if spec.items_per_participant < 1:
-        raise ParticipationError("items_per_participant: must be at least 1")
+        raise ParticipationError("items_per_participant: must be at least 1", field="items_per_participant")
     if spec.release_after_minutes < 1:
-        raise ParticipationError("release_after_minutes: must be at least 1")
+        raise ParticipationError("release_after_minutes: must be at least 1", field="release_after_minutes")
     if spec.time_limit_minutes is not None and spec.time_limit_minutes < 1:
-        raise ParticipationError("time_limit_minutes: must be at least 1 (or null for no limit)")
+        raise ParticipationError("time_limit_minutes: must be at least 1 (or null for no limit)",
+                                 field="time_limit_minutes")
     if spec.cap is not None and spec.cap < 1:
-        raise ParticipationError("link.cap: must be at least 1 (or null for no cap)")
+        raise ParticipationError("link.cap: must be at least 1 (or null for no cap)", field="link.cap")
     if spec.expires is not None and timezone.is_naive(spec.expires):
-        raise ParticipationError("link.expires: give a time zone (e.g. 2026-12-01T12:00:00Z)")
+        raise ParticipationError("link.expires: give a time zone (e.g. 2026-12-01T12:00:00Z)", field="link.expires")
     try:
         if spec.expires is not None:
             spec.expires.astimezone(UTC)
     except OverflowError:
-        raise ParticipationError("link.expires: the moment falls outside the years 1-9999 in UTC") from None
+        raise ParticipationError("link.expires: the moment falls outside the years 1-9999 in UTC",
+                                 field="link.expires") from None
     for name, value in (("items_per_participant", spec.items_per_participant), ("link.cap", spec.cap),
                         ("release_after_minutes", spec.release_after_minutes),
                         ("time_limit_minutes", spec.time_limit_minutes)):
         if value is not None and value > INT32_MAX:
-            raise ParticipationError(f"{name}: at most {INT32_MAX}")
+            raise ParticipationError(f"{name}: at most {INT32_MAX}", field=name)
     if not CODE.fullmatch(spec.pass_code or ""):
-        raise ParticipationError("pass_code: 1-64 letters, digits, '-' or '_'")
+        raise ParticipationError("pass_code: 1-64 letters, digits, '-' or '_'", field="pass_code")
     if spec.fail_code and not CODE.fullmatch(spec.fail_code):
-        raise ParticipationError("fail_code: 1-64 letters, digits, '-' or '_' (or empty)")
+        raise ParticipationError("fail_code: 1-64 letters, digits, '-' or '_' (or empty)", field="fail_code")
     if len(spec.consent) > MAX_CONSENT:
-        raise ParticipationError(f"consent: longer than {MAX_CONSENT} characters")
+        raise ParticipationError(f"consent: longer than {MAX_CONSENT} characters", field="consent")
     if problem := cleaning.text_problem(spec.consent):
-        raise ParticipationError(f"consent: {problem}")
+        raise ParticipationError(f"consent: {problem}", field="consent")
     if spec.completion_url and (problem := completion_url_problem(spec.completion_url)):
-        raise ParticipationError(f"completion_url: {problem} (or null)")
+        raise ParticipationError(f"completion_url: {problem} (or null)", field="completion_url")
 
 
 def link_create(*, campaign: Campaign, spec: LinkSettings, item_ids: Sequence[int],
@@ -150,7 +152,7 @@ def platform_ids(query: Mapping[str, str]) -> dict[str, str]:
         if not value:
             continue
         if not PLATFORM_ID.fullmatch(value):
-            raise ParticipationError(f"{param}: 1-64 letters, digits, '-' or '_'")
+            raise ParticipationError(f"{param}: 1-64 letters, digits, '-' or '_'", field=param)
         found[field] = value
     return found
 
@@ -227,7 +229,7 @@ def participant_join(
     if existing is not None:
         return existing, False
     if is_mturk_preview(ids):
-        raise ParticipationError("assignmentId: accept the HIT before starting")
+        raise ParticipationError("assignmentId: accept the HIT before starting", field="assignmentId")
     reason = link_closed_reason(link, now)
     if reason:
         raise LinkClosed(reason)
@@ -308,9 +310,9 @@ def participant_flag_set(*, participant: Participant, flagged: bool, note: str =
     """A researcher's flag: a flagged participant who has not received a code yet gets the fail code."""
     note = note.strip()
     if len(note) > 500:
-        raise ParticipationError("note: longer than 500 characters")
+        raise ParticipationError("note: longer than 500 characters", field="note")
     if problem := cleaning.text_problem(note):
-        raise ParticipationError(f"note: {problem}")
+        raise ParticipationError(f"note: {problem}", field="note")
     participant.flagged = flagged
     participant.flag_note = note if flagged else ""
     participant.save(update_fields=["flagged", "flag_note"])

@@ -152,47 +152,50 @@ def _validate(spec: CampaignSpec) -> None:
         _check_text("aspects", aspect, MAX_ASPECT, required=True)
     _check_text("guidelines", spec.guidelines, MAX_GUIDELINES)
     if not SEED_MIN <= spec.seed <= SEED_MAX:
-        raise CampaignError(f"seed: must be between {SEED_MIN} and {SEED_MAX}")
+        raise CampaignError(f"seed: must be between {SEED_MIN} and {SEED_MAX}", field="seed")
     if spec.link is not None:
         link_settings_check(spec.link)
     if not spec.annotators and spec.link is None:
-        raise CampaignError("a campaign needs at least one annotator (or a participant link)")
+        raise CampaignError("a campaign needs at least one annotator (or a participant link)", field="annotators")
     if spec.sample is not None and spec.routing is not None:
-        raise CampaignError("sample, routing: a campaign either judges a sample or routes its spans, not both")
+        raise CampaignError("sample, routing: a campaign either judges a sample or routes its spans, not both",
+                            field=("sample", "routing"))
     if spec.routing is not None:
         spec.routing.check()
     if not 0 <= spec.control_arm <= 1:
-        raise CampaignError(f"control_arm: {spec.control_arm} must be a share between 0 and 1")
+        raise CampaignError(f"control_arm: {spec.control_arm} must be a share between 0 and 1", field="control_arm")
     if spec.link is None and spec.annotators_per_item > len(spec.annotators):
         raise CampaignError(f"{spec.annotators_per_item} annotators per item, but only {len(spec.annotators)} "
-                            "annotators")
+                            "annotators", field="annotators_per_item")
     if any(getattr(run, "dataset_id", spec.dataset.pk) != spec.dataset.pk for run in spec.runs):
-        raise CampaignError("every evaluator run of a campaign must be on the campaign's dataset")
+        raise CampaignError("every evaluator run of a campaign must be on the campaign's dataset", field="runs")
     # The roles the campaign form offers: judges are annotators, reviewers are researchers or admins.
     if wrong := sorted(a.username for a in spec.annotators if a.role != Role.ANNOTATOR or not a.is_active):
         raise CampaignError(f"annotators: {', '.join(wrong)} cannot judge: a judge must be an active user with "
-                            "the role 'annotator'")
+                            "the role 'annotator'", field="annotators")
     if wrong := sorted(r.username for r in spec.reviewers if r.role not in REVIEWER_ROLES or not r.is_active):
         raise CampaignError(f"reviewers: {', '.join(wrong)} cannot review: a reviewer must be an active researcher "
-                            "or admin")
+                            "or admin", field="reviewers")
     if judging := sorted({r.username for r in spec.reviewers} & {a.username for a in spec.annotators}):
         # Reviewers read every judge's name and verdicts; a judge of the same campaign must not.
-        raise CampaignError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge")
+        raise CampaignError(f"reviewers: {', '.join(judging)} also judge this campaign; a reviewer cannot be a judge",
+                            field="reviewers")
     checks_validate(spec.checks, spec.dataset.pk)
     try:
         declared = protocols.get(spec.protocol)
         declared.clean_options(spec.protocol_options)
     except ProtocolError as exc:
-        raise CampaignError(str(exc)) from None
+        raise CampaignError(str(exc), field=exc.field or "protocol_options") from None
     if spec.checks.decoys and not declared.judges_machine_spans:
         raise CampaignError(f"decoys, protocol: a decoy is a machine span annotators should reject, but under the "
-                            f"{spec.protocol!r} protocol nobody gives verdicts on machine spans; set decoys to 0")
+                            f"{spec.protocol!r} protocol nobody gives verdicts on machine spans; set decoys to 0",
+                            field=("decoys", "protocol"))
     if spec.sample is not None and not declared.judges_machine_spans:
         raise CampaignError(f"sample, protocol: a sample draws machine spans for verdicts, but the {spec.protocol!r} "
-                            "protocol gives none; leave the sample out")
+                            "protocol gives none; leave the sample out", field=("sample", "protocol"))
     if spec.routing is not None and not declared.judges_machine_spans:
         raise CampaignError(f"routing, protocol: the {spec.protocol!r} protocol does not judge machine spans, so "
-                            "there is nothing to route")
+                            "there is nothing to route", field=("routing", "protocol"))
 
 
 def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:

@@ -33,7 +33,8 @@ def expiry_in(days: int | None) -> datetime | None:
     if days is None:
         return None
     if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= MAX_EXPIRY_DAYS:
-        raise TokenError(f"expires_in_days must be a whole number from 1 to {MAX_EXPIRY_DAYS}, or empty for never")
+        raise TokenError(f"expires_in_days must be a whole number from 1 to {MAX_EXPIRY_DAYS}, or empty for never",
+                         field="expires_in_days")
     return timezone.now() + timedelta(days=days)
 
 
@@ -48,12 +49,12 @@ def token_issue(*, user: User, name: str = "script", scope: str = TokenScope.WRI
     """Return a new token for `user` and its row; only its hash and first characters are kept, so this is the
     one time it is visible."""
     if scope not in TokenScope.values:
-        raise TokenError(f"scope must be one of {', '.join(TokenScope.values)}, not {scope!r}")
+        raise TokenError(f"scope must be one of {', '.join(TokenScope.values)}, not {scope!r}", field="scope")
     name = (name or "").strip() or "script"
     if len(name) > 100 or "\x00" in name:
-        raise TokenError("name: at most 100 characters, without NUL")
+        raise TokenError("name: at most 100 characters, without NUL", field="name")
     if expires_at is not None and expires_at <= timezone.now():
-        raise TokenError("the expiry must lie in the future")
+        raise TokenError("the expiry must lie in the future", field="expires_in_days")
     token = secrets.token_urlsafe(32)
     row = ApiToken.objects.create(user=user, name=name, key_hash=_digest(token), prefix=token[:PREFIX_LENGTH],
                                   scope=scope, expires_at=expires_at)

@@ -58,7 +58,7 @@ class DashboardOut(Schema):
 
 def _compute(scope: Scope, reference: str, resamples: int, seed: int) -> DashboardData:
     if not 0 <= resamples <= MAX_RESAMPLES:
-        raise UserError(f"resamples must be between 0 and {MAX_RESAMPLES}")
+        raise UserError(f"resamples must be between 0 and {MAX_RESAMPLES}", field="resamples")
     return cached_dashboard_data(scope, reference=reference, n_resamples=resamples, seed=seed)
 
 
@@ -80,7 +80,7 @@ def _one_table(data: DashboardData, key: str, format: str) -> dict[str, Any] | H
     if format == "csv":
         return HttpResponse(table.to_csv(), content_type="text/csv; charset=utf-8")
     if format != "json":
-        raise UserError("format must be json or csv")
+        raise UserError("format must be json or csv", field="format")
     return table.as_dict()
 
 

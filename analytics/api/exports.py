@@ -60,13 +60,12 @@ def create_export(request: HttpRequest, dataset_id: int, payload: ExportIn):
     if payload.campaign_id is not None:
         get_object_or_404(Campaign, pk=payload.campaign_id, dataset=dataset)
     if payload.format not in EXPORT_FORMATS:
-        raise UserError(f"format must be one of {', '.join(EXPORT_FORMATS)}")
+        raise UserError(f"format must be one of {', '.join(EXPORT_FORMATS)}", field="format")
     if payload.status and payload.status not in Assignment.Status.values:
-        raise UserError(f"status must be one of {', '.join(Assignment.Status.values)}")
+        raise UserError(f"status must be one of {', '.join(Assignment.Status.values)}", field="status")
     keep = ExportFilter(**payload.dict(exclude={"format"}))
-    problems = keep.problems(dataset)
-    if problems:
-        raise UserError("; ".join(problems))
+    if refusal := keep.refusal(dataset):
+        raise refusal
     job = export_job_create(dataset=dataset, fmt=payload.format, keep=keep, user=request.user)
     return Status(202, export_job_out(job))
 

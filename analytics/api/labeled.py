@@ -65,7 +65,7 @@ def export_labeled_set(request: HttpRequest, campaign_id: int, format: str = "js
     """The labeled set, exactly as `manage.py export_labeled` writes it (jsonl streams; parquet)."""
     campaign = _campaign(request, campaign_id)
     if format not in LABELED_FORMATS:
-        raise UserError(f"format: {format!r} is not one of {', '.join(LABELED_FORMATS)}")
+        raise UserError(f"format: {format!r} is not one of {', '.join(LABELED_FORMATS)}", field="format")
     return labeled_response(campaign, format, exclude_flagged=exclude_flagged_param(exclude_flagged))
 
 
@@ -75,7 +75,7 @@ def retrieve_labeled_card(request: HttpRequest, campaign_id: int, format: str = 
     """The labeled set's data card (`format` is written into it: the file it describes)."""
     campaign = _campaign(request, campaign_id)
     if format not in LABELED_FORMATS:
-        raise UserError(f"format: {format!r} is not one of {', '.join(LABELED_FORMATS)}")
+        raise UserError(f"format: {format!r} is not one of {', '.join(LABELED_FORMATS)}", field="format")
     return labeled_card(campaign, fmt=format, exclude_flagged=exclude_flagged_param(exclude_flagged))
 
 

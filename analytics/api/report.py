@@ -71,7 +71,7 @@ def download_campaign_report(request: HttpRequest, campaign_id: int, format: str
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     if format not in REPORT_FORMATS:
-        raise UserError(f"format: {format!r} is not a report format; give {', '.join(REPORT_FORMATS)}")
+        raise UserError(f"format: {format!r} is not a report format; give {', '.join(REPORT_FORMATS)}", field="format")
     choice = exclude_flagged_param(exclude_flagged)
     response = HttpResponse(report_zip(campaign, format, exclude_flagged=choice), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="campaign-{campaign.pk}-report-{format}.zip"'

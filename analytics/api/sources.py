@@ -51,7 +51,7 @@ def compare_sources(
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=dataset_id)
     if format not in ("json", "csv"):
-        raise UserError("format must be json or csv")
+        raise UserError("format must be json or csv", field="format")
     names = [n.strip() for n in sources.split(",") if n.strip()]
     check_aspect(dataset, aspect)
     # without gamma, quick: it checks the names (UnknownSource, a 422) before anything is queued

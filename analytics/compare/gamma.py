@@ -86,7 +86,7 @@ def check_aspect(dataset: Dataset, aspect: str) -> str:
     known = dataset_aspects(dataset)
     if aspect and aspect not in known:
         raise UnknownSource(f"aspect: {aspect[:80]!r} is not an aspect of dataset {dataset.name!r} "
-                            f"(aspects: {', '.join(known) or 'none'})")
+                            f"(aspects: {', '.join(known) or 'none'})", field="aspect")
     return aspect
 
 

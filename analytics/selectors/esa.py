@@ -164,11 +164,11 @@ def check_esa_request(campaign: Campaign, *, resamples: int, seed: int) -> None:
     """Refuse, naming the field, what campaign_esa cannot answer."""
     if not is_esa(campaign):
         raise NotEsa(f"campaign: {campaign.name!r} runs the {campaign.protocol} protocol; ESA figures need "
-                     f"protocol {protocols.ESA!r}")
+                     f"protocol {protocols.ESA!r}", field="campaign")
     if not 1 <= resamples <= MAX_RESAMPLES:
-        raise NotEsa(f"resamples: from 1 to {MAX_RESAMPLES}, not {resamples}")
+        raise NotEsa(f"resamples: from 1 to {MAX_RESAMPLES}, not {resamples}", field="resamples")
     if not SEED_MIN <= seed <= SEED_MAX:
-        raise NotEsa(f"seed: from {SEED_MIN} to {SEED_MAX}, not {seed}")
+        raise NotEsa(f"seed: from {SEED_MIN} to {SEED_MAX}, not {seed}", field="seed")
 
 
 def scores_csv(result: dict[str, Any]) -> str:

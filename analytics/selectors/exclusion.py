@@ -26,7 +26,7 @@ def exclude_flagged_param(raw: str | None) -> bool | None:
     if raw in _VALUES:
         return _VALUES[raw]
     raise UserError(f"{PARAM}: {raw[:40]!r} is neither 1 (leave flagged annotators out) nor 0 (count them); "
-                    "leave it out for the campaign's setting")
+                    "leave it out for the campaign's setting", field=PARAM)
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,8 @@ def parse_reference(value: str, scope: Scope, choices: Sequence[tuple[str, str]]
     values = [v for v, _ in choices]
     if value not in values and not (value == "gold" and any(v.startswith("gold:") for v in values)):
         raise UnknownReference(
-            f"unknown reference {value!r}; references here: {', '.join(values) or 'none (import gold spans first)'}"
+            f"unknown reference {value!r}; references here: {', '.join(values) or 'none (import gold spans first)'}",
+            field="reference",
         )
     if value.startswith("gold"):
         return Reference(kind="gold", source=value.partition(":")[2])

@@ -99,11 +99,12 @@ def ranking_aspect(campaign: Campaign, aspect: str) -> str:
     if aspect:
         if aspect not in aspects:
             raise RankingProblem(f"aspect: {aspect!r} is not an aspect of this campaign's runs; aspects: "
-                                 f"{', '.join(aspects) or 'none (the campaign has no runs)'}")
+                                 f"{', '.join(aspects) or 'none (the campaign has no runs)'}", field="aspect")
         return aspect
     if len(aspects) == 1:
         return aspects[0]
-    raise RankingProblem(f"aspect: name one of {', '.join(aspects) or 'none (the campaign has no runs)'}")
+    raise RankingProblem(f"aspect: name one of {', '.join(aspects) or 'none (the campaign has no runs)'}",
+                         field="aspect")
 
 
 def _pct(value: float | None) -> float | None:
@@ -114,7 +115,7 @@ def campaign_ranking(campaign: Campaign, *, aspect: str, by: str, exclude_flagge
     """Rank the campaign's evaluators of `aspect` by `by` ("span" or "explanation"), cached while the data stands;
     `exclude_flagged` as in Scope (None: the campaign's setting)."""
     if by not in BY_CHOICES:
-        raise RankingProblem(f"by: {by!r} is not a criterion; give span or explanation")
+        raise RankingProblem(f"by: {by!r} is not a criterion; give span or explanation", field="by")
     aspect = ranking_aspect(campaign, aspect)
     excluded = sorted(excluded_annotator_ids(campaign.pk, exclude_flagged=exclude_flagged))
     raw = f"{campaign.pk}|{aspect}|{excluded}|{data_version(campaign.dataset_id)}"

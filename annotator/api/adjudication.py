@@ -151,7 +151,7 @@ def update_dispute_decision(request: HttpRequest, campaign_id: int, span_id: int
     override = payload.override
     changes = {k: v for k, v in payload.dict(exclude={"override"}).items() if v is not None}
     if not changes:
-        raise UserError(f"give at least one of {', '.join(DECISION_FIELDS)}")
+        raise UserError(f"give at least one of {', '.join(DECISION_FIELDS)}", field=tuple(DECISION_FIELDS))
     adjudication_set(campaign=campaign, span_id=span_id, user=request.user, changes=changes, override=override)
     entry = review_entry(campaign, span_id)
     return None if entry is None else _dispute_out(entry)

@@ -93,7 +93,7 @@ def import_annotations(
     try:
         annotators = annotator_map(map_annotator or [], place="map_annotator entry")
     except FormatError as exc:
-        raise UserError(f"{exc} - nothing was imported") from None
+        raise UserError(f"{exc} - nothing was imported", field=exc.field) from None
     try:
         report = upload_annotations_import(
             upload=file, dataset_name=dataset.name, source=source.strip(), fmt=format, skip_bad_spans=skip_bad_spans,

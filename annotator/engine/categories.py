@@ -40,13 +40,15 @@ def category_set(names: tuple[str, ...] | list[str]) -> list[Category]:
     """Return `names` as a keyed set: keys 1..9 in order, colours from the palette."""
     clean = [n.strip() for n in names if n.strip()]
     if len(clean) > MAX_CATEGORIES:
-        raise CategoryError(f"at most {MAX_CATEGORIES} categories (one per key 1-{MAX_CATEGORIES}); got {len(clean)}")
+        raise CategoryError(f"at most {MAX_CATEGORIES} categories (one per key 1-{MAX_CATEGORIES}); got {len(clean)}",
+                            field="categories")
     seen: set[str] = set()
     for name in clean:
         if not _NAME.match(name):
-            raise CategoryError(f"category {name!r}: use letters, digits, spaces, '_' or '-' (at most 40)")
+            raise CategoryError(f"category {name!r}: use letters, digits, spaces, '_' or '-' (at most 40)",
+                                field="categories")
         if name.casefold() in seen:
-            raise CategoryError(f"category {name!r} is listed twice")
+            raise CategoryError(f"category {name!r} is listed twice", field="categories")
         seen.add(name.casefold())
     return [Category(key=str(i), name=name, colour=PALETTE[i - 1]) for i, name in enumerate(clean, start=1)]
 

@@ -31,7 +31,8 @@ def occurrences(output: str, start: int, end: int) -> list[Occurrence]:
 
     The machine's own offsets are always among them, so a candidate list is never empty for a placed span."""
     if not 0 <= start < end <= len(output):
-        raise OccurrenceError(f"offsets {start}-{end} are outside the output ({len(output)} characters)")
+        raise OccurrenceError(f"offsets {start}-{end} are outside the output ({len(output)} characters)",
+                              field=("start", "end"))
     needle = output[start:end]
     found: list[Occurrence] = []
     at = output.find(needle)
@@ -57,7 +58,7 @@ def parse_pick(text: str) -> tuple[bool, Occurrence | None]:
         return True, None
     start, sep, end = text.partition("-")
     if not sep or not start.isdigit() or not end.isdigit() or int(start) >= int(end):
-        raise OccurrenceError(f"occurrence: {text!r} is not 'none' or 'start-end'")
+        raise OccurrenceError(f"occurrence: {text!r} is not 'none' or 'start-end'", field="occurrence")
     return True, Occurrence(int(start), int(end))
 
 

@@ -26,9 +26,9 @@ def clamp_ms(value: object) -> int | None:
     try:
         number = float(str(value))
     except ValueError:
-        raise TelemetryError(f"ms: {value!r} is not a number") from None
+        raise TelemetryError(f"ms: {value!r} is not a number", field="ms") from None
     if not math.isfinite(number):
-        raise TelemetryError(f"ms: {value!r} is not a finite number")
+        raise TelemetryError(f"ms: {value!r} is not a finite number", field="ms")
     return int(min(max(number, 0), MAX_MS))
 
 

@@ -183,5 +183,5 @@ def campaign_named(value: str) -> Campaign:
     campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
                 else Campaign.objects.filter(name=value).first())
     if campaign is None:
-        raise UserError(f"--campaign: no campaign {value!r} (give its id or name)")
+        raise UserError(f"--campaign: no campaign {value!r} (give its id or name)", field="campaign")
     return campaign

@@ -30,9 +30,10 @@ def _offsets(output: str, start: object, end: object) -> tuple[int, int]:
     try:
         a, b = int(str(start)), int(str(end))
     except ValueError:
-        raise AddedSpanError("start and end must be whole numbers") from None
+        raise AddedSpanError("start and end must be whole numbers", field=("start", "end")) from None
     if not 0 <= a < b <= len(output):
-        raise AddedSpanError(f"offsets must satisfy 0 <= start < end <= {len(output)}; got {a}-{b}")
+        raise AddedSpanError(f"offsets must satisfy 0 <= start < end <= {len(output)}; got {a}-{b}",
+                             field=("start", "end"))
     return a, b
 
 
@@ -43,14 +44,14 @@ def _severity(campaign: Campaign, value: object) -> int | None:
         f"severity must be one of {', '.join(map(str, declared.severities))}")
     if value in (None, ""):
         if declared.severity_required:
-            raise AddedSpanError(f"{rule} (the {declared.name} protocol needs one)")
+            raise AddedSpanError(f"{rule} (the {declared.name} protocol needs one)", field="severity")
         return None
     try:
         number = int(str(value))
     except ValueError:
-        raise AddedSpanError(rule) from None
+        raise AddedSpanError(rule, field="severity") from None
     if number not in declared.severities:
-        raise AddedSpanError(rule)
+        raise AddedSpanError(rule, field="severity")
     return number
 
 
@@ -66,11 +67,11 @@ def _category(campaign: Campaign, value: object) -> str:
     tree = protocols.get(campaign.protocol).categories(campaign.protocol_options)
     if tree is not None:
         if text not in tree:
-            raise AddedSpanError(f"category {text!r} is not in this campaign's error tree")
+            raise AddedSpanError(f"category {text!r} is not in this campaign's error tree", field="category")
         return text
     names = [c["name"] for c in campaign.categories or []]
     if text and names and text not in names:
-        raise AddedSpanError(f"category {text!r} is not one of this campaign's: {', '.join(names)}")
+        raise AddedSpanError(f"category {text!r} is not one of this campaign's: {', '.join(names)}", field="category")
     return text
 
 
@@ -86,7 +87,7 @@ def _location(campaign: Campaign, output: str, start: object, end: object,
     unlocated = protocols.get(campaign.protocol).unlocated_category
     if unlocated and category == unlocated:
         if start is not None or end is not None:
-            raise AddedSpanError(f"{unlocated} has no place in the text: send no offsets")
+            raise AddedSpanError(f"{unlocated} has no place in the text: send no offsets", field=("start", "end"))
         return None, None
     return _offsets(output, start, end)
 
@@ -109,7 +110,7 @@ def _aspect(campaign: Campaign, aspect: str | None) -> str:
         return aspects[0] if aspects else ""
     aspect = _text(aspect, MAX_ASPECT, "aspect")
     if aspects and aspect not in aspects:
-        raise AddedSpanError(f"aspect {aspect!r} is not judged in this campaign ({', '.join(aspects)})")
+        raise AddedSpanError(f"aspect {aspect!r} is not judged in this campaign ({', '.join(aspects)})", field="aspect")
     return aspect
 
 

@@ -38,19 +38,19 @@ def _coerce_occurrence(text: str, span: ErrorSpan, *, added: bool) -> str:
     if not text:
         return ""
     if added:
-        raise AdjudicationError("occurrence: an added error has no machine location to place")
+        raise AdjudicationError("occurrence: an added error has no machine location to place", field="occurrence")
     candidates = span_occurrences(span, span.annotation.item.output)
     if not candidates:
         raise AdjudicationError(f"occurrence: span {span.pk}'s location is not ambiguous; there is no occurrence "
-                                "to decide")
+                                "to decide", field="occurrence")
     allowed = [pick_text(c) for c in candidates]
     try:
         parse_pick(text)
     except OccurrenceError as exc:
-        raise AdjudicationError(str(exc)) from exc
+        raise AdjudicationError(str(exc), field="occurrence") from exc
     if text != PICK_NONE and text not in allowed:
         raise AdjudicationError(f"occurrence: {text!r} is not one of the span's occurrences "
-                                f"({', '.join(allowed)}) or 'none'")
+                                f"({', '.join(allowed)}) or 'none'", field="occurrence")
     return text
 
 
@@ -60,16 +60,18 @@ def _coerce(field: str, value: object, *, span: ErrorSpan, added: bool) -> str:
         return _coerce_occurrence(text, span, added=added)
     if field in CHOICE_FIELDS:
         if text and text not in CHOICE_FIELDS[field]:
-            raise AdjudicationError(f"{field}: {text!r} is not one of {', '.join(sorted(CHOICE_FIELDS[field]))}")
+            raise AdjudicationError(f"{field}: {text!r} is not one of {', '.join(sorted(CHOICE_FIELDS[field]))}",
+                                    field=field)
         if added and field == "span_verdict" and text and text not in ADDED_SPAN_VERDICTS:
             raise AdjudicationError(f"span_verdict: an added error is kept ('error') or dropped ('not_error'), "
-                                    f"not {text!r}")
+                                    f"not {text!r}", field="span_verdict")
         if added and field == "explanation_verdict" and text:
-            raise AdjudicationError("explanation_verdict: an added error has no machine explanation to judge")
+            raise AdjudicationError("explanation_verdict: an added error has no machine explanation to judge",
+                                    field="explanation_verdict")
         return text
     if field == "note":
         return cleaning.check_field(text, "note", max_length=MAX_COMMENT, error=AdjudicationError)
-    raise AdjudicationError(f"unknown field {field!r}; fields are {', '.join(DECISION_FIELDS)}")
+    raise AdjudicationError(f"unknown field {field!r}; fields are {', '.join(DECISION_FIELDS)}", field="field")
 
 
 def span_of_campaign(campaign: Campaign, span_id: int) -> tuple[ErrorSpan, bool]:
@@ -81,7 +83,7 @@ def span_of_campaign(campaign: Campaign, span_id: int) -> tuple[ErrorSpan, bool]
                 return span, True
         elif SpanJudgment.objects.filter(assignment__campaign=campaign, span_id=span_id).exists():
             return span, False
-    raise AdjudicationError(f"span {span_id} was not judged in campaign {campaign.name!r}")
+    raise AdjudicationError(f"span {span_id} was not judged in campaign {campaign.name!r}", field="span_id")
 
 
 def in_review(campaign: Campaign, span_id: int, decision: Adjudication | None) -> bool:

@@ -63,11 +63,13 @@ def campaign_control_set(*, campaign: Campaign, keys: Sequence[ControlKey]) -> i
     spans = dict(ErrorSpan.objects.filter(pk__in=[k.span_id for k in keys]).values_list("pk", "annotation__item_id"))
     for key in keys:
         if spans.get(key.span_id) not in control_items:
-            raise CampaignError(f"span {key.span_id} is not on a control item of campaign {campaign.name!r}")
+            raise CampaignError(f"span {key.span_id} is not on a control item of campaign {campaign.name!r}",
+                                field="span_id")
         if key.span_verdict not in SpanVerdict.values:
-            raise CampaignError(f"span {key.span_id}: unknown span verdict {key.span_verdict!r}")
+            raise CampaignError(f"span {key.span_id}: unknown span verdict {key.span_verdict!r}", field="span_verdict")
         if key.explanation_verdict and key.explanation_verdict not in ExplanationVerdict.values:
-            raise CampaignError(f"span {key.span_id}: unknown explanation verdict {key.explanation_verdict!r}")
+            raise CampaignError(f"span {key.span_id}: unknown explanation verdict {key.explanation_verdict!r}",
+                                field="explanation_verdict")
         _check_text("note", key.note, MAX_GUIDELINES)
     for key in keys:
         ControlVerdict.objects.update_or_create(
@@ -83,7 +85,8 @@ def campaign_set_labeling(*, dataset: Dataset, campaign: Campaign | None) -> Cam
     """Make `campaign` the dataset's labeling campaign (None: the dataset has none): the campaign whose
     judges and reviewers give a dataset export's consensus when the export names no campaign."""
     if campaign is not None and campaign.dataset_id != dataset.pk:
-        raise CampaignError(f"campaign_id: campaign {campaign.name!r} is not on dataset {dataset.name!r}")
+        raise CampaignError(f"campaign_id: campaign {campaign.name!r} is not on dataset {dataset.name!r}",
+                            field="campaign_id")
     Campaign.objects.select_for_update().filter(dataset=dataset, is_labeling=True).update(is_labeling=False)
     if campaign is not None:
         Campaign.objects.filter(pk=campaign.pk).update(is_labeling=True)

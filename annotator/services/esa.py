@@ -42,7 +42,7 @@ class EsaError(UserError):
 def _severity(value: object) -> int:
     name = esa.severity_value(value)
     if name is None:
-        raise EsaError(f"severity must be one of {', '.join(esa.SEVERITY_VALUES)}")
+        raise EsaError(f"severity must be one of {', '.join(esa.SEVERITY_VALUES)}", field="severity")
     return esa.SEVERITY_CODES[name]
 
 
@@ -111,7 +111,7 @@ def esa_span_change(*, span: ErrorSpan, assignment: Assignment, user: User, seve
                     start: object = KEEP, end: object = KEEP, ms: int | None = None) -> ErrorSpan:
     """Re-grade and/or resize one of the annotator's spans (a pre-filled one included)."""
     if (start is not KEEP or end is not KEEP) and span.start is None:
-        raise AddedSpanError(f"{esa.MISSING} has no place in the text to resize")
+        raise AddedSpanError(f"{esa.MISSING} has no place in the text to resize", field=("start", "end"))
     return added_span_update(span=span, assignment=assignment, user=user,
                              severity=KEEP if severity is KEEP else _severity(severity), start=start, end=end, ms=ms)
 

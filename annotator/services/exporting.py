@@ -29,6 +29,7 @@ from corpus.formats import (
 from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus, SourceKind
 from corpus.protocol import FLAG_VALUES as FLAGS
 from corpus.spreadsheet import csv_row
+from errors import UserError
 from evaluation.llm.budget import STABLE_PREFIXES, UNPARSED
 from evaluation.models import RunCall
 
@@ -64,18 +65,26 @@ class ExportFilter:
     system: str = ""
     status: str = ""
 
-    def problems(self, dataset: Dataset) -> list[str]:
-        """Name each filter value that matches nothing that exists (a typo would otherwise export silently
-        without the rows it was meant to keep)."""
+    def problems(self, dataset: Dataset) -> list[tuple[str, str]]:
+        """(field, problem) for each filter value that matches nothing that exists (a typo would otherwise export
+        silently without the rows it was meant to keep)."""
         found = []
         if self.annotator and not User.objects.filter(username=self.annotator).exists():
             known = ", ".join(SpanJudgment.objects.filter(span__annotation__item__dataset=dataset)
                               .order_by().values_list("annotator__username", flat=True).distinct()[:20])
-            found.append(f"annotator: no user named {self.annotator!r} (annotators with judgments here: "
-                         f"{known or 'none yet'})")
+            found.append(("annotator", f"no user named {self.annotator!r} (annotators with judgments here: "
+                                       f"{known or 'none yet'})"))
         if self.source and not Annotation.objects.filter(item__dataset=dataset, source__label=self.source).exists():
-            found.append(f"source: no annotation of this dataset comes from {self.source!r}")
+            found.append(("source", f"no annotation of this dataset comes from {self.source!r}"))
         return found
+
+    def refusal(self, dataset: Dataset) -> UserError | None:
+        """The problems as one refusal naming every field (None when the filter matches what exists)."""
+        problems = self.problems(dataset)
+        if not problems:
+            return None
+        return UserError("; ".join(f"{field}: {problem}" for field, problem in problems),
+                         field=[field for field, _ in problems])
 
     def items(self, dataset: Dataset) -> QuerySet[Item]:
         items = Item.objects.filter(dataset=dataset, derived_from__isnull=True)  # DHP perturbations are not exported

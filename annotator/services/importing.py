@@ -168,16 +168,17 @@ class _JudgmentWriter:
         return self.assignments[key]
 
 
-def _check_name(option: str, value: str, *, required: bool) -> None:
+def _check_name(field: str, value: str, *, required: bool) -> None:
     """Names given with the import (not read from the file): not blank when required, fitting their columns,
-    storable text (the one rule, corpus.cleaning.check_field)."""
-    cleaning.check_field(value, option, max_length=MAX_NAME, required=required, error=_option_error)
+    storable text (the one rule, corpus.cleaning.check_field). The message names the option (`--dataset`)."""
+    cleaning.check_field(value, f"--{field}", max_length=MAX_NAME, required=required, error=_option_error,
+                         field=field)
 
 
-def _option_error(message: str) -> FormatError:
-    """check_field's "OPTION: problem" as a FormatError about OPTION."""
-    option, _, problem = message.partition(": ")
-    return FormatError(option, problem)
+def _option_error(message: str, *, field: str) -> FormatError:
+    """check_field's refusal of the option `--FIELD` as a FormatError about the field FIELD."""
+    option = f"--{field}"
+    return FormatError(option, message.removeprefix(f"{option}: "), field=field)
 
 
 def items_import(
@@ -187,9 +188,9 @@ def items_import(
     """Import `path` like the corpus importer, storing the judgments it carries too (one transaction).
 
     Judgments go to import identities, except names in `annotator_map` (file name -> existing username)."""
-    _check_name("--dataset", dataset_name, required=True)
-    _check_name("--source", source, required=True)
-    _check_name("--aspect", aspect, required=False)
+    _check_name("dataset", dataset_name, required=True)
+    _check_name("source", source, required=True)
+    _check_name("aspect", aspect, required=False)
     mapped = resolve_annotator_map(annotator_map or {})
     return corpus_items_import(
         path=path, dataset_name=dataset_name, task_slug=task_slug, source=source, aspect=aspect, user=user,

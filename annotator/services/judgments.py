@@ -39,7 +39,7 @@ class StaleJudgment(Conflict, JudgmentError):
     def __init__(self, expected: int, current: int) -> None:
         super().__init__(
             f"Not saved: this error changed since you typed (version {current}, you typed against {expected}). "
-            "The card now shows the stored state; press the key again if it still applies."
+            "The card now shows the stored state; press the key again if it still applies.", field="version",
         )
         self.expected = expected
         self.current = current
@@ -51,7 +51,8 @@ def _coerce(field: str, value: object, *, occurrence_checked: bool = False) -> o
     if field in CHOICE_FIELDS:
         text = "" if value is None else str(value)
         if text and text not in CHOICE_FIELDS[field]:
-            raise JudgmentError(f"{field}: {text!r} is not one of {', '.join(sorted(CHOICE_FIELDS[field]))}")
+            raise JudgmentError(f"{field}: {text!r} is not one of {', '.join(sorted(CHOICE_FIELDS[field]))}",
+                                field=field)
         return text
     if field in FLAG_FIELDS:
         if isinstance(value, bool):
@@ -61,7 +62,7 @@ def _coerce(field: str, value: object, *, occurrence_checked: bool = False) -> o
             return True
         if text in {"0", "false", "off", "no", ""}:
             return False
-        raise JudgmentError(f"{field}: {value!r} is not a yes/no value")
+        raise JudgmentError(f"{field}: {value!r} is not a yes/no value", field=field)
     if field == "comment":
         text = "" if value is None else str(value)
         return cleaning.check_field(text, "comment", max_length=MAX_COMMENT, error=JudgmentError)
@@ -71,11 +72,12 @@ def _coerce(field: str, value: object, *, occurrence_checked: bool = False) -> o
         try:
             number = int(str(value))
         except ValueError:
-            raise JudgmentError(f"corrected_severity: {value!r} is not a number") from None
+            raise JudgmentError(f"corrected_severity: {value!r} is not a number", field="corrected_severity") from None
         if number not in protocol.SEVERITIES:
-            raise JudgmentError(f"corrected_severity: must be {min(protocol.SEVERITIES)} to {max(protocol.SEVERITIES)}")
+            raise JudgmentError(f"corrected_severity: must be {min(protocol.SEVERITIES)} to {max(protocol.SEVERITIES)}",
+                                field="corrected_severity")
         return number
-    raise JudgmentError(f"unknown field {field!r}; fields are {', '.join(JUDGMENT_FIELDS)}")
+    raise JudgmentError(f"unknown field {field!r}; fields are {', '.join(JUDGMENT_FIELDS)}", field="field")
 
 
 def _as_text(value: object) -> str:

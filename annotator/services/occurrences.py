@@ -25,14 +25,16 @@ def occurrence_pick(
     the pick is versioned, audited (JudgmentEvent field "occurrence") and on the undo stack like a verdict."""
     given = [name for name, on in (("index", index is not None), ("none", none), ("reset", reset)) if on]
     if len(given) != 1:
-        raise OccurrenceError(f"give exactly one of index, none, reset (got {', '.join(given) or 'none of them'})")
+        raise OccurrenceError(f"give exactly one of index, none, reset (got {', '.join(given) or 'none of them'})",
+                              field=("index", "none", "reset"))
     candidates = span_occurrences(span, assignment.item.output)
     if not candidates:
-        raise OccurrenceError("span_id: this error's location is not ambiguous; there is no occurrence to pick")
+        raise OccurrenceError("span_id: this error's location is not ambiguous; there is no occurrence to pick",
+                              field="span_id")
     if index is not None:
         if not 0 <= index < len(candidates):
             raise OccurrenceError(f"index: must be 0 to {len(candidates) - 1} (this error has {len(candidates)} "
-                                  f"occurrences), not {index}")
+                                  f"occurrences), not {index}", field="index")
         text = pick_text(candidates[index])
     else:
         text = pick_text(None, none=none)

@@ -28,14 +28,16 @@ class SampleSpec:
 
     def check(self) -> None:
         if self.strata not in SampleDesign.Strata.values:
-            raise SamplingError(f"strata: {self.strata!r} is not one of {', '.join(SampleDesign.Strata.values)}")
+            raise SamplingError(f"strata: {self.strata!r} is not one of {', '.join(SampleDesign.Strata.values)}",
+                                field="sample.strata")
         if (self.per_stratum is None) == (self.total is None):
-            raise SamplingError("sample: give exactly one of a size per stratum or a total per evaluator")
+            raise SamplingError("sample: give exactly one of a size per stratum or a total per evaluator",
+                                field="sample")
         # The design's columns are 32-bit integers; a larger value would reach the database as a DataError.
         for name, value, low in (("per_stratum", self.per_stratum, 1), ("total", self.total, 1),
                                  ("seed", self.seed, 0)):
             if value is not None and not low <= value <= INT32_MAX:
-                raise SamplingError(f"sample.{name}: {value} must be from {low} to {INT32_MAX}")
+                raise SamplingError(f"sample.{name}: {value} must be from {low} to {INT32_MAX}", field=f"sample.{name}")
 
 
 def stratum_of(span: ErrorSpan, strata: str) -> str:

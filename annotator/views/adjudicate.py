@@ -188,7 +188,7 @@ def adjudication_save(request: AppRequest, pk: int, span_pk: int) -> HttpRespons
     campaign = campaign_for_reviewer(request.user, pk)
     field = request.POST.get("field", "")
     if field not in DECISION_FIELDS:
-        raise AdjudicationError(f"field: {field!r} is not one of {', '.join(DECISION_FIELDS)}")
+        raise AdjudicationError(f"field: {field!r} is not one of {', '.join(DECISION_FIELDS)}", field="field")
     adjudication_set(campaign=campaign, span_id=span_pk, user=request.user,
                      changes={field: request.POST.get("value", "")})
     return _card_html(request, campaign, span_pk)

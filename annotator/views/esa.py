@@ -150,7 +150,7 @@ def esa_span_change_view(request: AppRequest, span_pk: int) -> HttpResponse:
     output = assignment.item.output
     resize = "start" in request.POST or "end" in request.POST
     if resize and not ("start" in request.POST and "end" in request.POST):
-        raise BadRequest("a resize sends both start and end")
+        raise BadRequest("a resize sends both start and end", field=("start", "end"))
     severity = request.POST.get("severity")
     esa_span_change(span=span, assignment=assignment, user=request.user,
                     severity=KEEP if severity is None else severity,

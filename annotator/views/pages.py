@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,8 +16,10 @@ from annotator.services.uploads import UploadTooLarge, upload_annotations_import
 from annotator.views.common import AppRequest
 from annotator.views.common import require_researcher as _require_researcher
 from corpus.formats import FormatError, named
+from corpus.formats.errors import FILE
 from corpus.models import Dataset
 from corpus.spreadsheet import download_filename
+from errors.placing import form_field
 from evaluation.selectors import runs_for_home
 
 
@@ -60,7 +63,7 @@ def dataset_import(request: AppRequest) -> HttpResponse:
                 user=request.user,
             )
         except FormatError as exc:
-            form.add_error(None, f"{named(exc, form.cleaned_data['file'].name)} - nothing was imported.")
+            _import_refused(form, exc, form.cleaned_data["file"].name)
             status = 413 if isinstance(exc, UploadTooLarge) else 400
         else:
             messages.success(
@@ -87,7 +90,7 @@ def annotations_import(request: AppRequest, pk: int) -> HttpResponse:
                 split=form.cleaned_data["split"], annotators=form.cleaned_data["map_annotator"],
             )
         except FormatError as exc:
-            form.add_error(None, f"{named(exc, upload.name)} - nothing was imported.")
+            _import_refused(form, exc, upload.name)
             status = 413 if isinstance(exc, UploadTooLarge) else 400
         else:
             messages.success(request, report.summary())
@@ -95,3 +98,11 @@ def annotations_import(request: AppRequest, pk: int) -> HttpResponse:
     elif request.method == "POST":
         status = 400
     return render(request, "annotator/annotations_import.html", {"form": form, "dataset": dataset}, status=status)
+
+
+def _import_refused(form: forms.Form, exc: FormatError, file_name: str) -> None:
+    """Show an import's refusal at its field: a problem of the file at the file (named by its own name, never
+    a temporary path), one of an option beside it at that option; nothing of the file was kept either way."""
+    field = form_field(exc, form.fields)
+    text = str(exc) if field not in (None, FILE) else named(exc, file_name)
+    form.add_error(field, f"{text} - nothing was imported.")

@@ -37,7 +37,7 @@ def overlap_score(metric: str, output: str, reference: str) -> float:
         return float(sacrebleu.sentence_chrf(output, [reference]).score)
     if metric in _ROUGE_TYPES:
         return float(_rouge().score(reference, output)[_ROUGE_TYPES[metric]].fmeasure)
-    raise ComparisonError(f"{metric!r} is not a string-overlap metric")
+    raise ComparisonError(f"{metric!r} is not a string-overlap metric", field="metrics")
 
 
 @cache

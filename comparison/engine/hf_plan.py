@@ -36,7 +36,8 @@ def parse_precision(value: str) -> Precision:
     try:
         return Precision(value.strip().lower())
     except ValueError:
-        raise ComparisonError(f"unknown precision {value!r}; one of {', '.join(PRECISIONS)}") from None
+        raise ComparisonError(f"unknown precision {value!r}; one of {', '.join(PRECISIONS)}",
+                              field="precision") from None
 
 
 def resolve_precision(requested: str, *, gpu: bool, bf16_supported: bool, encoder_decoder: bool,

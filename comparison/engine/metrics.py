@@ -81,31 +81,32 @@ def parse_metric(name: str) -> MetricSpec:
         return MetricSpec(raw, Family.SEMANTIC, base, against_input=against_input)
     if base == "gptscore":
         if not model.strip():
-            raise ComparisonError("gptscore needs a model: gptscore:MODEL (the model's name on the GPTScore server)")
+            raise ComparisonError("gptscore needs a model: gptscore:MODEL (the model's name on the GPTScore server)",
+                                  field="metrics")
         return MetricSpec(raw, Family.GPTSCORE, base, model=model.strip())
     if base == LOCAL_GPTSCORE:
         if not model.strip():
             raise ComparisonError("gptscore-hf needs a model: gptscore-hf:MODEL_PATH_OR_NAME (a transformers model "
-                                  "folder, or a name already in the local Hugging Face cache)")
+                                  "folder, or a name already in the local Hugging Face cache)", field="metrics")
         return MetricSpec(raw, Family.GPTSCORE, base, model=model.strip())
     if base == "ensemble" and not model:
         return MetricSpec(raw, Family.RUN, base)
     if base in ("annotator", "distilled"):
         if not model.strip():
-            raise ComparisonError(f"{base} needs a model: {base}:MODEL (an Ollama model tag)")
+            raise ComparisonError(f"{base} needs a model: {base}:MODEL (an Ollama model tag)", field="metrics")
         return MetricSpec(raw, Family.RUN, base, model=model.strip())
-    raise ComparisonError(f"unknown metric {raw!r}; metrics: {metric_names_help()}")
+    raise ComparisonError(f"unknown metric {raw!r}; metrics: {metric_names_help()}", field="metrics")
 
 
 def parse_metrics(names: list[str] | str) -> list[MetricSpec]:
     """Parse a comma-separated list (or a list) of metric names; refuse an empty list and duplicates."""
     items = [n.strip() for n in (names.split(",") if isinstance(names, str) else names) if n.strip()]
     if not items:
-        raise ComparisonError(f"no metric given; metrics: {metric_names_help()}")
+        raise ComparisonError(f"no metric given; metrics: {metric_names_help()}", field="metrics")
     specs = [parse_metric(n) for n in items]
     seen: set[str] = set()
     for spec in specs:
         if spec.name in seen:
-            raise ComparisonError(f"metric {spec.name!r} is listed twice")
+            raise ComparisonError(f"metric {spec.name!r} is listed twice", field="metrics")
         seen.add(spec.name)
     return specs

@@ -37,7 +37,7 @@ class JobError(UserError):
 def _aspects(dataset: Dataset, wanted: Sequence[str] | None) -> list[str]:
     known = list(dataset.score_aspects or [])
     if not known:
-        raise JobError(f"dataset {dataset.name!r} has no human scores to compare metrics with")
+        raise JobError(f"dataset {dataset.name!r} has no human scores to compare metrics with", field="dataset")
     if not wanted:
         return known
     out = []
@@ -46,7 +46,7 @@ def _aspects(dataset: Dataset, wanted: Sequence[str] | None) -> list[str]:
             (k for k in known if k.lower() == name.lower()), None)
         if match is None:
             raise JobError(f"dataset {dataset.name!r} has no human scores for aspect {name!r} "
-                           f"(aspects: {', '.join(known)})")
+                           f"(aspects: {', '.join(known)})", field="aspects")
         if match not in out:
             out.append(match)
     return out
@@ -59,7 +59,7 @@ def _check_references(dataset: Dataset, specs: Sequence[MetricSpec]) -> None:
         raise JobError(
             f"{', '.join(needing)} compare(s) an output with a reference, but {missing} item(s) of dataset "
             f"{dataset.name!r} have none. Ask for the comparison with the input instead by naming the metric "
-            f"with '@input' (e.g. {needing[0]}@input); it is labelled so in every table."
+            f"with '@input' (e.g. {needing[0]}@input); it is labelled so in every table.", field="metrics"
         )
 
 
@@ -72,7 +72,7 @@ def _check_run_aspects(dataset: Dataset, specs: Sequence[MetricSpec], aspects: S
         raise JobError(
             f"task {dataset.task.slug!r} defines no evaluation aspect named {', '.join(map(repr, missing))}, so "
             "the LLM evaluators have no definition to judge it by; add it on the admin's aspect page or pass "
-            "--aspects with the others"
+            "--aspects with the others", field="aspects"
         )
 
 
@@ -105,7 +105,7 @@ def _check_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Seque
                 for model in gpt:
                     logprob_preflight(backend, model, prefix=settings.GPTSCORE_PREFIX)
         except (BackendError, ServerListError) as exc:
-            raise JobError(str(exc)) from None
+            raise JobError(str(exc), field="gptscore_url") from None
 
 
 def _job_servers(dataset: Dataset, specs: Sequence[MetricSpec], aspects: Sequence[str], options: dict) -> list:
@@ -139,7 +139,7 @@ def comparison_create(
     asked for their models, so an unreachable server or a missing model is refused before anything is queued."""
     specs = parse_metrics(metrics)
     if not dataset.items.exists():
-        raise JobError(f"dataset {dataset.name!r} has no items")
+        raise JobError(f"dataset {dataset.name!r} has no items", field="dataset")
     chosen = _aspects(dataset, aspects)
     _check_references(dataset, specs)
     _check_run_aspects(dataset, specs, chosen)
@@ -155,7 +155,7 @@ def comparison_create(
     if any(s.local for s in specs):
         options["precision"] = str(parse_precision(precision or settings.GPTSCORE_HF_PRECISION))
     if any(s.family is Family.GPTSCORE and not s.local for s in specs) and not options["gptscore_url"]:
-        raise JobError(f"no GPTScore server given. {NO_LOGPROBS_IN_OLLAMA}")
+        raise JobError(f"no GPTScore server given. {NO_LOGPROBS_IN_OLLAMA}", field="gptscore_url")
     if options["gptscore_url"]:
         # a given address is fetched by the app: it must be on the allowlist like every server
         options["gptscore_url"] = gptscore_server(options["gptscore_url"]).url

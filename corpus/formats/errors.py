@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from errors import UserError
+from errors import Field, UserError
+
+FILE = "file"  # the field of a refusal about a file's content: the upload (the PATH of a command)
 
 
 class FormatError(UserError):
-    """A problem in an item file, with the place (line/object) and field it concerns."""
+    """A problem in an item file, with the place (line/object) and field it concerns.
 
-    def __init__(self, where: str, message: str) -> None:
-        super().__init__(f"{where}: {message}")
+    Its `field` is the file itself unless the problem is with an option given beside it (`field="dataset"`)."""
+
+    def __init__(self, where: str, message: str, *, field: Field = FILE) -> None:
+        super().__init__(f"{where}: {message}", field=field)
         self.where = where
         self.message = message
 

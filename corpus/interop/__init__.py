@@ -33,7 +33,8 @@ def read_annotations(
     """Yield the annotations of a file (or of a factgenie campaign folder) in format `fmt`; `annotators`
     maps Label Studio user ids to our annotators' names."""
     if fmt not in ANNOTATION_FILE_FORMATS:
-        raise FormatError("--format", f"unknown format {fmt!r} (known: {', '.join(ANNOTATION_FILE_FORMATS)})")
+        raise FormatError("--format", f"unknown format {fmt!r} (known: {', '.join(ANNOTATION_FILE_FORMATS)})",
+                          field="format")
     if fmt == "factgenie":
         yield from read_factgenie(path, name)
     elif fmt == "labelstudio":

@@ -158,7 +158,8 @@ class FactgenieCampaignWriter:
     def __init__(self, folder: Path, *, campaign: str, dataset: str, source: str, categories: list[str],
                  created: str) -> None:
         if slug(campaign) != campaign or not campaign:
-            raise FormatError("campaign", f"{campaign!r} is not a factgenie campaign id (try {slug(campaign)!r})")
+            raise FormatError("campaign", f"{campaign!r} is not a factgenie campaign id (try {slug(campaign)!r})",
+                              field="campaign")
         self.folder = folder
         self.campaign = campaign
         self.dataset = dataset

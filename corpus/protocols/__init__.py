@@ -26,7 +26,7 @@ DEFAULT = OPENNLGAUGE
 
 def _no_options(value: Any) -> dict[str, Any]:
     if value not in (None, {}, ""):
-        raise ProtocolError("protocol_options: the OpeNLGauge protocol takes none")
+        raise ProtocolError("protocol_options: the OpeNLGauge protocol takes none", field="protocol_options")
     return {}
 
 
@@ -35,10 +35,11 @@ def _mqm_options(value: Any) -> dict[str, Any]:
     if value in (None, "", {}):
         return {}
     if not isinstance(value, Mapping):
-        raise ProtocolError("protocol_options: an object with 'tree' and/or 'weights'")
+        raise ProtocolError("protocol_options: an object with 'tree' and/or 'weights'", field="protocol_options")
     unknown = sorted(set(value) - {"tree", "weights"})
     if unknown:
-        raise ProtocolError(f"protocol_options: unknown option(s) {', '.join(unknown)} (known: tree, weights)")
+        raise ProtocolError(f"protocol_options: unknown option(s) {', '.join(unknown)} (known: tree, weights)",
+                            field="protocol_options")
     cleaned: dict[str, Any] = {}
     if value.get("tree") not in (None, []):
         cleaned["tree"] = mqm.tree_as_json(mqm.parse_tree(value["tree"], "protocol_options.tree"))
@@ -126,7 +127,8 @@ def get(name: str) -> Protocol:
     try:
         return PROTOCOLS[name]
     except KeyError:
-        raise ProtocolError(f"protocol: unknown protocol {name!r} (known: {', '.join(PROTOCOLS)})") from None
+        raise ProtocolError(f"protocol: unknown protocol {name!r} (known: {', '.join(PROTOCOLS)})",
+                            field="protocol") from None
 
 
 def _check() -> None:

@@ -77,9 +77,10 @@ def check_score(value: object, where: str = "score") -> int:
     try:
         number = int(str(value).strip())
     except ValueError:
-        raise ProtocolError(f"{where}: a whole number from {SCORE_MIN} to {SCORE_MAX}, not {value!r}") from None
+        raise ProtocolError(f"{where}: a whole number from {SCORE_MIN} to {SCORE_MAX}, not {value!r}",
+                            field=where) from None
     if not SCORE_MIN <= number <= SCORE_MAX:
-        raise ProtocolError(f"{where}: a whole number from {SCORE_MIN} to {SCORE_MAX}, not {number}")
+        raise ProtocolError(f"{where}: a whole number from {SCORE_MIN} to {SCORE_MAX}, not {number}", field=where)
     return number
 
 
@@ -88,15 +89,17 @@ def clean_options(value: Any) -> dict[str, Any]:
     if value in (None, "", {}):
         return {}
     if not isinstance(value, Mapping):
-        raise ProtocolError("protocol_options: an object, e.g. {\"major_from\": 4}")
+        raise ProtocolError("protocol_options: an object, e.g. {\"major_from\": 4}", field="protocol_options")
     unknown = sorted(set(value) - {"major_from"})
     if unknown:
-        raise ProtocolError(f"protocol_options: unknown option(s) {', '.join(unknown)} (known: major_from)")
+        raise ProtocolError(f"protocol_options: unknown option(s) {', '.join(unknown)} (known: major_from)",
+                            field="protocol_options")
     threshold = value.get("major_from")
     if threshold is None:
         return {}
     if isinstance(threshold, bool) or not isinstance(threshold, int) or not 1 <= threshold <= 5:
-        raise ProtocolError(f"protocol_options.major_from: a machine severity from 1 to 5, not {threshold!r}")
+        raise ProtocolError(f"protocol_options.major_from: a machine severity from 1 to 5, not {threshold!r}",
+                            field="protocol_options.major_from")
     return {"major_from": threshold}
 
 

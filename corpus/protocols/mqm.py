@@ -89,28 +89,28 @@ def parse_tree(value: Any, where: str = "mqm_tree") -> tuple[Category, ...]:
     if isinstance(value, Mapping):
         value = [{"name": k, "children": v} for k, v in value.items()]
     if not isinstance(value, list) or not value:
-        raise ProtocolError(f"{where}: a tree is a non-empty list of categories")
+        raise ProtocolError(f"{where}: a tree is a non-empty list of categories", field=where)
     if len(value) > MAX_TOP:
-        raise ProtocolError(f"{where}: at most {MAX_TOP} top-level categories (they are picked with 1-9)")
+        raise ProtocolError(f"{where}: at most {MAX_TOP} top-level categories (they are picked with 1-9)", field=where)
     tree: list[Category] = []
     for number, entry in enumerate(value, 1):
         place = f"{where}[{number}]"
         name, children = (entry, []) if isinstance(entry, str) else (
             (entry.get("name"), entry.get("children") or []) if isinstance(entry, Mapping) else (None, None))
         if not isinstance(name, str) or not name.strip() or "/" in name:
-            raise ProtocolError(f"{place}: a category needs a name without '/'")
+            raise ProtocolError(f"{place}: a category needs a name without '/'", field=place)
         if not isinstance(children, list) or not all(isinstance(c, str) and c.strip() and "/" not in c
                                                       for c in children):
-            raise ProtocolError(f"{place}: 'children' is a list of names without '/'")
+            raise ProtocolError(f"{place}: 'children' is a list of names without '/'", field=place)
         if len(children) > MAX_TOP:
-            raise ProtocolError(f"{place}: at most {MAX_TOP} subcategories (they are picked with 1-9)")
+            raise ProtocolError(f"{place}: at most {MAX_TOP} subcategories (they are picked with 1-9)", field=place)
         category = Category(name.strip(), tuple(c.strip() for c in children))
         if any(len(n) > MAX_NAME for n in category.full_names()):
-            raise ProtocolError(f"{place}: a full category name is at most {MAX_NAME} characters")
+            raise ProtocolError(f"{place}: a full category name is at most {MAX_NAME} characters", field=place)
         tree.append(category)
     keys = [category_key(n) for n in tree_names(tree)] + [category_key(c.name) for c in tree if c.children]
     if len(set(keys)) != len(keys):
-        raise ProtocolError(f"{where}: category names repeat")
+        raise ProtocolError(f"{where}: category names repeat", field=where)
     return tuple(tree)
 
 
@@ -187,23 +187,23 @@ class Weights:
     def from_mapping(cls, value: Any, where: str = "weights") -> Weights:
         if not isinstance(value, Mapping) or not value:
             raise ProtocolError(f"{where}: a JSON object of category -> severity -> weight, e.g. "
-                                '{"*": {"major": 5, "minor": 1}}')
+                                '{"*": {"major": 5, "minor": 1}}', field=where)
         rows = []
         for category, severities in value.items():
             if not isinstance(category, str) or not category.strip():
-                raise ProtocolError(f"{where}: a category pattern must be a non-empty string")
+                raise ProtocolError(f"{where}: a category pattern must be a non-empty string", field=where)
             if not isinstance(severities, Mapping) or not severities:
-                raise ProtocolError(f"{where}[{category!r}]: an object of severity -> weight")
+                raise ProtocolError(f"{where}[{category!r}]: an object of severity -> weight", field=where)
             entries = []
             for severity, weight in severities.items():
                 key = "*" if severity == "*" else severity_value(str(severity))
                 if key is None or key == NO_ERROR:
                     raise ProtocolError(f"{where}[{category!r}]: unknown severity {severity!r} (known: "
-                                        f"{', '.join(SEVERITY_VALUES)} or *)")
+                                        f"{', '.join(SEVERITY_VALUES)} or *)", field=where)
                 if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) \
                         or not 0 <= weight <= MAX_WEIGHT:
                     raise ProtocolError(f"{where}[{category!r}][{severity!r}]: a weight is a number from 0 to "
-                                        f"{MAX_WEIGHT:g}, not {weight!r}")
+                                        f"{MAX_WEIGHT:g}, not {weight!r}", field=where)
                 entries.append((key, float(weight)))
             rows.append((category_key(category), tuple(entries)))
         # most specific first: exact names, then patterns by their spelled-out characters
@@ -215,7 +215,7 @@ class Weights:
         try:
             value = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as exc:
-            raise ProtocolError(f"{where}: not JSON ({exc})") from None
+            raise ProtocolError(f"{where}: not JSON ({exc})", field=where) from None
         return cls.from_mapping(value, where)
 
     def weight(self, category: str, severity: str) -> float:

@@ -47,7 +47,8 @@ def source_for_export(dataset: Dataset, label: str) -> list[Source]:
         if sources:
             return sources
     names = ", ".join(repr(n) for n in dataset_sources(dataset)) or "none yet"
-    raise UnknownSource("--source", f"dataset {dataset.name!r} has no source named {label!r} (its sources: {names})")
+    raise UnknownSource("--source", f"dataset {dataset.name!r} has no source named {label!r} (its sources: {names})",
+                        field="source")
 
 
 def output_annotations(annotations: QuerySet[Annotation]) -> Iterator[OutputAnnotation]:

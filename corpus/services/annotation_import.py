@@ -103,16 +103,16 @@ def annotator_map(
         user, sep, name = entry.partition("=")
         user, name = user.strip(), name.strip()
         if not sep or not user:
-            raise FormatError(where, "expected ID=NAME, e.g. 3=alice")
+            raise FormatError(where, "expected ID=NAME, e.g. 3=alice", field="map_annotator")
         for part, value in (("id", user), ("name", name)):
             problem = text_problem(value)
             if problem:
-                raise FormatError(where, f"the {part} {problem}")
+                raise FormatError(where, f"the {part} {problem}", field="map_annotator")
         if len(name) > FIELD_LIMITS["model"]:
             raise FormatError(where, f"the name is {len(name)} characters long; at most {FIELD_LIMITS['model']} "
-                                     "are allowed (it is stored as the annotation's model)")
+                                     "are allowed (it is stored as the annotation's model)", field="map_annotator")
         if mapping.get(user, name) != name:
-            raise FormatError(where, f"user id {user!r} is already mapped to {mapping[user]!r}")
+            raise FormatError(where, f"user id {user!r} is already mapped to {mapping[user]!r}", field="map_annotator")
         mapping[user] = name
     return mapping
 

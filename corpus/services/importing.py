@@ -254,7 +254,7 @@ def items_import(
     task = TaskType.objects.filter(slug=task_slug).first()
     if task is None:
         known = ", ".join(TaskType.objects.values_list("slug", flat=True))
-        raise FormatError("--task", f"unknown task {task_slug!r} (known: {known})")
+        raise FormatError("--task", f"unknown task {task_slug!r} (known: {known})", field="task")
     if not path.exists():
         raise FormatError(name, "no such file")
     dataset = Dataset.objects.select_for_update().filter(name=dataset_name).first()

@@ -116,7 +116,7 @@ DEFAULT_KINDS: tuple[str, ...] = RULE_KINDS
 def get_kind(name: str) -> Kind:
     kind = KINDS.get(name.strip())
     if kind is None:
-        raise DhpError(f"unknown perturbation kind {name!r}; kinds are {', '.join(KINDS)}")
+        raise DhpError(f"unknown perturbation kind {name!r}; kinds are {', '.join(KINDS)}", field="kinds")
     return kind
 
 
@@ -126,7 +126,7 @@ def parse_kinds(text: str | None) -> list[Kind]:
         return [KINDS[name] for name in DEFAULT_KINDS]
     names = list(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
     if not names:
-        raise DhpError("--kinds is empty")
+        raise DhpError("--kinds is empty", field="kinds")
     return [get_kind(name) for name in names]
 
 

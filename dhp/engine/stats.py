@@ -162,7 +162,7 @@ def analyse_kind(data: KindInput, weights: Mapping[str, float] | None) -> KindRe
     """Test every metric of one perturbation and combine them; `weights` are this kind's expert weights."""
     metrics = list(data.original)
     if not metrics:
-        raise DhpError(f"{data.kind}: no metrics")
+        raise DhpError(f"{data.kind}: no metrics", field=None)  # a kind of the run, not a field
     tests = {m: wilcoxon_greater(data.original[m], data.perturbed[m]) for m in metrics}
     p_values = {m: t.p for m, t in tests.items()}
     p_hmp = hmp(p_values)

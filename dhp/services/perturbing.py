@@ -175,13 +175,13 @@ def perturb_dataset(
     sizes = sizes_for(dataset, kinds)
     perturber = Perturber(dataset, seed=seed, sizes=sizes)
     if not perturber.items:
-        raise DhpError(f"dataset {dataset.name!r} has no items")
+        raise DhpError(f"dataset {dataset.name!r} has no items", field="dataset")
     llm_kinds = [kind for kind in kinds if kind.is_llm]
     reports = [perturber.rule(kind) for kind in kinds if not kind.is_llm]
     if llm_kinds:
         if not model:
             raise DhpError(f"LLM-based kinds ({', '.join(k.name for k in llm_kinds)}) need --model and an LLM "
-                           "server")
+                           "server", field="model")
         with connect(ollama_url or settings.OLLAMA_URL) as backend:
             digest = backend.check([model])[model]
             for kind in llm_kinds:

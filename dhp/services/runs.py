@@ -40,10 +40,10 @@ def evaluator_mode(evaluator: str) -> tuple[str, str]:
     if evaluator.startswith(f"{RunMode.DISTILLED}:"):
         model = evaluator.split(":", 1)[1].strip()
         if not model:
-            raise DhpError("--evaluator distilled:MODEL needs a model name after the colon")
+            raise DhpError("--evaluator distilled:MODEL needs a model name after the colon", field="evaluator")
         return RunMode.DISTILLED, model
     if not evaluator.strip():
-        raise DhpError("--evaluator is empty")
+        raise DhpError("--evaluator is empty", field="evaluator")
     return DIRECT, evaluator.strip()
 
 
@@ -57,34 +57,35 @@ def dhp_create(
     mode, model = evaluator_mode(evaluator)
     metrics = list(dict.fromkeys(m.strip() for m in metrics if m.strip()))
     if not metrics:
-        raise DhpError("--metrics names no metric")
+        raise DhpError("--metrics names no metric", field="metrics")
     known = set(Aspect.objects.filter(task=dataset.task).values_list("name", flat=True))
     unknown = [m for m in metrics if m not in known]
     if unknown:
         raise DhpError(f"task {dataset.task.slug!r} has no aspect(s) {', '.join(unknown)} "
-                       f"(aspects: {', '.join(sorted(known))})")
+                       f"(aspects: {', '.join(sorted(known))})", field="metrics")
     if not 1 <= samples <= MAX_SAMPLES:
-        raise DhpError(f"--samples must be between 1 and {MAX_SAMPLES}")
+        raise DhpError(f"--samples must be between 1 and {MAX_SAMPLES}", field="samples")
     if not 0 <= seed <= INT32_MAX:
-        raise DhpError(f"--seed must be between 0 and {INT32_MAX}")
+        raise DhpError(f"--seed must be between 0 and {INT32_MAX}", field="seed")
     notes = []
     if mode != DIRECT and samples != 1:
         notes.append(f"{mode} answers at temperature 0: one sample per text instead of {samples}")
         samples = 1
     parallel = parallel or settings.OLLAMA_PARALLEL
     if not 1 <= parallel <= MAX_PARALLEL:
-        raise DhpError(f"--parallel must be between 1 and {MAX_PARALLEL}")
+        raise DhpError(f"--parallel must be between 1 and {MAX_PARALLEL}", field="parallel")
     if not originals(dataset):
-        raise DhpError(f"dataset {dataset.name!r} has no items")
+        raise DhpError(f"dataset {dataset.name!r} has no items", field="dataset")
     if survey is not None and survey.task_id != dataset.task_id:
-        raise DhpError(f"survey {survey.pk} is about task {survey.task.slug!r}, not {dataset.task.slug!r}")
+        raise DhpError(f"survey {survey.pk} is about task {survey.task.slug!r}, not {dataset.task.slug!r}",
+                       field="survey")
     weights_version = weights_for_run(survey) if survey is not None else None  # cheap checks before the server
     url = ollama_url or settings.OLLAMA_URL
     preset = preset or settings.ENSEMBLE_PRESET
     try:
         ensemble = get_preset(preset)
     except EngineError as exc:
-        raise DhpError(str(exc)) from None
+        raise DhpError(str(exc), field="preset") from None
     perturb_model = settings.DHP_PERTURB_MODEL or model or ensemble.supervisor
     needed = [model] if model else []
     if any(kind.is_llm for kind in kinds):

@@ -26,13 +26,13 @@ def survey_create(
     aspects = {a.name: a.definition for a in Aspect.objects.filter(task=task)}
     unknown = [m for m in metrics if m not in aspects]
     if unknown:
-        raise DhpError(f"task {task.slug!r} has no aspect(s) {', '.join(unknown)}")
+        raise DhpError(f"task {task.slug!r} has no aspect(s) {', '.join(unknown)}", field="metrics")
     if len(metrics) < 2:
-        raise DhpError("a survey needs at least two metrics to choose between")
+        raise DhpError("a survey needs at least two metrics to choose between", field="metrics")
     issues = list(issues or BASE_KINDS)
     bad = [i for i in issues if i not in BASE_KINDS]
     if bad:
-        raise DhpError(f"unknown quality issue(s) {', '.join(bad)}; issues are {', '.join(BASE_KINDS)}")
+        raise DhpError(f"unknown quality issue(s) {', '.join(bad)}; issues are {', '.join(BASE_KINDS)}", field="issues")
     survey = Survey.objects.create(
         task=task, title=title.strip() or f"Expert weights for {task.name}",
         metrics=[{"name": m, "definition": aspects[m]} for m in metrics], issues=issues, created_by=user,
@@ -68,9 +68,9 @@ def votes_save(*, survey: Survey, expert: User, choices: dict[str, str]) -> int:
     metrics = set(survey.metric_names())
     for issue, metric in choices.items():
         if issue not in survey.issues:
-            raise DhpError(f"{issue!r} is not a question of this survey")
+            raise DhpError(f"{issue!r} is not a question of this survey", field="issue")
         if metric not in metrics:
-            raise DhpError(f"{metric!r} is not a metric of this survey")
+            raise DhpError(f"{metric!r} is not a metric of this survey", field="metric")
     for issue, metric in choices.items():
         SurveyVote.objects.update_or_create(survey=survey, expert=expert, issue=issue, defaults={"metric": metric})
     return len(choices)

@@ -63,7 +63,7 @@ def servers_given(ollama_url: str | Sequence[str] | None) -> list[Server]:
     servers = parse_servers(given)
     why = backends.refused(servers)
     if why:
-        raise LaunchError(why)
+        raise LaunchError(why, field="server")
     return servers
 
 
@@ -75,7 +75,7 @@ def gptscore_server(url: str) -> Server:
     if not backends.server_allowed(server):
         allowed = ", ".join(sorted(backends.allowed_server_names()))
         raise LaunchError(f"{server.url[:200]}: not an allowed GPTScore server; allowed: {allowed} (an admin "
-                          "adds servers with GPTSCORE_URL or as openai+URL in OLLAMA_URLS)")
+                          "adds servers with GPTSCORE_URL or as openai+URL in OLLAMA_URLS)", field="gptscore_url")
     return server
 
 
@@ -89,19 +89,20 @@ def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str,
         try:
             backend = backends.connect(server)
         except BackendError as exc:
-            raise LaunchError(str(exc)) from exc
+            raise LaunchError(str(exc), field="server") from exc
         try:
             if len(servers) == 1:
                 available[server.name] = backend.check(list(dict.fromkeys(models)))
             else:
                 available[server.name] = models_on(backend, models)
         except BackendError as exc:
-            raise LaunchError(str(exc)) from exc
+            raise LaunchError(str(exc), field="server") from exc
         finally:
             backend.close()
     missing = [m for m in dict.fromkeys(models) if not any(m in have for have in available.values())]
     if missing:
-        raise LaunchError(str(ModelMissing(missing, url=", ".join(available), kind=servers_kind(servers))))
+        raise LaunchError(str(ModelMissing(missing, url=", ".join(available), kind=servers_kind(servers))),
+                          field="annotators")
     return available
 
 
@@ -110,7 +111,7 @@ def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
     LaunchError naming the URL tried or the `ollama pull` commands to run."""
     servers = servers_given(url)
     if len(servers) != 1:
-        raise LaunchError(f"this job uses one LLM server; {len(servers)} were given ({url})")
+        raise LaunchError(f"this job uses one LLM server; {len(servers)} were given ({url})", field="server")
     return check_servers(servers, models)[servers[0].name]
 
 
@@ -130,7 +131,7 @@ def answer_format_options(answer_format: str) -> dict[str, Any]:
     try:
         return format_options(answer_format)
     except ValueError as exc:
-        raise LaunchError(str(exc)) from None
+        raise LaunchError(str(exc), field="answer_format") from None
 
 
 @transaction.atomic
@@ -166,22 +167,23 @@ def run_create(
     aspect = Aspect.objects.select_related("task").filter(task=dataset.task, name=aspect_name).first()
     if aspect is None:
         known = ", ".join(Aspect.objects.filter(task=dataset.task).values_list("name", flat=True))
-        raise LaunchError(f"task {dataset.task.slug!r} has no aspect {aspect_name!r} (aspects: {known})")
+        raise LaunchError(f"task {dataset.task.slug!r} has no aspect {aspect_name!r} (aspects: {known})",
+                          field="aspect")
     chosen, annotators, supervisor, used_preset = _models(spec, preset, annotators, supervisor)
     try:
         get_outlier_rule(outlier_rule)
     except EngineError as exc:
-        raise LaunchError(str(exc)) from None
+        raise LaunchError(str(exc), field="outlier_rule") from None
     servers = servers_given(ollama_url)
     parallel = parallel or settings.OLLAMA_PARALLEL
     if not 1 <= parallel <= MAX_PARALLEL:
-        raise LaunchError(f"--parallel must be between 1 and {MAX_PARALLEL}")
+        raise LaunchError(f"--parallel must be between 1 and {MAX_PARALLEL}", field="parallel")
     items = dataset.items.filter(pk__in=item_ids) if item_ids is not None else dataset.items.filter(
         derived_from__isnull=True
     )
     n_items = items.count()
     if not n_items:
-        raise LaunchError(f"dataset {dataset.name!r} has no items")
+        raise LaunchError(f"dataset {dataset.name!r} has no items", field="dataset")
     passes = spec.passes(annotators, supervisor)
     models = [model_pass.model for model_pass in passes]
     available = check_servers(servers, models) if check else {}
@@ -221,21 +223,21 @@ def _models(spec: ModeSpec, preset: str | None, annotators: Sequence[str] | None
     try:
         chosen = get_preset(preset or settings.ENSEMBLE_PRESET)
     except EngineError as exc:
-        raise LaunchError(str(exc)) from None
+        raise LaunchError(str(exc), field="preset") from None
     used_preset = not annotators or (spec.has_supervisor and not supervisor)
     if not annotators:
         annotators = list(chosen.annotators)[: spec.n_models]  # [:None] keeps them all
     annotators = list(annotators)
     supervisor = supervisor or chosen.supervisor
     if not annotators:
-        raise LaunchError("an ensemble needs at least one annotator model")
+        raise LaunchError("an ensemble needs at least one annotator model", field="annotators")
     if spec.n_models is not None and len(annotators) != spec.n_models:
         wanted = "one model (--annotators MODEL)" if spec.n_models == 1 else f"{spec.n_models} models"
-        raise LaunchError(f"a {spec.mode} run takes exactly {wanted}, not {len(annotators)}")
+        raise LaunchError(f"a {spec.mode} run takes exactly {wanted}, not {len(annotators)}", field="annotators")
     if not spec.has_supervisor:
         supervisor = ""
     if len(set(annotators)) != len(annotators):
-        raise LaunchError("the same annotator model is listed twice")
+        raise LaunchError("the same annotator model is listed twice", field="annotators")
     return chosen, annotators, supervisor, used_preset
 
 

@@ -143,7 +143,7 @@ def mode_spec(mode: str) -> ModeSpec:
     try:
         return MODES[RunMode(mode)]
     except ValueError:
-        raise UnknownMode(f"unknown mode {mode!r} (modes: {', '.join(MODES)})") from None
+        raise UnknownMode(f"unknown mode {mode!r} (modes: {', '.join(MODES)})", field="mode") from None
 
 
 def mode_choices() -> list[tuple[str, str]]:

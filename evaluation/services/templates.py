@@ -21,7 +21,7 @@ def template_revise(*, template: PromptTemplate, text: str, note: str = "", user
     try:
         validate_template(text, template.kind)
     except EngineError as exc:
-        raise TemplateError(str(exc)) from None
+        raise TemplateError(str(exc), field="text") from None
     family = PromptTemplate.objects.select_for_update().filter(kind=template.kind, task=template.task)
     latest = family.aggregate(v=Max("version"))["v"] or 0
     family.update(is_active=False)

@@ -85,14 +85,14 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
     dataset = get_object_or_404(Dataset, pk=payload.dataset_id)
     runs = list(EvaluatorRun.objects.filter(pk__in=payload.run_ids))
     if len(runs) != len(set(payload.run_ids)):
-        raise UserError("run_ids: unknown run id(s)")
+        raise UserError("run_ids: unknown run id(s)", field="run_ids")
     users = {u.username: u for u in User.objects.filter(username__in=payload.annotators, is_active=True)}
     missing = [name for name in payload.annotators if name not in users]
     if missing:
-        raise UserError(f"annotators: unknown or inactive users: {', '.join(missing)}")
+        raise UserError(f"annotators: unknown or inactive users: {', '.join(missing)}", field="annotators")
     reviewers = list(User.objects.filter(username__in=payload.reviewers, is_active=True))
     if unknown := sorted(set(payload.reviewers) - {u.username for u in reviewers}):
-        raise UserError(f"reviewers: unknown or inactive users: {', '.join(unknown)}")
+        raise UserError(f"reviewers: unknown or inactive users: {', '.join(unknown)}", field="reviewers")
     sample = SampleSpec(**payload.sample.dict()) if payload.sample else None
     routing = RoutingSpec(**payload.routing.dict(), seed=payload.seed) if payload.routing else None
     link = link_settings_from(payload)
@@ -115,7 +115,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
             if payload.control_verdicts:
                 campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])
     except IntegrityError:
-        raise Conflict(f"name: a campaign named {payload.name!r} exists") from None
+        raise Conflict(f"name: a campaign named {payload.name!r} exists", field="name") from None
     return Status(201, CampaignCreatedOut(
         id=campaign.pk, name=campaign.name, dataset_id=dataset.pk, aspects=campaign.aspects,
         annotators_per_item=campaign.annotators_per_item, n_assignments=campaign.assignments.count(),
@@ -203,4 +203,4 @@ def _open_body(request: HttpRequest) -> CampaignOpenIn:
     except ValidationError as exc:
         problem = exc.errors()[0]
         where = ".".join(str(p) for p in problem["loc"]) or "body"
-        raise UserError(f"{where}: {problem['msg']}") from exc
+        raise UserError(f"{where}: {problem['msg']}", field=where) from exc

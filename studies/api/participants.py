@@ -50,10 +50,11 @@ def link_settings_from(payload) -> LinkSettings | None:
     if payload.link is None:
         given = [f for f in STUDY_FIELDS if getattr(payload, f) not in (None, "")]
         if given:
-            raise UserError(f"{given[0]}: only with a participant link (give \"link\": {{\"enabled\": true}})")
+            raise UserError(f"{given[0]}: only with a participant link (give \"link\": {{\"enabled\": true}})",
+                            field=given[0])
         return None
     if payload.items_per_participant is None:
-        raise UserError("items_per_participant: required with a participant link")
+        raise UserError("items_per_participant: required with a participant link", field="items_per_participant")
     return LinkSettings(
         enabled=payload.link.enabled, cap=payload.link.cap, expires=payload.link.expires, consent=payload.consent,
         items_per_participant=payload.items_per_participant, release_after_minutes=payload.release_after_minutes,
@@ -96,7 +97,7 @@ def list_participants(request: HttpRequest, campaign_id: int, format: str = "jso
     """Everyone who joined by the link, for payment: `format=json` (a list) or `format=csv` (flags '; ')."""
     link = _link(request, campaign_id)
     if format not in ("json", "csv"):
-        raise UserError("format: json or csv")
+        raise UserError("format: json or csv", field="format")
     rows = participant_rows(link)
     if format == "csv":
         name = download_filename(f"{link.campaign.name}-participants", fallback="participants")

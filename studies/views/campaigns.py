@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 
 from django.contrib import messages
 from django.db import IntegrityError
@@ -26,6 +25,7 @@ from annotator.views.common import AppRequest, require_researcher
 from corpus import cleaning, protocols
 from corpus.models import Dataset
 from errors import UserError
+from errors.placing import refusal_place
 from evaluation.models import EvaluatorRun
 from jobs.models import JobStatus
 from quality.vigilance import campaign_checks
@@ -67,7 +67,7 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                     protocol_options=data["protocol_options"]), created_by=request.user,
                 )
             except UserError as exc:
-                form.add_error(_refusal_field(form, str(exc)), str(exc))
+                refusal_place(form, exc, SPEC_FIELDS)
             except IntegrityError:
                 form.add_error("name", "A campaign of that name exists.")
             else:
@@ -95,19 +95,8 @@ def campaign_new(request: AppRequest) -> HttpResponse:
     return render(request, template, {"form": form, **_plan(request)})
 
 
-def _refusal_field(form: CampaignForm, message: str) -> str | None:
-    """Return the form field a service refusal belongs at: the first field its message starts by naming
-    ("decoys, protocol: ...", "qualification.items: ..."), else None for the form's own errors."""
-    head, colon, _ = message.partition(":")
-    if not colon:
-        return None
-    for named in head.split(","):
-        named = named.strip()
-        for name in (named.replace(".", "_"), re.split(r"[.\[]", named)[0]):
-            name = SPEC_FIELDS.get(name, name)
-            if name in form.fields:
-                return name
-    return None
+# The planner's fields, named by the planning service without the form's prefix.
+PLAN_FIELDS = {"outputs": "plan_outputs", "judges": "plan_judges", "difference": "plan_difference"}
 
 
 def _plan(request: AppRequest) -> dict[str, object]:
@@ -122,7 +111,7 @@ def _plan(request: AppRequest) -> dict[str, object]:
         plan = campaign_plan(data["plan_from"], outputs=data["plan_outputs"], judges=data["plan_judges"],
                              difference=data["plan_difference"])
     except UserError as exc:
-        form.add_error(None, str(exc))
+        refusal_place(form, exc, PLAN_FIELDS)
         return {"plan_form": form}
     return {"plan_form": form, "plan": plan}
 

@@ -169,7 +169,9 @@ def test_the_campaign_form_refuses_sample_sizes_beyond_32_bits(make_user, client
 
 # ---- one mapping of UserError --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("error", [UserError("value: refused"), BadRequest("body: unreadable"),
+@pytest.mark.parametrize("error", [UserError("value: refused", field="value"),
+                                   BadRequest("body: unreadable", field="body"),
+                                   UserError("sample, routing: one of them", field=("sample", "routing")),
                                    Conflict("changed since"), TooMany("slow down", retry_after=30)])
 def test_every_api_operation_and_view_answers_a_user_error_with_its_status(make_user, client, monkeypatch, error):
     """The same service refusal through the review screen (a view) and its API twin: the same status and
@@ -192,7 +194,9 @@ def test_every_api_operation_and_view_answers_a_user_error_with_its_status(make_
         f"/api/campaigns/{built.campaign.pk}/disputes/{span}", data='{"note": "x"}', content_type="application/json")
     assert view.status_code == api.status_code == error.status
     assert view.content.decode() == api.json()["detail"] == str(error)
-    assert json.loads(view["HX-Trigger"]) == {"sj:problem": {"message": str(error)}}  # the page shows it
+    assert api.json()["field"] == ([*error.field] if isinstance(error.field, tuple) else error.field)
+    # the page shows it, and knows its field
+    assert json.loads(view["HX-Trigger"]) == {"sj:problem": {"message": str(error), "field": api.json()["field"]}}
     assert view.get("Retry-After") == api.get("Retry-After") == (None if error.retry_after is None else "30")
 
     judge = built.campaign.annotators.get(username="ann1")

@@ -47,9 +47,8 @@ class Command(BaseCommand):
             source=options["source"], annotator=options["annotator"], system=options["system"],
             status=options["status"],
         )
-        problems = keep.problems(dataset)
-        if problems:
-            raise CommandError("; ".join(problems))
+        if refusal := keep.refusal(dataset):
+            raise CommandError(str(refusal))
         fmt: str = options["format"]  # type: ignore[assignment]
         output: Path | None = options["output"]  # type: ignore[assignment]
         card: Path | None = options["card"]  # type: ignore[assignment]

@@ -37,11 +37,11 @@ class Command(BaseCommand):
             try:
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                raise ProtocolError(f"--weights {path}: cannot read it ({exc})") from None
+                raise ProtocolError(f"--weights {path}: cannot read it ({exc})", field="weights") from None
             weights = Weights.from_json(text, f"--weights {path.name}")
         resamples: int = options["resamples"]  # type: ignore[assignment]
         if not 1 <= resamples <= 100_000:
-            raise ProtocolError("--resamples: from 1 to 100000")
+            raise ProtocolError("--resamples: from 1 to 100000", field="resamples")
         result = dataset_scores(dataset, prefix=str(options["source"]), weights=weights, n_resamples=resamples,
                                 seed=int(options["seed"]))  # type: ignore[call-overload]
         if options["format"] == "csv":
