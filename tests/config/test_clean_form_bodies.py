@@ -48,10 +48,11 @@ def test_an_api_form_body_with_a_nul_answers_the_field_as_data(researcher):
     from accounts.services.tokens import token_create
 
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token_create(user=researcher)}")
-    answer = client.post("/api/campaigns/1/planted/write", "model=m%00", content_type="application/x-www-form-urlencoded")
+    form = "application/x-www-form-urlencoded"
+    answer = client.post("/api/campaigns/1/planted/write", "model=m%00", content_type=form)
     assert answer.status_code == 422
     assert answer.json()["field"] == "model" and "NUL" in answer.json()["detail"]
-    put = client.put("/api/campaigns/1/disputes/1", "note=a%00", content_type="application/x-www-form-urlencoded")
+    put = client.put("/api/campaigns/1/disputes/1", "note=a%00", content_type=form)
     assert put.status_code == 422 and put.json()["field"] == "note"
 
 
