@@ -1,9 +1,18 @@
-"""Safe values for files users download: CSV cells a spreadsheet will not run, header-safe file names."""
+"""Safe values for files users download: CSV cells a spreadsheet will not run, header-safe file names.
+
+Every CSV the project writes goes through one of the two writers here (tests/test_csv_producers.py finds any other
+csv.writer): `sheet_writer` for files people open in a spreadsheet (exports, analytics tables, command output),
+`interchange_writer` for files another tool reads back byte for byte (factgenie's db.csv), which are not for
+spreadsheets.
+"""
 
 from __future__ import annotations
 
+import csv
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 # A cell starting with one of these is read as a formula by Excel, LibreOffice and Google Sheets (tab and CR
 # too: some strip them and then see the next character). OWASP's advice: prefix such a cell with a quote.
@@ -20,8 +29,50 @@ def csv_cell(value: object) -> object:
     return value
 
 
-def csv_row(values: list[object]) -> list[object]:
+def csv_row(values: Iterable[object]) -> list[object]:
     return [csv_cell(v) for v in values]
+
+
+class SheetWriter:
+    """csv.writer for a file a spreadsheet opens: every text cell passes `csv_cell`."""
+
+    def __init__(self, handle: Any, **options: Any) -> None:
+        self._writer = csv.writer(handle, **options)
+
+    def writerow(self, row: Iterable[object]) -> Any:
+        return self._writer.writerow(csv_row(row))
+
+    def writerows(self, rows: Iterable[Iterable[object]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+class SheetDictWriter:
+    """csv.DictWriter for a file a spreadsheet opens: every text value passes `csv_cell`."""
+
+    def __init__(self, handle: Any, fieldnames: Sequence[str], **options: Any) -> None:
+        self._writer = csv.DictWriter(handle, fieldnames=fieldnames, **options)
+
+    def writeheader(self) -> Any:
+        return self._writer.writeheader()
+
+    def writerow(self, row: Mapping[str, object]) -> Any:
+        return self._writer.writerow({key: csv_cell(value) for key, value in row.items()})
+
+    def writerows(self, rows: Iterable[Mapping[str, object]]) -> None:
+        for row in rows:
+            self.writerow(row)
+
+
+def sheet_writer(handle: Any, **options: Any) -> SheetWriter:
+    """The writer of every spreadsheet-bound CSV (options as csv.writer takes them)."""
+    return SheetWriter(handle, **options)
+
+
+def interchange_writer(handle: Any, **options: Any) -> Any:
+    """A plain csv.writer for a file another tool reads back exactly as written (a cell changed for spreadsheets
+    would change the data it reads); the export docs say such files are not for spreadsheets."""
+    return csv.writer(handle, **options)
 
 
 def download_filename(name: str, *, fallback: str = "download", max_length: int = 80) -> str:
