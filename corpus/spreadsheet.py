@@ -9,6 +9,7 @@ spreadsheets.
 from __future__ import annotations
 
 import csv
+import io
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -34,13 +35,21 @@ def csv_row(values: Iterable[object]) -> list[object]:
 
 
 class SheetWriter:
-    """csv.writer for a file a spreadsheet opens: every text cell passes `csv_cell`."""
+    """csv.writer for a file a spreadsheet opens: every text cell passes `csv_cell`, and a cell holding a CR or
+    LF is always quoted (csv quotes only the characters of its line terminator: with "\n", a bare CR in a cell
+    would end the row in a spreadsheet)."""
 
-    def __init__(self, handle: Any, **options: Any) -> None:
-        self._writer = csv.writer(handle, **options)
+    def __init__(self, handle: Any, *, lineterminator: str = "\r\n", **options: Any) -> None:
+        self._handle, self._end = handle, lineterminator
+        self._buffer = io.StringIO()
+        self._writer = csv.writer(self._buffer, lineterminator="\r\n", **options)
 
     def writerow(self, row: Iterable[object]) -> Any:
-        return self._writer.writerow(csv_row(row))
+        self._writer.writerow(csv_row(row))
+        line = self._buffer.getvalue()[:-2] + self._end
+        self._buffer.seek(0)
+        self._buffer.truncate(0)
+        return self._handle.write(line)
 
     def writerows(self, rows: Iterable[Iterable[object]]) -> None:
         for row in rows:

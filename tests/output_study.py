@@ -59,7 +59,7 @@ def build_output_study(make_user, tmp_path: Path) -> OutputStudy:
     work_study(study)
     dataset = study.campaign.dataset
     _formula_systems(dataset)
-    EvaluatorRun.objects.filter(dataset=dataset).update(label="=alpha")
+    EvaluatorRun.objects.filter(dataset=dataset).update(label=f"={MARK}alpha")
     for n, item in enumerate(study.items):
         f.gold(item, [(0, 4)], category=formula(n))
     esa = build_esa_study([make_user("=esa1"), make_user("+esa2")], name="-ESA", control_arm=1.0)
@@ -73,11 +73,11 @@ def build_output_study(make_user, tmp_path: Path) -> OutputStudy:
     assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE
     test = {"statistic": 3.0, "p": 0.04}
     dhp = DhpRun.objects.create(
-        dataset=dataset, evaluator="=model", metrics=["@fluency"], kinds=["-typo:minor"], samples=1,
+        dataset=dataset, evaluator=f"={MARK}", metrics=[f"@{MARK}"], kinds=[f"-{MARK}typo"], samples=1,
         status=JobStatus.DONE,
-        results={"perturbations": [{"kind": "-typo:minor", "level": "character", "method": "+rule", "degree": "minor",
-                                    "n_pairs": 3, "n_zero": 0, "tests": {"@fluency": test}, "p_hmp": 0.04,
-                                    "p_hmp_ew": None, "D": 1.07, "D_ew": None}],
+        results={"perturbations": [{"kind": f"-{MARK}typo", "level": "character", "method": f"+{MARK}",
+                                    "degree": "minor", "n_pairs": 3, "n_zero": 0, "tests": {f"@{MARK}": test},
+                                    "p_hmp": 0.04, "p_hmp_ew": None, "D": 1.07, "D_ew": None}],
                  "summary": {"D_avg": 1.07, "D_min": 1.07}, "scores": []})
     return OutputStudy(campaign=study.campaign, esa=esa.campaign, mqm=mqm.dataset,
                        job=ComparisonJob.objects.get(pk=job.pk), dhp=dhp)
