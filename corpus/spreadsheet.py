@@ -18,14 +18,16 @@ from typing import Any
 # A cell starting with one of these is read as a formula by Excel, LibreOffice and Google Sheets (tab and CR
 # too: some strip them and then see the next character). OWASP's advice: prefix such a cell with a quote.
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _UNSAFE_IN_NAME = re.compile(r'[\x00-\x1f\x7f"\\/:*?<>|;]+')
 
 
 def csv_cell(value: object) -> object:
     """Return `value` ready for csv.writer: text that a spreadsheet would evaluate gets a leading apostrophe.
 
-    Numbers stay numbers (a negative score is data, not a formula); only strings can carry a formula."""
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
+    Numbers stay numbers (a negative score is data, not a formula), written as numbers or as the plain decimal
+    text of one ("-0.25", which a spreadsheet reads as a number); only other strings can carry a formula."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER.fullmatch(value):
         return "'" + value
     return value
 
@@ -57,16 +59,21 @@ class SheetWriter:
 
 
 class SheetDictWriter:
-    """csv.DictWriter for a file a spreadsheet opens: every text value passes `csv_cell`."""
+    """csv.DictWriter for a file a spreadsheet opens, on SheetWriter: a missing key is an empty cell, an extra
+    one a ValueError (as csv.DictWriter does by default)."""
 
     def __init__(self, handle: Any, fieldnames: Sequence[str], **options: Any) -> None:
-        self._writer = csv.DictWriter(handle, fieldnames=fieldnames, **options)
+        self.fieldnames = list(fieldnames)
+        self._writer = SheetWriter(handle, **options)
 
     def writeheader(self) -> Any:
-        return self._writer.writeheader()
+        return self._writer.writerow(self.fieldnames)
 
     def writerow(self, row: Mapping[str, object]) -> Any:
-        return self._writer.writerow({key: csv_cell(value) for key, value in row.items()})
+        extra = [key for key in row if key not in self.fieldnames]
+        if extra:
+            raise ValueError(f"dict contains fields not in fieldnames: {extra}")
+        return self._writer.writerow([row.get(key, "") for key in self.fieldnames])
 
     def writerows(self, rows: Iterable[Mapping[str, object]]) -> None:
         for row in rows:

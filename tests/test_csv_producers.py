@@ -15,7 +15,7 @@ from django.test import Client
 
 from accounts.services.tokens import token_create
 from config.api import api
-from corpus.spreadsheet import SheetDictWriter, sheet_writer
+from corpus.spreadsheet import SheetDictWriter, interchange_writer, sheet_writer
 from tests.conftest import REPO
 from tests.output_study import FORMULA_STARTS, MARK, build_output_study
 from tests.test_json_commands import command_args, commands_with
@@ -75,6 +75,22 @@ def test_the_sheet_writers_neutralise_every_formula_start_and_keep_numbers(start
     writer.writeheader()
     writer.writerow({"a": f"{start}1+1", "b": -2})
     assert list(csv.reader(io.StringIO(out.getvalue())))[1] == [f"'{start}1+1", "-2"]
+
+
+def test_the_interchange_writer_keeps_cells_byte_exact():
+    """factgenie reads its db.csv back: a cell changed for spreadsheets would change the data it reads."""
+    out = io.StringIO()
+    interchange_writer(out).writerow(["=SUM(1)", "-x", "\tt"])
+    assert out.getvalue() == "=SUM(1),-x,\tt\r\n"
+
+
+@pytest.mark.parametrize(("text", "written"), [("-0.25", "-0.25"), ("+1", "+1"), ("-1e5", "-1e5"), ("-1+1", "'-1+1"),
+                                               ("-", "'-"), ("-١", "'-١")])
+def test_numbers_written_as_text_stay_numbers_and_sums_do_not(text, written):
+    """A spreadsheet reads "-0.25" as a number, but runs "-1+1" as a formula."""
+    out = io.StringIO()
+    sheet_writer(out).writerow([text])
+    assert next(csv.reader(io.StringIO(out.getvalue(), newline=""))) == [written]
 
 
 def _runs_formula(cell: str) -> bool:
