@@ -173,7 +173,7 @@ class InputCleaningMiddleware:
             form = request.POST
             if request.method != "POST" and content_type == FORM_TYPES[0]:
                 form = QueryDict(request.body, encoding=request.encoding)  # Django parses POST bodies only
-            found, name = self._fields(form, "form field")
+            found, name = self._form_fields(form)
             return 422, found, name
         try:
             body = request.body
@@ -193,6 +193,20 @@ class InputCleaningMiddleware:
         except ValueError:
             return 400, None, None  # not JSON: the API's own parser answers 400 (or 422) with its reason
         return 400, None, None
+
+    @staticmethod
+    def _form_fields(form) -> tuple[str | None, str | None]:
+        """(the problem, the field) of the first form value that breaks the rules, else (None, None); a field
+        sent several times (a list) names the entry, counted from 1."""
+        for name, values in form.lists():
+            if cleaning.text_problem(name):
+                return f"the form is refused: a field name {cleaning.text_problem(name)}", None
+            for number, value in enumerate(values, start=1):
+                problem = cleaning.text_problem(value)
+                if problem:
+                    where = f"{name} entry {number}" if len(values) > 1 else name
+                    return f"the form is refused: {where}: {problem}", name
+        return None, None
 
     @staticmethod
     def _fields(data, kind: str) -> tuple[str | None, str | None]:

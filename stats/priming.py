@@ -5,7 +5,8 @@ and ESA^AI, where they correct pre-filled spans (Zouhar, Kocmi et al., NAACL 202
 suggestions shifts what experts label (Schroeder, Roy & Kabbara 2025, arXiv 2507.15821), so the machine's
 recall and the size of that shift are measured here, per evaluator, rather than assumed:
 
-- recall: the share of unprimed marks that a machine span of the evaluator overlaps;
+- recall: the share of unprimed marks that a machine span of the evaluator overlaps (an unplaced mark, ESA's
+  missing content, overlaps none);
 - precision_confirmed: the share of the evaluator's machine spans on control-arm outputs that the same expert
   confirmed (span verdict Error) after the reveal;
 - precision_found: the share of those machine spans that overlap one of the expert's unprimed marks;
