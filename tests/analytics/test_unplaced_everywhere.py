@@ -193,3 +193,25 @@ def test_unplaced_errors_read_everywhere_without_a_500(protocol, make_user, tmp_
             failed.append(f"{name} {how}: {exc!r}")
     assert not failed, "\n".join(failed)
     assert Path(tmp_path).exists()
+
+
+def test_missing_content_is_added_and_read_through_the_api_without_offsets(make_user):
+    """The API twin of the screen's missing-content key: offsets left out for the unlocated category only."""
+    from annotator.services.esa import esa_open
+    from corpus.protocols import esa
+
+    annotator = make_user("esa-api")
+    study = build_esa_study([annotator], per_item=1, control_arm=0.0, with_run=False)
+    assignment = Assignment.objects.filter(campaign=study.campaign, annotator=annotator).first()
+    esa_open(assignment=assignment, user=annotator)
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token_create(user=annotator)}")
+    made = client.post(f"/api/assignments/{assignment.pk}/added-spans", {"category": esa.MISSING, "severity": 2},
+                       content_type="application/json")
+    assert made.status_code == 201, made.content[:300]
+    assert (made.json()["start"], made.json()["end"]) == (None, None)
+    unplaced = client.post(f"/api/assignments/{assignment.pk}/added-spans", {"category": "", "severity": 2},
+                           content_type="application/json")
+    assert unplaced.status_code == 422 and "start" in unplaced.content.decode()
+    read = client.get(f"/api/assignments/{assignment.pk}")
+    assert read.status_code == 200 and [(s["start"], s["category"]) for s in read.json()["added_spans"]] == [
+        (None, esa.MISSING)]
