@@ -1,5 +1,6 @@
-"""One small study of every kind a command or download reads (an OpeNLGauge campaign with a crossed control arm,
-gold spans and an imported source, an ESA campaign, an MQM dataset, a finished metric comparison and DHP run),
+"""One small study of every kind a command or download reads (an OpeNLGauge campaign with a crossed control arm and
+gold spans, an ESA campaign, an MQM dataset, a finished metric comparison and DHP run, a campaign recruited by a
+participant link),
 with names that begin as spreadsheet formulas, for the tests that read every command's and download's output."""
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from evaluation.models import EvaluatorRun
 from jobs.kinds import job_execute
 from jobs.models import JobStatus
 from tests import factories as f
+from tests.annotator.study_links import link_study
 from tests.conftest import SAMPLE_DATA
 from tests.control_arm_study import build_study, work_study
 from tests.esa_study import build_esa_study, work_esa_study
@@ -38,6 +40,7 @@ class OutputStudy:
     mqm: Dataset
     job: ComparisonJob
     dhp: DhpRun
+    linked: Campaign  # recruited by a participant link
 
     def values(self) -> list[dict[str, str]]:
         """The values each required option of a command gets, by its dest: once with the OpeNLGauge campaign and
@@ -45,7 +48,8 @@ class OutputStudy:
         common = {"reference": "gold:gold", "outputs": "6", "judges": "2", "job": str(self.job.pk),
                   "run": str(self.dhp.pk)}
         return [{**common, "campaign": str(c.pk), "from_campaign": str(c.pk), "dataset": d.name}
-                for c, d in ((self.campaign, self.campaign.dataset), (self.esa, self.mqm))]
+                for c, d in ((self.campaign, self.campaign.dataset), (self.esa, self.mqm),
+                             (self.linked, self.linked.dataset))]
 
 
 def _formula_systems(dataset: Dataset) -> None:
@@ -79,5 +83,6 @@ def build_output_study(make_user, tmp_path: Path) -> OutputStudy:
                                     "degree": "minor", "n_pairs": 3, "n_zero": 0, "tests": {f"@{MARK}": test},
                                     "p_hmp": 0.04, "p_hmp_ew": None, "D": 1.07, "D_ew": None}],
                  "summary": {"D_avg": 1.07, "D_min": 1.07}, "scores": []})
+    linked = link_study(name="@linked")
     return OutputStudy(campaign=study.campaign, esa=esa.campaign, mqm=mqm.dataset,
-                       job=ComparisonJob.objects.get(pk=job.pk), dhp=dhp)
+                       job=ComparisonJob.objects.get(pk=job.pk), dhp=dhp, linked=linked.campaign)
