@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Callable, Collection
@@ -14,7 +13,7 @@ from analytics.selectors import AccuracyGroup, DashboardData, Reference, RunInfo
 from analytics.selectors.quality import QualitySummary
 from corpus import protocol
 from corpus.models import MatchKind
-from corpus.spreadsheet import csv_row
+from corpus.spreadsheet import sheet_writer
 from quality.engine import figures
 from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
 from stats.bootstrap import Interval
@@ -91,10 +90,10 @@ class Table:
 
     def to_csv(self) -> str:
         out = io.StringIO()
-        writer = csv.writer(out)
+        writer = sheet_writer(out)
         writer.writerow([c.key for c in self.columns])
         for row in self.rows:
-            writer.writerow(csv_row(["" if row.get(c.key) is None else self._cell(row, c) for c in self.columns]))
+            writer.writerow(["" if row.get(c.key) is None else self._cell(row, c) for c in self.columns])
         return out.getvalue()
 
     def display_rows(self) -> list[list[str]]:

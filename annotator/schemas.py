@@ -14,6 +14,8 @@ from corpus.cleaning import INT32_MAX, INT64_MAX
 # A row id: beyond PostgreSQL's bigint it names nothing, and is refused as a 422 naming the field.
 RowId = Annotated[int, Field(ge=-INT64_MAX - 1, le=INT64_MAX)]
 Count32 = Annotated[int, Field(le=INT32_MAX)]  # stored in an `integer` column
+# An error with no characters to mark (ESA's missing content; any protocol's unlocated error) has no offsets.
+UNPLACED = "null when the error has no place in the output (ESA's missing content, an unlocated error)"
 
 
 class DatasetOut(Schema):
@@ -74,8 +76,9 @@ class ErrorOut(Schema):
     number: int
     label: str
     text: str
-    start: int | None  # the offsets that count for the assignee: their pick once picked, else the machine's
-    end: int | None
+    # the offsets that count for the assignee: their pick once picked, else the machine's; null when unplaced
+    start: int | None = Field(..., description=f"character offset into the output; {UNPLACED}")
+    end: int | None = Field(..., description=f"exclusive end offset; {UNPLACED}")
     match: str
     ambiguous: bool  # the location occurs more than once and neither its notes nor the explanation said which
     explanation: str
@@ -100,8 +103,8 @@ class OccurrenceIn(Schema):
 
 class AddedSpanOut(Schema):
     id: int
-    start: int
-    end: int
+    start: int | None = Field(..., description=f"character offset into the output; {UNPLACED}")
+    end: int | None = Field(..., description=f"exclusive end offset; {UNPLACED}")
     text: str
     aspect: str
     category: str
@@ -157,8 +160,9 @@ class UndoOut(Schema):
 
 
 class AddedSpanIn(Schema):
-    start: int
-    end: int
+    start: int | None = Field(None, description="character offset into the output; null (with end) only for the "
+                                                "protocol's unlocated category, ESA's missing content")
+    end: int | None = Field(None, description="exclusive end offset; null as start is")
     aspect: str | None = None
     category: str = ""
     severity: int | None = None

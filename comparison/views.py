@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 
 from django.contrib import messages
@@ -18,6 +17,7 @@ from comparison.models import ComparisonJob
 from comparison.selectors import correlation_grid, job_progress, jobs_for_list
 from comparison.services.jobs import NO_LOGPROBS_IN_OLLAMA, comparison_create
 from comparison.services.results import csv_rows, export_document
+from corpus.spreadsheet import sheet_writer
 from errors import UserError
 from errors.placing import refusal_place
 from jobs.lifecycle import job_queue
@@ -84,7 +84,7 @@ def comparison_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
                                 content_type="application/json")
     elif fmt == "csv":
         response = HttpResponse(content_type="text/csv; charset=utf-8")
-        csv.writer(response).writerows(csv_rows(job))
+        sheet_writer(response).writerows(csv_rows(job))
     else:
         raise Http404("Unknown format.")
     response["Content-Disposition"] = f'attachment; filename="{name}.{fmt}"'

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
+from django.http.request import RawPostDataException
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError
 from ninja.security import HttpBearer, SessionAuth
@@ -115,6 +116,13 @@ api.add_router("/", job_actions_router(job_kinds()))
 def _forbidden(request: HttpRequest, exc: PermissionDenied):
     """Services and access helpers raise PermissionDenied; the API answers 403 with the reason."""
     return api.create_response(request, {"detail": str(exc) or "Forbidden."}, status=403)
+
+
+@api.exception_handler(RawPostDataException)
+def _form_sent_to_json(request: HttpRequest, exc: RawPostDataException):
+    """A large form upload sent to an operation that reads JSON: its stream was parsed as a form already."""
+    return api.create_response(request, {"detail": "this operation takes a JSON body, not a form upload",
+                                         "field": None}, status=400)
 
 
 @api.exception_handler(AccessError)

@@ -8,7 +8,7 @@ import json
 from django.conf import settings
 from django.contrib.auth.middleware import LoginRequiredMiddleware
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse, QueryDict
 from django.http.request import RawPostDataException
 from django.shortcuts import render
 
@@ -134,14 +134,14 @@ FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 
 
 class InputCleaningMiddleware:
-    """Answers 400 (query parameter) or 422 (JSON body) naming the field when a value breaks the input rules.
+    """Answers 400 (query parameter) or 422 (JSON or form body) naming the field when a value breaks the input
+    rules.
 
     The rules (corpus.cleaning): no NUL character and no lone surrogate in any text (PostgreSQL refuses both
     in any query), JSON integers within 64 bits (a 4,301-digit one makes `json.loads` raise), no NaN or
-    Infinity, bounded nesting, and a body that is UTF-8 text. One check here covers every query string and API
-    body. Form bodies are checked by Django's form fields (NUL refused by default; form decoding cannot yield
-    a lone surrogate) and by the services, which name the field in the page's own words; uploaded files by
-    the importers."""
+    Infinity, bounded nesting, and a body that is UTF-8 text. One check here covers every query string, every
+    API body and every form body (urlencoded or multipart: a view that reads `request.POST` directly has no
+    form field to refuse a NUL for it); uploaded files are left to the importers."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -166,7 +166,15 @@ class InputCleaningMiddleware:
             return 400, found, name
         content_type = (request.content_type or "").lower()
         if content_type in FORM_TYPES:
-            return 400, None, None
+            # Django decodes form values (replacing what is not UTF-8); a malformed multipart body raises here,
+            # which Django answers 400 as it would in the view.
+            if _fits_in_memory(request):
+                request.body  # noqa: B018 - kept, so that a JSON operation sent a form can still read (and refuse) it
+            form = request.POST
+            if request.method != "POST" and content_type == FORM_TYPES[0]:
+                form = QueryDict(request.body, encoding=request.encoding)  # Django parses POST bodies only
+            found, name = self._form_fields(form)
+            return 422, found, name
         try:
             body = request.body
         except RawPostDataException:
@@ -187,6 +195,20 @@ class InputCleaningMiddleware:
         return 400, None, None
 
     @staticmethod
+    def _form_fields(form) -> tuple[str | None, str | None]:
+        """(the problem, the field) of the first form value that breaks the rules, else (None, None); a field
+        sent several times (a list) names the entry, counted from 1."""
+        for name, values in form.lists():
+            if cleaning.text_problem(name):
+                return f"the form is refused: a field name {cleaning.text_problem(name)}", None
+            for number, value in enumerate(values, start=1):
+                problem = cleaning.text_problem(value)
+                if problem:
+                    where = f"{name} entry {number}" if len(values) > 1 else name
+                    return f"the form is refused: {where}: {problem}", name
+        return None, None
+
+    @staticmethod
     def _fields(data, kind: str) -> tuple[str | None, str | None]:
         """(the problem, the parameter) of the first query parameter that breaks the rules, else (None, None)."""
         for name, values in data.lists():
@@ -199,6 +221,17 @@ class InputCleaningMiddleware:
                 if problem:
                     return f"{kind} {shown!r} {problem}", name
         return None, None
+
+
+def _fits_in_memory(request) -> bool:
+    """Whether the body is small enough for Django to hold (DATA_UPLOAD_MAX_MEMORY_SIZE); a larger one, an upload,
+    is parsed as a stream and cannot be read again as raw bytes."""
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return False
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return limit is None or length <= limit
 
 
 BODY = "body"  # the name the input rules give a JSON body's root

@@ -24,6 +24,10 @@ MAX_JSON_DEPTH = 64  # request bodies are flat; deeper nesting is refused before
 
 _DIGITS = re.compile(r"[0-9]+")
 _LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# Unicode's bidirectional controls (embeddings, overrides, isolates and the three marks): in a name they make
+# "m\u202egnp.exe" read as "mexe.png". Dataset and LLM text keeps them (right-to-left languages need them); the
+# names a study lists and files carry (models, systems, sources, servers, campaigns) may not hold them.
+_BIDI_CONTROL = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 class CleaningError(UserError):
@@ -41,6 +45,27 @@ def text_problem(value: str) -> str | None:
     return None
 
 
+def identifier_problem(value: str) -> str | None:
+    """Return why `value` cannot be a name (what `text_problem` refuses, or a bidirectional control), else None."""
+    problem = text_problem(value)
+    if problem:
+        return problem
+    found = _BIDI_CONTROL.search(value)
+    if found:
+        return (f"contains a bidirectional control character (\\u{ord(found.group()):04x}), which makes a name "
+                "read differently from what it is; names may not hold one")
+    return None
+
+
+def check_identifier(value: str, name: str, *, error: Callable[..., Exception] | None = None,
+                     field: str | None = None) -> str:
+    """Return `value`, or raise `error` (CleaningError by default) naming `name` when it cannot be a name."""
+    problem = identifier_problem(value)
+    if problem:
+        raise (error or CleaningError)(f"{name}: {problem}", field=field or name)
+    return value
+
+
 def check_text(value: str, name: str) -> str:
     """Return `value`, or raise CleaningError naming `name` when it holds a NUL or a lone surrogate."""
     problem = text_problem(value)
@@ -50,19 +75,20 @@ def check_text(value: str, name: str) -> str:
 
 
 def check_field(value: str, name: str, *, max_length: int, required: bool = False,
-                error: Callable[..., Exception] = CleaningError, field: str | None = None) -> str:
+                error: Callable[..., Exception] = CleaningError, field: str | None = None,
+                identifier: bool = False) -> str:
     """Return `value` when a text column can hold it, else raise `error` naming `name`: blank when `required`,
     longer than `max_length`, or holding a NUL or a lone surrogate (PostgreSQL stores neither).
 
     The one check every service applies to free text (comments, notes, names); `error` is the service's own
     type (called with the message and `field=`, which is `name` unless said), so its callers need catch
-    nothing new."""
+    nothing new. An `identifier` (a name) may not hold a bidirectional control either."""
     field = field or name
     if required and not value.strip():
         raise error(f"{name}: must not be blank", field=field)
     if len(value) > max_length:
         raise error(f"{name}: {_shown(value)} is longer than {max_length} characters", field=field)
-    problem = text_problem(value)
+    problem = identifier_problem(value) if identifier else text_problem(value)
     if problem:
         raise error(f"{name}: {problem}", field=field)
     return value

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from typing import Any, TypedDict
 from django.db.models import QuerySet
 
 from accounts.models import User
+from corpus.spreadsheet import sheet_writer
 from dhp.engine.kinds import BASE_KINDS
 from dhp.engine.surveys import nominal_alpha, vote_shares
 from dhp.models import DhpRun, Survey, SurveyVote
@@ -80,7 +80,7 @@ CSV_COLUMNS = ["run", "kind", "level", "method", "degree", "n_pairs", "n_zero", 
 def export_csv(run: DhpRun) -> str:
     """One row per (perturbation, metric) test, with the perturbation's combined values repeated."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+    writer = sheet_writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     record = export_record(run)
     for p in record["perturbations"]:

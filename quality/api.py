@@ -143,7 +143,7 @@ def decoy_job_out(job: DecoyExplanationJob) -> DecoyExplanationJobOut:
 def _write_body(request: HttpRequest) -> PlantedWriteIn:
     """The optional body of starting the planted-error job: absent (or not JSON, as a bare POST sends) means the
     defaults; a JSON body must be the object the schema describes (400 naming the field otherwise)."""
-    if not request.body.strip() or request.content_type != "application/json":
+    if request.content_type != "application/json" or not request.body.strip():
         return PlantedWriteIn()
     try:
         return PlantedWriteIn.model_validate_json(request.body)

@@ -21,6 +21,7 @@ from django.db.models import F
 
 from accounts.models import User
 from annotator.models import Campaign, CampaignRun
+from corpus import cleaning
 from corpus.models import ErrorSpan, Item
 from errors import BadRequest, Conflict
 from evaluation.engine.parsing import ParsedAnswer
@@ -95,6 +96,8 @@ def writer_choose(campaign: Campaign, *, server: str = "", model: str = "") -> t
     server, model = (server or "").strip(), (model or "").strip()
     if len(model) > MAX_MODEL:
         raise BadRequest(f"model: at most {MAX_MODEL} characters", field="model")
+    cleaning.check_identifier(model, "model", error=BadRequest)
+    cleaning.check_identifier(server, "server", error=BadRequest)
     default_server, default_model = default_writer(campaign)
     server, model = server or default_server, model or default_model
     if not server:

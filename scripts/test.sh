@@ -18,10 +18,11 @@ echo "==> the real-model tier's server: llama-cpp-python with SmolLM2-135M (buil
 started=$SECONDS
 bash scripts/small_model.sh prepare > /dev/null || echo "    (the real_model tests will skip: see the line above)"
 echo "    ready in $((SECONDS - started)) s"
-# The zero-setup default serves studies too: the fuzz of every write operation and the raw-bytes probes also run
-# on SQLite (a fresh file; pytest-django's test database is in memory).
+# The zero-setup default serves studies too: the fuzz of every write operation (JSON, raw bytes and form bodies),
+# the raw-bytes probes and the form-body rules also run on SQLite (a fresh file; pytest-django's test database is
+# in memory).
 echo "==> API fuzz and raw-bytes probes on SQLite"
 DATABASE_URL="sqlite:///$(mktemp -d)/fuzz.sqlite3" .venv/bin/pytest -q tests/test_api_schema.py \
-  tests/studies/test_raw_bytes_pages.py tests/studies/test_bounded_input.py
+  tests/studies/test_raw_bytes_pages.py tests/studies/test_bounded_input.py tests/config/test_clean_form_bodies.py
 echo "==> pytest (DATABASE_URL=$DATABASE_URL, CELERY_BROKER_URL=$CELERY_BROKER_URL)"
 exec .venv/bin/pytest "$@"

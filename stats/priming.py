@@ -5,7 +5,8 @@ and ESA^AI, where they correct pre-filled spans (Zouhar, Kocmi et al., NAACL 202
 suggestions shifts what experts label (Schroeder, Roy & Kabbara 2025, arXiv 2507.15821), so the machine's
 recall and the size of that shift are measured here, per evaluator, rather than assumed:
 
-- recall: the share of unprimed marks that a machine span of the evaluator overlaps;
+- recall: the share of unprimed marks that a machine span of the evaluator overlaps (an unplaced mark, ESA's
+  missing content, overlaps none);
 - precision_confirmed: the share of the evaluator's machine spans on control-arm outputs that the same expert
   confirmed (span verdict Error) after the reveal;
 - precision_found: the share of those machine spans that overlap one of the expert's unprimed marks;
@@ -58,7 +59,7 @@ class Work:
     unprimed: bool
     evaluators: frozenset[str]  # the evaluators with an answer on this output
     machine: tuple[MachineSpan, ...]
-    marks: tuple[tuple[int, int], ...] = ()
+    marks: tuple[tuple[int | None, int | None], ...] = ()  # an unplaced mark (missing content) has no offsets
     added: int = 0
     seconds: int = 0
 
@@ -93,8 +94,11 @@ class PrimingFigures:
     unlocated: int = 0  # machine spans on control-arm outputs without a location: outside accepted_unfound
 
 
-def overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    """Half-open character ranges that share at least one character."""
+def overlaps(a: tuple[int | None, int | None], b: tuple[int | None, int | None]) -> bool:
+    """Half-open character ranges that share at least one character; a range without offsets (an unplaced error:
+    ESA's missing content, an unlocated one) has no character to share, so it overlaps nothing."""
+    if a[0] is None or a[1] is None or b[0] is None or b[1] is None:
+        return False
     return a[0] < b[1] and b[0] < a[1]
 
 

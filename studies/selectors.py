@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterator
 from datetime import datetime
@@ -12,7 +11,7 @@ from django.db.models import Count, Q
 
 from annotator.models import Assignment
 from annotator.selectors.worktime import WorkTime, times_by_annotator
-from corpus.spreadsheet import csv_row
+from corpus.spreadsheet import sheet_writer
 from quality.vigilance import campaign_checks
 from studies.models import Participant, StudyLink
 from studies.screening import participant_reasons
@@ -82,11 +81,11 @@ def participant_rows(link: StudyLink) -> list[ParticipantRow]:
 def participants_csv(rows: list[ParticipantRow]) -> Iterator[str]:
     """The rows as CSV (flags joined by '; '), cells a spreadsheet would run neutralised."""
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = sheet_writer(buffer)
     writer.writerow(COLUMNS)
     for row in rows:
         values = [("; ".join(row[c]) if c == "flags" else row[c]) for c in COLUMNS]
-        writer.writerow(csv_row(["" if v is None else v for v in values]))
+        writer.writerow(["" if v is None else v for v in values])
     yield buffer.getvalue()
 
 

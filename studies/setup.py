@@ -147,7 +147,7 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Ca
 
 def _validate(spec: CampaignSpec) -> None:
     """Refuse a design that cannot be set up, naming the field."""
-    _check_text("name", spec.name, MAX_NAME, required=True)
+    _check_text("name", spec.name, MAX_NAME, required=True, identifier=True)
     for aspect in spec.aspects:
         _check_text("aspects", aspect, MAX_ASPECT, required=True)
     _check_text("guidelines", spec.guidelines, MAX_GUIDELINES)

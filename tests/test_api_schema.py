@@ -4,7 +4,8 @@ shape are the documented ones (config/openapi.py documents the shared refusals a
 A few examples per operation keep it quick (< 60 s); the point is every operation, with fuzzed ids, query
 values and bodies, as a researcher with a write token over a small dataset with a campaign. Beside the
 schema's cases, every write operation gets raw byte bodies no JSON generator makes: invalid UTF-8, lone
-surrogates written as bytes, overlong forms.
+surrogates written as bytes, overlong forms; and form bodies (urlencoded and multipart), which meet the same input
+rules as JSON ones.
 """
 
 from __future__ import annotations
@@ -110,3 +111,38 @@ def test_write_operations_refuse_raw_byte_bodies_without_a_500(method, path, tok
         body.decode("utf-8")
     except UnicodeDecodeError:
         assert response.status_code == 400 and "not UTF-8" in response.json()["detail"], (method, url, body)
+
+
+FORM_KEYS = ("name", "note", "model", "server", "comment", "occurrence", "aspect", "start", "category", "severity")
+FORM_VALUES = st.one_of(st.text(max_size=12), st.sampled_from(["x\x00", "\x00", "²-5", "1" * 5000, "-1", "=1+1",
+                                                                "m\u202egnp.exe", "\ud800"]))
+
+
+@pytest.mark.parametrize(("method", "path"), WRITES)
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(fields=st.dictionaries(st.sampled_from(FORM_KEYS), FORM_VALUES, min_size=1, max_size=3),
+       multipart=st.booleans(), ident=st.integers(min_value=1, max_value=3))
+def test_write_operations_refuse_bad_form_bodies_without_a_500(method, path, token, fields, multipart, ident):
+    """A form body is cleaned like a JSON one: a NUL in a value is 422 naming the field, and nothing is a 500."""
+    from urllib.parse import urlencode
+
+    from django.test.client import BOUNDARY, MULTIPART_CONTENT, encode_multipart
+
+    url = path.replace("{", "").replace("}", "")
+    for name in ("assignment_id", "span_id", "token_id", "dataset_id", "campaign_id", "run_id", "job_id"):
+        url = url.replace(name, str(ident))
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
+    sendable = {k: v.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for k, v in fields.items()}
+    if multipart and method == "POST":
+        response = client.generic(method, url, encode_multipart(BOUNDARY, sendable), content_type=MULTIPART_CONTENT)
+    else:
+        response = client.generic(method, url, urlencode(sendable), content_type="application/x-www-form-urlencoded")
+    if LOG:
+        with open(LOG, "a", encoding="utf-8") as log:
+            log.write(f"{method} {path} [form] {response.status_code}\n")
+    assert response.status_code < 500, (method, url, fields, response.content[:300])
+    nul = sorted(k for k, v in sendable.items() if "\x00" in v)
+    if nul:
+        assert response.status_code == 422, (method, url, fields)
+        assert response.json()["field"] in nul, (method, url, fields, response.json())

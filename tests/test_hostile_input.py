@@ -112,7 +112,8 @@ def test_nul_in_the_import_api_task_field_is_a_422_naming_it(make_user):
     upload.name = "items.jsonl"
     response = Client().post("/api/datasets/import", {"dataset": "d", "task": "data\x00to-text", "file": upload},
                              HTTP_AUTHORIZATION=f"Bearer {token_create(user=rita)}")
-    assert response.status_code == 422 and "--task" in response.json()["detail"]
+    assert response.status_code == 422 and response.json()["field"] == "task"  # the form body's rules
+    assert "task: contains a NUL" in response.json()["detail"]
     assert not Dataset.objects.exists()
 
 

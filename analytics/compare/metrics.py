@@ -136,6 +136,20 @@ def compare(
     return result
 
 
+def _silence_glpk() -> None:
+    """Keep GLPK's solver log off standard output (file descriptor 1, which no redirect_stdout reaches).
+
+    cvxpy copies cvxopt.glpk.options before each solve, sets msg_lev off, and restores the copy afterwards,
+    deleting keys the copy lacked. pygamma solves in threads, so one thread's restore could delete msg_lev while
+    another was about to solve, and GLPK then printed its log in full. With the key in the shared options from
+    the start, every copy holds it and no restore removes it."""
+    try:
+        import cvxopt.glpk
+    except ImportError:
+        return
+    cvxopt.glpk.options["msg_lev"] = "GLP_MSG_OFF"
+
+
 def gamma_agreement(
     predicted: Spans, reference: Spans, keys: Sequence[Any], *, by_category: bool, seed: int = 0
 ) -> float | None:
@@ -150,6 +164,7 @@ def gamma_agreement(
         from pyannote.core import Segment
     except ImportError:
         return None
+    _silence_glpk()
     lengths = [max((s.end for side in (predicted, reference) for s in side[k] if s.start is not None), default=0)
                for k in keys]
     gap = max(lengths, default=0) + 1

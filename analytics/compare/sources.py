@@ -8,7 +8,6 @@ errors they added plus machine spans a majority of them called an error, on fini
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from analytics.selectors.base import final_kinds
 from annotator.models import Assignment, Campaign
 from annotator.selectors.spans import spans_experts_confirm
 from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, SourceKind
+from corpus.spreadsheet import sheet_writer
 from errors import UserError
 from evaluation.selectors import own_runs
 
@@ -145,7 +145,7 @@ def sources_compare(
 def comparison_csv(rows: list[dict[str, Any]]) -> str:
     """One line per source: the figures flattened (span_exact_p, ...), per-category figures left to JSON."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = sheet_writer(out)
     header = ["source", "reference", "mode", "outputs"] + [f"{f}_{m}" for f in FIELDS for m in ("p", "r", "f1")]
     writer.writerow([*header, "pearson_counts", "gamma"])
     for row in rows:

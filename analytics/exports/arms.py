@@ -31,7 +31,8 @@ PRIMED, UNPRIMED, REVEALED = "primed", "unprimed", "revealed"
 class CampaignArms:
     control: dict[int, set[int]] = field(default_factory=dict)  # item -> annotators who marked it unprimed
     unprimed_ids: set[int] = field(default_factory=set)
-    marks: dict[int, list[tuple[int, int]]] = field(default_factory=dict)  # item -> unprimed marks (all experts)
+    # item -> unprimed marks of all experts (an unplaced one, content missing, has no offsets)
+    marks: dict[int, list[tuple[int | None, int | None]]] = field(default_factory=dict)
 
     def added_arm(self, span: ErrorSpan) -> str:
         if span.pk in self.unprimed_ids:
@@ -59,7 +60,7 @@ def campaign_arms(campaign: Campaign) -> CampaignArms:
     ):
         control[item_id].add(annotator_id)
     arms.control = dict(control)
-    marks: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    marks: dict[int, list[tuple[int | None, int | None]]] = defaultdict(list)
     for span_id, item_id, start, end in UnprimedMark.objects.filter(assignment__campaign=campaign).values_list(
         "span_id", "assignment__item_id", "span__start", "span__end"
     ):

@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import HttpResponse
 from django.utils import timezone
 
 from analytics.exports.arms import campaign_arms, control_arm_card
@@ -37,6 +37,7 @@ from annotator.selectors.review import (
 )
 from annotator.selectors.routing import auto_resolved_by_item
 from corpus import consensus
+from corpus.downloads import whole_download
 from corpus.models import ErrorSpan, Item
 from quality.vigilance import excluded_annotator_ids
 
@@ -263,12 +264,12 @@ def labeled_card(campaign: Campaign, *, fmt: str, exclude_flagged: bool | None =
 
 
 def labeled_response(campaign: Campaign, fmt: str, *, exclude_flagged: bool | None = None) -> HttpResponse:
-    """The labeled set as a download: JSONL streams; Parquet is written to a temporary file first."""
+    """The labeled set as a download, made whole before its first byte (corpus.downloads)."""
     name = f"labeled-{campaign.pk}.{fmt}"
     if fmt == "jsonl":
-        response: HttpResponse = StreamingHttpResponse(labeled_jsonl(campaign, exclude_flagged=exclude_flagged),
-                                                       content_type="application/x-ndjson; charset=utf-8")
-    elif fmt == "parquet":
+        return whole_download(labeled_jsonl(campaign, exclude_flagged=exclude_flagged), filename=name,
+                              content_type="application/x-ndjson; charset=utf-8")
+    if fmt == "parquet":
         with tempfile.TemporaryDirectory() as folder:
             data = write_labeled(campaign, fmt, Path(folder) / name, exclude_flagged=exclude_flagged).read_bytes()
         response = HttpResponse(data, content_type="application/vnd.apache.parquet")

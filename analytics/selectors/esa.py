@@ -10,7 +10,6 @@ counted as every analytics answer decides (analytics.selectors.exclusion).
 
 from __future__ import annotations
 
-import csv
 import io
 from collections import defaultdict
 from collections.abc import Collection
@@ -27,6 +26,7 @@ from corpus.interop.pearmut import PearmutRating, PearmutSpan
 from corpus.models import ErrorSpan, Item
 from corpus.protocols import esa
 from corpus.selectors.pearmut import item_fields, stored_span
+from corpus.spreadsheet import sheet_writer
 from errors import UserError
 from stats import esa as stats
 from stats.correlation import Correlation
@@ -174,14 +174,14 @@ def check_esa_request(campaign: Campaign, *, resamples: int, seed: int) -> None:
 def scores_csv(result: dict[str, Any]) -> str:
     """The systems as CSV; a rank range is written `lo-hi` (a single rank alone)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = sheet_writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in result["systems"]:
         ranks = row["rank_range"]
         text = "" if not ranks else str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
-        writer.writerow([row["system"], repr(row["score"]), row["ratings"], row["segments"],
-                         "" if row["ci_low"] is None else repr(row["ci_low"]),
-                         "" if row["ci_high"] is None else repr(row["ci_high"]), text])
+        writer.writerow([row["system"], row["score"], row["ratings"], row["segments"],
+                         "" if row["ci_low"] is None else row["ci_low"],
+                         "" if row["ci_high"] is None else row["ci_high"], text])
     return out.getvalue()
 
 

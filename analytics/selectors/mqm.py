@@ -8,7 +8,6 @@ export and the figures read one thing. The numbers come from stats.mqm, the weig
 
 from __future__ import annotations
 
-import csv
 import io
 from collections import defaultdict
 from collections.abc import Collection, Iterable
@@ -28,6 +27,7 @@ from corpus.protocols.mqm import (
     top_category,
 )
 from corpus.selectors.mqm import ITEM_FIELDS, item_rating, mqm_ratings, mqm_sources
+from corpus.spreadsheet import sheet_writer
 from stats.mqm import (
     Agreement,
     CategoryFigure,
@@ -80,17 +80,20 @@ def dataset_scores(dataset: Dataset, *, prefix: str = "mqm", weights: Weights = 
     return {"systems": score_rows(ratings, weights=weights, n_resamples=n_resamples, seed=seed)}
 
 
+def _blank(value: float | None) -> float | str:
+    return "" if value is None else value
+
+
 def scores_csv(rows: list[SystemRow]) -> str:
     """The same columns as CSV; a rank range is written `lo-hi` (a single rank alone)."""
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = sheet_writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in rows:
         ranks = row["rank_range"]
         text = "" if not ranks else str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
-        writer.writerow([row["system"], repr(row["score"]), row["segments"],
-                         "" if row["ci_low"] is None else repr(row["ci_low"]),
-                         "" if row["ci_high"] is None else repr(row["ci_high"]), text])
+        writer.writerow([row["system"], row["score"], row["segments"], _blank(row["ci_low"]),
+                         _blank(row["ci_high"]), text])
     return out.getvalue()
 
 

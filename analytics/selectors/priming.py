@@ -55,7 +55,7 @@ def priming_works(campaign: Campaign, *, excluded: Collection[int] = ()) -> tupl
         (a, s): v for a, s, v in SpanJudgment.objects.filter(assignment__in=[a.pk for a in assignments])
         .values_list("assignment_id", "span_id", "span_verdict")
     }
-    marks: dict[int, list[tuple[int, int]]] = defaultdict(list)
+    marks: dict[int, list[tuple[int | None, int | None]]] = defaultdict(list)
     unprimed_ids: set[int] = set()
     for assignment_id, span_id, start, end in UnprimedMark.objects.filter(
         assignment__campaign=campaign
@@ -75,11 +75,16 @@ def priming_works(campaign: Campaign, *, excluded: Collection[int] = ()) -> tupl
             output=a.item_id, unprimed=a.in_control_arm, evaluators=frozenset(answered[a.item_id]),
             machine=tuple(MachineSpan(label, s.start, s.end, verdicts.get((a.pk, s.pk)) == SPAN_OK)
                           for s, label in spans_of.get(a.item_id, [])),
-            marks=tuple(sorted(marks[a.pk])), added=added[(a.item_id, a.annotator_id)],
+            marks=tuple(sorted(marks[a.pk], key=_in_text_order)), added=added[(a.item_id, a.annotator_id)],
             seconds=marking.get(a.pk, 0) if a.in_control_arm else work_seconds(a),
         ))
     order = sorted(run_labels.values())
     return works, order
+
+
+def _in_text_order(mark: tuple[int | None, int | None]) -> tuple[bool, int, int]:
+    """Marks by place, unplaced ones (content missing, no offsets) last."""
+    return (mark[0] is None, mark[0] or 0, mark[1] or 0)
 
 
 def priming_report(campaign: Campaign, *, resamples: int = RESAMPLES,

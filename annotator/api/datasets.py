@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import File, Form, Router, Status
 from ninja.errors import HttpError
@@ -15,6 +15,7 @@ from annotator.schemas import AnnotationImportOut, DatasetOut, ImportOut, ItemOu
 from annotator.selectors.campaigns import datasets_for_home
 from annotator.services.exporting import ExportFilter, export_csv, export_jsonl
 from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
+from corpus.downloads import whole_download
 from corpus.formats import FormatError, named
 from corpus.models import Dataset
 from corpus.services.annotation_import import annotator_map
@@ -65,7 +66,7 @@ def list_items(request: HttpRequest, dataset_id: int):
 
 @router.get("/datasets/{dataset_id}/export", operation_id="export_dataset")
 def export_dataset(request: HttpRequest, dataset_id: int, format: str = "jsonl", campaign: int | None = None):
-    """Stream the dataset in the `export_items` format (jsonl or csv; see the docs' Export formats); `campaign`
+    """The dataset in the `export_items` format (jsonl or csv; see the docs' Export formats); `campaign`
     keeps that campaign's items and judgments and takes the consensus from it (as `--campaign` does), else the
     consensus comes from the dataset's labeling campaign."""
     require_researcher(request)
@@ -73,9 +74,11 @@ def export_dataset(request: HttpRequest, dataset_id: int, format: str = "jsonl",
     if campaign is not None:
         get_object_or_404(Campaign, pk=campaign, dataset=dataset)
     keep = ExportFilter(campaign_id=campaign)
+    name = f"dataset-{dataset.pk}.{'csv' if format == 'csv' else 'jsonl'}"
     if format == "csv":
-        return StreamingHttpResponse(export_csv(dataset, keep), content_type="text/csv; charset=utf-8")
-    return StreamingHttpResponse(export_jsonl(dataset, keep), content_type="application/x-ndjson; charset=utf-8")
+        return whole_download(export_csv(dataset, keep), content_type="text/csv; charset=utf-8", filename=name)
+    return whole_download(export_jsonl(dataset, keep), content_type="application/x-ndjson; charset=utf-8",
+                          filename=name)
 
 
 @router.post("/datasets/{dataset_id}/annotations", response={201: AnnotationImportOut},

@@ -8,12 +8,17 @@ so that undo restores it like any other field.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from errors import UserError
 
 PICK_NONE = "none"
 """The expert says none of the candidates is the place the explanation means."""
+
+# Offsets are stored in `integer` columns: ten ASCII digits at most. `str.isdigit()` would accept "²" and other
+# scripts' digits, which `int()` then refuses.
+_PICK = re.compile(r"([0-9]{1,10})-([0-9]{1,10})")
 
 
 class OccurrenceError(UserError):
@@ -56,10 +61,12 @@ def parse_pick(text: str) -> tuple[bool, Occurrence | None]:
         return False, None
     if text == PICK_NONE:
         return True, None
-    start, sep, end = text.partition("-")
-    if not sep or not start.isdigit() or not end.isdigit() or int(start) >= int(end):
-        raise OccurrenceError(f"occurrence: {text!r} is not 'none' or 'start-end'", field="occurrence")
-    return True, Occurrence(int(start), int(end))
+    found = _PICK.fullmatch(text)
+    if found is None or int(found[1]) >= int(found[2]):
+        shown = text if len(text) <= 40 else f"{text[:40]}... ({len(text)} characters)"
+        raise OccurrenceError(f"occurrence: {shown!r} is not 'none' or 'start-end' (digits 0-9, start before end)",
+                              field="occurrence")
+    return True, Occurrence(int(found[1]), int(found[2]))
 
 
 def effective_offsets(machine: tuple[int | None, int | None], pick: str) -> tuple[int | None, int | None]:

@@ -11,6 +11,7 @@ from accounts.models import User
 from annotator.models import Assignment, Campaign, ControlVerdict, SpanJudgment
 from annotator.selectors.spans import campaign_run_labels, judged_spans
 from annotator.selectors.worktime import WorkTime, assignment_time, times_by_annotator
+from corpus import cleaning
 from corpus.models import Dataset, ErrorSpan
 from errors import UserError
 
@@ -180,7 +181,8 @@ def control_spans(campaign: Campaign) -> list[tuple[ErrorSpan, str, ControlVerdi
 def campaign_named(value: str) -> Campaign:
     """The campaign a command's `--campaign` names: by id when the value is a number, else by name; a
     UserError (a command's exit status 2) names the value when there is none."""
-    campaign = (Campaign.objects.filter(pk=int(value)).first() if value.isdigit()
+    pk = cleaning.as_id(value)
+    campaign = (Campaign.objects.filter(pk=pk).first() if pk is not None
                 else Campaign.objects.filter(name=value).first())
     if campaign is None:
         raise UserError(f"--campaign: no campaign {value!r} (give its id or name)", field="campaign")

@@ -101,7 +101,7 @@ def campaign_votes(campaign: Campaign, *, machine_spans: bool = True,
     assignments = Assignment.objects.filter(campaign=campaign, is_training=False,
                                             item__derived_from__isnull=True).exclude(annotator_id__in=excluded)
     spans = ErrorSpan.objects.filter(annotation__kind=AnnotationKind.HUMAN,
-                                     annotation__source__added__campaign=campaign, start__isnull=False,
+                                     annotation__source__added__campaign=campaign,
                                      annotation__item__derived_from__isnull=True).exclude(
         annotation__source__added__annotator_id__in=excluded)
     decided = Adjudication.objects.filter(campaign=campaign)
@@ -128,12 +128,25 @@ def campaign_votes(campaign: Campaign, *, machine_spans: bool = True,
     groups: list[AddedGroup] = []
     for item_id, item_spans in sorted(added_by_item.items()):
         by_id = {s.pk: s for s in item_spans}
-        for ids in group_spans([SpanRef(s.pk, s.start, s.end) for s in item_spans]):
+        for ids in added_groups(item_spans):
             members = [by_id[i] for i in ids]
             finders = sorted({s.annotation.source.added.annotator.export_name for s in members})
             groups.append(AddedGroup(item_id, members, finders, judges_of.get(item_id, [])))
     decisions = {a.span_id: a for a in decided.select_related("reviewer")}
     return CampaignVotes(dict(machine), groups, decisions)
+
+
+def added_groups(spans: list[ErrorSpan]) -> list[list[int]]:
+    """The ids of one output's added errors, grouped by the place they mark (text order); errors with no place
+    (ESA's missing content) group by their category after them, so that two judges who both say content is
+    missing agree on one error."""
+    placed = [s for s in spans if s.start is not None and s.end is not None]
+    groups = group_spans([SpanRef(s.pk, s.start, s.end) for s in placed])
+    unplaced: dict[str, list[int]] = {}
+    for span in spans:
+        if span.start is None or span.end is None:
+            unplaced.setdefault(span.category, []).append(span.pk)
+    return groups + list(unplaced.values())
 
 
 @dataclass

@@ -38,8 +38,9 @@ MAX_GUIDELINES = 200_000
 SEED_MIN, SEED_MAX = 0, 2**31 - 1  # Campaign.seed is a 32-bit integer
 
 
-def _check_text(field: str, value: str, limit: int, *, required: bool = False) -> None:
-    cleaning.check_field(value, field, max_length=limit, required=required, error=CampaignError)
+def _check_text(field: str, value: str, limit: int, *, required: bool = False, identifier: bool = False) -> None:
+    cleaning.check_field(value, field, max_length=limit, required=required, error=CampaignError,
+                         identifier=identifier)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -28,7 +27,7 @@ from corpus.formats import (
 )
 from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus, SourceKind
 from corpus.protocol import FLAG_VALUES as FLAGS
-from corpus.spreadsheet import csv_row
+from corpus.spreadsheet import sheet_writer
 from errors import UserError
 from evaluation.llm.budget import STABLE_PREFIXES, UNPARSED
 from evaluation.models import RunCall
@@ -352,11 +351,11 @@ def _blank(value: object) -> object:
 
 def export_csv(dataset: Dataset, keep: ExportFilter = EVERYTHING, progress: Progress | None = None) -> Iterator[str]:
     buffer = io.StringIO()
-    writer = csv.writer(buffer)
+    writer = sheet_writer(buffer)
 
     def emit(rows: Iterable[list[object]]) -> Iterator[str]:
         for row in rows:
-            writer.writerow(csv_row(row))
+            writer.writerow(row)
             yield buffer.getvalue()
             buffer.seek(0)
             buffer.truncate(0)

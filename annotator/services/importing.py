@@ -172,7 +172,7 @@ def _check_name(field: str, value: str, *, required: bool) -> None:
     """Names given with the import (not read from the file): not blank when required, fitting their columns,
     storable text (the one rule, corpus.cleaning.check_field). The message names the option (`--dataset`)."""
     cleaning.check_field(value, f"--{field}", max_length=MAX_NAME, required=required, error=_option_error,
-                         field=field)
+                         field=field, identifier=True)
 
 
 def _option_error(message: str, *, field: str) -> FormatError:

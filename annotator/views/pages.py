@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.http import content_disposition_header
 from django.views.decorators.http import require_GET, require_http_methods
 
 from annotator.forms import AnnotationImportForm, DatasetImportForm
@@ -15,6 +15,7 @@ from annotator.services.exporting import export_csv, export_jsonl
 from annotator.services.uploads import UploadTooLarge, upload_annotations_import, upload_import
 from annotator.views.common import AppRequest
 from annotator.views.common import require_researcher as _require_researcher
+from corpus.downloads import whole_download
 from corpus.formats import FormatError, named
 from corpus.formats.errors import FILE
 from corpus.models import Dataset
@@ -34,18 +35,16 @@ def home(request: AppRequest) -> HttpResponse:
 
 
 @require_GET
-def dataset_export(request: AppRequest, pk: int, fmt: str) -> StreamingHttpResponse:
+def dataset_export(request: AppRequest, pk: int, fmt: str) -> HttpResponseBase:
     _require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=pk)
     if fmt not in ("jsonl", "csv"):
         raise Http404("Export formats: jsonl, csv.")
-    if fmt == "csv":
-        response = StreamingHttpResponse(export_csv(dataset), content_type="text/csv; charset=utf-8")
-    else:
-        response = StreamingHttpResponse(export_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8")
     name = download_filename(f"{dataset.pk}-{dataset.name[:40]}", fallback=f"dataset-{dataset.pk}")
-    response["Content-Disposition"] = content_disposition_header(True, f"{name}.{fmt}")
-    return response
+    if fmt == "csv":
+        return whole_download(export_csv(dataset), content_type="text/csv; charset=utf-8", filename=f"{name}.csv")
+    return whole_download(export_jsonl(dataset), content_type="application/x-ndjson; charset=utf-8",
+                          filename=f"{name}.jsonl")
 
 
 @require_http_methods(["GET", "POST"])

@@ -43,12 +43,18 @@ FIELD_LIMITS = {
 }
 
 
+# The fields that name something (not dataset text): bidirectional controls are refused in them.
+IDENTIFIER_FIELDS = frozenset({"system", "source", "model", "dataset"})
+
+
 def text_problem(value: str, name: str) -> str | None:
-    """Why the column of field `name` cannot hold `value` (a NUL, a lone surrogate, too wide), or None."""
-    problem = cleaning.text_problem(value)
+    """Why the column of field `name` cannot hold `value` (a NUL, a lone surrogate, too wide, a bidirectional
+    control in a name), or None."""
+    key = name.split(".")[0]
+    problem = cleaning.identifier_problem(value) if key in IDENTIFIER_FIELDS else cleaning.text_problem(value)
     if problem:
         return problem
-    limit = FIELD_LIMITS.get(name.split(".")[0])
+    limit = FIELD_LIMITS.get(key)
     if limit is not None and len(value) > limit:
         return f"is {len(value)} characters long; at most {limit} are allowed"
     return None

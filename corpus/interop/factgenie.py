@@ -5,7 +5,6 @@ No Django here. tests/interop runs factgenie 1.2.1 on what the writer produces.
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from corpus.interop.records import (
     item_id,
     text_field,
 )
+from corpus.spreadsheet import interchange_writer
 
 FACTGENIE_SPLIT = "test"
 DB_COLUMNS = ("dataset", "split", "setup_id", "example_idx", "annotator_id", "annotator_group", "status", "start",
@@ -217,7 +217,7 @@ class FactgenieCampaignWriter:
         meta = factgenie_metadata(self.campaign, self.categories, created=self.created, about=about)
         (self.folder / "metadata.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False), encoding="utf-8")
         with (self.folder / "db.csv").open("w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle)
+            writer = interchange_writer(handle)  # factgenie reads it back: byte-exact, not for spreadsheets
             writer.writerow(DB_COLUMNS)
             writer.writerows(self.rows)
         return {"annotations": len(self.rows), "spans": self.spans, "spans_without_position": self.unwritten}

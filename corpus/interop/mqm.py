@@ -200,7 +200,7 @@ def _cell(text: str) -> str:
 
 def natural(text: str) -> tuple[int, int | str]:
     """Sort key putting numbers in numeric order ("2" before "10") and other ids after them, as text."""
-    return (0, int(text)) if text.isdigit() else (1, text)
+    return (0, int(text)) if text.isascii() and text.isdigit() and len(text) <= 18 else (1, text)
 
 
 def rating_sort_key(rating: MqmRating) -> tuple[object, ...]:

@@ -14,7 +14,6 @@ one tree category fits. Stored spans keep the file's spelling, so an export writ
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -173,6 +172,7 @@ DEFAULT_WEIGHTS: dict[str, dict[str, float]] = {
     NON_TRANSLATION: {"*": 25.0},
 }
 MAX_WEIGHT = 1e6
+MAX_PATTERN = 200  # characters of one category pattern: longer than any category name with room to spare
 
 
 @dataclass(frozen=True)
@@ -192,6 +192,9 @@ class Weights:
         for category, severities in value.items():
             if not isinstance(category, str) or not category.strip():
                 raise ProtocolError(f"{where}: a category pattern must be a non-empty string", field=where)
+            if len(category) > MAX_PATTERN:
+                raise ProtocolError(f"{where}: a category pattern of {len(category)} characters is longer than "
+                                    f"{MAX_PATTERN}", field=where)
             if not isinstance(severities, Mapping) or not severities:
                 raise ProtocolError(f"{where}[{category!r}]: an object of severity -> weight", field=where)
             entries = []
@@ -234,13 +237,25 @@ class Weights:
         return {pattern: dict(entries) for pattern, entries in self.table}
 
 
-@functools.lru_cache(maxsize=256)
-def _pattern(pattern: str) -> re.Pattern[str]:
-    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
-
-
 def _matches(pattern: str, key: str) -> bool:
-    return _pattern(pattern).fullmatch(key) is not None
+    """Whether `key` is `pattern` with each `*` standing for any run of characters.
+
+    The pieces between stars are found left to right, each at its first place after the one before: for `*`
+    alone that first place is always right, so the match takes one pass per piece and never backtracks (a
+    regex of `.*` pieces tries exponentially many splits when it fails)."""
+    pieces = pattern.split("*")
+    if len(pieces) == 1:
+        return pattern == key
+    head, *middle, tail = pieces
+    if len(key) < len(head) + len(tail) or not key.startswith(head) or not key.endswith(tail):
+        return False
+    at, stop = len(head), len(key) - len(tail)
+    for piece in middle:
+        found = key.find(piece, at, stop)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
 
 
 DEFAULT = Weights.from_mapping(DEFAULT_WEIGHTS)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
 
+from corpus import cleaning
+
 from .base import LLMBackend
 from .errors import ModelMissing, ServerListError
 from .ollama_backend import OllamaBackend
@@ -44,6 +46,8 @@ def parse_server(text: str, *, default: ServerKind = ServerKind.OLLAMA) -> Serve
     """Read one address; raise ServerListError naming it when it is neither form. An address without the
     `openai+` prefix is of kind `default` (GPTScore's server can only be OpenAI-compatible)."""
     raw = text.strip()
+    if problem := cleaning.identifier_problem(raw):
+        raise ServerListError(f"server {ascii(raw)} {problem}")
     kind, rest = default, raw
     if raw.lower().startswith(OPENAI_PREFIX):
         kind, rest = ServerKind.OPENAI, raw[len(OPENAI_PREFIX):]

@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from corpus import cleaning
 from corpus.models import Dataset
 from errors import UserError
 from evaluation.engine.answer_schema import format_options
@@ -238,6 +239,10 @@ def _models(spec: ModeSpec, preset: str | None, annotators: Sequence[str] | None
         supervisor = ""
     if len(set(annotators)) != len(annotators):
         raise LaunchError("the same annotator model is listed twice", field="annotators")
+    for model in annotators:
+        cleaning.check_identifier(model, "annotators", error=LaunchError)
+    if supervisor:
+        cleaning.check_identifier(supervisor, "supervisor", error=LaunchError)
     return chosen, annotators, supervisor, used_preset
 
 

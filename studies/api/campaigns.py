@@ -196,7 +196,7 @@ def open_campaign(request: HttpRequest, campaign_id: int):
 
 def _open_body(request: HttpRequest) -> CampaignOpenIn:
     """The optional body of opening: absent (or not JSON, as a bare POST sends) means no acceptance."""
-    if not request.body.strip() or request.content_type != "application/json":
+    if request.content_type != "application/json" or not request.body.strip():
         return CampaignOpenIn()
     try:
         return CampaignOpenIn.model_validate_json(request.body)

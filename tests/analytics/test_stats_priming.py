@@ -54,3 +54,14 @@ def test_unlocated_machine_spans_are_counted_apart_from_accepted_unfound():
     assert row.unlocated == 1
     (row_b,) = priming_figures([_work(marks=((2, 6),))], ["B"], resamples=200)
     assert row_b.unlocated == 0
+
+
+def test_an_unplaced_mark_overlaps_nothing_and_counts_as_a_mark_no_span_found():
+    """ESA's missing content has no offsets: it shares no character with any span, so it is a mark the machine
+    did not find (recall's denominator) and finds no machine span (precision_found)."""
+    assert not overlaps((None, None), (0, 4)) and not overlaps((0, 4), (None, None))
+    assert not overlaps((None, None), (None, None))
+    work = _work(marks=((2, 6), (None, None)))
+    assert share_counts(work, "A") == {
+        "recall": (1, 2), "precision_confirmed": (2, 3), "precision_found": (1, 3), "accepted_unfound": (0, 1),
+    }

@@ -130,3 +130,19 @@ def test_the_review_card_offers_the_candidates_and_posts_the_choice(split, resea
     refused = client.post(f"/campaigns/{built.campaign.pk}/adjudicate/{span.pk}/",
                           {"field": "occurrence", "value": "1-2"})
     assert refused.status_code == 422
+
+
+@pytest.mark.parametrize("value", ["²-5", "0-²", "١-٥", "1" * 10_000 + "-" + "2" * 10_000, "12345678901-12345678902"])
+def test_a_pick_in_other_digits_or_too_long_is_refused_naming_the_field(split, researcher, value):
+    """Superscripts and other scripts' digits pass `str.isdigit()` and then break `int()`; 10,000 digits break it
+    too: the API and the review page answer 422 naming the field, never 500."""
+    built, span = split
+    client = Client()
+    client.force_login(researcher)
+    bad = _put(client, built, span.pk, {"occurrence": value})
+    assert bad.status_code == 422, bad.content[:300]
+    assert bad.json()["field"] == "occurrence" and len(bad.json()["detail"]) < 300
+    page = client.post(f"/campaigns/{built.campaign.pk}/adjudicate/{span.pk}/",
+                       {"field": "occurrence", "value": value}, HTTP_HX_REQUEST="true")
+    assert page.status_code == 422, page.content[:300]
+    assert not Adjudication.objects.filter(span=span).exclude(occurrence="").exists()

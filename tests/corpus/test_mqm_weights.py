@@ -42,3 +42,34 @@ def test_a_campaign_tree_is_read_and_checked():
     for bad in ([], [{"name": "A/B"}], [{"name": "A", "children": ["x"] * 10}], ["A", "a"]):
         with pytest.raises(ProtocolError):
             parse_tree(bad)
+
+
+def test_weight_patterns_match_without_backtracking():
+    """A failing match of many wildcards made a regex try every split (seconds at ten stars, minutes at twelve);
+    the glob matcher answers a 40-character category against 30 wildcards at once, and correctly."""
+    import time
+
+    category = "a" * 39 + "b"
+    starved = "*".join("a" * 31)  # 31 a's around 30 stars: never matches a name ending in "b"
+    fed = "*".join("a" * 30) + "*b"
+    weights = Weights.from_mapping({starved: {"major": 9}, fed: {"minor": 3}})
+    began = time.perf_counter()
+    assert weights.weight(category, "major") == 0  # the starved pattern must not match
+    assert weights.weight(category, "minor") == 3
+    assert weights.weight("a" * 40, "major") == 9
+    assert time.perf_counter() - began < 1.0  # the regex took far longer than any machine's jitter
+
+
+@pytest.mark.parametrize(("pattern", "key", "matched"), [
+    ("*", "", True), ("a*", "a", True), ("*a", "ba", True), ("a*a", "a", False), ("a*b*c", "abc", True),
+    ("a*b*c", "acb", False), ("*x*", "yyxyy", True), ("ab*ab", "abab", True), ("ab*ab", "aba", False),
+])
+def test_weight_patterns_are_globs(pattern, key, matched):
+    weights = Weights.from_mapping({pattern: {"major": 1}})
+    assert weights.weight(key, "major") == (1 if matched else 0)
+
+
+def test_an_overlong_weight_pattern_is_refused_naming_the_field():
+    with pytest.raises(ProtocolError, match="longer than") as refused:
+        Weights.from_mapping({"a*" * 150: {"major": 1}}, "protocol_options.weights")
+    assert refused.value.field == "protocol_options.weights"

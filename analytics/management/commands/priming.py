@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from typing import Any
@@ -11,6 +10,7 @@ from django.core.management.base import CommandParser
 
 from analytics.selectors.priming import priming_dicts, priming_report, simulated_labels
 from annotator.selectors.campaigns import campaign_named
+from corpus.spreadsheet import SheetDictWriter
 from errors.commands import BaseCommand
 from stats.priming import SHARES
 
@@ -49,6 +49,6 @@ class Command(BaseCommand):
         if not flat:
             self.stderr.write(f"campaign {campaign.name!r} has no control arm: nothing to report")
             return
-        writer = csv.DictWriter(sys.stdout, fieldnames=list(flat[0]))
+        writer = SheetDictWriter(sys.stdout, fieldnames=list(flat[0]))
         writer.writeheader()
         writer.writerows(flat)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 from typing import TextIO
@@ -11,6 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from comparison.models import ComparisonJob
 from comparison.services.results import csv_rows, export_document
+from corpus.spreadsheet import sheet_writer
 from errors.commands import BaseCommand
 from jobs.models import JobStatus
 
@@ -43,4 +43,4 @@ class Command(BaseCommand):
             json.dump(export_document(job), handle, ensure_ascii=False)
             handle.write("\n")
         else:
-            csv.writer(handle).writerows(csv_rows(job))
+            sheet_writer(handle).writerows(csv_rows(job))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 
 from django.core.management.base import CommandParser
 
 from annotator.selectors.campaigns import campaign_named
+from corpus.spreadsheet import sheet_writer
 from errors.commands import BaseCommand
 from quality.vigilance import campaign_checks
 
@@ -43,7 +43,7 @@ class Command(BaseCommand):
         if options["format"] == "json":
             sys.stdout.write(json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
             return
-        writer = csv.writer(sys.stdout)
+        writer = sheet_writer(sys.stdout)
         writer.writerow(CSV_COLUMNS)
         for row in rows:
             writer.writerow([_cell(row, c) for c in CSV_COLUMNS])
