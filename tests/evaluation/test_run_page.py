@@ -71,3 +71,19 @@ def test_run_form_checks_the_url_and_offers_aspects_as_a_choice(client, data, ma
     fine = client.post("/runs/new/", {"dataset": data.pk, "aspect": "coherence", "ollama_url": "http://ollama:11434",
                                       "parallel": 1, "mode": "ensemble", "outlier_rule": "leave_one_out"})
     assert "ollama_url" not in fine.context["form"].errors
+
+
+def test_the_unparseable_list_says_when_it_shows_only_the_latest(client, data, researcher):
+    run = factories.run(data, "many-failures", status=JobStatus.DONE, total=25, done=25)
+    item = data.items.get()
+    for n in range(25):
+        Annotation.objects.create(item=item, source=run, kind="annotator", aspect=f"a{n}", model=f"m{n}",
+                                  parse_status="failed", raw_answer=f"answer {n}")
+    Annotation.objects.create(item=item, source=run, kind="ensemble", aspect="a0", parse_status="failed")
+    run.failed_calls = 25
+    run.save(update_fields=["failed_calls"])
+    client.force_login(researcher)
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "Unparseable answers (raw, the latest 20 of 25)" in page
+    assert page.count("<details><summary>") == 20 and "<details><summary> on item" not in page
+    assert "m24 on item" in page and "m4 on item" not in page  # the newest first
