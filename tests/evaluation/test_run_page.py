@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from corpus.models import Annotation
+from evaluation.models import Aspect
 from evaluation.selectors import run_progress
 from jobs.lifecycle import job_cancel
 from jobs.models import JobStatus
@@ -63,13 +64,15 @@ def test_run_form_checks_the_url_and_offers_aspects_as_a_choice(client, data, ma
     aspect_choices = dict(page.context["form"].fields["aspect"].choices)
     assert ("accuracy", "accuracy") in aspect_choices["data-to-text"]
     response = client.post("/runs/new/", {"dataset": data.pk, "aspect": "coherence", "ollama_url": "ftp://x:1",
-                                          "parallel": 1, "mode": "ensemble", "outlier_rule": "leave_one_out"})
+                                          "all_aspects": "on", "parallel": 1, "mode": "ensemble",
+                                          "outlier_rule": "leave_one_out"})
     errors = response.context["form"].errors
     assert "'ftp://x:1' is not an address of the form http://HOST:PORT" in errors["ollama_url"][0]
     assert "not an aspect of data-to-text" in errors["aspect"][0]
     assert response.content.decode().count("is not an address of the form") == 1  # each error shown once
     fine = client.post("/runs/new/", {"dataset": data.pk, "aspect": "coherence", "ollama_url": "http://ollama:11434",
-                                      "parallel": 1, "mode": "ensemble", "outlier_rule": "leave_one_out"})
+                                      "all_aspects": "on", "parallel": 1, "mode": "ensemble",
+                                      "outlier_rule": "leave_one_out"})
     assert "ollama_url" not in fine.context["form"].errors
 
 
@@ -87,3 +90,28 @@ def test_the_unparseable_list_says_when_it_shows_only_the_latest(client, data, r
     assert "Unparseable answers (raw, the latest 20 of 25)" in page
     assert page.count("<details><summary>") == 20 and "<details><summary> on item" not in page
     assert "m24 on item" in page and "m4 on item" not in page  # the newest first
+
+
+def test_the_run_form_offers_the_aspects_of_the_dataset_s_task_and_the_others_when_asked(client, data, make_user):
+    """Every task has a fluency of its own: once the dataset is picked, only its task's aspects are offered (an
+    htmx re-render keeps what was typed), and "show every task's aspects" brings the others back, its task first."""
+    client.force_login(make_user("boss4", role="admin"))
+    task = data.task.slug
+    own = sorted(Aspect.objects.filter(task=data.task).values_list("name", flat=True))
+    others = Aspect.objects.exclude(task=data.task)
+    assert own and others.exists()
+    picked = client.get("/runs/new/", {"dataset": data.pk, "annotators": "m1, m2"}, HTTP_HX_REQUEST="true")
+    form = picked.context["form"]
+    assert [value for value, _ in form.fields["aspect"].choices if value] == own
+    assert picked.content.decode().lstrip().startswith('<form method="post" class="stacked" id="run-form">')
+    assert 'value="m1, m2"' in picked.content.decode()  # what was typed is kept
+    wide = client.get("/runs/new/", {"dataset": data.pk, "all_aspects": "on"}).context["form"]
+    groups = [label for label, _ in wide.fields["aspect"].choices[1:]]
+    assert groups[0] == task and set(groups) == set(Aspect.objects.values_list("task__slug", flat=True))
+    other = others.first()
+    refused = client.post("/runs/new/", {"dataset": data.pk, "aspect": other.name, "parallel": 1, "mode": "ensemble",
+                                         "outlier_rule": "leave_one_out"}).context["form"].errors
+    if other.name not in own:
+        assert "aspect" in refused
+    nothing = client.get("/runs/new/").context["form"]  # no dataset yet: every task's, grouped
+    assert len(nothing.fields["aspect"].choices) - 1 == Aspect.objects.values("task").distinct().count()
