@@ -212,6 +212,16 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
         except (openai.OpenAIError, httpx.HTTPError, ValueError, TypeError, KeyError):
             return None
 
+    def total_slots(self) -> int | None:
+        """How many requests the server processes at once, where it says: the llama.cpp server's `total_slots`
+        in /props (its --parallel); None for servers that do not say (vLLM batches, TGI)."""
+        try:
+            props = self._connection().get(f"{self.url}/props", cast_to=httpx.Response)
+            slots = props.json().get("total_slots")
+        except (openai.OpenAIError, httpx.HTTPError, ValueError, TypeError, AttributeError):
+            return None
+        return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1 else None
+
     # --- log-probabilities of a given text (GPTScore) --------------------------------------
     def text_logprobs(self, model: str, context: str, text: str, *, prefix: str = "") -> TextLogprobs:
         """Return the log-probability of each token of `text` following `prefix + context`.

@@ -106,6 +106,18 @@ def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str,
     return available
 
 
+def servers_parallel(servers: Sequence[Server], asked: int) -> dict[str, tuple[int, str]]:
+    """Server -> (requests in flight on it, where that number comes from), for the run's expected time."""
+    found: dict[str, tuple[int, str]] = {}
+    for server in servers:
+        backend = backends.connect(server)
+        try:
+            found[server.name] = backends.server_parallel(server, backend, asked)
+        finally:
+            backend.close()
+    return found
+
+
 def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
     """Return model -> digest on one server (jobs that score on a single server, such as DHP's), or raise
     LaunchError naming the URL tried or the `ollama pull` commands to run."""
@@ -190,9 +202,11 @@ def run_create(
     placement: dict[str, Any] = {}
     digests: dict[str, str] = {}
     if available:
-        placed = place(model_works(dict.fromkeys(passes, n_items)), available, parallel=parallel)
+        at_once = servers_parallel(servers, parallel)
+        placed = place(model_works(dict.fromkeys(passes, n_items)), available,
+                       parallel={name: n for name, (n, _) in at_once.items()})
         digests = {model: available[server][model] for model, server in placed.models.items()}
-        placement = placement_record(placed, {s.name: s.kind.value for s in servers})
+        placement = placement_record(placed, {s.name: s.kind.value for s in servers}, parallel=at_once)
     config = _config(spec, chosen if used_preset else None, annotators, supervisor, digests=digests,
                      answer_format=answer_format, outlier_rule=outlier_rule, repair=repair)
     if item_ids is not None:

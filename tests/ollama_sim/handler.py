@@ -248,11 +248,13 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- model information -----------------------------------------------------------------
     def _props(self) -> None:
-        """llama.cpp's server settings (tools/server/README.md): the context it was started with."""
+        """llama.cpp's server settings (tools/server/README.md, GET /props): the context it was started with, and
+        `total_slots`, the requests it processes at once (its --parallel)."""
         if self.sim.config.profile != "llamacpp":
             self._send_text(404, "404 page not found")
             return
-        self._send_json(200, {"default_generation_settings": {"n_ctx": self.sim.config.context_length}})
+        self._send_json(200, {"default_generation_settings": {"n_ctx": self.sim.config.context_length},
+                              "total_slots": self.sim.config.parallel})
 
     def _tags(self) -> None:
         self._send_json(200, catalog.tags(self.sim.config))
