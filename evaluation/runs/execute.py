@@ -21,7 +21,7 @@ from evaluation.engine.parsing import parse_supervisor_answer
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.budget import ModelBudget
 from evaluation.llm.errors import BackendError, ModelMissing, ServerNotAllowed
-from evaluation.llm.servers import Server, models_on, parse_servers, servers_kind
+from evaluation.llm.servers import Server, ServerKind, models_on, parse_servers, servers_kind
 from evaluation.llm.simulated import any_simulated
 from evaluation.models import EvaluatorRun, LLMRole
 from evaluation.runs.backends import connect, server_parallel
@@ -169,7 +169,7 @@ class RunExecutor:
 
     def _place(self, works: list[ModelWork], down: Mapping[str, str]) -> Placement:
         try:
-            return place(works, self.available, parallel=self._at_once())
+            return place(works, self.available, parallel=self._at_once(), loaded=self._loaded())
         except PlacementError as exc:
             if not down:
                 missing = ModelMissing(exc.models, url=", ".join(self.available), kind=servers_kind(self.servers))
@@ -179,6 +179,9 @@ class RunExecutor:
                 + "; ".join(f"{server} ({why})" for server, why in down.items())
                 + f". Start the server(s) again, or pull the model(s) on a running server of this run. {KEPT}"
             )) from exc
+
+    def _loaded(self) -> set[str]:
+        return {server.name for server in self.servers if server.kind is ServerKind.OPENAI}
 
     def _at_once(self) -> dict[str, int]:
         return {server: n for server, (n, _) in self.parallel.items()}
@@ -259,7 +262,7 @@ class RunExecutor:
         targets: dict[str, str] = {}
         for feed in feeds:
             work = ModelWork(feed.model, len(feed.steps) or 1)
-            moved = place([work], self.available, parallel=self._at_once(), busy=self.expected)
+            moved = place([work], self.available, parallel=self._at_once(), busy=self.expected, loaded=self._loaded())
             target = moved.models[feed.model]
             self.expected = dict(moved.seconds)
             before = self.digests.get(feed.model)

@@ -204,7 +204,8 @@ def run_create(
     if available:
         at_once = servers_parallel(servers, parallel)
         placed = place(model_works(dict.fromkeys(passes, n_items)), available,
-                       parallel={name: n for name, (n, _) in at_once.items()})
+                       parallel={name: n for name, (n, _) in at_once.items()},
+                       loaded={s.name for s in servers if s.kind is ServerKind.OPENAI})
         digests = {model: available[server][model] for model, server in placed.models.items()}
         placement = placement_record(placed, {s.name: s.kind.value for s in servers}, parallel=at_once)
     config = _config(spec, chosen if used_preset else None, annotators, supervisor, digests=digests,

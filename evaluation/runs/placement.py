@@ -24,11 +24,12 @@ class ModelWork:
     call_seconds: float = DEFAULT_CALL_SECONDS
     load_seconds: float = DEFAULT_LOAD_SECONDS
 
-    def seconds(self, parallel: int) -> float:
-        """Expected seconds of this model's calls on one server with `parallel` in flight (0 with no calls)."""
+    def seconds(self, parallel: int, *, loaded: bool = False) -> float:
+        """Expected seconds of this model's calls on one server with `parallel` in flight (0 with no calls);
+        `loaded`: the server holds its models from its start (an OpenAI-compatible one), so there is no load."""
         if self.calls <= 0:
             return 0.0
-        return self.load_seconds + math.ceil(self.calls / parallel) * self.call_seconds
+        return (0.0 if loaded else self.load_seconds) + math.ceil(self.calls / parallel) * self.call_seconds
 
 
 class PlacementError(Exception):
@@ -54,12 +55,14 @@ def place(
     *,
     parallel: int | Mapping[str, int],
     busy: Mapping[str, float] | None = None,
+    loaded: Collection[str] = (),
 ) -> Placement:
     """Put each model with calls left on a server that has it, balancing expected seconds.
 
     `servers` maps each usable server (in the job's order, which breaks ties) to the models it has;
     `parallel` is the requests in flight on every server, or per server (each serves only so many at once);
-    `busy` is work the servers already carry (a hand-over adds to running servers). Models without
+    `busy` is work the servers already carry (a hand-over adds to running servers); `loaded` names the servers
+    that hold their models from their start (OpenAI-compatible ones load nothing per job). Models without
     calls need no server. Raise PlacementError naming every model no server has.
     """
     load = {server: float((busy or {}).get(server, 0.0)) for server in servers}
@@ -77,9 +80,9 @@ def place(
     # (the least busy server when all serve as many at once).
     for work in sorted((w for w in works if w.calls > 0), key=lambda w: -w.seconds(widest)):
         server = min((s for s in order if work.model in servers[s]),
-                     key=lambda s: (load[s] + work.seconds(at_once(s)), order.index(s)))
+                     key=lambda s: (load[s] + work.seconds(at_once(s), loaded=s in loaded), order.index(s)))
         chosen[work.model] = server
-        load[server] += work.seconds(at_once(server))
+        load[server] += work.seconds(at_once(server), loaded=server in loaded)
     ordered = {w.model: chosen[w.model] for w in works if w.model in chosen}
     return Placement(ordered, {s: round(load[s], 3) for s in order})
 

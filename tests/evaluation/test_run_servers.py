@@ -230,8 +230,11 @@ def test_api_takes_a_server_list_and_reports_the_placement(dataset, make_user):
         assert job_execute(EvaluatorRun, run_id) == JobStatus.DONE
         progress = client.get(f"/runs/{run_id}", user=admin).json()
         assert progress["servers"] == [sims[0].url, f"openai+{sims[1].url}"]
-        assert [e["models"] for e in progress["placement"]["servers"]] == [["ann-a:1b", "ann-c:1b"],
-                                                                           ["ann-b:1b", "sup:1b"]]
+        # 6 calls in rounds of 2 at 20 s each: 60 s a model, plus a 30 s load on the Ollama server only (an
+        # OpenAI-compatible server holds its models from its start): ann-a 0+60 on openai, ann-b 90 on Ollama,
+        # ann-c 120 on openai (180 on Ollama), sup 180 either way, so the first server (Ollama) by order.
+        assert [e["models"] for e in progress["placement"]["servers"]] == [["ann-b:1b", "sup:1b"],
+                                                                           ["ann-a:1b", "ann-c:1b"]]
         bad = client.post("/runs", json={**body, "ollama_url": ["http://a:1", "ftp://b"]}, user=admin)
         assert bad.status_code == 422 and "'ftp://b'" in bad.json()["detail"]
     finally:

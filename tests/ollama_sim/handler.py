@@ -362,6 +362,14 @@ class Handler(BaseHTTPRequestHandler):
             self._error(400, str(exc))
             return
 
+        asked = body.get("response_format") if openai_api.is_openai(endpoint) else None
+        if config.response_format_types and isinstance(asked, dict) \
+                and asked.get("type") not in config.response_format_types:
+            sim.end_call(record, "bad_request")
+            allowed = " or ".join(repr(kind) for kind in config.response_format_types)
+            self._error(500, "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+                             f"'type'), 'msg': \"Input should be {allowed}\", 'input': {asked.get('type')!r}}}")
+            return
         if config.profile:
             ended, prompt, options = self._as_real_server(config, record, model, prompt, options, body)
             if ended:
