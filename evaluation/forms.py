@@ -40,6 +40,12 @@ class RunLaunchForm(forms.Form):
     )
     parallel = forms.IntegerField(min_value=1, max_value=64, initial=settings.OLLAMA_PARALLEL)
     mode = forms.ChoiceField(choices=mode_choices, initial=DEFAULT_MODE)
+    answer_format = forms.ChoiceField(
+        required=False, label="Answer format",
+        choices=[("", "the preset's (text; json for the tiny preset)"), ("text", "text (the paper's free-text format)"),
+                 ("json", "json (a schema-constrained answer, where the server takes one)")],
+        help_text="json asks the server to keep the answer to our error list's JSON schema: a departure from the "
+                  "paper, which small models follow far better.")
     outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])
 
     def __init__(self, *args: object, dataset: Dataset | None = None, show_all: bool = False,

@@ -55,7 +55,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 annotators=annotators, supervisor=supervisor, ollama_url=form.cleaned_data["ollama_url"] or None,
                 parallel=form.cleaned_data["parallel"], outlier_rule=form.cleaned_data["outlier_rule"],
                 mode=form.cleaned_data["mode"], preset=form.cleaned_data["preset"] or None,
-                user=request.user,
+                answer_format=form.cleaned_data["answer_format"] or None, user=request.user,
             )
         except UserError as exc:
             refusal_place(form, exc)

@@ -162,7 +162,7 @@ def run_create(
     check: bool = True,
     item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
     repair: bool | None = None,  # send an unreadable answer back once to be restated (default: the retry policy)
-    answer_format: str = "text",  # "json": a schema-constrained answer (evaluation.engine.answer_schema)
+    answer_format: str | None = None,  # "text" or "json" (a schema-constrained answer); None: the preset's
     part_of: str = "",  # the job this run serves (e.g. "DHP run 7"); such runs stay out of the researchers' lists
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
@@ -182,6 +182,8 @@ def run_create(
         raise LaunchError(f"task {dataset.task.slug!r} has no aspect {aspect_name!r} (aspects: {known})",
                           field="aspect")
     chosen, annotators, supervisor, used_preset = _models(spec, preset, annotators, supervisor)
+    # The preset's answer format goes with the preset's models; models given by name answer in plain text.
+    answer_format = answer_format or (chosen.answer_format if used_preset else "text")
     try:
         get_outlier_rule(outlier_rule)
     except EngineError as exc:

@@ -115,3 +115,40 @@ def test_the_run_form_offers_the_aspects_of_the_dataset_s_task_and_the_others_wh
         assert "aspect" in refused
     nothing = client.get("/runs/new/").context["form"]  # no dataset yet: every task's, grouped
     assert len(nothing.fields["aspect"].choices) - 1 == Aspect.objects.values("task").distinct().count()
+
+
+def test_a_preset_brings_its_answer_format_and_a_run_may_ask_for_another(data, settings):
+    from evaluation.runs.launch import run_create
+
+    tiny = run_create(dataset=data, aspect_name="accuracy", preset="tiny", check=False)
+    assert tiny.config["answer_format"] == "json" and tiny.config["options"]["format"]["required"] == ["errors"]
+    assert run_create(dataset=data, aspect_name="accuracy", preset="laptop", check=False).config["answer_format"] == \
+        "text"
+    named = run_create(dataset=data, aspect_name="accuracy", preset="tiny", annotators=["m1", "m2"],
+                       supervisor="m1", check=False)
+    assert named.config["answer_format"] == "text"  # models given by name: the paper's format
+    asked = run_create(dataset=data, aspect_name="accuracy", preset="tiny", answer_format="text", check=False)
+    assert asked.config["answer_format"] == "text" and "format" not in asked.config["options"]
+
+
+def test_a_model_is_planned_at_its_pace_per_step_retries_and_repairs_included(data):
+    """Steps whose answers are retried take all their calls' time: two steps, one retried once, three calls of
+    10 s, is 15 s a step (not 10 s a call); a model never seen in a run is planned per call."""
+    from evaluation.models import LLMCall, LLMRole, RunCall
+    from evaluation.runs.modes import ModelPass
+    from evaluation.runs.timings import model_works
+
+    run = factories.run(data, "paced")
+    item = data.items.get()
+    other = factories.item(data, "2", "Another text.", position=2)
+
+    def call(n: int, seconds: float, model: str = "slow:1b") -> LLMCall:
+        return LLMCall.objects.create(cache_key=f"{model}-{n}", model=model, prompt=f"p{n}", wall_seconds=seconds)
+
+    for step_item, attempt, n in ((item, 0, 1), (item, 1, 2), (other, 0, 3)):
+        RunCall.objects.create(run=run, item=step_item, role=LLMRole.ANNOTATOR, model="slow:1b", attempt=attempt,
+                               call=call(n, 10.0))
+    call(9, 4.0, model="fresh:1b")  # answered outside any run (a preflight, a DHP score)
+    works = {w.model: w for w in model_works({ModelPass("slow:1b", LLMRole.ANNOTATOR): 5,
+                                              ModelPass("fresh:1b", LLMRole.ANNOTATOR): 5})}
+    assert works["slow:1b"].call_seconds == 15.0 and works["fresh:1b"].call_seconds == 4.0
