@@ -1,9 +1,9 @@
 """Benchmark: real runs of the tiny model (SmolLM2-135M on llama-cpp-python) over the demo, answer format text vs json.
 
 Starts the small model's server (`scripts/small_model.sh serve`), loads the demo into the bench's database, and
-runs the evaluator run's job kind (the code a worker runs) three times with one model asking for 4 requests in
-flight: a pilot on 3 outputs (so later runs plan from a measured pace, as a server's last run does), then the 18
-demo outputs with plain-text answers, then with structured (json) answers. Prints, per run: requests in flight on
+runs the evaluator run's job kind (the code a worker runs) with one model asking for 4 requests in flight, for
+plain-text answers and then structured (json) ones: a pilot on 3 outputs (so the next run plans from a measured
+pace of that format, as a server's last run does), then the 18 demo outputs. Prints, per run: requests in flight on
 the server and why, the time the run expected at creation and once a third of its steps was done (elapsed plus
 the page's ETA) beside the time it took (target: the corrected one within 25%), answers
 by parse status (target: at least 90% parsed, in full or in part), and error locations found in the text
@@ -149,12 +149,12 @@ def main() -> int:
         call_command("load_demo", verbosity=0)
         dataset = Dataset.objects.get(name=DEMO)
         pilot = list(dataset.items.order_by("position").values_list("pk", flat=True)[:3])
-        # The pilot judges another aspect, so none of its prompts is one the measured runs send (no cache hit).
+        # Each format's pilot judges another aspect, so none of its prompts is one the measured runs send (no cache
+        # hit); the measured run then plans from that format's pace, as a server's last run of it would give.
         other = Aspect.objects.filter(task=dataset.task).exclude(name=args.aspect).order_by("name").first()
-        show(one_run(dataset, settings.SMALL_MODEL_URL, other.name, "text", item_ids=pilot))
-        results = [one_run(dataset, settings.SMALL_MODEL_URL, args.aspect, fmt) for fmt in ("text", "json")]
-        for result in results:
-            show(result)
+        for fmt in ("text", "json"):
+            show(one_run(dataset, settings.SMALL_MODEL_URL, other.name, fmt, item_ids=pilot))
+            show(one_run(dataset, settings.SMALL_MODEL_URL, args.aspect, fmt))
     finally:
         os.killpg(server.pid, 15)
         server.wait(timeout=30)

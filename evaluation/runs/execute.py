@@ -97,7 +97,7 @@ class RunExecutor:
     # --- before the first call: ask every server, place the models, build the lanes --------------
     def _plan(self) -> list[Lane]:
         calls = calls_left(self.run, self.passes, len(self.items))
-        works = model_works(calls)
+        works = model_works(calls, answer_format=self.run.config.get("answer_format", "text"))
         down = self._ask_servers([w.model for w in works if w.calls > 0])
         self.parallel = {name: server_parallel(server, self.backends[name], self.run.parallel)
                          for server in self.servers if (name := server.name) in self.available}

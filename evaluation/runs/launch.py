@@ -205,7 +205,7 @@ def run_create(
     digests: dict[str, str] = {}
     if available:
         at_once = servers_parallel(servers, parallel)
-        placed = place(model_works(dict.fromkeys(passes, n_items)), available,
+        placed = place(model_works(dict.fromkeys(passes, n_items), answer_format=answer_format), available,
                        parallel={name: n for name, (n, _) in at_once.items()},
                        loaded={s.name for s in servers if s.kind is ServerKind.OPENAI})
         digests = {model: available[server][model] for model, server in placed.models.items()}

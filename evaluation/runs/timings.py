@@ -14,13 +14,15 @@ from evaluation.runs.placement import DEFAULT_CALL_SECONDS, DEFAULT_LOAD_SECONDS
 LOADED = 10**8  # a load_duration above 0.1 s means the call paid for loading the model
 
 
-def model_works(calls: dict[ModelPass, int]) -> list[ModelWork]:
+def model_works(calls: dict[ModelPass, int], *, answer_format: str | None = None) -> list[ModelWork]:
     """Each model with its calls left (over its passes: a model may annotate and supervise) and its times
     as measured by earlier calls, or the defaults."""
     models = list(dict.fromkeys(model_pass.model for model_pass in calls))
     # A step's time is all its calls' (a retry of an unreadable answer and a repair are more calls of the same
     # step), so a model that often needs them is planned at its real pace; calls of no run (none yet) per call.
     fresh = RunCall.objects.filter(model__in=models, from_cache=False, call__wall_seconds__gt=0)
+    if answer_format is not None:  # a schema-held answer is seldom retried: its steps have a pace of their own
+        fresh = fresh.filter(run__config__answer_format=answer_format)
     spent = {row["model"]: row["seconds"] for row in fresh.values("model").annotate(seconds=Sum("call__wall_seconds"))}
     steps = {row["model"]: row["n"] for row in fresh.filter(attempt=0).values("model").annotate(n=Count("id"))}
     measured = {model: spent[model] / steps[model] for model in spent if steps.get(model)}

@@ -152,3 +152,8 @@ def test_a_model_is_planned_at_its_pace_per_step_retries_and_repairs_included(da
     works = {w.model: w for w in model_works({ModelPass("slow:1b", LLMRole.ANNOTATOR): 5,
                                               ModelPass("fresh:1b", LLMRole.ANNOTATOR): 5})}
     assert works["slow:1b"].call_seconds == 15.0 and works["fresh:1b"].call_seconds == 4.0
+    run.config = {**run.config, "answer_format": "json"}
+    run.save(update_fields=["config"])
+    as_json = model_works({ModelPass("slow:1b", LLMRole.ANNOTATOR): 5}, answer_format="json")[0]
+    as_text = model_works({ModelPass("slow:1b", LLMRole.ANNOTATOR): 5}, answer_format="text")[0]
+    assert as_json.call_seconds == 15.0 and as_text.call_seconds == 10.0  # no text step yet: the pace per call
