@@ -154,7 +154,12 @@ MEANINGS: dict[str, str] = {
                       "budget, capped at the model's length; an integer pins it.",
     "LLM_ANSWER_TOKENS": "Answer budget (`num_predict` / `max_tokens`, thinking included); a cut answer is asked "
                          "again once with twice this.",
-    "OLLAMA_PARALLEL": "Requests in flight per server; match the server's `OLLAMA_NUM_PARALLEL`.",
+    "OLLAMA_PARALLEL": "Requests in flight per server and model (the run form's Parallel): at most, since a run sends "
+                       "a server no more than it serves at once (LLM_SERVER_SLOTS, llama.cpp's /props).",
+    "LLM_SERVER_SLOTS": "How many requests each server serves at once, where the server does not say so itself: "
+                        "comma-separated `ADDRESS=N` (e.g. `http://gpu1:11434=4`, its `OLLAMA_NUM_PARALLEL`). A run "
+                        "sends a server no more than that. The small model's server needs no entry (it serves one "
+                        "at a time), nor does llama.cpp's llama-server (its /props says `total_slots`).",
     "ENSEMBLE_PRESET": "Default annotators and supervisor: `paper`, `workstation` or `laptop`.",
     "LLM_SEED": "The sampling seed sent to every model, and the seed of comparison bootstraps.",
     "DHP_PERTURB_MODEL": "The model that writes missing LLM-based DHP perturbations; empty: the evaluator's "

@@ -274,6 +274,8 @@ LLM_ANSWER_TOKENS = env_int("LLM_ANSWER_TOKENS", 2048)  # num_predict / max_toke
 # (evaluation.runs.cache_order); off sends them in the order they were planned (the bench's naive order).
 LLM_CACHE_ORDER = env_bool("LLM_CACHE_ORDER", True)
 OLLAMA_PARALLEL = env_int("OLLAMA_PARALLEL", 4)
+# ADDRESS=N entries: the requests a server serves at once, for servers that do not report it (evaluation.runs.backends).
+LLM_SERVER_SLOTS = env_list("LLM_SERVER_SLOTS", [])
 ENSEMBLE_PRESET = env_str("ENSEMBLE_PRESET", "paper")
 LLM_SEED = env_int("LLM_SEED", 42)
 # The one retry policy of every LLM job: its defaults are in evaluation.llm.policy.RetryPolicy; these variables

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.conf import settings
+from django.urls import reverse_lazy
 
 from corpus.models import Dataset
 from errors import UserError
@@ -15,8 +16,14 @@ from evaluation.runs.modes import DEFAULT_MODE, mode_choices, mode_spec
 
 
 class RunLaunchForm(forms.Form):
-    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"))
-    aspect = forms.ChoiceField(help_text="An aspect of the dataset's task (grouped by task).")
+    # Picking a dataset (or asking for every task's aspects) re-renders the form for it, keeping what was typed.
+    RECHOOSE = {"hx-get": reverse_lazy("run_new"), "hx-target": "#run-form", "hx-swap": "outerHTML",
+                "hx-include": "closest form"}
+    dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), widget=forms.Select(attrs=RECHOOSE))
+    aspect = forms.ChoiceField(help_text="An aspect of the dataset's task.")
+    all_aspects = forms.BooleanField(required=False, label="Show every task's aspects",
+                                     widget=forms.CheckboxInput(attrs={**RECHOOSE, "hx-trigger": "change"}),
+                                     help_text="Only the dataset's task's aspects are offered unless this is on.")
     preset = forms.ChoiceField(
         choices=[(name, f"{name}: {p.note}") for name, p in PRESETS.items()], required=False, initial="laptop",
         help_text="Used when the model fields are left empty.",
@@ -33,9 +40,16 @@ class RunLaunchForm(forms.Form):
     )
     parallel = forms.IntegerField(min_value=1, max_value=64, initial=settings.OLLAMA_PARALLEL)
     mode = forms.ChoiceField(choices=mode_choices, initial=DEFAULT_MODE)
+    answer_format = forms.ChoiceField(
+        required=False, label="Answer format",
+        choices=[("", "the preset's (text; json for the tiny preset)"), ("text", "text (the paper's free-text format)"),
+                 ("json", "json (a schema-constrained answer, where the server takes one)")],
+        help_text="json asks the server to keep the answer to our error list's JSON schema: a departure from the "
+                  "paper, which small models follow far better.")
     outlier_rule = forms.ChoiceField(choices=[("leave_one_out", "leave-one-out (default)"), ("literal", "literal")])
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
+    def __init__(self, *args: object, dataset: Dataset | None = None, show_all: bool = False,
+                 **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
         self.fields["ollama_url"].help_text = (
             "Comma-separated: http://HOST:PORT (Ollama) or openai+http://HOST:PORT (OpenAI-compatible); the models "
@@ -43,10 +57,7 @@ class RunLaunchForm(forms.Form):
             f"{', '.join(settings.OLLAMA_URLS)}."
         )
         self.fields["server"].choices = [("", f"default ({', '.join(settings.OLLAMA_URLS)})"), *server_choices()]
-        groups: dict[str, list[tuple[str, str]]] = {}
-        for slug, name in Aspect.objects.order_by("task__slug", "name").values_list("task__slug", "name"):
-            groups.setdefault(slug, []).append((name, name))
-        self.fields["aspect"].choices = [("", "— choose an aspect —"), *groups.items()]
+        self.fields["aspect"].choices = aspect_choices(dataset, show_all=show_all)
 
     def clean_ollama_url(self) -> str:
         """Each server an http(s) address with a host, optionally `openai+` for an OpenAI-compatible one, and
@@ -76,3 +87,19 @@ class RunLaunchForm(forms.Form):
         if spec.n_models is not None:
             annotators = annotators[: spec.n_models]  # e.g. single and distilled runs use the first model
         return annotators or None, self.cleaned_data["supervisor"].strip() or None
+
+
+def aspect_choices(dataset: Dataset | None, *, show_all: bool = False) -> list[tuple[str, object]]:
+    """The aspect select's choices: once a dataset is picked, its task's aspects alone (every task has its own
+    fluency, so a list of all of them offers the same name several times); every task's, grouped, before a
+    dataset is picked or when asked for."""
+    rows = Aspect.objects.order_by("task__slug", "name")
+    if dataset is not None and not show_all:
+        own = [(name, name) for name in rows.filter(task=dataset.task).values_list("name", flat=True)]
+        return [("", f"— an aspect of {dataset.task.slug} —"), *own]
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for slug, name in rows.values_list("task__slug", "name"):
+        groups.setdefault(slug, []).append((name, name))
+    if dataset is not None:  # the dataset's task first
+        groups = {dataset.task.slug: groups.pop(dataset.task.slug, []), **groups}
+    return [("", "— choose an aspect —"), *groups.items()]

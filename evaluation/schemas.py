@@ -36,8 +36,10 @@ class RunIn(Schema):
     preset: str | None = Field(
         None, description=f"Where models not given come from: {', '.join(PRESETS)} (default: ENSEMBLE_PRESET)."
     )
-    answer_format: str = Field("text", description="text, or json: a schema-constrained JSON answer (Ollama "
-                               "`format`, OpenAI-compatible `response_format`; a departure from the paper)")
+    answer_format: str | None = Field(None, description="text, or json: a schema-constrained JSON answer (Ollama "
+                                      "`format`, OpenAI-compatible `response_format`; a departure from the paper). "
+                                      "Default (null): the preset's (text, except the `tiny` preset's json); text "
+                                      "for models given by name.")
     repair: bool = Field(True, description="Send an unreadable answer back once to be restated in our format.")
 
 

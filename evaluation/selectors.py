@@ -8,7 +8,7 @@ from typing import Any
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
-from corpus.models import Annotation, ParseStatus
+from corpus.models import Annotation, AnnotationKind, ParseStatus
 from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG, TRUNCATION_UNCHECKED, unchecked_problem
 from evaluation.models import EvaluatorRun, LLMCall
 from jobs.models import JobStatus
@@ -83,8 +83,11 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
     rate = done / elapsed if elapsed > 0 else 0.0
     remaining = max(run.total - done, 0)
     eta = remaining / rate if rate > 0 and not run.is_finished() and not idle else None
+    # A model's answers only: an ensemble row of an item whose annotators all failed is no answer of its own
+    # (its model is blank), so the list and the count (`failed_calls`, one per step) name the same answers.
     failures = list(
-        Annotation.objects.filter(source=run, parse_status=ParseStatus.FAILED)
+        Annotation.objects.filter(source=run, parse_status=ParseStatus.FAILED,
+                                  kind__in=(AnnotationKind.ANNOTATOR, AnnotationKind.SUPERVISOR))
         .select_related("item")
         .order_by("-id")
         .values("id", "model", "kind", "item__external_id", "raw_answer", "parse_problems")[:20]

@@ -9,6 +9,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from accounts.access import require_admin, require_researcher
+from corpus import cleaning
+from corpus.models import Dataset
 from errors import UserError
 from errors.placing import refusal_place
 from evaluation.forms import RunLaunchForm
@@ -32,10 +34,19 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
                     {"run": run, "progress": run_progress(run)})
 
 
+@vary_on_headers("HX-Request")
 @require_http_methods(["GET", "POST"])
 def run_new(request: HttpRequest) -> HttpResponse:
     require_admin(request)
-    form = RunLaunchForm(request.POST or None)
+    given = request.POST if request.method == "POST" else request.GET
+    dataset = Dataset.objects.filter(pk=cleaning.as_id(given.get("dataset", ""))).first() \
+        if cleaning.as_id(given.get("dataset", "")) else None
+    show_all = given.get("all_aspects") in ("on", "true", "1")
+    if request.method == "POST":
+        form = RunLaunchForm(request.POST, dataset=dataset, show_all=show_all)
+    else:  # a re-render for a picked dataset keeps what was typed so far (hx-include)
+        initial = {key: value for key, value in request.GET.items() if key in RunLaunchForm.base_fields}
+        form = RunLaunchForm(initial=initial, dataset=dataset, show_all=show_all)
     if request.method == "POST" and form.is_valid():
         annotators, supervisor = form.models()
         try:
@@ -44,7 +55,7 @@ def run_new(request: HttpRequest) -> HttpResponse:
                 annotators=annotators, supervisor=supervisor, ollama_url=form.cleaned_data["ollama_url"] or None,
                 parallel=form.cleaned_data["parallel"], outlier_rule=form.cleaned_data["outlier_rule"],
                 mode=form.cleaned_data["mode"], preset=form.cleaned_data["preset"] or None,
-                user=request.user,
+                answer_format=form.cleaned_data["answer_format"] or None, user=request.user,
             )
         except UserError as exc:
             refusal_place(form, exc)
@@ -52,5 +63,6 @@ def run_new(request: HttpRequest) -> HttpResponse:
             job_queue(run)
             messages.success(request, f"Evaluator run {run.label} queued.")
             return redirect("run_detail", pk=run.pk)
-    return render(request, "evaluation/run_new.html", {"form": form})
+    template = "evaluation/run_new.html#run-form" if getattr(request, "htmx", False) else "evaluation/run_new.html"
+    return render(request, template, {"form": form})
 

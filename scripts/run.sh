@@ -125,9 +125,25 @@ fi
 .venv/bin/python -m celery -A config worker --loglevel=WARNING --concurrency=2 --pool=threads \
   > var/worker.log 2>&1 &
 worker=$!
-# On Ctrl-C and on a plain `kill` of this script too: the worker and the LLM servers must not outlive the app.
-trap 'kill $worker $sim $small 2>/dev/null || true' EXIT
-trap 'exit 130' INT TERM
+server=""
+# On Ctrl-C and on a plain `kill` of this script too: the app, the worker and the LLM servers must not outlive it.
+# Each is sent TERM and waited for, so the script ends only once they are gone; one still there after 15 s (a
+# worker finishing a long LLM call) gets KILL: its job resumes from its last finished call on the next start.
+stop_children() {
+  local pids="$server $worker $sim $small" pid
+  kill $pids 2>/dev/null || true
+  for _ in $(seq 1 150); do
+    pid=""
+    for pid in $pids; do kill -0 "$pid" 2>/dev/null && break; pid=""; done
+    [ -z "$pid" ] && break
+    sleep 0.1
+  done
+  kill -KILL $pids 2>/dev/null || true
+  for pid in $pids; do wait "$pid" 2>/dev/null || true; done
+}
+trap stop_children EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 check_port  # again: something may have taken it while we set up
 echo
 echo "  spanjudge is running at  http://$HOST:$PORT/"
@@ -153,5 +169,8 @@ echo "  Next: ten minutes with the demo (README.md), then the docs' Getting star
 echo "  Celery worker log: var/worker.log     Stop with Ctrl-C."
 echo
 # --noreload: one server process instead of a watcher plus a server (half the memory, one start-up log);
-# restart the script after editing code.
-.venv/bin/python manage.py runserver --noreload "$HOST:$PORT"
+# restart the script after editing code. It runs in the background and the script waits for it: bash runs a
+# trap only between commands, so a TERM sent while a foreground runserver runs would wait for runserver to end.
+.venv/bin/python manage.py runserver --noreload "$HOST:$PORT" &
+server=$!
+wait "$server"

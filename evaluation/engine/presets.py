@@ -10,7 +10,8 @@ from evaluation.engine.errors import EngineError
 @dataclass(frozen=True)
 class EnsemblePreset:
     """`answer_tokens` overrides LLM_ANSWER_TOKENS for the preset's runs; `think` switches a thinking model's
-    trace on or off per model (absent: the server's default)."""
+    trace on or off per model (absent: the server's default); `answer_format` is what its runs ask for unless
+    a run says otherwise (evaluation.engine.answer_schema: "text", the paper's, or "json")."""
 
     name: str
     annotators: tuple[str, ...]
@@ -18,6 +19,7 @@ class EnsemblePreset:
     note: str
     answer_tokens: int | None = None
     think: tuple[tuple[str, bool], ...] = ()
+    answer_format: str = "text"
 
 
 # The small real model `scripts/small_model.sh` serves (SmolLM2-135M-Instruct on llama-cpp-python): one GGUF under
@@ -69,6 +71,9 @@ PRESETS: dict[str, EnsemblePreset] = {
             note=f"{SMALL_MODEL_LABEL}: the model `scripts/run.sh --small-model` serves on a CPU, under two names. "
             "Its answers are real and mostly poor: for trying the workflow, never as a result.",
             answer_tokens=320,
+            # Measured on the demo (bench/small_model_runs.py): schema-constrained answers parse and locate far more
+            # often than the free-text format (docs/measured.md).
+            answer_format="json",
         ),
     )
 }

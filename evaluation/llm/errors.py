@@ -66,6 +66,11 @@ class ModelMissing(BackendError):
         return [f"ollama pull {model}" for model in self.models] if self.kind == "ollama" else []
 
 
+class FormatRefused(BackendError):
+    """The server refuses the request's structured-answer field (`response_format`) in the shape sent: another
+    shape may pass (llama-cpp-python takes `json_object` with a schema, not `json_schema`); retrying does not."""
+
+
 class ServerNotAllowed(BackendError):
     """An address outside the allowlist: the app fetches a job's servers itself, so it talks to none other."""
 

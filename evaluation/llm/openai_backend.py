@@ -25,7 +25,7 @@ from evaluation.engine.echo_tokens import EchoMismatch, scored_token_indices
 from .base import LLMResult
 from .client import RetryingClient
 from .counting import openai_cached
-from .errors import BackendError, BackendUnavailable, ModelMissing
+from .errors import BackendError, BackendUnavailable, FormatRefused, ModelMissing
 from .ollama_backend import resolve_model, tag_matches
 from .policy import RetryPolicy, Transient, transient_status
 from .thinking import split_thinking
@@ -40,7 +40,14 @@ _EXTRA = {"top_k": "top_k", "min_p": "min_p", "repeat_penalty": "repetition_pena
 _IGNORED = frozenset({"num_ctx", "num_gpu", "num_thread", "keep_alive"})
 
 
-def request_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+# How a structured answer's JSON schema is asked for: OpenAI's `json_schema` (vLLM and llama.cpp's llama-server take
+# it), or `json_object` with the schema beside it, the only shape llama-cpp-python's server takes (0.3.x,
+# llama_types.py ChatCompletionRequestResponseFormat; its grammar then follows the schema).
+SCHEMA_SHAPES = ("json_schema", "json_object")
+
+
+def request_options(options: Mapping[str, Any], *, schema_shape: str = SCHEMA_SHAPES[0],
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
     """Split Ollama-style options into (OpenAI request fields, extra body fields); refuse unknown names."""
     unknown = sorted(set(options) - set(_STANDARD) - set(_EXTRA) - _IGNORED - {"format"})
     if unknown:
@@ -51,8 +58,9 @@ def request_options(options: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
     fields = {_STANDARD[k]: v for k, v in options.items() if k in _STANDARD}
     extra = {_EXTRA[k]: v for k, v in options.items() if k in _EXTRA}
     if options.get("format") is not None:  # a structured answer (evaluation.engine.answer_schema)
-        fields["response_format"] = {"type": "json_schema",
-                                     "json_schema": {"name": "answer", "schema": options["format"]}}
+        schema = options["format"]
+        fields["response_format"] = ({"type": "json_object", "schema": schema} if schema_shape == "json_object"
+                                     else {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}})
     return fields, extra
 
 
@@ -96,6 +104,7 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
     ) -> None:
         super().__init__(url, timeout=timeout, idle_timeout=idle_timeout, policy=policy)
         self.api_key = api_key
+        self.schema_shape = SCHEMA_SHAPES[0]  # the next shape once this server refuses one (shared by the threads)
 
     @property
     def base_url(self) -> str:
@@ -141,9 +150,13 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
         if isinstance(exc, openai.APIStatusError):
             if exc.status_code == 404:
                 return ModelMissing([model], url=self.url, kind=self.kind)
-            named = self._named(f"{exc.message} {exc.body or ''}", exc.status_code, model)
+            said = f"{exc.message} {exc.body or ''}"
+            named = self._named(said, exc.status_code, model)
             if named is not None:
                 return named
+            if exc.status_code in (400, 422, 500) and "response_format" in said:
+                return FormatRefused(f"{self.where} refused the structured-answer request for {model} "
+                                     f"({_describe(exc)}, about response_format {self.schema_shape})")
             if transient_status(exc.status_code):
                 return Transient(_describe(exc))
             return BackendError(f"{self.where} rejected the request for {model} ({_describe(exc)})")
@@ -162,18 +175,32 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
         (`reasoning_content`, `reasoning`, or `<think>` in the content) is kept apart from the answer."""
         if not model:
             raise ValueError("a model name is required")
-        fields, extra = request_options(options)
-        if think is not None:  # vLLM/llama.cpp pass this to the chat template (qwen3's switch)
-            extra["chat_template_kwargs"] = {"enable_thinking": think}
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": prompt})
         started = time.perf_counter_ns()
-        response, attempts = self._retrying(
-            model,
-            lambda client: client.chat.completions.create(
-                model=model, messages=messages, stream=False, extra_body=extra or None, **fields
-            ),
-        )
+        while True:
+            shape = self.schema_shape
+            fields, extra = request_options(options, schema_shape=shape)
+            if think is not None:  # vLLM/llama.cpp pass this to the chat template (qwen3's switch)
+                extra["chat_template_kwargs"] = {"enable_thinking": think}
+            try:
+                response, attempts = self._retrying(
+                    model,
+                    lambda client, fields=fields, extra=extra: client.chat.completions.create(
+                        model=model, messages=messages, stream=False, extra_body=extra or None, **fields
+                    ),
+                )
+                break
+            except FormatRefused as refused:
+                later = SCHEMA_SHAPES[SCHEMA_SHAPES.index(shape) + 1:]
+                if options.get("format") is None or not later:
+                    raise FormatRefused(
+                        f"{self.where} refuses structured answers for {model}: it took neither response_format "
+                        f"shape ({', '.join(SCHEMA_SHAPES)}). Start the run with the answer format `text` "
+                        "(--answer-format text, the run form's Answer format)."
+                    ) from refused
+                if self.schema_shape == shape:
+                    self.schema_shape = later[0]
         elapsed = time.perf_counter_ns() - started
         if not response.choices:
             raise BackendError(f"{self.where} answered {model} with no choices")
@@ -211,6 +238,16 @@ class OpenAICompatBackend(RetryingClient[openai.OpenAI]):
             return int(settings["n_ctx"]) if settings.get("n_ctx") else None
         except (openai.OpenAIError, httpx.HTTPError, ValueError, TypeError, KeyError):
             return None
+
+    def total_slots(self) -> int | None:
+        """How many requests the server processes at once, where it says: the llama.cpp server's `total_slots`
+        in /props (its --parallel); None for servers that do not say (vLLM batches, TGI)."""
+        try:
+            props = self._connection().get(f"{self.url}/props", cast_to=httpx.Response)
+            slots = props.json().get("total_slots")
+        except (openai.OpenAIError, httpx.HTTPError, ValueError, TypeError, AttributeError):
+            return None
+        return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots >= 1 else None
 
     # --- log-probabilities of a given text (GPTScore) --------------------------------------
     def text_logprobs(self, model: str, context: str, text: str, *, prefix: str = "") -> TextLogprobs:

@@ -105,3 +105,44 @@ def connect(
         keep_alive=settings.OLLAMA_KEEP_ALIVE if keep_alive is None else keep_alive,
         policy=policy or retry_policy(),
     )
+
+
+# Where a server's number of requests at once comes from, as the run page says it.
+SLOTS_SETTING = "LLM_SERVER_SLOTS"
+SLOTS_SMALL_MODEL = "llama-cpp-python's server answers one request at a time (under a lock)"
+SLOTS_PROPS = "the server's /props (total_slots)"
+SLOTS_ASKED = "the run's Parallel (the server does not say how many it serves at once; LLM_SERVER_SLOTS can)"
+
+
+def declared_slots() -> dict[str, int]:
+    """Server name -> requests it serves at once, from LLM_SERVER_SLOTS (`ADDRESS=N` entries; a bad entry
+    declares nothing, as a bad entry of OLLAMA_URLS allows nothing)."""
+    found: dict[str, int] = {}
+    for entry in settings.LLM_SERVER_SLOTS:
+        address, _, number = entry.rpartition("=")
+        try:
+            server = parse_server(address)
+        except ServerListError:
+            continue
+        if number.isascii() and number.isdigit() and 1 <= int(number) <= 1024:
+            found[server.name] = int(number)
+    return found
+
+
+def server_parallel(server: Server, backend: LLMBackend, asked: int) -> tuple[int, str]:
+    """How many requests a run keeps in flight on `server` (never more than the server serves at once), and
+    where that number comes from: the setting, the small model's server, the server's own report, or the run.
+
+    More requests than slots only queue on the server: the run's expected time, computed for `asked` at
+    once, would then be off by as much (a server serving one at a time takes four times longer than four)."""
+    declared = declared_slots()
+    if server.name in declared:
+        slots, source = declared[server.name], SLOTS_SETTING
+    elif server.name in _small_model_names():
+        slots, source = 1, SLOTS_SMALL_MODEL
+    else:
+        ask = getattr(backend, "total_slots", None)
+        slots, source = (ask() if ask is not None else None), SLOTS_PROPS
+    if slots is None:
+        return asked, SLOTS_ASKED
+    return min(asked, slots), f"{slots} at once: {source}"

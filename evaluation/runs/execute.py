@@ -21,10 +21,10 @@ from evaluation.engine.parsing import parse_supervisor_answer
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.budget import ModelBudget
 from evaluation.llm.errors import BackendError, ModelMissing, ServerNotAllowed
-from evaluation.llm.servers import Server, models_on, parse_servers, servers_kind
+from evaluation.llm.servers import Server, ServerKind, models_on, parse_servers, servers_kind
 from evaluation.llm.simulated import any_simulated
 from evaluation.models import EvaluatorRun, LLMRole
-from evaluation.runs.backends import connect
+from evaluation.runs.backends import connect, server_parallel
 from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.modes import DEFAULT_MODE, ModelPass, mode_spec
@@ -70,6 +70,8 @@ class RunExecutor:
         self.writer = RunWriter(run, {pk: output for pk, _, output in self.items}, self.digests)
         self.available: dict[str, dict[str, str]] = {}  # server -> model -> digest, of the servers that answered
         self.expected: dict[str, float] = {}
+        # server -> (requests in flight on it, where that number comes from): at most what it serves at once
+        self.parallel: dict[str, tuple[int, str]] = {}
         self.record: dict[str, Any] = {}
         # The pipelined supervisor: items still to merge, and which annotators answered each item so far.
         self.supervisor: Feed | None = None
@@ -95,15 +97,17 @@ class RunExecutor:
     # --- before the first call: ask every server, place the models, build the lanes --------------
     def _plan(self) -> list[Lane]:
         calls = calls_left(self.run, self.passes, len(self.items))
-        works = model_works(calls)
+        works = model_works(calls, answer_format=self.run.config.get("answer_format", "text"))
         down = self._ask_servers([w.model for w in works if w.calls > 0])
+        self.parallel = {name: server_parallel(server, self.backends[name], self.run.parallel)
+                         for server in self.servers if (name := server.name) in self.available}
         placement = self._place(works, down)
         self.expected = dict(placement.seconds)
         for model, server in placement.models.items():
             self._use_digest(model, server)
             self.budgets[model] = self._budget(model, self.backends[server])
         kinds = {s.name: s.kind.value for s in self.servers}
-        self.record = placement_record(placement, kinds, down=down)
+        self.record = placement_record(placement, kinds, down=down, parallel=self.parallel)
         self.writer.placed(self.record)
         lanes = {s.name: self._lane(s.name) for s in self.servers if s.name not in down}
         for model_pass in self.passes:  # first: a model that also annotates is then loaded once, at this size
@@ -140,7 +144,7 @@ class RunExecutor:
         load = getattr(backend, "load", None)  # Ollama loads on request; OpenAI-compatible servers keep theirs
         # The run's exact options for the model, or its first real request reloads it.
         warm = (lambda model: load(model, options=self._options(model))) if load is not None else None
-        return Lane(server, backend, warm=warm)
+        return Lane(server, backend, warm=warm, parallel=self._at_once().get(server))
 
     def _ask_servers(self, models: list[str]) -> dict[str, str]:
         """Fill `available` from every server; return the unreachable ones with why."""
@@ -165,7 +169,7 @@ class RunExecutor:
 
     def _place(self, works: list[ModelWork], down: Mapping[str, str]) -> Placement:
         try:
-            return place(works, self.available, parallel=self.run.parallel)
+            return place(works, self.available, parallel=self._at_once(), loaded=self._loaded())
         except PlacementError as exc:
             if not down:
                 missing = ModelMissing(exc.models, url=", ".join(self.available), kind=servers_kind(self.servers))
@@ -175,6 +179,12 @@ class RunExecutor:
                 + "; ".join(f"{server} ({why})" for server, why in down.items())
                 + f". Start the server(s) again, or pull the model(s) on a running server of this run. {KEPT}"
             )) from exc
+
+    def _loaded(self) -> set[str]:
+        return {server.name for server in self.servers if server.kind is ServerKind.OPENAI}
+
+    def _at_once(self) -> dict[str, int]:
+        return {server: n for server, (n, _) in self.parallel.items()}
 
     def _use_digest(self, model: str, server: str) -> None:
         digest = self.available[server][model]
@@ -252,7 +262,7 @@ class RunExecutor:
         targets: dict[str, str] = {}
         for feed in feeds:
             work = ModelWork(feed.model, len(feed.steps) or 1)
-            moved = place([work], self.available, parallel=self.run.parallel, busy=self.expected)
+            moved = place([work], self.available, parallel=self._at_once(), busy=self.expected, loaded=self._loaded())
             target = moved.models[feed.model]
             self.expected = dict(moved.seconds)
             before = self.digests.get(feed.model)

@@ -72,6 +72,7 @@ class Lane:
     failure: BaseException | None = None
     lost: bool = False
     warm: Callable[[str], None] | None = None  # loads a model before its requests come (None: no such call)
+    parallel: int | None = None  # the most requests in flight on this server (None: the scheduler's `parallel`)
     freed: deque[Any] = field(default_factory=deque)  # prefix groups of the requests that just ended
 
     def unfinished(self) -> list[Feed]:
@@ -114,10 +115,10 @@ class LaneScheduler:
         if parallel < 1:
             raise ValueError("parallel must be at least 1")
         self.lanes = {lane.server: lane for lane in lanes}
+        self.parallel = parallel
         for lane in lanes:
             for feed in lane.feeds:
-                feed.steps.join_at = 2 * parallel
-        self.parallel = parallel
+                feed.steps.join_at = 2 * self._at_once(lane)
         self.on_answers = on_answers
         self.arrived: list[tuple[Feed, Outcome]] = []  # ended since the last on_answers
         self.on_batch = on_batch
@@ -132,9 +133,8 @@ class LaneScheduler:
     def run(self) -> None:
         with ExitStack() as stack:
             for server in self.lanes:
-                self.pools[server] = stack.enter_context(
-                    ThreadPoolExecutor(max_workers=self.parallel, thread_name_prefix=f"llm-{len(self.pools)}")
-                )
+                self.pools[server] = stack.enter_context(ThreadPoolExecutor(
+                    max_workers=self._at_once(self.lanes[server]), thread_name_prefix=f"llm-{len(self.pools)}"))
             try:
                 self._loop()
             except BaseException:
@@ -177,7 +177,7 @@ class LaneScheduler:
             if lane.lost or lane.failure is not None:
                 continue
             in_flight = sum(1 for owner, _, _ in self.running.values() if owner is lane)
-            while in_flight < self.parallel:
+            while in_flight < self._at_once(lane):
                 feed = lane.active()
                 if feed is None:
                     break
@@ -193,12 +193,16 @@ class LaneScheduler:
                 self.running[future] = (lane, feed, step)
                 in_flight += 1
 
+    def _at_once(self, lane: Lane) -> int:
+        """The requests in flight on `lane`: its server's own limit when it has one, never above `parallel`."""
+        return min(self.parallel, lane.parallel) if lane.parallel else self.parallel
+
     def _collect(self, future: Future[Outcome]) -> bool:
         """Take in one ended request; return whether its feed is now finished. Fatal errors propagate."""
         lane, feed, step = self.running.pop(future)
         feed.running -= 1
         lane.freed.append(group_of(step))
-        while len(lane.freed) > self.parallel:
+        while len(lane.freed) > self._at_once(lane):
             lane.freed.popleft()
         error = future.exception()
         if error is None:
@@ -267,6 +271,7 @@ class LaneScheduler:
                 if target is None or target.lost or target.failure is not None:
                     raise RuntimeError(f"no live server was named for {feed.model}")
                 target.feeds.append(feed)
+                feed.steps.join_at = 2 * self._at_once(target)
 
     def _store(self) -> None:
         arrived, self.arrived = self.arrived, []

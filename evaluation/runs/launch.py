@@ -107,6 +107,18 @@ def check_servers(servers: Sequence[Server], models: Sequence[str]) -> dict[str,
     return available
 
 
+def servers_parallel(servers: Sequence[Server], asked: int) -> dict[str, tuple[int, str]]:
+    """Server -> (requests in flight on it, where that number comes from), for the run's expected time."""
+    found: dict[str, tuple[int, str]] = {}
+    for server in servers:
+        backend = backends.connect(server)
+        try:
+            found[server.name] = backends.server_parallel(server, backend, asked)
+        finally:
+            backend.close()
+    return found
+
+
 def check_models(url: str, models: Sequence[str]) -> dict[str, str]:
     """Return model -> digest on one server (jobs that score on a single server, such as DHP's), or raise
     LaunchError naming the URL tried or the `ollama pull` commands to run."""
@@ -151,7 +163,7 @@ def run_create(
     check: bool = True,
     item_ids: Sequence[int] | None = None,  # exactly these items (DHP's perturbed texts too); default: own items
     repair: bool | None = None,  # send an unreadable answer back once to be restated (default: the retry policy)
-    answer_format: str = "text",  # "json": a schema-constrained answer (evaluation.engine.answer_schema)
+    answer_format: str | None = None,  # "text" or "json" (a schema-constrained answer); None: the preset's
     part_of: str = "",  # the job this run serves (e.g. "DHP run 7"); such runs stay out of the researchers' lists
 ) -> EvaluatorRun:
     """Create a pending run with its configuration and prompt templates frozen.
@@ -171,6 +183,8 @@ def run_create(
         raise LaunchError(f"task {dataset.task.slug!r} has no aspect {aspect_name!r} (aspects: {known})",
                           field="aspect")
     chosen, annotators, supervisor, used_preset = _models(spec, preset, annotators, supervisor)
+    # The preset's answer format goes with the preset's models; models given by name answer in plain text.
+    answer_format = answer_format or (chosen.answer_format if used_preset else "text")
     try:
         get_outlier_rule(outlier_rule)
     except EngineError as exc:
@@ -191,9 +205,12 @@ def run_create(
     placement: dict[str, Any] = {}
     digests: dict[str, str] = {}
     if available:
-        placed = place(model_works(dict.fromkeys(passes, n_items)), available, parallel=parallel)
+        at_once = servers_parallel(servers, parallel)
+        placed = place(model_works(dict.fromkeys(passes, n_items), answer_format=answer_format), available,
+                       parallel={name: n for name, (n, _) in at_once.items()},
+                       loaded={s.name for s in servers if s.kind is ServerKind.OPENAI})
         digests = {model: available[server][model] for model, server in placed.models.items()}
-        placement = placement_record(placed, {s.name: s.kind.value for s in servers})
+        placement = placement_record(placed, {s.name: s.kind.value for s in servers}, parallel=at_once)
     config = _config(spec, chosen if used_preset else None, annotators, supervisor, digests=digests,
                      answer_format=answer_format, outlier_rule=outlier_rule, repair=repair)
     if item_ids is not None:

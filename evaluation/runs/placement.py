@@ -24,11 +24,12 @@ class ModelWork:
     call_seconds: float = DEFAULT_CALL_SECONDS
     load_seconds: float = DEFAULT_LOAD_SECONDS
 
-    def seconds(self, parallel: int) -> float:
-        """Expected seconds of this model's calls on one server with `parallel` in flight (0 with no calls)."""
+    def seconds(self, parallel: int, *, loaded: bool = False) -> float:
+        """Expected seconds of this model's calls on one server with `parallel` in flight (0 with no calls);
+        `loaded`: the server holds its models from its start (an OpenAI-compatible one), so there is no load."""
         if self.calls <= 0:
             return 0.0
-        return self.load_seconds + math.ceil(self.calls / parallel) * self.call_seconds
+        return (0.0 if loaded else self.load_seconds) + math.ceil(self.calls / parallel) * self.call_seconds
 
 
 class PlacementError(Exception):
@@ -52,13 +53,16 @@ def place(
     works: Sequence[ModelWork],
     servers: Mapping[str, Collection[str]],
     *,
-    parallel: int,
+    parallel: int | Mapping[str, int],
     busy: Mapping[str, float] | None = None,
+    loaded: Collection[str] = (),
 ) -> Placement:
     """Put each model with calls left on a server that has it, balancing expected seconds.
 
     `servers` maps each usable server (in the job's order, which breaks ties) to the models it has;
-    `busy` is work the servers already carry (a hand-over adds to running servers). Models without
+    `parallel` is the requests in flight on every server, or per server (each serves only so many at once);
+    `busy` is work the servers already carry (a hand-over adds to running servers); `loaded` names the servers
+    that hold their models from their start (OpenAI-compatible ones load nothing per job). Models without
     calls need no server. Raise PlacementError naming every model no server has.
     """
     load = {server: float((busy or {}).get(server, 0.0)) for server in servers}
@@ -66,12 +70,19 @@ def place(
     missing = [w.model for w in works if w.calls > 0 and not any(w.model in servers[s] for s in order)]
     if missing:
         raise PlacementError(missing)
+
+    def at_once(server: str) -> int:
+        return parallel if isinstance(parallel, int) else max(1, parallel.get(server, 1))
+
+    widest = max((at_once(s) for s in order), default=1)
     chosen: dict[str, str] = {}
-    # Longest first; sorted() is stable, so equal models keep the job's order.
-    for work in sorted((w for w in works if w.calls > 0), key=lambda w: -w.seconds(parallel)):
-        server = min((s for s in order if work.model in servers[s]), key=lambda s: (load[s], order.index(s)))
+    # Longest first; sorted() is stable, so equal models keep the job's order. Each goes where it would end first
+    # (the least busy server when all serve as many at once).
+    for work in sorted((w for w in works if w.calls > 0), key=lambda w: -w.seconds(widest)):
+        server = min((s for s in order if work.model in servers[s]),
+                     key=lambda s: (load[s] + work.seconds(at_once(s), loaded=s in loaded), order.index(s)))
         chosen[work.model] = server
-        load[server] += work.seconds(parallel)
+        load[server] += work.seconds(at_once(server), loaded=server in loaded)
     ordered = {w.model: chosen[w.model] for w in works if w.model in chosen}
     return Placement(ordered, {s: round(load[s], 3) for s in order})
 
@@ -122,16 +133,20 @@ def job_bound(annotators: Sequence[float], supervisor: float | None, servers: in
 
 
 def placement_record(
-    placement: Placement, kinds: Mapping[str, str], *, down: Mapping[str, str] | None = None
+    placement: Placement, kinds: Mapping[str, str], *, down: Mapping[str, str] | None = None,
+    parallel: Mapping[str, tuple[int, str]] | None = None,
 ) -> dict[str, Any]:
     """The JSON stored on the run (`EvaluatorRun.placement`) and shown on its page: per server, in the
-    job's order, its kind, its models, their expected seconds, and why it is left out if it is."""
+    job's order, its kind, its models, their expected seconds, the requests in flight on it and where that
+    number comes from, and why it is left out if it is."""
     return {
         "servers": [
             {
                 "server": server, "kind": kind, "models": placement.on(server),
                 "expected_seconds": placement.seconds.get(server, 0.0),
                 "state": f"left out: {(down or {})[server]}" if server in (down or {}) else "up",
+                **({"parallel": parallel[server][0], "parallel_source": parallel[server][1]}
+                   if parallel and server in parallel else {}),
             }
             for server, kind in kinds.items()
         ],

@@ -4,25 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from django.db.models import Avg, Count, Max
+from django.db.models import Avg, Count, Max, Sum
 
 from corpus.models import Annotation, AnnotationKind
-from evaluation.models import EvaluatorRun, LLMCall, LLMRole
+from evaluation.models import EvaluatorRun, LLMCall, LLMRole, RunCall
 from evaluation.runs.modes import ModelPass
 from evaluation.runs.placement import DEFAULT_CALL_SECONDS, DEFAULT_LOAD_SECONDS, ModelWork
 
 LOADED = 10**8  # a load_duration above 0.1 s means the call paid for loading the model
 
 
-def model_works(calls: dict[ModelPass, int]) -> list[ModelWork]:
+def model_works(calls: dict[ModelPass, int], *, answer_format: str | None = None) -> list[ModelWork]:
     """Each model with its calls left (over its passes: a model may annotate and supervise) and its times
     as measured by earlier calls, or the defaults."""
     models = list(dict.fromkeys(model_pass.model for model_pass in calls))
-    measured = {
+    # A step's time is all its calls' (a retry of an unreadable answer and a repair are more calls of the same
+    # step), so a model that often needs them is planned at its real pace; calls of no run (none yet) per call.
+    fresh = RunCall.objects.filter(model__in=models, from_cache=False, call__wall_seconds__gt=0)
+    if answer_format is not None:  # a schema-held answer is seldom retried: its steps have a pace of their own
+        fresh = fresh.filter(run__config__answer_format=answer_format)
+    spent = {row["model"]: row["seconds"] for row in fresh.values("model").annotate(seconds=Sum("call__wall_seconds"))}
+    steps = {row["model"]: row["n"] for row in fresh.filter(attempt=0).values("model").annotate(n=Count("id"))}
+    measured = {model: spent[model] / steps[model] for model in spent if steps.get(model)}
+    measured.update({
         row["model"]: row["call"]
-        for row in LLMCall.objects.filter(model__in=models, status=LLMCall.Status.OK, wall_seconds__gt=0)
+        for row in LLMCall.objects.filter(model__in=[m for m in models if m not in measured], status=LLMCall.Status.OK,
+                                          wall_seconds__gt=0)
         .values("model").annotate(call=Avg("wall_seconds"))
-    }
+    })
     loads = {
         row["model"]: row["load"] / 1e9
         for row in LLMCall.objects.filter(model__in=models, load_duration_ns__gt=LOADED)

@@ -93,3 +93,13 @@ def test_job_bound_of_the_bench_job() -> None:
     # six servers: one model each, but the supervisor waits for the annotators: 2.8 + 0.3
     assert job_bound(annotators, per_model, 6, 0.3) == pytest.approx(3.1)
     assert job_bound(annotators, None, 3, 0.3) == pytest.approx(5.6)
+
+
+def test_a_server_that_holds_its_models_from_its_start_pays_no_load():
+    works = [ModelWork("a", calls=4, call_seconds=10, load_seconds=30), ModelWork("b", calls=4, call_seconds=10,
+                                                                                  load_seconds=30)]
+    both = {"ollama": {"a", "b"}, "openai": {"a", "b"}}
+    placed = place(works, both, parallel={"ollama": 2, "openai": 1}, loaded={"openai"})
+    # a: ollama 30 + 2 rounds x 10 = 50, openai 4 rounds x 10 = 40 -> openai; b: ollama 50, openai 40 + 40 -> ollama
+    assert placed.models == {"a": "openai", "b": "ollama"}
+    assert placed.seconds == {"ollama": 50.0, "openai": 40.0}

@@ -230,8 +230,11 @@ def test_api_takes_a_server_list_and_reports_the_placement(dataset, make_user):
         assert job_execute(EvaluatorRun, run_id) == JobStatus.DONE
         progress = client.get(f"/runs/{run_id}", user=admin).json()
         assert progress["servers"] == [sims[0].url, f"openai+{sims[1].url}"]
-        assert [e["models"] for e in progress["placement"]["servers"]] == [["ann-a:1b", "ann-c:1b"],
-                                                                           ["ann-b:1b", "sup:1b"]]
+        # 6 calls in rounds of 2 at 20 s each: 60 s a model, plus a 30 s load on the Ollama server only (an
+        # OpenAI-compatible server holds its models from its start): ann-a 0+60 on openai, ann-b 90 on Ollama,
+        # ann-c 120 on openai (180 on Ollama), sup 180 either way, so the first server (Ollama) by order.
+        assert [e["models"] for e in progress["placement"]["servers"]] == [["ann-b:1b", "sup:1b"],
+                                                                           ["ann-a:1b", "ann-c:1b"]]
         bad = client.post("/runs", json={**body, "ollama_url": ["http://a:1", "ftp://b"]}, user=admin)
         assert bad.status_code == 422 and "'ftp://b'" in bad.json()["detail"]
     finally:
@@ -276,3 +279,64 @@ def test_a_model_that_annotates_and_supervises_is_placed_once_with_both_phases(d
     finally:
         for sim in sims:
             sim.stop()
+
+
+def _run_asking_four(dataset, url: str) -> EvaluatorRun:
+    return run_create(dataset=dataset, aspect_name="accuracy", annotators=ANNOTATORS, supervisor=SUPERVISOR,
+                      ollama_url=url, parallel=4)
+
+
+def test_a_run_sends_a_server_no_more_than_its_props_say_it_serves(dataset, client, make_user):
+    """llama.cpp's llama-server says in /props how many requests it serves at once (total_slots): a run asked
+    for four in flight sends one at a time to a one-slot server, plans its time for that, and says why."""
+    (sim,) = _sims(MODELS, profile="llamacpp")
+    sim.configure(parallel=1)
+    try:
+        run = _run_asking_four(dataset, f"openai+{sim.url}")
+        planned = run.placement["servers"][0]
+        assert planned["parallel"] == 1 and planned["parallel_source"] == "1 at once: the server's /props (total_slots)"
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
+        held = sim.stats.peak_held_per_model
+        assert set(held) == set(MODELS) and max(held.values()) == 1  # nothing queued on the server
+        run.refresh_from_db()
+        assert run.placement["servers"][0]["parallel"] == 1
+        client.force_login(make_user("boss", role="admin"))
+        page = client.get(f"/runs/{run.pk}/").content.decode()
+        assert 'data-parallel="1">1 <span class="muted small">(1 at once: the server&#x27;s /props' in page
+    finally:
+        sim.stop()
+
+
+def test_a_run_keeps_the_asked_parallel_where_the_server_says_nothing_and_the_setting_where_it_is_set(
+        dataset, settings):
+    (sim,) = _sims(MODELS)  # an Ollama: its /api says nothing of OLLAMA_NUM_PARALLEL
+    sim.configure(parallel=4)
+    try:
+        run = _run_asking_four(dataset, sim.url)
+        assert run.placement["servers"][0]["parallel"] == 4
+        assert run.placement["servers"][0]["parallel_source"].startswith("the run's Parallel")
+        settings.LLM_SERVER_SLOTS = [f"{sim.url}=2", "not an address=3", f"{sim.url}x=zero"]
+        limited = _run_asking_four(dataset, sim.url)
+        assert limited.placement["servers"][0]["parallel"] == 2
+        assert limited.placement["servers"][0]["parallel_source"] == "2 at once: LLM_SERVER_SLOTS"
+        # four calls of 20 s (the default before anything is measured) in rounds of 2, then of 4
+        assert limited.placement["servers"][0]["expected_seconds"] > run.placement["servers"][0]["expected_seconds"]
+        assert job_execute(EvaluatorRun, limited.pk) == JobStatus.DONE
+        assert max(sim.stats.peak_held_per_model.values()) == 2
+    finally:
+        sim.stop()
+
+
+def test_the_small_model_server_is_sent_one_request_at_a_time(dataset, settings):
+    (sim,) = _sims(MODELS, profile="vllm")  # no /props: only the small model's declaration limits it
+    sim.configure(parallel=4)
+    settings.SPANJUDGE_SMALL_MODEL_URL = settings.SMALL_MODEL_URL = f"openai+{sim.url}"
+    try:
+        run = _run_asking_four(dataset, f"openai+{sim.url}")
+        assert run.placement["servers"][0]["parallel"] == 1
+        assert "llama-cpp-python's server answers one request at a time" in run.placement["servers"][0][
+            "parallel_source"]
+        assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
+        assert max(sim.stats.peak_held_per_model.values()) == 1
+    finally:
+        sim.stop()

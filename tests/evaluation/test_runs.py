@@ -453,3 +453,33 @@ def test_ollama_errors_never_echo_the_fetched_body(allow_ollama):
             assert secret not in str(excinfo.value) and url in str(excinfo.value), (status, str(excinfo.value))
     finally:
         server.shutdown()
+
+
+def test_run_counts_agree_on_every_page_when_answers_fail(dataset, sim, client, make_user):
+    """Every annotator fails on every output (garbage even after the retries): the run page's unparseable count,
+    its list and the API name the same answers, each with its model; the home page counts steps, not calls."""
+    sim.configure(faults=tuple(FaultRule(kind="garbage", model=model, text="no format here") for model in ANNOTATORS))
+    run = _create(dataset, sim, repair=False)
+    assert job_execute(EvaluatorRun, run.pk) == JobStatus.DONE
+    run.refresh_from_db()
+    failed = Annotation.objects.filter(source=run, parse_status="failed")
+    assert failed.filter(kind="ensemble").count() == len(OUTPUTS)  # nothing to merge: no answer of a model
+    answers = failed.exclude(kind="ensemble")
+    assert run.failed_calls == answers.count() == len(OUTPUTS) * len(ANNOTATORS)
+    calls = RunCall.objects.filter(run=run, from_cache=False).count()
+    assert calls > run.total  # the retries are LLM calls beyond the steps
+
+    client.force_login(make_user("boss", role="admin"))
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert f'<dd data-count="failed">{run.failed_calls}</dd>' in page
+    assert f'<dd data-count="llm_calls">{calls}</dd>' in page
+    shown = page.count("<details><summary>")
+    assert shown == run.failed_calls == 12  # all of them (the list shows at most 20, and says so when it cuts)
+    assert f'data-shown="{shown}">Unparseable answers (raw)</h2>' in page
+    summaries = [s.split(" on item ")[0] for s in page.split("<details><summary>")[1:]]
+    assert all(s in ANNOTATORS for s in summaries), summaries  # every entry names its model
+    api = client.get(f"/api/runs/{run.pk}").json()
+    assert api["failed"] == run.failed_calls and api["llm_calls"] == calls
+    assert {f["model"] for f in api["failures"]} <= set(ANNOTATORS) and len(api["failures"]) == shown
+    home = client.get("/").content.decode()
+    assert "<th>Steps</th>" in home and f"{run.done} / {run.total}" in home

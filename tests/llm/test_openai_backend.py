@@ -146,3 +146,40 @@ def test_the_simulator_speaks_the_official_clients_shapes(sim: OllamaSim) -> Non
     assert choice.text == "a b" and choice.finish_reason == "length"
     assert choice.logprobs.token_logprobs[0] is None and math.isfinite(choice.logprobs.token_logprobs[1])
     client.close()
+
+
+SCHEMA = {"type": "object", "properties": {"errors": {"type": "array"}}, "required": ["errors"]}
+
+
+def test_a_server_that_takes_only_json_object_gets_the_schema_that_way_and_keeps_getting_it(sim: OllamaSim) -> None:
+    """llama-cpp-python's server refuses `json_schema` with a 500 carrying its validation error: that is no
+    transient fault to retry but a shape to change, once, for every later call too."""
+    sim.configure(response_format_types=("text", "json_object"))
+    with _backend(sim.url) as backend:
+        first = backend.chat("llama3", PROMPT, options={"format": SCHEMA})
+        assert first.text and backend.schema_shape == "json_object"
+        backend.chat("llama3", PROMPT + " again", options={"format": SCHEMA})
+        plain = backend.chat("llama3", PROMPT, options={})  # no structured answer: no response_format at all
+    sent = [record.answer_format for record in sim.stats.log]
+    assert sent == [{"type": "json_schema", "json_schema": {"name": "answer", "schema": SCHEMA}},
+                    {"type": "json_object", "schema": SCHEMA}, {"type": "json_object", "schema": SCHEMA}, None]
+    assert [record.status for record in sim.stats.log].count("bad_request") == 1  # refused once, never retried
+    assert plain.text
+
+
+def test_a_server_that_takes_no_structured_answer_is_named_with_what_to_do(sim: OllamaSim) -> None:
+    from evaluation.llm.errors import FormatRefused
+
+    sim.configure(response_format_types=("text",))
+    with _backend(sim.url) as backend, pytest.raises(FormatRefused) as refused:
+        backend.chat("llama3", PROMPT, options={"format": SCHEMA})
+    assert "refuses structured answers for llama3" in str(refused.value)
+    assert "answer format `text`" in str(refused.value)
+    assert len(sim.stats.log) == 2  # each shape once
+
+
+def test_request_options_ask_for_the_schema_in_either_shape() -> None:
+    assert request_options({"format": SCHEMA})[0]["response_format"] == {
+        "type": "json_schema", "json_schema": {"name": "answer", "schema": SCHEMA}}
+    assert request_options({"format": SCHEMA}, schema_shape="json_object")[0]["response_format"] == {
+        "type": "json_object", "schema": SCHEMA}

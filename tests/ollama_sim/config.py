@@ -162,6 +162,11 @@ class SimConfig:
     # releases, ollama #2068, #3427).
     cache_slots: int = 0
     count: str = "full"
+    # The `response_format` types an OpenAI-compatible request may name (empty: any). llama-cpp-python 0.3.36
+    # takes "text" and "json_object" only (llama_types.py, ChatCompletionRequestResponseFormat: a Literal; a
+    # "schema" beside "json_object" becomes its grammar, llama_chat_format.py) and answers any other type with
+    # HTTP 500 and the validation error in the message (server/errors.py, RouteErrorHandler).
+    response_format_types: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", _coerce_models(self.models))

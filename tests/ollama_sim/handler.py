@@ -248,11 +248,13 @@ class Handler(BaseHTTPRequestHandler):
 
     # --- model information -----------------------------------------------------------------
     def _props(self) -> None:
-        """llama.cpp's server settings (tools/server/README.md): the context it was started with."""
+        """llama.cpp's server settings (tools/server/README.md, GET /props): the context it was started with, and
+        `total_slots`, the requests it processes at once (its --parallel)."""
         if self.sim.config.profile != "llamacpp":
             self._send_text(404, "404 page not found")
             return
-        self._send_json(200, {"default_generation_settings": {"n_ctx": self.sim.config.context_length}})
+        self._send_json(200, {"default_generation_settings": {"n_ctx": self.sim.config.context_length},
+                              "total_slots": self.sim.config.parallel})
 
     def _tags(self) -> None:
         self._send_json(200, catalog.tags(self.sim.config))
@@ -360,6 +362,14 @@ class Handler(BaseHTTPRequestHandler):
             self._error(400, str(exc))
             return
 
+        asked = body.get("response_format") if openai_api.is_openai(endpoint) else None
+        if config.response_format_types and isinstance(asked, dict) \
+                and asked.get("type") not in config.response_format_types:
+            sim.end_call(record, "bad_request")
+            allowed = " or ".join(repr(kind) for kind in config.response_format_types)
+            self._error(500, "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+                             f"'type'), 'msg': \"Input should be {allowed}\", 'input': {asked.get('type')!r}}}")
+            return
         if config.profile:
             ended, prompt, options = self._as_real_server(config, record, model, prompt, options, body)
             if ended:

@@ -152,6 +152,8 @@ class ModelScheduler:
         """
         with self._cond:
             runner.parallel = parallel
+            held = self.stats.peak_held_per_model
+            held[runner.name] = max(held.get(runner.name, 0), runner.active + len(runner.slot_waiters) + 1)
             if runner.active < parallel and not runner.slot_waiters:
                 self._grant(runner)
                 return

@@ -47,6 +47,8 @@ class SimStats:
     evictions: int = 0
     peak_concurrency: int = 0
     peak_per_model: dict[str, int] = field(default_factory=dict)
+    # The most requests of a model the server held at once, in its slots and queued for one: what a client sent.
+    peak_held_per_model: dict[str, int] = field(default_factory=dict)
     faults_injected: dict[str, int] = field(default_factory=dict)
     abandoned_loads: int = 0  # loads given up because the requesting client disconnected
     truncated: int = 0  # requests whose prompt the server cut (its log line "truncating input prompt")

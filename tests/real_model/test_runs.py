@@ -175,3 +175,27 @@ def _rotowire_size_box_score() -> str:
         players[f"Player {p:02d} of the {'Herons' if p < 13 else 'Foxes'}"] = {
             c: str((p * 7 + i * 13) % 41) for i, c in enumerate(columns)}
     return json.dumps({"home_name": "Herons", "vis_name": "Foxes", "box_score": players})
+
+
+def test_the_tiny_preset_asks_for_structured_answers_the_way_this_server_takes_them(
+    small_model: SmallModel, tier_settings,
+):
+    """llama-cpp-python refuses response_format json_schema (HTTP 500 with its validation error): the run falls
+    back to json_object with the schema, once, and runs to its end; as the small model's server it is sent one
+    request at a time whatever the run asks."""
+    tier_settings.SMALL_MODEL_URL = small_model.server
+    item_ids = _demo_items(3)
+    dataset = Dataset.objects.get(name=DEMO)
+    run = run_create(dataset=dataset, aspect_name="accuracy", preset="tiny", mode="single",
+                     ollama_url=small_model.server, item_ids=item_ids, parallel=4)
+    assert run.config["answer_format"] == "json" and run.config["options"]["format"]
+    assert run.placement["servers"][0]["parallel"] == 1
+    status = job_execute(EvaluatorRun, run.pk)
+    run.refresh_from_db()
+    assert status == JobStatus.DONE, run.message
+    annotations = _check_annotations(run)
+    answers = [a for a in annotations if a.kind == "annotator"]
+    assert len(answers) == 3
+    # The grammar holds the answer to the schema: each answer is a JSON object the parser reads at least in part.
+    assert all(json.loads(a.raw_answer) is not None for a in answers if a.parse_status != ParseStatus.FAILED)
+    assert any(a.parse_status != ParseStatus.FAILED for a in answers)

@@ -32,9 +32,10 @@ class Command(BaseCommand):
             "(an OpenAI-compatible server such as vLLM); the job spreads its models over them (default: OLLAMA_URLS).",
         )
         parser.add_argument("--parallel", type=int, default=0, help="Requests in flight per model.")
-        parser.add_argument("--answer-format", choices=["text", "json"], default="text",
+        parser.add_argument("--answer-format", choices=["text", "json"], default=None,
                             help="json: ask for a schema-constrained JSON answer (Ollama `format`, OpenAI-compatible "
-                                 "`response_format`); a departure from the paper's free text.")
+                                 "`response_format`); a departure from the paper's free text. Default: the preset's "
+                                 "(text, except the `tiny` preset's json), text for models given by name.")
         parser.add_argument("--no-repair", action="store_true",
                             help="Do not send an unreadable answer back once to be restated in our format.")
         parser.add_argument("--outlier-rule", default=DEFAULT_OUTLIER_RULE, choices=list(OUTLIER_RULES),
