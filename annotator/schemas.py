@@ -266,6 +266,10 @@ class CampaignIn(Schema):
     # or esa.
     protocol: str = "opennlgauge"
     protocol_options: dict[str, Any] | None = None  # mqm: {"tree": [...], "weights": {...}}; esa: {"major_from": 4}
+    # Create a link study with pass and fail codes even when its checks can flag nobody (else a 422 naming the fix).
+    accept_weak_checks: bool = False
+    # Answer the set-up report (200) and create nothing.
+    dry_run: bool = False
 
 
 class CampaignOut(Schema):

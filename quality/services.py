@@ -26,7 +26,7 @@ from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from corpus.protocol import SEVERITIES
 from errors import UserError
 from quality.engine import decoys, drawing
-from quality.engine.planting import plant
+from quality.engine.planting import plant, planted_count
 from quality.explaining import decoy_explanations_autostart
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
 from quality.selectors import spans_taken
@@ -160,9 +160,11 @@ def planted_outputs_make(
 
 
 def _copy_id(original: str, campaign_pk: int, annotator_pk: int | None, position: int | None) -> str:
+    """The copy's external id, unique in its dataset beside the original's system: a holder without `position`
+    gets one copy of an original; with it (the copy's own position, unique in the dataset) as many as it needs,
+    as the link's pool does, copying an original once per round for as many participants as it will take."""
     holder = "pool" if annotator_pk is None else str(annotator_pk)
-    suffix = f"~planted-{campaign_pk}-{holder}" + (f"-{position}" if position is not None or annotator_pk is None
-                                                   else "")
+    suffix = f"~planted-{campaign_pk}-{holder}" + (f"-{position}" if position is not None else "")
     return original[: 200 - len(suffix)] + suffix
 
 
@@ -201,13 +203,6 @@ def decoys_per_output(campaign: Campaign) -> dict[int, int]:
     rows = (CheckSpan.objects.filter(campaign=campaign, role=CheckSpan.Role.DECOY)
             .values_list("span__annotation__item_id", flat=True))
     return dict(Counter(rows))
-
-
-def planted_count(share: float, n_real: int) -> int:
-    """How many planted outputs make `share` of an annotator's queue of n_real outputs (at least one)."""
-    if share <= 0 or n_real == 0:
-        return 0
-    return max(1, round(share * n_real / (1 - share)))
 
 
 # ---- decoys -----------------------------------------------------------------------------------------------
@@ -432,18 +427,19 @@ class ChecksMade:
     planted: Tally = Tally()
 
 
-def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) -> ChecksMade:
+def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random, start_jobs: bool = True) -> ChecksMade:
     """Propose and store the decoys over every output judged (the registered annotators' and the link's pool) and
     start the job that has their evaluators' models explain them; make each annotator's planted copies (they join
-    their queue) and the pool's copies for participants, and start the job that has a model write their errors;
-    return what was asked and made."""
+    their queue) and the pool's copies for participants, and start the job that has a model write their errors
+    (unless not `start_jobs`: a dry run asks no server); return what was asked and made."""
     assigned = sorted({item_id for queue in queues.real.values() for item_id, _ in queue} | set(queues.pool))
     proposed = Tally()
     if campaign.decoys:
         proposals, proposed = decoys_propose(campaign=campaign, item_ids=assigned, rng=rng)
         for proposal in proposals:
             decoy_add(campaign=campaign, proposal=proposal)
-        decoy_explanations_autostart(campaign)
+        if start_jobs:
+            decoy_explanations_autostart(campaign)
     planted = Tally()
     if campaign.planted:
         asked = made = 0
@@ -464,7 +460,7 @@ def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) ->
                 break
             batch = planted_outputs_make(
                 campaign=campaign, annotator_pk=None, own=(), pool=queues.pool, n=queues.pool_copies - pool_made,
-                rng=random.Random(f"{campaign.seed}:planted:pool:{round_}"),
+                rng=random.Random(f"{campaign.seed}:planted:pool:{round_}"), numbered=True,
             )
             pool_made += len(batch)
             if not batch:
@@ -476,7 +472,8 @@ def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) ->
             why = (f"only {min(short)} of the {len(assigned)} outputs can take a planted error (a number, a name "
                    "the input mentions, or a sentence to swap or add, outside every span of any source)")
         planted = Tally(asked, made, why)
-        planted_writing_autostart(campaign)
+        if start_jobs:
+            planted_writing_autostart(campaign)
     return ChecksMade(decoys=proposed, planted=planted)
 
 

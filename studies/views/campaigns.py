@@ -21,6 +21,7 @@ from annotator.selectors.campaigns import (
     queue_for,
 )
 from annotator.selectors.pilot import campaign_plan
+from annotator.services.campaigns import campaign_name_clash
 from annotator.views.common import AppRequest, require_researcher
 from corpus import cleaning, protocols
 from corpus.models import Dataset
@@ -68,7 +69,9 @@ def campaign_new(request: AppRequest) -> HttpResponse:
                 )
             except UserError as exc:
                 refusal_place(form, exc, SPEC_FIELDS)
-            except IntegrityError:
+            except IntegrityError as exc:
+                if not campaign_name_clash(exc):  # another constraint is a defect, not the name's fault
+                    raise
                 form.add_error("name", "A campaign of that name exists.")
             else:
                 messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")

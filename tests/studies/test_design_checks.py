@@ -106,6 +106,11 @@ def test_checks_that_cannot_be_made_are_warned_about_with_how_many_and_why(resea
         "stretches like their machine spans that the input supports and no source marks",
         "planted: 0.3 asked for 4 planted outputs, 0 made: only 0 of the 4 outputs can take a planted error (a "
         "number, a name the input mentions, or a sentence to swap or add, outside every span of any source)",
+        # Without a fail code the checks that cannot flag are a warning, not a refusal.
+        "decoys, items_per_participant, planted: the checks can flag nobody: decoys 0, planted outputs 0 per "
+        "participant are too few for the vigilance rule to flag anyone (decoys: outputs that take decoys: 3 decoys "
+        "per participant flag, none are made; planted: outputs that take planted errors: 3 per participant flag, "
+        "none are made)",
     ]
     detail = Api(researcher)("get", f"/campaigns/{answer.json()['id']}").json()
     assert detail["checks_made"]["planted"] == {
