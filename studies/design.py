@@ -142,32 +142,42 @@ def checks_power_of(campaign: Campaign) -> list[CheckPower]:
     return power.checks_power(design)
 
 
+def weak_checks(rows: list[CheckPower]) -> tuple[str, tuple[str, ...]] | None:
+    """When the checks can flag nobody: the warning saying so with each check's smallest fix, and the fields
+    it is about; None when some check can flag someone (or there are no checks)."""
+    if not rows or any(row.flags_anyone for row in rows):
+        return None
+    fields = tuple(dict.fromkeys(f for row in rows for f in _fix_fields(row.check)))
+    fixes = "; ".join(f"{row.check}: {row.smallest_fix}" for row in rows if row.smallest_fix)
+    met = ", ".join(f"{_MET_WORDS[row.check]} {row.met_per_participant:g}" for row in rows)
+    return (f"{', '.join(fields)}: the checks can flag nobody: {met} per participant are too few for the vigilance "
+            f"rule to flag anyone ({fixes})"), fields
+
+
 def checks_power_refusal(rows: list[CheckPower], *, link: StudyLink | None, accept_weak: bool) -> list[str]:
     """Refuse a link study with pass and fail codes whose checks can flag nobody, naming the fields and the
     smallest fix, unless the researcher accepts weak checks; elsewhere (and then) return it as a warning. Also
     warn of each kind of participant no check can flag."""
-    if not rows:
-        return []
-    if all(not row.flags_anyone for row in rows):
-        fields = tuple(dict.fromkeys(f for row in rows for f in _FIX_FIELDS[row.check]))
-        fixes = "; ".join(f"{row.check}: {row.smallest_fix}" for row in rows if row.smallest_fix)
-        message = (f"{', '.join(fields)}: the checks can flag nobody: "
-                   + ", ".join(f"{_MET_WORDS[row.check]} {row.met_per_participant:g}" for row in rows)
-                   + f" per participant are too few for the vigilance rule to flag anyone ({fixes})")
+    weak = weak_checks(rows)
+    if weak is not None:
+        message, fields = weak
         if link is not None and link.fail_code and not accept_weak:
             raise WeakChecks(message + "; or set accept_weak_checks to create it anyway", field=fields)
         return [message]
-    return [f"checks_power: no check can flag a participant who {_WHO[b]}"
-            for b in power.weak_for(rows)]
+    return [f"checks_power: no check can flag a participant who {_WHO[b]}" for b in power.weak_for(rows)]
 
 
 class WeakChecks(CampaignError):
     """A link study whose checks can flag nobody (studies.design.checks_power_refusal)."""
 
 
-_FIX_FIELDS = {power.DECOY_CHECK: ("decoys", "items_per_participant"),
-               power.PLANTED_CHECK: ("planted", "items_per_participant"),
-               power.TRAINING_CHECK: ("qualification.items",)}
+def _fix_fields(check: str) -> tuple[str, ...]:
+    """The request fields a check's smallest fix changes."""
+    return {power.DECOY_CHECK: ("decoys", "items_per_participant"),
+            power.PLANTED_CHECK: ("planted", "items_per_participant"),
+            power.TRAINING_CHECK: ("qualification.items",)}[check]
+
+
 _MET_WORDS = {power.DECOY_CHECK: "decoys", power.PLANTED_CHECK: "planted outputs",
               power.TRAINING_CHECK: "keyed training spans"}  # a count follows each
 _WHO = {"accept_all": "accepts everything", "reject_all": "rejects everything", "random": "answers at random"}

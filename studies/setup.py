@@ -49,6 +49,7 @@ from studies.design import (
     checks_warnings,
     pool_refusal,
     pool_warnings,
+    weak_checks,
 )
 from studies.models import SetupReport, StudyLink
 from studies.pool import slots_create
@@ -203,11 +204,13 @@ def campaign_dry_run(spec: CampaignSpec, *, created_by: User | None = None) -> S
                                      accept_weak=spec.accept_weak_checks)
             except WeakChecks as exc:
                 refusal = exc
+            weak = weak_checks(campaign.checks_power)
             made = ChecksMade(decoys=Tally(report.decoys_asked, report.decoys_made, report.decoys_why),
                               planted=Tally(report.planted_asked, report.planted_made, report.planted_why))
-            raise _RolledBack(SetupPreview(warnings=[w for w in campaign.warnings if refusal is None
-                                                    or not str(refusal).startswith(w)],
-                                           checks_made=made, checks_power=campaign.checks_power, refusal=refusal))
+            # A refused design's weakness is the refusal, not also a warning.
+            warnings = [w for w in campaign.warnings if refusal is None or weak is None or w != weak[0]]
+            raise _RolledBack(SetupPreview(warnings=warnings, checks_made=made, checks_power=campaign.checks_power,
+                                           refusal=refusal))
     except _RolledBack as done:
         return done.preview
 
