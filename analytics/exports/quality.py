@@ -6,8 +6,9 @@ from typing import Any
 
 from annotator.engine import telemetry
 from annotator.models import Campaign
-from quality.engine import figures
+from quality.engine import figures, power
 from quality.vigilance import campaign_checks, excluded_annotator_ids
+from studies.design import checks_power_of
 
 
 def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) -> dict[str, Any]:
@@ -27,6 +28,10 @@ def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) ->
                            f"capped at {telemetry.IDLE_CAP_SECONDS} s (Pearmut)",
             "wall_time": "clock time from the first signal on an item to the last (time away included)",
         },
+        # Each check's power as set up: known answers met per participant, chances of flagging each kind of
+        # participant (quality.engine.power), and the speed rule that stands beside them.
+        "checks_power": [row.as_dict() for row in checks_power_of(campaign)],
+        "checks_power_condition": power.SPEED_RULE,
         "annotators": [row.as_dict() for row in rows],
         "excluded": sorted(row.annotator for row in rows if row.user_id in left_out),
     }

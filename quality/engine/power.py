@@ -125,6 +125,11 @@ class CheckPower:
                 "smallest_fix": self.smallest_fix}
 
     @property
+    def p_flag_pct(self) -> dict[str, float]:
+        """The chances in percent with one decimal, as pages print them (0.0 only where nobody can be flagged)."""
+        return {b: (round(100 * p, 1) or 0.1) if p > 0 else 0.0 for b, p in self.p_flag.items()}
+
+    @property
     def flags_anyone(self) -> bool:
         return any(p > 0 for p in self.p_flag.values())
 
