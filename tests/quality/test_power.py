@@ -3,10 +3,13 @@ fix sized as creation would act on it."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import pytest
 
 from quality.engine import power
 from quality.engine.planting import planted_count
+from tests.conftest import REPO
 
 
 def test_failing_every_check_flags_from_three_checks_at_the_default_minimum():
@@ -64,3 +67,14 @@ def test_a_design_with_teeth_has_no_fix_and_says_who_escapes():
     assert rows["decoys"].smallest_fix is None
     assert rows["planted"].p_flag == {"accept_all": 0.0, "reject_all": 0.0, "random": 0.0}
     assert power.weak_for(list(rows.values())) == ["reject_all"]
+
+
+def test_the_guides_power_table_is_what_the_engine_computes():
+    """The quality-checks guide prints bench/checks_power_table.py's table; a change to the rule shows there."""
+    spec = importlib.util.spec_from_file_location("checks_power_table", REPO / "bench" / "checks_power_table.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    guide = (REPO / "docs" / "guides" / "quality-checks.md").read_text()
+    assert bench.table() in guide
+    # The rows say what the rule says: 4 items at 0.1 meet fewer than 3 of each kind, so nobody is flagged.
+    assert "| 4 | 0.1 | 0.9 | 0 | 0 | 1 | 0 | 0 | 0 | 0 |" in bench.table()
