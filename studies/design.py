@@ -158,6 +158,8 @@ def checks_power_refusal(rows: list[CheckPower], *, link: StudyLink | None, acce
     """Refuse a link study with pass and fail codes whose checks can flag nobody, naming the fields and the
     smallest fix, unless the researcher accepts weak checks; elsewhere (and then) return it as a warning. Also
     warn of each kind of participant no check can flag."""
+    if not rows:  # no check asked: nothing to be weak
+        return []
     weak = weak_checks(rows)
     if weak is not None:
         message, fields = weak
