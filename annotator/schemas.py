@@ -262,6 +262,7 @@ class CampaignIn(Schema):
     vigilance_min: float = 0.6
     qualification: QualificationIn | None = None
     exclude_flagged: bool = False
+    planted_near_duplicates: bool = False  # planted copies of outputs their holder also judges (warned with the count)
     # The annotation protocol (docs: guides/mqm.md, guides/esa.md): opennlgauge (verdicts on machine spans), mqm
     # or esa.
     protocol: str = "opennlgauge"

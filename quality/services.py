@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
 from accounts.models import User
@@ -59,6 +59,7 @@ class CheckSettings:
     qualification_items: tuple[int, ...] = ()
     qualification_pass: float = 0.8
     exclude_flagged: bool = False
+    planted_near_duplicates: bool = False  # copies may be of outputs their holder judges (else only of others)
 
     def as_qualification(self) -> dict[str, Any]:
         if not self.qualification_items:
@@ -109,10 +110,11 @@ def planted_outputs_make(
     *, campaign: Campaign, annotator_pk: int | None, own: Sequence[int], pool: Sequence[int], n: int,
     rng: random.Random, numbered: bool = False,
 ) -> list[int]:
-    """Make up to n planted copies for one annotator, preferring outputs outside their own queue (so they never
-    see an output twice); return the planted items' ids. Without an annotator they are copies of a link's pool,
-    handed to participants as they join (`planted_hand_out`). `numbered` names each copy by its position, for
-    callers that may copy one output more than once for the same holder."""
+    """Make up to n planted copies for one annotator from outputs outside their own queue (so they never see an
+    output twice, one fact apart), and from their own outputs only when the campaign allows near-duplicates;
+    return the planted items' ids. Without an annotator they are copies of a link's pool, handed to participants
+    as they join (`planted_hand_out`). `numbered` names each copy by its position, for callers that may copy one
+    output more than once for the same holder."""
     others = [i for i in pool if i not in set(own)]
     rng.shuffle(others)
     mine = list(own)
@@ -121,7 +123,7 @@ def planted_outputs_make(
     originals = {i.pk: i for i in Item.objects.filter(pk__in=[*others, *mine])}
     taken = spans_taken(list(originals))
     next_position = (Item.objects.filter(dataset_id=campaign.dataset_id).aggregate(m=Max("position"))["m"] or 0) + 1
-    for item_id in [*others, *mine]:
+    for item_id in [*others, *mine] if campaign.planted_near_duplicates else others:
         if len(made) == n:
             break
         original = originals[item_id]
@@ -191,6 +193,13 @@ def planted_hand_out(*, campaign: Campaign, annotator_pk: int, n: int, avoid: se
         made = planted_outputs_make(campaign=campaign, annotator_pk=annotator_pk, own=sorted(avoid | seen),
                                     pool=pool, n=n - len(given), rng=rng, numbered=True)
     return [item_id for _, item_id in given] + made
+
+
+def planted_near_duplicates(campaign: Campaign) -> int:
+    """How many planted copies are of an output their holder also judges (near-duplicates one fact apart)."""
+    judged = Assignment.objects.filter(campaign=campaign, annotator_id=OuterRef("annotator_id"),
+                                       item_id=OuterRef("original_id"))
+    return PlantedOutput.objects.filter(campaign=campaign, annotator__isnull=False).filter(Exists(judged)).count()
 
 
 def planted_release(*, campaign: Campaign, item_ids: Sequence[int]) -> int:
@@ -471,6 +480,9 @@ def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random, st
         if made < asked:
             why = (f"only {min(short)} of the {len(assigned)} outputs can take a planted error (a number, a name "
                    "the input mentions, or a sentence to swap or add, outside every span of any source)")
+            if not campaign.planted_near_duplicates and queues.real:
+                why += (" outside the judge's own queue; planted_near_duplicates allows copies of their own outputs, "
+                        "one fact apart from what they judge")
         planted = Tally(asked, made, why)
         if start_jobs:
             planted_writing_autostart(campaign)

@@ -47,7 +47,7 @@ class CampaignForm(forms.Form):
             "time_limit_minutes", "pass_code", "fail_code", "completion_url", "consent")),
         ("Quality checks", "quality-check-settings", (
             "decoys", "planted", "vigilance_min", "qualification_items", "qualification_pass", "exclude_flagged",
-            "accept_weak_checks")),
+            "planted_near_duplicates", "accept_weak_checks")),
         ("", "", ("seed", "categories", "guidelines")),
     )
 
@@ -155,6 +155,9 @@ class CampaignForm(forms.Form):
     )
     qualification_pass = forms.FloatField(initial=0.8, required=False, min_value=0, max_value=1, label="Pass mark")
     exclude_flagged = forms.BooleanField(required=False, label="Leave flagged annotators out of the figures")
+    planted_near_duplicates = forms.BooleanField(
+        required=False, label="Planted copies may be of outputs their judge also judges",
+        help_text="Off: a planted copy is never one fact apart from an output in the same queue.")
     accept_weak_checks = forms.BooleanField(
         required=False, label="Create it even if the checks can flag nobody",
         help_text="A link study with a fail code is refused when no check could flag anyone; "
@@ -271,6 +274,7 @@ class CampaignForm(forms.Form):
             qualification_items=tuple(data.get("qualification_items") or ()),
             qualification_pass=data.get("qualification_pass") if data.get("qualification_pass") is not None else 0.8,
             exclude_flagged=bool(data.get("exclude_flagged")),
+            planted_near_duplicates=bool(data.get("planted_near_duplicates")),
         )
         data["sample"] = None
         if data.get("sample_strata") and not {"sample_per_stratum", "sample_total"} & set(self.errors):

@@ -39,7 +39,16 @@ from corpus.models import Annotation, Dataset, Item
 from corpus.protocols.mqm import ProtocolError
 from errors import UserError
 from quality.engine.power import CheckPower
-from quality.services import CheckSettings, ChecksMade, Queues, Tally, checks_prepare, checks_validate, planted_count
+from quality.services import (
+    CheckSettings,
+    ChecksMade,
+    Queues,
+    Tally,
+    checks_prepare,
+    checks_validate,
+    planted_count,
+    planted_near_duplicates,
+)
 from studies.design import (
     Pool,
     WeakChecks,
@@ -157,6 +166,9 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
         *(pool_warnings(pool) if pool else []),
         *arm_warnings(share=spec.control_arm, outputs=len(outputs), judges=spec.annotators_per_item),
         *checks_warnings(made, decoys=spec.checks.decoys, planted=spec.checks.planted),
+        *([f"planted_near_duplicates: {n} planted cop{'y is' if n == 1 else 'ies are'} of outputs their judge also "
+           "judges, one fact apart from an output in the same queue"]
+          if (n := planted_near_duplicates(campaign)) else []),
     ]
     report = SetupReport.objects.create(
         campaign=campaign, warnings=warnings, decoys_asked=made.decoys.asked, decoys_made=made.decoys.made,
@@ -284,7 +296,8 @@ def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
                 else Campaign.Status.OPEN),
         categories=label_set, control_arm=spec.control_arm, decoys=checks.decoys, planted=checks.planted,
         vigilance_min=checks.vigilance_min, qualification=checks.as_qualification(),
-        exclude_flagged=checks.exclude_flagged, protocol=spec.protocol,
+        exclude_flagged=checks.exclude_flagged, planted_near_duplicates=checks.planted_near_duplicates,
+        protocol=spec.protocol,
         protocol_options=protocols.get(spec.protocol).clean_options(spec.protocol_options),
     )
     campaign.annotators.set(spec.annotators)

@@ -18,7 +18,8 @@ def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) ->
     left_out = set(excluded_annotator_ids(campaign.pk) if excluded is None else excluded)
     return {
         "settings": {"decoys": campaign.decoys, "planted": campaign.planted, "vigilance_min": campaign.vigilance_min,
-                     "qualification": campaign.qualification or None, "exclude_flagged": campaign.exclude_flagged},
+                     "qualification": campaign.qualification or None, "exclude_flagged": campaign.exclude_flagged,
+                     "planted_near_duplicates": campaign.planted_near_duplicates},
         "rules": {
             "rubber_stamp": figures.STAMP_RULE.describe(),
             "vigilance": f"flagged when the upper bound of the Wilson 95% interval of the decoy rejection rate or "

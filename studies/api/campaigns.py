@@ -141,7 +141,7 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
         decoys=payload.decoys, planted=payload.planted, vigilance_min=payload.vigilance_min,
         qualification_items=tuple(payload.qualification.items) if payload.qualification else (),
         qualification_pass=payload.qualification.pass_ if payload.qualification else 0.8,
-        exclude_flagged=payload.exclude_flagged,
+        exclude_flagged=payload.exclude_flagged, planted_near_duplicates=payload.planted_near_duplicates,
     )
     spec = CampaignSpec(
         name=payload.name, dataset=dataset, runs=runs, annotators=[users[n] for n in payload.annotators],

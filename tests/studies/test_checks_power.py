@@ -11,13 +11,8 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import Role, User
-from annotator.engine.phases import Phase
 from annotator.models import Assignment, Campaign
-from annotator.selectors.spans import item_errors
-from annotator.services.assignments import assignment_finish
 from annotator.services.campaigns import campaign_open
-from annotator.services.control_arm import assignment_reveal
-from annotator.services.judgments import judgment_set
 from corpus.models import Item
 from quality.engine import power
 from quality.engine.figures import DECOYS, PLANTED, Figures, flag_reasons
@@ -28,7 +23,7 @@ from studies.design import checks_power_of
 from studies.services import LinkSettings, participant_join
 from studies.setup import CampaignSpec, campaign_create
 from tests.quality.conftest import Api
-from tests.studies.box_study import box_scores, queue_of
+from tests.studies.box_study import answer_everything, box_scores, queue_of
 
 pytestmark = pytest.mark.django_db
 
@@ -96,19 +91,6 @@ def test_a_dry_run_answers_the_set_up_report_and_creates_nothing(researcher):
 # ---- the predictions against participants who join -----------------------------------------------------------
 
 
-def _answer_all(assignment: Assignment, verdict: str) -> None:
-    """Judge one item as an accept-all (Error) or reject-all (Not an error) participant, adding nothing."""
-    work = Assignment.objects.select_related("campaign", "item", "annotator").get(pk=assignment.pk)
-    if work.phase == Phase.MARKING:
-        work = assignment_reveal(assignment=work, user=work.annotator)
-    rows, _ = item_errors(work)
-    for row in rows:
-        explained = "correct" if verdict == "error" else "not_error"
-        judgment_set(assignment=work, span=row.span, user=work.annotator, ms=4000,
-                     changes={"span_verdict": verdict, "explanation_verdict": explained})
-    assignment_finish(assignment=work, user=work.annotator)
-
-
 def _study(name: str) -> Campaign:
     """13 outputs, 3 participant judges each, 8 outputs per participant: 5 participants fill the pool."""
     boxes = box_scores(13, name)
@@ -136,7 +118,7 @@ def test_participants_meet_the_predicted_checks_and_are_flagged_at_the_predicted
     # Accept-all and reject-all participants, answered through the services: flagged as predicted.
     for person, verdict in ((people[0], "error"), (people[1], "not_error")):
         for work in Assignment.objects.filter(campaign=campaign, annotator_id=person.user_id).order_by("order"):
-            _answer_all(work, verdict)
+            answer_everything(work, verdict=verdict, ms=4000)
         reasons = annotator_flags(campaign, person.user)
         behaviour = "accept_all" if verdict == "error" else "reject_all"
         for check, reason in ((power.DECOY_CHECK, DECOYS), (power.PLANTED_CHECK, PLANTED)):
