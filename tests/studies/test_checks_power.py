@@ -11,6 +11,8 @@ import pytest
 from django.utils import timezone
 
 from accounts.models import Role, User
+from analytics.exports.quality import quality_control
+from analytics.report.sections import quality_section, report_context
 from annotator.models import Assignment, Campaign
 from annotator.services.campaigns import campaign_open
 from corpus.models import Item
@@ -136,3 +138,17 @@ def test_participants_meet_the_predicted_checks_and_are_flagged_at_the_predicted
     assert 0 < predicted < 1
     assert abs(flagged / SEEDS - predicted) <= 4 * math.sqrt(predicted * (1 - predicted) / SEEDS), (
         flagged / SEEDS, predicted, [q.decoys for q in queues])
+
+
+def test_the_report_the_data_card_and_the_analytics_page_show_the_power(client, researcher):
+    campaign = _study("shown")
+    rows = [row.as_dict() for row in checks_power_of(campaign)]
+    card = quality_control(campaign)
+    assert card["checks_power"] == rows and card["checks_power_condition"] == power.SPEED_RULE
+    section = quality_section(report_context(campaign))
+    table = next(t for t in section.tables if t.key == "checks_power")
+    assert [(r["check"], r["accept_all"]) for r in table.rows] == [
+        (row["check"], 100 * row["p_flag"]["accept_all"]) for row in rows]
+    client.force_login(researcher)
+    page = client.get(f"/analytics/campaigns/{campaign.pk}/").content.decode()
+    assert "The checks&#x27; power" in page or "The checks' power" in page
