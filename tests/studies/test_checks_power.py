@@ -135,6 +135,8 @@ def test_participants_meet_the_predicted_checks_and_are_flagged_at_the_predicted
         flagged += DECOYS in flag_reasons(Figures(decoys=wilson(passed, queue.decoys)),
                                           vigilance_min=campaign.vigilance_min)
     predicted = rows["decoys"].p_flag["random"]
+    print(f"\nrandom participants flagged by the decoy rule: {flagged / SEEDS:.3f} of {SEEDS} seeds, predicted "
+          f"{predicted:.3f}; decoys met {[q.decoys for q in queues]}, predicted {rows['decoys'].met_per_participant}")
     assert 0 < predicted < 1
     assert abs(flagged / SEEDS - predicted) <= 4 * math.sqrt(predicted * (1 - predicted) / SEEDS), (
         flagged / SEEDS, predicted, [q.decoys for q in queues])
