@@ -145,7 +145,8 @@ def test_the_api_and_the_page_show_the_study_settings(client, researcher, make_u
     body = _body(boxes, "settings", annotators=["expert1"], annotators_per_item=3, control_arm=0.5, decoys=0.2,
                  planted=0.2, vigilance_min=0.7, exclude_flagged=True, items_per_participant=3,
                  qualification={"items": [boxes.items[0].pk], "pass": 0.9},
-                 link={"enabled": True, "cap": 4, "expires": None})
+                 link={"enabled": True, "cap": 4, "expires": None},
+                 planted_near_duplicates=True)  # expert1 judges every output: their copies are of their own
     api = Api(researcher)
     created = api("post", "/campaigns", body).json()
     detail = api("get", f"/campaigns/{created['id']}").json()
