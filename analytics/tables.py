@@ -14,7 +14,7 @@ from analytics.selectors.quality import QualitySummary
 from corpus import protocol
 from corpus.models import MatchKind
 from corpus.spreadsheet import sheet_writer
-from quality.engine import figures
+from quality.engine import figures, power
 from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
 from stats.bootstrap import Interval
 from stats.calibration import SEVERITIES
@@ -673,6 +673,23 @@ def priming_tables(rows: list, simulated: Collection[str] = ()) -> list[Table]:
 def _rate_ci(prefix: str, figure: Proportion) -> dict[str, Any]:
     return {f"{prefix}_pct": _pct(figure.rate), f"{prefix}_low": _pct(figure.low) if figure.n else None,
             f"{prefix}_high": _pct(figure.high) if figure.n else None}
+
+
+def power_table(summary: QualitySummary) -> Table:
+    """Each check's power as the campaign is set up: known answers a participant meets and the chance that the
+    vigilance rule flags one who accepts everything, rejects everything or answers at random."""
+    table = Table("checks_power", "The checks' power", [
+        Column("check", "Check"), Column("met_per_participant", "Met per participant", "num"),
+        Column("accept_all", "Flags accept-all %", "pct", group="p_flag"),
+        Column("reject_all", "Flags reject-all %", "pct", group="p_flag"),
+        Column("random", "Flags random %", "pct", group="p_flag"), Column("smallest_fix", "Smallest fix"),
+    ], note=power.SPEED_RULE[0].upper() + power.SPEED_RULE[1:] + ".")
+    for row in summary.power:
+        table.rows.append({"check": row.check, "met_per_participant": row.met_per_participant,
+                           **{b: _pct(p) for b, p in row.p_flag.items()}, "smallest_fix": row.smallest_fix or "-"})
+    if not table.rows:
+        table.empty_reason = "No check is set."
+    return table
 
 
 def quality_tables(summary: QualitySummary) -> list[Table]:

@@ -28,6 +28,7 @@ from analytics.tables import (
     dashboard_tables,
     empty_state,
     estimates_table,
+    power_table,
     priming_tables,
     quality_tables,
 )
@@ -164,6 +165,7 @@ def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
     summary = quality_summary(campaign, exclusion)
     context = {"title": campaign.name, "campaign": campaign, "dataset": campaign.dataset, "kind": "campaign",
                "exclusion": exclusion, "quality": summary, "quality_tables": quality_tables(summary),
+               "power_table": power_table(summary),
                "exclude_choice": request.GET.get("exclude_flagged", "")}
     if campaign.is_sampled:
         half_width = half_width_param(request.GET.get("half_width", ""))

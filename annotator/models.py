@@ -65,6 +65,10 @@ class Campaign(models.Model):
     exclude_flagged = models.BooleanField(
         default=False, help_text="Leave flagged annotators out of Table 4, agreement, consensus and exports."
     )
+    planted_near_duplicates = models.BooleanField(
+        default=False, help_text="Planted copies may be of outputs their holder also judges (one fact apart); off: "
+                                 "only of outputs outside the holder's queue."
+    )
     # The annotation protocol (corpus.protocols): what the item screen asks, how errors are checked and scored.
     protocol = models.CharField(max_length=16, choices=protocols.CHOICES, default=protocols.DEFAULT)
     protocol_options = models.JSONField(

@@ -266,10 +266,15 @@ class CampaignIn(Schema):
     vigilance_min: float = 0.6
     qualification: QualificationIn | None = None
     exclude_flagged: bool = False
+    planted_near_duplicates: bool = False  # planted copies of outputs their holder also judges (warned with the count)
     # The annotation protocol (docs: guides/mqm.md, guides/esa.md): opennlgauge (verdicts on machine spans), mqm
     # or esa.
     protocol: str = "opennlgauge"
     protocol_options: dict[str, Any] | None = None  # mqm: {"tree": [...], "weights": {...}}; esa: {"major_from": 4}
+    # Create a link study with pass and fail codes even when its checks can flag nobody (else a 422 naming the fix).
+    accept_weak_checks: bool = False
+    # Answer the set-up report (200) and create nothing.
+    dry_run: bool = False
 
 
 class CampaignOut(Schema):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Exists, Max, OuterRef
 from django.utils import timezone
 
 from accounts.models import User
@@ -26,7 +26,7 @@ from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from corpus.protocol import SEVERITIES
 from errors import UserError
 from quality.engine import decoys, drawing
-from quality.engine.planting import plant
+from quality.engine.planting import plant, planted_count
 from quality.explaining import decoy_explanations_autostart
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
 from quality.selectors import spans_taken
@@ -59,6 +59,7 @@ class CheckSettings:
     qualification_items: tuple[int, ...] = ()
     qualification_pass: float = 0.8
     exclude_flagged: bool = False
+    planted_near_duplicates: bool = False  # copies may be of outputs their holder judges (else only of others)
 
     def as_qualification(self) -> dict[str, Any]:
         if not self.qualification_items:
@@ -109,10 +110,11 @@ def planted_outputs_make(
     *, campaign: Campaign, annotator_pk: int | None, own: Sequence[int], pool: Sequence[int], n: int,
     rng: random.Random, numbered: bool = False,
 ) -> list[int]:
-    """Make up to n planted copies for one annotator, preferring outputs outside their own queue (so they never
-    see an output twice); return the planted items' ids. Without an annotator they are copies of a link's pool,
-    handed to participants as they join (`planted_hand_out`). `numbered` names each copy by its position, for
-    callers that may copy one output more than once for the same holder."""
+    """Make up to n planted copies for one annotator from outputs outside their own queue (so they never see an
+    output twice, one fact apart), and from their own outputs only when the campaign allows near-duplicates;
+    return the planted items' ids. Without an annotator they are copies of a link's pool, handed to participants
+    as they join (`planted_hand_out`). `numbered` names each copy by its position, for callers that may copy one
+    output more than once for the same holder."""
     others = [i for i in pool if i not in set(own)]
     rng.shuffle(others)
     mine = list(own)
@@ -121,7 +123,7 @@ def planted_outputs_make(
     originals = {i.pk: i for i in Item.objects.filter(pk__in=[*others, *mine])}
     taken = spans_taken(list(originals))
     next_position = (Item.objects.filter(dataset_id=campaign.dataset_id).aggregate(m=Max("position"))["m"] or 0) + 1
-    for item_id in [*others, *mine]:
+    for item_id in [*others, *mine] if campaign.planted_near_duplicates else others:
         if len(made) == n:
             break
         original = originals[item_id]
@@ -160,9 +162,11 @@ def planted_outputs_make(
 
 
 def _copy_id(original: str, campaign_pk: int, annotator_pk: int | None, position: int | None) -> str:
+    """The copy's external id, unique in its dataset beside the original's system: a holder without `position`
+    gets one copy of an original; with it (the copy's own position, unique in the dataset) as many as it needs,
+    as the link's pool does, copying an original once per round for as many participants as it will take."""
     holder = "pool" if annotator_pk is None else str(annotator_pk)
-    suffix = f"~planted-{campaign_pk}-{holder}" + (f"-{position}" if position is not None or annotator_pk is None
-                                                   else "")
+    suffix = f"~planted-{campaign_pk}-{holder}" + (f"-{position}" if position is not None else "")
     return original[: 200 - len(suffix)] + suffix
 
 
@@ -191,6 +195,13 @@ def planted_hand_out(*, campaign: Campaign, annotator_pk: int, n: int, avoid: se
     return [item_id for _, item_id in given] + made
 
 
+def planted_near_duplicates(campaign: Campaign) -> int:
+    """How many planted copies are of an output their holder also judges (near-duplicates one fact apart)."""
+    judged = Assignment.objects.filter(campaign=campaign, annotator_id=OuterRef("annotator_id"),
+                                       item_id=OuterRef("original_id"))
+    return PlantedOutput.objects.filter(campaign=campaign, annotator__isnull=False).filter(Exists(judged)).count()
+
+
 def planted_release(*, campaign: Campaign, item_ids: Sequence[int]) -> int:
     """Put planted copies back in the pool (their holder left before working on them); return how many."""
     return PlantedOutput.objects.filter(campaign=campaign, item_id__in=list(item_ids)).update(annotator=None)
@@ -201,13 +212,6 @@ def decoys_per_output(campaign: Campaign) -> dict[int, int]:
     rows = (CheckSpan.objects.filter(campaign=campaign, role=CheckSpan.Role.DECOY)
             .values_list("span__annotation__item_id", flat=True))
     return dict(Counter(rows))
-
-
-def planted_count(share: float, n_real: int) -> int:
-    """How many planted outputs make `share` of an annotator's queue of n_real outputs (at least one)."""
-    if share <= 0 or n_real == 0:
-        return 0
-    return max(1, round(share * n_real / (1 - share)))
 
 
 # ---- decoys -----------------------------------------------------------------------------------------------
@@ -432,18 +436,19 @@ class ChecksMade:
     planted: Tally = Tally()
 
 
-def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) -> ChecksMade:
+def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random, start_jobs: bool = True) -> ChecksMade:
     """Propose and store the decoys over every output judged (the registered annotators' and the link's pool) and
     start the job that has their evaluators' models explain them; make each annotator's planted copies (they join
-    their queue) and the pool's copies for participants, and start the job that has a model write their errors;
-    return what was asked and made."""
+    their queue) and the pool's copies for participants, and start the job that has a model write their errors
+    (unless not `start_jobs`: a dry run asks no server); return what was asked and made."""
     assigned = sorted({item_id for queue in queues.real.values() for item_id, _ in queue} | set(queues.pool))
     proposed = Tally()
     if campaign.decoys:
         proposals, proposed = decoys_propose(campaign=campaign, item_ids=assigned, rng=rng)
         for proposal in proposals:
             decoy_add(campaign=campaign, proposal=proposal)
-        decoy_explanations_autostart(campaign)
+        if start_jobs:
+            decoy_explanations_autostart(campaign)
     planted = Tally()
     if campaign.planted:
         asked = made = 0
@@ -464,7 +469,7 @@ def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) ->
                 break
             batch = planted_outputs_make(
                 campaign=campaign, annotator_pk=None, own=(), pool=queues.pool, n=queues.pool_copies - pool_made,
-                rng=random.Random(f"{campaign.seed}:planted:pool:{round_}"),
+                rng=random.Random(f"{campaign.seed}:planted:pool:{round_}"), numbered=True,
             )
             pool_made += len(batch)
             if not batch:
@@ -475,8 +480,12 @@ def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random) ->
         if made < asked:
             why = (f"only {min(short)} of the {len(assigned)} outputs can take a planted error (a number, a name "
                    "the input mentions, or a sentence to swap or add, outside every span of any source)")
+            if not campaign.planted_near_duplicates and queues.real:
+                why += (" outside the judge's own queue; planted_near_duplicates allows copies of their own outputs, "
+                        "one fact apart from what they judge")
         planted = Tally(asked, made, why)
-        planted_writing_autostart(campaign)
+        if start_jobs:
+            planted_writing_autostart(campaign)
     return ChecksMade(decoys=proposed, planted=planted)
 
 

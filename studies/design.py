@@ -9,8 +9,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from annotator.models import Assignment, Campaign, ControlVerdict
 from annotator.services.campaigns import CampaignError
-from quality.services import ChecksMade
+from quality.engine import power
+from quality.engine.power import CheckPower
+from quality.models import PlantedOutput
+from quality.services import ChecksMade, decoys_per_output, planted_count
+from studies.models import SetupReport, StudyLink
 
 
 @dataclass(frozen=True)
@@ -94,3 +99,87 @@ def checks_warnings(made: ChecksMade, *, decoys: float, planted: float) -> list[
         warnings.append(f"planted: {planted:g} asked for {made.planted.asked} planted outputs, {made.planted.made} "
                         f"made: {made.planted.why}")
     return warnings
+
+
+# ---- the checks' power -------------------------------------------------------------------------------------
+
+
+def checks_power_of(campaign: Campaign) -> list[CheckPower]:
+    """Each check's power as the campaign is set up (quality.engine.power): what a participant of its link meets
+    (the pool's decoys per output over their share, their planted copies), or without a link the registered
+    annotators' mean; the training key as stored now (a key set later changes it)."""
+    link = StudyLink.objects.filter(campaign=campaign).first()
+    decoys = decoys_per_output(campaign)
+    copies = list(PlantedOutput.objects.filter(campaign=campaign).values_list("annotator_id", "item_id"))
+    on_copies = sum(decoys.get(item_id, 0) for _, item_id in copies) / len(copies) if copies else 0.0
+    if link is not None and link.items:
+        share = min(link.items_per_participant, len(link.items))
+        rate = sum(decoys.get(i, 0) for i in link.items) / len(link.items)
+        report = SetupReport.objects.filter(campaign=campaign).first()
+        made = report.planted_made / report.planted_asked if report and report.planted_asked else 1.0
+        planted = planted_count(campaign.planted, share) * min(made, 1.0)  # none when no output takes one
+        per, decoys_met = share, rate * share + planted * on_copies
+    else:
+        real: dict[int, list[int]] = {}
+        for annotator_id, item_id in (Assignment.objects.filter(campaign=campaign, is_training=False, is_control=False,
+                                                                 item__derived_from__isnull=True)
+                                      .values_list("annotator_id", "item_id")):
+            real.setdefault(annotator_id, []).append(item_id)
+        people = max(len(real), 1)
+        per = round(sum(len(v) for v in real.values()) / people)
+        rate = sum(decoys.get(i, 0) for v in real.values() for i in v) / max(sum(len(v) for v in real.values()), 1)
+        planted = sum(1 for holder, _ in copies if holder is not None) / people
+        decoys_met = rate * per + planted * on_copies
+    training = list((campaign.qualification or {}).get("items", []))
+    keys = tuple(ControlVerdict.objects.filter(campaign=campaign, span__annotation__item_id__in=training)
+                 .order_by("pk").values_list("span_verdict", flat=True)) if training else ()
+    design = power.Design(
+        vigilance_min=campaign.vigilance_min, per_participant=per, decoys=campaign.decoys, decoys_met=decoys_met,
+        planted=campaign.planted, planted_met=planted, training_keys=keys,
+        training_pass=float((campaign.qualification or {}).get("pass", 0.8)), training_items=len(training),
+        decoy_rate=rate,
+    )
+    return power.checks_power(design)
+
+
+def weak_checks(rows: list[CheckPower]) -> tuple[str, tuple[str, ...]] | None:
+    """When the checks can flag nobody: the warning saying so with each check's smallest fix, and the fields
+    it is about; None when some check can flag someone (or there are no checks)."""
+    if not rows or any(row.flags_anyone for row in rows):
+        return None
+    fields = tuple(dict.fromkeys(f for row in rows for f in _fix_fields(row.check)))
+    fixes = "; ".join(f"{row.check}: {row.smallest_fix}" for row in rows if row.smallest_fix)
+    met = ", ".join(f"{_MET_WORDS[row.check]} {row.met_per_participant:g}" for row in rows)
+    return (f"{', '.join(fields)}: the checks can flag nobody: {met} per participant are too few for the vigilance "
+            f"rule to flag anyone ({fixes})"), fields
+
+
+def checks_power_refusal(rows: list[CheckPower], *, link: StudyLink | None, accept_weak: bool) -> list[str]:
+    """Refuse a link study with pass and fail codes whose checks can flag nobody, naming the fields and the
+    smallest fix, unless the researcher accepts weak checks; elsewhere (and then) return it as a warning. Also
+    warn of each kind of participant no check can flag."""
+    if not rows:  # no check asked: nothing to be weak
+        return []
+    weak = weak_checks(rows)
+    if weak is not None:
+        message, fields = weak
+        if link is not None and link.fail_code and not accept_weak:
+            raise WeakChecks(message + "; or set accept_weak_checks to create it anyway", field=fields)
+        return [message]
+    return [f"checks_power: no check can flag a participant who {_WHO[b]}" for b in power.weak_for(rows)]
+
+
+class WeakChecks(CampaignError):
+    """A link study whose checks can flag nobody (studies.design.checks_power_refusal)."""
+
+
+def _fix_fields(check: str) -> tuple[str, ...]:
+    """The request fields a check's smallest fix changes."""
+    return {power.DECOY_CHECK: ("decoys", "items_per_participant"),
+            power.PLANTED_CHECK: ("planted", "items_per_participant"),
+            power.TRAINING_CHECK: ("qualification.items",)}[check]
+
+
+_MET_WORDS = {power.DECOY_CHECK: "decoys", power.PLANTED_CHECK: "planted outputs",
+              power.TRAINING_CHECK: "keyed training spans"}  # a count follows each
+_WHO = {"accept_all": "accepts everything", "reject_all": "rejects everything", "random": "answers at random"}

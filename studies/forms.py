@@ -46,7 +46,8 @@ class CampaignForm(forms.Form):
             "link_enabled", "link_cap", "link_expires", "items_per_participant", "release_after_minutes",
             "time_limit_minutes", "pass_code", "fail_code", "completion_url", "consent")),
         ("Quality checks", "quality-check-settings", (
-            "decoys", "planted", "vigilance_min", "qualification_items", "qualification_pass", "exclude_flagged")),
+            "decoys", "planted", "vigilance_min", "qualification_items", "qualification_pass", "exclude_flagged",
+            "planted_near_duplicates", "accept_weak_checks")),
         ("", "", ("seed", "categories", "guidelines")),
     )
 
@@ -149,10 +150,18 @@ class CampaignForm(forms.Form):
                                      help_text="Flag when the upper 95% bound of a check's rate is below this.")
     qualification_items = forms.CharField(
         required=False, label="Training items",
-        help_text="Item ids (external ids, comma-separated) every annotator judges first, with the key after each.",
+        help_text="Item ids (external ids, comma-separated; id@system where an id has outputs of several systems) "
+                  "every annotator judges first, with the key after each.",
     )
     qualification_pass = forms.FloatField(initial=0.8, required=False, min_value=0, max_value=1, label="Pass mark")
     exclude_flagged = forms.BooleanField(required=False, label="Leave flagged annotators out of the figures")
+    planted_near_duplicates = forms.BooleanField(
+        required=False, label="Planted copies may be of outputs their judge also judges",
+        help_text="Off: a planted copy is never one fact apart from an output in the same queue.")
+    accept_weak_checks = forms.BooleanField(
+        required=False, label="Create it even if the checks can flag nobody",
+        help_text="A link study with a fail code is refused when no check could flag anyone; "
+                  "Check the design shows each check's power first.")
 
     def __init__(self, *args: object, dataset: Dataset | None = None, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)
@@ -214,16 +223,35 @@ class CampaignForm(forms.Form):
         return self._items("qualification_items")
 
     def _items(self, field: str) -> list[int]:
+        """The items named by external id, or by `id@system` where one id names an output of several systems
+        (refused naming the matches, never one picked silently)."""
         raw = [part.strip() for part in self.cleaned_data[field].split(",") if part.strip()]
         if not raw:
             return []
         dataset = self.cleaned_data.get("dataset") or self.dataset_obj
-        own = Item.objects.filter(dataset=dataset, derived_from__isnull=True, external_id__in=raw)
-        found = dict(own.values_list("external_id", "pk"))
-        unknown = [r for r in raw if r not in found]
+        own = Item.objects.filter(dataset=dataset, derived_from__isnull=True)
+        found: dict[str, list[tuple[str, int]]] = {}
+        plain = set(raw) | {r.rpartition("@")[0] for r in raw if "@" in r}
+        for external_id, system, pk in own.filter(external_id__in=plain).values_list("external_id", "system", "pk"):
+            found.setdefault(external_id, []).append((system, pk))
+        picked, unknown, several = [], [], []
+        for name in dict.fromkeys(raw):
+            matches = found.get(name)
+            if matches is None and "@" in name:  # id@system: the output of that system
+                external_id, _, system = name.rpartition("@")
+                matches = [m for m in found.get(external_id, []) if m[0] == system] or None
+            if matches is None:
+                unknown.append(name)
+            elif len(matches) > 1:
+                several.append(f"{name} ({', '.join(f'{name}@{system}' for system, _ in sorted(matches))})")
+            else:
+                picked.append(matches[0][1])
         if unknown:
             raise forms.ValidationError(f"Not items of this dataset: {', '.join(unknown)}")
-        return [found[r] for r in dict.fromkeys(raw)]
+        if several:
+            raise forms.ValidationError(f"Each of these ids names an output of several systems; pick one by system: "
+                                        f"{'; '.join(several)}")
+        return picked
 
     def clean(self) -> dict:
         data = super().clean()
@@ -246,6 +274,7 @@ class CampaignForm(forms.Form):
             qualification_items=tuple(data.get("qualification_items") or ()),
             qualification_pass=data.get("qualification_pass") if data.get("qualification_pass") is not None else 0.8,
             exclude_flagged=bool(data.get("exclude_flagged")),
+            planted_near_duplicates=bool(data.get("planted_near_duplicates")),
         )
         data["sample"] = None
         if data.get("sample_strata") and not {"sample_per_stratum", "sample_total"} & set(self.errors):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -178,6 +179,47 @@ def link_has_room(*, link: StudyLink, now: datetime | None = None) -> bool:
     now = now or timezone.now()
     due = Q(assignment_id__in=_releasable(link, now).values("assignment_id"))
     return _free(link, also=due).exclude(item_id__in=list(_training_items(link.campaign))).exists()
+
+
+@dataclass(frozen=True)
+class Promise:
+    """What a newcomer is told on the consent page: every item they will judge, by kind, and the expected time."""
+
+    training: int
+    real: int
+    planted: int
+    controls: int
+    minutes: int | None  # None until anyone has finished enough items to know a typical item's time
+
+    @property
+    def items(self) -> int:
+        return self.training + self.real + self.planted + self.controls
+
+
+MIN_TIMED = 5  # finished items before the study's own median time per item is quoted
+
+
+def newcomer_promise(*, link: StudyLink, now: datetime | None = None) -> Promise:
+    """What a newcomer would get now (read only, as `link_has_room`): the training items, their share of the
+    pool's free outputs, the planted copies that share brings (when the pool's outputs take any) and the
+    control items; the expected minutes are that count times the median active time of a finished real item
+    in this study."""
+    now = now or timezone.now()
+    campaign = link.campaign
+    training = _training_items(campaign)
+    due = Q(assignment_id__in=_releasable(link, now).values("assignment_id"))
+    free = _free(link, also=due).exclude(item_id__in=list(training)).values("item_id").distinct().count()
+    real = min(link.items_per_participant, free)
+    copies_exist = PlantedOutput.objects.filter(campaign=campaign).exists()
+    planted = planted_count(campaign.planted, real) if copies_exist else 0
+    controls = len([i for i in link.controls if i not in training])
+    times = sorted(Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_training=False,
+                                             is_control=False).values_list("active_seconds", flat=True))
+    promise = Promise(training=len(training), real=real, planted=planted, controls=controls, minutes=None)
+    if len(times) < MIN_TIMED:
+        return promise
+    median = times[len(times) // 2] if len(times) % 2 else (times[len(times) // 2 - 1] + times[len(times) // 2]) / 2
+    return replace(promise, minutes=max(1, round(promise.items * median / 60)))
 
 
 def _releasable(link: StudyLink, now: datetime):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.conf import settings
 from django.db import transaction
@@ -26,7 +26,10 @@ from annotator.services.campaigns import (
     SEED_MAX,
     SEED_MIN,
     CampaignError,
+    ControlKey,
     _check_text,
+    campaign_control_set,
+    campaign_name_check,
     neutral_labels,
 )
 from annotator.services.routing import RoutingSpec, campaign_route_draw
@@ -34,9 +37,30 @@ from annotator.services.sampling import SampleSpec, campaign_sample_draw
 from corpus import protocols
 from corpus.models import Annotation, Dataset, Item
 from corpus.protocols.mqm import ProtocolError
-from quality.services import CheckSettings, Queues, checks_prepare, checks_validate, planted_count
-from studies.design import Pool, arm_warnings, checks_warnings, pool_refusal, pool_warnings
-from studies.models import SetupReport
+from errors import UserError
+from quality.engine.power import CheckPower
+from quality.services import (
+    CheckSettings,
+    ChecksMade,
+    Queues,
+    Tally,
+    checks_prepare,
+    checks_validate,
+    planted_count,
+    planted_near_duplicates,
+)
+from studies.design import (
+    Pool,
+    WeakChecks,
+    arm_warnings,
+    checks_power_of,
+    checks_power_refusal,
+    checks_warnings,
+    pool_refusal,
+    pool_warnings,
+    weak_checks,
+)
+from studies.models import SetupReport, StudyLink
 from studies.pool import slots_create
 from studies.services import LinkSettings, link_create, link_settings_check
 
@@ -65,6 +89,8 @@ class CampaignSpec:
     protocol: str = protocols.DEFAULT  # corpus.protocols: what the item screen asks and how errors are scored
     protocol_options: dict | None = None  # the protocol's settings (MQM: its own tree, its weights)
     routing: RoutingSpec | None = None
+    control_keys: Sequence[ControlKey] = ()  # the known verdicts of control and training items' spans
+    accept_weak_checks: bool = False  # create a link study with pass/fail codes even if its checks flag nobody
 
     def __post_init__(self) -> None:
         if self.checks is None:  # the form and the API say "no checks" as None
@@ -72,7 +98,7 @@ class CampaignSpec:
 
 
 @transaction.atomic
-def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Campaign:
+def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start_jobs: bool = True) -> Campaign:
     """Create a campaign and its assignments: open at once, or a draft while it has decoys to review (or planted
     outputs whose errors a model writes, with PLANTED_WRITE_AUTO on).
 
@@ -84,7 +110,8 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Ca
     (annotator.engine.crossing). Decoys are proposed over every output judged, planted copies made for each
     registered annotator and for the participants the pool will take. What could not be made as asked is
     returned as warnings in `campaign.warnings` and kept in its `SetupReport`; a link nobody could ever join
-    is refused.
+    is refused, and so is a link study with a fail code whose checks can flag nobody (unless
+    `accept_weak_checks`). The checks' power is in `campaign.checks_power` (studies.design.checks_power_of).
     """
     _validate(spec)
     campaign = _campaign_row(spec, created_by)
@@ -106,6 +133,7 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Ca
     lanes = [-k for k in range(1, pool.judges + 1)] if pool else []  # participant k of each output, by place
     unprimed = _control_arm({i: [*js, *lanes] for i, js in judges.items()}, spec.runs, share=spec.control_arm,
                             seed=spec.seed)
+    link = None
     if pool is not None:
         link = link_create(campaign=campaign, spec=spec.link, item_ids=outputs,
                            controls=[i for i in items if i in controls])
@@ -113,7 +141,8 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Ca
     queues = Queues(real={pk: list(queue) for pk, queue in per_annotator.items()},
                     pool=outputs if pool else (),
                     pool_copies=planted_count(spec.checks.planted, pool.share) * pool.expected() if pool else 0)
-    made = checks_prepare(campaign=campaign, queues=queues, rng=random.Random(f"{spec.seed}:checks"))
+    made = checks_prepare(campaign=campaign, queues=queues, rng=random.Random(f"{spec.seed}:checks"),
+                          start_jobs=start_jobs)
     rows = []
     for annotator_pk, queue in per_annotator.items():
         # Planted copies join the shuffle as ordinary work; training items come first, in the order given.
@@ -131,23 +160,77 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None) -> Ca
             for order, (item_id, ctrl) in enumerate(queue, start=len(training) + 1)
         ]
     Assignment.objects.bulk_create(rows)
+    if spec.control_keys:
+        campaign_control_set(campaign=campaign, keys=spec.control_keys)
     warnings = [
         *(pool_warnings(pool) if pool else []),
         *arm_warnings(share=spec.control_arm, outputs=len(outputs), judges=spec.annotators_per_item),
         *checks_warnings(made, decoys=spec.checks.decoys, planted=spec.checks.planted),
+        *([f"planted_near_duplicates: {n} planted cop{'y is' if n == 1 else 'ies are'} of outputs their judge also "
+           "judges, one fact apart from an output in the same queue"]
+          if (n := planted_near_duplicates(campaign)) else []),
     ]
-    SetupReport.objects.create(
+    report = SetupReport.objects.create(
         campaign=campaign, warnings=warnings, decoys_asked=made.decoys.asked, decoys_made=made.decoys.made,
         decoys_why=made.decoys.why, planted_asked=made.planted.asked, planted_made=made.planted.made,
         planted_why=made.planted.why,
     )
+    # The power follows from what was made (and the key set), so it is computed once the report is kept.
+    campaign.checks_power = checks_power_of(campaign)
+    if weak := checks_power_refusal(campaign.checks_power, link=link, accept_weak=spec.accept_weak_checks):
+        report.warnings = warnings = [*warnings, *weak]
+        report.save(update_fields=["warnings"])
     campaign.warnings = warnings
     return campaign
+
+
+@dataclass(frozen=True)
+class SetupPreview:
+    """What creating the campaign would make and say, without making it: its warnings, the checks asked and made,
+    their power, and the refusal creation would give for weak checks (None when it would create it)."""
+
+    warnings: list[str]
+    checks_made: ChecksMade
+    checks_power: list[CheckPower]
+    refusal: UserError | None
+
+
+class _RolledBack(Exception):
+    def __init__(self, preview: SetupPreview) -> None:
+        super().__init__("dry run")
+        self.preview = preview
+
+
+def campaign_dry_run(spec: CampaignSpec, *, created_by: User | None = None) -> SetupPreview:
+    """Set the campaign up exactly as `campaign_create` would, then roll everything back: the figures are the
+    ones creation gives (decoys and planted outputs as drawn), and no server is asked. A refusal other than weak
+    checks is raised as creation raises it."""
+    try:
+        with transaction.atomic():
+            campaign = campaign_create(replace(spec, accept_weak_checks=True), created_by=created_by,
+                                       start_jobs=False)
+            report = SetupReport.objects.get(campaign=campaign)
+            refusal = None
+            try:
+                checks_power_refusal(campaign.checks_power, link=StudyLink.objects.filter(campaign=campaign).first(),
+                                     accept_weak=spec.accept_weak_checks)
+            except WeakChecks as exc:
+                refusal = exc
+            weak = weak_checks(campaign.checks_power)
+            made = ChecksMade(decoys=Tally(report.decoys_asked, report.decoys_made, report.decoys_why),
+                              planted=Tally(report.planted_asked, report.planted_made, report.planted_why))
+            # A refused design's weakness is the refusal, not also a warning.
+            warnings = [w for w in campaign.warnings if refusal is None or weak is None or w != weak[0]]
+            raise _RolledBack(SetupPreview(warnings=warnings, checks_made=made, checks_power=campaign.checks_power,
+                                           refusal=refusal))
+    except _RolledBack as done:
+        return done.preview
 
 
 def _validate(spec: CampaignSpec) -> None:
     """Refuse a design that cannot be set up, naming the field."""
     _check_text("name", spec.name, MAX_NAME, required=True, identifier=True)
+    campaign_name_check(spec.name)
     for aspect in spec.aspects:
         _check_text("aspects", aspect, MAX_ASPECT, required=True)
     _check_text("guidelines", spec.guidelines, MAX_GUIDELINES)
@@ -213,7 +296,8 @@ def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:
                 else Campaign.Status.OPEN),
         categories=label_set, control_arm=spec.control_arm, decoys=checks.decoys, planted=checks.planted,
         vigilance_min=checks.vigilance_min, qualification=checks.as_qualification(),
-        exclude_flagged=checks.exclude_flagged, protocol=spec.protocol,
+        exclude_flagged=checks.exclude_flagged, planted_near_duplicates=checks.planted_near_duplicates,
+        protocol=spec.protocol,
         protocol_options=protocols.get(spec.protocol).clean_options(spec.protocol_options),
     )
     campaign.annotators.set(spec.annotators)

@@ -6,8 +6,9 @@ from typing import Any
 
 from annotator.engine import telemetry
 from annotator.models import Campaign
-from quality.engine import figures
+from quality.engine import figures, power
 from quality.vigilance import campaign_checks, excluded_annotator_ids
+from studies.design import checks_power_of
 
 
 def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) -> dict[str, Any]:
@@ -17,7 +18,8 @@ def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) ->
     left_out = set(excluded_annotator_ids(campaign.pk) if excluded is None else excluded)
     return {
         "settings": {"decoys": campaign.decoys, "planted": campaign.planted, "vigilance_min": campaign.vigilance_min,
-                     "qualification": campaign.qualification or None, "exclude_flagged": campaign.exclude_flagged},
+                     "qualification": campaign.qualification or None, "exclude_flagged": campaign.exclude_flagged,
+                     "planted_near_duplicates": campaign.planted_near_duplicates},
         "rules": {
             "rubber_stamp": figures.STAMP_RULE.describe(),
             "vigilance": f"flagged when the upper bound of the Wilson 95% interval of the decoy rejection rate or "
@@ -27,6 +29,10 @@ def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) ->
                            f"capped at {telemetry.IDLE_CAP_SECONDS} s (Pearmut)",
             "wall_time": "clock time from the first signal on an item to the last (time away included)",
         },
+        # Each check's power as set up: known answers met per participant, chances of flagging each kind of
+        # participant (quality.engine.power), and the speed rule that stands beside them.
+        "checks_power": [row.as_dict() for row in checks_power_of(campaign)],
+        "checks_power_condition": power.SPEED_RULE,
         "annotators": [row.as_dict() for row in rows],
         "excluded": sorted(row.annotator for row in rows if row.user_id in left_out),
     }

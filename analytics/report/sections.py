@@ -29,7 +29,15 @@ from analytics.selectors.priming import has_control_arm, priming_paragraph, prim
 from analytics.selectors.quality import quality_summary
 from analytics.selectors.ranking import BY_CHOICES, Ranking, campaign_aspects, campaign_ranking
 from analytics.selectors.routing import routing_report
-from analytics.tables import TABLE_BUILDERS, Column, Table, empty_state, priming_tables, quality_tables
+from analytics.tables import (
+    TABLE_BUILDERS,
+    Column,
+    Table,
+    empty_state,
+    power_table,
+    priming_tables,
+    quality_tables,
+)
 from annotator.models import Campaign
 from corpus import protocols
 from corpus.consensus import MAJORITY_SHARE
@@ -201,10 +209,12 @@ def quality_section(context: ReportContext) -> Section:
     """The checks in force, each annotator's vigilance, who is flagged and why, and whether they count."""
     summary = quality_summary(context.campaign, context.exclusion)
     vigilance, flags = quality_tables(summary)
+    strength = [power_table(summary)] if summary.power else []
     text = "Checks in force. " + " ".join(f"{line}." for line in summary.checks) + " " + context.exclusion.sentence()
     if not summary.rows:
-        return Section("quality", "Quality checks", text=text + " No annotator has worked yet.")
-    return Section("quality", "Quality checks", text=text, tables=[vigilance] + ([flags] if flags.rows else []))
+        return Section("quality", "Quality checks", text=text + " No annotator has worked yet.", tables=strength)
+    return Section("quality", "Quality checks", text=text,
+                   tables=strength + [vigilance] + ([flags] if flags.rows else []))
 
 
 def priming_section(context: ReportContext) -> Section | None:

@@ -9,9 +9,11 @@ from analytics.selectors.design import participant_platform
 from analytics.selectors.exclusion import Exclusion
 from annotator.models import Assignment, Campaign
 from quality.engine import figures
+from quality.engine.power import CheckPower
 from quality.models import CheckSpan, PlantedOutput
 from quality.vigilance import campaign_checks
 from stats.intervals import Proportion
+from studies.design import checks_power_of
 from studies.models import Participant
 from studies.screening import participant_reasons
 
@@ -32,6 +34,7 @@ class QualitySummary:
     checks: list[str]  # the checks in force, in words, with what was made of them
     rows: list[QualityRow]
     exclusion: Exclusion
+    power: list[CheckPower] = field(default_factory=list)  # each check's power as set up (studies.design)
 
     @property
     def flagged(self) -> list[QualityRow]:
@@ -66,4 +69,4 @@ def quality_summary(campaign: Campaign, exclusion: Exclusion) -> QualitySummary:
             decoys=check.figures.decoys, planted=check.figures.planted, reasons=list(check.reasons),
             screening=screening if participant else [], excluded=check.user_id in exclusion.excluded_ids,
         ))
-    return QualitySummary(checks=checks, rows=rows, exclusion=exclusion)
+    return QualitySummary(checks=checks, rows=rows, exclusion=exclusion, power=checks_power_of(campaign))

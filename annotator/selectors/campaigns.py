@@ -165,11 +165,17 @@ def control_accuracy(campaign: Campaign) -> list[ControlAccuracy]:
     return sorted(result.values(), key=lambda r: r.annotator)
 
 
+def campaign_key_items(campaign: Campaign) -> set[int]:
+    """The items whose spans carry a key: control and training items held by anyone, and the qualification's
+    training items from creation on (a link-only study has no assignment before its first participant)."""
+    held = Assignment.objects.filter(Q(is_control=True) | Q(is_training=True), campaign=campaign)
+    return set(held.values_list("item_id", flat=True)) | set((campaign.qualification or {}).get("items", []))
+
+
 def control_spans(campaign: Campaign) -> list[tuple[ErrorSpan, str, ControlVerdict | None]]:
     """Spans of the campaign's control items with their real run label and known verdicts (researchers only)."""
     labels = campaign_run_labels(campaign.pk)
-    item_ids = Assignment.objects.filter(Q(is_control=True) | Q(is_training=True), campaign=campaign).values_list(
-        "item_id", flat=True)
+    item_ids = campaign_key_items(campaign)
     key = {cv.span_id: cv for cv in ControlVerdict.objects.filter(campaign=campaign)}
     rows = []
     for item_id in sorted(set(item_ids)):

@@ -7,15 +7,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.db import transaction
-from django.db.models import Q
+from django.db import IntegrityError, connection, transaction
 
 from accounts.access import AccessError
 from accounts.models import Role, User
-from annotator.models import Assignment, Campaign, ControlVerdict, ExplanationVerdict, SpanVerdict
+from annotator.models import Campaign, ControlVerdict, ExplanationVerdict, SpanVerdict
+from annotator.selectors.campaigns import campaign_key_items
 from corpus import cleaning
 from corpus.models import Dataset, ErrorSpan, Item
-from errors import UserError
+from errors import Conflict, UserError
 
 DEFAULT_GUIDELINES = (Path(__file__).resolve().parent.parent / "guidelines.md").read_text(encoding="utf-8")
 
@@ -36,6 +36,26 @@ MAX_NAME = 200  # Campaign.name
 MAX_ASPECT = 200  # Annotation.aspect
 MAX_GUIDELINES = 200_000
 SEED_MIN, SEED_MAX = 0, 2**31 - 1  # Campaign.seed is a 32-bit integer
+
+
+def campaign_name_check(name: str) -> None:
+    """Refuse a name another campaign has, before anything is written (the name's unique constraint stays the
+    invariant; `campaign_name_clash` tells when a race reached it)."""
+    if Campaign.objects.filter(name=name).exists():
+        raise Conflict(f"name: a campaign named {name!r} exists", field="name")
+
+
+def campaign_name_clash(exc: IntegrityError) -> bool:
+    """Whether the database refused a campaign for its name's unique constraint, and not for any other: only
+    then is the refusal about the name. PostgreSQL names the violated constraint; SQLite names its columns."""
+    table = Campaign._meta.db_table
+    diag = getattr(exc.__cause__, "diag", None)
+    if diag is not None:
+        with connection.cursor() as cursor:
+            constraints = connection.introspection.get_constraints(cursor, table)
+        names = {name for name, c in constraints.items() if c["unique"] and c["columns"] == ["name"]}
+        return diag.table_name == table and diag.constraint_name in names
+    return str(exc) == f"UNIQUE constraint failed: {table}.name"
 
 
 def _check_text(field: str, value: str, limit: int, *, required: bool = False, identifier: bool = False) -> None:
@@ -59,8 +79,7 @@ def campaign_control_set(*, campaign: Campaign, keys: Sequence[ControlKey]) -> i
 
     A key for a span that is not on a control item of this campaign, or with an unknown verdict, is refused."""
     # Qualification items carry a key the same way: shown to the annotator once each training item is done.
-    control_items = set(Assignment.objects.filter(Q(is_control=True) | Q(is_training=True), campaign=campaign)
-                        .values_list("item_id", flat=True))
+    control_items = campaign_key_items(campaign)
     spans = dict(ErrorSpan.objects.filter(pk__in=[k.span_id for k in keys]).values_list("pk", "annotation__item_id"))
     for key in keys:
         if spans.get(key.span_id) not in control_items:

@@ -21,6 +21,11 @@ _NAME = re.compile(r"\b[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)$")
 _CLAUSE = re.compile(r"(?:[^.;:!?,\n]|[.;:!?,](?!\s|$))+")  # a mark ends a clause when a space follows (not 2.5)
 _WORD = re.compile(r"\S+")
+# Phrases that state one fact in several words ("3 out of 5", "7 of 10", "1 in 4", "from 3 to 5", "between 2 and
+# 4"): a stretch marks them whole or not at all, since "3 out" or "of 5" reads as cut out of its phrase.
+_N = r"\d+(?:[.,]\d+)?"
+_BOUND = re.compile(rf"\b(?:{_N}\s+(?:out\s+of|of|in|for|to)\s+{_N}|from\s+{_N}\s+to\s+{_N}"
+                    rf"|between\s+{_N}\s+and\s+{_N})\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?:[^.;!?\n]|[.;!?](?!\s|$))+")
 # Words an evaluator's span seldom ends on, nor (but "the") begins with: a stretch cut there reads as a cut.
 _STOP = frozenset({"a", "an", "the", "of", "in", "on", "at", "to", "for", "with", "and", "or", "but", "is", "was",
@@ -151,6 +156,7 @@ def decoy_candidates(output: str, inputs_text: str, taken: Sequence[tuple[int, i
     overlapping no span in `taken`, in text order: numbers, names, clauses and the phrases around a fact."""
     found: dict[tuple[int, int], Candidate] = {}
     facts = _facts(output)
+    bound = [(m.start(), m.end()) for m in _BOUND.finditer(output)]
 
     def add(start: int, end: int, what: str | None = None) -> None:
         while start < end and not output[start].isalnum():
@@ -160,6 +166,8 @@ def decoy_candidates(output: str, inputs_text: str, taken: Sequence[tuple[int, i
         text = output[start:end]
         if not text or _overlaps(start, end, taken) or not _supported(start, end, facts, inputs_text):
             return
+        if any(a < end and start < b and not (start <= a and b <= end) for a, b in bound):
+            return  # it would cut inside a phrase that states one fact
         found.setdefault((start, end), Candidate(start, end, text, what or span_kind(text), output.count(text) > 1))
 
     for match in _LONE_NUMBER.finditer(output):

@@ -137,3 +137,10 @@ def plant(output: str, inputs_text: str, *, keep: Sequence[tuple[int, int]], rng
         text = output[:start] + after + output[end:]
         return Planted(text=text, start=start, end=start + len(after), before=before, after=after, kind=kind)
     return None
+
+
+def planted_count(share: float, n_real: int) -> int:
+    """How many planted outputs make `share` of an annotator's queue of n_real outputs (at least one)."""
+    if share <= 0 or n_real == 0:
+        return 0
+    return max(1, round(share * n_real / (1 - share)))

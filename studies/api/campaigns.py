@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from ninja import Router, Schema, Status
@@ -17,25 +17,51 @@ from annotator.access import campaign_for_user
 from annotator.models import Assignment, Campaign
 from annotator.schemas import CampaignDetailOut, CampaignIn, CampaignOut, CampaignSummaryOut, ControlAccuracyOut
 from annotator.selectors.campaigns import campaign_run_labels, campaigns_visible_to, control_accuracy
-from annotator.services.campaigns import ControlKey, campaign_control_set
+from annotator.services.campaigns import ControlKey, campaign_name_clash
 from annotator.services.routing import RoutingSpec
 from annotator.services.sampling import SampleSpec
 from corpus.models import Dataset
 from errors import Conflict, UserError
 from evaluation.models import EvaluatorRun
 from quality.audit import campaign_open_audited
+from quality.engine import power
 from quality.schemas import CampaignOpenIn
 from quality.services import CheckSettings
 from studies.api.participants import LinkOut, link_out, link_settings_from
+from studies.design import checks_power_of
 from studies.models import SetupReport, StudyLink
-from studies.setup import CampaignSpec, campaign_create
+from studies.setup import CampaignSpec, campaign_create, campaign_dry_run
 
 router = Router(tags=["campaigns"])
+
+
+class FlagChancesOut(Schema):
+    """The probability that the check flags each kind of participant (quality.engine.power)."""
+
+    accept_all: float
+    reject_all: float
+    random: float
+
+
+class CheckPowerOut(Schema):
+    """One check's power before launch: known answers a participant meets, the chance it flags each kind of
+    participant, and the smallest change that lets it flag one who fails every check (null when it does)."""
+
+    check: str  # decoys, planted or qualification
+    met_per_participant: float
+    p_flag: FlagChancesOut
+    smallest_fix: str | None
+
+
+def _power(rows) -> list[CheckPowerOut]:
+    return [CheckPowerOut(**row.as_dict()) for row in rows]
 
 
 class CampaignCreatedOut(CampaignOut):
     status: str  # "draft" while its decoys wait for review, else "open"
     warnings: list[str]  # what the design promises but cannot keep, with numbers (also on the campaign page)
+    checks_power: list[CheckPowerOut]
+    speed_rule: str  # the rubber-stamp rule, which depends on speed rather than design: a condition beside them
 
 
 class TallyOut(Schema):
@@ -51,6 +77,17 @@ class ChecksMadeOut(Schema):
     planted: TallyOut
 
 
+class SetupReportOut(Schema):
+    """A dry run's answer: what creation would make and say; nothing is created."""
+
+    dry_run: bool
+    warnings: list[str]
+    checks_made: ChecksMadeOut
+    checks_power: list[CheckPowerOut]
+    speed_rule: str
+    refusal: dict[str, Any] | None  # {"detail", "field"}: the refusal creation would answer for weak checks
+
+
 class CampaignSettingsOut(CampaignDetailOut):
     """A campaign with its study settings; for annotators the settings are null (knowing the checks' shares
     would help to game them)."""
@@ -63,6 +100,7 @@ class CampaignSettingsOut(CampaignDetailOut):
     qualification: dict[str, Any] | None  # {"items": [item ids], "pass": 0.8}, null without training
     link: LinkOut | None
     checks_made: ChecksMadeOut | None
+    checks_power: list[CheckPowerOut] | None
     warnings: list[str] | None
 
 
@@ -75,12 +113,15 @@ def _checks_made(report: SetupReport | None) -> ChecksMadeOut | None:
     )
 
 
-@router.post("/campaigns", response={201: CampaignCreatedOut}, operation_id="create_campaign")
+@router.post("/campaigns", response={201: CampaignCreatedOut, 200: SetupReportOut}, operation_id="create_campaign")
 def create_campaign(request: HttpRequest, payload: CampaignIn):
     """Create a campaign (researchers and admins), optionally with control items and their key; one with
     decoys starts as a draft until `open_campaign`. `warnings` lists what the design cannot keep as asked (a
     cap the pool cannot use, checks that could not all be made, an arm that cannot be crossed); a link nobody
-    could ever join is a 422 naming `link`."""
+    could ever join is a 422 naming `link`. `checks_power` says, per check, how many known answers a participant
+    meets and how likely each kind of participant is to be flagged; a link study with a fail code whose checks
+    can flag nobody is a 422 naming the fields and the smallest fix, unless `accept_weak_checks`. With
+    `dry_run` it answers 200 with the set-up report and creates nothing."""
     require_researcher(request)
     dataset = get_object_or_404(Dataset, pk=payload.dataset_id)
     runs = list(EvaluatorRun.objects.filter(pk__in=payload.run_ids))
@@ -100,27 +141,37 @@ def create_campaign(request: HttpRequest, payload: CampaignIn):
         decoys=payload.decoys, planted=payload.planted, vigilance_min=payload.vigilance_min,
         qualification_items=tuple(payload.qualification.items) if payload.qualification else (),
         qualification_pass=payload.qualification.pass_ if payload.qualification else 0.8,
-        exclude_flagged=payload.exclude_flagged,
+        exclude_flagged=payload.exclude_flagged, planted_near_duplicates=payload.planted_near_duplicates,
     )
+    spec = CampaignSpec(
+        name=payload.name, dataset=dataset, runs=runs, annotators=[users[n] for n in payload.annotators],
+        aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
+        guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
+        control_item_ids=payload.control_item_ids, reviewers=reviewers,
+        sample=sample, control_arm=payload.control_arm, link=link, checks=checks, routing=routing,
+        protocol=payload.protocol, protocol_options=payload.protocol_options,
+        control_keys=[ControlKey(**k.dict()) for k in payload.control_verdicts],
+        accept_weak_checks=payload.accept_weak_checks)
+    if payload.dry_run:
+        preview = campaign_dry_run(spec, created_by=request.user)
+        return Status(200, SetupReportOut(
+            dry_run=True, warnings=preview.warnings, checks_made=ChecksMadeOut(
+                decoys=TallyOut(**vars(preview.checks_made.decoys)),
+                planted=TallyOut(**vars(preview.checks_made.planted))),
+            checks_power=_power(preview.checks_power), speed_rule=power.SPEED_RULE,
+            refusal=preview.refusal.body() if preview.refusal else None))
     try:
-        with transaction.atomic():
-            campaign = campaign_create(CampaignSpec(
-                name=payload.name, dataset=dataset, runs=runs, annotators=[users[n] for n in payload.annotators],
-                aspects=payload.aspects, annotators_per_item=payload.annotators_per_item,
-                guidelines=payload.guidelines, seed=payload.seed, item_ids=payload.item_ids,
-                control_item_ids=payload.control_item_ids, reviewers=reviewers,
-                sample=sample, control_arm=payload.control_arm, link=link, checks=checks, routing=routing,
-                protocol=payload.protocol, protocol_options=payload.protocol_options), created_by=request.user,
-            )
-            if payload.control_verdicts:
-                campaign_control_set(campaign=campaign, keys=[ControlKey(**k.dict()) for k in payload.control_verdicts])
-    except IntegrityError:
+        campaign = campaign_create(spec, created_by=request.user)
+    except IntegrityError as exc:
+        if not campaign_name_clash(exc):  # any other constraint is a defect: it answers as one, with its own words
+            raise
         raise Conflict(f"name: a campaign named {payload.name!r} exists", field="name") from None
     return Status(201, CampaignCreatedOut(
         id=campaign.pk, name=campaign.name, dataset_id=dataset.pk, aspects=campaign.aspects,
         annotators_per_item=campaign.annotators_per_item, n_assignments=campaign.assignments.count(),
         labels={label: run_id for run_id, label in campaign_run_labels(campaign.pk).items()},
-        status=campaign.status, warnings=campaign.warnings,
+        status=campaign.status, warnings=campaign.warnings, checks_power=_power(campaign.checks_power),
+        speed_rule=power.SPEED_RULE,
     ))
 
 
@@ -165,7 +216,7 @@ def retrieve_campaign(request: HttpRequest, campaign_id: int):
         "guidelines": campaign.guidelines, "n_assignments": assignments.count(),
         "n_done": assignments.filter(status=Assignment.Status.DONE).count(),
         **dict.fromkeys(("control_arm", "decoys", "planted", "vigilance_min", "exclude_flagged", "qualification",
-                         "link", "checks_made", "warnings")),
+                         "link", "checks_made", "checks_power", "warnings")),
     }
     if request.user.sees_everything:
         link = StudyLink.objects.filter(campaign=campaign).first()
@@ -175,6 +226,7 @@ def retrieve_campaign(request: HttpRequest, campaign_id: int):
             vigilance_min=campaign.vigilance_min, exclude_flagged=campaign.exclude_flagged,
             qualification=campaign.qualification or None, link=link_out(request, link) if link else None,
             checks_made=_checks_made(report), warnings=report.warnings if report else [],
+            checks_power=_power(checks_power_of(campaign)),
         )
     return out
 

@@ -21,6 +21,7 @@ from annotator.selectors.campaigns import (
     queue_for,
 )
 from annotator.selectors.pilot import campaign_plan
+from annotator.services.campaigns import campaign_name_clash
 from annotator.views.common import AppRequest, require_researcher
 from corpus import cleaning, protocols
 from corpus.models import Dataset
@@ -28,11 +29,13 @@ from errors import UserError
 from errors.placing import refusal_place
 from evaluation.models import EvaluatorRun
 from jobs.models import JobStatus
+from quality.engine import power
 from quality.vigilance import campaign_checks
 from studies.completion import completion_url_problem
+from studies.design import checks_power_of
 from studies.forms import CampaignForm, PlanForm
 from studies.models import SetupReport, StudyLink
-from studies.setup import CampaignSpec, campaign_create
+from studies.setup import CampaignSpec, campaign_create, campaign_dry_run
 from studies.views.join import participant_in, participant_queue
 
 KEPT_FIELDS = ("name", "annotators_per_item", "control_items", "control_arm", "seed", "guidelines", "protocol",
@@ -55,20 +58,24 @@ def campaign_new(request: AppRequest) -> HttpResponse:
         form = CampaignForm(request.POST, dataset=dataset)
         if form.is_valid():
             data = form.cleaned_data
+            spec = CampaignSpec(
+                name=data["name"], dataset=data["dataset"], runs=data["run_objects"],
+                annotators=list(data["annotators"]), aspects=data["aspects"],
+                annotators_per_item=data["annotators_per_item"], guidelines=data["guidelines"],
+                seed=data["seed"], control_item_ids=data["control_items"],
+                categories=data["categories"] or None, reviewers=list(data["reviewers"]),
+                sample=data["sample"], control_arm=data.get("control_arm") or 0.0, link=data["link"],
+                checks=data["checks"], routing=data["routing"], protocol=data["protocol"],
+                protocol_options=data["protocol_options"], accept_weak_checks=data["accept_weak_checks"])
+            if "dry_run" in request.POST:  # "Check the design": what creation would make and say, nothing made
+                return _dry_run(request, form, spec)
             try:
-                campaign = campaign_create(CampaignSpec(
-                    name=data["name"], dataset=data["dataset"], runs=data["run_objects"],
-                    annotators=list(data["annotators"]), aspects=data["aspects"],
-                    annotators_per_item=data["annotators_per_item"], guidelines=data["guidelines"],
-                    seed=data["seed"], control_item_ids=data["control_items"],
-                    categories=data["categories"] or None, reviewers=list(data["reviewers"]),
-                    sample=data["sample"], control_arm=data.get("control_arm") or 0.0, link=data["link"],
-                    checks=data["checks"], routing=data["routing"], protocol=data["protocol"],
-                    protocol_options=data["protocol_options"]), created_by=request.user,
-                )
+                campaign = campaign_create(spec, created_by=request.user)
             except UserError as exc:
                 refusal_place(form, exc, SPEC_FIELDS)
-            except IntegrityError:
+            except IntegrityError as exc:
+                if not campaign_name_clash(exc):  # another constraint is a defect, not the name's fault
+                    raise
                 form.add_error("name", "A campaign of that name exists.")
             else:
                 messages.success(request, f"Campaign created with {campaign.assignments.count()} assignments.")
@@ -93,6 +100,23 @@ def campaign_new(request: AppRequest) -> HttpResponse:
         form = CampaignForm(initial=initial, dataset=dataset)
     template = "annotator/campaign_new.html#campaign-form" if request.htmx else "annotator/campaign_new.html"
     return render(request, template, {"form": form, **_plan(request)})
+
+
+def _dry_run(request: AppRequest, form: CampaignForm, spec: CampaignSpec) -> HttpResponse:
+    """The form again with the set-up report of a dry run: the checks' power, the warnings, and the refusal
+    creation would give (placed at its fields)."""
+    try:
+        preview = campaign_dry_run(spec, created_by=request.user)
+    except UserError as exc:
+        refusal_place(form, exc, SPEC_FIELDS)
+        preview = None
+    else:
+        if preview.refusal is not None:
+            refusal_place(form, preview.refusal, SPEC_FIELDS)
+    template = "annotator/campaign_new.html#campaign-form" if request.htmx else "annotator/campaign_new.html"
+    return render(request, template, {
+        "form": form, "preview": preview, "checks_power": preview.checks_power if preview else [],
+        "speed_rule": power.SPEED_RULE, **_plan(request)})
 
 
 # The planner's fields, named by the planning service without the form's prefix.
@@ -135,6 +159,7 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
             "link_url": request.build_absolute_uri(reverse("join", args=[link.token])) if link else "",
             "link_joined": link.participants.count() if link else 0,
             "report": SetupReport.objects.filter(campaign=campaign).first(),
+            "checks_power": checks_power_of(campaign), "speed_rule": power.SPEED_RULE,
             "protocol": protocols.get(campaign.protocol),
             "protocol_options": json.dumps(campaign.protocol_options, indent=1, ensure_ascii=False)
             if campaign.protocol_options else "",

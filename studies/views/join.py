@@ -25,7 +25,7 @@ from annotator.rendering import markdown_html
 from annotator.selectors.campaigns import queue_for
 from annotator.views.common import AppRequest, require_researcher
 from studies.models import Participant, StudyLink
-from studies.pool import link_has_room, participant_top_up
+from studies.pool import link_has_room, newcomer_promise, participant_top_up
 from studies.selectors import participant_for, participant_rows
 from studies.services import (
     PLATFORM_PARAMS,
@@ -163,7 +163,7 @@ def _page(request: AppRequest, link: StudyLink, ids: dict[str, str], *, returnin
         "returning": returning,
         # Researchers write the consent text; nh3 strips anything active, so the HTML may be trusted.
         "consent_html": mark_safe(markdown_html(link.consent)), "time_limit": link.time_limit_minutes,
-        "n_items": link.items_per_participant,
+        "promise": newcomer_promise(link=link),
     })
 
 
@@ -205,6 +205,7 @@ def participant_end(request: AppRequest, pk: int) -> HttpResponse:
         "campaign": campaign, "participant": participant, "redirect_url": target,
         "redirect_host": urlsplit(target).hostname if target else None,
         "timed_out": participant.deadline is not None and participant.finished_at >= participant.deadline,
+        "judged": queue_for(campaign, participant.user)[1],
     })
 
 

@@ -138,7 +138,9 @@ def test_a_link_only_prolific_study_runs_with_every_check_and_arm(page, live_ser
     })
     assert created.status_code == 201, created.content
     campaign_id = created.json()["id"]
-    assert created.json()["status"] == "draft" and created.json()["warnings"] == []  # decoys wait for review
+    assert created.json()["status"] == "draft"  # decoys wait for review
+    # 3 or 4 decoys each flag whoever accepts everything; 2 planted copies each cannot flag (0 of 2 is 0.66).
+    assert created.json()["warnings"] == ["checks_power: no check can flag a participant who rejects everything"]
     made = api("get", f"/campaigns/{campaign_id}").json()["checks_made"]
     # 28 machine spans at 0.3: round(0.3 * 28 / 0.7) = 12 decoys; 7 participants fill 28 places, 2 copies each.
     assert made["decoys"] == {"asked": 12, "made": 12, "why": ""}

@@ -164,7 +164,7 @@ CAMPAIGN_SERVICES = [
     ("quality/services.py", "checks_validate"), ("studies/services.py", "link_settings_check"),
     ("annotator/services/sampling.py", "SampleSpec"), ("stats/routing.py", "check_routing"),
     ("corpus/protocols/esa.py", "clean_options"), ("corpus/protocols/__init__.py", "_mqm_options"),
-    ("annotator/services/campaigns.py", "_check_text"),
+    ("annotator/services/campaigns.py", "_check_text"), ("studies/design.py", "_fix_fields"),
 ]
 
 

@@ -13,7 +13,9 @@ def test_the_form_sets_the_checks_and_refuses_bad_values_by_field(client, resear
     form = {"name": "Form checks", "dataset": study.campaign.dataset_id, "runs": [str(r.pk) for r in study.runs],
             "aspects": ["accuracy"], "annotators": [judge.pk], "annotators_per_item": 1, "seed": 0,
             "guidelines": "x", "decoys": "0.2", "planted": "0.2", "vigilance_min": "0.7",
-            "qualification_items": "g3, g1", "qualification_pass": "0.9", "exclude_flagged": "on"}
+            "qualification_items": "g3, g1", "qualification_pass": "0.9", "exclude_flagged": "on",
+            # f1 judges every output, so a planted copy can only be of one of theirs: the form allows it.
+            "planted_near_duplicates": "on"}
     bad = client.post("/campaigns/new/", {**form, "decoys": "0.9"})
     assert bad.status_code == 200 and "less than or equal to 0.5" in bad.content.decode()
     bad = client.post("/campaigns/new/", {**form, "qualification_items": "g1, nope"})

@@ -253,3 +253,14 @@ def test_sentence_kinds_borrow_a_sentence_that_states_what_the_input_does_not():
     lone_fact = ["Kyle Lowry scored 24 points for Toronto."]  # one word the input lacks is enough
     planted = plant(OUTPUT, INPUTS, keep=[], rng=random.Random(0), kinds=["insert"], others=lone_fact)
     assert planted is not None and "Toronto" in planted.after
+
+
+def test_decoy_candidates_never_cut_inside_a_phrase_that_states_one_fact():
+    output = "The Heat won 3 out of 5 games and went 7 of 10 at home, from 2 to 4 in the fourth."
+    inputs = "Heat W 3 G 5 | home W 7 G 10 | Q4 2 4"
+    phrases = [(output.index(p), output.index(p) + len(p)) for p in ("3 out of 5", "7 of 10", "from 2 to 4")]
+    found = decoys.decoy_candidates(output, inputs, [])
+    assert found  # the output offers stretches the input supports
+    for c in found:
+        for a, b in phrases:
+            assert not (c.start < b and a < c.end) or (c.start <= a and b <= c.end), c.text

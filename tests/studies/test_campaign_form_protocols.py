@@ -53,7 +53,7 @@ def test_the_form_creates_an_mqm_campaign_with_its_own_tree_and_weights(client, 
     assert campaign.protocol == "mqm"
     again = client.post("/campaigns/new/", {**form, "protocol_options": json.dumps(MQM_OPTIONS)})
     assert again.status_code == 200
-    assert "A campaign of that name exists." in _field_error(again.content.decode(), "name")
+    assert "name: a campaign named &#x27;Web MQM&#x27; exists" in _field_error(again.content.decode(), "name")
     assert campaign.protocol_options == {
         "tree": [{"name": "Accuracy", "children": ["Mistranslation", "Omission"]}, {"name": "Style", "children": []}],
         "weights": {"*": {"major": 7.0, "minor": 2.0, "neutral": 0.0}}}

@@ -106,6 +106,11 @@ def test_checks_that_cannot_be_made_are_warned_about_with_how_many_and_why(resea
         "stretches like their machine spans that the input supports and no source marks",
         "planted: 0.3 asked for 4 planted outputs, 0 made: only 0 of the 4 outputs can take a planted error (a "
         "number, a name the input mentions, or a sentence to swap or add, outside every span of any source)",
+        # Without a fail code the checks that cannot flag are a warning, not a refusal.
+        "decoys, items_per_participant, planted: the checks can flag nobody: decoys 0, planted outputs 0 per "
+        "participant are too few for the vigilance rule to flag anyone (decoys: outputs that take decoys: 3 decoys "
+        "per participant flag, none are made; planted: outputs that take planted errors: 3 per participant flag, "
+        "none are made)",
     ]
     detail = Api(researcher)("get", f"/campaigns/{answer.json()['id']}").json()
     assert detail["checks_made"]["planted"] == {
@@ -140,7 +145,8 @@ def test_the_api_and_the_page_show_the_study_settings(client, researcher, make_u
     body = _body(boxes, "settings", annotators=["expert1"], annotators_per_item=3, control_arm=0.5, decoys=0.2,
                  planted=0.2, vigilance_min=0.7, exclude_flagged=True, items_per_participant=3,
                  qualification={"items": [boxes.items[0].pk], "pass": 0.9},
-                 link={"enabled": True, "cap": 4, "expires": None})
+                 link={"enabled": True, "cap": 4, "expires": None},
+                 planted_near_duplicates=True)  # expert1 judges every output: their copies are of their own
     api = Api(researcher)
     created = api("post", "/campaigns", body).json()
     detail = api("get", f"/campaigns/{created['id']}").json()

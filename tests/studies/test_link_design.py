@@ -62,7 +62,8 @@ def test_a_link_only_study_gives_every_participant_the_checks_and_keeps_the_arm_
     report = SetupReport.objects.get(campaign=campaign)
     assert (report.decoys_asked, report.decoys_made) == (12, 12)
     assert (report.planted_asked, report.planted_made) == (14, 14)
-    assert campaign.warnings == []
+    # 3 or 4 decoys each flag whoever accepts everything; 2 planted copies cannot flag anyone (0 of 2 is 0.66).
+    assert campaign.warnings == ["checks_power: no check can flag a participant who rejects everything"]
     slots = list(PoolSlot.objects.filter(link=campaign.study_link))
     assert len(slots) == 28 and sum(s.unprimed for s in slots) == 7
     assert all(n == 1 for n in Counter(s.item_id for s in slots if s.unprimed).values())
@@ -116,7 +117,9 @@ def test_a_link_only_study_gives_every_participant_the_checks_and_keeps_the_arm_
 
 
 def test_released_work_returns_to_the_pool_with_its_arm_and_its_planted_copy():
-    campaign = _study(6, per_item=2, each=6, name="release")
+    # Each participant judges all six outputs, so their planted copies are of their own outputs, as allowed.
+    campaign = _study(6, per_item=2, each=6, name="release",
+                      checks=CheckSettings(decoys=DECOYS, planted=PLANTED, planted_near_duplicates=True))
     t0 = timezone.now() - timedelta(hours=1)
     gone = _join(campaign, "GONE", t0)
     held = {a.item_id: a.in_control_arm for a in _real(campaign, gone.user_id)}
@@ -136,7 +139,8 @@ def test_registered_annotators_and_participants_share_one_design():
     # expert1 judges every output; two participant places per output are left (3 judges per output). The arm's
     # unprimed role of an output goes to one of its three judges, participants included.
     expert = f.user("expert1")
-    campaign = _study(6, annotators=[expert], per_item=3, each=6, arm=1.0, name="mixed")
+    campaign = _study(6, annotators=[expert], per_item=3, each=6, arm=1.0, name="mixed",  # all judge every output
+                      checks=CheckSettings(decoys=DECOYS, planted=PLANTED, planted_near_duplicates=True))
     mine = Assignment.objects.filter(campaign=campaign, annotator=expert, item__derived_from__isnull=True)
     planted_expert = PlantedOutput.objects.filter(campaign=campaign, annotator=expert).count()
     assert planted_expert == planted_count(PLANTED, 6)
