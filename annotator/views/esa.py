@@ -33,6 +33,7 @@ from annotator.services.esa import (
     esa_spans_done,
 )
 from annotator.views.common import AppRequest
+from annotator.views.marks import Own, own_work
 from corpus import cleaning
 from corpus.models import ErrorSpan
 from corpus.protocols import esa
@@ -122,6 +123,7 @@ def _ms(request: AppRequest) -> int | None:
     return clamp_ms(request.POST.get("ms"))
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def esa_span_add_view(request: AppRequest, pk: int) -> HttpResponse:
     """Store one span (offsets as the page counts them) with a severity by name."""
@@ -134,6 +136,7 @@ def esa_span_add_view(request: AppRequest, pk: int) -> HttpResponse:
     return _answer(request, assignment, f"{label} error at “{span.text[:60]}”.")
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def esa_missing_add_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -143,6 +146,7 @@ def esa_missing_add_view(request: AppRequest, pk: int) -> HttpResponse:
     return _answer(request, assignment, f"{label}: content is missing.")
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def esa_span_change_view(request: AppRequest, span_pk: int) -> HttpResponse:
     """Re-grade (severity) and/or resize (start and end, as the page counts them) one span."""
@@ -159,6 +163,7 @@ def esa_span_change_view(request: AppRequest, span_pk: int) -> HttpResponse:
     return _answer(request, assignment, "Resized the span." if resize else "Re-graded the span.")
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def esa_span_remove_view(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)
@@ -166,6 +171,7 @@ def esa_span_remove_view(request: AppRequest, span_pk: int) -> HttpResponse:
     return _answer(request, assignment, "Deleted the span.")
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def esa_spans_done_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -177,6 +183,7 @@ def esa_spans_done_view(request: AppRequest, pk: int) -> HttpResponse:
     return _answer(request, assignment, "Spans done: now the score.")
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def esa_score_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)

@@ -23,6 +23,7 @@ from annotator.selectors.campaigns import neighbour_assignments
 from annotator.selectors.spans import added_spans
 from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete
 from annotator.views.common import AppRequest
+from annotator.views.marks import Own, own_work
 from corpus import protocols
 from corpus.models import ErrorSpan, Item
 from corpus.protocols import mqm
@@ -110,6 +111,7 @@ def _problem(message: str) -> HttpResponse:
     return trigger_client_event(response, "sj:problem", {"message": message})
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
     """Store one error (offsets as the page counts them, a category of the tree, a severity by name)."""
@@ -134,6 +136,7 @@ def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
     return trigger_client_event(HttpResponse(screen_oob(request, assignment)), "sj:notice", {"message": message})
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def mqm_error_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)

@@ -51,6 +51,7 @@ from annotator.services.occurrences import occurrence_pick, span_occurrences
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views import esa, mqm
 from annotator.views.common import AppRequest
+from annotator.views.marks import Own, own_work
 from corpus import cleaning, protocol, protocols
 from errors import UserError
 
@@ -195,6 +196,7 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
     }
 
 
+@own_work(Own.ASSIGNMENT)
 @require_GET
 def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_for_user(request.user, pk)
@@ -234,6 +236,7 @@ def _version(raw: str) -> int | None:
     return _posted(raw, "version") if raw.strip() else None
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
     """Set one field of the user's judgment of one span and answer with the re-rendered error card.
@@ -264,6 +267,7 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
 _PICKS = {"none": {"none": True}, "reset": {"reset": True}}
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def occurrence_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
     """Pick an occurrence of an ambiguous span (`value`: its index, "none" or "reset") and answer with the card,
@@ -313,6 +317,7 @@ def _step_response(request: AppRequest, assignment: Assignment, result: StepResu
     })
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def action_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -320,6 +325,7 @@ def action_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     return _step_response(request, assignment, result, "Nothing to undo.")
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def action_redo_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -327,6 +333,7 @@ def action_redo_view(request: AppRequest, pk: int) -> HttpResponse:
     return _step_response(request, assignment, result, "Nothing to redo.")
 
 
+@own_work(Own.SETTING)
 @require_POST
 def auto_advance_view(request: AppRequest) -> HttpResponse:
     """Switch the signed-in user's auto-advance setting (a checkbox on the item screen)."""
@@ -345,6 +352,7 @@ def _added_response(request: AppRequest, assignment: Assignment, message: str) -
     return trigger_client_event(HttpResponse(html), "sj:notice", {"message": message})
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -366,6 +374,7 @@ def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
     return _added_response(request, assignment, f"Added a missed error at “{span.text[:60]}”.")
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def added_span_edit(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)
@@ -380,6 +389,7 @@ def added_span_edit(request: AppRequest, span_pk: int) -> HttpResponse:
     return _added_response(request, assignment, "Saved the added error.")
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def added_span_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)
@@ -400,6 +410,7 @@ def _seconds(request: AppRequest) -> int:
     return _posted(request.POST.get("seconds", "0"), "seconds")
 
 
+@own_work(Own.ASSIGNMENT)
 @vary_on_headers("HX-Request")
 @require_POST
 def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
@@ -417,6 +428,7 @@ def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
     return redirect(target)
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def assignment_reveal_view(request: AppRequest, pk: int) -> HttpResponse:
     """Done marking: the marks so far are fixed and the page reloads with the machine errors."""
@@ -427,6 +439,7 @@ def assignment_reveal_view(request: AppRequest, pk: int) -> HttpResponse:
     return redirect("item_screen", pk=assignment.pk)
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def assignment_time(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
