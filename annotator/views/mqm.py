@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 from django_htmx.http import trigger_client_event
 
-from annotator.access import added_span_for_user, assignment_to_edit
+from annotator.access import added_span_for_user, assignment_to_edit, check_protocol
 from annotator.engine.telemetry import clamp_ms
 from annotator.models import Assignment, Campaign
 from annotator.rendering import from_browser_offset
@@ -116,6 +116,7 @@ def _problem(message: str) -> HttpResponse:
 def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
     """Store one error (offsets as the page counts them, a category of the tree, a severity by name)."""
     assignment = assignment_to_edit(request.user, pk)
+    check_protocol(assignment, protocols.MQM)
     output = assignment.item.output
     severity = mqm.severity_value(request.POST.get("severity", ""))
     if severity not in mqm.SEVERITY_CODES:
@@ -140,6 +141,7 @@ def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
 @require_POST
 def mqm_error_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)
+    check_protocol(assignment, protocols.MQM)
     try:
         added_span_delete(span=span, assignment=assignment, user=request.user)
     except AddedSpanError as exc:

@@ -53,7 +53,6 @@ from annotator.views import esa, mqm
 from annotator.views.common import AppRequest
 from annotator.views.marks import Own, own_work
 from corpus import cleaning, protocol, protocols
-from errors import UserError
 
 
 @dataclass(frozen=True)
@@ -287,8 +286,6 @@ def occurrence_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
         row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style, handle=span_pk)
         response = render(request, "annotator/item.html#error-card", _card(row, assignment, True), status=409)
         return trigger_client_event(response, "sj:problem", {"message": str(exc)})
-    except UserError as exc:
-        return _unprocessable(str(exc))
     row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style, handle=span_pk)
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
 
