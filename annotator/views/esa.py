@@ -39,6 +39,8 @@ from corpus.models import ErrorSpan
 from corpus.protocols import esa
 from errors import BadRequest
 
+SCREEN_PARTS = ("output", "esa-spans", "esa-score", "item-status")
+"""The parts of the screen an action changes: swapped out of band, and re-read from the page after Back or a 409."""
 SHORTCUTS = (
     ("mouse / s", "select an error span (s: arrows move, Shift+arrows extend, Alt+arrows by word, Enter takes it)"),
     *((t.key, f"{t.label}: {t.help} Saves the selection, or re-grades the focused span.") for t in esa.SEVERITIES),
@@ -98,7 +100,7 @@ def item_screen(request: AppRequest, assignment: Assignment) -> HttpResponse:
     prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
     context.update({"inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
                     "n_assignments": n_assignments, "shortcuts": SHORTCUTS,
-                    "keys": {"page": esa.SCORE_PAGE, "step": esa.SCORE_STEP}})
+                    "keys": {"page": esa.SCORE_PAGE, "step": esa.SCORE_STEP}, "sync_parts": SCREEN_PARTS})
     return render(request, "annotator/item_esa.html", context)
 
 
@@ -107,7 +109,7 @@ def screen_oob(request: AppRequest, assignment: Assignment) -> str:
     context = screen_context(request, assignment)
     context["oob"] = True
     return "".join(render_to_string(f"annotator/item_esa.html#{part}", context, request=request)
-                   for part in ("output", "esa-spans", "esa-score", "item-status"))
+                   for part in SCREEN_PARTS)
 
 
 def _answer(request: AppRequest, assignment: Assignment, message: str) -> HttpResponse:

@@ -28,6 +28,8 @@ from corpus import protocols
 from corpus.models import ErrorSpan, Item
 from corpus.protocols import mqm
 
+SCREEN_PARTS = ("output", "mqm-errors", "item-status")
+"""The parts of the screen an action changes: swapped out of band, and re-read from the page after Back or a 409."""
 MAX_CONTEXT = 400  # segments of one document shown around the current one
 SHORTCUTS = (
     ("mouse / s", "select the erroneous text (s: arrows move, Shift+arrows extend, Alt+arrows by word)"),
@@ -94,7 +96,7 @@ def item_screen(request: AppRequest, assignment: Assignment) -> HttpResponse:
     # the Non-translation key only where the campaign's tree has the category
     shortcuts = [s for s in SHORTCUTS if context["non_translation"] or s[0] != mqm.NON_TRANSLATION_KEY]
     context.update({"document": document_context(assignment.item), "prev_pk": prev_pk, "next_pk": next_pk,
-                    "n_assignments": n_assignments, "shortcuts": shortcuts})
+                    "n_assignments": n_assignments, "shortcuts": shortcuts, "sync_parts": SCREEN_PARTS})
     return render(request, "annotator/item_mqm.html", context)
 
 
@@ -103,7 +105,7 @@ def screen_oob(request: AppRequest, assignment: Assignment) -> str:
     context = screen_context(request, assignment)
     context["oob"] = True
     return "".join(render_to_string(f"annotator/item_mqm.html#{part}", context, request=request)
-                   for part in ("output", "mqm-errors", "item-status"))
+                   for part in SCREEN_PARTS)
 
 
 def _problem(message: str) -> HttpResponse:

@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, trigger_client_event
@@ -53,6 +54,9 @@ from annotator.views import esa, mqm
 from annotator.views.common import AppRequest
 from annotator.views.marks import Own, own_work
 from corpus import cleaning, protocol, protocols
+
+SCREEN_PARTS = ("errors", "output", "added-list", "item-status")
+"""The parts of the screen an action changes: swapped out of band, and re-read from the page after Back or a 409."""
 
 
 @dataclass(frozen=True)
@@ -196,6 +200,7 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
 
 
 @own_work(Own.ASSIGNMENT)
+@never_cache  # Back and Forward ask the server again instead of showing the item as it was first served
 @require_GET
 def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_for_user(request.user, pk)
@@ -220,6 +225,7 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     context.update({
         "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
         "n_assignments": n_assignments, "shortcuts": SHORTCUTS, "key_map": protocol.key_map(),
+        "sync_parts": SCREEN_PARTS,
     })
     return render(request, "annotator/item.html", context)
 
@@ -299,7 +305,7 @@ def _screen_oob(request: AppRequest, assignment: Assignment) -> str:
     context = _screen_context(request, assignment)
     context["oob"] = True
     return "".join(render_to_string(f"annotator/item.html#{part}", context, request=request)
-                   for part in ("errors", "output", "added-list", "item-status"))
+                   for part in SCREEN_PARTS)
 
 
 def _step_response(request: AppRequest, assignment: Assignment, result: StepResult | None, none: str) -> HttpResponse:
