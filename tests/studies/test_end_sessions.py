@@ -10,10 +10,24 @@ import pytest
 from django.test import Client
 
 from accounts.services.tokens import token_create
-from annotator.models import Assignment, SpanJudgment
+from annotator.models import Assignment, Campaign, SpanJudgment
 from annotator.selectors.spans import item_errors
+from annotator.services.campaigns import campaign_open
+from quality.services import CheckSettings
 from studies.models import Participant
-from tests.annotator.study_links import FAIL, PASS, finish_all, join_by_link, link_study, signed_in_participant
+from studies.screening import participant_flag_reasons
+from studies.services import LinkSettings
+from studies.setup import CampaignSpec, campaign_create
+from tests.annotator.study_links import (
+    FAIL,
+    PASS,
+    Study,
+    finish_all,
+    join_by_link,
+    link_study,
+    signed_in_participant,
+)
+from tests.studies.box_study import box_scores, judge_item
 
 pytestmark = pytest.mark.django_db
 
@@ -125,3 +139,46 @@ def test_the_checkbox_beside_revoke_ends_sessions_and_a_returning_participant_la
     entered = again.post(f"/join/{token}/", {"PROLIFIC_PID": "bob000000002", "STUDY_ID": "s1", "SESSION_ID": "sb"})
     assert entered.status_code == 302
     assert again.get(entered["Location"])["Location"] == f"/campaigns/{study.campaign.pk}/end/"
+
+
+def test_ending_sessions_composes_with_every_study_setting(researcher, make_user):
+    """Decoys, planted copies, the control arm, a time limit and a registered annotator beside the link: ending
+    the sessions sends each participant to the end page with the code their checks earn (as the end page after
+    the last item would give it), and leaves the registered annotator at work."""
+    registered = make_user("end-registered")
+    boxes = box_scores(10, "ending")
+    campaign = campaign_create(CampaignSpec(
+        name="ending", dataset=boxes.data, runs=boxes.runs, annotators=[registered], aspects=["accuracy"],
+        annotators_per_item=2, seed=3, control_arm=0.5, checks=CheckSettings(decoys=0.3, planted=0.3),
+        link=LinkSettings(items_per_participant=3, pass_code=PASS, fail_code=FAIL, time_limit_minutes=60)))
+    if campaign.status != Campaign.Status.OPEN:
+        campaign_open(campaign=campaign, user=researcher)
+    study = Campaign.objects.get(pk=campaign.pk)
+    clients = {}
+    for pid, stamp in (("careful00001", False), ("stamper00002", True)):
+        client = Client()
+        join_by_link(client, Study(campaign=study, items=[]), f"?PROLIFIC_PID={pid}&STUDY_ID=s&SESSION_ID=x{pid}")
+        participant = signed_in_participant(client)
+        held = list(Assignment.objects.filter(campaign=study, annotator=participant.user).order_by("order"))
+        for assignment in held[:len(held) // 2]:
+            judge_item(assignment, stamp=stamp, ms=300 if stamp else 4000)
+        clients[pid] = (client, participant, held[len(held) // 2])
+    earned = {pid: FAIL if participant_flag_reasons(study, p.user) else PASS for pid, (_, p, _) in clients.items()}
+    # The stamper pressed Error on every card in 300 ms (the rubber-stamp rule), the careful judge followed the truth.
+    assert earned == {"careful00001": PASS, "stamper00002": FAIL}
+
+    assert _api(researcher, "post", f"/campaigns/{study.pk}/link/revoke?end_sessions=true").status_code == 200
+    for pid, (client, _, open_item) in clients.items():
+        assert client.get(f"/work/{open_item.pk}/")["Location"] == f"/campaigns/{study.pk}/end/"
+        end = client.get(f"/campaigns/{study.pk}/end/").content.decode()
+        assert "The researchers have closed this study" in end
+        assert f'<strong id="completion-code">{earned[pid]}</strong>' in end, pid
+    rows = {r["prolific_pid"]: r for r in _api(researcher, "get", f"/campaigns/{study.pk}/participants").json()}
+    assert {pid: (r["ended"], r["code_given"]) for pid, r in rows.items()} == {
+        pid: (True, code) for pid, code in earned.items()}
+    # The registered annotator is nobody's participant: their item screen and saves go on.
+    mine = Assignment.objects.filter(campaign=study, annotator=registered).exclude(phase="marking").first()
+    staff = Client()
+    staff.force_login(registered)
+    assert staff.get(f"/work/{mine.pk}/").status_code == 200
+    assert _verdict_post(staff, mine).status_code == 200
