@@ -10,7 +10,9 @@ from accounts.access import AccessError
 from accounts.models import User
 from annotator import checks
 from annotator.models import Assignment, Campaign
+from corpus import protocols
 from corpus.models import AnnotationKind, ErrorSpan
+from errors import Conflict
 
 NOT_YOURS = "Only the assigned annotator can change this item."
 
@@ -72,6 +74,30 @@ def check_can_work(assignment: Assignment, user: User) -> None:
         raise AccessError.conflict("This campaign is closed; its judgments can no longer change.")
     if (problem := checks.installed().gate(assignment)) is not None:
         raise AccessError.conflict(problem)
+
+
+class ItemFinished(Conflict):
+    """A new change to an item its annotator finished (409)."""
+
+
+def check_item_open(assignment: Assignment, what: str) -> None:
+    """A finished item keeps what it was finished with: a new change to its `what` is refused. Undo and redo
+    replay changes already made and may reach a finished item; they say so (an undo that takes a verdict away
+    reopens it)."""
+    if assignment.is_done():
+        raise ItemFinished(f"Item {assignment.order} is finished: its {what} can no longer change.")
+
+
+class OtherProtocol(Conflict):
+    """A protocol's own step sent for an item of a campaign under another protocol (409)."""
+
+
+def check_protocol(assignment: Assignment, protocol: str) -> None:
+    """A protocol's own steps (ESA's spans done and score, MQM's errors) apply to its campaigns' items only."""
+    if assignment.campaign.protocol != protocol:
+        theirs, asked = (protocols.get(name).label.split(" (")[0] for name in (assignment.campaign.protocol, protocol))
+        raise OtherProtocol(f"Item {assignment.order} is judged under {theirs}, not {asked}: this step is not part of "
+                            "its screen.")
 
 
 def added_span_for_user(user: User, pk: int) -> tuple[ErrorSpan, Assignment]:

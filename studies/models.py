@@ -19,6 +19,8 @@ class StudyLink(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
     resumes_stopped = models.BooleanField(
         default=False, help_text="Set when revoking: participants who joined cannot come back through the link either.")
+    sessions_ended_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set when revoking: every open participant session ended at its next request.")
     cap = models.PositiveIntegerField(null=True, blank=True, help_text="At most this many participants; empty: no cap.")
     expires = models.DateTimeField(null=True, blank=True, help_text="No new joins from this moment; empty: never.")
     consent = models.TextField(blank=True, default="", help_text="Markdown shown before the Start button.")
@@ -61,6 +63,8 @@ class Participant(models.Model):
     last_seen_at = models.DateTimeField(null=True, blank=True, help_text="Last request, to the minute.")
     deadline = models.DateTimeField(null=True, blank=True, help_text="joined_at + the time limit, if any.")
     finished_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(
+        null=True, blank=True, help_text="The researchers ended the study before this participant finished.")
     outcome = models.CharField(max_length=4, blank=True, default="", help_text="pass or fail, once the code is given.")
     code_given = models.CharField(max_length=64, blank=True, default="")
     flagged = models.BooleanField(default=False, help_text="Set by a researcher: the participant gets the fail code.")

@@ -28,6 +28,7 @@ class ParticipantRow(TypedDict):
     hit_id: str
     started: str
     finished: str | None
+    ended: bool  # the researchers ended the study before this participant finished
     items: int
     items_done: int
     active_seconds: int  # active time (annotator.selectors.worktime): what a researcher pays by
@@ -70,8 +71,9 @@ def participant_rows(link: StudyLink) -> list[ParticipantRow]:
         rows.append(ParticipantRow(
             id=p.pk, handle=p.user.username, prolific_pid=p.prolific_pid, study_id=p.study_id,
             session_id=p.session_id, worker_id=p.worker_id, assignment_id=p.mturk_assignment_id, hit_id=p.hit_id,
-            started=p.joined_at.isoformat(), finished=_iso(p.finished_at), items=s.get("items", 0),
-            items_done=s.get("done", 0), active_seconds=round(spent.active), wall_seconds=round(spent.wall),
+            started=p.joined_at.isoformat(), finished=_iso(p.finished_at), ended=p.ended_at is not None,
+            items=s.get("items", 0), items_done=s.get("done", 0), active_seconds=round(spent.active),
+            wall_seconds=round(spent.wall),
             flagged=p.flagged, outcome=p.outcome, code_given=p.code_given,
             flags=participant_reasons(p, quality_flags=quality.get(p.user_id, []), finished_any=bool(s.get("done"))),
         ))
@@ -91,3 +93,8 @@ def participants_csv(rows: list[ParticipantRow]) -> Iterator[str]:
 
 def participant_for(link: StudyLink, pk: int) -> Participant | None:
     return link.participants.select_related("user").filter(pk=pk).first()
+
+
+def participant_ended(pk: int) -> bool:
+    """Whether the researchers ended the study of this participant (studies.services.link_revoke)."""
+    return Participant.objects.filter(pk=pk, ended_at__isnull=False).exists()

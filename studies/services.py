@@ -122,14 +122,27 @@ def link_create(*, campaign: Campaign, spec: LinkSettings, item_ids: Sequence[in
     )
 
 
-def link_revoke(*, link: StudyLink, stop_resumes: bool = False) -> StudyLink:
+@transaction.atomic
+def link_revoke(*, link: StudyLink, stop_resumes: bool = False, end_sessions: bool = False,
+                now: datetime | None = None) -> StudyLink:
     """Stop new joins for good; participants who joined before keep their work and may finish it, unless
-    `stop_resumes`: then nobody comes back through the link either (a link that leaked)."""
-    if link.enabled or link.revoked_at is None or (stop_resumes and not link.resumes_stopped):
-        link.enabled = False
-        link.revoked_at = link.revoked_at or timezone.now()
-        link.resumes_stopped = link.resumes_stopped or stop_resumes
-        link.save(update_fields=["enabled", "revoked_at", "resumes_stopped"])
+    `stop_resumes`: then nobody comes back through the link either (a link that leaked). `end_sessions` also ends
+    the study for everyone still at work: each participant without a code is marked ended now, and their next
+    request shows the end page with the code their work and checks earn so far."""
+    now = now or timezone.now()
+    fields = []
+    if link.enabled or link.revoked_at is None:
+        link.enabled, link.revoked_at = False, link.revoked_at or now
+        fields += ["enabled", "revoked_at"]
+    if stop_resumes and not link.resumes_stopped:
+        link.resumes_stopped = True
+        fields.append("resumes_stopped")
+    if end_sessions and link.sessions_ended_at is None:
+        link.sessions_ended_at = now
+        fields.append("sessions_ended_at")
+        link.participants.filter(code_given="", outcome="", ended_at__isnull=True).update(ended_at=now)
+    if fields:
+        link.save(update_fields=fields)
     return link
 
 
@@ -257,9 +270,10 @@ def participant_touch(*, participant_pk: int, now: datetime | None = None) -> No
 
 
 def participant_is_finished(participant: Participant, now: datetime | None = None) -> bool:
-    """Done when out of time, or when every item they hold is finished (and they hold at least one)."""
+    """Done when out of time, when the researchers ended the study (link_revoke's end_sessions), or when every
+    item they hold is finished (and they hold at least one)."""
     now = now or timezone.now()
-    if participant.finished_at is not None:
+    if participant.finished_at is not None or participant.ended_at is not None:
         return True
     if participant.deadline is not None and now >= participant.deadline:
         return True

@@ -6,7 +6,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from accounts.models import User
-from annotator.access import check_can_work
+from annotator.access import check_can_work, check_item_open
 from annotator.models import AddedSource, Assignment, Campaign, UnprimedMark, WorkAction
 from annotator.selectors.esa import esa_spans_closed
 from annotator.services.actions import action_record, activity_record
@@ -124,6 +124,8 @@ def added_span_create(
     The annotation's source is the annotator's source in this campaign (labelled with their username), so
     the same expert adding errors to the same item in another campaign writes to another annotation."""
     check_can_work(assignment, user)
+    if record:
+        check_item_open(assignment, "errors")
     _check_spans_open(assignment)
     output = assignment.item.output
     a, b = _location(assignment.campaign, output, start, end, category)
@@ -156,6 +158,8 @@ def added_span_update(
 ) -> ErrorSpan:
     """Change an added span's category, severity, note and (optionally) its offsets; KEEP leaves a field."""
     check_can_work(assignment, user)
+    if record:
+        check_item_open(assignment, "errors")
     _check_spans_open(assignment)
     _check_not_unprimed(span)
     before = snapshot(span)
@@ -193,6 +197,8 @@ def added_span_delete(
 ) -> None:
     """Delete an added span, and its annotation when no span is left in it."""
     check_can_work(assignment, user)
+    if record:
+        check_item_open(assignment, "errors")
     _check_spans_open(assignment)
     _check_not_unprimed(span)
     if record:

@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from annotator.access import check_can_work
+from annotator.access import check_can_work, check_item_open, check_protocol
 from annotator.engine.phases import Phase
 from annotator.models import Assignment, EsaPrefill, EsaScore
 from annotator.selectors.esa import ESA_AI_ARM, esa_arm
@@ -30,6 +30,7 @@ from annotator.services.added_spans import (
 )
 from annotator.services.assignments import assignment_add_time
 from annotator.services.control_arm import assignment_reveal
+from corpus import protocols
 from corpus.models import ErrorSpan
 from corpus.protocols import esa
 from errors import Conflict, UserError
@@ -90,6 +91,7 @@ def esa_prefill_renumber(*, assignment: Assignment, old: int, new: int) -> None:
 
 def esa_span_add(*, assignment: Assignment, user: User, start: object, end: object, severity: object,
                  ms: int | None = None) -> ErrorSpan:
+    check_protocol(assignment, protocols.ESA)
     return added_span_create(assignment=assignment, user=user, start=start, end=end, severity=_severity(severity),
                              ms=ms)
 
@@ -98,6 +100,7 @@ def esa_span_add(*, assignment: Assignment, user: User, start: object, end: obje
 def esa_missing_add(*, assignment: Assignment, user: User, severity: object, ms: int | None = None) -> ErrorSpan:
     """Mark content missing at the end of the output: one such error per item (re-grade it to change it)."""
     check_can_work(assignment, user)
+    check_protocol(assignment, protocols.ESA)
     code = _severity(severity)
     if ErrorSpan.objects.filter(annotation__source__added__campaign_id=assignment.campaign_id,
                                 annotation__source__added__annotator_id=user.pk,
@@ -110,6 +113,7 @@ def esa_missing_add(*, assignment: Assignment, user: User, severity: object, ms:
 def esa_span_change(*, span: ErrorSpan, assignment: Assignment, user: User, severity: object = KEEP,
                     start: object = KEEP, end: object = KEEP, ms: int | None = None) -> ErrorSpan:
     """Re-grade and/or resize one of the annotator's spans (a pre-filled one included)."""
+    check_protocol(assignment, protocols.ESA)
     if (start is not KEEP or end is not KEEP) and span.start is None:
         raise AddedSpanError(f"{esa.MISSING} has no place in the text to resize", field=("start", "end"))
     return added_span_update(span=span, assignment=assignment, user=user,
@@ -117,6 +121,7 @@ def esa_span_change(*, span: ErrorSpan, assignment: Assignment, user: User, seve
 
 
 def esa_span_delete(*, span: ErrorSpan, assignment: Assignment, user: User, ms: int | None = None) -> None:
+    check_protocol(assignment, protocols.ESA)
     added_span_delete(span=span, assignment=assignment, user=user, ms=ms)
 
 
@@ -125,6 +130,8 @@ def esa_spans_done(*, assignment: Assignment, user: User, ms: int | None = None,
     """The annotator says the spans are done: from now on they are fixed and the score is asked. On a control-arm
     item this also ends its marking phase (its spans become the unprimed marks, its time the unprimed arm's)."""
     check_can_work(assignment, user)
+    check_protocol(assignment, protocols.ESA)
+    check_item_open(assignment, "spans")
     state, _ = EsaScore.objects.select_for_update().get_or_create(assignment_id=assignment.pk)
     if state.spans_done_at is not None:
         raise Conflict("The spans of this item are already done.")
@@ -140,8 +147,11 @@ def esa_spans_done(*, assignment: Assignment, user: User, ms: int | None = None,
 
 @transaction.atomic
 def esa_score_set(*, assignment: Assignment, user: User, score: object, ms: int | None = None) -> EsaScore:
-    """Set the segment's 0-100 score; only after the spans are done (409 before)."""
+    """Set the segment's 0-100 score; only after the spans are done (409 before), and never once the item is
+    finished (409: the score is what it was finished with, as its spans are)."""
     check_can_work(assignment, user)
+    check_protocol(assignment, protocols.ESA)
+    check_item_open(assignment, "score")
     value = esa.check_score(score)  # a ProtocolError (422) names the field
     state = EsaScore.objects.select_for_update().filter(assignment_id=assignment.pk).first()
     if state is None or state.spans_done_at is None:

@@ -10,7 +10,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from accounts.models import User
-from annotator.access import check_can_work
+from annotator.access import check_can_work, check_item_open
 from annotator.models import FLAG_FIELDS, Assignment, JudgmentEvent, SpanJudgment, WorkAction
 from annotator.services.actions import action_record, activity_record
 from corpus import cleaning, protocol
@@ -111,6 +111,8 @@ def judgment_set(
     has checked that `span` is judged on `assignment` (selectors.judged_span_by_handle); `occurrence_checked`
     says it has also checked an "occurrence" change against the span's candidates."""
     check_can_work(assignment, user)
+    if record:
+        check_item_open(assignment, "verdicts")
     clean = {field: _coerce(field, value, occurrence_checked=occurrence_checked) for field, value in changes.items()}
     judgment = SpanJudgment.objects.select_for_update().filter(assignment_id=assignment.pk, span_id=span.pk).first()
     current = judgment.version if judgment is not None else 0

@@ -33,11 +33,14 @@ from annotator.services.esa import (
     esa_spans_done,
 )
 from annotator.views.common import AppRequest
+from annotator.views.marks import Own, own_work
 from corpus import cleaning
 from corpus.models import ErrorSpan
 from corpus.protocols import esa
 from errors import BadRequest
 
+SCREEN_PARTS = ("output", "esa-spans", "esa-score", "item-status")
+"""The parts of the screen an action changes: swapped out of band, and re-read from the page after Back or a 409."""
 SHORTCUTS = (
     ("mouse / s", "select an error span (s: arrows move, Shift+arrows extend, Alt+arrows by word, Enter takes it)"),
     *((t.key, f"{t.label}: {t.help} Saves the selection, or re-grades the focused span.") for t in esa.SEVERITIES),
@@ -97,7 +100,7 @@ def item_screen(request: AppRequest, assignment: Assignment) -> HttpResponse:
     prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
     context.update({"inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
                     "n_assignments": n_assignments, "shortcuts": SHORTCUTS,
-                    "keys": {"page": esa.SCORE_PAGE, "step": esa.SCORE_STEP}})
+                    "keys": {"page": esa.SCORE_PAGE, "step": esa.SCORE_STEP}, "sync_parts": SCREEN_PARTS})
     return render(request, "annotator/item_esa.html", context)
 
 
@@ -106,7 +109,7 @@ def screen_oob(request: AppRequest, assignment: Assignment) -> str:
     context = screen_context(request, assignment)
     context["oob"] = True
     return "".join(render_to_string(f"annotator/item_esa.html#{part}", context, request=request)
-                   for part in ("output", "esa-spans", "esa-score", "item-status"))
+                   for part in SCREEN_PARTS)
 
 
 def _answer(request: AppRequest, assignment: Assignment, message: str) -> HttpResponse:
@@ -122,6 +125,7 @@ def _ms(request: AppRequest) -> int | None:
     return clamp_ms(request.POST.get("ms"))
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def esa_span_add_view(request: AppRequest, pk: int) -> HttpResponse:
     """Store one span (offsets as the page counts them) with a severity by name."""
@@ -134,6 +138,7 @@ def esa_span_add_view(request: AppRequest, pk: int) -> HttpResponse:
     return _answer(request, assignment, f"{label} error at “{span.text[:60]}”.")
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def esa_missing_add_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -143,6 +148,7 @@ def esa_missing_add_view(request: AppRequest, pk: int) -> HttpResponse:
     return _answer(request, assignment, f"{label}: content is missing.")
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def esa_span_change_view(request: AppRequest, span_pk: int) -> HttpResponse:
     """Re-grade (severity) and/or resize (start and end, as the page counts them) one span."""
@@ -159,6 +165,7 @@ def esa_span_change_view(request: AppRequest, span_pk: int) -> HttpResponse:
     return _answer(request, assignment, "Resized the span." if resize else "Re-graded the span.")
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def esa_span_remove_view(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)
@@ -166,6 +173,7 @@ def esa_span_remove_view(request: AppRequest, span_pk: int) -> HttpResponse:
     return _answer(request, assignment, "Deleted the span.")
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def esa_spans_done_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -177,6 +185,7 @@ def esa_spans_done_view(request: AppRequest, pk: int) -> HttpResponse:
     return _answer(request, assignment, "Spans done: now the score.")
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def esa_score_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)

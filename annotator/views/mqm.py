@@ -15,7 +15,7 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 from django_htmx.http import trigger_client_event
 
-from annotator.access import added_span_for_user, assignment_to_edit
+from annotator.access import added_span_for_user, assignment_to_edit, check_protocol
 from annotator.engine.telemetry import clamp_ms
 from annotator.models import Assignment, Campaign
 from annotator.rendering import from_browser_offset
@@ -23,10 +23,13 @@ from annotator.selectors.campaigns import neighbour_assignments
 from annotator.selectors.spans import added_spans
 from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete
 from annotator.views.common import AppRequest
+from annotator.views.marks import Own, own_work
 from corpus import protocols
 from corpus.models import ErrorSpan, Item
 from corpus.protocols import mqm
 
+SCREEN_PARTS = ("output", "mqm-errors", "item-status")
+"""The parts of the screen an action changes: swapped out of band, and re-read from the page after Back or a 409."""
 MAX_CONTEXT = 400  # segments of one document shown around the current one
 SHORTCUTS = (
     ("mouse / s", "select the erroneous text (s: arrows move, Shift+arrows extend, Alt+arrows by word)"),
@@ -93,7 +96,7 @@ def item_screen(request: AppRequest, assignment: Assignment) -> HttpResponse:
     # the Non-translation key only where the campaign's tree has the category
     shortcuts = [s for s in SHORTCUTS if context["non_translation"] or s[0] != mqm.NON_TRANSLATION_KEY]
     context.update({"document": document_context(assignment.item), "prev_pk": prev_pk, "next_pk": next_pk,
-                    "n_assignments": n_assignments, "shortcuts": shortcuts})
+                    "n_assignments": n_assignments, "shortcuts": shortcuts, "sync_parts": SCREEN_PARTS})
     return render(request, "annotator/item_mqm.html", context)
 
 
@@ -102,7 +105,7 @@ def screen_oob(request: AppRequest, assignment: Assignment) -> str:
     context = screen_context(request, assignment)
     context["oob"] = True
     return "".join(render_to_string(f"annotator/item_mqm.html#{part}", context, request=request)
-                   for part in ("output", "mqm-errors", "item-status"))
+                   for part in SCREEN_PARTS)
 
 
 def _problem(message: str) -> HttpResponse:
@@ -110,10 +113,12 @@ def _problem(message: str) -> HttpResponse:
     return trigger_client_event(response, "sj:problem", {"message": message})
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
     """Store one error (offsets as the page counts them, a category of the tree, a severity by name)."""
     assignment = assignment_to_edit(request.user, pk)
+    check_protocol(assignment, protocols.MQM)
     output = assignment.item.output
     severity = mqm.severity_value(request.POST.get("severity", ""))
     if severity not in mqm.SEVERITY_CODES:
@@ -134,9 +139,11 @@ def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
     return trigger_client_event(HttpResponse(screen_oob(request, assignment)), "sj:notice", {"message": message})
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def mqm_error_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)
+    check_protocol(assignment, protocols.MQM)
     try:
         added_span_delete(span=span, assignment=assignment, user=request.user)
     except AddedSpanError as exc:

@@ -9,6 +9,7 @@ from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, HttpResponseClientRefresh, trigger_client_event
@@ -51,8 +52,11 @@ from annotator.services.occurrences import occurrence_pick, span_occurrences
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views import esa, mqm
 from annotator.views.common import AppRequest
+from annotator.views.marks import Own, own_work
 from corpus import cleaning, protocol, protocols
-from errors import UserError
+
+SCREEN_PARTS = ("errors", "output", "added-list", "item-status")
+"""The parts of the screen an action changes: swapped out of band, and re-read from the page after Back or a 409."""
 
 
 @dataclass(frozen=True)
@@ -195,6 +199,8 @@ def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
     }
 
 
+@own_work(Own.ASSIGNMENT)
+@never_cache  # Back and Forward ask the server again instead of showing the item as it was first served
 @require_GET
 def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_for_user(request.user, pk)
@@ -219,6 +225,7 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     context.update({
         "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
         "n_assignments": n_assignments, "shortcuts": SHORTCUTS, "key_map": protocol.key_map(),
+        "sync_parts": SCREEN_PARTS,
     })
     return render(request, "annotator/item.html", context)
 
@@ -234,6 +241,7 @@ def _version(raw: str) -> int | None:
     return _posted(raw, "version") if raw.strip() else None
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
     """Set one field of the user's judgment of one span and answer with the re-rendered error card.
@@ -264,6 +272,7 @@ def judgment_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
 _PICKS = {"none": {"none": True}, "reset": {"reset": True}}
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def occurrence_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
     """Pick an occurrence of an ambiguous span (`value`: its index, "none" or "reset") and answer with the card,
@@ -283,8 +292,6 @@ def occurrence_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
         row = ErrorRow(span=span, label=label, number=number, judgment=current, style=style, handle=span_pk)
         response = render(request, "annotator/item.html#error-card", _card(row, assignment, True), status=409)
         return trigger_client_event(response, "sj:problem", {"message": str(exc)})
-    except UserError as exc:
-        return _unprocessable(str(exc))
     row = ErrorRow(span=span, label=label, number=number, judgment=judgment, style=style, handle=span_pk)
     return render(request, "annotator/item.html#error-card", _card(row, assignment, True, saved=True))
 
@@ -298,7 +305,7 @@ def _screen_oob(request: AppRequest, assignment: Assignment) -> str:
     context = _screen_context(request, assignment)
     context["oob"] = True
     return "".join(render_to_string(f"annotator/item.html#{part}", context, request=request)
-                   for part in ("errors", "output", "added-list", "item-status"))
+                   for part in SCREEN_PARTS)
 
 
 def _step_response(request: AppRequest, assignment: Assignment, result: StepResult | None, none: str) -> HttpResponse:
@@ -313,6 +320,7 @@ def _step_response(request: AppRequest, assignment: Assignment, result: StepResu
     })
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def action_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -320,6 +328,7 @@ def action_undo_view(request: AppRequest, pk: int) -> HttpResponse:
     return _step_response(request, assignment, result, "Nothing to undo.")
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def action_redo_view(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -327,6 +336,7 @@ def action_redo_view(request: AppRequest, pk: int) -> HttpResponse:
     return _step_response(request, assignment, result, "Nothing to redo.")
 
 
+@own_work(Own.SETTING)
 @require_POST
 def auto_advance_view(request: AppRequest) -> HttpResponse:
     """Switch the signed-in user's auto-advance setting (a checkbox on the item screen)."""
@@ -345,6 +355,7 @@ def _added_response(request: AppRequest, assignment: Assignment, message: str) -
     return trigger_client_event(HttpResponse(html), "sj:notice", {"message": message})
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
@@ -366,6 +377,7 @@ def added_span_add(request: AppRequest, pk: int) -> HttpResponse:
     return _added_response(request, assignment, f"Added a missed error at “{span.text[:60]}”.")
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def added_span_edit(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)
@@ -380,6 +392,7 @@ def added_span_edit(request: AppRequest, span_pk: int) -> HttpResponse:
     return _added_response(request, assignment, "Saved the added error.")
 
 
+@own_work(Own.ADDED_SPAN)
 @require_POST
 def added_span_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)
@@ -400,6 +413,7 @@ def _seconds(request: AppRequest) -> int:
     return _posted(request.POST.get("seconds", "0"), "seconds")
 
 
+@own_work(Own.ASSIGNMENT)
 @vary_on_headers("HX-Request")
 @require_POST
 def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
@@ -417,6 +431,7 @@ def assignment_finish_view(request: AppRequest, pk: int) -> HttpResponse:
     return redirect(target)
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def assignment_reveal_view(request: AppRequest, pk: int) -> HttpResponse:
     """Done marking: the marks so far are fixed and the page reloads with the machine errors."""
@@ -427,6 +442,7 @@ def assignment_reveal_view(request: AppRequest, pk: int) -> HttpResponse:
     return redirect("item_screen", pk=assignment.pk)
 
 
+@own_work(Own.ASSIGNMENT)
 @require_POST
 def assignment_time(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)

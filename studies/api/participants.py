@@ -8,7 +8,7 @@ from typing import get_type_hints
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from ninja import Router, Schema
+from ninja import Query, Router, Schema
 from ninja.errors import HttpError
 from pydantic import create_model
 
@@ -32,6 +32,7 @@ class LinkOut(Schema):
     joined: int
     expires: datetime | None
     resumes_stopped: bool
+    sessions_ended: bool
 
 
 # The API row is the selector's row (the CSV and the page read the same), written once there.
@@ -75,7 +76,7 @@ def _link(request: HttpRequest, campaign_id: int) -> StudyLink:
 def link_out(request: HttpRequest, link: StudyLink) -> LinkOut:
     return LinkOut(url=request.build_absolute_uri(reverse("join", args=[link.token])), enabled=link.enabled,
                    cap=link.cap, joined=link.participants.count(), expires=link.expires,
-                   resumes_stopped=link.resumes_stopped)
+                   resumes_stopped=link.resumes_stopped, sessions_ended=link.sessions_ended_at is not None)
 
 
 @router.get("/campaigns/{campaign_id}/link", response=LinkOut, operation_id="retrieve_campaign_link")
@@ -85,10 +86,17 @@ def retrieve_campaign_link(request: HttpRequest, campaign_id: int):
 
 
 @router.post("/campaigns/{campaign_id}/link/revoke", response=LinkOut, operation_id="revoke_campaign_link")
-def revoke_campaign_link(request: HttpRequest, campaign_id: int, stop_resumes: bool = False):
+def revoke_campaign_link(
+    request: HttpRequest, campaign_id: int,
+    stop_resumes: bool = Query(False, description="Also stop those who joined from coming back through the link."),
+    end_sessions: bool = Query(False, description="Also end every open participant session: at its next request "
+                                                  "it shows the end page with the code the work so far earns."),
+):
     """Stop new joins for good: the link answers 410; participants who joined may still finish, unless
-    `stop_resumes`: then nobody comes back through the link either."""
-    return link_out(request, link_revoke(link=_link(request, campaign_id), stop_resumes=stop_resumes))
+    `stop_resumes` (nobody comes back through the link either) or `end_sessions` (everyone still at work is sent
+    to the end page, which says the researchers closed the study, and is marked `ended`)."""
+    return link_out(request, link_revoke(link=_link(request, campaign_id), stop_resumes=stop_resumes,
+                                         end_sessions=end_sessions))
 
 
 @router.get("/campaigns/{campaign_id}/participants", response=list[ParticipantOut],

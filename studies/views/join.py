@@ -204,6 +204,7 @@ def participant_end(request: AppRequest, pk: int) -> HttpResponse:
     return render(request, "annotator/join_end.html", {
         "campaign": campaign, "participant": participant, "redirect_url": target,
         "redirect_host": urlsplit(target).hostname if target else None,
+        "ended": participant.ended_at is not None,
         "timed_out": participant.deadline is not None and participant.finished_at >= participant.deadline,
         "judged": queue_for(campaign, participant.user)[1],
     })
@@ -228,10 +229,11 @@ def campaign_participants(request: AppRequest, pk: int) -> HttpResponse:
 def campaign_link_revoke(request: AppRequest, pk: int) -> HttpResponse:
     require_researcher(request)
     link = get_object_or_404(StudyLink, campaign_id=pk)
-    stop = request.POST.get("stop_resumes") == "true"
-    link_revoke(link=link, stop_resumes=stop)
+    stop, end = request.POST.get("stop_resumes") == "true", request.POST.get("end_sessions") == "true"
+    link_revoke(link=link, stop_resumes=stop, end_sessions=end)
     messages.success(request, "The link is revoked: nobody new can join" +
-                     (", and nobody who joined can come back through it." if stop else "."))
+                     (", nobody who joined can come back through it" if stop else "") +
+                     (", and everyone still at work is sent to the end page with their code" if end else "") + ".")
     return redirect("campaign_participants", pk=pk)
 
 

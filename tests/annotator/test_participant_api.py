@@ -68,7 +68,8 @@ def test_post_campaigns_with_a_link_and_get_the_link(catalogue, researcher):
     got = _api(researcher, "get", f"/campaigns/{campaign_id}/link")
     assert got.status_code == 200
     assert got.json() == {"url": f"http://testserver/join/{link.token}/", "enabled": True, "cap": 30, "joined": 0,
-                          "expires": "2030-01-01T12:00:00Z", "resumes_stopped": False}
+                          "expires": "2030-01-01T12:00:00Z", "resumes_stopped": False,
+                          "sessions_ended": False}
     participant_join(link=link, ids={"prolific_pid": "abc"})
     assert _api(researcher, "get", f"/campaigns/{campaign_id}/link").json()["joined"] == 1
 
@@ -140,8 +141,8 @@ def test_participants_as_json_and_csv_and_a_flag(researcher, annotator_user):
     assert [r["handle"] for r in rows] == [passed.user.username, worker.user.username]
     first = rows[0]
     assert set(first) == {"id", "handle", "prolific_pid", "study_id", "session_id", "worker_id", "assignment_id",
-                          "hit_id", "started", "finished", "items", "items_done", "active_seconds", "wall_seconds",
-                          "flagged", "flags", "outcome", "code_given"}
+                          "hit_id", "started", "finished", "ended", "items", "items_done", "active_seconds",
+                          "wall_seconds", "flagged", "flags", "outcome", "code_given"}
     assert (first["prolific_pid"], first["study_id"], first["session_id"], first["items"], first["items_done"],
             first["active_seconds"], first["wall_seconds"], first["flags"], first["outcome"], first["code_given"]) == (
         "PID1", "ST", "SE", 2, 2, 80, 180, [], "pass", PASS)

@@ -6,6 +6,7 @@
 import { post } from "../lib/http.js";
 import { isTyping, withModifier } from "../lib/keys.js";
 import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords } from "./offsets.js";
+import { onRestored, resyncScreen } from "./resync.js";
 
 const work = document.getElementById("work");
 if (work) start();
@@ -25,6 +26,7 @@ function start() {
   let digits = "";          // digits typed for the score
   let digitsTimer = null;
   let inFlight = 0;
+  let syncing = 0;          // re-reads of the screen under way (after Back or a 409): keys wait for them
   let chain = Promise.resolve();
   let lastAction = performance.now();
 
@@ -36,7 +38,7 @@ function start() {
     clearTimeout(flashTimer);
     flashTimer = setTimeout(() => { flash.className = "flash"; }, kind === "problem" ? 8000 : 3000);
   }
-  function markBusy() { work.dataset.busy = String(inFlight > 0 || pendingScore !== null); }
+  function markBusy() { work.dataset.busy = String(inFlight > 0 || syncing > 0 || pendingScore !== null); }
   markBusy();
 
   const scoreBox = () => document.getElementById("esa-score");
@@ -116,6 +118,7 @@ function start() {
         if (answer.status === 200) applyOob(answer.text);
         else if (answer.status !== 204 && !answer.trigger["sj:problem"]) say(answer.text.slice(0, 300) || "Not saved.", "problem");
         fire(answer.trigger);
+        if (answer.status === 409) resync(); // the item changed meanwhile: show it as stored before the next key
         return answer.status === 200;
       })
       .catch(() => { say("Not saved: the server cannot be reached. Try again.", "problem"); return false; })
@@ -123,6 +126,20 @@ function start() {
     chain = job.then(() => undefined);
     return job;
   }
+
+  /** Read the item again from the server after the changes before it, and show it as stored. */
+  function resync() {
+    syncing += 1;
+    markBusy();
+    const job = chain.then(() => resyncScreen(work))
+      .then(() => { clearSelection(); resize = null; bindScore(); })
+      .catch((err) => say("Could not re-read this item: " + (err.message || "the server cannot be reached.")
+        + " Reload the page before going on.", "problem"))
+      .finally(() => { syncing -= 1; markBusy(); show(); });
+    chain = job.then(() => undefined);
+    return job;
+  }
+  onRestored(resync);
 
   function pickSeverity(value) {
     if (!canEdit || spansDone()) return;
@@ -365,6 +382,7 @@ function start() {
 
   document.addEventListener("keydown", (e) => {
     if (document.querySelector("dialog[open]")) return;
+    if (syncing) { e.preventDefault(); say("One moment: this item is being read again from the server."); return; }
     if (isTyping(e.target) && e.target.id !== "esa-slider") {
       if (e.key === "Escape") e.target.blur();
       return;

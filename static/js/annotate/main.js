@@ -5,10 +5,13 @@
 // Every key belongs to the card it was typed for: verdict keys fix their target when pressed and go through
 // per-card ordered saves (saves.js). Only screen moves wait: while a save that completes the card in focus is
 // on its way (auto-advance) or an undo/redo runs, later keys are held and replayed in order once the screen
-// is where the expert expects it, so a fast key never lands on the finished neighbour.
+// is where the expert expects it, so a fast key never lands on the finished neighbour. After Back (the page
+// shown from the browser's cache) or a refused stale save (409) the screen re-reads the item from the server,
+// and keys typed meanwhile wait for it too.
 import { post } from "../lib/http.js";
 import { isTyping, withModifier } from "../lib/keys.js";
 import { Saves } from "./saves.js";
+import { onRestored, resyncScreen } from "./resync.js";
 import { doneMarking } from "./marking.js";
 import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords } from "./offsets.js";
 
@@ -177,25 +180,31 @@ function start() {
     failed(job, problem, dropped) {
       models.delete(job.span);
       if (problem.html) swapCard(problem.html); // 409: the card as stored
-      const card = cardOf(job.span);
-      setState(card, "✗ not saved: " + problem.message, true);
-      if (card) {
-        const retry = document.createElement("button");
-        retry.type = "button";
-        retry.className = "retry small";
-        retry.textContent = "Retry";
-        retry.addEventListener("click", () => {
-          const fresh = cardOf(job.span);
-          if (fresh && job.field === "occurrence") pickOccurrence(fresh, job.value);
-          else if (fresh) send(fresh, job.field, job.value);
-        });
-        card.querySelector(".save-state").append(" ", retry);
-      }
+      markFailed(job, problem);
+      // After a 409 the rest of the screen may have moved too (another tab, an undo): read it all again.
+      if (problem.status === 409) queueMicrotask(() => resync().then(() => markFailed(job, problem)));
       updateProgress();
       say(problem.message + (dropped ? " (" + dropped + " later change(s) on this error were not sent)" : ""), "problem");
       queueMicrotask(markBusy);
     },
   });
+
+  /** The card of a failed save says so, with a Retry button that sends the same change to the card as it is. */
+  function markFailed(job, problem) {
+    const card = cardOf(job.span);
+    setState(card, "✗ not saved: " + problem.message, true);
+    if (!card) return;
+    const retry = document.createElement("button");
+    retry.type = "button";
+    retry.className = "retry small";
+    retry.textContent = "Retry";
+    retry.addEventListener("click", () => {
+      const fresh = cardOf(job.span);
+      if (fresh && job.field === "occurrence") pickOccurrence(fresh, job.value);
+      else if (fresh) send(fresh, job.field, job.value);
+    });
+    card.querySelector(".save-state").append(" ", retry);
+  }
 
   /** Save `field` = `value` on `card`; returns the save's promise. */
   function send(card, field, value) {
@@ -208,6 +217,7 @@ function start() {
 
   // ---- keys held while the screen moves ------------------------------------------------------------------
   let hold = null; // why keys wait: "advance" (a save that completes the card in focus) or "step" (undo/redo)
+  let syncing = 0; // re-reads of the screen under way: keys wait for the stored state
   const held = [];
   function release(replay) {
     hold = null;
@@ -215,14 +225,30 @@ function start() {
       say(held.length + " key(s) typed after the failed save were not applied.", "problem");
       held.length = 0;
     }
-    while (!hold && held.length) run(held.shift());
+    drain();
+  }
+  function drain() {
+    while (!hold && !syncing && held.length) run(held.shift());
     markBusy();
   }
 
   // data-busy on #work says whether anything typed is still on its way (scripts and tests wait for "false").
   function markBusy() {
-    work.dataset.busy = String(!!hold || held.length > 0 || !saves.idle());
+    work.dataset.busy = String(!!hold || syncing > 0 || held.length > 0 || !saves.idle());
   }
+
+  /** Read the item again from the server (after every save is through) and show it; keys wait meanwhile. */
+  function resync() {
+    syncing += 1;
+    markBusy();
+    return saves.whenIdle()
+      .then(() => resyncScreen(work))
+      .then(() => { models.clear(); updateProgress(); refreshFocus(); })
+      .catch((err) => say("Could not re-read this item: " + (err.message || "the server cannot be reached.")
+        + " Reload the page before going on.", "problem"))
+      .finally(() => { syncing -= 1; drain(); });
+  }
+  onRestored(resync);
 
   /** A verdict, flag or severity chip of the card in focus (the key's target is fixed here, now). */
   function pressChip(card, chip) {
@@ -471,7 +497,7 @@ function start() {
   });
 
   function run(key) { const action = KEYS[key]; if (action) action(); }
-  function dispatch(key) { if (hold) held.push(key); else run(key); markBusy(); }
+  function dispatch(key) { if (hold || syncing) held.push(key); else run(key); markBusy(); }
 
   document.addEventListener("keydown", (e) => {
     if (document.querySelector("dialog[open]")) return; // dialogs handle their own keys (Esc closes)
@@ -510,10 +536,10 @@ function start() {
     const chip = e.target.closest && e.target.closest("#errors .error-card button[data-field]");
     const card = e.target.closest && e.target.closest("#errors .error-card");
     if (card && card.dataset.span !== currentSpan && !hold) focusCard(cards().indexOf(card), false);
-    if (chip && card) { if (!hold) pressChip(card, chip); else say("Wait a moment: the last change is being saved.");
+    if (chip && card) { if (!hold && !syncing) pressChip(card, chip); else say("Wait a moment: the last change is being saved.");
       return; }
     const place = e.target.closest && e.target.closest("#errors .error-card button[data-occurrence]");
-    if (place && card) { if (!hold) pickOccurrence(card, place.dataset.occurrence); return; }
+    if (place && card) { if (!hold && !syncing) pickOccurrence(card, place.dataset.occurrence); return; }
     if (card) return;
     const mark = e.target.closest && e.target.closest("#output-text mark[data-spans]");
     if (mark && mark.dataset.spans && window.getSelection().isCollapsed) focusSpan(mark.dataset.spans.split(" ")[0]);

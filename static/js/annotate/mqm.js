@@ -4,6 +4,7 @@
 import { post } from "../lib/http.js";
 import { isTyping, withModifier } from "../lib/keys.js";
 import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords } from "./offsets.js";
+import { onRestored, resyncScreen } from "./resync.js";
 
 const work = document.getElementById("work");
 if (work) start();
@@ -70,8 +71,11 @@ function start() {
         if (answer.status === 200) { applyOob(answer.text); window.getSelection().removeAllRanges(); reset(); }
         else say(answer.text.slice(0, 300) || "Not saved.", "problem");
         fire(answer.trigger);
+        return answer.status === 409;
       })
-      .catch(() => say("Not saved: the server cannot be reached. Try again.", "problem"))
+      .catch(() => { say("Not saved: the server cannot be reached. Try again.", "problem"); return false; })
+      .then((stale) => (stale ? resyncScreen(work).then(reset) : undefined)) // the item changed meanwhile
+      .catch(() => say("Could not re-read this item: reload the page before going on.", "problem"))
       .finally(() => { busy = false; markBusy(); });
   }
 
@@ -109,6 +113,15 @@ function start() {
   document.body.addEventListener("sj:undone", (e) => say(e.detail.message));
   document.body.addEventListener("htmx:responseError", (e) => {
     say(((e.detail.xhr && e.detail.xhr.responseText) || "Not saved: the server refused.").slice(0, 300), "problem");
+  });
+
+  /** After Back (the page shown from the browser's cache), read the item again before the next key. */
+  onRestored(() => {
+    busy = true;
+    markBusy();
+    resyncScreen(work).then(reset)
+      .catch(() => say("Could not re-read this item: reload the page before going on.", "problem"))
+      .finally(() => { busy = false; markBusy(); });
   });
 
   function step(url) {
