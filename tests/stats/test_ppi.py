@@ -7,11 +7,15 @@ import pytest
 
 from errors import UserError
 from stats.ppi import (
+    Interval,
     PPIError,
+    PPIEstimate,
     SpanSignals,
+    combine,
     cross_fit,
     design_matrix,
     inclusion_probabilities,
+    logistic_fit,
     poisson_draw,
     ppi_mean,
 )
@@ -147,3 +151,28 @@ def test_design_matrix_marks_missing_agreement() -> None:
     # category Y
     assert rows.tolist()[0] == pytest.approx([0.5, 2, 0, 1, 0, 0, 0, 0.5, 0, 0, 1, np.log(4), 0, 0])
     assert rows.tolist()[1] == pytest.approx([0.0, 0, 0, 0, 1, 0, 0, 0, 1, 1.0, 0, 0, 1, 1])
+
+
+def test_logistic_fit_matches_scikit_learn() -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(400, 3))
+    y = (rng.random(400) < 1 / (1 + np.exp(-(0.5 + x[:, 0] - 2 * x[:, 2])))).astype(float)
+    ours = logistic_fit(x, y)
+    theirs = LogisticRegression(C=1.0, tol=1e-12, max_iter=5000).fit(x, y)
+    assert ours[0] == pytest.approx(theirs.intercept_[0], abs=1e-6)
+    assert ours[1:] == pytest.approx(theirs.coef_[0], abs=1e-6)
+
+
+def _batch(point: float, se: float) -> PPIEstimate:
+    part = Interval(point, point - se, point + se, se)
+    return PPIEstimate(part, part, 1.0, 10, 100)
+
+
+def test_combine_weights_batches_by_inverse_variance() -> None:
+    # weights 1/0.01 and 1/0.04: (100 * 0.6 + 25 * 0.4) / 125 = 0.56, se 1/sqrt(125)
+    both = combine([_batch(0.6, 0.1), _batch(0.4, 0.2)])
+    assert both.estimate.point == pytest.approx(0.56)
+    assert both.estimate.se == pytest.approx(1 / np.sqrt(125))
+    assert combine([_batch(0.6, 0.1), _batch(0.5, 0.0)]).estimate.point == 0.5  # a census decides
