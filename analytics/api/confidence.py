@@ -7,7 +7,7 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema
+from ninja import Field, Router, Schema
 
 from accounts.access import require_researcher
 from analytics.api.dashboards import EXCLUDE_FLAGGED
@@ -17,6 +17,7 @@ from analytics.selectors.routing import RoutingReport, routing_report
 from annotator.models import Campaign
 from errors import Conflict
 from stats.confidence import Calibration
+from stats.ppi import HT
 from stats.sampling import Estimate
 
 router = Router(tags=["analytics"])
@@ -97,7 +98,9 @@ class EstimateOut(Schema):
     estimate: float | None
     ci_low: float | None
     ci_high: float | None
-    method: str
+    method: str = Field(description='The interval: "normal", "bootstrap" or "none".')
+    estimator: str = Field(description='The point estimator: "ht" (design-weighted Horvitz-Thompson) or "ppi++" '
+                                       '(prediction-powered).')
     judged: int
 
 
@@ -129,7 +132,8 @@ class RoutingOut(Schema):
 
 
 def _estimate(e: Estimate) -> dict[str, Any]:
-    return {"estimate": e.point, "ci_low": e.low, "ci_high": e.high, "method": e.method, "judged": e.judged}
+    return {"estimate": e.point, "ci_low": e.low, "ci_high": e.high, "method": e.method, "estimator": HT,
+            "judged": e.judged}
 
 
 def routing_out(campaign_id: int, report: RoutingReport) -> dict[str, Any]:

@@ -63,6 +63,7 @@ def test_routing_figures_are_the_horvitz_thompson_estimate_by_hand(routed_data, 
     assert (row["confident"], row["uncertain"], row["audited"], row["auto"]) == (20, 10, 6, 14)
     assert row["expert_share"] == pytest.approx(16 / 30)
     assert row["span_accuracy"]["estimate"] == pytest.approx(point)
+    assert row["span_accuracy"]["estimator"] == "ht" and row["exp_correct"]["estimator"] == "ht"
     assert row["span_accuracy"]["ci_low"] <= point <= row["span_accuracy"]["ci_high"]
     expected = wilson(ok_c, n_c)
     assert (row["audited_accuracy"]["value"], row["audited_accuracy"]["ci_low"], row["audited_accuracy"]["n"]) == (
