@@ -328,7 +328,15 @@ def _threshold(pop, rows, y, rate, *, min_k, seed):
 def _ppi(pop, rows, y, budgets, *, active, seed, rng, calibration=None):
     """PPI++ on each evaluator with an expected `budgets[e]` judgments: one uniform draw, or (active) a uniform
     first batch, then a batch drawn by the predicted uncertainty with the floor; batch estimates combined."""
-    from stats.ppi import combine, cross_fit, inclusion_probabilities, poisson_draw, ppi_mean
+    from stats.ppi import (
+        combine,
+        cross_fit,
+        inclusion_probabilities,
+        labeled_error,
+        model_decision,
+        poisson_draw,
+        ppi_mean,
+    )
 
     ev = pop["evaluator"][rows]
     x = pop["x"][rows]
@@ -342,20 +350,30 @@ def _ppi(pop, rows, y, budgets, *, active, seed, rng, calibration=None):
         f = np.full(len(rows), 0.5)
     if calibration is not None:
         calibration.append((f[drawn], y[drawn]))
+    wrong = model_decision(f) != y  # where the model's label would be wrong (read only where an expert judged)
+    doubt = np.minimum(f, 1 - f)  # the predicted chance of that
     out = []
     for e, budget in enumerate(budgets):
         mine = ev == e
-        batch = ppi_mean(prediction=f[mine], probability=first[mine], sampled=drawn[mine], outcome=y[mine])
-        if not active:
-            out.append((batch, int(drawn[mine].sum())))
-            continue
-        rest = mine & ~drawn
-        second = np.ones(len(rows))
-        second[rest] = inclusion_probabilities(f[rest], size=int(rest.sum()), budget=(1 - FIRST_BATCH) * budget,
-                                               floor=MIN_PROBABILITY)
-        now = drawn | (poisson_draw(second, rng) & rest)
-        again = ppi_mean(prediction=f[mine], probability=second[mine], sampled=now[mine], outcome=y[mine])
-        out.append((combine([batch, again]), int(now[mine].sum())))
+
+        def both(probability, sampled, mine=mine):
+            return [ppi_mean(prediction=pred[mine], probability=probability[mine], sampled=sampled[mine],
+                             outcome=truth[mine]) for pred, truth in ((f, y), (doubt, wrong))]
+
+        accuracy, error = both(first, drawn)
+        now = drawn
+        if active:
+            rest = mine & ~drawn
+            second = np.ones(len(rows))
+            second[rest] = inclusion_probabilities(f[rest], size=int(rest.sum()),
+                                                   budget=(1 - FIRST_BATCH) * budget, floor=MIN_PROBABILITY)
+            now = drawn | (poisson_draw(second, rng) & rest)
+            accuracy_2, error_2 = both(second, now)
+            accuracy, error = combine([accuracy, accuracy_2]), combine([error, error_2])
+        n = int(mine.sum())
+        labels = labeled_error(error, overridden=int((wrong & now & mine).sum()), population=n)
+        realized = float((wrong & ~now & mine).sum() / n)
+        out.append((accuracy, int(now[mine].sum()), labels, realized))
     return out
 
 
@@ -395,16 +413,20 @@ def compare(campaigns: int, base_seed: int, items, pop, *, min_k: int, rates: tu
             for active in (False, True):
                 found = _ppi(pop, rows, y, budgets, active=active, seed=seed, rng=design_rng,
                              calibration=calibration if not active and rate == rates[0] else None)
-                for e, (est, judged) in enumerate(found):
+                for e, (est, judged, labels, realized) in enumerate(found):
                     name = "active+ppi++" if active else "ppi++ uniform"
                     note((name, rate), e, est.estimate.low, est.estimate.high, est.estimate.point, judged)
+                    lab = labels.estimate
+                    records[("labeled error", name, rate)].append(
+                        (lab.low is not None and lab.low <= realized <= lab.high, realized,
+                         np.nan if lab.point is None else lab.point))
                     if not active:
                         note(("human only", rate), e, est.classical.low, est.classical.high, est.classical.point,
                              judged)
         for share in SHARE_GRID:
             for active in (False, True):
                 found = _ppi(pop, rows, y, [share * n for n in sizes], active=active, seed=seed, rng=design_rng)
-                for e, (est, judged) in enumerate(found):
+                for e, (est, judged, _, _) in enumerate(found):
                     note(("active+ppi++" if active else "ppi++ uniform", f"share {share}"), e, est.estimate.low,
                          est.estimate.high, est.estimate.point, judged)
     return {"records": records, "calibration": calibration}
@@ -452,6 +474,13 @@ def report_comparison(out: dict, *, rates: tuple[float, ...], campaigns: int, se
             ok = "ok" if lo <= got["coverage"] <= hi else "OUT"
             print(f"    {name:14s} judged {got['share']:6.1%}  coverage {got['coverage']:6.1%} {ok:3s} "
                   f"width median {got['width']:.3f}  bias {got['bias']:+.4f}")
+    for rate in rates:
+        for name in ("ppi++ uniform", "active+ppi++"):
+            got = np.array(records[("labeled error", name, rate)], dtype=float)
+            ok = "ok" if lo <= got[:, 0].mean() <= hi else "OUT"
+            print(f"  labeled set's error rate ({name}, the budget of audit rate {rate}; model labels where no "
+                  f"expert judged): realized mean {got[:, 1].mean():.3f}, estimated {np.nanmean(got[:, 2]):.3f}, "
+                  f"coverage {got[:, 0].mean():.1%} {ok}")
     print(f"  equal width: judgments needed for a median full 95% width of {TARGET_WIDTH}")
     results = {}
     for name, grid in (("threshold", [(r, summary(records[("threshold", r)])) for r in AUDIT_GRID]),
@@ -472,7 +501,7 @@ def report_comparison(out: dict, *, rates: tuple[float, ...], campaigns: int, se
         perfect = np.array(records[("perfect audit", rate)])
         hits = np.array([r[0] for r in records[("threshold", rate)]])
         print(f"    audit rate {rate:4.2f}: judged {got['share']:6.1%}, coverage {got['coverage']:6.1%}, width median "
-              f"{got['width']:.3f}; audits confirming every span {perfect.mean():6.1%} (coverage "
+              f"{got['width']:.3f}; audits confirming every audited span (no variance) {perfect.mean():6.1%} (coverage "
               f"{hits[perfect].mean() if perfect.any() else float('nan'):6.1%} there, "
               f"{hits[~perfect].mean() if (~perfect).any() else float('nan'):6.1%} elsewhere)")
     if results.get("threshold") and results.get("active+ppi++"):

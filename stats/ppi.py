@@ -268,3 +268,28 @@ def combine(batches: Sequence[PPIEstimate], confidence: float = 0.95) -> PPIEsti
     last = batches[-1]
     return PPIEstimate(pooled([b.estimate for b in batches]), pooled([b.classical for b in batches]), last.lam,
                        last.judged, last.population)
+
+
+def model_decision(prediction: np.ndarray) -> np.ndarray:
+    """Return the label the model gives a span no expert judged: Error when its predicted probability is at
+    least one half."""
+    return np.asarray(prediction, dtype=float) >= 0.5
+
+
+def labeled_error(mean_error: PPIEstimate, *, overridden: int, population: int) -> PPIEstimate:
+    """Return the labeled set's error rate: the share of all spans whose label is the model's and wrong.
+
+    `mean_error` estimates the share of spans on which the model's decision is wrong (ppi_mean with the outcome
+    "decision differs from the expert" and the prediction min(f, 1 - f)); on the `overridden` judged spans where
+    it is wrong the expert's verdict is the label, and that count is known exactly, so it only shifts the
+    estimate and its interval."""
+    shift = overridden / population
+
+    def moved(part: Interval) -> Interval:
+        if part.point is None:
+            return part
+        return Interval(max(0.0, part.point - shift), max(0.0, (part.low or 0.0) - shift),
+                        max(0.0, (part.high or 0.0) - shift), part.se)
+
+    return PPIEstimate(moved(mean_error.estimate), moved(mean_error.classical), mean_error.lam, mean_error.judged,
+                       mean_error.population)

@@ -15,7 +15,9 @@ from stats.ppi import (
     cross_fit,
     design_matrix,
     inclusion_probabilities,
+    labeled_error,
     logistic_fit,
+    model_decision,
     poisson_draw,
     ppi_mean,
 )
@@ -176,3 +178,17 @@ def test_combine_weights_batches_by_inverse_variance() -> None:
     assert both.estimate.point == pytest.approx(0.56)
     assert both.estimate.se == pytest.approx(1 / np.sqrt(125))
     assert combine([_batch(0.6, 0.1), _batch(0.5, 0.0)]).estimate.point == 0.5  # a census decides
+
+
+def test_labeled_error_subtracts_the_overridden_judged_spans() -> None:
+    # decisions (f >= 0.5): error, not, error, not; experts on the two judged: 1, 0 -> the model is right on both
+    f = F
+    wrong = model_decision(f) != np.array([True, False, False, False])
+    assert wrong.tolist() == [False, False, True, False]
+    # a mean-error estimate of 0.30 (se 0.05) over 10 spans, 1 judged span the expert overrode: 0.30 - 0.1
+    part = Interval(0.3, 0.2, 0.4, 0.05)
+    shifted = labeled_error(PPIEstimate(part, part, 1.0, 4, 10), overridden=1, population=10)
+    assert (shifted.estimate.point, shifted.estimate.low, shifted.estimate.high) == pytest.approx((0.2, 0.1, 0.3))
+    assert shifted.estimate.se == 0.05
+    floor = labeled_error(PPIEstimate(part, part, 1.0, 4, 10), overridden=3, population=10)
+    assert floor.estimate.low == 0.0 and floor.estimate.point == pytest.approx(0.0)
