@@ -38,6 +38,7 @@ from stats.sampling import SamplingError
 FOLDS = 5
 SUPERVISOR_DECISIONS = ("kept", "added", "fallback", "none")
 HT, PPI = "ht", "ppi++"  # the `estimator` a figure names
+EXPERT, MODEL = "expert", "model"  # who decided a span's label in the labeled set (`decided_by`)
 
 
 class PPIError(SamplingError):
