@@ -553,7 +553,8 @@ def main() -> int:
     real = np.array([any(overlaps(p, g) for g in truth[item_of[pk]]) for spans in by_item.values()
                      for pk, _, p in spans])
     print(f"RotoWire: {len(rows)} summaries, {sum(len(t) for t in truth.values())} gold errors; simulated ensemble "
-          f"of {len(MODELS)} models: {len(ks)} merged spans, built in {time.perf_counter() - started:.1f} s")
+          f"of {len(MODELS)} models, the first of {len(EVALUATORS)} evaluators: {len(ks)} merged spans, built in "
+          f"{time.perf_counter() - started:.1f} s")
     for k in range(1, len(MODELS) + 1):
         at = ks == k
         print(f"  k={k}: {at.sum():5d} spans, {real[at].mean() if at.any() else float('nan'):6.1%} overlap gold")
