@@ -294,3 +294,33 @@ def labeled_error(mean_error: PPIEstimate, *, overridden: int, population: int) 
 
     return PPIEstimate(moved(mean_error.estimate), moved(mean_error.classical), mean_error.lam, mean_error.judged,
                        mean_error.population)
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    low: float
+    high: float
+    spans: int
+    mean_prediction: float
+    share: float  # of the bin's spans experts confirmed
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """The predictor's reliability curve (equal-width bins of the prediction) and its expected calibration
+    error: the spans-weighted mean distance between a bin's mean prediction and its confirmed share."""
+
+    bins: list[ReliabilityBin]
+    ece: float | None
+    spans: int
+
+
+def reliability(prediction: np.ndarray, outcome: np.ndarray, *, bins: int = 10) -> Reliability:
+    """Return the reliability curve of predictions against 0/1 outcomes (empty bins left out)."""
+    f = np.asarray(prediction, dtype=float)
+    y = np.asarray(outcome, dtype=float)
+    which = np.minimum((f * bins).astype(int), bins - 1)
+    rows = [ReliabilityBin(b / bins, (b + 1) / bins, int((which == b).sum()), float(f[which == b].mean()),
+                           float(y[which == b].mean())) for b in range(bins) if (which == b).any()]
+    ece = sum(r.spans * abs(r.mean_prediction - r.share) for r in rows) / len(f) if len(f) else None
+    return Reliability(rows, ece, len(f))

@@ -40,6 +40,20 @@ class CategoryConfidenceOut(Schema):
     ece: float | None
 
 
+class ReliabilityBinOut(Schema):
+    low: float
+    high: float
+    spans: int
+    mean_prediction: float
+    share: float
+
+
+class PredictorOut(Schema):
+    spans: int
+    ece: float | None
+    bins: list[ReliabilityBinOut]
+
+
 class EvaluatorConfidenceOut(Schema):
     evaluator: str
     run_id: int
@@ -50,6 +64,10 @@ class EvaluatorConfidenceOut(Schema):
     ece: float | None
     by_category: list[CategoryConfidenceOut]
     supervisor: dict[str, int]
+    predictor: PredictorOut | None = Field(
+        description="The calibrated predictor (stats.ppi) checked on the labelled spans: each span's out-of-fold "
+                    "prediction against its verdict, in ten bins, with the ECE; null below 20 labelled spans or "
+                    "with one verdict only.")
 
 
 class ConfidenceOut(Schema):
@@ -71,6 +89,10 @@ def confidence_out(row: EvaluatorConfidence) -> dict[str, Any]:
         "by_category": [{"category": c.category, "spans": c.calibration.spans, "levels": _levels(c.calibration),
                          "ece": c.calibration.ece} for c in row.by_category],
         "supervisor": row.supervisor,
+        "predictor": None if row.predictor is None else {
+            "spans": row.predictor.spans, "ece": row.predictor.ece,
+            "bins": [{"low": b.low, "high": b.high, "spans": b.spans, "mean_prediction": b.mean_prediction,
+                      "share": b.share} for b in row.predictor.bins]},
     }
 
 

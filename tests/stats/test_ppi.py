@@ -20,6 +20,7 @@ from stats.ppi import (
     model_decision,
     poisson_draw,
     ppi_mean,
+    reliability,
 )
 
 HALF = np.full(4, 0.5)
@@ -192,3 +193,13 @@ def test_labeled_error_subtracts_the_overridden_judged_spans() -> None:
     assert shifted.estimate.se == 0.05
     floor = labeled_error(PPIEstimate(part, part, 1.0, 4, 10), overridden=3, population=10)
     assert floor.estimate.low == 0.0 and floor.estimate.point == pytest.approx(0.0)
+
+
+def test_reliability_bins_and_ece_by_hand() -> None:
+    # bin 0.1-0.2: predictions 0.1, 0.15 (mean 0.125), outcomes 0, 1 (0.5); bin 0.9-1.0: 0.9, 1.0 (0.95), 1, 1
+    curve = reliability(np.array([0.1, 0.15, 0.9, 1.0]), np.array([0, 1, 1, 1]))
+    assert [(b.low, b.spans) for b in curve.bins] == [(0.1, 2), (0.9, 2)]
+    assert [b.mean_prediction for b in curve.bins] == pytest.approx([0.125, 0.95])
+    assert [b.share for b in curve.bins] == [0.5, 1.0]
+    assert curve.ece == pytest.approx((2 * 0.375 + 2 * 0.05) / 4)
+    assert reliability(np.array([]), np.array([])).ece is None
