@@ -147,10 +147,9 @@ def inclusion_probabilities(prediction: np.ndarray | None, *, size: int, budget:
     if prediction is None:
         return np.full(size, target / size)
     f = np.clip(np.asarray(prediction, dtype=float), 0.0, 1.0)
-    score = np.sqrt(f * (1 - f))
-    if score.sum() <= 0:
-        return np.full(size, target / size)
-    low, high = 0.0, size / score[score > 0].min()  # at `high` every scored unit is capped at 1
+    # a sure prediction (0 or 1) keeps a tiny score, so a budget the others cannot fill still reaches it
+    score = np.maximum(np.sqrt(f * (1 - f)), 1e-9)
+    low, high = 0.0, size / score.min()  # at `high` every unit is capped at 1
     for _ in range(200):
         scale = (low + high) / 2
         if np.clip(scale * score, floor, 1.0).sum() < target:

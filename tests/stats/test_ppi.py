@@ -108,6 +108,8 @@ def test_inclusion_probabilities_cap_at_one_and_floor_before_budget() -> None:
     assert pi[0] == 1.0 and pi[1:] == pytest.approx([1 / 3] * 3)
     assert inclusion_probabilities(np.array([0.5, 0.2]), size=2, budget=0.1, floor=0.3) == pytest.approx([0.3, 0.3])
     assert inclusion_probabilities(None, size=5, budget=2.0, floor=0.1) == pytest.approx([0.4] * 5)
+    # a sure prediction is still drawn when the budget needs it: the uncertain span caps at 1, the sure one 0.8
+    assert inclusion_probabilities(np.array([0.5, 0.0]), size=2, budget=1.8, floor=0.1) == pytest.approx([1.0, 0.8])
 
 
 def test_inclusion_probabilities_refuse_a_floor_outside_zero_one() -> None:
