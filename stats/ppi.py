@@ -1,10 +1,11 @@
 """Prediction-powered estimates of a share over all spans, from a calibrated predictor and an expert sample.
 
-Django-free. Three pieces, each a plain function:
+Django-free. The pieces, each a plain function:
 
-1. **A calibrated predictor** (`cross_fit`): an L2-penalised logistic regression on what the ensemble says about a span
-   (`SpanSignals`), fitted on the judged spans with K-fold cross-fitting, so that no judged span's prediction
-   comes from a fit that saw its label; an unjudged span gets the mean of the K folds' predictions.
+1. **A calibrated predictor** (`cross_fit`): an L2-penalised logistic regression on what the ensemble says
+   about a span (`SpanSignals`), fitted on the judged spans with K-fold cross-fitting, so that no judged span's
+   prediction comes from a fit that saw its label; an unjudged span gets the mean of the K folds' predictions.
+   `reliability` checks it (reliability curve and ECE).
 2. **Active inclusion probabilities** (`inclusion_probabilities`): pi_i proportional to sqrt(f_i (1 - f_i)),
    the predicted standard deviation of the expert's verdict (the variance-optimal choice of active inference,
    Zrnic and Candes 2024), scaled to an expected budget and never below a floor, so every span can be drawn and
@@ -22,6 +23,7 @@ Django-free. Three pieces, each a plain function:
    the estimate never has more estimated variance than the human sample alone. With the predictions known on
    every span this is the regression estimator of survey sampling (Cochran, Sampling Techniques, ch. 7); the
    target is the finite population of the campaign's spans, the share full judging would give.
+4. **Batches** (`combine`) and **the labeled set's error rate** (`labeled_error`), both built on `ppi_mean`.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ from scipy.stats import norm
 from stats.sampling import SamplingError
 
 FOLDS = 5
-SUPERVISOR_DECISIONS = ("kept", "added", "fallback", "none")
 HT, PPI = "ht", "ppi++"  # the `estimator` a figure names
 EXPERT, MODEL = "expert", "model"  # who decided a span's label in the labeled set (`decided_by`)
 
@@ -60,14 +61,16 @@ class SpanSignals:
 
 
 def design_matrix(signals: Sequence[SpanSignals]) -> np.ndarray:
-    """Return one row of numeric features per span: k/n, k, the supervisor's decision, the two agreements (0
-    with an indicator when missing), log length, and indicators of the evaluator and the category."""
+    """Return one row of numeric features per span: k/n, k, n = 0, an indicator per supervisor decision seen, the
+    two agreements (0 with an indicator when missing), log length, and indicators of the evaluator and the
+    category (the first of each left out: the intercept carries it)."""
+    decisions = sorted({s.supervisor for s in signals})
     evaluators = sorted({s.evaluator for s in signals})
     categories = sorted({s.category for s in signals})
     rows = []
     for s in signals:
         row = [s.k / s.n if s.n else 0.0, float(s.k), float(s.n == 0)]
-        row += [float(s.supervisor == d) for d in SUPERVISOR_DECISIONS]
+        row += [float(s.supervisor == d) for d in decisions]
         for agreement in (s.severity_agreement, s.category_agreement):
             row += [0.0, 1.0] if agreement is None else [float(agreement), 0.0]
         row.append(math.log1p(max(s.length, 0)))

@@ -152,10 +152,10 @@ def test_cross_fit_separates_errors_and_is_none_before_labels() -> None:
 def test_design_matrix_marks_missing_agreement() -> None:
     rows = design_matrix([SpanSignals(2, 4, "kept", 0.5, None, "a", 3, "X"),
                           SpanSignals(0, 4, "added", None, 1.0, "b", 0, "Y")])
-    # k/n, k, n==0, four decisions, severity (value, missing), category (value, missing), log1p length, evaluator b,
-    # category Y
-    assert rows.tolist()[0] == pytest.approx([0.5, 2, 0, 1, 0, 0, 0, 0.5, 0, 0, 1, np.log(4), 0, 0])
-    assert rows.tolist()[1] == pytest.approx([0.0, 0, 0, 0, 1, 0, 0, 0, 1, 1.0, 0, 0, 1, 1])
+    # k/n, k, n==0, decisions added and kept, severity (value, missing), category (value, missing), log1p length,
+    # evaluator b, category Y
+    assert rows.tolist()[0] == pytest.approx([0.5, 2, 0, 0, 1, 0.5, 0, 0, 1, np.log(4), 0, 0])
+    assert rows.tolist()[1] == pytest.approx([0.0, 0, 0, 1, 0, 0, 1, 1.0, 0, 0, 1, 1])
 
 
 def test_logistic_fit_matches_scikit_learn() -> None:
