@@ -13,7 +13,9 @@ CONFIDENCE_NOTE = (
     "A span flagged by k of the ensemble's n annotator models is read as a forecast that it is an error with "
     "probability k/n. Share: spans whose consensus span verdict is Error, with its 95% Wilson interval. ECE: the "
     "spans-weighted mean of |k/n - share| over the levels (0 = calibrated). Spans without a consensus verdict, "
-    "spans resolved without an expert and known answers are left out."
+    "spans resolved without an expert and known answers are left out. Predictor ECE: the same for the calibrated "
+    "predictor (everything the ensemble says about a span, cross-fitted on the labelled spans), over ten bins of "
+    "its out-of-fold predictions; shown from 20 labelled spans."
 )
 
 
@@ -28,6 +30,7 @@ def confidence_table(rows: list[EvaluatorConfidence]) -> Table:
         Column("spans", "Spans", "int"), Column("confirmed", "Confirmed", "int"),
         Column("share", "Confirmed %", "pct", count="spans"), Column("ci_low", "95% low", "pct"),
         Column("ci_high", "95% high", "pct"), Column("ece", "ECE (points)", "num"),
+        Column("predictor_ece", "Predictor ECE (points)", "num"),
     ], note=CONFIDENCE_NOTE)
     for row in rows:
         levels = row.calibration.levels
@@ -37,6 +40,7 @@ def confidence_table(rows: list[EvaluatorConfidence]) -> Table:
                 "forecast": 100 * lv.forecast, "spans": lv.spans, "confirmed": lv.confirmed,
                 "share": _pct(lv.share), "ci_low": 100 * lv.ci_low, "ci_high": 100 * lv.ci_high,
                 "ece": _pct(row.calibration.ece) if i == len(levels) - 1 else None,
+                "predictor_ece": _pct(row.predictor.ece) if row.predictor and i == len(levels) - 1 else None,
             })
     return table
 

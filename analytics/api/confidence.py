@@ -7,7 +7,7 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema
+from ninja import Field, Router, Schema
 
 from accounts.access import require_researcher
 from analytics.api.dashboards import EXCLUDE_FLAGGED
@@ -17,6 +17,7 @@ from analytics.selectors.routing import RoutingReport, routing_report
 from annotator.models import Campaign
 from errors import Conflict
 from stats.confidence import Calibration
+from stats.ppi import HT
 from stats.sampling import Estimate
 
 router = Router(tags=["analytics"])
@@ -39,6 +40,20 @@ class CategoryConfidenceOut(Schema):
     ece: float | None
 
 
+class ReliabilityBinOut(Schema):
+    low: float
+    high: float
+    spans: int
+    mean_prediction: float
+    share: float
+
+
+class PredictorOut(Schema):
+    spans: int
+    ece: float | None
+    bins: list[ReliabilityBinOut]
+
+
 class EvaluatorConfidenceOut(Schema):
     evaluator: str
     run_id: int
@@ -49,6 +64,10 @@ class EvaluatorConfidenceOut(Schema):
     ece: float | None
     by_category: list[CategoryConfidenceOut]
     supervisor: dict[str, int]
+    predictor: PredictorOut | None = Field(
+        description="The calibrated predictor (stats.ppi) checked on the labelled spans: each span's out-of-fold "
+                    "prediction against its verdict, in ten bins, with the ECE; null below 20 labelled spans or "
+                    "with one verdict only.")
 
 
 class ConfidenceOut(Schema):
@@ -70,6 +89,10 @@ def confidence_out(row: EvaluatorConfidence) -> dict[str, Any]:
         "by_category": [{"category": c.category, "spans": c.calibration.spans, "levels": _levels(c.calibration),
                          "ece": c.calibration.ece} for c in row.by_category],
         "supervisor": row.supervisor,
+        "predictor": None if row.predictor is None else {
+            "spans": row.predictor.spans, "ece": row.predictor.ece,
+            "bins": [{"low": b.low, "high": b.high, "spans": b.spans, "mean_prediction": b.mean_prediction,
+                      "share": b.share} for b in row.predictor.bins]},
     }
 
 
@@ -97,7 +120,9 @@ class EstimateOut(Schema):
     estimate: float | None
     ci_low: float | None
     ci_high: float | None
-    method: str
+    method: str = Field(description='The interval: "normal", "bootstrap" or "none".')
+    estimator: str = Field(description='The point estimator: "ht" (design-weighted Horvitz-Thompson) or "ppi++" '
+                                       '(prediction-powered).')
     judged: int
 
 
@@ -129,7 +154,8 @@ class RoutingOut(Schema):
 
 
 def _estimate(e: Estimate) -> dict[str, Any]:
-    return {"estimate": e.point, "ci_low": e.low, "ci_high": e.high, "method": e.method, "judged": e.judged}
+    return {"estimate": e.point, "ci_low": e.low, "ci_high": e.high, "method": e.method, "estimator": HT,
+            "judged": e.judged}
 
 
 def routing_out(campaign_id: int, report: RoutingReport) -> dict[str, Any]:

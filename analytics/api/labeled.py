@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema
+from ninja import Field, Router, Schema
 
 from accounts.access import require_researcher
 from analytics.api.dashboards import EXCLUDE_FLAGGED
@@ -15,6 +15,7 @@ from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, MetricEstimate, sa
 from analytics.selectors.exclusion import exclude_flagged_param
 from annotator.models import Campaign
 from errors import Conflict, UserError
+from stats.ppi import HT
 from stats.sampling import check_half_width
 
 router = Router(tags=["labeled sets and estimates"])
@@ -27,6 +28,8 @@ class MetricOut(Schema):
     high: float | None
     se: float | None
     interval: str  # "normal", "bootstrap" or "none"
+    estimator: str = Field(description='The point estimator: "ht" (design-weighted Horvitz-Thompson) or "ppi++" '
+                                       '(prediction-powered).')
     judged: int
     covered: int  # spans in strata with at least one judgment
     needed: int  # judged spans in all for the asked half-width
@@ -53,7 +56,7 @@ def _campaign(request: HttpRequest, campaign_id: int) -> Campaign:
 def _metric_out(m: MetricEstimate) -> MetricOut:
     e = m.estimate
     return MetricOut(plain=m.plain, estimate=e.point, low=e.low, high=e.high, se=e.se, interval=e.method,
-                     judged=e.judged, covered=e.covered, needed=m.plan.needed, more=m.plan.more,
+                     estimator=HT, judged=e.judged, covered=e.covered, needed=m.plan.needed, more=m.plan.more,
                      more_per_stratum=m.plan.per_stratum,
                      strata=[{"name": s.name, "spans": s.population, "judged": s.judged, "ok": s.successes}
                              for s in m.strata])

@@ -5,7 +5,9 @@ Each machine span and each added error carries its consensus label (corpus.conse
 errors), `rejected` the machine spans (and added errors) the experts turned down, `unresolved` those left
 without a final span verdict (a tie nobody adjudicated, or a span nobody judged). A routed campaign's spans
 resolved without an expert are in `errors` with the ensemble's verdict and method `auto` (the card gives the
-audited accuracy of that label).
+audited accuracy of that label). Every machine span says who decided its label (`decided_by`: expert or
+model), the probability the design gave it of reaching an expert and its design weight (1 / probability for the
+spans shown to experts, 0 for those the model decided; 1 and 1 in a campaign that judges every span).
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ from annotator.selectors.review import (
     campaign_votes,
     review_queue,
 )
-from annotator.selectors.routing import auto_resolved_by_item
+from annotator.selectors.routing import auto_resolved_by_item, inclusion_probabilities
 from corpus import consensus
 from corpus.downloads import whole_download
 from corpus.models import ErrorSpan, Item
 from quality.vigilance import excluded_annotator_ids
+from stats.ppi import EXPERT, MODEL
 
 LABELED_FORMATS = ("jsonl", "parquet")
 REJECTED = "rejected"
@@ -65,6 +68,9 @@ class LabeledSpan(TypedDict):
     found_by: list[str]  # added errors: the judges who marked it
     arm: str  # "primed", "unprimed" or "revealed" (analytics.exports.arms)
     found_unprimed: bool | None  # machine spans on a control-arm output: an unprimed mark overlaps it
+    decided_by: str  # "expert" (shown to experts, or added by one) or "model" (resolved without an expert)
+    inclusion_probability: float | None  # machine spans: the design's probability of reaching an expert
+    weight: float | None  # machine spans: the design weight in the estimates, 1 / probability (0 when unjudged)
 
 
 class LabeledRecord(TypedDict):
@@ -112,6 +118,7 @@ def labeled_records(
         added_by_item.setdefault(group.item_id, []).append(group)
     simulated = campaign.runs.filter(simulated=True).exists()
     auto = auto_resolved_by_item(campaign)
+    chances = inclusion_probabilities(campaign) or {}
     for item in _judged_items(campaign, votes, auto):
         buckets: dict[str, list[LabeledSpan]] = {KEPT: [], REJECTED: [], OPEN: []}
         for span, run_label in campaign_machine_spans(campaign, item):
@@ -121,7 +128,8 @@ def labeled_records(
                 text=span.text, category=span.category, severity=span.severity, explanation=span.explanation,
                 span_verdict=label.span_verdict, explanation_verdict=label.explanation_verdict, method=label.method,
                 agreement=label.agreement, judges=label.judges, found_by=[], arm=arms.machine_arm(item.pk),
-                found_unprimed=arms.found_unprimed(span, item.pk),
+                found_unprimed=arms.found_unprimed(span, item.pk), decided_by=EXPERT,
+                inclusion_probability=chances.get(span.pk, 1.0), weight=1 / chances.get(span.pk, 1.0),
             ))
         for span, run_label, verdict in auto.get(item.pk, []):
             buckets[KEPT if verdict == "error" else REJECTED].append(LabeledSpan(
@@ -129,6 +137,7 @@ def labeled_records(
                 text=span.text, category=span.category, severity=span.severity, explanation=span.explanation,
                 span_verdict=verdict, explanation_verdict=None, method=consensus.AUTO, agreement=None, judges=0,
                 found_by=[], arm=arms.machine_arm(item.pk), found_unprimed=arms.found_unprimed(span, item.pk),
+                decided_by=MODEL, inclusion_probability=chances.get(span.pk), weight=0.0,
             ))
         for group in added_by_item.get(item.pk, []):
             label = votes.added_consensus(group)
@@ -138,7 +147,8 @@ def labeled_records(
                 text=key.text, category=key.category, severity=key.severity, explanation=key.explanation,
                 span_verdict=label.span_verdict, explanation_verdict=None, method=label.method,
                 agreement=label.agreement, judges=len(group.judges), found_by=group.finders,
-                arm=arms.added_arm(key), found_unprimed=None,
+                arm=arms.added_arm(key), found_unprimed=None, decided_by=EXPERT, inclusion_probability=None,
+                weight=None,
             ))
         for spans in buckets.values():
             spans.sort(key=lambda s: (s["start"] if s["start"] is not None else 1 << 30, s["origin"], s["text"]))
@@ -167,6 +177,7 @@ def _parquet_schema():
         ("explanation", pa.string()), ("span_verdict", pa.string()), ("explanation_verdict", pa.string()),
         ("method", pa.string()), ("agreement", pa.float64()), ("judges", pa.int64()),
         ("found_by", pa.list_(pa.string())), ("arm", pa.string()), ("found_unprimed", pa.bool_()),
+        ("decided_by", pa.string()), ("inclusion_probability", pa.float64()), ("weight", pa.float64()),
     ])
     return pa.schema([
         ("campaign", pa.string()), ("dataset", pa.string()), ("item_id", pa.string()), ("system", pa.string()),

@@ -167,6 +167,7 @@ def test_confidence_api_is_exact_against_the_hand_computed_table(ensemble, resea
     assert ens["ece"] == pytest.approx(13 / 42)
     assert ens["spans"] == 7
     assert ens["supervisor"] == {"added": 1, "fallback": 3, "kept": 3}
+    assert ens["predictor"] is None  # 7 labelled spans are too few to fit and check a predictor
     numbers = next(c for c in ens["by_category"] if c["category"] == "NUMBER")
     assert [(lv["k"], lv["n"], lv["confirmed"]) for lv in numbers["levels"]] == [(2, 2, 1), (3, 3, 1)]
     assert numbers["ece"] == pytest.approx(0.0)
@@ -226,3 +227,38 @@ def test_confidence_table_on_a_rotowire_summary_is_exact(rotowire_file, research
     ece = (by_k[1] + 3) / spans * abs(1 / 3 - by_k[1] / (by_k[1] + 3)) + by_k[2] / spans * (1 - 2 / 3)
     body = client.get(f"/api/analytics/campaigns/{campaign.pk}/confidence").json()["evaluators"][0]
     assert body["ece"] == pytest.approx(ece)
+
+
+def test_confidence_api_checks_the_cross_fitted_predictor(researcher):
+    """30 spans: the 15 all three models flagged are errors, the 15 one model flagged are not; the predictor's
+    out-of-fold predictions fall on the right side of one half, and its bins account for every labelled span."""
+    words = [f"word{i:02d}" for i in range(30)]
+    output = " ".join(words)
+    data = make.dataset("Predictor check", input_headers=["Data"], output_header="Summary")
+    item = make.item(data, "p1", output, inputs={"Data": "x"})
+    run = make.run(data, "predictor-ensemble")
+    places = [(output.index(w), output.index(w) + len(w)) for w in words]
+    real = [i % 2 == 0 for i in range(30)]
+    for m, name in enumerate(("m1", "m2", "m3")):
+        own = make.annotation(item, run, kind=AnnotationKind.ANNOTATOR, model=name)
+        for position, (s, e) in enumerate(p for p, r in zip(places, real, strict=True) if r or m == 0):
+            make.span(own, position, s, e, text=output[s:e])
+    merged = make.annotation(item, run, kind=AnnotationKind.ENSEMBLE, model="sup")
+    make.annotation(item, run, kind=AnnotationKind.SUPERVISOR, model="sup")
+    judge = make.user("predictor-judge")
+    campaign = make.campaign("Predictor calibration", data, [run], [judge])
+    assignment = make.assignment(campaign, judge, item, 1)
+    for position, ((s, e), r) in enumerate(zip(places, real, strict=True)):
+        span = make.span(merged, position, s, e, text=output[s:e])
+        make.judgment(span, assignment, "error" if r else "not_error", "correct" if r else "not_error")
+    client = Client()
+    client.force_login(researcher)
+    body = client.get(f"/api/analytics/campaigns/{campaign.pk}/confidence").json()["evaluators"][0]
+    predictor = body["predictor"]
+    assert predictor["spans"] == 30 and sum(b["spans"] for b in predictor["bins"]) == 30
+    assert {b["share"] for b in predictor["bins"] if b["mean_prediction"] >= 0.5} == {1.0}
+    assert {b["share"] for b in predictor["bins"] if b["mean_prediction"] < 0.5} == {0.0}
+    ece = sum(b["spans"] * abs(b["mean_prediction"] - b["share"]) for b in predictor["bins"]) / 30
+    assert predictor["ece"] == pytest.approx(ece) and predictor["ece"] < 0.5
+    page = client.get(f"/analytics/campaigns/{campaign.pk}/").content.decode()
+    assert "Predictor ECE (points)" in page and f"{100 * predictor['ece']:.2f}" in page

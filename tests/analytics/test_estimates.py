@@ -129,6 +129,7 @@ def test_estimates_api_dashboard_and_refusals(judged, researcher, population):
     alpha_row = next(r for r in rows if r["run_id"] == alpha.pk)
     assert alpha_row["span_ok"]["estimate"] == pytest.approx(5 / 6)
     assert alpha_row["span_ok"]["plain"] == pytest.approx(0.75)
+    assert alpha_row["span_ok"]["estimator"] == "ht"
     assert {s["name"]: s["spans"] for s in alpha_row["span_ok"]["strata"]} == {"Incorrect": 40, "Omission": 20}
     wide = alpha_row["span_ok"]["needed"]
     narrow = client.get(f"/api/analytics/campaigns/{campaign.pk}/estimates?half_width=0.03").json()

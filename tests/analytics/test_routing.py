@@ -63,6 +63,7 @@ def test_routing_figures_are_the_horvitz_thompson_estimate_by_hand(routed_data, 
     assert (row["confident"], row["uncertain"], row["audited"], row["auto"]) == (20, 10, 6, 14)
     assert row["expert_share"] == pytest.approx(16 / 30)
     assert row["span_accuracy"]["estimate"] == pytest.approx(point)
+    assert row["span_accuracy"]["estimator"] == "ht" and row["exp_correct"]["estimator"] == "ht"
     assert row["span_accuracy"]["ci_low"] <= point <= row["span_accuracy"]["ci_high"]
     expected = wilson(ok_c, n_c)
     assert (row["audited_accuracy"]["value"], row["audited_accuracy"]["ci_low"], row["audited_accuracy"]["n"]) == (
@@ -84,6 +85,13 @@ def test_routing_figures_are_the_horvitz_thompson_estimate_by_hand(routed_data, 
     records = list(labeled_records(campaign))
     auto_spans = [s for r in records for s in r["errors"] if s["method"] == "auto"]
     assert len(auto_spans) == 14 and {s["span_verdict"] for s in auto_spans} == {"error"}
+    # 6 of the 20 confident spans audited: probability 0.3 for them and the auto-resolved; uncertain ones 1
+    assert {(s["decided_by"], s["inclusion_probability"], s["weight"]) for s in auto_spans} == {("model", 0.3, 0.0)}
+    shown = [s for r in records for b in ("errors", "rejected", "unresolved") for s in r[b]
+             if s["origin"] == "machine" and s["method"] != "auto"]
+    assert len(shown) == 16 and {s["decided_by"] for s in shown} == {"expert"}
+    assert sorted(s["inclusion_probability"] for s in shown) == pytest.approx([0.3] * 6 + [1.0] * 10)
+    assert sorted(s["weight"] for s in shown) == pytest.approx([1.0] * 10 + [1 / 0.3] * 6)
     card = labeled_card(campaign, fmt="jsonl")
     assert card["counts"]["by_method"]["auto"] == 14
     assert card["routing"]["evaluators"][0]["audited_accuracy"] == pytest.approx(ok_c / n_c)

@@ -75,10 +75,11 @@ def test_routing_bench_runs(bench_database):
 
     shared_file("rotowire/train.jsonl")
     out = _bench("routing.py", "--campaigns", "4", "--db-checks", "1", "--planner-runs", "1", "--also", "0.5",
-                 database=bench_database)
+                 "--compare-campaigns", "2", "--compare-rates", "0.2", database=bench_database)
     assert "coverage of the full-judging span accuracy" in out and "audit rate 0.50" in out
     assert "the whole product agrees with this estimate on 1 of 1 campaigns" in out
     assert "predicted / actual 95% width" in out
+    assert "equal width: judgments needed" in out and "active+ppi++ " in out and "ECE" in out
 
 
 def test_decoy_audit_bench_runs_on_a_quintd_shaped_checkout(bench_database, tmp_path):

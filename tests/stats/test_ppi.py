@@ -1,0 +1,207 @@
+"""The prediction-powered engine: predictor with cross-fitting, active probabilities, the PPI++ estimate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from errors import UserError
+from stats.ppi import (
+    Interval,
+    PPIError,
+    PPIEstimate,
+    SpanSignals,
+    combine,
+    cross_fit,
+    design_matrix,
+    inclusion_probabilities,
+    labeled_error,
+    logistic_fit,
+    model_decision,
+    poisson_draw,
+    ppi_mean,
+    reliability,
+)
+
+HALF = np.full(4, 0.5)
+DRAWN = np.array([True, True, False, False])
+Y = np.array([1.0, 0.0, np.nan, np.nan])
+F = np.array([0.8, 0.4, 0.6, 0.2])
+
+
+def test_ppi_mean_plain_ppi_by_hand() -> None:
+    # r = y - f on the sample = 0.2, -0.4; Hajek mean -0.1; point (sum f + 4 * -0.1) / 4 = (2.0 - 0.4) / 4
+    # variance (1 - 0.5) * 2^2 * (0.3^2 + 0.3^2) / 4^2 = 0.0225
+    est = ppi_mean(prediction=F, probability=HALF, sampled=DRAWN, outcome=Y, lam=1.0)
+    assert est.estimate.point == pytest.approx(0.4)
+    assert est.estimate.se == pytest.approx(0.15)
+    assert est.estimate.low == pytest.approx(0.4 - 1.959964 * 0.15, abs=1e-6)
+
+
+def test_ppi_mean_lambda_zero_is_the_human_only_estimate() -> None:
+    # Hajek mean of y = 0.5; variance 0.5 * 4 * (0.25 + 0.25) / 16 = 1/16
+    est = ppi_mean(prediction=F, probability=HALF, sampled=DRAWN, outcome=Y, lam=0.0)
+    assert (est.estimate.point, est.estimate.se) == (pytest.approx(0.5), pytest.approx(0.25))
+    assert est.classical == est.estimate
+
+
+def test_ppi_mean_power_tuning_picks_the_variance_minimising_slope() -> None:
+    # centred y = 0.5, -0.5; centred f = 0.2, -0.2: slope 0.2 / 0.08 = 2.5, residuals y - 2.5 f = -1, -1 (no
+    # spread), point (2.5 * 2.0 + 4 * -1) / 4 = 0.25
+    est = ppi_mean(prediction=F, probability=HALF, sampled=DRAWN, outcome=Y)
+    assert est.lam == pytest.approx(2.5)
+    assert est.estimate.point == pytest.approx(0.25)
+    assert est.estimate.se == pytest.approx(0.0, abs=1e-12)
+    assert est.classical.point == pytest.approx(0.5)
+
+
+def test_ppi_mean_counts_certain_units_exactly() -> None:
+    # a unit with probability 1 and y = 1 joins the four above: (1 + 2.0 - 0.4) / 5; se 4/5 * 0.15
+    est = ppi_mean(prediction=np.r_[0.9, F], probability=np.r_[1.0, HALF], sampled=np.r_[True, DRAWN],
+                   outcome=np.r_[1.0, Y], lam=1.0)
+    assert est.estimate.point == pytest.approx(0.52)
+    assert est.estimate.se == pytest.approx(0.12)
+    assert est.judged == 3 and est.population == 5
+
+
+def test_ppi_mean_refuses_an_unjudged_sure_unit() -> None:
+    with pytest.raises(PPIError) as caught:
+        ppi_mean(prediction=F, probability=np.r_[1.0, 0.5, 0.5, 0.5], sampled=np.array([False, True, True, False]),
+                 outcome=Y)
+    assert isinstance(caught.value, UserError) and caught.value.field == "routing"
+
+
+def test_ppi_mean_without_a_sample_of_the_rest_has_no_estimate() -> None:
+    est = ppi_mean(prediction=F, probability=HALF, sampled=np.zeros(4, bool), outcome=Y)
+    assert est.estimate.point is None and est.classical.point is None
+
+
+def test_ppi_mean_matches_ppi_python_point_and_interval() -> None:
+    ppi_py = pytest.importorskip("ppi_py")
+    rng = np.random.default_rng(3)
+    size = 200_000
+    f = rng.uniform(0.05, 0.95, size)
+    y = (rng.random(size) < f).astype(float)
+    pi = np.where(f > 0.5, 0.001, 0.002)  # unequal probabilities, a tiny sampling fraction
+    drawn = poisson_draw(pi, rng)
+    lam = 0.8
+    ours = ppi_mean(prediction=f, probability=pi, sampled=drawn, outcome=y, lam=lam)
+    theirs = ppi_py.ppi_mean_pointestimate(y[drawn], f[drawn], f, lam=lam, w=1 / pi[drawn])
+    assert ours.estimate.point == pytest.approx(float(np.ravel(theirs)[0]), abs=1e-12)
+    # uniform probabilities: ppi-python's (superpopulation) interval and ours agree when the fraction is tiny
+    pi = np.full(size, 0.002)
+    drawn = poisson_draw(pi, rng)
+    ours = ppi_mean(prediction=f, probability=pi, sampled=drawn, outcome=y, lam=lam)
+    low, high = ppi_py.ppi_mean_ci(y[drawn], f[drawn], f, alpha=0.05, lam=lam)
+    assert ours.estimate.high - ours.estimate.low == pytest.approx(float(np.ravel(high - low)[0]), rel=0.01)
+
+
+def test_inclusion_probabilities_follow_the_uncertainty_with_a_floor() -> None:
+    # scores sqrt(f(1-f)) = 0.5, 0.3, 0.3, 0; the last takes the floor 0.05, the others share 1.05 as 5:3:3
+    pi = inclusion_probabilities(np.array([0.5, 0.1, 0.9, 0.0]), size=4, budget=1.1, floor=0.05)
+    assert pi == pytest.approx([0.5 * 1.05 / 1.1, 0.3 * 1.05 / 1.1, 0.3 * 1.05 / 1.1, 0.05], abs=1e-9)
+    assert pi.sum() == pytest.approx(1.1)
+
+
+def test_inclusion_probabilities_cap_at_one_and_floor_before_budget() -> None:
+    pi = inclusion_probabilities(np.array([0.5, 0.02, 0.02, 0.02]), size=4, budget=2.0, floor=0.1)
+    assert pi[0] == 1.0 and pi[1:] == pytest.approx([1 / 3] * 3)
+    assert inclusion_probabilities(np.array([0.5, 0.2]), size=2, budget=0.1, floor=0.3) == pytest.approx([0.3, 0.3])
+    assert inclusion_probabilities(None, size=5, budget=2.0, floor=0.1) == pytest.approx([0.4] * 5)
+    # a sure prediction is still drawn when the budget needs it: the uncertain span caps at 1, the sure one 0.8
+    assert inclusion_probabilities(np.array([0.5, 0.0]), size=2, budget=1.8, floor=0.1) == pytest.approx([1.0, 0.8])
+
+
+def test_inclusion_probabilities_refuse_a_floor_outside_zero_one() -> None:
+    with pytest.raises(PPIError) as caught:
+        inclusion_probabilities(None, size=3, budget=1, floor=0.0)
+    assert caught.value.field == "routing.min_probability"
+
+
+def _signals(count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    k = rng.integers(0, 6, count)
+    truth = rng.random(count) < (k + 0.5) / 6
+    signals = [SpanSignals(int(k_), 5, "kept" if k_ else "added", float(t) if k_ else None, None,
+                           "run-a" if i % 2 else "run-b", int(rng.integers(1, 30)), "NUMBER")
+               for i, (k_, t) in enumerate(zip(k, truth, strict=True))]
+    return design_matrix(signals), truth
+
+
+def test_cross_fit_never_predicts_a_judged_span_from_its_own_label() -> None:
+    rng = np.random.default_rng(0)
+    x, truth = _signals(300, rng)
+    labels = {i: bool(truth[i]) for i in range(0, 300, 2)}
+    before = cross_fit(x, labels, seed=4)
+    flipped = dict(labels)
+    flipped[10] = not flipped[10]
+    after = cross_fit(x, flipped, seed=4)
+    assert before is not None and after is not None
+    assert after[10] == before[10]  # its own label is not in the fit that predicts it
+    assert not np.allclose(after[11], before[11])  # an unjudged span's mean of folds sees every label
+
+
+def test_cross_fit_separates_errors_and_is_none_before_labels() -> None:
+    rng = np.random.default_rng(1)
+    x, truth = _signals(600, rng)
+    predicted = cross_fit(x, {i: bool(truth[i]) for i in range(300)})
+    assert predicted is not None
+    assert predicted[truth].mean() > predicted[~truth].mean() + 0.2
+    assert cross_fit(x, {}) is None
+
+
+def test_design_matrix_marks_missing_agreement() -> None:
+    rows = design_matrix([SpanSignals(2, 4, "kept", 0.5, None, "a", 3, "X"),
+                          SpanSignals(0, 4, "added", None, 1.0, "b", 0, "Y")])
+    # k/n, k, n==0, decisions added and kept, severity (value, missing), category (value, missing), log1p length,
+    # evaluator b, category Y
+    assert rows.tolist()[0] == pytest.approx([0.5, 2, 0, 0, 1, 0.5, 0, 0, 1, np.log(4), 0, 0])
+    assert rows.tolist()[1] == pytest.approx([0.0, 0, 0, 1, 0, 0, 1, 1.0, 0, 0, 1, 1])
+
+
+def test_logistic_fit_matches_scikit_learn() -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(400, 3))
+    y = (rng.random(400) < 1 / (1 + np.exp(-(0.5 + x[:, 0] - 2 * x[:, 2])))).astype(float)
+    ours = logistic_fit(x, y)
+    theirs = LogisticRegression(C=1.0, tol=1e-12, max_iter=5000).fit(x, y)
+    assert ours[0] == pytest.approx(theirs.intercept_[0], abs=1e-6)
+    assert ours[1:] == pytest.approx(theirs.coef_[0], abs=1e-6)
+
+
+def _batch(point: float, se: float) -> PPIEstimate:
+    part = Interval(point, point - se, point + se, se)
+    return PPIEstimate(part, part, 1.0, 10, 100)
+
+
+def test_combine_weights_batches_by_inverse_variance() -> None:
+    # weights 1/0.01 and 1/0.04: (100 * 0.6 + 25 * 0.4) / 125 = 0.56, se 1/sqrt(125)
+    both = combine([_batch(0.6, 0.1), _batch(0.4, 0.2)])
+    assert both.estimate.point == pytest.approx(0.56)
+    assert both.estimate.se == pytest.approx(1 / np.sqrt(125))
+    assert combine([_batch(0.6, 0.1), _batch(0.5, 0.0)]).estimate.point == 0.5  # a census decides
+
+
+def test_labeled_error_subtracts_the_overridden_judged_spans() -> None:
+    # decisions (f >= 0.5): error, not, error, not; experts on the two judged: 1, 0 -> the model is right on both
+    f = F
+    wrong = model_decision(f) != np.array([True, False, False, False])
+    assert wrong.tolist() == [False, False, True, False]
+    # a mean-error estimate of 0.30 (se 0.05) over 10 spans, 1 judged span the expert overrode: 0.30 - 0.1
+    part = Interval(0.3, 0.2, 0.4, 0.05)
+    shifted = labeled_error(PPIEstimate(part, part, 1.0, 4, 10), overridden=1, population=10)
+    assert (shifted.estimate.point, shifted.estimate.low, shifted.estimate.high) == pytest.approx((0.2, 0.1, 0.3))
+    assert shifted.estimate.se == 0.05
+    floor = labeled_error(PPIEstimate(part, part, 1.0, 4, 10), overridden=3, population=10)
+    assert floor.estimate.low == 0.0 and floor.estimate.point == pytest.approx(0.0)
+
+
+def test_reliability_bins_and_ece_by_hand() -> None:
+    # bin 0.1-0.2: predictions 0.1, 0.15 (mean 0.125), outcomes 0, 1 (0.5); bin 0.9-1.0: 0.9, 1.0 (0.95), 1, 1
+    curve = reliability(np.array([0.1, 0.15, 0.9, 1.0]), np.array([0, 1, 1, 1]))
+    assert [(b.low, b.spans) for b in curve.bins] == [(0.1, 2), (0.9, 2)]
+    assert [b.mean_prediction for b in curve.bins] == pytest.approx([0.125, 0.95])
+    assert [b.share for b in curve.bins] == [0.5, 1.0]
+    assert curve.ece == pytest.approx((2 * 0.375 + 2 * 0.05) / 4)
+    assert reliability(np.array([]), np.array([])).ece is None
