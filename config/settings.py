@@ -193,25 +193,25 @@ EXPORT_DIR = Path(env_str("SPANJUDGE_EXPORT_DIR", str(VAR_DIR / "exports")))
 EXPORT_RETENTION_DAYS = env_int("SPANJUDGE_EXPORT_RETENTION_DAYS", 30)
 if EXPORT_RETENTION_DAYS < 0:
     raise ImproperlyConfigured(f"SPANJUDGE_EXPORT_RETENTION_DAYS={EXPORT_RETENTION_DAYS} is negative (0 keeps files)")
+# The bucket, read whatever the choice so that the settings reference lists them; used with `s3` only.
+EXPORT_S3 = {
+    "bucket_name": env_str("SPANJUDGE_EXPORT_S3_BUCKET", ""),
+    "endpoint_url": env_str("SPANJUDGE_EXPORT_S3_ENDPOINT_URL", "") or None,
+    "region_name": env_str("SPANJUDGE_EXPORT_S3_REGION", "") or None,
+    "location": env_str("SPANJUDGE_EXPORT_S3_PREFIX", "exports"),
+}
 if EXPORT_STORAGE == "database":
     _exports_storage: dict[str, object] = {"BACKEND": "analytics.exports.storage.DatabaseStorage"}
 elif EXPORT_STORAGE == "folder":
     _exports_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage",
                         "OPTIONS": {"location": str(EXPORT_DIR), "allow_overwrite": True}}
 else:
-    _bucket = env_str("SPANJUDGE_EXPORT_S3_BUCKET", "")
-    if not _bucket:
+    if not EXPORT_S3["bucket_name"]:
         raise ImproperlyConfigured("SPANJUDGE_EXPORT_STORAGE=s3 needs SPANJUDGE_EXPORT_S3_BUCKET (the bucket's name)")
-    # Credentials come from boto3's own chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the host's role).
-    _exports_storage = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
-        "bucket_name": _bucket,
-        "endpoint_url": env_str("SPANJUDGE_EXPORT_S3_ENDPOINT_URL", "") or None,
-        "region_name": env_str("SPANJUDGE_EXPORT_S3_REGION", "") or None,
-        "location": env_str("SPANJUDGE_EXPORT_S3_PREFIX", "exports"),
-        "file_overwrite": True,
-        "default_acl": None,
-        "querystring_auth": True,
-    }}
+    # Credentials come from boto3's own chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the host's role);
+    # the web host reads each file through the app (no public URL), so objects keep the bucket's default ACL.
+    _exports_storage = {"BACKEND": "storages.backends.s3.S3Storage",
+                        "OPTIONS": {**EXPORT_S3, "file_overwrite": True, "default_acl": None}}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
