@@ -208,10 +208,11 @@ elif EXPORT_STORAGE == "folder":
 else:
     if not EXPORT_S3["bucket_name"]:
         raise ImproperlyConfigured("SPANJUDGE_EXPORT_STORAGE=s3 needs SPANJUDGE_EXPORT_S3_BUCKET (the bucket's name)")
-    # Credentials come from boto3's own chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the host's role);
-    # the web host reads each file through the app (no public URL), so objects keep the bucket's default ACL.
-    _exports_storage = {"BACKEND": "storages.backends.s3.S3Storage",
-                        "OPTIONS": {**EXPORT_S3, "file_overwrite": True, "default_acl": None}}
+    # Credentials come from boto3's own chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the host's role).
+    # A download reads the object whole into a spooled file before its first byte, moving to disk past 8 MiB
+    # (django-storages' default of 0 would keep it all in memory); objects keep the bucket's default ACL.
+    _exports_storage = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+        **EXPORT_S3, "file_overwrite": True, "default_acl": None, "max_memory_size": 8 * 1024 * 1024}}
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

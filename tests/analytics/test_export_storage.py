@@ -159,7 +159,7 @@ def test_export_files_in_an_s3_compatible_bucket_download_whole(study, client, s
     url, s3 = moto_s3
     settings.STORAGES = {**settings.STORAGES, "exports": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
         "bucket_name": "spanjudge-exports", "endpoint_url": url, "region_name": "us-east-1", "location": "exports",
-        "file_overwrite": True, "default_acl": None}}}
+        "file_overwrite": True, "default_acl": None, "max_memory_size": 1024}}}
     job = ExportJob.objects.create(dataset=study.dataset, format="csv", total=study.dataset.items.count())
     assert job_execute(ExportJob, job.pk) == "done"
     job.refresh_from_db()
