@@ -111,35 +111,13 @@ def _django(code: str, var_dir, **env: str) -> str:
     return done.stdout
 
 
-def test_an_export_written_by_one_process_downloads_from_another_with_a_different_var_dir(transactional_db,
-                                                                                           tmp_path):
-    """The worker host and the web host share the database and nothing else: no folder in common."""
-    dataset = make.dataset("two hosts", items=[{"external_id": f"x{i}", "output": f"text {i}"} for i in range(30)])
-    researcher = make.user("rosa", role="researcher")
-    job = ExportJob.objects.create(dataset=dataset, format="jsonl", total=30)
-    worker_var, web_var = tmp_path / "worker-var", tmp_path / "web-var"
-    written = _django(
-        "from analytics.models import ExportJob; from jobs.kinds import job_execute; "
-        f"print(job_execute(ExportJob, {job.pk}))", worker_var)
-    assert written.strip().splitlines()[-1] == "done"
-    job.refresh_from_db()
-    served = _django(
-        "import json; from django.test import Client; from accounts.models import User\n"
-        f"c = Client(); c.force_login(User.objects.get(pk={researcher.pk}))\n"
-        f"r = c.get('/analytics/exports/{job.pk}/files/{job.files[0]}')\n"
-        "body = b''.join(r.streaming_content)\n"
-        "print(json.dumps({'status': r.status_code, 'length': r['Content-Length'], 'body': body.decode()}))",
-        web_var)
-    answer = json.loads(served.strip().splitlines()[-1])
-    assert answer["status"] == 200 and int(answer["length"]) == len(answer["body"].encode())
-    assert [json.loads(line)["item_id"] for line in answer["body"].splitlines()] == [f"x{i}" for i in range(30)]
-    # Neither host kept the files in its var folder: the worker wrote them in a temporary folder it removed.
-    assert not (worker_var / "exports").exists() and not (web_var / "exports").exists()
+BUCKET = "spanjudge-exports"
 
 
 @pytest.fixture
 def moto_s3(monkeypatch):
-    """A stand-in for S3: moto's server mode on a free loopback port, with a bucket and throwaway credentials."""
+    """A stand-in for S3: moto's server mode on a free loopback port, with a bucket and throwaway credentials in
+    the environment (where boto3 reads them, in this process and in the ones it starts)."""
     boto3 = pytest.importorskip("boto3")
     server_module = pytest.importorskip("moto.server")
     port = _free_port()
@@ -150,25 +128,73 @@ def moto_s3(monkeypatch):
         monkeypatch.setenv(name, value)
     url = f"http://127.0.0.1:{port}"
     client = boto3.client("s3", endpoint_url=url, region_name="us-east-1")
-    client.create_bucket(Bucket="spanjudge-exports")
+    client.create_bucket(Bucket=BUCKET)
     yield url, client
     server.stop()
 
 
-def test_export_files_in_an_s3_compatible_bucket_download_whole(study, client, settings, moto_s3):
-    url, s3 = moto_s3
-    settings.STORAGES = {**settings.STORAGES, "exports": {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
-        "bucket_name": "spanjudge-exports", "endpoint_url": url, "region_name": "us-east-1", "location": "exports",
-        "file_overwrite": True, "default_acl": None, "max_memory_size": 1024}}}
-    job = ExportJob.objects.create(dataset=study.dataset, format="csv", total=study.dataset.items.count())
-    assert job_execute(ExportJob, job.pk) == "done"
+DOWNLOAD = (
+    "import json; from django.test import Client; from accounts.models import User\n"
+    "c = Client(); c.force_login(User.objects.get(pk={user}))\n"
+    "r = c.get('/analytics/exports/{job}/files/{name}')\n"
+    "body = b''.join(r.streaming_content)\n"
+    "print(json.dumps({{'status': r.status_code, 'length': r['Content-Length'], 'body': body.decode()}}))"
+)
+
+
+@pytest.mark.parametrize("storage", ["database", "s3"])
+def test_an_export_written_by_one_process_downloads_from_another_with_a_different_var_dir(storage, request,
+                                                                                           transactional_db,
+                                                                                           tmp_path):
+    """The worker host and the web host share the database (and the bucket) and no folder."""
+    env = {"SPANJUDGE_EXPORT_STORAGE": storage}
+    if storage == "s3":
+        url, s3 = request.getfixturevalue("moto_s3")
+        env.update(SPANJUDGE_EXPORT_S3_BUCKET=BUCKET, SPANJUDGE_EXPORT_S3_ENDPOINT_URL=url,
+                   SPANJUDGE_EXPORT_S3_REGION="us-east-1", SPANJUDGE_EXPORT_S3_PREFIX="lab/exports")
+    dataset = make.dataset("two hosts", items=[{"external_id": f"x{i}", "output": f"text {i}"} for i in range(30)])
+    researcher = make.user("rosa", role="researcher")
+    job = ExportJob.objects.create(dataset=dataset, format="jsonl", total=30)
+    worker_var, web_var = tmp_path / "worker-var", tmp_path / "web-var"
+    written = _django(
+        "from analytics.models import ExportJob; from jobs.kinds import job_execute; "
+        f"print(job_execute(ExportJob, {job.pk}))", worker_var, **env)
+    assert written.strip().splitlines()[-1] == "done"
     job.refresh_from_db()
-    keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket="spanjudge-exports")["Contents"])
-    assert keys == sorted(f"exports/{job.pk}/{name}" for name in job.files)
+    served = _django(DOWNLOAD.format(user=researcher.pk, job=job.pk, name=job.files[0]), web_var, **env)
+    answer = json.loads(served.strip().splitlines()[-1])
+    assert answer["status"] == 200 and int(answer["length"]) == len(answer["body"].encode())
+    assert [json.loads(line)["item_id"] for line in answer["body"].splitlines()] == [f"x{i}" for i in range(30)]
+    if storage == "s3":
+        keys = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=BUCKET)["Contents"])
+        assert keys == sorted(f"lab/exports/{job.pk}/{name}" for name in job.files)
+        stored = s3.get_object(Bucket=BUCKET, Key=f"lab/exports/{job.pk}/{job.files[0]}")["Body"].read()
+        assert stored == answer["body"].encode() and not ExportFile.objects.exists()
+    else:
+        assert sorted(ExportFile.objects.values_list("name", flat=True)) == [f"{job.pk}/{n}" for n in sorted(job.files)]
+    # Neither host kept the files in its var folder: the worker wrote them in a temporary folder it removed.
+    assert not (worker_var / "exports").exists() and not (web_var / "exports").exists()
+
+
+def test_the_folder_storage_writes_into_the_export_folder_of_this_host(transactional_db, tmp_path):
+    dataset = make.dataset("one host", items=[{"external_id": "only", "output": "text"}])
+    researcher = make.user("rosa", role="researcher")
+    job = ExportJob.objects.create(dataset=dataset, format="csv", total=1)
+    folder = tmp_path / "shared-exports"
+    env = {"SPANJUDGE_EXPORT_STORAGE": "folder", "SPANJUDGE_EXPORT_DIR": str(folder)}
+    _django("from analytics.models import ExportJob; from jobs.kinds import job_execute; "
+            f"job_execute(ExportJob, {job.pk})", tmp_path / "var", **env)
+    job.refresh_from_db()
+    assert sorted(p.name for p in (folder / str(job.pk)).iterdir()) == sorted(job.files)
+    served = _django(DOWNLOAD.format(user=researcher.pk, job=job.pk, name=job.files[0]), tmp_path / "var", **env)
+    answer = json.loads(served.strip().splitlines()[-1])
+    assert answer["status"] == 200 and answer["body"].encode() == (folder / str(job.pk) / job.files[0]).read_bytes()
     assert not ExportFile.objects.exists()
-    client.force_login(make.user("rosa", role="researcher"))
-    download = client.get(f"/analytics/exports/{job.pk}/files/{job.files[0]}")
-    body = b"".join(download.streaming_content)
-    stored = s3.get_object(Bucket="spanjudge-exports", Key=f"exports/{job.pk}/{job.files[0]}")["Body"].read()
-    assert download.status_code == 200 and body == stored and int(download["Content-Length"]) == len(body)
-    assert body.decode().splitlines()[0].startswith("dataset,")
+
+
+def test_s3_storage_without_a_bucket_refuses_to_start_naming_the_setting(tmp_path):
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("SPANJUDGE_")}
+    environ.update(SPANJUDGE_VAR_DIR=str(tmp_path), DJANGO_DEBUG="true", SPANJUDGE_EXPORT_STORAGE="s3")
+    done = subprocess.run([sys.executable, "manage.py", "check"], cwd=REPO, env=environ, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0 and "SPANJUDGE_EXPORT_S3_BUCKET" in done.stderr, done.stderr[-2000:]
