@@ -137,7 +137,9 @@ MEANINGS: dict[str, str] = {
     "SPANJUDGE_EXPORT_DIR": "The export folder of `SPANJUDGE_EXPORT_STORAGE=folder`; the web process and the "
                             "workers must share it.",
     "SPANJUDGE_EXPORT_RETENTION_DAYS": "Days a finished export's files are kept; each worker's sweep deletes older "
-                                       "ones and the export's page says so (`0`: kept until deleted by hand).",
+                                       "ones and the export's page says so (`0`: kept until deleted by hand). Files "
+                                       "of exports that no longer exist (a deleted dataset's) are deleted whatever "
+                                       "the value.",
     "SPANJUDGE_EXPORT_S3_BUCKET": "The bucket of `SPANJUDGE_EXPORT_STORAGE=s3` (required with it). Credentials come "
                                   "from boto3's own chain: `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or the "
                                   "host's role.",

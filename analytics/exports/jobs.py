@@ -81,14 +81,16 @@ def export_file(job: ExportJob, name: str) -> File | None:
         return None
 
 
-def export_files_expire(*, now=None) -> list[int]:
+def export_files_expire() -> list[int]:
     """Delete the files of exports finished more than SPANJUDGE_EXPORT_RETENTION_DAYS ago (none when it is 0) and
-    say so on each job; return the jobs' ids. The workers' sweep calls it; the job rows stay as a record."""
+    say so on each job, and, whatever the retention, the files of jobs that no longer exist; return the expired
+    jobs' ids. The workers' sweep calls it; the job rows stay as a record."""
+    storage = export_storage()
+    _orphans_delete(storage)
     days = settings.EXPORT_RETENTION_DAYS
     if days <= 0:
         return []
-    cutoff = (now or timezone.now()) - timedelta(days=days)
-    storage = export_storage()
+    cutoff = timezone.now() - timedelta(days=days)
     expired = []
     for job in ExportJob.objects.filter(status=JobStatus.DONE, finished_at__lt=cutoff).exclude(files=[]):
         for name in job.files:
@@ -98,6 +100,18 @@ def export_files_expire(*, now=None) -> list[int]:
                               f"(SPANJUDGE_EXPORT_RETENTION_DAYS); export again for a new copy.")
         expired.append(job.pk)
     return expired
+
+
+def _orphans_delete(storage) -> None:  # noqa: ANN001 - any Django storage
+    """Delete the files of jobs that are gone (a deleted dataset takes its export jobs, not their stored files)."""
+    try:
+        folders, _ = storage.listdir("")
+    except FileNotFoundError:  # a folder storage nothing was written to yet
+        return
+    ids = {int(folder) for folder in folders if folder.isdigit()}
+    for gone in ids - set(ExportJob.objects.filter(pk__in=ids).values_list("pk", flat=True)):
+        for name in storage.listdir(str(gone))[1]:
+            storage.delete(f"{gone}/{name}")
 
 
 def _safe(name: str) -> str:

@@ -88,6 +88,14 @@ def test_retention_deletes_old_export_files_and_says_so_on_the_job(study, client
     client.force_login(make.user("rosa", role="researcher"))
     gone = client.get(f"/analytics/exports/{old.pk}/files/{old_names[0].split('/', 1)[1]}")
     assert gone.status_code == 404
+    orphan = ExportJob.objects.create(dataset=make.dataset("deleted later"), format="jsonl")
+    assert job_execute(ExportJob, orphan.pk) == "done"
+    orphan_names = [stored_name(orphan, n) for n in ExportJob.objects.get(pk=orphan.pk).files]
+    orphan.dataset.delete()  # takes its export jobs with it, not their stored files
+    assert ExportFile.objects.filter(name__in=orphan_names).count() == len(orphan_names)
+    export_files_expire()
+    assert not ExportFile.objects.filter(name__in=orphan_names).exists()
+    assert all(export_file(recent, n) is not None for n in recent.files)
     settings.EXPORT_RETENTION_DAYS = 0  # keep for ever
     ExportJob.objects.filter(pk=recent.pk).update(finished_at=timezone.now() - timedelta(days=3650))
     assert export_files_expire() == []
