@@ -361,7 +361,7 @@ if MULTIHOST:
     if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         raise ImproperlyConfigured("SPANJUDGE_MULTIHOST=true refuses SQLite: set DATABASE_URL to a PostgreSQL "
                                    "database every host reaches (postgres://USER@HOST:5432/NAME).")
-    if CELERY_BROKER_URL == "filesystem://":
+    if CELERY_BROKER_URL.startswith(("filesystem:", "memory:")):  # a folder, or this process's memory
         raise ImproperlyConfigured("SPANJUDGE_MULTIHOST=true refuses the file-system broker: set CELERY_BROKER_URL to "
                                    "a Redis server every host reaches (redis://HOST:6379/0).")
     if EXPORT_STORAGE == "folder":

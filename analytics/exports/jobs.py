@@ -65,6 +65,7 @@ def export_write(job: ExportJob) -> None:
         files.append(card)
         storage = export_storage()
         for file in files:
+            job_beat(ExportJob, job.pk)  # a large file takes a while to store: alive between files at least
             with file.open("rb") as handle:
                 storage.save(stored_name(job, file.name), File(handle, name=file.name))
     job_beat(ExportJob, job.pk, files=[f.name for f in files], done=job.total)
