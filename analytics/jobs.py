@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from accounts.access import require_admin
 from analytics.api.exports import ExportJobOut, export_job_out
-from analytics.exports.jobs import export_write
+from analytics.exports.jobs import export_files_expire, export_write
 from analytics.models import ExportJob
 from jobs.kinds import JobRoutes, register
+from jobs.worker import on_sweep
 
 KIND = register(
     ExportJob, export_write, related=("dataset",),
@@ -21,3 +22,6 @@ KIND = register(
         ),
     ),
 )
+
+# Every worker's sweep deletes the files of exports past SPANJUDGE_EXPORT_RETENTION_DAYS.
+on_sweep(export_files_expire)

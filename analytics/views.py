@@ -273,10 +273,10 @@ def export_job(request: AppRequest, pk: int) -> HttpResponse:
 @require_GET
 def export_download(request: AppRequest, pk: int, name: str) -> FileResponse:
     require_researcher(request)
-    path = export_file(get_object_or_404(ExportJob, pk=pk), name)
-    if path is None:
+    file = export_file(get_object_or_404(ExportJob, pk=pk), name)
+    if file is None:
         raise Http404("No such file in a finished export.")
-    return FileResponse(path.open("rb"), as_attachment=True, filename=name)
+    return FileResponse(file, as_attachment=True, filename=name)
 
 
 @require_GET

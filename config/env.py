@@ -130,7 +130,23 @@ MEANINGS: dict[str, str] = {
     "AXES_COOLOFF_MINUTES": "How long a lockout lasts.",
     "AXES_PROXY_COUNT": "Proxies in front of the app, so the client's address is read from `X-Forwarded-For`.",
     "DJANGO_PASSWORD_HASHERS": "Password hashers, comma-separated dotted paths, strongest first.",
-    "SPANJUDGE_EXPORT_DIR": "Where export jobs write their files; the web process and the workers must share it.",
+    "SPANJUDGE_EXPORT_STORAGE": "Where export jobs keep the files a worker writes and a web host serves: `database` "
+    "(rows of the database, in 1 MiB chunks, served with constant memory), `s3` (a bucket of an S3-compatible "
+    "store through django-storages; see `SPANJUDGE_EXPORT_S3_BUCKET`) or `folder` (`SPANJUDGE_EXPORT_DIR` on this "
+    "host, which web and workers must then share; refused by `SPANJUDGE_MULTIHOST`).",
+    "SPANJUDGE_EXPORT_DIR": "The export folder of `SPANJUDGE_EXPORT_STORAGE=folder`; the web process and the "
+                            "workers must share it.",
+    "SPANJUDGE_EXPORT_RETENTION_DAYS": "Days a finished export's files are kept; each worker's sweep deletes older "
+                                       "ones and the export's page says so (`0`: kept until deleted by hand). Files "
+                                       "of exports that no longer exist (a deleted dataset's) are deleted whatever "
+                                       "the value.",
+    "SPANJUDGE_EXPORT_S3_BUCKET": "The bucket of `SPANJUDGE_EXPORT_STORAGE=s3` (required with it). Credentials come "
+                                  "from boto3's own chain: `AWS_ACCESS_KEY_ID` and `AWS_SECRET_ACCESS_KEY`, or the "
+                                  "host's role.",
+    "SPANJUDGE_EXPORT_S3_ENDPOINT_URL": "The endpoint of an S3-compatible store other than AWS (MinIO, Ceph, "
+                                        "Garage...), e.g. `https://s3.lab.example.org`; empty: AWS.",
+    "SPANJUDGE_EXPORT_S3_REGION": "The bucket's region; empty: boto3's default.",
+    "SPANJUDGE_EXPORT_S3_PREFIX": "The key prefix of export files in the bucket (`PREFIX/EXPORT_ID/FILE`).",
     "IMPORT_MAX_UPLOAD_MB": "Uploads (item and annotation files) above this size are refused with 413.",
     "CELERY_BROKER_URL": "The Celery broker, e.g. `redis://127.0.0.1:6379/0`; empty: a file-system broker "
                          "under `SPANJUDGE_VAR_DIR` (the demo).",
@@ -140,7 +156,8 @@ MEANINGS: dict[str, str] = {
     "RUN_STALE_SECONDS": "A running job without a heartbeat for this long is taken over by the next worker.",
     "RUN_DB_PATIENCE_SECONDS": "How long a job keeps retrying to store an arrived LLM answer while the database "
                                "is unreachable.",
-    "CELERY_QUEUE": "The queue tasks go to and workers consume.",
+    "CELERY_QUEUE": "The queue tasks go to and workers consume (`scripts/serve.sh worker --queues` names what a "
+                    "worker consumes instead).",
     "OLLAMA_URL": "The default LLM server (Ollama).",
     "OLLAMA_URLS": "The known LLM servers, comma-separated: `http://HOST:PORT` (Ollama) or "
                    "`openai+http://HOST:PORT` (OpenAI-compatible). A job may name only these (and `OLLAMA_URL`); "
@@ -203,6 +220,11 @@ MEANINGS: dict[str, str] = {
     "GAMMA_MAX_PENDING_PER_USER": "Gamma (span agreement) tasks one user may have queued or running at once; "
     "one more answers 429 with Retry-After.",
     "LOG_LEVEL": "Log level of the app and of the worker `serve.sh` starts.",
+    "SPANJUDGE_WORKER_SILENCE_MINUTES": "The admins' home page warns, with what is queued, when no worker consuming "
+    "`CELERY_QUEUE` has recorded a beat for this many minutes (workers beat every 30 s).",
+    "SPANJUDGE_MULTIHOST": "Web and workers on hosts of their own: start-up refuses SQLite (`DATABASE_URL`), the "
+    "file-system broker (`CELERY_BROKER_URL`) and a local export folder (`SPANJUDGE_EXPORT_STORAGE=folder`), "
+    "which a second host cannot reach.",
 }
 
 # Defaults the code computes (from the checkout's folder or another variable), written as a reader should read them.
@@ -256,6 +278,10 @@ SCRIPT_VARIABLES: tuple[ScriptVariable, ...] = (
     ScriptVariable("FORWARDED_ALLOW_IPS", "`127.0.0.1,::1`", "`config/gunicorn.py`",
                    "Addresses of the proxy allowed to set `X-Forwarded-*` headers."),
     ScriptVariable("CELERY_CONCURRENCY", "`2`", "`scripts/serve.sh`", "Threads of the Celery worker it starts."),
+    ScriptVariable("AWS_ACCESS_KEY_ID", "unset", "boto3 (`SPANJUDGE_EXPORT_STORAGE=s3`)",
+                   "The access key of the export bucket, with `AWS_SECRET_ACCESS_KEY`; unset: the host's role."),
+    ScriptVariable("AWS_SECRET_ACCESS_KEY", "unset", "boto3 (`SPANJUDGE_EXPORT_STORAGE=s3`)",
+                   "The secret key that goes with `AWS_ACCESS_KEY_ID`."),
     ScriptVariable("BACKUP_DIR", "`var/backups`", "`scripts/backup.sh`", "Where backups go when no folder is given."),
     ScriptVariable("SPANJUDGE_DATA", "`../shared/data`", "tests and benches",
                    "Folder with the licensed `meta_eval/` and `rotowire/` datasets; tests that need them skip "

@@ -184,8 +184,40 @@ WHITENOISE_USE_FINDERS = True  # serve static/ directly without collectstatic (d
 STATICFILES_DIRS = [BASE_DIR / "static"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Exports written by workers (browser and API export jobs); web and workers must share this folder.
+# Files that export jobs write on a worker and a web host serves (analytics.exports.storage). `database`: rows of the
+# database every host already shares; `s3`: a bucket of any S3-compatible store (django-storages); `folder`: a folder
+# of this host, which web and workers must then share (one machine, or a network file system).
+EXPORT_STORAGE = env_choice("SPANJUDGE_EXPORT_STORAGE", "database", ("database", "s3", "folder"))
 EXPORT_DIR = Path(env_str("SPANJUDGE_EXPORT_DIR", str(VAR_DIR / "exports")))
+# Days a finished export's files are kept; the workers' sweep deletes older ones (0: kept until deleted by hand).
+EXPORT_RETENTION_DAYS = env_int("SPANJUDGE_EXPORT_RETENTION_DAYS", 30)
+if EXPORT_RETENTION_DAYS < 0:
+    raise ImproperlyConfigured(f"SPANJUDGE_EXPORT_RETENTION_DAYS={EXPORT_RETENTION_DAYS} is negative (0 keeps files)")
+# The bucket, read whatever the choice so that the settings reference lists them; used with `s3` only.
+EXPORT_S3 = {
+    "bucket_name": env_str("SPANJUDGE_EXPORT_S3_BUCKET", ""),
+    "endpoint_url": env_str("SPANJUDGE_EXPORT_S3_ENDPOINT_URL", "") or None,
+    "region_name": env_str("SPANJUDGE_EXPORT_S3_REGION", "") or None,
+    "location": env_str("SPANJUDGE_EXPORT_S3_PREFIX", "exports"),
+}
+if EXPORT_STORAGE == "database":
+    _exports_storage: dict[str, object] = {"BACKEND": "analytics.exports.storage.DatabaseStorage"}
+elif EXPORT_STORAGE == "folder":
+    _exports_storage = {"BACKEND": "django.core.files.storage.FileSystemStorage",
+                        "OPTIONS": {"location": str(EXPORT_DIR), "allow_overwrite": True}}
+else:
+    if not EXPORT_S3["bucket_name"]:
+        raise ImproperlyConfigured("SPANJUDGE_EXPORT_STORAGE=s3 needs SPANJUDGE_EXPORT_S3_BUCKET (the bucket's name)")
+    # Credentials come from boto3's own chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or the host's role).
+    # A download reads the object whole into a spooled file before its first byte, moving to disk past 8 MiB
+    # (django-storages' default of 0 would keep it all in memory); objects keep the bucket's default ACL.
+    _exports_storage = {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": {
+        **EXPORT_S3, "file_overwrite": True, "default_acl": None, "max_memory_size": 8 * 1024 * 1024}}
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "exports": _exports_storage,
+}
 # Uploads larger than this (item files, annotation files) are refused with 413 before they are read.
 IMPORT_MAX_UPLOAD_MB = env_int("IMPORT_MAX_UPLOAD_MB", 512)
 
@@ -317,6 +349,26 @@ LOGGING = {
     "loggers": {"django": {"handlers": [], "level": "INFO"}, "django.db.backends": {"level": "WARNING"},
                 "axes": {"level": "WARNING"}},
 }
+
+# Health: /healthz answers plain HTTP too (a proxy's or orchestrator's probe does not follow a redirect to HTTPS);
+# the admins' home page warns when no worker consuming CELERY_QUEUE has beaten for this many minutes.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+WORKER_BEAT_SECONDS = 30
+WORKER_SILENCE_MINUTES = env_int("SPANJUDGE_WORKER_SILENCE_MINUTES", 5)
+
+# Several hosts (web, workers, database, broker apart): refuse the parts that work on one machine only, each by the
+# setting that replaces it. A second host cannot open this host's SQLite file, broker folder or export folder.
+MULTIHOST = env_bool("SPANJUDGE_MULTIHOST", False)
+if MULTIHOST:
+    if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+        raise ImproperlyConfigured("SPANJUDGE_MULTIHOST=true refuses SQLite: set DATABASE_URL to a PostgreSQL "
+                                   "database every host reaches (postgres://USER@HOST:5432/NAME).")
+    if CELERY_BROKER_URL.startswith(("filesystem:", "memory:")):  # a folder, or this process's memory
+        raise ImproperlyConfigured("SPANJUDGE_MULTIHOST=true refuses the file-system broker: set CELERY_BROKER_URL to "
+                                   "a Redis server every host reaches (redis://HOST:6379/0).")
+    if EXPORT_STORAGE == "folder":
+        raise ImproperlyConfigured("SPANJUDGE_MULTIHOST=true refuses a local export folder (SPANJUDGE_EXPORT_STORAGE="
+                                   "folder): set SPANJUDGE_EXPORT_STORAGE to database or s3.")
 
 if not DEBUG:
     SESSION_COOKIE_HTTPONLY = True

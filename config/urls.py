@@ -10,9 +10,11 @@ from django.views.generic import RedirectView
 
 from config.api import api
 from config.docs import docs_page
+from config.health import healthz
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("healthz", healthz, name="healthz"),  # no login: probes of a proxy or an orchestrator
     # Pages name their icon; this answers browsers and tools that ask for /favicon.ico all the same.
     path("favicon.ico", RedirectView.as_view(url=static("favicon.svg"), permanent=True)),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),

@@ -1,4 +1,4 @@
-"""The jobs app: no tables of its own, only the abstract Job model, its services, task base and partial."""
+"""The jobs app: the abstract Job model, its services, task base and partial, and the workers' beats."""
 
 from __future__ import annotations
 

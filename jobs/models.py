@@ -1,4 +1,4 @@
-"""The abstract Job model and its one status vocabulary; each kind of job inherits it (no table here)."""
+"""The abstract Job model and its one status vocabulary (each kind of job inherits it), and the workers' beats."""
 
 from __future__ import annotations
 
@@ -93,3 +93,14 @@ class Job(models.Model):
         """Running, but its worker stopped beating (the staleness rule of jobs.lifecycle.stale_running)."""
         stale_before = timezone.now() - stale_after()
         return self.status == JobStatus.RUNNING and self.heartbeat_at is not None and self.heartbeat_at < stale_before
+
+
+class WorkerBeat(models.Model):
+    """The last sign of life of one Celery worker, so a web host can tell that no worker listens to its queue."""
+
+    hostname = models.CharField(max_length=255, unique=True, help_text="The worker's node name (name@host).")
+    queues = models.JSONField(default=list, help_text="The queues it consumes.")
+    beat_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"{self.hostname} at {self.beat_at:%Y-%m-%d %H:%M:%S}"

@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 from celery import Task, current_app, shared_task
 from celery.signals import worker_ready
 from django.conf import settings
-from django.db import DatabaseError, close_old_connections
+from django.db import DatabaseError, close_old_connections, connection
+from django.utils import timezone
 
 from jobs.kinds import JobKind
 from jobs.lifecycle import job_fail_held, job_seconds_until_stale, jobs_going_stale, jobs_needing_recovery
-from jobs.models import Job
+from jobs.models import Job, WorkerBeat
 
 log = logging.getLogger(__name__)
 
@@ -101,9 +103,61 @@ def recover_all_jobs() -> None:
         task.recover()
 
 
+# Housekeeping an app adds to every sweep (the export files' retention), registered with `on_sweep`.
+_SWEEP_HOOKS: list[Callable[[], object]] = []
+
+
+def on_sweep(hook: Callable[[], object]) -> Callable[[], object]:
+    """Run `hook` at every sweep, after the stale jobs are re-queued."""
+    _SWEEP_HOOKS.append(hook)
+    return hook
+
+
 def sweep_stale_jobs() -> dict[str, list[int]]:
-    """One sweep over every job kind: re-queue the jobs whose worker stopped beating (kind -> their ids)."""
-    return {task.job_model.__name__: task.sweep() for task in _job_tasks()}
+    """One sweep over every job kind: re-queue the jobs whose worker stopped beating (kind -> their ids), then
+    run the registered housekeeping."""
+    stale = {task.job_model.__name__: task.sweep() for task in _job_tasks()}
+    run_sweep_hooks()
+    return stale
+
+
+def run_sweep_hooks() -> None:
+    """Run every registered hook; one that fails is logged and skipped, so it stops neither the others nor the
+    sweeper's thread (a bucket that is away must not end the recovery of stale jobs)."""
+    for hook in _SWEEP_HOOKS:
+        try:
+            hook()
+        except Exception:
+            log.exception("sweep hook %s failed; the next sweep runs it again", getattr(hook, "__name__", hook))
+
+
+def worker_beat(hostname: str, queues: list[str]) -> None:
+    """Record that the worker `hostname`, consuming `queues`, is alive now."""
+    WorkerBeat.objects.update_or_create(hostname=hostname, defaults={"queues": queues, "beat_at": timezone.now()})
+
+
+def start_beating(hostname: str, queues: list[str], every: float,
+                  stop: threading.Event | None = None) -> threading.Thread:
+    """Beat now and then every `every` seconds from a daemon thread, until `stop` is set or the process ends."""
+    stop = stop or threading.Event()
+
+    def loop() -> None:
+        try:
+            while True:
+                try:
+                    worker_beat(hostname, queues)
+                except DatabaseError:  # the database is away: the next beat tries again
+                    log.warning("worker beat skipped: database unreachable", exc_info=True)
+                finally:
+                    close_old_connections()
+                if stop.wait(every):
+                    return
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=loop, name="worker-beat", daemon=True)
+    thread.start()
+    return thread
 
 
 def start_sweeper(every: float, stop: threading.Event | None = None) -> threading.Thread:
@@ -125,7 +179,12 @@ def start_sweeper(every: float, stop: threading.Event | None = None) -> threadin
 
 
 @worker_ready.connect
-def _recover_on_start(**kwargs: object) -> None:
+def _recover_on_start(sender: object = None, **kwargs: object) -> None:
+    hostname = getattr(sender, "hostname", None)
+    if hostname:
+        queues = sorted(sender.app.amqp.queues.consume_from)  # type: ignore[attr-defined]
+        start_beating(hostname, queues, settings.WORKER_BEAT_SECONDS)
     recover_all_jobs()
+    run_sweep_hooks()
     if settings.JOB_SWEEP_SECONDS > 0:
         start_sweeper(settings.JOB_SWEEP_SECONDS)

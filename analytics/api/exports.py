@@ -87,7 +87,7 @@ def retrieve_export(request: HttpRequest, job_id: int):
 def download_export_file(request: HttpRequest, job_id: int, name: str):
     """One file of a finished export (the export, the data card, a labeling config or campaign metadata)."""
     require_researcher(request)
-    path = export_file(get_object_or_404(ExportJob, pk=job_id), name)
-    if path is None:
+    file = export_file(get_object_or_404(ExportJob, pk=job_id), name)
+    if file is None:
         raise HttpError(404, f"no file {name!r} in a finished export {job_id}")
-    return FileResponse(path.open("rb"), as_attachment=True, filename=name)
+    return FileResponse(file, as_attachment=True, filename=name)

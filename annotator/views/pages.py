@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpResponse
 from django.http.response import HttpResponseBase
@@ -22,6 +23,7 @@ from corpus.models import Dataset
 from corpus.spreadsheet import download_filename
 from errors.placing import form_field
 from evaluation.selectors import runs_for_home
+from jobs.selectors import worker_silence
 
 
 @require_GET
@@ -31,6 +33,9 @@ def home(request: AppRequest) -> HttpResponse:
     if user.sees_everything:
         context["datasets"] = datasets_for_home()
         context["runs"] = runs_for_home()[:20]
+    if user.is_admin_role:
+        context["worker_silence"] = worker_silence(queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+                                                   minutes=settings.WORKER_SILENCE_MINUTES)
     return render(request, "annotator/home.html", context)
 
 

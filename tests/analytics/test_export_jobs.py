@@ -9,6 +9,7 @@ from celery import current_app
 from django.test import Client
 
 from accounts.services.tokens import token_create
+from analytics.exports.jobs import export_file
 from analytics.models import ExportJob
 from jobs.kinds import job_execute
 from tests import factories as make
@@ -103,7 +104,8 @@ def test_an_export_left_running_by_a_dead_worker_is_finished_by_its_redelivered_
     assert result.successful() and result.result == "done"
     job.refresh_from_db()
     assert job.status == "done" and job.finished_at is not None and job.files[0].endswith(".jsonl")
-    lines = (export_dir / str(job.pk) / job.files[0]).read_text("utf-8").splitlines()
+    with export_file(job, job.files[0]) as stored:
+        lines = stored.read().decode("utf-8").splitlines()
     assert lines and all(json.loads(line)["dataset"] == study.dataset.name for line in lines)
 def test_two_exports_never_share_a_file_name_and_unknown_filters_are_refused(
     study, export_dir, sent, django_capture_on_commit_callbacks,

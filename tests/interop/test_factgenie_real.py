@@ -186,9 +186,9 @@ def test_factgenie_import_honours_dataset_and_split(interop):
 def test_an_export_job_zips_the_campaign_folder_and_it_imports_back(interop, settings, tmp_path):
     import zipfile
 
+    from analytics.exports.jobs import export_file
     from analytics.models import ExportJob
 
-    settings.EXPORT_DIR = tmp_path / "exports"
     dataset = Dataset.objects.get(name=interop.datasets[1])
     job = ExportJob.objects.create(dataset=dataset, format="factgenie", filters={}, total=dataset.items.count())
     assert job_execute(ExportJob, job.pk) == "done"
@@ -196,7 +196,7 @@ def test_an_export_job_zips_the_campaign_folder_and_it_imports_back(interop, set
     stem = f"{dataset.pk}-reviews-2-export{job.pk}"  # each export job's files have names of their own
     assert job.files == [f"{stem}.zip", f"{stem}.zip.card.json"]
     unpacked = tmp_path / "unpacked"
-    with zipfile.ZipFile(settings.EXPORT_DIR / str(job.pk) / job.files[0]) as archive:
+    with export_file(job, job.files[0]) as stored, zipfile.ZipFile(stored) as archive:
         archive.extractall(unpacked)
     assert sorted(p.name for p in unpacked.iterdir()) == sorted(slug(f"reviews-2-{s}") for s in interop.sources)
     for source in interop.sources:
@@ -204,7 +204,8 @@ def test_an_export_job_zips_the_campaign_folder_and_it_imports_back(interop, set
                      source=f"zip-{source}", format="factgenie", stdout=io.StringIO())
         assert spans_of(dataset.name, f"zip-{source}") == [
             s for s in spans_of(dataset.name, source) if s[2] is not None]
-    card = json.loads((settings.EXPORT_DIR / str(job.pk) / job.files[1]).read_text())
+    with export_file(job, job.files[1]) as stored:
+        card = json.loads(stored.read())
     assert card["not_written"]["spans_without_position"] == {"gold": 1, "llm-b": 1}
 
 
