@@ -16,9 +16,10 @@ from evaluation.runs.modes import DEFAULT_MODE, mode_choices, mode_spec
 
 
 class RunLaunchForm(forms.Form):
-    # Picking a dataset (or asking for every task's aspects) re-renders the form for it, keeping what was typed.
-    RECHOOSE = {"hx-get": reverse_lazy("run_new"), "hx-target": "#run-form", "hx-swap": "outerHTML",
-                "hx-include": "closest form"}
+    # Picking a dataset (or asking for every task's aspects) swaps in the aspect select for it alone, so what is
+    # typed in the other fields while the answer comes is kept (hx-include sends the form's values along).
+    RECHOOSE = {"hx-get": reverse_lazy("run_new"), "hx-target": "#id_aspect", "hx-select": "#id_aspect",
+                "hx-swap": "outerHTML", "hx-include": "closest form"}
     dataset = forms.ModelChoiceField(queryset=Dataset.objects.order_by("name"), widget=forms.Select(attrs=RECHOOSE))
     aspect = forms.ChoiceField(help_text="An aspect of the dataset's task.")
     all_aspects = forms.BooleanField(required=False, label="Show every task's aspects",

@@ -40,11 +40,15 @@ def test_a_run_on_the_simulated_server_from_the_form_is_marked_on_its_page_analy
         monkeypatch.setitem(current_app.conf, "task_default_queue", worker.queue)
         login("boss")
         page.goto(f"{live_server.url}/runs/new/")
-        page.select_option("select[name='dataset']", label=dataset.name)
-        page.select_option("select[name='aspect']", "relevance")
         page.select_option("select[name='server']", label=f"Simulated server (no model): {sim.url}")
         page.select_option("select[name='mode']", "single")
         page.fill("input[name='annotators']", MODEL)
+        # Picking the dataset swaps in its task's aspects; what was typed in the other fields stays.
+        with page.expect_response(lambda r: "/runs/new/" in r.url and r.request.method == "GET"):
+            page.select_option("select[name='dataset']", label=dataset.name)
+        page.select_option("select[name='aspect']", "relevance")
+        assert page.input_value("input[name='annotators']") == MODEL
+        assert page.input_value("select[name='mode']") == "single"
         page.get_by_role("button", name="Check models and start").click()
         page.wait_for_url(f"{live_server.url}/runs/*/")
         page.locator("#run-progress .status-done").wait_for(timeout=120_000)
@@ -89,7 +93,11 @@ def test_a_form_error_is_shown_once_beside_its_field(page, live_server, login, m
     factories.dataset("d2t-set")  # a data-to-text dataset: relevance is a summarization aspect
     login("boss")
     page.goto(f"{live_server.url}/runs/new/")
-    page.select_option("select[name='dataset']", label="d2t-set")
+    with page.expect_response(lambda r: "/runs/new/" in r.url and r.request.method == "GET"):
+        page.select_option("select[name='dataset']", label="d2t-set")  # the form comes back with its task's aspects
+    assert page.locator("select[name='aspect'] option[value='relevance']").count() == 0
+    with page.expect_response(lambda r: "/runs/new/" in r.url and r.request.method == "GET"):
+        page.check("input[name='all_aspects']")  # every task's aspects, to pick one of another task
     page.select_option("select[name='aspect']", "relevance")
     page.get_by_role("button", name="Check models and start").click()
     page.wait_for_load_state()
@@ -113,7 +121,7 @@ def test_an_import_lists_several_bad_lines(page, live_server, login, make_user, 
     page.select_option("select[name='task']", "data-to-text")
     page.get_by_role("button", name="Import").click()
     page.wait_for_load_state()
-    errors = page.locator(".form-errors").inner_text()
+    errors = page.locator("#id_file_error").inner_text()  # a problem of the file is shown at the file
     assert "3 bad objects" in errors
     assert "line 2: invalid JSON" in errors and "line 3, id '3': field 'outputs' is missing" in errors
     assert "line 5: invalid JSON" in errors and "nothing was imported" in errors

@@ -104,6 +104,7 @@ def test_the_run_form_offers_the_aspects_of_the_dataset_s_task_and_the_others_wh
     form = picked.context["form"]
     assert [value for value, _ in form.fields["aspect"].choices if value] == own
     assert picked.content.decode().lstrip().startswith('<form method="post" class="stacked" id="run-form">')
+    assert 'hx-target="#id_aspect" hx-select="#id_aspect"' in picked.content.decode()  # only the aspect is swapped
     assert 'value="m1, m2"' in picked.content.decode()  # what was typed is kept
     wide = client.get("/runs/new/", {"dataset": data.pk, "all_aspects": "on"}).context["form"]
     groups = [label for label, _ in wide.fields["aspect"].choices[1:]]
