@@ -25,7 +25,8 @@ def test_launch_follow_and_read_a_comparison(page, live_server, login, make_user
     page.check("input[name=metrics][value=length]")
     page.check("input[name=metrics][value=bleu]")
     page.click("form.stacked button[type=submit]")
-    assert "bleu@input" in page.locator(".error").inner_text()  # refused, and told how to ask for it
+    # refused at the metrics field, and told how to ask for it
+    assert "bleu@input" in page.locator("#id_metrics_error").inner_text()
     page.uncheck("input[name=metrics][value=bleu]")
     page.check("input[name=metrics][value='wordllama@input']")
     page.fill("#id_aspects", "coherence, engagingness")
