@@ -7,8 +7,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from annotator.engine.phases import Phase
 from annotator.models import Assignment
 from annotator.services.judgments import judgment_set
+from annotator.services.phases import assignments_move
 from quality.services import CheckSettings
 from quality.vigilance import campaign_checks
 from tests.quality.conftest import build_study
@@ -31,6 +33,9 @@ def test_asking_again_reads_only_the_fingerprint_and_a_change_is_seen(make_user)
     decoys = study.campaign.check_spans.filter(role="decoy").select_related("span")
     for decoy in decoys:
         work = Assignment.objects.get(campaign=study.campaign, annotator=stamper, item=decoy.span.annotation.item)
+        # a finished item keeps its verdicts: it is reopened first, as an undo reopens it
+        assignments_move(Assignment.objects.filter(pk=work.pk), Phase.DONE, work.reopened_phase())
+        work.refresh_from_db()
         judgment_set(assignment=work, span=decoy.span, user=stamper, ms=5000,
                      changes={"span_verdict": "not_error", "explanation_verdict": "not_error"})
     after = campaign_checks(study.campaign)
