@@ -191,6 +191,7 @@ class SimConfig:
             raise ValueError(f"unknown profile {self.profile!r}; expected one of {known}")
         object.__setattr__(self, "thinking_models", tuple(normalize_name(m) for m in self.thinking_models))
         object.__setattr__(self, "oom_models", tuple(normalize_name(m) for m in self.oom_models))
+        object.__setattr__(self, "response_format_types", tuple(self.response_format_types))
 
     def digest(self, model: str) -> str | None:
         return self.models.get(normalize_name(model))
@@ -215,6 +216,7 @@ class SimConfig:
         data["faults"] = [_drop_defaults(f) for f in self.faults]
         data["thinking_models"] = list(self.thinking_models)
         data["oom_models"] = list(self.oom_models)
+        data["response_format_types"] = list(self.response_format_types)
         data["models"] = dict(self.models)
         return data
 
