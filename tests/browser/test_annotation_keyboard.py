@@ -147,6 +147,7 @@ def test_finish_is_refused_until_every_error_has_both_verdicts(page, live_server
     assignment = Assignment.objects.get(annotator=ann, item=built.items[1])
     login("halfway")
     page.goto(f"{live_server.url}/work/{assignment.pk}/")
+    page.wait_for_function("() => document.getElementById('work').dataset.ready === 'true'")
     page.keyboard.press("1")
     _expect_pressed(page, handle(assignment, built.spans["b2_rating"]), "Error")
     page.keyboard.press("f")

@@ -113,6 +113,7 @@ def test_failed_save_shows_on_its_card_and_retry_stores_it(page, live_server, lo
             route.continue_()
 
     page.route("**/errors/**", flaky)
+    page.wait_for_function("() => document.getElementById('work').dataset.ready === 'true'")
     page.keyboard.press("1")
     card = page.locator(f"#error-{span_handle(assignment.pk, grove.pk)}")
     card.locator(".save-state.is-problem").wait_for()

@@ -624,4 +624,7 @@ function start() {
   if (!wide.matches) document.querySelectorAll(".work-inputs details[open]").forEach((d) => { d.open = false; });
   updateProgress();
   focusCard(firstIncomplete(), wide.matches); // on a phone the page opens at the top
+  // Keys are heard from here on: scripts and tests wait for data-ready before they type.
+  work.dataset.ready = "true";
+  markBusy();
 }
