@@ -51,6 +51,7 @@ class LLMBackend(Protocol):
 
     kind: str
     url: str
+    signals_landing: bool  # `chat` says `landing.landed()` once the server holds the request in a slot
 
     def check(self, models: Sequence[str]) -> dict[str, str]: ...
 

@@ -34,6 +34,9 @@ class RetryingClient(Generic[C]):
     long to wait before each retry (default: the policy's own numbers; jobs pass the settings')."""
 
     kind = ""  # ServerKind value of the subclass
+    # Whether `chat` says `landing.landed()` when the server has taken the request into a slot (a streaming
+    # answer's headers); without it a request counts as landed when it returns.
+    signals_landing = False
     label = "the server"  # how messages name the kind of server ("Ollama", "the OpenAI-compatible server")
     advice = "Check that it is running, then resume the job."
 

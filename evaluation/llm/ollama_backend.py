@@ -20,6 +20,7 @@ from .base import LLMResult
 from .client import RetryingClient
 from .counting import Version, ollama_count, parse_version
 from .errors import OLLAMA, BackendError, BackendUnavailable, ModelMissing
+from .landing import landed
 from .policy import RetryPolicy, Transient, transient_status
 from .thinking import split_thinking
 
@@ -94,6 +95,7 @@ class OllamaBackend(RetryingClient[ollama.Client]):
     setting (`evaluation.runs.backends.connect`), and None leaves it to the server."""
 
     kind = "ollama"
+    signals_landing = True  # the stream's headers come once the prompt is in a slot
     label = OLLAMA
     advice = "Check that the server is running (`ollama serve`) and reachable at OLLAMA_URL, then resume the job."
 
@@ -212,6 +214,7 @@ class OllamaBackend(RetryingClient[ollama.Client]):
             # now on silence means a stalled server. (httpcore reads this timeout when the body's first read
             # starts, so it must be set before iterating, not after the first line.)
             response.request.extensions["timeout"]["read"] = self.idle_timeout
+            landed()  # the prompt is in a slot: a new prefix group's first call may go now (cache_order)
             for line in response.iter_lines():
                 if not line.strip():
                     continue

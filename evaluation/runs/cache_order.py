@@ -11,8 +11,10 @@ runs. Retries and repairs of a step follow their first attempt on the same threa
 
 A server gives a free slot to whichever request arrives first, by the longest common prefix: a new group's
 first call could take the slot another group was about to continue on (it often shares more with it, say
-the same metric's instructions). So the first call of a new group waits FRESH_DELAY before it is sent,
-while the calls that continue a group go at once.
+the same metric's instructions). So the first call of a new group goes out only once every call sent before
+it holds its slot (`InTransit`), as the server itself says (a streaming answer's headers, `llm.landing`);
+the calls that continue a group go at once. No clock decides it, so the order holds however loaded the
+machine is.
 
 `CacheOrder` is the queue of one feed (one model on one server): the scheduler asks it for the next step of
 the group a freed slot was running, and learns with it whether that step opens a group while others are under
@@ -21,11 +23,10 @@ way (send it after them). No Django, no I/O.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict, deque
 from collections.abc import Hashable, Iterable, Iterator
 from typing import NamedTuple, Protocol
-
-FRESH_DELAY = 0.1  # seconds a new group's first call waits, so continuing calls reach their slots first
 
 
 class Grouped(Protocol):
@@ -40,7 +41,7 @@ def group_of(step: Grouped) -> Hashable:
 
 class Taken(NamedTuple):
     """A step for a free slot; `opens_group`: it starts a group while others are under way, so it should go
-    out after the calls that continue theirs (FRESH_DELAY)."""
+    out after the calls sent before it hold their slots (`InTransit.wait_for_earlier`)."""
 
     step: Grouped
     opens_group: bool = False
@@ -119,3 +120,42 @@ class CacheOrder:
     def __iter__(self) -> Iterator[Grouped]:
         for steps in self._groups.values():
             yield from steps
+
+
+class InTransit:
+    """The requests of one server sent and not yet holding a slot, numbered in the order they were handed out.
+
+    Each request gets a ticket when the scheduler hands it to a thread and lands when its server says it holds
+    a slot (or when the call ends, for a backend that cannot say). A call that opens a prefix group waits for
+    the tickets before its own only: calls sent after it never hold it back, so it cannot starve."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._next = 0
+        self._open: set[int] = set()
+
+    def send(self) -> int:
+        with self._cond:
+            ticket = self._next
+            self._next += 1
+            self._open.add(ticket)
+            return ticket
+
+    def land(self, ticket: int) -> None:
+        with self._cond:
+            if ticket in self._open:
+                self._open.discard(ticket)
+                self._cond.notify_all()
+
+    def wait_for_earlier(self, ticket: int, stop: threading.Event) -> bool:
+        """Block until every ticket before `ticket` has landed; False when `stop` was set meanwhile."""
+        with self._cond:
+            while any(other < ticket for other in self._open):
+                if stop.is_set():
+                    return False
+                self._cond.wait(0.05)  # only to look at `stop` again: landings notify
+            return not stop.is_set()
+
+    def pending(self) -> int:
+        with self._cond:
+            return len(self._open)

@@ -32,8 +32,8 @@ from evaluation.engine.parsing import ParsedAnswer
 from evaluation.llm.base import LLMBackend
 from evaluation.llm.errors import BackendError
 from evaluation.llm.policy import server_lost
-from evaluation.runs.cache_order import FRESH_DELAY, CacheOrder, group_of
-from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, Outcome, Step, StepInterrupted, perform
+from evaluation.runs.cache_order import CacheOrder, InTransit, group_of
+from evaluation.runs.scheduler import BATCH_SECONDS, BATCH_SIZE, Outcome, Passage, Step, StepInterrupted, perform
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,7 @@ class Lane:
     warm: Callable[[str], None] | None = None  # loads a model before its requests come (None: no such call)
     parallel: int | None = None  # the most requests in flight on this server (None: the scheduler's `parallel`)
     freed: deque[Any] = field(default_factory=deque)  # prefix groups of the requests that just ended
+    transit: InTransit = field(default_factory=InTransit)  # its requests sent and not yet in a slot
 
     def unfinished(self) -> list[Feed]:
         return [feed for feed in self.feeds if not feed.finished()]
@@ -186,10 +187,13 @@ class LaneScheduler:
                 if taken is None:
                     break
                 step = taken.step
-                delay = FRESH_DELAY if taken.opens_group and in_flight else 0.0
+                # A new group's first call goes once the calls handed out before it hold their slots, as the
+                # server says (a backend that cannot say would make it wait for whole calls: it goes at once).
+                gated = taken.opens_group and in_flight > 0 and lane.backend.signals_landing
+                passage = Passage(lane.transit, lane.transit.send(), after_earlier=gated)
                 feed.running += 1
                 future = self.pools[lane.server].submit(perform, lane.backend, feed.model, step, feed.parse, lane.stop,
-                                                        delay)
+                                                        passage)
                 self.running[future] = (lane, feed, step)
                 in_flight += 1
 

@@ -21,7 +21,9 @@ from evaluation.engine.repair import needs_repair, repair_key, repair_prompt, re
 from evaluation.llm.base import LLMBackend, LLMResult
 from evaluation.llm.budget import PROMPT_TOO_LONG, ModelBudget, answer_cut_problem
 from evaluation.llm.errors import PromptTooLong
+from evaluation.llm.landing import listening
 from evaluation.runs.attempts import AttemptKind, longer_number, read_number, repair_number, try_number
+from evaluation.runs.cache_order import InTransit
 
 BATCH_SIZE = 25  # finished steps per storing batch
 BATCH_SECONDS = 2.0  # and at least this often, so the heartbeat and cancel checks keep going
@@ -122,19 +124,45 @@ class StepInterrupted(Exception):
         self.outcome = outcome
 
 
+@dataclass(frozen=True)
+class Passage:
+    """A request's place among its server's requests in transit (`cache_order.InTransit`); `after_earlier`:
+    it opens a prefix group, so it goes once every request handed out before it holds a slot."""
+
+    transit: InTransit
+    ticket: int
+    after_earlier: bool = False
+
+    def land(self) -> None:
+        self.transit.land(self.ticket)
+
+
 def perform(
     backend: LLMBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event,
-    delay: float = 0.0,
+    passage: Passage | None = None,
 ) -> Outcome:
     """Ask (or read the cache) until an answer parses or the attempts run out; backend errors propagate,
     except a prompt the server refuses as too long, which fails this step only.
 
     With a budget: a prompt that cannot fit is not sent; an answer the server cut at the answer budget is
     asked again once with twice the budget (within the context), and if still cut counts as partial at best;
-    a prompt the server truncated is never parsed. `delay`: seconds to wait first (a new prefix group's first
-    call lets the calls continuing other groups reach their slots, `cache_order`)."""
-    if delay and stop.wait(delay):
+    a prompt the server truncated is never parsed. `passage`: the request's ticket among its server's requests
+    in transit; one that opens a prefix group first waits until those sent before it hold their slots."""
+    if passage is None:
+        return _perform(backend, model, step, parse, stop)
+    if passage.after_earlier and not passage.transit.wait_for_earlier(passage.ticket, stop):
+        passage.land()
         raise StepInterrupted(Outcome(step, ParsedAnswer()))
+    try:
+        with listening(passage.land):
+            return _perform(backend, model, step, parse, stop)
+    finally:
+        passage.land()  # a cached answer, a failure, or a backend that cannot say when it landed
+
+
+def _perform(
+    backend: LLMBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event,
+) -> Outcome:
     outcome = Outcome(step, ParsedAnswer())
     budget = step.budget
     if budget is not None and not budget.check(step.prompt).fits:

@@ -3,14 +3,18 @@ the simulated server's per-slot prompt caches (evaluated tokens against the boun
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 
 import pytest
 
 from evaluation.engine.parsing import ParsedAnswer
+from evaluation.llm.base import LLMResult
+from evaluation.llm.landing import landed
 from evaluation.llm.ollama_backend import OllamaBackend
 from evaluation.llm.policy import RetryPolicy
-from evaluation.runs.cache_order import CacheOrder
+from evaluation.runs.cache_order import CacheOrder, InTransit
 from evaluation.runs.lanes import Feed, Lane, LaneScheduler
 from evaluation.runs.scheduler import Attempt, Step
 from tests.ollama_sim import OllamaSim, SimConfig
@@ -106,3 +110,65 @@ def test_a_resumed_plan_keeps_its_groups(done_groups):
     left = GROUPS - done_groups
     bound = left * PREFIX + left * (CALLS - 1) * SUFFIX
     assert bound <= _evaluated(steps, grouped=True) <= 1.2 * bound
+
+
+class _Landing:
+    """A server whose requests take `transit` seconds to reach a slot (say so with `landed`, as the streaming
+    Ollama client does at the answer's headers) and then answer at once; logs what happened in order."""
+
+    def __init__(self, *, transit: float, signals: bool) -> None:
+        self.transit, self.signals_landing = transit, signals
+        self.lock = threading.Lock()
+        self.events: list[tuple[str, str]] = []
+        self.url = "http://landing"
+
+    def _log(self, what: str, prompt: str) -> None:
+        with self.lock:
+            self.events.append((what, prompt))
+
+    def chat(self, model: str, prompt: str, *, options, system=None, think=None) -> LLMResult:
+        self._log("sent", prompt)
+        time.sleep(self.transit)
+        self._log("in slot", prompt)
+        landed()
+        return LLMResult("Score: 3", model, None, 1, 1, 0, 0, 0, 0, "stop", 1)
+
+
+def _run_groups(backend: _Landing) -> list[tuple[str, str]]:
+    steps = [Step(i, prompt, [Attempt(f"k{i}", {"seed": 1})], group=prompt[0]) for i, prompt in
+             enumerate(["a1", "a2", "b1"])]
+    feed = Feed("m", lambda text: ParsedAnswer(score=3, status="ok"))
+    feed.add(steps)
+    LaneScheduler([Lane(backend.url, backend, [feed])], parallel=2, on_answers=lambda arrived: None,
+                  on_batch=lambda feed, outcomes, interrupted: None, on_server_lost=_lost).run()
+    return backend.events
+
+
+def test_a_new_group_goes_only_once_the_calls_before_it_hold_their_slots_however_long_that_takes():
+    # B opens while A's first call is under way and A's second will follow on its slot: B is sent after A's
+    # call is in its slot, not after a fixed delay (0.3 s is longer than any a clock-based rule would pick).
+    events = _run_groups(_Landing(transit=0.3, signals=True))
+    assert events.index(("in slot", "a1")) < events.index(("sent", "b1"))
+
+
+def test_a_backend_that_cannot_say_when_it_landed_sends_a_new_group_at_once():
+    events = _run_groups(_Landing(transit=0.3, signals=False))
+    assert events.index(("sent", "b1")) < events.index(("in slot", "a1"))
+
+
+def test_in_transit_waits_for_earlier_tickets_only_and_gives_way_to_stop():
+    transit = InTransit()
+    first, second, third = transit.send(), transit.send(), transit.send()
+    stop = threading.Event()
+    transit.land(first)
+    done: list[bool] = []
+    waiter = threading.Thread(target=lambda: done.append(transit.wait_for_earlier(third, stop)))
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive()  # `second` is still on its way
+    transit.land(second)
+    waiter.join(2)
+    assert done == [True]  # `third` itself, and anything sent after it, never holds it back
+    later = transit.send()
+    stop.set()
+    assert transit.wait_for_earlier(later, stop) is False  # `third` never landed, and the job was stopped

@@ -32,6 +32,8 @@ class Clock:
 class FakeServer:
     """Answers GOOD after `delay`; fails (as a server gone for good) every request once `dead` is set."""
 
+    signals_landing = False
+
     def __init__(self, clock: Clock, delay: float = 0.02, die_after: int | None = None) -> None:
         self.clock = clock
         self.delay = delay

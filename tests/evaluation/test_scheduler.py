@@ -29,6 +29,8 @@ BASE = {"temperature": 0.0, "seed": 42}
 class FakeBackend:
     """Answers after `delay` seconds, counts requests in flight; `replies` maps prompt -> answers in turn."""
 
+    signals_landing = False
+
     def __init__(self, delay: float = 0.0, replies: Mapping[str, list[str]] | None = None,
                  fail_on: str | None = None, delays: Mapping[str, float] | None = None) -> None:
         self.delay = delay

@@ -545,13 +545,18 @@ class Handler(BaseHTTPRequestHandler):
         cache = self._prompt_cache(runner, config)
         cache_slot, cached = cache.take(words) if cache is not None else (None, 0)
         record.prompt_tokens, record.cached_tokens = len(words), cached
+        prompt_time = 0.0
         if config.prompt_tokens_per_second:  # cached tokens cost no prompt time
-            call_time += (len(words) - cached) / config.prompt_tokens_per_second
+            prompt_time = (len(words) - cached) / config.prompt_tokens_per_second
+            call_time += prompt_time
         generation_started = time.perf_counter_ns()
         try:
             if stream and broken is None:
+                # Ollama's headers go with the first chunk, once the runner has read the prompt into its slot
+                # (gin writes them on the first write of `streamResponse`, server/routes.go).
+                self._pause(prompt_time)
                 self._start_stream()
-                step = call_time / (len(pieces) + 1)
+                step = (call_time - prompt_time) / (len(pieces) + 1)
                 self._pause(step)
                 if thinking:
                     self._stream_line(self._payload(request, "", done=False, thinking=thinking))
