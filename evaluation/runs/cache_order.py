@@ -11,10 +11,10 @@ runs. Retries and repairs of a step follow their first attempt on the same threa
 
 A server gives a free slot to whichever request arrives first, by the longest common prefix: a new group's
 first call could take the slot another group was about to continue on (it often shares more with it, say
-the same metric's instructions). So the first call of a new group goes out only once every call sent before
-it holds its slot (`InTransit`), as the server itself says (a streaming answer's headers, `llm.landing`);
-the calls that continue a group go at once. No clock decides it, so the order holds however loaded the
-machine is.
+the same metric's instructions). So the first call of a new group goes out only once every call handed out
+before it to continue a group holds its slot (`InTransit`), as the server itself says (a streaming answer's
+headers, `llm.landing`); the calls that continue a group go at once. No clock decides it, so the order holds
+however loaded the machine is.
 
 `CacheOrder` is the queue of one feed (one model on one server): the scheduler asks it for the next step of
 the group a freed slot was running, and learns with it whether that step opens a group while others are under
@@ -45,6 +45,7 @@ class Taken(NamedTuple):
 
     step: Grouped
     opens_group: bool = False
+    continues: bool = False  # the next call of the group the freed slot ran: it belongs on that slot
 
 
 class CacheOrder:
@@ -73,7 +74,7 @@ class CacheOrder:
         if not self.grouped:
             return Taken(self._pop(None))
         if after is not None and after in self._groups:
-            return Taken(self._pop(after))
+            return Taken(self._pop(after), continues=True)
         # Only worth a wait when another group is under way (single-call groups, an ensemble's, never wait).
         others_running = bool(self._started - {after})
         opened = next((key for key in self._groups if key not in self._started), None)
@@ -123,22 +124,25 @@ class CacheOrder:
 
 
 class InTransit:
-    """The requests of one server sent and not yet holding a slot, numbered in the order they were handed out.
+    """The calls of one server that continue a group, sent and not yet holding their slot, numbered in the
+    order the scheduler handed calls out.
 
-    Each request gets a ticket when the scheduler hands it to a thread and lands when its server says it holds
-    a slot (or when the call ends, for a backend that cannot say). A call that opens a prefix group waits for
-    the tickets before its own only: calls sent after it never hold it back, so it cannot starve."""
+    Only a continuing call can lose its slot to a newcomer (the freed slot holds its prefix), so only those are
+    waited for: a call that opens a group waits for the continuing calls handed out before it, and for nothing
+    sent after it (it cannot starve), nor for other groups' first calls (fresh prefixes cannot be taken from
+    each other). A call lands when its server says it holds a slot, or when it ends."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
         self._next = 0
         self._open: set[int] = set()
 
-    def send(self) -> int:
+    def send(self, *, continues: bool) -> int:
         with self._cond:
             ticket = self._next
             self._next += 1
-            self._open.add(ticket)
+            if continues:
+                self._open.add(ticket)
             return ticket
 
     def land(self, ticket: int) -> None:
@@ -148,7 +152,8 @@ class InTransit:
                 self._cond.notify_all()
 
     def wait_for_earlier(self, ticket: int, stop: threading.Event) -> bool:
-        """Block until every ticket before `ticket` has landed; False when `stop` was set meanwhile."""
+        """Block until every continuing call handed out before `ticket` holds its slot; False when `stop` was
+        set meanwhile."""
         with self._cond:
             while any(other < ticket for other in self._open):
                 if stop.is_set():

@@ -187,10 +187,11 @@ class LaneScheduler:
                 if taken is None:
                     break
                 step = taken.step
-                # A new group's first call goes once the calls handed out before it hold their slots, as the
-                # server says (a backend that cannot say would make it wait for whole calls: it goes at once).
+                # A new group's first call goes once the calls handed out before it to continue their groups
+                # hold their slots, as the server says (a backend that cannot say would make it wait for whole
+                # calls: it goes at once).
                 gated = taken.opens_group and in_flight > 0 and lane.backend.signals_landing
-                passage = Passage(lane.transit, lane.transit.send(), after_earlier=gated)
+                passage = Passage(lane.transit, lane.transit.send(continues=taken.continues), after_earlier=gated)
                 feed.running += 1
                 future = self.pools[lane.server].submit(perform, lane.backend, feed.model, step, feed.parse, lane.stop,
                                                         passage)

@@ -113,10 +113,10 @@ def test_a_resumed_plan_keeps_its_groups(done_groups):
 
 
 class _Landing:
-    """A server whose requests take `transit` seconds to reach a slot (say so with `landed`, as the streaming
-    Ollama client does at the answer's headers) and then answer at once; logs what happened in order."""
+    """A server whose requests take `transit[prompt]` seconds to reach a slot (said with `landed`, as the
+    streaming Ollama client does at the answer's headers), then answer at once; logs what happened in order."""
 
-    def __init__(self, *, transit: float, signals: bool) -> None:
+    def __init__(self, transit: dict[str, float], *, signals: bool) -> None:
         self.transit, self.signals_landing = transit, signals
         self.lock = threading.Lock()
         self.events: list[tuple[str, str]] = []
@@ -128,15 +128,17 @@ class _Landing:
 
     def chat(self, model: str, prompt: str, *, options, system=None, think=None) -> LLMResult:
         self._log("sent", prompt)
-        time.sleep(self.transit)
+        time.sleep(self.transit.get(prompt, 0.0))
         self._log("in slot", prompt)
         landed()
         return LLMResult("Score: 3", model, None, 1, 1, 0, 0, 0, 0, "stop", 1)
 
 
 def _run_groups(backend: _Landing) -> list[tuple[str, str]]:
-    steps = [Step(i, prompt, [Attempt(f"k{i}", {"seed": 1})], group=prompt[0]) for i, prompt in
-             enumerate(["a1", "a2", "b1"])]
+    """Group A has three calls, B and C one each, two at a time: A's second call continues on A's slot while
+    B ends and C opens in its place."""
+    prompts = ["a1", "a2", "a3", "b1", "c1"]
+    steps = [Step(i, prompt, [Attempt(f"k{i}", {"seed": 1})], group=prompt[0]) for i, prompt in enumerate(prompts)]
     feed = Feed("m", lambda text: ParsedAnswer(score=3, status="ok"))
     feed.add(steps)
     LaneScheduler([Lane(backend.url, backend, [feed])], parallel=2, on_answers=lambda arrived: None,
@@ -144,31 +146,38 @@ def _run_groups(backend: _Landing) -> list[tuple[str, str]]:
     return backend.events
 
 
-def test_a_new_group_goes_only_once_the_calls_before_it_hold_their_slots_however_long_that_takes():
-    # B opens while A's first call is under way and A's second will follow on its slot: B is sent after A's
-    # call is in its slot, not after a fixed delay (0.3 s is longer than any a clock-based rule would pick).
-    events = _run_groups(_Landing(transit=0.3, signals=True))
-    assert events.index(("in slot", "a1")) < events.index(("sent", "b1"))
+SLOW_SECOND = {"a2": 0.5, "b1": 0.2}  # a2 takes 0.5 s to reach its slot; b1 ends after 0.2 s
+
+
+def test_a_new_group_goes_only_once_the_calls_continuing_before_it_hold_their_slots_however_long_that_takes():
+    # C opens when B ends (0.2 s), while a2 is still on its way to A's slot (until 0.5 s): C is sent only
+    # after a2 holds it, not after a fixed delay (0.3 s is longer than any a clock-based rule would pick).
+    events = _run_groups(_Landing(SLOW_SECOND, signals=True))
+    assert events.index(("in slot", "a2")) < events.index(("sent", "c1"))
 
 
 def test_a_backend_that_cannot_say_when_it_landed_sends_a_new_group_at_once():
-    events = _run_groups(_Landing(transit=0.3, signals=False))
-    assert events.index(("sent", "b1")) < events.index(("in slot", "a1"))
+    events = _run_groups(_Landing(SLOW_SECOND, signals=False))
+    assert events.index(("sent", "c1")) < events.index(("in slot", "a2"))
 
 
-def test_in_transit_waits_for_earlier_tickets_only_and_gives_way_to_stop():
+def test_in_transit_waits_for_earlier_continuing_calls_only_and_gives_way_to_stop():
     transit = InTransit()
-    first, second, third = transit.send(), transit.send(), transit.send()
+    first, second = transit.send(continues=True), transit.send(continues=True)
+    opener = transit.send(continues=False)
+    third = transit.send(continues=False)
     stop = threading.Event()
     transit.land(first)
     done: list[bool] = []
     waiter = threading.Thread(target=lambda: done.append(transit.wait_for_earlier(third, stop)))
     waiter.start()
     waiter.join(0.2)
-    assert waiter.is_alive()  # `second` is still on its way
+    assert waiter.is_alive()  # `second` continues a group and is still on its way
     transit.land(second)
     waiter.join(2)
-    assert done == [True]  # `third` itself, and anything sent after it, never holds it back
-    later = transit.send()
+    assert done == [True]  # another group's first call (`opener`, never landed) does not hold it back
+    later = transit.send(continues=True)
+    assert transit.wait_for_earlier(later, stop) is True  # nor do calls handed out after it
     stop.set()
-    assert transit.wait_for_earlier(later, stop) is False  # `third` never landed, and the job was stopped
+    assert transit.wait_for_earlier(later + 1, stop) is False  # `later` is on its way and the job was stopped
+    assert transit.pending() == 1 and opener not in (first, second)
