@@ -142,6 +142,10 @@ class Assignment(models.Model):
         default=0.0, help_text="Time between the annotator's actions, each idle gap capped at 60 s (Pearmut's rule)."
     )
     last_active_at = models.DateTimeField(null=True, blank=True)
+    opened_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When its annotator first opened the item: set once, by the open that claims it (pre-fill then).",
+    )
 
     class Meta:
         ordering = ["campaign", "annotator", "order"]

@@ -17,9 +17,8 @@ from accounts.models import User
 from annotator.access import check_can_work
 from annotator.engine.phases import Phase
 from annotator.models import AddedSource, Assignment, JudgmentEvent, SpanJudgment, WorkAction
-from annotator.selectors.esa import esa_spans_done_at
+from annotator.protocols import hooks_for
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
-from annotator.services.esa import esa_prefill_renumber
 from annotator.services.judgments import OCCURRENCE, JudgmentError, from_text, judgment_set
 from annotator.services.phases import assignments_move
 from corpus import protocol
@@ -48,8 +47,8 @@ def _stack(assignment: Assignment, user: User):
     if assignment.revealed_at is not None:
         # Undo and redo never reach back across the reveal: the unprimed marks are what they were.
         rows = rows.filter(at__gt=assignment.revealed_at)
-    if (spans_done := esa_spans_done_at(assignment)) is not None:
-        rows = rows.filter(at__gt=spans_done)  # nor across ESA's spans done: the score was given on those spans
+    if (closed := hooks_for(assignment.campaign).undo_boundary(assignment)) is not None:
+        rows = rows.filter(at__gt=closed)  # nor across a protocol's own boundary (ESA's spans done)
     return rows
 
 
@@ -150,7 +149,7 @@ def _added_span(assignment: Assignment, user: User, pk: int) -> ErrorSpan | None
 def _renumber(assignment: Assignment, user: User, *, old: int, new: int, action: WorkAction) -> None:
     """A recreated error has a new id: every action on the stack that named the old one names the new one."""
     action.payload["span"] = new
-    esa_prefill_renumber(assignment=assignment, old=old, new=new)
+    hooks_for(assignment.campaign).span_renumbered(assignment, old, new)
     for other in WorkAction.objects.filter(assignment_id=assignment.pk, user_id=user.pk,
                                            kind=WorkAction.Kind.ADDED).exclude(pk=action.pk):
         if other.payload.get("span") == old:
