@@ -12,7 +12,6 @@ corpus/protocols/ and this package (tests/test_protocol_names.py counts the rest
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.http import HttpResponse
@@ -73,10 +72,6 @@ class Hooks:
 
     def spans_closed(self, assignment: Assignment) -> str | None:
         """Why the annotator's own spans may not change now (None while they may)."""
-        return None
-
-    def undo_boundary(self, assignment: Assignment) -> datetime | None:
-        """The moment undo may not reach back across, beyond the reveal (None: no such moment)."""
         return None
 
     def span_renumbered(self, assignment: Assignment, old: int, new: int) -> None:

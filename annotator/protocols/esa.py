@@ -4,7 +4,7 @@ item finishes only with its score, and a pre-filled span keeps its origin when a
 from __future__ import annotations
 
 from annotator.protocols import Hooks, register
-from annotator.selectors.esa import esa_spans_closed, esa_spans_done_at, esa_unfinished
+from annotator.selectors.esa import esa_spans_closed, esa_unfinished
 from annotator.services.esa import esa_open, esa_prefill_renumber
 from annotator.views import esa as screen
 from corpus import protocols
@@ -28,9 +28,6 @@ class Esa(Hooks):
 
     def spans_closed(self, assignment):
         return esa_spans_closed(assignment)
-
-    def undo_boundary(self, assignment):
-        return esa_spans_done_at(assignment)
 
     def span_renumbered(self, assignment, old, new):
         esa_prefill_renumber(assignment=assignment, old=old, new=new)

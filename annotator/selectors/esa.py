@@ -7,8 +7,7 @@ undo and finish paths ask these through ESA's hooks (annotator.protocols.esa), s
 
 from __future__ import annotations
 
-from datetime import datetime
-
+from annotator.engine.phases import Phase
 from annotator.models import Assignment, EsaScore
 
 ESA_ARM, ESA_AI_ARM = "ESA", "ESA^AI"
@@ -24,20 +23,24 @@ def esa_arm(assignment: Assignment, *, has_runs: bool | None = None) -> str:
     return ESA_ARM if assignment.in_control_arm or not has_runs else ESA_AI_ARM
 
 
-def esa_spans_done_at(assignment: Assignment) -> datetime | None:
-    return EsaScore.objects.filter(assignment_id=assignment.pk).values_list("spans_done_at", flat=True).first()
+SPANS_DONE = (Phase.SCORING.value, Phase.DONE.value)
+"""The phases in which an ESA item's spans are done (the move into scoring closed them)."""
+
+
+def _phase(assignment: Assignment) -> str | None:
+    """The stored phase: the caller's row may predate a move made in this request."""
+    return Assignment.objects.filter(pk=assignment.pk).values_list("phase", flat=True).first()
 
 
 def esa_spans_closed(assignment: Assignment) -> str | None:
     """Why the assignment's spans may not change (None while they may)."""
-    return SPANS_CLOSED if esa_spans_done_at(assignment) is not None else None
+    return SPANS_CLOSED if _phase(assignment) in SPANS_DONE else None
 
 
 def esa_unfinished(assignment: Assignment) -> str | None:
     """What an ESA item still needs before it can finish (None when nothing)."""
-    state = EsaScore.objects.filter(assignment_id=assignment.pk).values_list("spans_done_at", "score").first()
-    if state is None or state[0] is None:
+    if _phase(assignment) not in SPANS_DONE:
         return "mark the spans, then say they are done (d) and give the score"
-    if state[1] is None:
+    if EsaScore.objects.filter(assignment_id=assignment.pk, score__isnull=False).first() is None:
         return "give the segment a score from 0 to 100 first"
     return None

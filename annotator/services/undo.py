@@ -44,11 +44,10 @@ class StepResult:
 
 def _stack(assignment: Assignment, user: User):
     rows = WorkAction.objects.select_for_update().filter(assignment_id=assignment.pk, user_id=user.pk)
-    if assignment.revealed_at is not None:
-        # Undo and redo never reach back across the reveal: the unprimed marks are what they were.
-        rows = rows.filter(at__gt=assignment.revealed_at)
-    if (closed := hooks_for(assignment.campaign).undo_boundary(assignment)) is not None:
-        rows = rows.filter(at__gt=closed)  # nor across a protocol's own boundary (ESA's spans done)
+    if assignment.boundary_at is not None:
+        # Undo and redo never reach back across the last closing phase move: the unprimed marks before the reveal,
+        # ESA's spans once they are done (the score was given on them), are what they were.
+        rows = rows.filter(at__gt=assignment.boundary_at)
     return rows
 
 

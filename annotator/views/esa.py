@@ -20,7 +20,7 @@ from annotator.models import Assignment, Campaign, EsaPrefill, EsaScore
 from annotator.protocols import hooks_for
 from annotator.rendering import from_browser_offset, render_inputs, to_browser_offset
 from annotator.selectors.campaigns import neighbour_assignments
-from annotator.selectors.esa import esa_arm
+from annotator.selectors.esa import SPANS_DONE, esa_arm
 from annotator.selectors.spans import added_spans
 from annotator.services.added_spans import KEEP
 from annotator.services.esa import (
@@ -79,7 +79,8 @@ def _spans(assignment: Assignment) -> tuple[list[ErrorSpan], ErrorSpan | None]:
 def screen_context(request: AppRequest, assignment: Assignment) -> dict:
     campaign = assignment.campaign
     state = EsaScore.objects.filter(assignment_id=assignment.pk).first()
-    spans_done = bool(state and state.spans_done_at)
+    assignment.refresh_from_db(fields=["phase", "status", "finished_at", "boundary_at", "revealed_at"])
+    spans_done = assignment.phase in SPANS_DONE
     can_edit = assignment.annotator_id == request.user.pk and campaign.status == Campaign.Status.OPEN
     located, missing = _spans(assignment)
     return {
