@@ -84,8 +84,9 @@ def _check_spans_open(assignment: Assignment) -> None:
 def _location(campaign: Campaign, output: str, start: object, end: object,
               category: object) -> tuple[int, int] | tuple[None, None]:
     """The offsets of a new error; none for the protocol's unlocated category (ESA's missing content) only."""
-    unlocated = protocols.get(campaign.protocol).unlocated_category
-    if unlocated and category == unlocated:
+    declared = protocols.get(campaign.protocol)
+    unlocated = declared.unlocated_category
+    if protocols.UNPLACED in declared.marks and category == unlocated:
         if start is not None or end is not None:
             raise AddedSpanError(f"{unlocated} has no place in the text: send no offsets", field=("start", "end"))
         return None, None
