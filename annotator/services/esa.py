@@ -128,8 +128,9 @@ def esa_span_delete(*, span: ErrorSpan, assignment: Assignment, user: User, ms: 
 
 @transaction.atomic
 def esa_spans_done(*, assignment: Assignment, user: User, ms: int | None = None, seconds: int = 0) -> EsaScore:
-    """The annotator says the spans are done: from now on they are fixed and the score is asked. On a control-arm
-    item this also ends its marking phase (its spans become the unprimed marks, its time the unprimed arm's)."""
+    """The annotator says the spans are done: the item moves into the scoring phase, where its spans are fixed
+    (undo stops at the move) and the score is asked. On a control-arm item this first ends its marking phase (its
+    spans become the unprimed marks, its time the unprimed arm's)."""
     check_can_work(assignment, user)
     check_protocol(assignment, protocols.ESA)
     check_item_open(assignment, "spans")
