@@ -10,7 +10,8 @@ from accounts.access import AccessError
 from accounts.models import User
 from annotator import checks
 from annotator.models import Assignment, Campaign
-from corpus import protocols
+from annotator.protocols import OtherProtocol as OtherProtocol  # the protocol modules decide; callers import here
+from annotator.protocols import check_protocol as check_protocol
 from corpus.models import AnnotationKind, ErrorSpan
 from errors import Conflict
 
@@ -86,18 +87,6 @@ def check_item_open(assignment: Assignment, what: str) -> None:
     reopens it)."""
     if assignment.is_done():
         raise ItemFinished(f"Item {assignment.order} is finished: its {what} can no longer change.")
-
-
-class OtherProtocol(Conflict):
-    """A protocol's own step sent for an item of a campaign under another protocol (409)."""
-
-
-def check_protocol(assignment: Assignment, protocol: str) -> None:
-    """A protocol's own steps (ESA's spans done and score, MQM's errors) apply to its campaigns' items only."""
-    if assignment.campaign.protocol != protocol:
-        theirs, asked = (protocols.get(name).label.split(" (")[0] for name in (assignment.campaign.protocol, protocol))
-        raise OtherProtocol(f"Item {assignment.order} is judged under {theirs}, not {asked}: this step is not part of "
-                            "its screen.")
 
 
 def added_span_for_user(user: User, pk: int) -> tuple[ErrorSpan, Assignment]:

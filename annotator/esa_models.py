@@ -15,15 +15,14 @@ from corpus.protocols import esa
 
 
 class EsaScore(models.Model):
-    """One annotator's ESA state on one item (an assignment is one item for one annotator): when the spans were
-    declared done, and the 0-100 score given after that. Made when the item is first opened."""
+    """One annotator's ESA answers on one item (an assignment is one item for one annotator): the 0-100 score given
+    after the spans, and its telemetry. Made when the item is first opened. Where the item is (marking, scoring,
+    done) is its assignment's phase (annotator.services.phases), not a field here."""
 
     assignment = models.OneToOneField("annotator.Assignment", on_delete=models.CASCADE, primary_key=True,
                                       related_name="esa")
     score = models.PositiveSmallIntegerField(null=True, blank=True)
     opened_at = models.DateTimeField(auto_now_add=True)
-    spans_done_at = models.DateTimeField(null=True, blank=True,
-                                         help_text="When the annotator said the spans were done (the score opens).")
     spans_ms = models.PositiveIntegerField(null=True, blank=True,
                                            help_text="Milliseconds on the page from opening to spans done.")
     scored_at = models.DateTimeField(null=True, blank=True)
@@ -37,13 +36,15 @@ class EsaScore(models.Model):
             models.CheckConstraint(
                 condition=Q(score__isnull=True) | Q(score__gte=esa.SCORE_MIN, score__lte=esa.SCORE_MAX),
                 name="esascore_score_0_to_100"),
-            # ESA asks for the score only after the spans: a score without spans done cannot be stored.
-            models.CheckConstraint(condition=Q(score__isnull=True) | Q(spans_done_at__isnull=False),
-                                   name="esascore_score_after_spans"),
         ]
 
     def __str__(self) -> str:
         return f"ESA score {self.score} on assignment {self.assignment_id}"
+
+    @property
+    def spans_done_at(self):
+        """When the spans were declared done: the assignment's move into scoring (its last closing move)."""
+        return self.assignment.boundary_at
 
 
 class EsaPrefill(models.Model):

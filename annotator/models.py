@@ -133,15 +133,24 @@ class Assignment(models.Model):
     )
     phase = models.CharField(
         max_length=10, choices=[(p.value, PHASE_LABELS[p]) for p in Phase], default=Phase.JUDGING.value,
-        help_text="Where the annotator is in this item (annotator.engine.phases): training, marking, judging, done.",
+        help_text="Where the annotator is in this item (annotator.engine.phases): training, marking, judging, scoring, "
+        "done.",
     )
     revealed_at = models.DateTimeField(
         null=True, blank=True, help_text="When a control-arm output's marking ended and its machine spans appeared."
+    )
+    boundary_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the last closing phase move happened (the reveal, spans done): undo never reaches before it.",
     )
     active_seconds = models.FloatField(
         default=0.0, help_text="Time between the annotator's actions, each idle gap capped at 60 s (Pearmut's rule)."
     )
     last_active_at = models.DateTimeField(null=True, blank=True)
+    opened_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When its annotator first opened the item: set once, by the open that claims it (pre-fill then).",
+    )
 
     class Meta:
         ordering = ["campaign", "annotator", "order"]
@@ -158,7 +167,8 @@ class Assignment(models.Model):
             models.CheckConstraint(condition=~Q(phase=Phase.TRAINING.value) | Q(is_training=True),
                                    name="assignment_training_phase_is_training_item"),
             models.CheckConstraint(
-                condition=Q(is_training=False) | Q(phase__in=[Phase.TRAINING.value, Phase.DONE.value]),
+                condition=Q(is_training=False)
+                | Q(phase__in=[Phase.TRAINING.value, Phase.SCORING.value, Phase.DONE.value]),
                 name="assignment_training_item_in_training_or_done"),
             models.CheckConstraint(
                 condition=~Q(phase=Phase.MARKING.value) | (Q(in_control_arm=True) & Q(revealed_at__isnull=True)),

@@ -1,23 +1,17 @@
 """Reads of an ESA assignment's state: whether its spans are still open, what finishing it still needs.
 
 ESA asks for the spans first and the score after them, one way: once the annotator says the spans are done,
-no span changes (by the screen, the API or an undo), and the item finishes only with a score. Every function
-answers at once (no query) for a campaign of another protocol, since the shared span and finish paths ask.
+no span changes (by the screen, the API or an undo), and the item finishes only with a score. The shared span,
+undo and finish paths ask these through ESA's hooks (annotator.protocols.esa), so only ESA items reach them.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
-
+from annotator.engine.phases import Phase
 from annotator.models import Assignment, EsaScore
-from corpus import protocols
 
 ESA_ARM, ESA_AI_ARM = "ESA", "ESA^AI"
 SPANS_CLOSED = "The spans of this item are done and its score is asked; they can no longer change."
-
-
-def _is_esa(assignment: Assignment) -> bool:
-    return assignment.campaign.protocol == protocols.ESA
 
 
 def esa_arm(assignment: Assignment, *, has_runs: bool | None = None) -> str:
@@ -29,31 +23,24 @@ def esa_arm(assignment: Assignment, *, has_runs: bool | None = None) -> str:
     return ESA_ARM if assignment.in_control_arm or not has_runs else ESA_AI_ARM
 
 
-def esa_state(assignment: Assignment) -> EsaScore | None:
-    """The assignment's ESA row (None before the item was first opened, or under another protocol)."""
-    if not _is_esa(assignment):
-        return None
-    return EsaScore.objects.filter(assignment_id=assignment.pk).first()
+SPANS_DONE = (Phase.SCORING.value, Phase.DONE.value)
+"""The phases in which an ESA item's spans are done (the move into scoring closed them)."""
 
 
-def esa_spans_done_at(assignment: Assignment) -> datetime | None:
-    if not _is_esa(assignment):
-        return None
-    return EsaScore.objects.filter(assignment_id=assignment.pk).values_list("spans_done_at", flat=True).first()
+def _phase(assignment: Assignment) -> str | None:
+    """The stored phase: the caller's row may predate a move made in this request."""
+    return Assignment.objects.filter(pk=assignment.pk).values_list("phase", flat=True).first()
 
 
 def esa_spans_closed(assignment: Assignment) -> str | None:
     """Why the assignment's spans may not change (None while they may)."""
-    return SPANS_CLOSED if esa_spans_done_at(assignment) is not None else None
+    return SPANS_CLOSED if _phase(assignment) in SPANS_DONE else None
 
 
 def esa_unfinished(assignment: Assignment) -> str | None:
-    """What an ESA item still needs before it can finish (None when nothing, or under another protocol)."""
-    if not _is_esa(assignment):
-        return None
-    state = EsaScore.objects.filter(assignment_id=assignment.pk).values_list("spans_done_at", "score").first()
-    if state is None or state[0] is None:
+    """What an ESA item still needs before it can finish (None when nothing)."""
+    if _phase(assignment) not in SPANS_DONE:
         return "mark the spans, then say they are done (d) and give the score"
-    if state[1] is None:
+    if EsaScore.objects.filter(assignment_id=assignment.pk, score__isnull=False).first() is None:
         return "give the segment a score from 0 to 100 first"
     return None

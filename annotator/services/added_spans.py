@@ -8,7 +8,7 @@ from django.db.models import Max
 from accounts.models import User
 from annotator.access import check_can_work, check_item_open
 from annotator.models import AddedSource, Assignment, Campaign, UnprimedMark, WorkAction
-from annotator.selectors.esa import esa_spans_closed
+from annotator.protocols import hooks_for
 from annotator.services.actions import action_record, activity_record
 from corpus import cleaning, protocol, protocols
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
@@ -40,7 +40,7 @@ def _offsets(output: str, start: object, end: object) -> tuple[int, int]:
 def _severity(campaign: Campaign, value: object) -> int | None:
     """A severity code the campaign's protocol allows (MQM's Neutral, Minor, Major are 1, 2 and 4)."""
     declared = protocols.get(campaign.protocol)
-    rule = SEVERITY_RULE if declared.name == protocols.OPENNLGAUGE else (
+    rule = SEVERITY_RULE if declared.severity_scale else (
         f"severity must be one of {', '.join(map(str, declared.severities))}")
     if value in (None, ""):
         if declared.severity_required:
@@ -76,16 +76,17 @@ def _category(campaign: Campaign, value: object) -> str:
 
 
 def _check_spans_open(assignment: Assignment) -> None:
-    """Under ESA the spans close when the annotator says they are done (the score follows them)."""
-    if (closed := esa_spans_closed(assignment)) is not None:
+    """A protocol may close the spans before the item is done (ESA: once they are done, the score follows them)."""
+    if (closed := hooks_for(assignment.campaign).spans_closed(assignment)) is not None:
         raise AddedSpanError(closed)
 
 
 def _location(campaign: Campaign, output: str, start: object, end: object,
               category: object) -> tuple[int, int] | tuple[None, None]:
     """The offsets of a new error; none for the protocol's unlocated category (ESA's missing content) only."""
-    unlocated = protocols.get(campaign.protocol).unlocated_category
-    if unlocated and category == unlocated:
+    declared = protocols.get(campaign.protocol)
+    unlocated = declared.unlocated_category
+    if protocols.UNPLACED in declared.marks and category == unlocated:
         if start is not None or end is not None:
             raise AddedSpanError(f"{unlocated} has no place in the text: send no offsets", field=("start", "end"))
         return None, None

@@ -11,7 +11,7 @@ from annotator import checks
 from annotator.access import check_can_work
 from annotator.engine.phases import Phase
 from annotator.models import Assignment
-from annotator.selectors.esa import esa_unfinished
+from annotator.protocols import hooks_for
 from annotator.selectors.spans import error_rows
 from annotator.services.actions import activity_record
 from annotator.services.phases import assignment_move
@@ -49,7 +49,7 @@ def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -
         raise AssignmentError(
             f"{len(missing)} of {len(rows)} errors still need both a span and an explanation verdict"
         )
-    if (needs := esa_unfinished(locked)) is not None:  # ESA: the spans are done and the score given
+    if (needs := hooks_for(locked.campaign).unfinished(locked)) is not None:  # e.g. a score still to give
         raise AssignmentError(needs)
     now = timezone.now()
     if locked.phase == Phase.MARKING:
@@ -63,3 +63,14 @@ def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -
     activity_record(assignment=locked)
     checks.installed().item_finished(locked)
     return locked
+
+
+@transaction.atomic
+def assignment_open(*, assignment: Assignment, user: User) -> bool:
+    """Claim the item's first open and run its protocol's first-open hook (pre-fill); return whether this call
+    claimed it. A conditional update decides: of two opens at once one claims and the other waits for its
+    commit, so pre-fill runs once."""
+    claimed = Assignment.objects.filter(pk=assignment.pk, opened_at__isnull=True).update(opened_at=timezone.now()) == 1
+    if claimed:
+        hooks_for(assignment.campaign).first_open(assignment, user)
+    return claimed

@@ -30,6 +30,7 @@ from annotator.services.added_spans import (
 )
 from annotator.services.assignments import assignment_add_time
 from annotator.services.control_arm import assignment_reveal
+from annotator.services.phases import assignment_move
 from corpus import protocols
 from corpus.models import ErrorSpan
 from corpus.protocols import esa
@@ -127,20 +128,25 @@ def esa_span_delete(*, span: ErrorSpan, assignment: Assignment, user: User, ms: 
 
 @transaction.atomic
 def esa_spans_done(*, assignment: Assignment, user: User, ms: int | None = None, seconds: int = 0) -> EsaScore:
-    """The annotator says the spans are done: from now on they are fixed and the score is asked. On a control-arm
-    item this also ends its marking phase (its spans become the unprimed marks, its time the unprimed arm's)."""
+    """The annotator says the spans are done: the item moves into the scoring phase, where its spans are fixed
+    (undo stops at the move) and the score is asked. On a control-arm item this first ends its marking phase (its
+    spans become the unprimed marks, its time the unprimed arm's)."""
     check_can_work(assignment, user)
     check_protocol(assignment, protocols.ESA)
     check_item_open(assignment, "spans")
-    state, _ = EsaScore.objects.select_for_update().get_or_create(assignment_id=assignment.pk)
-    if state.spans_done_at is not None:
+    locked = Assignment.objects.select_for_update(of=("self",)).select_related("campaign").get(pk=assignment.pk)
+    if locked.phase == Phase.SCORING:
         raise Conflict("The spans of this item are already done.")
-    if assignment.in_control_arm and assignment.phase == Phase.MARKING:
-        assignment_reveal(assignment=assignment, user=user, seconds=seconds)
+    state, _ = EsaScore.objects.select_for_update().get_or_create(assignment_id=assignment.pk)
+    if locked.in_control_arm and locked.phase == Phase.MARKING:
+        locked = assignment_reveal(assignment=assignment, user=user, seconds=seconds)
     elif seconds:
         assignment_add_time(assignment=assignment, user=user, seconds=seconds)
-    state.spans_done_at, state.spans_ms = timezone.now(), ms
-    state.save(update_fields=["spans_done_at", "spans_ms"])
+        locked.refresh_from_db()
+    for field in assignment_move(locked, Phase.SCORING):  # the spans close: undo stops here
+        setattr(assignment, field, getattr(locked, field))
+    state.spans_ms = ms
+    state.save(update_fields=["spans_ms"])
     activity_record(assignment=assignment)
     return state
 
@@ -153,8 +159,9 @@ def esa_score_set(*, assignment: Assignment, user: User, score: object, ms: int 
     check_protocol(assignment, protocols.ESA)
     check_item_open(assignment, "score")
     value = esa.check_score(score)  # a ProtocolError (422) names the field
+    phase = Assignment.objects.filter(pk=assignment.pk).values_list("phase", flat=True).first()
     state = EsaScore.objects.select_for_update().filter(assignment_id=assignment.pk).first()
-    if state is None or state.spans_done_at is None:
+    if state is None or phase != Phase.SCORING:
         raise Conflict("Mark the spans and say they are done (d) before the score.")
     EsaScore.objects.filter(pk=state.pk).update(score=value, scored_at=timezone.now(), score_ms=ms,
                                                 score_changes=F("score_changes") + 1)

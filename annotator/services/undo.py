@@ -17,9 +17,8 @@ from accounts.models import User
 from annotator.access import check_can_work
 from annotator.engine.phases import Phase
 from annotator.models import AddedSource, Assignment, JudgmentEvent, SpanJudgment, WorkAction
-from annotator.selectors.esa import esa_spans_done_at
+from annotator.protocols import hooks_for
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
-from annotator.services.esa import esa_prefill_renumber
 from annotator.services.judgments import OCCURRENCE, JudgmentError, from_text, judgment_set
 from annotator.services.phases import assignments_move
 from corpus import protocol
@@ -45,11 +44,10 @@ class StepResult:
 
 def _stack(assignment: Assignment, user: User):
     rows = WorkAction.objects.select_for_update().filter(assignment_id=assignment.pk, user_id=user.pk)
-    if assignment.revealed_at is not None:
-        # Undo and redo never reach back across the reveal: the unprimed marks are what they were.
-        rows = rows.filter(at__gt=assignment.revealed_at)
-    if (spans_done := esa_spans_done_at(assignment)) is not None:
-        rows = rows.filter(at__gt=spans_done)  # nor across ESA's spans done: the score was given on those spans
+    if assignment.boundary_at is not None:
+        # Undo and redo never reach back across the last closing phase move: the unprimed marks before the reveal,
+        # ESA's spans once they are done (the score was given on them), are what they were.
+        rows = rows.filter(at__gt=assignment.boundary_at)
     return rows
 
 
@@ -150,7 +148,7 @@ def _added_span(assignment: Assignment, user: User, pk: int) -> ErrorSpan | None
 def _renumber(assignment: Assignment, user: User, *, old: int, new: int, action: WorkAction) -> None:
     """A recreated error has a new id: every action on the stack that named the old one names the new one."""
     action.payload["span"] = new
-    esa_prefill_renumber(assignment=assignment, old=old, new=new)
+    hooks_for(assignment.campaign).span_renumbered(assignment, old, new)
     for other in WorkAction.objects.filter(assignment_id=assignment.pk, user_id=user.pk,
                                            kind=WorkAction.Kind.ADDED).exclude(pk=action.pk):
         if other.payload.get("span") == old:

@@ -10,8 +10,6 @@ of the screen as out-of-band swaps, as on the MQM screen.
 from __future__ import annotations
 
 from django.http import HttpResponse
-from django.shortcuts import render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 from django_htmx.http import trigger_client_event
 
@@ -19,9 +17,10 @@ from annotator.access import added_span_for_user, assignment_to_edit
 from annotator.engine.phases import Phase
 from annotator.engine.telemetry import clamp_ms
 from annotator.models import Assignment, Campaign, EsaPrefill, EsaScore
+from annotator.protocols import hooks_for
 from annotator.rendering import from_browser_offset, render_inputs, to_browser_offset
 from annotator.selectors.campaigns import neighbour_assignments
-from annotator.selectors.esa import esa_arm
+from annotator.selectors.esa import SPANS_DONE, esa_arm
 from annotator.selectors.spans import added_spans
 from annotator.services.added_spans import KEEP
 from annotator.services.esa import (
@@ -80,7 +79,8 @@ def _spans(assignment: Assignment) -> tuple[list[ErrorSpan], ErrorSpan | None]:
 def screen_context(request: AppRequest, assignment: Assignment) -> dict:
     campaign = assignment.campaign
     state = EsaScore.objects.filter(assignment_id=assignment.pk).first()
-    spans_done = bool(state and state.spans_done_at)
+    assignment.refresh_from_db(fields=["phase", "status", "finished_at", "boundary_at", "revealed_at"])
+    spans_done = assignment.phase in SPANS_DONE
     can_edit = assignment.annotator_id == request.user.pk and campaign.status == Campaign.Status.OPEN
     located, missing = _spans(assignment)
     return {
@@ -95,21 +95,17 @@ def screen_context(request: AppRequest, assignment: Assignment) -> dict:
     }
 
 
-def item_screen(request: AppRequest, assignment: Assignment) -> HttpResponse:
-    context = screen_context(request, assignment)
+def page_context(request: AppRequest, assignment: Assignment, context: dict) -> dict:
+    """What the whole screen shows beyond its parts: the inputs, the neighbours, the shortcuts and the keys."""
     prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
-    context.update({"inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
-                    "n_assignments": n_assignments, "shortcuts": SHORTCUTS,
-                    "keys": {"page": esa.SCORE_PAGE, "step": esa.SCORE_STEP}, "sync_parts": SCREEN_PARTS})
-    return render(request, "annotator/item_esa.html", context)
+    return {"inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
+            "n_assignments": n_assignments, "shortcuts": SHORTCUTS,
+            "keys": {"page": esa.SCORE_PAGE, "step": esa.SCORE_STEP}, "sync_parts": SCREEN_PARTS}
 
 
 def screen_oob(request: AppRequest, assignment: Assignment) -> str:
     """The parts of the screen an action changes, as out-of-band swaps (undo and redo use them too)."""
-    context = screen_context(request, assignment)
-    context["oob"] = True
-    return "".join(render_to_string(f"annotator/item_esa.html#{part}", context, request=request)
-                   for part in SCREEN_PARTS)
+    return hooks_for(assignment.campaign).oob(request, assignment)
 
 
 def _answer(request: AppRequest, assignment: Assignment, message: str) -> HttpResponse:

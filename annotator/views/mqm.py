@@ -10,14 +10,13 @@ every protocol.
 from __future__ import annotations
 
 from django.http import HttpResponse
-from django.shortcuts import render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 from django_htmx.http import trigger_client_event
 
 from annotator.access import added_span_for_user, assignment_to_edit, check_protocol
 from annotator.engine.telemetry import clamp_ms
 from annotator.models import Assignment, Campaign
+from annotator.protocols import hooks_for
 from annotator.rendering import from_browser_offset
 from annotator.selectors.campaigns import neighbour_assignments
 from annotator.selectors.spans import added_spans
@@ -90,22 +89,18 @@ def screen_context(request: AppRequest, assignment: Assignment) -> dict:
     }
 
 
-def item_screen(request: AppRequest, assignment: Assignment) -> HttpResponse:
-    context = screen_context(request, assignment)
+def page_context(request: AppRequest, assignment: Assignment, context: dict) -> dict:
+    """What the whole screen shows beyond its parts: the document, the neighbours and the shortcuts."""
     prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
     # the Non-translation key only where the campaign's tree has the category
     shortcuts = [s for s in SHORTCUTS if context["non_translation"] or s[0] != mqm.NON_TRANSLATION_KEY]
-    context.update({"document": document_context(assignment.item), "prev_pk": prev_pk, "next_pk": next_pk,
-                    "n_assignments": n_assignments, "shortcuts": shortcuts, "sync_parts": SCREEN_PARTS})
-    return render(request, "annotator/item_mqm.html", context)
+    return {"document": document_context(assignment.item), "prev_pk": prev_pk, "next_pk": next_pk,
+            "n_assignments": n_assignments, "shortcuts": shortcuts, "sync_parts": SCREEN_PARTS}
 
 
 def screen_oob(request: AppRequest, assignment: Assignment) -> str:
     """The parts of the screen an action changes, as out-of-band swaps (undo and redo use them too)."""
-    context = screen_context(request, assignment)
-    context["oob"] = True
-    return "".join(render_to_string(f"annotator/item_mqm.html#{part}", context, request=request)
-                   for part in SCREEN_PARTS)
+    return hooks_for(assignment.campaign).oob(request, assignment)
 
 
 def _problem(message: str) -> HttpResponse:

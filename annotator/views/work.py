@@ -26,8 +26,9 @@ from annotator.engine.phases import shows_machine_spans
 from annotator.engine.telemetry import clamp_ms
 from annotator.forms import AddedSpanEditForm, AddedSpanForm
 from annotator.models import Assignment, Campaign, SpanJudgment
-from annotator.rendering import from_browser_offset, render_inputs
-from annotator.selectors.campaigns import neighbour_assignments, next_open_assignment
+from annotator.protocols import hooks_for
+from annotator.rendering import from_browser_offset
+from annotator.selectors.campaigns import next_open_assignment
 from annotator.selectors.spans import (
     ErrorRow,
     added_spans,
@@ -43,17 +44,19 @@ from annotator.services.added_spans import (
     added_span_delete,
     added_span_update,
 )
-from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
+from annotator.services.assignments import (
+    AssignmentError,
+    assignment_add_time,
+    assignment_finish,
+    assignment_open,
+)
 from annotator.services.control_arm import assignment_reveal
-from annotator.services.esa import esa_open
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
-from annotator.services.mqm_prefill import mqm_prefill
 from annotator.services.occurrences import occurrence_pick, span_occurrences
 from annotator.services.undo import StepResult, action_redo, action_undo
-from annotator.views import esa, mqm
 from annotator.views.common import AppRequest
 from annotator.views.marks import Own, own_work
-from corpus import cleaning, protocol, protocols
+from corpus import cleaning, protocol
 
 SCREEN_PARTS = ("errors", "output", "added-list", "item-status")
 """The parts of the screen an action changes: swapped out of band, and re-read from the page after Back or a 409."""
@@ -172,7 +175,7 @@ def _evaluator_styles(rows: list[ErrorRow]) -> list[dict]:
     return [{"label": label, "style": style[label], "short": label.removeprefix("Evaluator ")} for label in labels]
 
 
-def _screen_context(request: AppRequest, assignment: Assignment) -> dict:
+def screen_context(request: AppRequest, assignment: Assignment) -> dict:
     rows, groups = item_errors(assignment)
     evaluators = _evaluator_styles(rows)
     added = added_spans(assignment)
@@ -209,25 +212,9 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
         return render(request, "annotator/qualification_gate.html",
                       {"campaign": assignment.campaign, "message": gate}, status=403)
     if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
-        if assignment.campaign.protocol == protocols.MQM and assignment.last_active_at is None:
-            mqm_prefill(assignment=assignment, user=request.user)  # first opening: machine spans pre-fill it
-        if assignment.campaign.protocol == protocols.ESA:
-            esa_open(assignment=assignment, user=request.user)  # first opening: ESA^AI pre-fills it
+        assignment_open(assignment=assignment, user=request.user)  # the first open pre-fills, once
         activity_record(assignment=assignment, opening=True)  # opening the item starts a new active-time clock
-    if assignment.campaign.protocol == protocols.MQM:
-        return mqm.item_screen(request, assignment)
-    if assignment.campaign.protocol == protocols.ESA:
-        return esa.item_screen(request, assignment)
-    context = _screen_context(request, assignment)
-    if assignment.is_training and assignment.is_done():
-        context["training_key"] = checks.installed().training_key(assignment, context["rows"])
-    prev_pk, next_pk, n_assignments = neighbour_assignments(assignment)
-    context.update({
-        "inputs": render_inputs(assignment.item.inputs), "prev_pk": prev_pk, "next_pk": next_pk,
-        "n_assignments": n_assignments, "shortcuts": SHORTCUTS, "key_map": protocol.key_map(),
-        "sync_parts": SCREEN_PARTS,
-    })
-    return render(request, "annotator/item.html", context)
+    return hooks_for(assignment.campaign).page(request, assignment)
 
 
 def _unprocessable(message: str) -> HttpResponse:
@@ -298,14 +285,7 @@ def occurrence_save(request: AppRequest, pk: int, span_pk: int) -> HttpResponse:
 
 def _screen_oob(request: AppRequest, assignment: Assignment) -> str:
     """The parts of the screen an undo or redo can change, as out-of-band swaps."""
-    if assignment.campaign.protocol == protocols.MQM:
-        return mqm.screen_oob(request, assignment)
-    if assignment.campaign.protocol == protocols.ESA:
-        return esa.screen_oob(request, assignment)
-    context = _screen_context(request, assignment)
-    context["oob"] = True
-    return "".join(render_to_string(f"annotator/item.html#{part}", context, request=request)
-                   for part in SCREEN_PARTS)
+    return hooks_for(assignment.campaign).oob(request, assignment)
 
 
 def _step_response(request: AppRequest, assignment: Assignment, result: StepResult | None, none: str) -> HttpResponse:
@@ -347,7 +327,7 @@ def auto_advance_view(request: AppRequest) -> HttpResponse:
 
 
 def _added_response(request: AppRequest, assignment: Assignment, message: str) -> HttpResponse:
-    context = _screen_context(request, assignment)
+    context = screen_context(request, assignment)
     context["oob"] = True
     html = render_to_string("annotator/item.html#added-list", context, request=request)
     html += render_to_string("annotator/item.html#output", context, request=request)

@@ -5,7 +5,9 @@ Django-free, like a job kind's declaration: the campaign's `protocol` names one,
 template with its key map, the services check added errors with it, and the analytics and exports ask it which
 figures and formats apply. Study machinery (phases, quality checks, participants, adjudication, the report)
 stays protocol-agnostic; a protocol says where a concept does not apply (`judges_machine_spans`).
-Adding a protocol is its vocabulary module, its declaration here, and its template.
+Adding a protocol is its vocabulary module, its declaration here (or `register` for one declared elsewhere), its
+annotator hooks (annotator/protocols/) and its template: docs/contributing/protocols.md. These modules and
+annotator/protocols/ are the protocol modules, the only code that may test a campaign's protocol by name.
 """
 
 from __future__ import annotations
@@ -59,13 +61,23 @@ def mqm_weights(options: Mapping[str, Any] | None) -> mqm.Weights:
     return mqm.Weights.from_mapping(weights) if weights else mqm.DEFAULT
 
 
+OUTPUT, SOURCE, UNPLACED = "output", "source", "unplaced"
+"""Where an annotator's error may lie: in the output, in the source, or nowhere in the text (missing content)."""
+ALL_PHASES = ("training", "marking", "judging", "scoring", "done")
+"""The phases an assignment can be in (annotator.engine.phases); a protocol declares the ones it goes through."""
+
+
 @dataclass(frozen=True)
 class Protocol:
-    """One protocol as the rest of the project asks about it."""
+    """One protocol as the rest of the project asks about it.
+
+    The study capabilities follow from what the annotator gives: verdicts on machine spans carry decoys, routing
+    and samples; errors the annotator marks carry planted copies; pre-fill makes the control arm "without
+    pre-fill"."""
 
     name: str
     label: str
-    fields: tuple[str, ...]  # what an annotator fills, per machine span or per error they mark
+    per_span: tuple[str, ...]  # what an annotator gives per machine span judged or per error they mark
     keys: Callable[[Mapping[str, Any] | None], dict[str, str]]  # key -> what it does, for the screen and the docs
     template: str  # the item screen's template
     figures: tuple[str, ...]  # the figures analytics and the report compute for it
@@ -78,6 +90,24 @@ class Protocol:
     """The categories an annotator's error may carry; None: the campaign's own category set decides."""
     unlocated_category: str = ""
     """The category of an error that has no characters to mark (ESA's missing content); "": every error has."""
+    marks: tuple[str, ...] = (OUTPUT,)
+    """Where the annotator's own errors lie (OUTPUT, SOURCE, UNPLACED)."""
+    per_item: tuple[str, ...] = ()
+    """What the annotator gives once per item (ESA's score)."""
+    phases: tuple[str, ...] = ("training", "marking", "judging", "done")
+    """The phases an item of this protocol goes through, in order (a subset of ALL_PHASES)."""
+    prefills: bool = False
+    """Machine spans pre-fill the annotator's errors on first open (the control arm then means no pre-fill)."""
+    severity_scale: bool = False
+    """Severities are a 1..n scale (said as a range); otherwise a set of named codes."""
+
+    @property
+    def marks_errors(self) -> bool:
+        """Annotators mark their own errors, so a planted copy can be marked like its neighbours."""
+        return bool(self.marks)
+
+    def allows_phase(self, phase: str) -> bool:
+        return phase in self.phases
 
 
 def _opennlgauge_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
@@ -96,27 +126,28 @@ def _mqm_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
 PROTOCOLS: dict[str, Protocol] = {
     OPENNLGAUGE: Protocol(
         name=OPENNLGAUGE, label="OpeNLGauge (verdicts on machine error spans)",
-        fields=opennlgauge.JUDGMENT_FIELDS, keys=_opennlgauge_keys, template="annotator/item.html",
+        per_span=opennlgauge.JUDGMENT_FIELDS, keys=_opennlgauge_keys, template="annotator/item.html",
         figures=("table4", "accuracy", "agreement", "ranking", "priming", "overlap"),
         exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie"), clean_options=_no_options,
-        judges_machine_spans=True, severities=opennlgauge.SEVERITIES, severity_required=False,
+        judges_machine_spans=True, severities=opennlgauge.SEVERITIES, severity_required=False, severity_scale=True,
     ),
     MQM: Protocol(
         name=MQM, label="MQM (error spans with a category and a severity, scored with weights)",
-        fields=("span", "category", "severity", "note"), keys=_mqm_keys, template="annotator/item_mqm.html",
+        per_span=("span", "category", "severity", "note"), keys=_mqm_keys, template="annotator/item_mqm.html",
         figures=("mqm_scores", "mqm_categories", "mqm_agreement"),
         exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie", "mqm-tsv"), clean_options=_mqm_options,
         judges_machine_spans=False, severities=tuple(mqm.SEVERITY_CODES.values()), severity_required=True,
-        categories=lambda options: mqm.tree_names(mqm_tree(options)),
+        categories=lambda options: mqm.tree_names(mqm_tree(options)), prefills=True,
     ),
     ESA: Protocol(
         name=ESA, label="ESA (error spans as Minor or Major, then a 0-100 score; ESA^AI when runs pre-fill them)",
-        fields=("span", "severity", "score"), keys=lambda options: dict(esa.KEYS),
+        per_span=("span", "severity"), per_item=("score",), keys=lambda options: dict(esa.KEYS),
         template="annotator/item_esa.html",
         figures=("esa_scores", "esa_ranking", "esa_severities", "esa_agreement", "esa_prefill", "esa_arms"),
         exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie", "pearmut"), clean_options=esa.clean_options,
         judges_machine_spans=False, severities=tuple(esa.SEVERITY_CODES.values()), severity_required=True,
         categories=lambda options: ["", esa.MISSING], unlocated_category=esa.MISSING,
+        marks=(OUTPUT, UNPLACED), prefills=True, phases=("training", "marking", "judging", "scoring", "done"),
     ),
 }
 CHOICES: list[tuple[str, str]] = [(p.name, p.label) for p in PROTOCOLS.values()]
@@ -131,12 +162,31 @@ def get(name: str) -> Protocol:
                             field="protocol") from None
 
 
-def _check() -> None:
-    """No protocol key may be a key the item screens keep for themselves."""
-    for declared in PROTOCOLS.values():
-        taken = sorted(opennlgauge.SCREEN_KEYS.intersection(declared.keys(None)))
-        if taken:
-            raise ValueError(f"protocol {declared.name}: keys {taken} are screen keys")
+def _check(declared: Protocol) -> None:
+    """No protocol key may be a key the item screens keep for themselves; its phases and marks are known ones."""
+    taken = sorted(opennlgauge.SCREEN_KEYS.intersection(declared.keys(None)))
+    if taken:
+        raise ValueError(f"protocol {declared.name}: keys {taken} are screen keys")
+    if unknown := sorted(set(declared.phases) - set(ALL_PHASES)):
+        raise ValueError(f"protocol {declared.name}: unknown phases {unknown}")
+    if unknown := sorted(set(declared.marks) - {OUTPUT, SOURCE, UNPLACED}):
+        raise ValueError(f"protocol {declared.name}: unknown places {unknown}")
+    if bool(declared.unlocated_category) != (UNPLACED in declared.marks):
+        raise ValueError(f"protocol {declared.name}: unplaced errors need an unlocated category, and only they")
 
 
-_check()
+def register(declared: Protocol) -> Protocol:
+    """Add a protocol declared outside this package (a test's, a plug-in's); checked as the built-in ones are."""
+    _check(declared)
+    PROTOCOLS[declared.name] = declared
+    CHOICES[:] = [(p.name, p.label) for p in PROTOCOLS.values()]
+    return declared
+
+
+def unregister(name: str) -> None:
+    PROTOCOLS.pop(name, None)
+    CHOICES[:] = [(p.name, p.label) for p in PROTOCOLS.values()]
+
+
+for _declared in PROTOCOLS.values():
+    _check(_declared)

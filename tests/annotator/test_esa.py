@@ -84,7 +84,8 @@ def test_the_control_arm_is_plain_esa_and_its_spans_done_end_the_marking(study):
         a.refresh_from_db()
         esa_spans_done(assignment=a, user=a.annotator, ms=9000)
     a.refresh_from_db()
-    assert a.phase == "judging" and a.revealed_at is not None
+    # the reveal and the move into scoring: one phase machine, undo's boundary at the spans done
+    assert a.phase == "scoring" and a.revealed_at is not None and a.boundary_at >= a.revealed_at
     assert list(UnprimedMark.objects.filter(assignment=a).values_list("span_id", flat=True)) == [mark.pk]
     assert MarkingTime.objects.get(assignment=a).seconds == 40
 

@@ -67,8 +67,8 @@ def _state(assignment: Assignment) -> tuple:
         "span_id", "span_verdict", "explanation_verdict", "comment", "corrected_severity", "picked_start",
         "picked_none"))
     errors = sorted((s.start, s.end, s.category, s.severity, s.explanation) for s in added_spans(a))
-    esa = EsaScore.objects.filter(assignment_id=a.pk).values_list("score", "spans_done_at", "score_changes").first()
-    return a.status, a.phase, a.finished_at, judgments, errors, esa
+    esa = EsaScore.objects.filter(assignment_id=a.pk).values_list("score", "score_changes").first()
+    return a.status, a.phase, a.finished_at, a.boundary_at, judgments, errors, esa
 
 
 def _url(name: str, own: Own, assignment: Assignment) -> str:

@@ -29,7 +29,7 @@ def test_every_protocol_has_its_template_and_keys_free_of_the_screen_keys(name):
 def test_opennlgauge_declares_the_vocabulary_its_screen_uses():
     declared = protocols.get(protocols.OPENNLGAUGE)
     assert set(declared.keys(None)) == set(opennlgauge.key_map())
-    assert declared.fields == opennlgauge.JUDGMENT_FIELDS and declared.judges_machine_spans
+    assert declared.per_span == opennlgauge.JUDGMENT_FIELDS and declared.judges_machine_spans
     assert protocols.DEFAULT == protocols.OPENNLGAUGE
 
 

@@ -1,0 +1,1 @@
+"""A protocol declared the way a new one is, in three files: its declaration, its annotator hooks, its screen."""
