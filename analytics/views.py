@@ -155,9 +155,12 @@ def _protocol_figures(campaign: Campaign, exclusion: Exclusion) -> list[dict] | 
     if protocols.get(campaign.protocol).judges_machine_spans:
         return None
     plots = _plots()
+
+    def uri(figure: object) -> str:
+        return "data:image/svg+xml;base64," + base64.b64encode(plots.render(figure)).decode("ascii")
+
     return [{"section": section, "api": API_PATHS.get(key, ""),
-             "charts": [(fig.caption, "data:image/svg+xml;base64," + base64.b64encode(plots.render(fig.figure)).decode())
-                        for fig in section.figures]}
+             "charts": [(fig.caption, uri(fig.figure)) for fig in section.figures]}
             for key, section in protocol_sections(campaign, exclusion)]
 
 
