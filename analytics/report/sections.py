@@ -131,6 +131,9 @@ def overview_section(context: ReportContext) -> Section:
     data = context.data
     section = Section("overview", "Overview",
                       tables=[TABLE_BUILDERS["overview"](data), TABLE_BUILDERS["progress"](data)])
+    if not protocols.get(context.campaign.protocol).judges_machine_spans:
+        section.tables = section.tables[1:]  # how far the work came; the protocol's own section has its figures
+        return section
     if not context.judged:
         section.text = empty_state(data) or ""
         section.tables = section.tables[1:]
