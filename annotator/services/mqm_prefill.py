@@ -19,8 +19,9 @@ FALLBACK = "Other"
 @transaction.atomic
 def mqm_prefill(*, assignment: Assignment, user: User) -> int:
     """Copy the located machine spans of the campaign's runs on this item (a planted copy's included) as the
-    annotator's errors; return how many. A category outside the campaign's tree becomes Other (or is skipped when the tree has no Other);
-    severities 4-5 become Major, the rest Minor. Not on the undo stack: the annotator deletes what is wrong."""
+    annotator's errors; return how many. A category outside the campaign's tree becomes Other (or is skipped when
+    the tree has no Other); severities 4-5 become Major, the rest Minor. Not on the undo stack: the annotator
+    deletes what is wrong."""
     names = protocols.mqm_tree(assignment.campaign.protocol_options)
     allowed = mqm.tree_names(names)
     made = 0
