@@ -78,6 +78,10 @@ class Protocol:
     """The categories an annotator's error may carry; None: the campaign's own category set decides."""
     unlocated_category: str = ""
     """The category of an error that has no characters to mark (ESA's missing content); "": every error has."""
+    marks_errors: bool = True
+    """Annotators mark errors of their own, so a planted copy's known error can be found (or missed)."""
+    control_arm: bool = True
+    """Outputs can start without the machine's spans: unprimed before the verdicts, or without pre-fill."""
 
 
 def _opennlgauge_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
@@ -108,6 +112,7 @@ PROTOCOLS: dict[str, Protocol] = {
         exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie", "mqm-tsv"), clean_options=_mqm_options,
         judges_machine_spans=False, severities=tuple(mqm.SEVERITY_CODES.values()), severity_required=True,
         categories=lambda options: mqm.tree_names(mqm_tree(options)),
+        control_arm=False,  # its screen has no step without pre-fill: every item opens with the runs' spans
     ),
     ESA: Protocol(
         name=ESA, label="ESA (error spans as Minor or Major, then a 0-100 score; ESA^AI when runs pre-fill them)",
