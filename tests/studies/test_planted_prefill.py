@@ -10,8 +10,8 @@ import pytest
 
 from annotator.models import Assignment
 from annotator.selectors.spans import added_spans
-from annotator.services.esa import esa_open
 from annotator.services.campaigns import CampaignError
+from annotator.services.esa import esa_open
 from annotator.services.mqm_prefill import mqm_prefill
 from corpus import protocols
 from quality.models import CheckSpan, PlantedOutput
