@@ -114,6 +114,13 @@ def _compute(request: HttpRequest, scope: Scope) -> DashboardData:
 def _dashboard(request: AppRequest, template_context: dict, scope: Scope, dataset: Dataset) -> HttpResponse:
     key = dashboard_key(scope, **_params(request))
     data = cached(key, lambda: dashboard_data(scope, **_params(request)))
+    if template_context.get("protocol_figures") is not None:
+        # A protocol that gives no verdicts on machine spans shows its own figures instead of Table 4's.
+        context = template_context | {
+            "data": data, "progress": _progress(data), "query": request.GET.urlencode(),
+            "base_query": _without_exclusion(request),
+        }
+        return render(request, "analytics/dashboard.html", context)
     plots = cached(f"{key}:plots" if key else None, lambda: _plots().dashboard_plots(data))
     systems = list(
         # order_by: without it the model's default ordering joins the DISTINCT and repeats each system per item.
@@ -122,13 +129,6 @@ def _dashboard(request: AppRequest, template_context: dict, scope: Scope, datase
     )
     campaign = template_context.get("campaign")
     rankings = []
-    if template_context.get("protocol_figures") is not None:
-        # A protocol that gives no verdicts on machine spans shows its own figures instead of Table 4's.
-        context = template_context | {
-            "data": data, "progress": _progress(data), "query": request.GET.urlencode(),
-            "base_query": _without_exclusion(request),
-        }
-        return render(request, "analytics/dashboard.html", context)
     if campaign is not None and data.accuracy.pooled.matrix.total:
         rankings = [ranking_tables(campaign_ranking(campaign, aspect=aspect, by=by,
                                                     exclude_flagged=scope.exclude_flagged))
