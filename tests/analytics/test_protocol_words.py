@@ -80,3 +80,16 @@ def test_the_mqm_data_card_has_its_figures_and_no_verdict_counts(client, mqm_cam
     annotator = card["quality_control"]["annotators"][0]
     assert "planted" in annotator and "median_ms_to_verdict" not in annotator and "decoys" not in annotator
     assert "rubber_stamp" not in card["quality_control"]["rules"]
+
+
+def test_the_esa_data_card_carries_its_figures_and_arms(client, make_user):
+    study = build_esa_study([make_user("ca"), make_user("cb")], name="ESA card", control_arm=1.0)
+    work_esa_study(study)
+    client.force_login(make_user("rita-esa-card", role="researcher"))
+    card = json.loads(client.get(reverse("labeled_card", args=[study.campaign.pk])).content)
+    assert card["campaign"]["protocol"] == "esa"
+    scores = {row["system"]: row["score"] for row in card["figures"]["esa_scores"]}
+    assert scores["sysB"] == pytest.approx(35.0)
+    arms = {row["arm"]: row["score"] for row in card["figures"]["esa_arms"]}
+    assert list(arms.values()) == [pytest.approx(280 / 6), pytest.approx(340 / 6)]  # ESA, then ESA^AI
+    assert "machine_spans" not in card["counts"]
