@@ -11,7 +11,7 @@ from typing import Any
 from analytics.formatting import FEW_MARK, FEW_NOTE, MIN_UNITS, SIMULATED_MARK, ColumnKind, display
 from analytics.selectors import AccuracyGroup, DashboardData, Reference, RunInfo
 from analytics.selectors.quality import QualitySummary
-from corpus import protocol
+from corpus import protocol, protocols
 from corpus.models import MatchKind
 from corpus.spreadsheet import sheet_writer
 from quality.engine import figures, power
@@ -728,4 +728,10 @@ def quality_tables(summary: QualitySummary) -> list[Table]:
             })
     if not flags.rows:
         flags.empty_reason = "Nobody is flagged."
+    if not protocols.get(summary.exclusion.campaign.protocol).judges_machine_spans:  # no decoy can be shown
+        vigilance.columns = [c for c in vigilance.columns if c.group != "decoys"]
+        vigilance.note = vigilance.note.replace("either rate", "the rate")
+        for row in vigilance.rows:
+            for key in [k for k in row if k.startswith("decoys_")]:
+                del row[key]
     return [vigilance, flags]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -15,11 +17,11 @@ from analytics.exports.labeled import labeled_card, labeled_response
 from analytics.forms import ExportForm
 from analytics.models import ExportJob
 from analytics.report.build import REPORT_FORMATS, report_zip
-from analytics.report.sections import ranking_tables
+from analytics.report.sections import API_PATHS, protocol_sections, ranking_tables
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
-from analytics.selectors.exclusion import exclude_flagged_param, exclusion_for
+from analytics.selectors.exclusion import Exclusion, exclude_flagged_param, exclusion_for
 from analytics.selectors.priming import has_control_arm, priming_paragraph, priming_report, simulated_labels
 from analytics.selectors.quality import quality_summary
 from analytics.selectors.ranking import BY_CHOICES, campaign_aspects, campaign_ranking
@@ -33,6 +35,7 @@ from analytics.tables import (
     quality_tables,
 )
 from annotator.models import Campaign
+from corpus import protocols
 from corpus.models import Dataset, Item
 from jobs.views import job_page
 from stats.sampling import SamplingError, check_half_width
@@ -111,6 +114,13 @@ def _compute(request: HttpRequest, scope: Scope) -> DashboardData:
 def _dashboard(request: AppRequest, template_context: dict, scope: Scope, dataset: Dataset) -> HttpResponse:
     key = dashboard_key(scope, **_params(request))
     data = cached(key, lambda: dashboard_data(scope, **_params(request)))
+    if template_context.get("protocol_figures") is not None:
+        # A protocol that gives no verdicts on machine spans shows its own figures instead of Table 4's.
+        context = template_context | {
+            "data": data, "progress": _progress(data), "query": request.GET.urlencode(),
+            "base_query": _without_exclusion(request),
+        }
+        return render(request, "analytics/dashboard.html", context)
     plots = cached(f"{key}:plots" if key else None, lambda: _plots().dashboard_plots(data))
     systems = list(
         # order_by: without it the model's default ordering joins the DISTINCT and repeats each system per item.
@@ -127,12 +137,31 @@ def _dashboard(request: AppRequest, template_context: dict, scope: Scope, datase
     context = template_context | {
         "data": data, "tables": [t for t in tables if t.key not in OVERVIEW_TABLES], "plots": plots,
         "overview": tables[0], "empty": empty_state(data), "judged_tables": JUDGED_TABLES, "rankings": rankings,
-        "progress": {"assigned": sum(p.assigned for p in data.progress), "judged": sum(p.judged for p in data.progress),
-                     "rows": data.progress},
+        "progress": _progress(data),
         "aspects": sorted({r.aspect for r in data.runs} | ({scope.aspect} if scope.aspect else set())),
         "systems": sorted(systems), "query": request.GET.urlencode(), "base_query": _without_exclusion(request),
     }
     return render(request, "analytics/dashboard.html", context)
+
+
+def _progress(data: DashboardData) -> dict:
+    return {"assigned": sum(p.assigned for p in data.progress), "judged": sum(p.judged for p in data.progress),
+            "rows": data.progress}
+
+
+def _protocol_figures(campaign: Campaign, exclusion: Exclusion) -> list[dict] | None:
+    """The campaign's protocol's own figure sections with each one's API path and charts as data: URIs; None
+    for a protocol whose figures are the verdicts' (Table 4 and the rest of the page)."""
+    if protocols.get(campaign.protocol).judges_machine_spans:
+        return None
+    plots = _plots()
+
+    def uri(figure: object) -> str:
+        return "data:image/svg+xml;base64," + base64.b64encode(plots.render(figure)).decode("ascii")
+
+    return [{"section": section, "api": API_PATHS.get(key, ""),
+             "charts": [(fig.caption, uri(fig.figure)) for fig in section.figures]}
+            for key, section in protocol_sections(campaign, exclusion)]
 
 
 def _table_response(data: DashboardData, key: str, fmt: str, filename: str) -> HttpResponse:
@@ -171,7 +200,8 @@ def campaign_dashboard(request: AppRequest, pk: int) -> HttpResponse:
         half_width = half_width_param(request.GET.get("half_width", ""))
         estimates = sample_estimates(campaign, half_width=half_width, exclude_flagged=exclusion.exclude)
         context |= {"estimates": estimates_table(estimates, half_width, simulated), "half_width": half_width}
-    if has_control_arm(campaign):
+    context["protocol_figures"] = _protocol_figures(campaign, exclusion)
+    if has_control_arm(campaign) and context["protocol_figures"] is None:
         rows = priming_report(campaign, exclude_flagged=exclusion.exclude)
         context |= {"priming": priming_tables(rows, simulated), "priming_text": priming_paragraph(rows, simulated)}
     context |= confidence_context(campaign, exclusion.exclude)

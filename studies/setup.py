@@ -279,6 +279,18 @@ def _validate(spec: CampaignSpec) -> None:
     if spec.routing is not None and not declared.judges_machine_spans:
         raise CampaignError(f"routing, protocol: the {spec.protocol!r} protocol does not judge machine spans, so "
                             "there is nothing to route", field=("routing", "protocol"))
+    if spec.checks.planted and not declared.marks_errors:
+        raise CampaignError(f"planted, protocol: a planted error is found by marking it, but under the "
+                            f"{spec.protocol!r} protocol annotators mark no errors of their own; set planted to 0",
+                            field=("planted", "protocol"))
+    if spec.control_arm and not declared.control_arm:
+        raise CampaignError(f"control_arm, protocol: the {spec.protocol!r} protocol has no step without the "
+                            "machine's spans, so no output can be in a control arm; set control_arm to 0",
+                            field=("control_arm", "protocol"))
+    if spec.control_arm and not spec.runs:
+        raise CampaignError("control_arm, runs: the control arm is the outputs judged before (or without) the "
+                            "machine's spans, and without a run no output shows any; choose a run or set "
+                            "control_arm to 0", field=("control_arm", "runs"))
 
 
 def _campaign_row(spec: CampaignSpec, created_by: User | None) -> Campaign:

@@ -32,6 +32,7 @@ from annotator.services.esa import (
 )
 from corpus.models import Dataset, ErrorSpan, Item
 from evaluation.models import EvaluatorRun
+from quality.services import CheckSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 from tests.control_arm_study import script_clock, spend
@@ -70,7 +71,7 @@ class EsaStudy:
 
 def build_esa_study(annotators: list[User], *, name: str = "ESA study", control_arm: float = 0.5,
                     per_item: int = 2, with_run: bool = True, seed: int = 3,
-                    protocol_options: dict | None = None) -> EsaStudy:
+                    protocol_options: dict | None = None, checks: CheckSettings | None = None) -> EsaStudy:
     data = f.dataset(f"{name} data", input_headers=["Source"], output_header="Translation")
     run = f.run(data, f"{name} ensemble") if with_run else None
     study = EsaStudy(dataset=data, campaign=None, run=run, annotators=annotators)  # type: ignore[arg-type]
@@ -87,7 +88,7 @@ def build_esa_study(annotators: list[User], *, name: str = "ESA study", control_
     study.campaign = campaign_create(CampaignSpec(
         name=name, dataset=data, runs=[run] if run else [], annotators=annotators, aspects=["accuracy"],
         annotators_per_item=per_item, seed=seed, control_arm=control_arm, protocol="esa",
-        protocol_options=protocol_options))
+        protocol_options=protocol_options, checks=checks or CheckSettings()))
     return study
 
 

@@ -263,6 +263,7 @@ OPERATIONS = {
     ("retrieve_campaign_confidence", "GET", "/api/analytics/campaigns/{campaign_id}/confidence", "analytics"),
     ("retrieve_campaign_routing", "GET", "/api/analytics/campaigns/{campaign_id}/routing", "analytics"),
     ("retrieve_campaign_esa", "GET", "/api/analytics/campaigns/{campaign_id}/esa", "analytics"),
+    ("retrieve_campaign_mqm_scores", "GET", "/api/analytics/campaigns/{campaign_id}/mqm", "analytics"),
     ("retrieve_comparison", "GET", "/api/comparisons/{job_id}", "comparisons"),
     ("retrieve_dataset_analytics", "GET", "/api/analytics/datasets/{dataset_id}", "analytics"),
     ("retrieve_dataset_analytics_table", "GET", "/api/analytics/datasets/{dataset_id}/tables/{key}", "analytics"),

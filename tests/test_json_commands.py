@@ -25,10 +25,12 @@ def commands_with(fmt: str) -> list[tuple[str, list[tuple[str, str, bool]]]]:
             continue
         parser = load_command_class(app, name).create_parser("manage.py", name)
         actions = [a for a in parser._actions if isinstance(a, _StoreAction)]
+        # a required choice between options (--dataset or --campaign): the first one is given
+        chosen = {id(g._group_actions[0]) for g in parser._mutually_exclusive_groups if g.required}
         formats = next((a.choices for a in actions if a.dest == "format"), None) or ()
         if fmt in formats:
-            found.append((name, [(a.dest, a.option_strings[0] if a.option_strings else "", a.required)
-                                 for a in actions]))
+            found.append((name, [(a.dest, a.option_strings[0] if a.option_strings else "",
+                                  a.required or id(a) in chosen) for a in actions]))
     return found
 
 

@@ -26,7 +26,9 @@ from django.utils import timezone
 from analytics.exports.arms import campaign_arms, control_arm_card
 from analytics.exports.quality import quality_control
 from analytics.formatting import SIMULATED_MARK
+from analytics.report.sections import protocol_sections
 from analytics.selectors import Scope, agreement_report
+from analytics.selectors.exclusion import exclusion_for
 from analytics.selectors.routing import routing_card
 from annotator.models import AdjudicationEvent, Assignment, Campaign
 from annotator.selectors.review import (
@@ -38,7 +40,7 @@ from annotator.selectors.review import (
     review_queue,
 )
 from annotator.selectors.routing import auto_resolved_by_item, inclusion_probabilities
-from corpus import consensus
+from corpus import consensus, protocols
 from corpus.downloads import whole_download
 from corpus.models import ErrorSpan, Item
 from quality.vigilance import excluded_annotator_ids
@@ -229,7 +231,8 @@ def labeled_card(campaign: Campaign, *, fmt: str, exclude_flagged: bool | None =
     agreements = [s["agreement"] for _, _, s in spans if s["agreement"] is not None]
     alpha = agreement_report(Scope(campaign_id=campaign.pk, exclude_flagged=exclude_flagged)).pooled
     simulated = sorted(campaign.runs.filter(simulated=True).values_list("label", flat=True))
-    return {
+    declared = protocols.get(campaign.protocol)
+    card = {
         "kind": "labeled set", "format": fmt, "exported_at": timezone.now().isoformat(),
         "simulated": bool(simulated),
         "warning": (f"SIMULATED: {', '.join(f'{label} {SIMULATED_MARK}' for label in simulated)} answered by the "
@@ -272,6 +275,18 @@ def labeled_card(campaign: Campaign, *, fmt: str, exclude_flagged: bool | None =
         "notes": "Offsets are character offsets into the output (end exclusive). An added error is given by "
                  "the earliest of the overlapping errors the judges added; its explanation is that judge's note.",
     }
+    card["campaign"]["protocol"] = declared.name
+    if not declared.judges_machine_spans:
+        # Nobody gave a verdict on a machine span: no count, agreement or consensus of verdicts stands for one,
+        # and the protocol's own figures (the analytics page's and the report's) say what was measured.
+        for key in ("machine_spans", "rejected"):
+            del card["counts"][key]
+        card["agreement_before_adjudication"] = {"mean_span_agreement": card["agreement_before_adjudication"][
+            "mean_span_agreement"]}
+        exclusion = exclusion_for(campaign, exclude_flagged)
+        card["figures"] = {table.key: table.rows for _, section in protocol_sections(campaign, exclusion)
+                           for table in section.tables}
+    return card
 
 
 def labeled_response(campaign: Campaign, fmt: str, *, exclude_flagged: bool | None = None) -> HttpResponse:

@@ -6,9 +6,13 @@ from typing import Any
 
 from annotator.engine import telemetry
 from annotator.models import Campaign
+from corpus import protocols
 from quality.engine import figures, power
 from quality.vigilance import campaign_checks, excluded_annotator_ids
 from studies.design import checks_power_of
+
+# What an annotator's verdicts on machine spans give: no figure at all under a protocol that asks for none.
+VERDICT_FIGURES = ("decoys", "median_ms_to_verdict", "confirm_rate", "fast_confirm_rate", "changed_rate", "drift")
 
 
 def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) -> dict[str, Any]:
@@ -16,7 +20,7 @@ def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) ->
     and who was left out of this export."""
     rows = campaign_checks(campaign)
     left_out = set(excluded_annotator_ids(campaign.pk) if excluded is None else excluded)
-    return {
+    card = {
         "settings": {"decoys": campaign.decoys, "planted": campaign.planted, "vigilance_min": campaign.vigilance_min,
                      "qualification": campaign.qualification or None, "exclude_flagged": campaign.exclude_flagged,
                      "planted_near_duplicates": campaign.planted_near_duplicates},
@@ -36,3 +40,7 @@ def quality_control(campaign: Campaign, *, excluded: list[int] | None = None) ->
         "annotators": [row.as_dict() for row in rows],
         "excluded": sorted(row.annotator for row in rows if row.user_id in left_out),
     }
+    if not protocols.get(campaign.protocol).judges_machine_spans:
+        del card["settings"]["decoys"], card["rules"]["rubber_stamp"]
+        card["annotators"] = [{k: v for k, v in row.items() if k not in VERDICT_FIGURES} for row in card["annotators"]]
+    return card

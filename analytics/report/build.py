@@ -20,6 +20,7 @@ from analytics.report.sections import (
     simulated_banner,
 )
 from annotator.models import Campaign
+from corpus import protocols
 
 REPORT_FORMATS: tuple[str, ...] = ("latex", "markdown", "html")
 MAIN_FILE = {"latex": "report.tex", "markdown": "report.md", "html": "report.html"}
@@ -30,11 +31,16 @@ def _header(context: ReportContext) -> list[str]:
     when = timezone.localtime(context.generated_at).strftime("%Y-%m-%d %H:%M %Z")
     runs = ", ".join(f"{simulated_name(r.label, r.simulated)} ({r.evaluator}; {r.aspect})"
                      for r in context.data.runs) or "none"
-    return [
+    lines = [
         f"Campaign '{campaign.name}' (id {campaign.pk}) on dataset '{campaign.dataset.name}'; report generated "
         f"{when}. Evaluator runs: {runs}.",
         "Sample design: " + design_text(context),
         "Quality checks: " + context.exclusion.sentence(),
+    ]
+    if not protocols.get(campaign.protocol).judges_machine_spans:  # its figures say their own method
+        return lines + [f"Protocol: {protocols.get(campaign.protocol).label}; its figures follow the quality "
+                        "checks, each with how it is computed."]
+    return lines + [
         "Consensus rule: " + CONSENSUS_TEXT,
         "Figures are percentages of judged spans; 95% intervals are percentile bootstrap intervals over items "
         "(1,000 resamples, seed 0), the API's defaults.",

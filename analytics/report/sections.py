@@ -131,6 +131,9 @@ def overview_section(context: ReportContext) -> Section:
     data = context.data
     section = Section("overview", "Overview",
                       tables=[TABLE_BUILDERS["overview"](data), TABLE_BUILDERS["progress"](data)])
+    if not protocols.get(context.campaign.protocol).judges_machine_spans:
+        section.tables = section.tables[1:]  # how far the work came; the protocol's own section has its figures
+        return section
     if not context.judged:
         section.text = empty_state(data) or ""
         section.tables = section.tables[1:]
@@ -244,19 +247,48 @@ def routing_section(context: ReportContext) -> Section | None:
     return None if report is None else Section("routing", "Routed judging", tables=[routing_table(report)])
 
 
-def mqm_section(context: ReportContext) -> Section | None:
-    built = mqm_report(context.campaign, excluded=context.exclusion.excluded_ids)
+def _mqm_figures(campaign: Campaign, exclusion: Exclusion) -> Section | None:
+    built = mqm_report(campaign, excluded=exclusion.excluded_ids)
     return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
 
 
-def esa_section(context: ReportContext) -> Section | None:
-    built = esa_report(context.campaign, exclude_flagged=context.exclusion.exclude)
+def _esa_figures(campaign: Campaign, exclusion: Exclusion) -> Section | None:
+    built = esa_report(campaign, exclude_flagged=exclusion.exclude)
     if built is None:
         return None
     text, tables, figure = built
     figures = [ReportFigure("esa_scores", "Mean ESA score per system with 95% bootstrap intervals (rank range in "
                                           "brackets).", figure)] if figure is not None else []
     return Section("esa", "ESA", text=text, tables=tables, figures=figures)
+
+
+# A protocol's own figures, by the figure its declaration (corpus.protocols) names first: the analytics page and
+# the report both build them here, so a protocol's figures are one function wherever they are shown.
+PROTOCOL_SECTIONS: dict[str, Callable[[Campaign, Exclusion], Section | None]] = {
+    "mqm_scores": _mqm_figures,
+    "esa_scores": _esa_figures,
+}
+API_PATHS = {"mqm_scores": "mqm", "esa_scores": "esa"}  # /api/analytics/campaigns/ID/<path>: each one's JSON
+
+
+def protocol_sections(campaign: Campaign, exclusion: Exclusion) -> list[tuple[str, Section]]:
+    """The (figure key, section) of each figure set the campaign's protocol declares, in declared order."""
+    declared = protocols.get(campaign.protocol).figures
+    built = ((key, PROTOCOL_SECTIONS[key](campaign, exclusion)) for key in declared if key in PROTOCOL_SECTIONS)
+    return [(key, section) for key, section in built if section is not None]
+
+
+def protocol_section(key: str) -> SectionBuilder:
+    def build(context: ReportContext) -> Section | None:
+        if key not in protocols.get(context.campaign.protocol).figures:
+            return None
+        return PROTOCOL_SECTIONS[key](context.campaign, context.exclusion)
+    build.__name__ = f"{key}_section"
+    return build
+
+
+mqm_section = protocol_section("mqm_scores")
+esa_section = protocol_section("esa_scores")
 
 
 # The report, in order; a builder returns None when the campaign has no such figures.

@@ -11,6 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from annotator.models import Assignment, AutoResolved, Campaign, CampaignRun, SampledSpan
+from corpus import protocols
 from quality.models import CheckSpan, PlantedOutput
 from quality.vigilance import campaign_checks
 from studies.models import Participant
@@ -46,6 +47,7 @@ class StudyDesign:
     sampled: int | None = None  # machine spans in a designed sample
     strata: str = ""
     auto_resolved: int = 0  # a routed campaign's spans resolved without a judge
+    verdicts: bool = True  # the protocol puts machine spans to the judges (else they may only pre-fill the screen)
 
     @property
     def participants(self) -> int:
@@ -85,6 +87,7 @@ def study_design(campaign: Campaign, *, excluded: Collection[int] = ()) -> Study
         sampled=SampledSpan.objects.filter(design=design).count() if design is not None else None,
         strata=design.get_strata_display().lower() if design is not None else "",
         auto_resolved=AutoResolved.objects.filter(design=design).count() if design is not None else 0,
+        verdicts=protocols.get(campaign.protocol).judges_machine_spans,
     )
 
 
@@ -94,6 +97,23 @@ def _n(count: int, one: str, many: str | None = None) -> str:
 
 def _listing(parts: list[str]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _priming(d: StudyDesign) -> str:
+    """Who saw the machine's spans first: verdicts on them (primed) or a pre-filled screen; nothing where no run
+    showed any."""
+    judgments = d.primed + d.unprimed
+    if not judgments:
+        return ""
+    if not d.verdicts and not d.neutral_labels:
+        return f"In all {_n(judgments, 'finished judgment')} the judges marked every error themselves. "
+    seen = "saw the machine's spans from the start" if d.verdicts else "opened pre-filled with the machine's spans"
+    if d.unprimed:
+        without = ("first marked errors without them" if d.verdicts
+                   else "opened empty and marked every error themselves")
+        return (f"Of {_n(judgments, 'finished judgment')}, {d.primed} {seen} (primed) and {d.unprimed} {without} "
+                f"(unprimed, the control arm); {_n(d.crossed, 'output was', 'outputs were')} judged both ways. ")
+    return f"All {_n(judgments, 'finished judgment')} {seen} (primed). "
 
 
 def design_paragraph(d: StudyDesign) -> str:
@@ -107,13 +127,7 @@ def design_paragraph(d: StudyDesign) -> str:
     text = (f"{_n(d.outputs, 'output')} went to the judges: {_listing(spread)} (a judge is an annotator who "
             "finished the output" + (f"; {_n(d.excluded, 'flagged annotator')} left out" if d.excluded else "")
             + "). ")
-    judgments = d.primed + d.unprimed
-    if d.unprimed:
-        text += (f"Of {_n(judgments, 'finished judgment')}, {d.primed} saw the machine's spans from the start "
-                 f"(primed) and {d.unprimed} first marked errors without them (unprimed, the control arm); "
-                 f"{_n(d.crossed, 'output was', 'outputs were')} judged both ways. ")
-    elif judgments:
-        text += f"All {_n(judgments, 'finished judgment')} saw the machine's spans from the start (primed). "
+    text += _priming(d)
     who = []
     if d.registered:
         who.append(_n(d.registered, "registered annotator"))
@@ -130,9 +144,13 @@ def design_paragraph(d: StudyDesign) -> str:
     if d.training_done:
         checks.append(f"{_n(d.training_done, 'qualification item')} finished")
     text += ("Known answers: " + "; ".join(checks) + ". ") if checks else "No decoy or planted output was shown. "
-    if d.neutral_labels:
+    if d.neutral_labels and d.verdicts:
         text += "Evaluator names were hidden from the judges behind neutral labels. "
-    if d.sampled is not None:
+    if not d.verdicts:
+        if d.neutral_labels:
+            text += ("The evaluator runs' spans only pre-filled the screens: the judges kept, changed or deleted "
+                     "them as their own errors, and gave no verdict on any.")
+    elif d.sampled is not None:
         text += (f"The judges saw a stratified random sample of {_n(d.sampled, 'machine span')} (strata: "
                  f"{d.strata}); the figures below describe the judged sample.")
         if d.auto_resolved:

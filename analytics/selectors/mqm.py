@@ -14,7 +14,9 @@ from collections.abc import Collection, Iterable
 from typing import Any, TypedDict
 
 from accounts.models import User
+from analytics.selectors.exclusion import exclusion_for
 from annotator.models import Assignment, Campaign
+from corpus import protocols
 from corpus.interop.mqm import MqmError, MqmRating, rating_sort_key
 from corpus.models import Dataset, ErrorSpan, Item
 from corpus.protocols.mqm import (
@@ -28,6 +30,7 @@ from corpus.protocols.mqm import (
 )
 from corpus.selectors.mqm import ITEM_FIELDS, item_rating, mqm_ratings, mqm_sources
 from corpus.spreadsheet import sheet_writer
+from errors import UserError
 from stats.mqm import (
     Agreement,
     CategoryFigure,
@@ -39,7 +42,10 @@ from stats.mqm import (
 )
 
 RESAMPLES = 1000
+MAX_RESAMPLES = 100_000
 SEED = 0
+SEED_MIN, SEED_MAX = 0, 2**32 - 1  # numpy's seeds
+FIGURE = "mqm_scores"  # the declared figure (corpus.protocols) a campaign must have for these scores
 CSV_COLUMNS = ("system", "score", "segments", "ci_low", "ci_high", "rank_range")
 
 
@@ -149,3 +155,37 @@ def campaign_mqm_ratings(campaign: Campaign, *, excluded: Collection[int] = (),
 def campaign_ratings(campaign: Campaign, *, excluded: Collection[int] = ()) -> list[Rating]:
     """The campaign's ratings as the statistics take them (`campaign_mqm_ratings`), raters by username."""
     return stats_ratings(campaign_mqm_ratings(campaign, excluded=excluded, rater_names=True))
+
+
+class NotMqm(UserError):
+    """MQM scores asked of a campaign whose protocol has none, or with settings out of range (422)."""
+
+
+def has_mqm_scores(campaign: Campaign) -> bool:
+    """Whether the campaign's protocol declares MQM scores among its figures."""
+    return FIGURE in protocols.get(campaign.protocol).figures
+
+
+def check_mqm_request(campaign: Campaign, *, resamples: int = RESAMPLES, seed: int = SEED) -> None:
+    """Refuse, naming the field, what campaign_scores cannot answer."""
+    if not has_mqm_scores(campaign):
+        raise NotMqm(f"campaign: {campaign.name!r} runs the {campaign.protocol} protocol, which has no MQM scores "
+                     f"(its figures: {', '.join(protocols.get(campaign.protocol).figures)})", field="campaign")
+    if not 1 <= resamples <= MAX_RESAMPLES:
+        raise NotMqm(f"resamples: from 1 to {MAX_RESAMPLES}, not {resamples}", field="resamples")
+    if not SEED_MIN <= seed <= SEED_MAX:
+        raise NotMqm(f"seed: from {SEED_MIN} to {SEED_MAX}, not {seed}", field="seed")
+
+
+def campaign_scores(campaign: Campaign, *, weights: Weights | None = None, n_resamples: int = RESAMPLES,
+                    seed: int = SEED, exclude_flagged: bool | None = None) -> dict[str, Any]:
+    """An MQM campaign's `{"systems": [...]}` as `dataset_scores` gives an imported source's, scored with the
+    campaign's own weights unless `weights` says otherwise, plus the campaign and whom the quality checks left
+    out (`exclude_flagged` None: the campaign's setting): what `mqm_scores --campaign` prints and GET
+    /api/analytics/campaigns/ID/mqm returns. The report's MQM section reads the same ratings."""
+    check_mqm_request(campaign, resamples=n_resamples, seed=seed)
+    exclusion = exclusion_for(campaign, exclude_flagged)
+    ratings = campaign_ratings(campaign, excluded=exclusion.excluded_ids)
+    chosen = weights if weights is not None else protocols.mqm_weights(campaign.protocol_options)
+    return {"campaign": campaign.pk, "exclude_flagged": exclusion.exclude, "excluded": list(exclusion.excluded),
+            "systems": score_rows(ratings, weights=chosen, n_resamples=n_resamples, seed=seed)}

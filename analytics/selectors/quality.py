@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from analytics.selectors.design import participant_platform
 from analytics.selectors.exclusion import Exclusion
 from annotator.models import Assignment, Campaign
+from corpus import protocols
 from quality.engine import figures
 from quality.engine.power import CheckPower
 from quality.models import CheckSpan, PlantedOutput
@@ -46,15 +47,18 @@ def quality_summary(campaign: Campaign, exclusion: Exclusion) -> QualitySummary:
     decoys = CheckSpan.objects.filter(campaign=campaign, role=CheckSpan.Role.DECOY).count()
     planted = PlantedOutput.objects.filter(campaign=campaign).count()
     training = (campaign.qualification or {}).get("items") or []
+    verdicts = protocols.get(campaign.protocol).judges_machine_spans  # decoys and rubber-stamping need verdicts
     checks = [
-        f"Decoys: {decoys} known non-errors shown under the evaluators' labels" if decoys else "Decoys: none",
+        *([f"Decoys: {decoys} known non-errors shown under the evaluators' labels" if decoys else "Decoys: none"]
+          if verdicts else []),
         f"Planted errors: {planted} outputs copied with one known error planted" if planted
         else "Planted errors: none",
         (f"Qualification: {len(training)} training items, pass mark {campaign.qualification.get('pass')}"
          if training else "Qualification: none"),
-        f"Vigilance: an annotator is flagged when the upper bound of the Wilson 95% interval of their decoy "
-        f"rejection rate or of their planted-error find rate is below {campaign.vigilance_min:g}",
-        f"Rubber-stamp rule: {figures.STAMP_RULE.describe()}",
+        f"Vigilance: an annotator is flagged when the upper bound of the Wilson 95% interval of their "
+        f"{'decoy rejection rate or of their ' if verdicts else ''}planted-error find rate is below "
+        f"{campaign.vigilance_min:g}",
+        *([f"Rubber-stamp rule: {figures.STAMP_RULE.describe()}"] if verdicts else []),
     ]
     participants = {p.user_id: p for p in Participant.objects.filter(link__campaign=campaign)}
     finished = set(Assignment.objects.filter(campaign=campaign, is_training=False, status=Assignment.Status.DONE)

@@ -70,7 +70,8 @@ def esa_prefill(*, assignment: Assignment, user: User) -> int:
     threshold = esa.major_from(assignment.campaign.protocol_options)
     taken: list[tuple[int, int]] = []
     rows = []
-    machine = sorted((s for s, _ in judged_spans(assignment, with_checks=False) if s.start is not None),
+    # With the checks: a planted copy is pre-filled like its neighbours (mqm_prefill says why).
+    machine = sorted((s for s, _ in judged_spans(assignment) if s.start is not None),
                      key=lambda s: (-(s.severity or 0), s.start, -(s.end - s.start), s.pk))
     for span in machine:
         if any(span.start < end and start < span.end for start, end in taken):

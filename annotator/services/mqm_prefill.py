@@ -18,13 +18,16 @@ FALLBACK = "Other"
 
 @transaction.atomic
 def mqm_prefill(*, assignment: Assignment, user: User) -> int:
-    """Copy the located machine spans of the campaign's runs on this item as the annotator's errors; return how
-    many. A category outside the campaign's tree becomes Other (or is skipped when the tree has no Other);
-    severities 4-5 become Major, the rest Minor. Not on the undo stack: the annotator deletes what is wrong."""
+    """Copy the located machine spans of the campaign's runs on this item (a planted copy's included) as the
+    annotator's errors; return how many. A category outside the campaign's tree becomes Other (or is skipped when
+    the tree has no Other); severities 4-5 become Major, the rest Minor. Not on the undo stack: the annotator
+    deletes what is wrong."""
     names = protocols.mqm_tree(assignment.campaign.protocol_options)
     allowed = mqm.tree_names(names)
     made = 0
-    for span, _ in judged_spans(assignment, with_checks=False):
+    # With the checks: a planted copy's machine spans pre-fill it as its neighbours are pre-filled (an empty copy
+    # would tell it apart); set-up refuses decoys where machine spans get no verdicts, so none is among them.
+    for span, _ in judged_spans(assignment):
         if span.start is None:
             continue
         category = mqm.canonical_category(span.category or FALLBACK, names)

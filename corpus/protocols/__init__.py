@@ -101,9 +101,12 @@ class Protocol:
     severity_scale: bool = False
     """Severities are a 1..n scale (said as a range); otherwise a set of named codes."""
 
+    control_arm: bool = True
+    """Outputs can start without the machine's spans: unprimed before the verdicts, or without pre-fill."""
+
     @property
     def marks_errors(self) -> bool:
-        """Annotators mark their own errors, so a planted copy can be marked like its neighbours."""
+        """Annotators mark their own errors, so a planted copy's known error can be found (or missed)."""
         return bool(self.marks)
 
     def allows_phase(self, phase: str) -> bool:
@@ -138,6 +141,7 @@ PROTOCOLS: dict[str, Protocol] = {
         exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie", "mqm-tsv"), clean_options=_mqm_options,
         judges_machine_spans=False, severities=tuple(mqm.SEVERITY_CODES.values()), severity_required=True,
         categories=lambda options: mqm.tree_names(mqm_tree(options)), prefills=True,
+        control_arm=False,  # its screen has no step without pre-fill: every item opens with the runs' spans
     ),
     ESA: Protocol(
         name=ESA, label="ESA (error spans as Minor or Major, then a 0-100 score; ESA^AI when runs pre-fill them)",

@@ -161,6 +161,8 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
             "report": SetupReport.objects.filter(campaign=campaign).first(),
             "checks_power": checks_power_of(campaign), "speed_rule": power.SPEED_RULE,
             "protocol": protocols.get(campaign.protocol),
+            # the campaign's own category set is offered only where the protocol lets it decide (MQM has a tree)
+            "own_categories": protocols.get(campaign.protocol).categories(campaign.protocol_options) is None,
             "protocol_options": json.dumps(campaign.protocol_options, indent=1, ensure_ascii=False)
             if campaign.protocol_options else "",
             "completion_problem": completion_url_problem(link.completion_url) if link and link.completion_url

@@ -186,3 +186,11 @@ def test_picking_a_dataset_keeps_the_protocol_and_its_options(client, researcher
                                           "protocol_options": '{"major_from": 3}'},
                       HTTP_HX_REQUEST="true").content.decode()
     assert '<option value="esa" selected>' in html and "{&quot;major_from&quot;: 3}" in html
+
+
+def test_a_control_arm_under_mqm_is_refused_at_the_control_arm_field(client, mqm_form):
+    _, form = mqm_form
+    refused = client.post("/campaigns/new/", {**form, "control_arm": "0.5"})
+    html = refused.content.decode()
+    assert refused.status_code == 200 and not Campaign.objects.filter(name="Web MQM").exists()
+    assert _field_error(html, "control_arm").startswith("control_arm, protocol:")

@@ -20,7 +20,8 @@ from tests.studies.box_study import box_scores
 
 pytestmark = pytest.mark.django_db
 
-# Every protocol takes planted copies (decoys only those with verdicts on machine spans).
+# Every protocol takes planted copies (decoys only those with verdicts on machine spans, the control arm only those
+# with a step without the machine's spans).
 PROTOCOLS = sorted(protocols.PROTOCOLS)
 
 
@@ -31,7 +32,7 @@ def _spec(boxes, *, name: str, cap: int, protocol: str) -> CampaignSpec:
     training, *outputs = boxes.items
     return CampaignSpec(
         name=name, dataset=boxes.data, runs=boxes.runs, aspects=["accuracy"], annotators_per_item=3, seed=5,
-        item_ids=[i.pk for i in outputs], control_arm=0.5, protocol=protocol,
+        item_ids=[i.pk for i in outputs], control_arm=0.5 if declared.control_arm else 0.0, protocol=protocol,
         checks=CheckSettings(decoys=0.3 if declared.judges_machine_spans else 0.0, planted=0.3,
                              qualification_items=(training.pk,), qualification_pass=0.5),
         link=LinkSettings(items_per_participant=8, pass_code="PASS-1", fail_code="FAIL-1", cap=cap,
