@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from analytics.selectors.esa import campaign_esa, is_esa
+from analytics.selectors.esa import campaign_esa, has_esa_figures
 from analytics.tables import Column, Table
 from annotator.models import Campaign
 
@@ -56,7 +56,7 @@ def esa_report(campaign: Campaign, *, exclude_flagged: bool | None = None
                ) -> tuple[str, list[Table], Figure | None] | None:
     """The ESA section's text, tables and figure, the flagged annotators left out or counted as the report
     decided (None: the campaign's setting); None for a campaign of another protocol."""
-    if not is_esa(campaign):
+    if not has_esa_figures(campaign):
         return None
     result = campaign_esa(campaign, exclude_flagged=exclude_flagged)
     scores = Table("esa_scores", "ESA scores by system (higher is better)", [

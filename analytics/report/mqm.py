@@ -21,7 +21,7 @@ def _pct(value: float | None) -> float | None:
 def mqm_report(campaign: Campaign, *, excluded: Collection[int] = ()) -> tuple[str, list[Table]] | None:
     """The MQM section's text and tables, the `excluded` annotators' ratings left out; None for a campaign of
     another protocol."""
-    if campaign.protocol != protocols.MQM:
+    if "mqm_scores" not in protocols.get(campaign.protocol).figures:
         return None
     options = campaign.protocol_options
     weights = protocols.mqm_weights(options)

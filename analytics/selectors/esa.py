@@ -152,8 +152,9 @@ def campaign_esa(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int 
     }
 
 
-def is_esa(campaign: Campaign) -> bool:
-    return campaign.protocol == protocols.ESA
+def has_esa_figures(campaign: Campaign) -> bool:
+    """Whether the campaign's protocol declares ESA's scores among its figures (asked, not named)."""
+    return "esa_scores" in protocols.get(campaign.protocol).figures
 
 
 class NotEsa(UserError):
@@ -162,7 +163,7 @@ class NotEsa(UserError):
 
 def check_esa_request(campaign: Campaign, *, resamples: int, seed: int) -> None:
     """Refuse, naming the field, what campaign_esa cannot answer."""
-    if not is_esa(campaign):
+    if not has_esa_figures(campaign):
         raise NotEsa(f"campaign: {campaign.name!r} runs the {campaign.protocol} protocol; ESA figures need "
                      f"protocol {protocols.ESA!r}", field="campaign")
     if not 1 <= resamples <= MAX_RESAMPLES:

@@ -124,7 +124,7 @@ class Command(BaseCommand):
         campaign = Campaign.objects.filter(pk=options["campaign"]).select_related("dataset").first()
         if campaign is None:
             raise CommandError(f"--campaign: no campaign with id {options['campaign']}")
-        if campaign.protocol != protocols.MQM:
+        if MQM_TSV not in protocols.get(campaign.protocol).exports:
             raise CommandError(f"--campaign: campaign {campaign.pk} runs the {campaign.protocol} protocol; "
                                f"--format {MQM_TSV} needs protocol {protocols.MQM!r}")
         if options["dataset"] and options["dataset"] != campaign.dataset.name:
