@@ -16,6 +16,7 @@ router = Router(tags=["analytics"])
 class MqmSystemOut(Schema):
     system: str
     score: float
+    ratings: int
     segments: int
     ci_low: float | None
     ci_high: float | None

@@ -245,7 +245,7 @@ def routing_section(context: ReportContext) -> Section | None:
 
 
 def mqm_section(context: ReportContext) -> Section | None:
-    built = mqm_report(context.campaign, excluded=context.exclusion.excluded_ids)
+    built = mqm_report(context.campaign, exclude_flagged=context.exclusion.exclude)
     return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from analytics.selectors.mqm import RESAMPLES, SEED, dataset_scores, scores_csv
+from analytics.selectors.mqm import RESAMPLES, SEED, dataset_scores
+from analytics.selectors.systems import scores_csv
 from corpus.models import Dataset
 from corpus.protocols.mqm import DEFAULT, ProtocolError, Weights
 from errors.commands import BaseCommand
