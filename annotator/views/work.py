@@ -36,7 +36,6 @@ from annotator.selectors.spans import (
     span_handle,
     unprimed_span_ids,
 )
-from annotator.services.actions import activity_record
 from annotator.services.added_spans import (
     AddedSpanError,
     added_span_create,
@@ -45,10 +44,9 @@ from annotator.services.added_spans import (
 )
 from annotator.services.assignments import AssignmentError, assignment_add_time, assignment_finish
 from annotator.services.control_arm import assignment_reveal
-from annotator.services.esa import esa_open
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
-from annotator.services.mqm_prefill import mqm_prefill
 from annotator.services.occurrences import occurrence_pick, span_occurrences
+from annotator.services.opening import assignment_open
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views import esa, mqm
 from annotator.views.common import AppRequest
@@ -208,12 +206,7 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     if mine and (gate := checks.installed().gate(assignment)) is not None:
         return render(request, "annotator/qualification_gate.html",
                       {"campaign": assignment.campaign, "message": gate}, status=403)
-    if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
-        if assignment.campaign.protocol == protocols.MQM and assignment.last_active_at is None:
-            mqm_prefill(assignment=assignment, user=request.user)  # first opening: machine spans pre-fill it
-        if assignment.campaign.protocol == protocols.ESA:
-            esa_open(assignment=assignment, user=request.user)  # first opening: ESA^AI pre-fills it
-        activity_record(assignment=assignment, opening=True)  # opening the item starts a new active-time clock
+    assignment_open(assignment=assignment, user=request.user)
     if assignment.campaign.protocol == protocols.MQM:
         return mqm.item_screen(request, assignment)
     if assignment.campaign.protocol == protocols.ESA:
