@@ -6,7 +6,8 @@ from __future__ import annotations
 from django.http import HttpRequest
 from ninja import Router, Status
 
-from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit, check_protocol
+from accounts.access import AccessError
+from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit
 from annotator.engine.telemetry import clamp_ms
 from annotator.models import Assignment, EsaPrefill
 from annotator.schemas import EsaDoneIn, EsaMissingIn, EsaScoreIn, EsaSpanIn, EsaSpanOut, EsaSpanPatchIn, EsaStateOut
@@ -47,17 +48,15 @@ def esa_state_out(assignment: Assignment) -> EsaStateOut:
         spans=[esa_span_out(s, s.pk in prefilled) for s in added_spans(assignment)])
 
 
-def _esa_item(request: HttpRequest, assignment_id: int) -> Assignment:
-    assignment = assignment_for_user(request.user, assignment_id)
-    check_protocol(assignment, protocols.ESA)  # the same refusal as the steps (409)
-    return assignment
-
-
 @router.get("/assignments/{assignment_id}/esa", response=EsaStateOut, operation_id="retrieve_esa_state")
 def retrieve_esa_state(request: HttpRequest, assignment_id: int):
     """The item's spans (pre-filled ones marked), whether they are done, and the score; open the item first
-    (POST /assignments/ID/open) so that an ESA^AI item is pre-filled."""
-    return esa_state_out(_esa_item(request, assignment_id))
+    (POST /assignments/ID/open) so that an ESA^AI item is pre-filled. 404 for an item of another protocol: it has
+    no ESA state."""
+    assignment = assignment_for_user(request.user, assignment_id)
+    if assignment.campaign.protocol != protocols.ESA:
+        raise AccessError.not_found(f"Item {assignment.order} is not judged under ESA: it has no ESA state.")
+    return esa_state_out(assignment)
 
 
 @router.post("/assignments/{assignment_id}/esa-spans", response={201: EsaSpanOut}, operation_id="create_esa_span")
