@@ -64,6 +64,7 @@ def test_an_mqm_item_walked_to_finished_through_the_api(tmp_path, make_user):
     # an ESA step is not part of an MQM item's screen
     assert api("post", f"/assignments/{first.pk}/esa-spans",
                {"start": 0, "end": 5, "severity": "minor"}).status_code == 409
+    assert api("get", f"/assignments/{first.pk}/esa").status_code == 404  # nor has it an ESA state
     done = api("post", f"/assignments/{first.pk}/finish", {})
     assert done.status_code == 200 and done.json()["status"] == Assignment.Status.DONE
     assert api("post", path, error).status_code == 409  # a finished item keeps what it was finished with
