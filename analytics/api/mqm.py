@@ -7,24 +7,15 @@ from django.shortcuts import get_object_or_404
 from ninja import Router, Schema
 
 from accounts.access import require_researcher
+from analytics.api.systems import SystemScoreOut
 from analytics.selectors.mqm import dataset_scores
 from corpus.models import Dataset
 
 router = Router(tags=["analytics"])
 
 
-class MqmSystemOut(Schema):
-    system: str
-    score: float
-    ratings: int
-    segments: int
-    ci_low: float | None
-    ci_high: float | None
-    rank_range: list[int] | None
-
-
 class MqmScoresOut(Schema):
-    systems: list[MqmSystemOut]
+    systems: list[SystemScoreOut]
 
 
 @router.get("/datasets/{dataset_id}/mqm", response=MqmScoresOut, operation_id="retrieve_dataset_mqm_scores")
