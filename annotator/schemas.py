@@ -345,3 +345,71 @@ class AnnotationImportOut(Schema):
     normalized: int
     no_error_outputs: int
     skipped: list[str]
+
+
+# ---- a protocol's own steps on an item (MQM's errors; ESA's spans, missing content, done and score) ----------
+
+class MqmErrorIn(Schema):
+    start: int = Field(..., description="character offset into the output (code points)")
+    end: int = Field(..., description="exclusive end offset")
+    category: str = Field(..., description="a category of the campaign's error tree, e.g. Accuracy/Mistranslation")
+    severity: str = Field(..., description="a severity by name: neutral, minor or major")
+    note: str = ""
+    ms: float | None = None
+
+
+class MqmErrorOut(Schema):
+    id: int
+    start: int | None
+    end: int | None
+    text: str
+    category: str
+    severity: str  # by name
+
+
+class EsaSpanIn(Schema):
+    start: int = Field(..., description="character offset into the output (code points)")
+    end: int = Field(..., description="exclusive end offset")
+    severity: str = Field(..., description="minor or major")
+    ms: float | None = None
+
+
+class EsaSpanPatchIn(Schema):
+    severity: str | None = Field(None, description="re-grade: minor or major")
+    start: int | None = Field(None, description="resize: the new start, sent with end")
+    end: int | None = None
+    ms: float | None = None
+
+
+class EsaMissingIn(Schema):
+    severity: str = Field(..., description="minor or major")
+    ms: float | None = None
+
+
+class EsaDoneIn(Schema):
+    ms: float | None = Field(None, description="milliseconds from the item's opening to spans done")
+    seconds: int = Field(0, description="active seconds to add (the screen's timer)")
+
+
+class EsaScoreIn(Schema):
+    score: int | str = Field(..., description="a whole number from 0 to 100")
+    ms: float | None = None
+
+
+class EsaSpanOut(Schema):
+    id: int
+    start: int | None = Field(..., description=f"character offset into the output; {UNPLACED}")
+    end: int | None
+    text: str
+    severity: str  # by name
+    missing: bool  # content missing at the end of the output (no place in the text)
+    prefilled: bool  # an ESA^AI span that arrived pre-filled from the machine
+
+
+class EsaStateOut(Schema):
+    assignment_id: int
+    arm: str  # ESA or ESA^AI
+    prefilled: bool
+    spans_done: bool
+    score: int | None
+    spans: list[EsaSpanOut]

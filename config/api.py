@@ -26,8 +26,10 @@ from analytics.api.sources import router as sources_router
 from annotator.api.adjudication import router as adjudication_router
 from annotator.api.assignments import router as assignments_router
 from annotator.api.datasets import router as datasets_router
+from annotator.api.esa import router as esa_steps_router
 from annotator.api.judgments import router as judgments_router
 from annotator.api.labeling import router as labeling_router
+from annotator.api.mqm import router as mqm_steps_router
 from comparison.api import router as comparison_router
 from config.openapi import document_responses
 from dhp.api import router as dhp_router
@@ -91,6 +93,8 @@ api.add_router("/", tokens_router)
 api.add_router("/", datasets_router)
 api.add_router("/", assignments_router)
 api.add_router("/", judgments_router)
+api.add_router("/", mqm_steps_router)
+api.add_router("/", esa_steps_router)
 api.add_router("/", campaigns_router)
 api.add_router("/", adjudication_router)
 api.add_router("/", labeling_router)

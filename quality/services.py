@@ -31,6 +31,7 @@ from quality.explaining import decoy_explanations_autostart
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
 from quality.selectors import spans_taken
 from quality.writing import planted_writing_autostart
+from stats.overlap import shared_chars
 
 MAX_SHARE = 0.5
 # The span verdict and explanation verdict a decoy is judged right with
@@ -242,7 +243,7 @@ def decoy_add(*, campaign: Campaign, proposal: DecoyProposal,
         raise CheckError(f"item: {proposal.item_id} is not an item of this campaign's dataset", field="item")
     if not 0 <= proposal.start < proposal.end <= len(item.output):
         raise CheckError(f"start/end: must satisfy 0 <= start < end <= {len(item.output)}", field=("start", "end"))
-    if any(proposal.start < b and a < proposal.end for a, b in spans_taken([item.pk])[item.pk]):
+    if any(shared_chars((proposal.start, proposal.end), span) for span in spans_taken([item.pk])[item.pk]):
         raise CheckError(f"start/end: {proposal.start}-{proposal.end} overlaps a span some source marks",
                          field=("start", "end"))
     link = CampaignRun.objects.filter(campaign=campaign, label=proposal.label).first()

@@ -1,12 +1,14 @@
 """Selectors of the quality checks: each annotator's telemetry and vigilance in a campaign, and who is flagged.
 
-`annotator_flags(campaign, user)` is the one question other parts ask ("is this annotator flagged, and why?").
+`annotator_flags(campaign, user)` is the one question other parts ask ("is this annotator flagged, and why?");
+`exclusion_for(campaign, choice)` the one answer to "whose work do the real figures leave out?".
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from django.db.models import Count, Max, Q, Sum
@@ -27,6 +29,7 @@ from corpus.models import AnnotationKind, ErrorSpan
 from quality.engine.figures import Figures, Verdict, flag_reasons
 from quality.models import CheckSpan, PlantedOutput, Qualification
 from stats.intervals import wilson
+from stats.overlap import shared_chars
 
 
 @dataclass
@@ -129,7 +132,8 @@ def _planted(campaign: Campaign) -> dict[int, tuple[int, int]]:
     for planted in PlantedOutput.objects.filter(campaign=campaign):
         if (planted.annotator_id, planted.item_id) not in done:
             continue
-        found = any(a < planted.end and planted.start < b for a, b in added[(planted.annotator_id, planted.item_id)])
+        found = any(shared_chars((planted.start, planted.end), span)
+                    for span in added[(planted.annotator_id, planted.item_id)])
         k, n = result.get(planted.annotator_id, (0, 0))
         result[planted.annotator_id] = (k + found, n + 1)
     return result
@@ -209,20 +213,62 @@ def annotator_flags(campaign: Campaign, user: User) -> list[str]:
     return []
 
 
-def flagged_annotator_ids(campaign: Campaign) -> list[int]:
-    return [row.user_id for row in campaign_checks(campaign) if row.reasons]
+@dataclass(frozen=True)
+class Exclusion:
+    """The choice a set of figures was computed under, and whom it left out. Who is flagged is asked of the
+    quality checks only when needed (leaving out, or naming them), so an answer that counts everyone costs
+    nothing more."""
+
+    campaign: Campaign
+    exclude: bool  # flagged annotators are left out of every figure
+    asked: bool  # chosen for this request; False: the campaign's setting
+
+    @cached_property
+    def _flagged(self) -> list[AnnotatorChecks]:
+        return [row for row in campaign_checks(self.campaign) if row.reasons]
+
+    @property
+    def flagged(self) -> tuple[str, ...]:
+        """Every annotator the quality checks flag, by name."""
+        return tuple(row.annotator for row in self._flagged)
+
+    @property
+    def excluded(self) -> tuple[str, ...]:
+        return self.flagged if self.exclude else ()
+
+    @property
+    def excluded_ids(self) -> tuple[int, ...]:
+        return tuple(row.user_id for row in self._flagged) if self.exclude else ()
+
+    @property
+    def origin(self) -> str:
+        return "chosen for these figures" if self.asked else "the campaign's setting"
+
+    def sentence(self) -> str:
+        """One sentence a reader of any report format needs before the first figure."""
+        who = ", ".join(self.flagged)
+        if self.exclude:
+            left = (f"left out of every figure: {who}" if self.flagged
+                    else "to be left out of every figure, and nobody is flagged")
+            return f"Flagged annotators are {left} ({self.origin})."
+        counted = f"counted in every figure: {who}" if self.flagged else "counted; nobody is flagged"
+        return f"Flagged annotators are {counted} ({self.origin})."
+
+
+def exclusion_for(campaign: Campaign, exclude_flagged: bool | None) -> Exclusion:
+    """Resolve a request's choice against the campaign: None follows its `exclude_flagged` setting, True leaves
+    the flagged annotators out, False counts them. Every figure, export and report resolves it here."""
+    exclude = campaign.exclude_flagged if exclude_flagged is None else exclude_flagged
+    return Exclusion(campaign=campaign, exclude=exclude, asked=exclude_flagged is not None)
 
 
 def excluded_annotator_ids(campaign_id: int | None, *, exclude_flagged: bool | None = None) -> list[int]:
-    """The annotators whose verdicts the campaign's real figures leave out: the flagged ones when
-    `exclude_flagged` says so, none otherwise. None follows the campaign's own `exclude_flagged` setting; a
-    report or an export that was asked to decide passes True or False."""
+    """The annotators whose work the campaign's real figures leave out (`exclusion_for`), for callers that hold
+    only the campaign's id."""
     if campaign_id is None or exclude_flagged is False:
-        return []
+        return []  # nobody is left out: the checks need not run
     campaign = Campaign.objects.filter(pk=campaign_id).first()
-    if campaign is None or not (campaign.exclude_flagged if exclude_flagged is None else exclude_flagged):
-        return []
-    return flagged_annotator_ids(campaign)
+    return [] if campaign is None else list(exclusion_for(campaign, exclude_flagged).excluded_ids)
 
 
 @dataclass

@@ -37,6 +37,7 @@ from quality.engine.planted_prompt import KIND, UnusableAnswer, planted_from_ans
 from quality.explaining import answer_model, run_servers, server_has_any
 from quality.models import CheckSpan, PlantedOutput, PlantedWriting, PlantedWritingJob
 from quality.selectors import spans_taken
+from stats.overlap import shared_chars
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +230,7 @@ def _answer_tokens(asks: Sequence[PlantedAsk]) -> int:
 def _touches(a: int, b: int, start: int, end: int) -> bool:
     """Whether the stretch [a, b) of the original output meets the change at [start, end) (an insertion when the two
     are equal: it meets a stretch it lands inside)."""
-    return (a < end and start < b) if end > start else (a < start < b)
+    return bool(shared_chars((a, b), (start, end))) if end > start else a < start < b
 
 
 def _apply(job: PlantedWritingJob, answered: Answered) -> tuple[PlantedAsk, str, int | None, str]:

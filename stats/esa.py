@@ -3,9 +3,8 @@ agreement between raters on scores and on spans, what ESA^AI annotators did with
 two arms (ESA against ESA^AI on the same outputs) side by side.
 
 Plain data in, numbers out. A rating is one rater's 0-100 score and error spans on one system's output of one
-segment, in one arm. Higher scores are better. The intervals resample segments (the cluster bootstrap of
-stats.bootstrap, every system seeing the same resampled test set); the ranking is stats.ranking's: paired
-approximate randomization over the segments two systems share, Holm-corrected, WMT-style rank ranges.
+segment, in one arm. Higher scores are better. Scores, intervals, the ranking and agreement are stats.systems'
+(the segment as unit); the paired arm differences resample outputs with stats.bootstrap.
 """
 
 from __future__ import annotations
@@ -13,15 +12,17 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import combinations
 
 import numpy as np
 
+from stats import systems
 from stats.bootstrap import bootstrap_ratio_cis_grouped
-from stats.correlation import Correlation, correlations
-from stats.overlap import PRF, factgenie_char_prf
-from stats.ranking import ALPHA, RESAMPLES, rank
+from stats.overlap import shared_chars
+from stats.ranking import ALPHA, RESAMPLES
 from stats.shares import ratio
+from stats.systems import HIGHER, Agreement, Observation, Rated, SystemResults, SystemScore, system_results
+
+__all__ = ["Agreement", "SystemResults", "SystemScore"]  # the results' types, as stats.systems defines them
 
 ESA, ESA_AI = "esa", "esa_ai"
 ARMS = (ESA, ESA_AI)
@@ -62,70 +63,15 @@ class Rating:
 
 # ---- scores and the ranking -----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class SystemScore:
-    system: str
-    score: float  # mean over its ratings
-    ratings: int
-    segments: int
-    ci_low: float | None
-    ci_high: float | None
-    rank_range: tuple[int, int] | None
-
-
-@dataclass(frozen=True)
-class PairRow:
-    a: str  # the better-ranked of the two
-    b: str
-    difference: float | None  # mean(a) - mean(b) over the segments both have
-    p: float | None
-    p_holm: float | None
-    segments: int
-
-
-@dataclass
-class Ranking:
-    systems: list[SystemScore] = field(default_factory=list)
-    pairs: list[PairRow] = field(default_factory=list)
-    resamples: int = 0
-    rank_resamples: int = 0
-    seed: int = 0
-    alpha: float = ALPHA
-
-
 def system_ranking(
     ratings: Sequence[Rating], *, n_resamples: int = 1000, seed: int = 0, confidence: float = 0.95,
     rank_resamples: int = RESAMPLES, alpha: float = ALPHA,
-) -> Ranking:
+) -> SystemResults:
     """Each system's mean score, best (highest) first, with a percentile bootstrap interval over segments and a
-    rank range; and every pair's test (a before b in the ranked order)."""
-    systems = sorted({r.system for r in ratings})
-    segments = sorted({r.segment for r in ratings}, key=repr)
-    result = Ranking(resamples=n_resamples, rank_resamples=rank_resamples, seed=seed, alpha=alpha)
-    if not systems:
-        return result
-    s_index = {s: i for i, s in enumerate(systems)}
-    g_index = {g: i for i, g in enumerate(segments)}
-    counts = np.zeros((len(segments), len(systems), 2))
-    for r in ratings:
-        cell = counts[g_index[r.segment], s_index[r.system]]
-        cell[0] += r.score
-        cell[1] += 1
-    totals = counts.sum(axis=0)
-    means = totals[:, 0] / totals[:, 1]
-    intervals = bootstrap_ratio_cis_grouped(counts, {"score": (0, 1)}, n_resamples=n_resamples,
-                                            confidence=confidence, seed=seed)
-    ranked = rank([float(m) for m in means], counts, n_resamples=rank_resamples, seed=seed, alpha=alpha)
-    for k, system in enumerate(systems):
-        ci = intervals[k]["score"]
-        result.systems.append(SystemScore(
-            system=system, score=float(means[k]), ratings=int(totals[k, 1]),
-            segments=int(np.count_nonzero(counts[:, k, 1])), ci_low=ci.low if ci else None,
-            ci_high=ci.high if ci else None, rank_range=ranked.bounds[k]))
-    result.systems.sort(key=lambda s: (-s.score, s.system))
-    result.pairs = [PairRow(a=systems[p.a], b=systems[p.b], difference=p.test.difference, p=p.test.p,
-                            p_holm=p.p_holm, segments=p.test.n_outputs) for p in ranked.pairs]
-    return result
+    rank range, and every pair's test: stats.systems with higher is better and the segment as unit."""
+    return system_results((Observation(r.system, r.segment, r.score) for r in ratings), better=HIGHER,
+                          n_resamples=n_resamples, seed=seed, confidence=confidence, rank_resamples=rank_resamples,
+                          alpha=alpha)
 
 
 # ---- spans by severity ----------------------------------------------------------------------------------------
@@ -163,59 +109,13 @@ def severity_counts(ratings: Iterable[Rating]) -> list[SeverityCounts]:
 
 # ---- agreement between raters --------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class RaterPair:
-    """Two raters on the outputs both rated: their scores' correlation, and factgenie's character F1 of their
-    located spans (severities ignored, and matched)."""
-
-    a: str
-    b: str
-    outputs: int
-    scores: Correlation
-    char: PRF
-    char_severity: PRF
-
-
-@dataclass
-class Agreement:
-    pairs: list[RaterPair] = field(default_factory=list)
-    scores: Correlation = Correlation(n=0)
-    char: PRF = PRF(0, 0, 0)
-    char_severity: PRF = PRF(0, 0, 0)
-
-
-def _located(spans: Iterable[Span], with_severity: bool) -> list[tuple[int, int, str]]:
-    return [(s.start, s.end, s.severity if with_severity else "") for s in spans if s.located]  # type: ignore[misc]
-
-
 def rater_agreement(ratings: Iterable[Rating]) -> Agreement:
-    """Agreement of raters who rated the same output (system and segment), in either arm. Scores: Pearson and
-    Kendall's tau-b (stats.correlation) over the shared outputs, per pair and pooled over all pairs. Spans:
-    factgenie's character F1 (only outputs where both marked a located span count; missing content has no
-    characters and does not count)."""
-    by_output: dict[tuple[str, Hashable], dict[str, Rating]] = defaultdict(dict)
-    for r in ratings:
-        by_output[r.output][r.rater] = r
-    shared: dict[tuple[str, str], list[tuple[Rating, Rating]]] = defaultdict(list)
-    for raters in by_output.values():
-        for a, b in combinations(sorted(raters), 2):
-            shared[(a, b)].append((raters[a], raters[b]))
-    result = Agreement()
-    xs: list[float] = []
-    ys: list[float] = []
-    for (a, b), units in sorted(shared.items()):
-        x = [u.score for u, _ in units]
-        y = [v.score for _, v in units]
-        xs += x
-        ys += y
-        char = factgenie_char_prf((_located(u.spans, False), _located(v.spans, False)) for u, v in units)
-        graded = factgenie_char_prf((_located(u.spans, True), _located(v.spans, True)) for u, v in units)
-        result.pairs.append(RaterPair(a=a, b=b, outputs=len(units), scores=correlations(x, y), char=char,
-                                      char_severity=graded))
-        result.char += char
-        result.char_severity += graded
-    result.scores = correlations(xs, ys)
-    return result
+    """Agreement of raters who rated the same output, in either arm (stats.systems.rater_agreement): scores, and
+    located spans labelled by severity (missing content has no characters and does not count)."""
+    return systems.rater_agreement(
+        Rated(r.system, r.segment, r.rater, r.score,
+              tuple((s.start, s.end, s.severity) for s in r.spans if s.located))  # type: ignore[misc]
+        for r in ratings)
 
 
 # ---- ESA^AI: what became of the pre-filled spans ---------------------------------------------------------------
@@ -322,10 +222,6 @@ def _paired(values: Mapping[str, Mapping[Hashable, list[float]]], resamples: int
                   len(diffs))
 
 
-def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
-    return a[0] < b[1] and b[0] < a[1]
-
-
 def arm_comparison(
     ratings: Sequence[Rating], *, machine: Mapping[tuple[str, Hashable], Sequence[tuple[int, int]]] | None = None,
     kept: Mapping[tuple[str, Hashable], Sequence[tuple[int, int]]] | None = None, n_resamples: int = 1000,
@@ -373,7 +269,7 @@ def arm_comparison(
                 if r.arm == ESA:
                     marks = [(s.start, s.end) for s in r.spans if s.located]
                     total += len(places)
-                    found += sum(any(_overlaps(p, m) for m in marks) for p in places)  # type: ignore[arg-type]
+                    found += sum(any(shared_chars(p, m) for m in marks) for p in places)
                 else:
                     kept_total += len(places)
             kept_n += len((kept or {}).get(output, ()))

@@ -50,7 +50,12 @@ class PRF:
         )
 
 
-def _overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
+def shared_chars(a: tuple[int | None, int | None], b: tuple[int | None, int | None]) -> int:
+    """Return how many characters two half-open ranges [start, end) share: the one test of span overlap
+    (overlapping = sharing at least one). A range without offsets (missing content, an unlocated error) has no
+    character to share, nor has an empty one."""
+    if a[0] is None or a[1] is None or b[0] is None or b[1] is None:
+        return 0
     return max(0, min(a[1], b[1]) - max(a[0], b[0]))
 
 
@@ -114,7 +119,7 @@ def char_prf(items: Iterable[tuple[Sequence[Span], Sequence[Span]]]) -> PRF:
     total = PRF(0, 0, 0)
     for predicted, reference in items:
         p, r = _union(predicted), _union(reference)
-        both = sum(_overlap(a, b) for a in p for b in r)
+        both = sum(shared_chars(a, b) for a in p for b in r)
         total += PRF(both, sum(b - a for a, b in p), sum(b - a for a, b in r))
     return total
 
@@ -161,7 +166,7 @@ def overlap_prf(items: Iterable[tuple[Sequence[Span], Sequence[Span]]]) -> Overl
         n_exact = n_overlap = 0
         if pred and ref:
             n_exact = len(match_spans(pred, ref, mode="exact"))
-            sizes = [[_overlap(p, r) for r in ref] for p in pred]
+            sizes = [[shared_chars(p, r) for r in ref] for p in pred]
             row_links = [sum(1 for v in row if v) for row in sizes]
             col_links = [sum(1 for row in sizes if row[j]) for j in range(len(ref))]
             if max(row_links) <= 1 and max(col_links) <= 1:
@@ -171,7 +176,7 @@ def overlap_prf(items: Iterable[tuple[Sequence[Span], Sequence[Span]]]) -> Overl
         exact += PRF(n_exact, len(predicted), len(reference))
         overlap += PRF(n_overlap, len(predicted), len(reference))
         p_union, r_union = _union(pred), _union(ref)
-        both = sum(_overlap(a, b) for a in p_union for b in r_union) if p_union and r_union else 0
+        both = sum(shared_chars(a, b) for a in p_union for b in r_union) if p_union and r_union else 0
         chars += PRF(both, sum(b - a for a, b in p_union), sum(b - a for a, b in r_union))
     return OverlapCounts(exact=exact, overlap=overlap, chars=chars)
 

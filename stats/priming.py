@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from stats.bootstrap import bootstrap_ratio_cis_grouped
+from stats.overlap import shared_chars
 from stats.shares import ratio
 
 RESAMPLES = 2000
@@ -94,14 +95,6 @@ class PrimingFigures:
     unlocated: int = 0  # machine spans on control-arm outputs without a location: outside accepted_unfound
 
 
-def overlaps(a: tuple[int | None, int | None], b: tuple[int | None, int | None]) -> bool:
-    """Half-open character ranges that share at least one character; a range without offsets (an unplaced error:
-    ESA's missing content, an unlocated one) has no character to share, so it overlaps nothing."""
-    if a[0] is None or a[1] is None or b[0] is None or b[1] is None:
-        return False
-    return a[0] < b[1] and b[0] < a[1]
-
-
 def _placed(span: MachineSpan) -> tuple[int, int] | None:
     return (span.start, span.end) if span.start is not None and span.end is not None else None
 
@@ -110,10 +103,10 @@ def share_counts(work: Work, evaluator: str) -> dict[str, tuple[int, int]]:
     """(numerator, denominator) of each share on one control-arm assignment."""
     spans = [s for s in work.machine if s.evaluator == evaluator]
     places = [p for p in map(_placed, spans) if p is not None]
-    found = [any(overlaps(p, m) for m in work.marks) if (p := _placed(s)) else False for s in spans]
+    found = [any(shared_chars(p, m) for m in work.marks) if (p := _placed(s)) else False for s in spans]
     unfound = [s for s, f in zip(spans, found, strict=True) if not f and _placed(s) is not None]
     return {
-        "recall": (sum(any(overlaps(p, m) for p in places) for m in work.marks), len(work.marks)),
+        "recall": (sum(any(shared_chars(p, m) for p in places) for m in work.marks), len(work.marks)),
         "precision_confirmed": (sum(s.confirmed for s in spans), len(spans)),
         "precision_found": (sum(found), len(spans)),
         "accepted_unfound": (sum(s.confirmed for s in unfound), len(unfound)),

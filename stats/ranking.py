@@ -125,10 +125,14 @@ def rank_bounds(n: int, better: set[tuple[int, int]]) -> list[tuple[int, int]]:
 def rank_ranges(n: int, better: set[tuple[int, int]]) -> list[str]:
     """Return `rank_bounds` as text: evaluators that no test separates share a range ("1-3" each when all
     three are alike), a single rank stands alone."""
-    return [_range_text(bounds) for bounds in rank_bounds(n, better)]
+    return [rank_range_text(bounds) for bounds in rank_bounds(n, better)]
 
 
-def _range_text(bounds: tuple[int, int]) -> str:
+def rank_range_text(bounds: Sequence[int] | None) -> str:
+    """Return a (best, worst) rank range as every table, CSV and figure writes it: "2-4", a single rank alone
+    ("3"), and "" for a system without a rank."""
+    if not bounds:
+        return ""
     top, bottom = bounds
     return str(top) if top == bottom else f"{top}-{bottom}"
 
@@ -182,7 +186,7 @@ def rank(
             winner, loser = (pair.a, pair.b) if pair.test.difference > 0 else (pair.b, pair.a)
             better.add((position[winner], position[loser]))
     limits = rank_bounds(len(ranked), better)
-    ranks: dict[int, str | None] = {k: _range_text(limits[position[k]]) for k in ranked}
+    ranks: dict[int, str | None] = {k: rank_range_text(limits[position[k]]) for k in ranked}
     ranks |= {k: None for k in order if k not in position}
     bounds: dict[int, tuple[int, int] | None] = {k: limits[position[k]] if k in position else None for k in order}
     return RankingResult(order=order, ranks=ranks, pairs=pairs, bounds=bounds)

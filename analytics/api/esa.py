@@ -8,21 +8,12 @@ from ninja import Field, Router, Schema
 
 from accounts.access import require_researcher
 from analytics.api.dashboards import EXCLUDE_FLAGGED
+from analytics.api.systems import SystemScoreOut
 from analytics.selectors.esa import campaign_esa, check_esa_request
 from analytics.selectors.exclusion import exclude_flagged_param
 from annotator.models import Campaign
 
 router = Router(tags=["analytics"])
-
-
-class EsaSystemOut(Schema):
-    system: str
-    score: float
-    ratings: int
-    segments: int
-    ci_low: float | None
-    ci_high: float | None
-    rank_range: list[int] | None
 
 
 class EsaPairOut(Schema):
@@ -123,7 +114,7 @@ class EsaOut(Schema):
     seed: int
     exclude_flagged: bool = Field(description="Whether flagged annotators were left out of these figures.")
     excluded: list[str] = Field(description="The annotators left out (empty unless exclude_flagged).")
-    systems: list[EsaSystemOut]
+    systems: list[SystemScoreOut]
     pairs: list[EsaPairOut]
     severities: list[EsaSeverityOut]
     agreement: EsaAgreementOut

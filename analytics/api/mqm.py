@@ -8,6 +8,7 @@ from ninja import Field, Router, Schema
 
 from accounts.access import require_researcher
 from analytics.api.dashboards import EXCLUDE_FLAGGED
+from analytics.api.systems import SystemScoreOut
 from analytics.selectors.exclusion import exclude_flagged_param
 from analytics.selectors.mqm import RESAMPLES, SEED, campaign_scores, check_mqm_request, dataset_scores
 from annotator.models import Campaign
@@ -16,17 +17,8 @@ from corpus.models import Dataset
 router = Router(tags=["analytics"])
 
 
-class MqmSystemOut(Schema):
-    system: str
-    score: float
-    segments: int
-    ci_low: float | None
-    ci_high: float | None
-    rank_range: list[int] | None
-
-
 class MqmScoresOut(Schema):
-    systems: list[MqmSystemOut]
+    systems: list[SystemScoreOut]
 
 
 @router.get("/datasets/{dataset_id}/mqm", response=MqmScoresOut, operation_id="retrieve_dataset_mqm_scores")

@@ -22,7 +22,7 @@ from analytics.selectors.priming import (
 )
 from annotator.models import Assignment, Campaign, UnprimedMark
 from corpus.models import ErrorSpan
-from stats.priming import overlaps
+from stats.overlap import shared_chars
 
 PRIMED, UNPRIMED, REVEALED = "primed", "unprimed", "revealed"
 
@@ -49,7 +49,7 @@ class CampaignArms:
             return None
         if span.start is None or span.end is None:
             return False
-        return any(overlaps((span.start, span.end), mark) for mark in self.marks.get(item_id, []))
+        return any(shared_chars((span.start, span.end), mark) for mark in self.marks.get(item_id, []))
 
 
 def campaign_arms(campaign: Campaign) -> CampaignArms:

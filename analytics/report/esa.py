@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from analytics.selectors.esa import campaign_esa, has_esa_figures
 from analytics.tables import Column, Table
 from annotator.models import Campaign
+from stats.ranking import rank_range_text
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -22,12 +23,6 @@ ARM_NAMES = {"esa": "ESA (control arm)", "esa_ai": "ESA^AI"}
 
 def _pct(value: float | None) -> float | None:
     return None if value is None else 100 * value
-
-
-def _ranks(ranks: list[int] | None) -> str:
-    if not ranks:
-        return ""
-    return str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
 
 
 def scores_figure(result: dict[str, Any]) -> Figure | None:
@@ -45,7 +40,7 @@ def scores_figure(result: dict[str, Any]) -> Figure | None:
     high = [r["ci_high"] - r["score"] if r["ci_high"] is not None else 0 for r in rows]
     ax.errorbar(x, values, yerr=[low, high], fmt="o", capsize=4)
     # a "$" in a system name would start matplotlib's mathtext
-    ax.set_xticks(x, [f"{r['system']} ({_ranks(r['rank_range'])})".replace("$", r"\$") for r in rows],
+    ax.set_xticks(x, [f"{r['system']} ({rank_range_text(r['rank_range'])})".replace("$", r"\$") for r in rows],
                   rotation=20, ha="right")
     ax.set_ylim(0, 100)
     ax.set_ylabel("mean ESA score (0-100)")
@@ -66,7 +61,7 @@ def esa_report(campaign: Campaign, *, exclude_flagged: bool | None = None
     ], note=f"Mean of the 0-100 scores over a system's ratings. Intervals: percentile bootstrap over segments "
             f"({result['resamples']:,} resamples, seed {result['seed']}); ranks: WMT-style clusters from the "
             "paired tests below.")
-    scores.rows = [{**row, "rank_range": _ranks(row["rank_range"])} for row in result["systems"]]
+    scores.rows = [{**row, "rank_range": rank_range_text(row["rank_range"])} for row in result["systems"]]
     pairs = Table("esa_ranking_pairs", "Pairwise tests of the ESA scores", [
         Column("a", "A"), Column("b", "B"), Column("difference", "A - B (points)", "num", count="segments"),
         Column("p", "p", "p"), Column("p_holm", "p (Holm)", "p"), Column("segments", "Shared segments", "int"),

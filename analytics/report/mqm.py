@@ -6,38 +6,35 @@ ranking) do not apply to MQM and stay out of its report, since nobody judged mac
 
 from __future__ import annotations
 
-from collections.abc import Collection
-
 from analytics.selectors.mqm import agreement, campaign_ratings, categories, score_rows
 from analytics.tables import Column, Table
 from annotator.models import Campaign
 from corpus import protocols
+from stats.ranking import rank_range_text
 
 
 def _pct(value: float | None) -> float | None:
     return None if value is None else 100 * value
 
 
-def mqm_report(campaign: Campaign, *, excluded: Collection[int] = ()) -> tuple[str, list[Table]] | None:
-    """The MQM section's text and tables, the `excluded` annotators' ratings left out; None for a campaign of
-    another protocol."""
+def mqm_report(campaign: Campaign, *, exclude_flagged: bool | None = None) -> tuple[str, list[Table]] | None:
+    """The MQM section's text and tables, the flagged annotators left out or counted as the report decided (None:
+    the campaign's setting); None for a campaign of another protocol."""
     if "mqm_scores" not in protocols.get(campaign.protocol).figures:
         return None
     options = campaign.protocol_options
     weights = protocols.mqm_weights(options)
     tree = protocols.mqm_tree(options)
-    ratings = campaign_ratings(campaign, excluded=excluded)
+    ratings = campaign_ratings(campaign, exclude_flagged=exclude_flagged)
     scores = Table("mqm_scores", "MQM scores by system (lower is better)", [
         Column("system", "System"), Column("score", "MQM score", "num", count="segments"),
         Column("ci_low", "95% CI low", "num"), Column("ci_high", "95% CI high", "num"),
-        Column("rank_range", "Ranks"), Column("segments", "Rated segments", "int"),
-    ], note="A segment's score is the sum of its errors' weights; a system's score the mean over its rated "
-            "(segment, rater) pairs. Intervals: percentile bootstrap over segments (1,000 resamples, seed 0); "
+        Column("rank_range", "Ranks"), Column("ratings", "Ratings", "int"), Column("segments", "Segments", "int"),
+    ], note="A segment's score is the sum of its errors' weights; a system's score the mean over its ratings "
+            "(rated segment and rater pairs). Intervals: percentile bootstrap over segments (1,000 resamples, seed 0); "
             "ranks: paired approximate randomization tests, Holm-corrected.")
-    for row in score_rows(ratings, weights=weights):
-        ranks = row["rank_range"]
-        scores.rows.append({**row, "rank_range": "" if not ranks else str(ranks[0]) if ranks[0] == ranks[1]
-                            else f"{ranks[0]}-{ranks[1]}"})
+    scores.rows = [{**row, "rank_range": rank_range_text(row["rank_range"])}
+                   for row in score_rows(ratings, weights=weights)]
     by_category = Table("mqm_categories", "MQM errors by top-level category", [
         Column("system", "System"), Column("category", "Category"), Column("errors", "Errors", "int"),
         Column("score", "Score share", "num"),
@@ -52,8 +49,8 @@ def mqm_report(campaign: Campaign, *, excluded: Collection[int] = ()) -> tuple[s
         Column("pearson", "Score Pearson r", "num"),
     ], note="Character F1 as factgenie computes it (overlapping characters over summed span lengths, on "
             "translations where both marked a located span); segment scores compared with Pearson's r.")
-    raters.rows = [{"pair": f"{p.a} / {p.b}", "segments": p.segments, "char_f1": _pct(p.char.f1),
-                    "char_f1_category": _pct(p.char_category.f1), "pearson": p.scores.pearson}
+    raters.rows = [{"pair": f"{p.a} / {p.b}", "segments": p.outputs, "char_f1": _pct(p.char.f1),
+                    "char_f1_category": _pct(p.char_labelled.f1), "pearson": p.scores.pearson}
                    for p in agreed.pairs]
     scheme = ", ".join(f"{c} {s}: {w:g}" for c, table in weights.as_mapping().items() for s, w in table.items())
     text = (f"Weights (category, severity: weight; * any): {scheme}. {len(ratings)} rated translations by "

@@ -248,7 +248,7 @@ def routing_section(context: ReportContext) -> Section | None:
 
 
 def _mqm_figures(campaign: Campaign, exclusion: Exclusion) -> Section | None:
-    built = mqm_report(campaign, excluded=exclusion.excluded_ids)
+    built = mqm_report(campaign, exclude_flagged=exclusion.exclude)
     return Section("mqm", "MQM", text=built[0], tables=built[1]) if built else None
 
 

@@ -5,19 +5,19 @@ the item's system, its segment the item's id (what every system's output of one 
 username, its arm ESA in the control arm (or in a campaign without runs) and ESA^AI otherwise. Its spans are
 the annotator's own spans on the item in the campaign; its seconds the working time the study reports for both
 arms (annotator.services.control_arm.work_seconds). The annotators the quality checks flag are left out or
-counted as every analytics answer decides (analytics.selectors.exclusion).
+counted as every analytics answer decides, and derived items (planted copies) are no rating of a system
+(analytics.selectors.exclusion.rated_assignments).
 """
 
 from __future__ import annotations
 
-import io
 from collections import defaultdict
-from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
 from accounts.models import User
-from analytics.selectors.exclusion import exclusion_for
+from analytics.selectors.exclusion import Exclusion, exclusion_for, rated_assignments
+from analytics.selectors.systems import system_rows
 from annotator.models import Assignment, Campaign, EsaPrefill, EsaScore
 from annotator.selectors.esa import ESA_AI_ARM, esa_arm
 from annotator.services.control_arm import work_seconds
@@ -26,7 +26,6 @@ from corpus.interop.pearmut import PearmutRating, PearmutSpan
 from corpus.models import ErrorSpan, Item
 from corpus.protocols import esa
 from corpus.selectors.pearmut import item_fields, stored_span
-from corpus.spreadsheet import sheet_writer
 from errors import UserError
 from stats import esa as stats
 from stats.correlation import Correlation
@@ -37,19 +36,15 @@ MAX_RESAMPLES = 100_000
 SEED = 0
 SEED_MIN, SEED_MAX = 0, 2**32 - 1  # numpy's seeds
 NO_SYSTEM = "(no system)"
-CSV_COLUMNS = ("system", "score", "ratings", "segments", "ci_low", "ci_high", "rank_range")
 
 
 class EsaData:
-    """The campaign's ratings in the statistics' shape, with ESA^AI's pre-filled spans and what became of them;
-    the `excluded` annotators' ratings left out of all of it."""
+    """The campaign's real ratings (`rated_assignments` under the exclusion) in the statistics' shape, with
+    ESA^AI's pre-filled spans and what became of them."""
 
-    def __init__(self, campaign: Campaign, *, excluded: Collection[int] = ()) -> None:
-        self.campaign = campaign
-        assignments = list(
-            Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_training=False,
-                                      is_control=False).exclude(annotator_id__in=list(excluded))
-            .select_related("item", "campaign").order_by("pk"))
+    def __init__(self, exclusion: Exclusion) -> None:
+        campaign = self.campaign = exclusion.campaign
+        assignments = list(rated_assignments(exclusion).select_related("item", "campaign").order_by("pk"))
         scores = dict(EsaScore.objects.filter(assignment__in=assignments, score__isnull=False)
                       .values_list("assignment_id", "score"))
         phase_ms = dict(EsaScore.objects.filter(assignment__in=assignments).values_list("assignment_id", "spans_ms"))
@@ -108,7 +103,7 @@ def campaign_esa(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int 
     `manage.py esa_scores` prints (docs: guides/esa.md), the flagged annotators left out or counted as
     `exclude_flagged` says (None: the campaign's setting) and named as the other analytics answers name them."""
     exclusion = exclusion_for(campaign, exclude_flagged)
-    data = EsaData(campaign, excluded=exclusion.excluded_ids)
+    data = EsaData(exclusion)
     ranking = stats.system_ranking(data.ratings, n_resamples=n_resamples, seed=seed)
     agreement = stats.rater_agreement(data.ratings)
     outcomes = stats.prefill_outcomes(data.prefilled)
@@ -121,9 +116,7 @@ def campaign_esa(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int 
         "seed": seed,
         "exclude_flagged": exclusion.exclude,
         "excluded": list(exclusion.excluded),
-        "systems": [{"system": s.system, "score": s.score, "ratings": s.ratings, "segments": s.segments,
-                     "ci_low": s.ci_low, "ci_high": s.ci_high,
-                     "rank_range": list(s.rank_range) if s.rank_range else None} for s in ranking.systems],
+        "systems": system_rows(ranking.systems),
         "pairs": [{"a": p.a, "b": p.b, "difference": p.difference, "p": p.p, "p_holm": p.p_holm,
                    "segments": p.segments} for p in ranking.pairs],
         "severities": [{"system": c.system, "ratings": c.ratings, "minor": c.minor, "major": c.major,
@@ -131,10 +124,10 @@ def campaign_esa(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int 
                        for c in stats.severity_counts(data.ratings)],
         "agreement": {
             "scores": _corr(agreement.scores), "char_f1": _f1(agreement.char),
-            "char_f1_severity": _f1(agreement.char_severity),
+            "char_f1_severity": _f1(agreement.char_labelled),
             "pairs": [{"a": p.a, "b": p.b, "outputs": p.outputs, **{k: v for k, v in _corr(p.scores).items()
                                                                      if k != "n"},
-                       "char_f1": _f1(p.char), "char_f1_severity": _f1(p.char_severity)} for p in agreement.pairs],
+                       "char_f1": _f1(p.char), "char_f1_severity": _f1(p.char_labelled)} for p in agreement.pairs],
         },
         "prefill": {"outputs": outcomes.outputs, "prefilled": outcomes.prefilled, "kept": outcomes.kept,
                     "deleted": outcomes.deleted, "resized": outcomes.resized, "regraded": outcomes.regraded,
@@ -170,20 +163,6 @@ def check_esa_request(campaign: Campaign, *, resamples: int, seed: int) -> None:
         raise NotEsa(f"resamples: from 1 to {MAX_RESAMPLES}, not {resamples}", field="resamples")
     if not SEED_MIN <= seed <= SEED_MAX:
         raise NotEsa(f"seed: from {SEED_MIN} to {SEED_MAX}, not {seed}", field="seed")
-
-
-def scores_csv(result: dict[str, Any]) -> str:
-    """The systems as CSV; a rank range is written `lo-hi` (a single rank alone)."""
-    out = io.StringIO()
-    writer = sheet_writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for row in result["systems"]:
-        ranks = row["rank_range"]
-        text = "" if not ranks else str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
-        writer.writerow([row["system"], row["score"], row["ratings"], row["segments"],
-                         "" if row["ci_low"] is None else row["ci_low"],
-                         "" if row["ci_high"] is None else row["ci_high"], text])
-    return out.getvalue()
 
 
 def _epoch(moment: datetime | None) -> float | None:

@@ -1,19 +1,22 @@
-"""Whether a campaign's figures count the annotators its quality checks flag: its setting, or one request's choice.
+"""Whether a campaign's figures count the annotators its quality checks flag, and the real ratings that follow.
 
 Every analytics answer of a campaign (page, tables, ranking, priming, estimates, labeled set, report) takes
 one `exclude_flagged` choice: None follows the campaign's `exclude_flagged` setting, True leaves the flagged
 annotators out, False counts them. The edges read it from `?exclude_flagged=` (or `export_report
---exclude-flagged / --include-flagged`) with `exclude_flagged_param`, and the answer says which it used.
+--exclude-flagged / --include-flagged`) with `exclude_flagged_param`, and the answer says which it used. The
+choice is resolved in one place, quality.vigilance.exclusion_for, which the judging flow's own figures (review
+queue, pilot, exports) use too.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import cached_property
+from django.db.models import QuerySet
 
-from annotator.models import Campaign
+from annotator.models import Assignment
 from errors import UserError
-from quality.vigilance import campaign_checks
+from quality.vigilance import Exclusion, exclusion_for
+
+__all__ = ["Exclusion", "exclude_flagged_param", "exclusion_for", "rated_assignments"]
 
 PARAM = "exclude_flagged"
 _VALUES = {"1": True, "0": False}
@@ -29,49 +32,10 @@ def exclude_flagged_param(raw: str | None) -> bool | None:
                     "leave it out for the campaign's setting", field=PARAM)
 
 
-@dataclass(frozen=True)
-class Exclusion:
-    """The choice a set of figures was computed under, and whom it left out. Who is flagged is asked of the
-    quality checks only when needed (leaving out, or naming them), so an answer that counts everyone costs
-    nothing more."""
-
-    campaign: Campaign
-    exclude: bool  # flagged annotators are left out of every figure
-    asked: bool  # chosen for this request; False: the campaign's setting
-
-    @cached_property
-    def _flagged(self) -> list:
-        return [row for row in campaign_checks(self.campaign) if row.reasons]
-
-    @property
-    def flagged(self) -> tuple[str, ...]:
-        """Every annotator the quality checks flag, by name."""
-        return tuple(row.annotator for row in self._flagged)
-
-    @property
-    def excluded(self) -> tuple[str, ...]:
-        return self.flagged if self.exclude else ()
-
-    @property
-    def excluded_ids(self) -> tuple[int, ...]:
-        return tuple(row.user_id for row in self._flagged) if self.exclude else ()
-
-    @property
-    def origin(self) -> str:
-        return "chosen for these figures" if self.asked else "the campaign's setting"
-
-    def sentence(self) -> str:
-        """One sentence a reader of any report format needs before the first figure."""
-        who = ", ".join(self.flagged)
-        if self.exclude:
-            left = (f"left out of every figure: {who}" if self.flagged
-                    else "to be left out of every figure, and nobody is flagged")
-            return f"Flagged annotators are {left} ({self.origin})."
-        counted = f"counted in every figure: {who}" if self.flagged else "counted; nobody is flagged"
-        return f"Flagged annotators are {counted} ({self.origin})."
-
-
-def exclusion_for(campaign: Campaign, exclude_flagged: bool | None) -> Exclusion:
-    """Resolve a request's choice against the campaign (None: its setting)."""
-    exclude = campaign.exclude_flagged if exclude_flagged is None else exclude_flagged
-    return Exclusion(campaign=campaign, exclude=exclude, asked=exclude_flagged is not None)
+def rated_assignments(exclusion: Exclusion) -> QuerySet[Assignment]:
+    """The campaign's real ratings: finished assignments that are neither training nor a known-answer control item
+    nor on a derived item (a planted copy is a hidden item derived from a real one: its errors are the check's, not
+    the system's), less the annotators the exclusion leaves out. MQM's and ESA's figures and exports read these."""
+    return (Assignment.objects.filter(campaign=exclusion.campaign, status=Assignment.Status.DONE, is_training=False,
+                                      is_control=False, item__derived_from__isnull=True)
+            .exclude(annotator_id__in=list(exclusion.excluded_ids)))

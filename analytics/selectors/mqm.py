@@ -8,13 +8,13 @@ export and the figures read one thing. The numbers come from stats.mqm, the weig
 
 from __future__ import annotations
 
-import io
 from collections import defaultdict
-from collections.abc import Collection, Iterable
-from typing import Any, TypedDict
+from collections.abc import Iterable
+from typing import Any
 
 from accounts.models import User
-from analytics.selectors.exclusion import exclusion_for
+from analytics.selectors.exclusion import exclusion_for, rated_assignments
+from analytics.selectors.systems import SystemRow, system_rows
 from annotator.models import Assignment, Campaign
 from corpus import protocols
 from corpus.interop.mqm import MqmError, MqmRating, rating_sort_key
@@ -29,7 +29,6 @@ from corpus.protocols.mqm import (
     top_category,
 )
 from corpus.selectors.mqm import ITEM_FIELDS, item_rating, mqm_ratings, mqm_sources
-from corpus.spreadsheet import sheet_writer
 from errors import UserError
 from stats.mqm import (
     Agreement,
@@ -46,16 +45,6 @@ MAX_RESAMPLES = 100_000
 SEED = 0
 SEED_MIN, SEED_MAX = 0, 2**32 - 1  # numpy's seeds
 FIGURE = "mqm_scores"  # the declared figure (corpus.protocols) a campaign must have for these scores
-CSV_COLUMNS = ("system", "score", "segments", "ci_low", "ci_high", "rank_range")
-
-
-class SystemRow(TypedDict):
-    system: str
-    score: float
-    segments: int
-    ci_low: float | None
-    ci_high: float | None
-    rank_range: list[int] | None
 
 
 def stats_ratings(ratings: Iterable[MqmRating]) -> list[Rating]:
@@ -74,9 +63,7 @@ def dataset_ratings(dataset: Dataset, prefix: str) -> list[MqmRating]:
 def score_rows(ratings: list[Rating], *, weights: Weights = DEFAULT, n_resamples: int = RESAMPLES,
                seed: int = SEED) -> list[SystemRow]:
     """The `systems` of `mqm_scores` and the API: best (lowest) first."""
-    return [SystemRow(system=s.system, score=s.score, segments=s.segments, ci_low=s.ci_low, ci_high=s.ci_high,
-                      rank_range=list(s.rank_range) if s.rank_range else None)
-            for s in system_scores(ratings, weights.weight, n_resamples=n_resamples, seed=seed)]
+    return system_rows(system_scores(ratings, weights.weight, n_resamples=n_resamples, seed=seed))
 
 
 def dataset_scores(dataset: Dataset, *, prefix: str = "mqm", weights: Weights = DEFAULT,
@@ -84,23 +71,6 @@ def dataset_scores(dataset: Dataset, *, prefix: str = "mqm", weights: Weights = 
     """`{"systems": [...]}`: what `manage.py mqm_scores` prints and GET /api/analytics/datasets/ID/mqm returns."""
     ratings = stats_ratings(dataset_ratings(dataset, prefix))
     return {"systems": score_rows(ratings, weights=weights, n_resamples=n_resamples, seed=seed)}
-
-
-def _blank(value: float | None) -> float | str:
-    return "" if value is None else value
-
-
-def scores_csv(rows: list[SystemRow]) -> str:
-    """The same columns as CSV; a rank range is written `lo-hi` (a single rank alone)."""
-    out = io.StringIO()
-    writer = sheet_writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for row in rows:
-        ranks = row["rank_range"]
-        text = "" if not ranks else str(ranks[0]) if ranks[0] == ranks[1] else f"{ranks[0]}-{ranks[1]}"
-        writer.writerow([row["system"], row["score"], row["segments"], _blank(row["ci_low"]),
-                         _blank(row["ci_high"]), text])
-    return out.getvalue()
 
 
 def categories(ratings: list[Rating], *, weights: Weights = DEFAULT, tree: tuple[Category, ...] = DEFAULT_TREE,
@@ -128,14 +98,13 @@ def rater_pseudonyms(campaign: Campaign) -> dict[int, str]:
     return {user: RATER.format(n) for n, user in enumerate(sorted(listed | worked), 1)}
 
 
-def campaign_mqm_ratings(campaign: Campaign, *, excluded: Collection[int] = (),
+def campaign_mqm_ratings(campaign: Campaign, *, exclude_flagged: bool | None = None,
                          rater_names: bool = False) -> list[MqmRating]:
-    """The ratings an MQM campaign's annotators gave, as the TSV writes them: one per finished real assignment
-    (training and known-answer items left out, and the `excluded` annotators), its errors the annotator's own
-    spans on the item in this campaign; raters pseudonymous (`rater_pseudonyms`) unless `rater_names`."""
-    done = list(Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE, is_training=False,
-                                          is_control=False)
-                .exclude(annotator_id__in=list(excluded)).values_list("item_id", "annotator_id"))
+    """The ratings an MQM campaign's annotators gave, as the TSV writes them: one per real rating
+    (analytics.selectors.exclusion.rated_assignments under `exclude_flagged`, None: the campaign's setting), its
+    errors the annotator's own spans on the item in this campaign; raters pseudonymous (`rater_pseudonyms`)
+    unless `rater_names`."""
+    done = list(rated_assignments(exclusion_for(campaign, exclude_flagged)).values_list("item_id", "annotator_id"))
     items = {row["pk"]: row for row in Item.objects.filter(pk__in={i for i, _ in done}).values(*ITEM_FIELDS)}
     raters = (dict(User.objects.filter(pk__in={a for _, a in done}).values_list("pk", "username")) if rater_names
               else rater_pseudonyms(campaign))
@@ -152,9 +121,9 @@ def campaign_mqm_ratings(campaign: Campaign, *, excluded: Collection[int] = (),
     return sorted(ratings, key=rating_sort_key)
 
 
-def campaign_ratings(campaign: Campaign, *, excluded: Collection[int] = ()) -> list[Rating]:
+def campaign_ratings(campaign: Campaign, *, exclude_flagged: bool | None = None) -> list[Rating]:
     """The campaign's ratings as the statistics take them (`campaign_mqm_ratings`), raters by username."""
-    return stats_ratings(campaign_mqm_ratings(campaign, excluded=excluded, rater_names=True))
+    return stats_ratings(campaign_mqm_ratings(campaign, exclude_flagged=exclude_flagged, rater_names=True))
 
 
 class NotMqm(UserError):
@@ -185,7 +154,7 @@ def campaign_scores(campaign: Campaign, *, weights: Weights | None = None, n_res
     /api/analytics/campaigns/ID/mqm returns. The report's MQM section reads the same ratings."""
     check_mqm_request(campaign, resamples=n_resamples, seed=seed)
     exclusion = exclusion_for(campaign, exclude_flagged)
-    ratings = campaign_ratings(campaign, excluded=exclusion.excluded_ids)
+    ratings = campaign_ratings(campaign, exclude_flagged=exclusion.exclude)
     chosen = weights if weights is not None else protocols.mqm_weights(campaign.protocol_options)
     return {"campaign": campaign.pk, "exclude_flagged": exclusion.exclude, "excluded": list(exclusion.excluded),
             "systems": score_rows(ratings, weights=chosen, n_resamples=n_resamples, seed=seed)}

@@ -7,7 +7,9 @@ from django.http import HttpRequest
 from ninja import Router, Status
 from ninja.pagination import paginate
 
+from accounts.access import AccessError
 from accounts.services.settings import user_set_auto_advance
+from annotator import checks
 from annotator.access import assignment_for_user, assignment_to_edit
 from annotator.engine.phases import shows_machine_spans
 from annotator.models import Assignment, SpanJudgment
@@ -28,6 +30,7 @@ from annotator.selectors.spans import ErrorRow, added_spans, item_errors, span_h
 from annotator.services.assignments import assignment_add_time, assignment_finish
 from annotator.services.control_arm import assignment_reveal
 from annotator.services.occurrences import span_occurrences
+from annotator.services.opening import item_open
 from corpus.models import ErrorSpan
 
 router = Router(tags=["annotation"])
@@ -96,6 +99,17 @@ def retrieve_assignment(request: HttpRequest, assignment_id: int):
         errors=errors, added_spans=[added_span_out(s) for s in added_spans(assignment)],
         n_complete=None if marking else sum(r.is_complete for r in rows), n_total=None if marking else len(rows),
     )
+
+
+@router.post("/assignments/{assignment_id}/open", response=AssignmentDetailOut, operation_id="open_assignment")
+def open_assignment(request: HttpRequest, assignment_id: int):
+    """Open the item as its screen does: the first opening pre-fills an MQM or ESA^AI item with the machine's spans,
+    and each opening starts a new active-time clock. 403 while the campaign's training is not passed."""
+    assignment = assignment_to_edit(request.user, assignment_id)
+    if (gate := checks.installed().gate(assignment)) is not None:
+        raise AccessError.forbidden(gate)
+    item_open(assignment=assignment, user=request.user)
+    return retrieve_assignment(request, assignment_id)
 
 
 @router.post("/assignments/{assignment_id}/reveal", response=AssignmentDetailOut, operation_id="reveal_assignment")

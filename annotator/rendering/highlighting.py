@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from stats.overlap import shared_chars
+
 
 @dataclass(frozen=True)
 class SpanRef:
@@ -36,10 +38,6 @@ def segments(text: str, spans: Iterable[SpanRef]) -> list[Segment]:
     return pieces
 
 
-def _overlap(a: SpanRef, b: SpanRef) -> int:
-    return max(0, min(a.end, b.end) - max(a.start, b.start))
-
-
 def group_spans(spans: Sequence[SpanRef], min_share: float = 0.5) -> list[list[int]]:
     """Group spans that mark the same place: each joins the first group whose anchor it overlaps by at
     least `min_share` of the shorter of the two. Groups come out in text order; ids keep input order within."""
@@ -47,7 +45,7 @@ def group_spans(spans: Sequence[SpanRef], min_share: float = 0.5) -> list[list[i
     for span in sorted(spans, key=lambda s: (s.start, s.end)):
         for anchor, members in groups:
             shorter = min(anchor.end - anchor.start, span.end - span.start)
-            if shorter > 0 and _overlap(anchor, span) >= min_share * shorter:
+            if shorter > 0 and shared_chars((anchor.start, anchor.end), (span.start, span.end)) >= min_share * shorter:
                 members.append(span.id)
                 break
         else:

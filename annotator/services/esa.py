@@ -35,6 +35,7 @@ from corpus import protocols
 from corpus.models import ErrorSpan
 from corpus.protocols import esa
 from errors import Conflict, UserError
+from stats.overlap import shared_chars
 
 
 class EsaError(UserError):
@@ -74,7 +75,7 @@ def esa_prefill(*, assignment: Assignment, user: User) -> int:
     machine = sorted((s for s, _ in judged_spans(assignment) if s.start is not None),
                      key=lambda s: (-(s.severity or 0), s.start, -(s.end - s.start), s.pk))
     for span in machine:
-        if any(span.start < end and start < span.end for start, end in taken):
+        if any(shared_chars((span.start, span.end), place) for place in taken):
             continue
         code = esa.SEVERITY_CODES[esa.severity_from_machine(span.severity, threshold)]
         copy = added_span_create(assignment=assignment, user=user, start=span.start, end=span.end,

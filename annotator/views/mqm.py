@@ -20,7 +20,8 @@ from annotator.protocols import hooks_for
 from annotator.rendering import from_browser_offset
 from annotator.selectors.campaigns import neighbour_assignments
 from annotator.selectors.spans import added_spans
-from annotator.services.added_spans import AddedSpanError, added_span_create, added_span_delete
+from annotator.services.added_spans import AddedSpanError
+from annotator.services.mqm import mqm_error_create, mqm_error_delete
 from annotator.views.common import AppRequest
 from annotator.views.marks import Own, own_work
 from corpus import protocols
@@ -115,22 +116,17 @@ def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
     assignment = assignment_to_edit(request.user, pk)
     check_protocol(assignment, protocols.MQM)
     output = assignment.item.output
-    severity = mqm.severity_value(request.POST.get("severity", ""))
-    if severity not in mqm.SEVERITY_CODES:
-        return _problem(f"severity must be one of {', '.join(mqm.SEVERITY_VALUES)}")
     try:
         start, end = (from_browser_offset(output, int(request.POST.get(name, ""))) for name in ("start", "end"))
     except ValueError:
         return _problem("start and end must be whole numbers")
     try:
-        span = added_span_create(
-            assignment=assignment, user=request.user, start=start, end=end,
-            category=request.POST.get("category", ""), severity=mqm.SEVERITY_CODES[severity],
-            note=request.POST.get("note", ""), ms=clamp_ms(request.POST.get("ms")),
-        )
+        span = mqm_error_create(assignment=assignment, user=request.user, start=start, end=end,
+                                category=request.POST.get("category", ""), severity=request.POST.get("severity", ""),
+                                note=request.POST.get("note", ""), ms=clamp_ms(request.POST.get("ms")))
     except AddedSpanError as exc:
         return _problem(str(exc))
-    message = f"{mqm.SEVERITY_LABELS[severity]} {span.category} at “{span.text[:60]}”."
+    message = f"{mqm.SEVERITY_LABELS[mqm.severity_of_code(span.severity)]} {span.category} at “{span.text[:60]}”."
     return trigger_client_event(HttpResponse(screen_oob(request, assignment)), "sj:notice", {"message": message})
 
 
@@ -138,9 +134,8 @@ def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
 @require_POST
 def mqm_error_remove(request: AppRequest, span_pk: int) -> HttpResponse:
     span, assignment = added_span_for_user(request.user, span_pk)
-    check_protocol(assignment, protocols.MQM)
     try:
-        added_span_delete(span=span, assignment=assignment, user=request.user)
+        mqm_error_delete(span=span, assignment=assignment, user=request.user)
     except AddedSpanError as exc:
         return _problem(str(exc))
     return trigger_client_event(HttpResponse(screen_oob(request, assignment)), "sj:notice",

@@ -37,7 +37,6 @@ from annotator.selectors.spans import (
     span_handle,
     unprimed_span_ids,
 )
-from annotator.services.actions import activity_record
 from annotator.services.added_spans import (
     AddedSpanError,
     added_span_create,
@@ -48,11 +47,11 @@ from annotator.services.assignments import (
     AssignmentError,
     assignment_add_time,
     assignment_finish,
-    assignment_open,
 )
 from annotator.services.control_arm import assignment_reveal
 from annotator.services.judgments import JudgmentError, StaleJudgment, judgment_set
 from annotator.services.occurrences import occurrence_pick, span_occurrences
+from annotator.services.opening import item_open
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
 from annotator.views.marks import Own, own_work
@@ -211,9 +210,7 @@ def item_screen(request: AppRequest, pk: int) -> HttpResponse:
     if mine and (gate := checks.installed().gate(assignment)) is not None:
         return render(request, "annotator/qualification_gate.html",
                       {"campaign": assignment.campaign, "message": gate}, status=403)
-    if mine and assignment.campaign.status == Campaign.Status.OPEN and not assignment.is_done():
-        assignment_open(assignment=assignment, user=request.user)  # the first open pre-fills, once
-        activity_record(assignment=assignment, opening=True)  # opening the item starts a new active-time clock
+    item_open(assignment=assignment, user=request.user)  # its own, open, unfinished item: the first open pre-fills
     return hooks_for(assignment.campaign).page(request, assignment)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from evaluation.engine.ensemble import _norm_text
+from stats.overlap import shared_chars
 
 # What the supervisor did with a machine span of the run's answer.
 KEPT = "kept"  # the supervisor returned it, and at least one annotator model had flagged that stretch
@@ -58,7 +59,7 @@ def overlap(a: Mark, b: Mark) -> int:
     offsets and both quote the same location, or both quote none and give the same explanation (normalized);
     else 0."""
     if a.start is not None and a.end is not None and b.start is not None and b.end is not None:
-        return max(0, min(a.end, b.end) - max(a.start, b.start))
+        return shared_chars((a.start, a.end), (b.start, b.end))
     if a.start is None and b.start is None:
         if a.text.strip() or b.text.strip():
             left, right = _norm_text(a.text), _norm_text(b.text)

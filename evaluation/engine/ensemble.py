@@ -11,6 +11,7 @@ from typing import Protocol, TypeVar
 from evaluation.engine.alignment import AlignedSpan, align_location
 from evaluation.engine.errors import EngineError
 from evaluation.engine.parsing import LABELS, ParsedAnswer, ParsedError
+from stats.overlap import shared_chars
 
 LABEL_SCORES: dict[str, int] = {label: i for i, label in enumerate(LABELS, start=1)}
 MAX_ERRORS = 8
@@ -110,7 +111,7 @@ OVERLAP_SHARE = 0.5
 
 def overlap_share(a: tuple[int, int], b: tuple[int, int]) -> float:
     """Return the overlap of two [start, end) spans as a share of the shorter span's length."""
-    overlap = min(a[1], b[1]) - max(a[0], b[0])
+    overlap = shared_chars(a, b)
     shorter = min(a[1] - a[0], b[1] - b[0])
     if overlap <= 0 or shorter <= 0:
         return 0.0

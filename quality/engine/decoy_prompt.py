@@ -14,6 +14,7 @@ from string import Template
 
 from evaluation.engine.alignment import align_location
 from evaluation.engine.parsing import ParsedError
+from stats.overlap import shared_chars
 
 SECTION_HEADER = "### The error to report"
 STRETCH_LEAD = "The marked stretch:"
@@ -38,8 +39,8 @@ def decoy_prompt(run_prompt: str, *, stretch: str, output_noun: str, aspect_name
     return run_prompt.rstrip("\n") + "\n" + section
 
 
-def _overlap(a: tuple[int, int], b: tuple[int, int]) -> float:
-    inter = max(0, min(a[1], b[1]) - max(a[0], b[0]))
+def _jaccard(a: tuple[int, int], b: tuple[int, int]) -> float:
+    inter = shared_chars(a, b)
     union = max(a[1], b[1]) - min(a[0], b[0])
     return inter / union if union > 0 else 0.0
 
@@ -57,7 +58,7 @@ def error_at(errors: Sequence[ParsedError], output: str, start: int, end: int) -
             if span.start is None or span.end is None:
                 continue
             same_words = " ".join(output[span.start:span.end].split()).casefold() == stretch
-            score = 1.0 if same_words else _overlap((span.start, span.end), (start, end))
+            score = 1.0 if same_words else _jaccard((span.start, span.end), (start, end))
             if score >= MIN_OVERLAP and (best is None or score > best[0]):
                 best = (score, error)
     return best[1] if best else None

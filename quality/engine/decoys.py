@@ -14,6 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from stats.overlap import shared_chars
+
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)?(?![\w])")
 # A number standing alone: not one part of a time, season or size ("17:00", "23/24", "240x320").
 _LONE_NUMBER = re.compile(r"(?<![\w.:/])\d+(?:[.,]\d+)?(?![\w]|[:/]\d)")
@@ -90,7 +92,7 @@ class Donor:
 
 
 def _overlaps(start: int, end: int, taken: Sequence[tuple[int, int]]) -> bool:
-    return any(start < b and a < end for a, b in taken)
+    return any(shared_chars((start, end), span) for span in taken)
 
 
 def _names(text: str) -> list[re.Match]:
@@ -146,8 +148,8 @@ def _in_input(fact: str, inputs_text: str) -> bool:
 
 def _supported(start: int, end: int, facts: Sequence[tuple[int, int, str]], inputs_text: str) -> bool:
     """Every fact the stretch touches is in the input, and it touches at least one (something to check)."""
-    touched = [text for a, b, text in facts if a < end and start < b]
-    inside = all(start <= a and b <= end for a, b, _ in facts if a < end and start < b)
+    touched = [text for a, b, text in facts if shared_chars((a, b), (start, end))]
+    inside = all(start <= a and b <= end for a, b, _ in facts if shared_chars((a, b), (start, end)))
     return bool(touched) and inside and all(_in_input(text, inputs_text) for text in touched)
 
 
@@ -166,7 +168,7 @@ def decoy_candidates(output: str, inputs_text: str, taken: Sequence[tuple[int, i
         text = output[start:end]
         if not text or _overlaps(start, end, taken) or not _supported(start, end, facts, inputs_text):
             return
-        if any(a < end and start < b and not (start <= a and b <= end) for a, b in bound):
+        if any(shared_chars((a, b), (start, end)) and not (start <= a and b <= end) for a, b in bound):
             return  # it would cut inside a phrase that states one fact
         found.setdefault((start, end), Candidate(start, end, text, what or span_kind(text), output.count(text) > 1))
 

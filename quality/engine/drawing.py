@@ -30,6 +30,7 @@ import numpy as np
 
 from quality.engine.audit import Card, CardFeatures, card_model
 from quality.engine.decoys import Candidate, Donor, natural_edges, voice_explanation, written_like
+from stats.overlap import shared_chars
 
 MASS_HOSTED = 0.9  # the share is what the groups holding this much of the real spans can host
 REALNESS_WEIGHT = 0.3  # how much the density ratio's log-odds count beside the likeness to the donor
@@ -89,7 +90,7 @@ def capacity(candidates: Sequence[Candidate]) -> int:
     """How many decoys fit on one output: the most stretches that overlap no other (shortest first, greedily)."""
     chosen: list[tuple[int, int]] = []
     for c in sorted(candidates, key=lambda c: (c.end - c.start, c.start)):
-        if not any(c.start < b and a < c.end for a, b in chosen):
+        if not any(shared_chars((c.start, c.end), span) for span in chosen):
             chosen.append((c.start, c.end))
     return len(chosen)
 
@@ -199,7 +200,7 @@ def draw_decoys(outputs: Sequence[Output], sources: Sequence[Source], share: flo
     def free(j: int, source: Source) -> bool:
         o, c = pool[j]
         return (source.donor.label in o.labels and _fits(c, source) and (o.group, c.text.lower()) not in shown
-                and not any(c.start < b and a < c.end for a, b in taken.get(o.key, ())))
+                and not any(shared_chars((c.start, c.end), span) for span in taken.get(o.key, ())))
 
     for k in order:
         source = sources[k]
@@ -308,7 +309,7 @@ def _moves(n: int, chosen: Sequence[tuple[int, Source]], pool: Sequence[tuple[Ou
     def open_(j: int, donor: Source) -> bool:
         o, c = pool[j]
         return (_fits(c, donor) and donor.donor.label in o.labels and (o.group, c.text.lower()) not in shown
-                and not any(c.start < b and a < c.end for a, b in taken.get(o.key, ())))
+                and not any(shared_chars((c.start, c.end), span) for span in taken.get(o.key, ())))
 
     in_use = {id(s) for _, s in chosen}
     stretches = _at_most([j for j in in_group[group] if j != j0], MATCH_OPTIONS, rng)

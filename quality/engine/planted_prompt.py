@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from string import Template
 
 from quality.engine.planting import Planted
+from stats.overlap import shared_chars
 
 KIND = "llm"
 MAX_SENTENCES = 2  # a changed stretch longer than this is a rewrite, not one planted error
@@ -124,7 +125,7 @@ def planted_from_answer(answer: str, output: str, *, keep: Sequence[tuple[int, i
     after = text[new[j1][0]:new[j2 - 1][1]] if j2 > j1 else ""
     if not _has_word(after):
         raise UnusableAnswer("the answer deletes text and leaves nothing to mark")
-    touches = ((lambda a, b: start < b and a < old_end) if old_end > start
+    touches = ((lambda a, b: shared_chars((a, b), (start, old_end))) if old_end > start
                else (lambda a, b: a < start < b))  # an insertion touches a stretch it lands inside
     if any(touches(a, b) for a, b in keep):
         raise UnusableAnswer("the change touches a stretch that must stay as it is (a machine span)")

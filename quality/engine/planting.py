@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from stats.overlap import shared_chars
+
 PLANT_KINDS: tuple[str, ...] = ("number", "entity", "sentence", "insert")
 
 _NUMBER = re.compile(r"(?<![\w.,])\d{1,6}(?![\w.,]\d)")
@@ -36,7 +38,7 @@ class Planted:
 
 
 def _free(start: int, end: int, keep: Sequence[tuple[int, int]]) -> bool:
-    return not any(start < b and a < end for a, b in keep)
+    return not any(shared_chars((start, end), span) for span in keep)
 
 
 def _number(output: str, keep: Sequence[tuple[int, int]], rng: random.Random) -> list[tuple[int, int, str, str]]:

@@ -109,17 +109,17 @@ def test_the_tsv_imports_back_to_the_campaigns_scores(study, tmp_path, flags, ex
     path = tmp_path / "campaign.tsv"
     _export(study, *flags, path=path)
     call_command("import_mqm", str(path), dataset="round trip", source="camp", stdout=io.StringIO())
-    zed = study.annotators[2]
-    campaign_rows = score_rows(campaign_ratings(study.campaign, excluded=[zed.pk] if excluded else []))
+    campaign_rows = score_rows(campaign_ratings(study.campaign, exclude_flagged=excluded))
     expected = {"sysA": (0.1 / 5, 5), "sysB": (18 / 6, 6)} if excluded else \
         {"sysA": ((0.1 + 15) / 8, 8), "sysB": (18 / 9, 9)}
-    for row in campaign_rows:
-        assert (row["score"], row["segments"]) == (pytest.approx(expected[row["system"]][0]),
-                                                   expected[row["system"]][1])
+    for row in campaign_rows:  # ratings: rated (segment, rater) pairs; segments: the three source segments
+        assert (row["score"], row["ratings"], row["segments"]) == (pytest.approx(expected[row["system"]][0]),
+                                                                   expected[row["system"]][1], 3)
     imported = dataset_scores(Dataset.objects.get(name="round trip"), prefix="camp")["systems"]
     assert [r["system"] for r in imported] == [r["system"] for r in campaign_rows]
     for back, row in zip(imported, campaign_rows, strict=True):  # intervals and rank ranges too: the same segments
-        assert back["segments"] == row["segments"] and back["rank_range"] == row["rank_range"]
+        assert (back["ratings"], back["segments"], back["rank_range"]) == (row["ratings"], row["segments"],
+                                                                          row["rank_range"])
         assert [back[k] for k in ("score", "ci_low", "ci_high")] == pytest.approx([row[k] for k in
                                                                                    ("score", "ci_low", "ci_high")])
     dot = ErrorSpan.objects.get(annotation__item__dataset__name="round trip", category="Fluency/Punctuation")

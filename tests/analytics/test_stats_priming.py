@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from stats.priming import MachineSpan, Work, overlaps, priming_figures, reported_errors, share_counts
+from stats.overlap import shared_chars
+from stats.priming import MachineSpan, Work, priming_figures, reported_errors, share_counts
 
 
 def test_overlaps_needs_a_shared_character():
-    assert overlaps((0, 4), (3, 8)) and not overlaps((0, 4), (4, 8)) and overlaps((2, 3), (0, 9))
+    assert shared_chars((0, 4), (3, 8)) == 1 and shared_chars((0, 4), (4, 8)) == 0 and shared_chars((2, 3), (0, 9)) == 1
+    assert shared_chars((3, 3), (0, 9)) == 0  # an empty range has no character to share
 
 
 def _work(**fields) -> Work:
@@ -59,8 +61,8 @@ def test_unlocated_machine_spans_are_counted_apart_from_accepted_unfound():
 def test_an_unplaced_mark_overlaps_nothing_and_counts_as_a_mark_no_span_found():
     """ESA's missing content has no offsets: it shares no character with any span, so it is a mark the machine
     did not find (recall's denominator) and finds no machine span (precision_found)."""
-    assert not overlaps((None, None), (0, 4)) and not overlaps((0, 4), (None, None))
-    assert not overlaps((None, None), (None, None))
+    assert shared_chars((None, None), (0, 4)) == shared_chars((0, 4), (None, None)) == 0
+    assert shared_chars((None, None), (None, None)) == 0
     work = _work(marks=((2, 6), (None, None)))
     assert share_counts(work, "A") == {
         "recall": (1, 2), "precision_confirmed": (2, 3), "precision_found": (1, 3), "accepted_unfound": (0, 1),

@@ -84,8 +84,10 @@ def test_mqm_scores_prints_the_contract_json_sorted_by_score(tsv):
     body = json.loads(_scores())
     assert list(body) == ["systems"]
     rows = body["systems"]
-    assert [list(r) for r in rows] == [["system", "score", "segments", "ci_low", "ci_high", "rank_range"]] * 2
-    assert [(r["system"], r["segments"]) for r in rows] == [("sysA", 3), ("sysB", 2)]
+    assert [list(r) for r in rows] == [["system", "score", "ratings", "segments", "ci_low", "ci_high",
+                                        "rank_range"]] * 2
+    # sysA: three rated (segment, rater) pairs over two segments; sysB: one rater on each of its two
+    assert [(r["system"], r["ratings"], r["segments"]) for r in rows] == [("sysA", 3, 2), ("sysB", 2, 2)]
     assert rows[0]["score"] == pytest.approx(5.1 / 3) and rows[1]["score"] == pytest.approx(15.0)
     assert rows[0]["ci_low"] <= rows[0]["score"] <= rows[0]["ci_high"]
     assert rows[0]["rank_range"] == rows[1]["rank_range"] == [1, 2]  # two segments separate nothing
@@ -97,7 +99,7 @@ def test_mqm_scores_takes_weights_and_writes_csv(tsv, tmp_path):
     weights = tmp_path / "w.json"
     weights.write_text(json.dumps({"*": {"*": 1}, "Non-translation": {"major": 0}}), encoding="utf-8")
     rows = list(csv.DictReader(io.StringIO(_scores(weights=str(weights), format="csv"))))
-    assert list(rows[0]) == ["system", "score", "segments", "ci_low", "ci_high", "rank_range"]
+    assert list(rows[0]) == ["system", "score", "ratings", "segments", "ci_low", "ci_high", "rank_range"]
     assert {r["system"]: float(r["score"]) for r in rows} == {"sysA": pytest.approx(2 / 3), "sysB": 0.5}
     assert rows[0]["rank_range"] == "1-2"
     weights.write_text('{"*": {"major": -2}}', encoding="utf-8")

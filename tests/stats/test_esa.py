@@ -75,7 +75,7 @@ def test_agreement_on_scores_and_on_characters():
     (pair,) = agreed.pairs
     assert (pair.a, pair.b, pair.outputs) == ("r1", "r2", 3)
     assert pair.scores.pearson == pytest.approx(0.96077, abs=1e-4) and pair.scores.kendall == pytest.approx(1.0)
-    assert pair.char.f1 == pytest.approx(0.5) and pair.char_severity.f1 == 0
+    assert pair.char.f1 == pytest.approx(0.5) and pair.char_labelled.f1 == 0
     assert agreed.scores.n == 3
 
 

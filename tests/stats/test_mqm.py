@@ -16,7 +16,8 @@ def test_segment_score_sums_weights_and_system_score_averages_rated_pairs():
     ratings = [Rating("A", 1, "r1", (MAJOR,)), Rating("A", 1, "r2", ()), Rating("A", 2, "r1", (MINOR_PUNCT,)),
                Rating("B", 1, "r1", ()), Rating("B", 2, "r1", ())]
     scores = system_scores(ratings, DEFAULT.weight, n_resamples=200)
-    assert [(s.system, s.segments) for s in scores] == [("B", 2), ("A", 3)]  # lower is better
+    # lower is better; A has three ratings (two raters on segment 1) on two segments
+    assert [(s.system, s.ratings, s.segments) for s in scores] == [("B", 2, 2), ("A", 3, 2)]
     assert scores[1].score == pytest.approx(5.1 / 3)
     assert scores[0].score == 0 and scores[0].ci_low == 0 == scores[0].ci_high
 
@@ -54,10 +55,10 @@ def test_rater_agreement_is_factgenies_character_f1_and_segment_score_correlatio
          Rating("S", 3, "bob", (MAJOR,))]
     agreement = rater_agreement(a + b, DEFAULT.weight)
     (pair,) = agreement.pairs
-    assert (pair.a, pair.b, pair.segments) == ("ann", "bob", 3)
+    assert (pair.a, pair.b, pair.outputs) == ("ann", "bob", 3)
     # segment 2 has no span on bob's side: left out, as factgenie does; 2 + 4 characters shared of 8 and 8
     assert (pair.char.matched, pair.char.n_predicted, pair.char.n_reference) == (6, 8, 8)
-    assert pair.char_category.matched == 2  # the categories match on segment 0 only
+    assert pair.char_labelled.matched == 2  # the categories match on segment 0 only
     # segment scores 1, 5, 1 against 5, 1, 0: r = -4 / sqrt(96/9 * 14)
     assert pair.scores.n == 3 and pair.scores.pearson == pytest.approx(-4 / (96 / 9 * 14) ** 0.5)
     assert agreement.char == pair.char and agreement.scores.pearson == pair.scores.pearson

@@ -8,7 +8,8 @@ import json
 from django.core.management.base import CommandError, CommandParser
 
 from analytics.management.flagged import add_flagged_arguments
-from analytics.selectors.esa import RESAMPLES, SEED, campaign_esa, check_esa_request, scores_csv
+from analytics.selectors.esa import RESAMPLES, SEED, campaign_esa, check_esa_request
+from analytics.selectors.systems import scores_csv
 from annotator.models import Campaign
 from errors.commands import BaseCommand
 
@@ -34,7 +35,7 @@ class Command(BaseCommand):
         result = campaign_esa(campaign, n_resamples=resamples, seed=seed,
                               exclude_flagged=options["exclude_flagged"])  # type: ignore[arg-type]
         if options["format"] == "csv":
-            self.stdout.write(scores_csv(result), ending="")
+            self.stdout.write(scores_csv(result["systems"]), ending="")
             # the CSV holds the systems only; who was left out goes beside it, as the JSON says it in its fields
             self.stderr.write(f"exclude_flagged: {str(result['exclude_flagged']).lower()}; excluded: "
                               f"{', '.join(result['excluded']) or 'nobody'}")

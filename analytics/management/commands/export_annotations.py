@@ -131,7 +131,7 @@ class Command(BaseCommand):
             raise CommandError(f"--dataset: campaign {campaign.pk} rates dataset {campaign.dataset.name!r}, not "
                                f"{options['dataset']!r} (leave --dataset out with --campaign)")
         exclusion = exclusion_for(campaign, options["exclude_flagged"])  # type: ignore[arg-type]
-        ratings = campaign_mqm_ratings(campaign, excluded=exclusion.excluded_ids,
+        ratings = campaign_mqm_ratings(campaign, exclude_flagged=exclusion.exclude,
                                        rater_names=bool(options["rater_names"]))
         self._write_tsv(ratings, options["output"])  # type: ignore[arg-type]
         self.stderr.write(exclusion.sentence())

@@ -9,7 +9,8 @@ from pathlib import Path
 from django.core.management.base import CommandError, CommandParser
 
 from analytics.management.flagged import add_flagged_arguments
-from analytics.selectors.mqm import RESAMPLES, SEED, campaign_scores, check_mqm_request, dataset_scores, scores_csv
+from analytics.selectors.mqm import RESAMPLES, SEED, campaign_scores, check_mqm_request, dataset_scores
+from analytics.selectors.systems import scores_csv
 from annotator.models import Campaign
 from corpus.models import Dataset
 from corpus.protocols.mqm import DEFAULT, ProtocolError, Weights

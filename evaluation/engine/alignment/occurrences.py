@@ -16,6 +16,7 @@ from functools import lru_cache
 
 from evaluation.engine.alignment.nlp import doc, stop_words
 from evaluation.engine.alignment.notes import Pick
+from stats.overlap import shared_chars
 
 # words that open a new clause; a clause boundary is also any of , ; : — outside brackets
 _CLAUSE_OPENERS = frozenset(
@@ -132,7 +133,7 @@ def _context(output: str, span: tuple[int, int]) -> tuple[set[str], set[str]]:
     """Return the words of the occurrence's clause (with the clause giving it its subject) and of its sentence."""
     clauses, sentences = _layout(output)
     start, end = span
-    own = [i for i, c in enumerate(clauses) if c.start < end and start < c.end]
+    own = [i for i, c in enumerate(clauses) if shared_chars((c.start, c.end), (start, end))]
     if not own:
         return set(), _words(output)
     text = output[clauses[own[0]].start : clauses[own[-1]].end]
