@@ -9,9 +9,9 @@ from ninja import Router, Status
 from accounts.access import AccessError
 from annotator.access import added_span_for_user, assignment_for_user, assignment_to_edit
 from annotator.engine.telemetry import clamp_ms
-from annotator.models import Assignment, EsaPrefill
+from annotator.models import Assignment, EsaPrefill, EsaScore
 from annotator.schemas import EsaDoneIn, EsaMissingIn, EsaScoreIn, EsaSpanIn, EsaSpanOut, EsaSpanPatchIn, EsaStateOut
-from annotator.selectors.esa import esa_arm, esa_state
+from annotator.selectors.esa import esa_arm, esa_spans_closed
 from annotator.selectors.spans import added_spans
 from annotator.services.added_spans import KEEP
 from annotator.services.esa import (
@@ -40,11 +40,11 @@ def _prefilled(assignment: Assignment) -> set[int]:
 
 
 def esa_state_out(assignment: Assignment) -> EsaStateOut:
-    state = esa_state(assignment)
+    state = EsaScore.objects.filter(assignment_id=assignment.pk).first()  # None before the first open
     prefilled = _prefilled(assignment)
     return EsaStateOut(
         assignment_id=assignment.pk, arm=esa_arm(assignment), prefilled=bool(state and state.prefilled),
-        spans_done=bool(state and state.spans_done_at), score=state.score if state else None,
+        spans_done=esa_spans_closed(assignment) is not None, score=state.score if state else None,
         spans=[esa_span_out(s, s.pk in prefilled) for s in added_spans(assignment)])
 
 
