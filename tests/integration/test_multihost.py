@@ -437,7 +437,8 @@ def test_work_through_both_web_hosts_with_a_worker_host_killed_and_a_web_host_re
     # Two pre-annotation runs, one launched on each web host: each worker host takes one (concurrency 1).
     runs = [rosa.ok(host, "POST", "/runs", 201, json={
         "dataset": "lab items", "aspect": aspect, "annotators": ANNOTATORS, "supervisor": SUPERVISOR,
-        "ollama_url": lab.llm_url, "parallel": 2})["id"] for host, aspect in zip(("web1", "web2"), ASPECTS, strict=True)]
+        "ollama_url": lab.llm_url, "parallel": 2})["id"]
+        for host, aspect in zip(("web1", "web2"), ASPECTS, strict=True)]
     assert _wait(lambda: _holder(lab, runs[0]) and _holder(lab, runs[1]), 60), \
         lab.worker_log("worker1")[-2000:] + lab.worker_log("worker2")[-2000:]
     assert {_holder(lab, runs[0]), _holder(lab, runs[1])} == {"worker1", "worker2"}  # split over the hosts
