@@ -295,12 +295,18 @@ def _python_env() -> dict[str, str]:
             "PYTHONDONTWRITEBYTECODE": "1"}
 
 
+_LAST_ERROR: list[str] = []  # what the last failed poll raised, for the assertion's message
+
+
 def _wait(predicate: Callable[[], bool], timeout: float, interval: float = 0.25) -> bool:
+    """Poll until `predicate` holds; a poll that raises (a host restarting) counts as not yet."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        with contextlib.suppress(Exception):
+        try:
             if predicate():
                 return True
+        except Exception as exc:  # noqa: BLE001 - kept for the message
+            _LAST_ERROR[:] = [repr(exc)]
         time.sleep(interval)
     return False
 
@@ -434,7 +440,7 @@ def _wait_job(api: Api, path: str, timeout: float, hosts: tuple[str, ...] = ("we
 
 def _holder(lab: Lab, run_id: int) -> str:
     """The worker host running the run: the one whose log names the Celery task that claimed it ('' before)."""
-    rows = lab.sql("SELECT celery_task_id FROM evaluation_evaluatorrun WHERE id = %s", run_id)
+    rows = lab.sql("SELECT celery_task_id FROM evaluation_evaluatorrun WHERE source_id = %s", run_id)
     token = rows[0][0] if rows else ""
     for host in ("worker1", "worker2"):
         if token and f"[{token}]" in lab.worker_log(host):
@@ -451,15 +457,16 @@ def test_work_through_both_web_hosts_with_a_worker_host_killed_and_a_web_host_re
         "dataset": "lab items", "aspect": aspect, "annotators": ANNOTATORS, "supervisor": SUPERVISOR,
         "ollama_url": lab.llm_url, "parallel": 2})["id"]
         for host, aspect in zip(("web1", "web2"), ASPECTS, strict=True)]
-    assert _wait(lambda: _holder(lab, runs[0]) and _holder(lab, runs[1]), 60), \
-        lab.worker_log("worker1")[-2000:] + lab.worker_log("worker2")[-2000:]
+    assert _wait(lambda: _holder(lab, runs[0]) and _holder(lab, runs[1]), 60), (
+        runs, lab.sql("SELECT source_id, status, celery_task_id FROM evaluation_evaluatorrun"), _LAST_ERROR,
+        lab.worker_log("worker1")[-1000:] + lab.worker_log("worker2")[-1000:])
     assert {_holder(lab, runs[0]), _holder(lab, runs[1])} == {"worker1", "worker2"}  # split over the hosts
 
     lab.mark("runs split")
     # SIGKILL the host holding the first run once it has made some of its calls; the other finishes both.
     victim = _holder(lab, runs[0])
     survivor = "worker2" if victim == "worker1" else "worker1"
-    progress = "SELECT status, done, total FROM evaluation_evaluatorrun WHERE id = %s"
+    progress = "SELECT status, done, total FROM evaluation_evaluatorrun WHERE source_id = %s"
     assert _wait(lambda: lab.sql(progress, runs[0])[0][1] >= 4, 60)
     lab.procs[victim].kill()
     status, done, total = lab.sql(progress, runs[0])[0]
@@ -471,7 +478,7 @@ def test_work_through_both_web_hosts_with_a_worker_host_killed_and_a_web_host_re
     assert _ok_repeats(stats) == 0  # no finished LLM call was asked again
     calls = lab.sql("SELECT count(*) FROM evaluation_llmcall")[0][0]
     assert calls == 2 * N_ITEMS * 4 and stats.requests == calls
-    token = lab.sql("SELECT celery_task_id FROM evaluation_evaluatorrun WHERE id = %s", runs[0])[0][0]
+    token = lab.sql("SELECT celery_task_id FROM evaluation_evaluatorrun WHERE source_id = %s", runs[0])[0][0]
     assert f"[{token}]" in lab.worker_log(survivor)  # the survivor took the killed host's run over
     per_run = dict(lab.sql("SELECT source_id, count(*) FROM corpus_annotation WHERE kind = 'ensemble' "
                            "GROUP BY source_id"))
@@ -479,7 +486,7 @@ def test_work_through_both_web_hosts_with_a_worker_host_killed_and_a_web_host_re
 
     lab.mark("runs done")
     # A campaign on the first run, opened on web2; each expert judges every machine error.
-    campaign = rosa.ok("web2", "POST", "/campaigns", 200, json={
+    campaign = rosa.ok("web2", "POST", "/campaigns", 201, json={
         "name": "lab campaign", "dataset_id": dataset, "run_ids": [runs[0]], "aspects": ["accuracy"],
         "annotators": ["expert1", "expert2"], "annotators_per_item": 2, "guidelines": "Judge each error."})["id"]
     expected = _verdict_burst(lab, campaign)
@@ -522,22 +529,27 @@ def _verdict_burst(lab: Lab, campaign: int) -> dict:
     def judge(user: str, home: str) -> None:
         api = Api(lab, user)
         other = "web1" if home == "web2" else "web2"
+
+        def send(method: str, path: str, **kw) -> httpx.Response:
+            """To this expert's web host; when it gives no answer, the same request to the other (a proxy's retry)."""
+            try:
+                answer = api.call(home, method, path, **kw)
+                if answer.status_code < 500:
+                    return answer
+            except httpx.HTTPError:
+                pass
+            sent["replayed"] += 1
+            return api.call(other, method, path, **kw)
+
         try:
-            for assignment in api.ok(other, "GET", "/assignments", params={"limit": 1000})["items"]:
-                detail = api.ok(home, "GET", f"/assignments/{assignment['id']}")
+            for assignment in send("GET", "/assignments", params={"limit": 1000}).json()["items"]:
+                detail = send("GET", f"/assignments/{assignment['id']}").json()
                 for i, error in enumerate(detail["errors"]):
                     span, explanation = kinds[(i + assignment["id"]) % len(kinds)]
-                    body = {"span_id": error["span_id"], "span_verdict": span, "explanation_verdict": explanation,
-                            "version": 0}
                     planned[(assignment["id"], error["span_id"])] = (span, explanation)
-                    path = f"/assignments/{assignment['id']}/judgments"
-                    try:
-                        answer = api.call(home, "POST", path, json=body)
-                    except httpx.HTTPError:
-                        answer = None
-                    if answer is None or answer.status_code >= 500:
-                        sent["replayed"] += 1
-                        answer = api.call(other, "POST", path, json=body)  # the proxy's retry on the live host
+                    answer = send("POST", f"/assignments/{assignment['id']}/judgments", json={
+                        "span_id": error["span_id"], "span_verdict": span, "explanation_verdict": explanation,
+                        "version": 0})
                     assert answer.status_code == 200, answer.text[:500]
                     assert answer.json()["version"] == 1
         except Exception as exc:  # noqa: BLE001 - reported by the main thread
@@ -612,7 +624,7 @@ def test_redis_on_the_db_host_stopped_for_ten_seconds_and_jobs_resume(lab: Lab):
         "dataset": "lab summaries", "evaluator": DHP_MODEL, "metrics": ["coherence"],
         "kinds": ["char-delete:minor", "word-delete:major"], "samples": 2, "ollama_url": lab.llm_url,
         "parallel": 2})["id"]
-    assert _wait(lambda: rosa.ok("web1", "GET", f"/dhp/runs/{dhp}")["done"] > 0, 60)
+    assert _wait(lambda: rosa.ok("web1", "GET", f"/dhp/runs/{dhp}")["done_steps"] > 0, 60)
     lab.procs["redis"].stop()
     assert _wait(lambda: _status(f"{lab.web('web1')}/healthz") == 503, 15)  # the proxy takes it out
     time.sleep(10)
