@@ -477,7 +477,9 @@ def test_work_through_both_web_hosts_with_a_worker_host_killed_and_a_web_host_re
     stats = lab.sim_stats()
     assert _ok_repeats(stats) == 0  # no finished LLM call was asked again
     calls = lab.sql("SELECT count(*) FROM evaluation_llmcall")[0][0]
-    assert calls == 2 * N_ITEMS * 4 and stats.requests == calls
+    # Every stored call was asked once; beyond them only the calls in flight when the host died (at most the
+    # run's 2 parallel slots), whose answers never arrived.
+    assert calls == 2 * N_ITEMS * 4 and calls <= stats.requests <= calls + 2
     token = lab.sql("SELECT celery_task_id FROM evaluation_evaluatorrun WHERE source_id = %s", runs[0])[0][0]
     assert f"[{token}]" in lab.worker_log(survivor)  # the survivor took the killed host's run over
     per_run = dict(lab.sql("SELECT source_id, count(*) FROM corpus_annotation WHERE kind = 'ensemble' "
@@ -632,7 +634,7 @@ def test_redis_on_the_db_host_stopped_for_ten_seconds_and_jobs_resume(lab: Lab):
     assert _wait(lambda: _status(f"{lab.web('web1')}/healthz") == 200, 30)
     state = _wait_job(rosa, f"/dhp/runs/{dhp}", 180)
     assert state["status"] == "done", (state, lab.worker_log("worker1")[-2000:], lab.worker_log("worker2")[-2000:])
-    assert state["results"]["summary"]["D_min"] is not None
+    assert state["summary"]["D_min"] is not None and state["llm_calls"] > 0
     assert _ok_repeats(lab.sim_stats()) == 0
     # A job queued after the outage runs too: the broker and the workers are back.
     again = rosa.ok("web1", "POST", "/runs", 201, json={
