@@ -28,7 +28,9 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
+from django.test import override_settings
 
+from annotator.selectors.spans import span_handle
 from tests.conftest import REPO
 from tests.integration.test_preannotation_worker import ANNOTATORS, SUPERVISOR, _ok_repeats
 from tests.ollama_sim.config import SimConfig
@@ -584,9 +586,10 @@ def _verdict_burst(lab: Lab, campaign: int) -> dict:
     del expert2
 
     # Nothing lost or doubled: one judgment per planned save, with its value, and one audit row per field.
-    stored = {(a, s): (sv, ev) for a, s, sv, ev in lab.sql(
+    with override_settings(SECRET_KEY=KEY):  # the API names spans by handles keyed with the hosts' secret
+        stored = {(a, span_handle(a, s)): (sv, ev) for a, s, sv, ev in lab.sql(
         "SELECT assignment_id, span_id, span_verdict, explanation_verdict FROM annotator_spanjudgment "
-        "WHERE assignment_id IN (SELECT id FROM annotator_assignment WHERE campaign_id = %s)", campaign)}
+            "WHERE assignment_id IN (SELECT id FROM annotator_assignment WHERE campaign_id = %s)", campaign)}
     assert stored == planned
     events = lab.sql("SELECT count(*) FROM annotator_judgmentevent")[0][0]
     assert events == 2 * len(planned)
