@@ -571,7 +571,6 @@ def _verdict_burst(lab: Lab, campaign: int) -> dict:
     assert not errors, errors
 
     # A replay of a save already stored (its answer lost): the same value at the stored version + 1 is a 200.
-    expert2 = Api(lab, "expert2")
     (assignment, span), (sv, ev) = next(iter(planned.items()))
     user_of = lab.sql("SELECT u.username FROM annotator_assignment a JOIN accounts_user u ON u.id = a.annotator_id "
                       "WHERE a.id = %s", assignment)[0][0]
@@ -583,7 +582,6 @@ def _verdict_burst(lab: Lab, campaign: int) -> dict:
     stale = Api(lab, user_of).call("web1", "POST", f"/assignments/{assignment}/judgments",
                                    json={"span_id": span, "span_verdict": other_value, "version": 0})
     assert stale.status_code == 409  # a different value typed against the old version is still refused
-    del expert2
 
     # Nothing lost or doubled: one judgment per planned save, with its value, and one audit row per field.
     with override_settings(SECRET_KEY=KEY):  # the API names spans by handles keyed with the hosts' secret
@@ -593,6 +591,11 @@ def _verdict_burst(lab: Lab, campaign: int) -> dict:
     assert stored == planned
     events = lab.sql("SELECT count(*) FROM annotator_judgmentevent")[0][0]
     assert events == 2 * len(planned)
+    # Each expert finishes their items (the figures count finished work), through the other web host.
+    for user, host in (("expert1", "web2"), ("expert2", "web1")):
+        api = Api(lab, user)
+        for assignment in api.ok(host, "GET", "/assignments", params={"limit": 1000})["items"]:
+            api.ok(host, "POST", f"/assignments/{assignment['id']}/finish", json={})
     n = len(planned)
     by_key = list(planned.values())
     return {"judged": n, "replayed": sent["replayed"],
