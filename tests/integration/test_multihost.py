@@ -28,9 +28,15 @@ from pathlib import Path
 import httpx
 import psycopg
 import pytest
+from django.core.management import call_command
 from django.test import override_settings
 
 from annotator.selectors.spans import span_handle
+from corpus.models import Dataset
+from dhp.engine.kinds import parse_kinds
+from dhp.models import DhpRun
+from dhp.services.runs import dhp_create
+from jobs.kinds import job_execute
 from tests.conftest import REPO
 from tests.integration.test_preannotation_worker import ANNOTATORS, SUPERVISOR, _ok_repeats
 from tests.ollama_sim.config import SimConfig
@@ -629,7 +635,7 @@ def _compile_report(lab: Lab, zipped: bytes) -> None:
     assert main.with_suffix(".pdf").read_bytes().startswith(b"%PDF")
 
 
-def test_redis_on_the_db_host_stopped_for_ten_seconds_and_jobs_resume(lab: Lab):
+def test_redis_on_the_db_host_stopped_for_ten_seconds_and_jobs_resume(lab: Lab, transactional_db, settings, tmp_path):
     rosa = Api(lab, "rosa")
     for host in ("worker1", "worker2"):  # the first test may have killed one of them
         if not lab.procs[host].alive():
@@ -637,7 +643,8 @@ def test_redis_on_the_db_host_stopped_for_ten_seconds_and_jobs_resume(lab: Lab):
     rows = [{"id": f"d{i}", "inputs": {"Article": f"Long article {i} about a flood in the old town."},
              "outputs": {"Summary": f"Report {i}: the river flooded the old mill after three days of rain. "
                                     "Volunteers filled sandbags through the night."}} for i in range(N_ITEMS)]
-    _import(rosa, "web2", "lab summaries", "".join(json.dumps(r) + "\n" for r in rows).encode(), "summarization")
+    items = "".join(json.dumps(r) + "\n" for r in rows).encode()
+    _import(rosa, "web2", "lab summaries", items, "summarization")
     dhp = rosa.ok("web2", "POST", "/dhp/runs", 201, json={
         "dataset": "lab summaries", "evaluator": DHP_MODEL, "metrics": ["coherence"],
         "kinds": ["char-delete:minor", "word-delete:major"], "samples": 2, "ollama_url": lab.llm_url,
@@ -657,3 +664,18 @@ def test_redis_on_the_db_host_stopped_for_ten_seconds_and_jobs_resume(lab: Lab):
         "dataset": "lab summaries", "aspect": "coherence", "annotators": ANNOTATORS, "supervisor": SUPERVISOR,
         "ollama_url": lab.llm_url, "parallel": 2})["id"]
     assert _wait_job(rosa, f"/runs/{again}", 120)["status"] == "done"
+
+    # The same DHP work on one host (this process, the tests' own database, the same simulated server): the same
+    # figures, so neither the hosts nor the outage changed a number.
+    settings.OLLAMA_URLS = [lab.llm_url]
+    (tmp_path / "items.jsonl").write_bytes(items)
+    call_command("import_items", str(tmp_path / "items.jsonl"), "--dataset", "lab summaries", "--task",
+                 "summarization")
+    local = dhp_create(dataset=Dataset.objects.get(name="lab summaries"), evaluator=DHP_MODEL, metrics=["coherence"],
+                       kinds=parse_kinds("char-delete:minor,word-delete:major"), samples=2, ollama_url=lab.llm_url,
+                       parallel=2)
+    job_execute(DhpRun, local.pk)
+    local.refresh_from_db()
+    assert local.status == "done", local.message
+    assert local.results["summary"] == pytest.approx(state["summary"])
+    assert local.results["perturbations"] == state["perturbations"]
