@@ -31,7 +31,9 @@ export DJANGO_DEBUG=false
 : "${DATABASE_URL:?set DATABASE_URL, e.g. postgres://spanjudge@127.0.0.1:5432/spanjudge}"
 : "${CELERY_BROKER_URL:?set CELERY_BROKER_URL, e.g. redis://127.0.0.1:6379/0}"
 [ -x .venv/bin/gunicorn ] || bash scripts/setup.sh run
-mkdir -p var
+# Per host: the worker log lives in this host's SPANJUDGE_VAR_DIR (two workers never share one file).
+var_dir="${SPANJUDGE_VAR_DIR:-var}"
+mkdir -p "$var_dir"
 
 # Refuse to start a web host or a worker on a schema it does not match, naming the command that fixes it.
 require_migrated() {
@@ -55,11 +57,11 @@ require_migrated() {
 supervise_worker() {
   while true; do
     .venv/bin/python -m celery -A config worker --loglevel="${LOG_LEVEL:-INFO}" -Q "$queues" \
-      --concurrency="${CELERY_CONCURRENCY:-2}" --pool=threads >> var/worker.log 2>&1 &
+      --concurrency="${CELERY_CONCURRENCY:-2}" --pool=threads >> "$var_dir/worker.log" 2>&1 &
     child=$!
     trap 'kill -TERM $child 2>/dev/null; wait $child 2>/dev/null; exit 0' TERM
     wait $child || true
-    echo "$(date -u +%FT%TZ) serve.sh: the Celery worker exited; restarting it in 2 s" >> var/worker.log
+    echo "$(date -u +%FT%TZ) serve.sh: the Celery worker exited; restarting it in 2 s" >> "$var_dir/worker.log"
     sleep 2
   done
 }
@@ -78,7 +80,7 @@ case "$role" in
     worker=$!
     stop() { trap - INT TERM EXIT; kill -TERM "$worker" 2>/dev/null || true; wait "$worker" 2>/dev/null || true; }
     trap stop INT TERM EXIT
-    echo "spanjudge worker: queues $queues (pid $worker), log var/worker.log"
+    echo "spanjudge worker: queues $queues (pid $worker), log $var_dir/worker.log"
     wait "$worker" ;;
   all)
     .venv/bin/python manage.py migrate --noinput
@@ -91,6 +93,6 @@ case "$role" in
     # resumed by the next worker). The server runs in the background so that the trap fires at once.
     stop() { trap - INT TERM EXIT; kill -TERM "$web" "$worker" 2>/dev/null || true; wait "$web" "$worker" 2>/dev/null || true; }
     trap stop INT TERM EXIT
-    echo "spanjudge: gunicorn on ${HOST:-127.0.0.1}:${PORT:-8000} (pid $web), Celery worker log var/worker.log"
+    echo "spanjudge: gunicorn on ${HOST:-127.0.0.1}:${PORT:-8000} (pid $web), Celery worker log $var_dir/worker.log"
     wait "$web" ;;
 esac

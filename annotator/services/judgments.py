@@ -98,6 +98,15 @@ def from_text(field: str, text: str) -> object:
     return text
 
 
+def _is_replay(judgment: SpanJudgment | None, clean: Mapping[str, object], expected_version: int) -> bool:
+    """True when this save was already applied: the stored version is the one it made and holds its values.
+
+    A client whose answer was lost (a web host restarted, a proxy retried) sends the same save again; refusing it as
+    stale would show a conflict with itself. A different value typed against the old version is still refused."""
+    return (judgment is not None and judgment.version == expected_version + 1
+            and all(getattr(judgment, field) == value for field, value in clean.items()))
+
+
 @transaction.atomic
 def judgment_set(
     *, assignment: Assignment, span: ErrorSpan, user: User, changes: Mapping[str, object], record: bool = True,
@@ -117,6 +126,8 @@ def judgment_set(
     judgment = SpanJudgment.objects.select_for_update().filter(assignment_id=assignment.pk, span_id=span.pk).first()
     current = judgment.version if judgment is not None else 0
     if expected_version is not None and expected_version != current:
+        if _is_replay(judgment, clean, expected_version):
+            return judgment
         raise StaleJudgment(expected_version, current)
     events: list[JudgmentEvent] = []
     if judgment is None:

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from accounts.access import AccessError
 from analytics.selectors.base import _final_q
-from annotator.models import Assignment, SpanJudgment
+from annotator.models import Assignment, JudgmentEvent, SpanJudgment
 from annotator.selectors.spans import error_rows, judged_span_for_assignment, span_handle
 from annotator.services.assignments import assignment_finish
 from annotator.services.judgments import StaleJudgment, judgment_set
@@ -101,6 +101,22 @@ def test_judgment_set_checks_the_expected_version(empty_merge):
     assert (refused.value.expected, refused.value.current) == (0, 1)
     stored = SpanJudgment.objects.get(span=kept)
     assert (stored.span_verdict, stored.explanation_verdict) == ("error", "")
+
+
+def test_judgment_set_accepts_a_replay_of_the_save_that_made_the_stored_version(empty_merge):
+    expert, _, second, _, kept, _ = empty_merge
+    changes = {"span_verdict": "error", "explanation_verdict": "correct"}
+    judgment_set(assignment=second, span=kept, user=expert, changes=changes, expected_version=0)
+    # Its answer was lost (a web host restarted): the client sends it again, unchanged.
+    again = judgment_set(assignment=second, span=kept, user=expert, changes=changes, expected_version=0)
+    assert again.version == 1
+    assert JudgmentEvent.objects.filter(judgment=again).count() == 2  # nothing recorded twice
+    with pytest.raises(StaleJudgment):  # another value against the old version is still a conflict
+        judgment_set(assignment=second, span=kept, user=expert, changes={"span_verdict": "not_error"},
+                     expected_version=0)
+    judgment_set(assignment=second, span=kept, user=expert, changes={"comment": "x"}, expected_version=1)
+    with pytest.raises(StaleJudgment):  # two versions behind is never a replay
+        judgment_set(assignment=second, span=kept, user=expert, changes=changes, expected_version=0)
 
 
 def test_one_evaluator_twice_at_a_place_is_not_called_two_evaluators(client, make_user):
