@@ -70,12 +70,13 @@ def test_campaign_scores_by_hand_and_with_the_flagged_left_out(mqm_campaign):
     assert counted["exclude_flagged"] is False and counted["excluded"] == []
     assert [row["system"] for row in counted["systems"]] == ["sysA", "sysB"]  # lower is better
     assert _scores(counted)["sysA"][0] == pytest.approx(15.1 / 9)
-    assert _scores(counted)["sysB"] == (pytest.approx(3.0), 6)  # rated (segment, rater) pairs
+    assert _scores(counted)["sysB"] == (pytest.approx(3.0), 3)  # distinct source segments
+    assert {row["system"]: row["ratings"] for row in counted["systems"]}["sysB"] == 6  # (segment, rater) pairs
     left_out = campaign_scores(mqm_campaign.campaign, exclude_flagged=True, n_resamples=100)
     assert left_out["excluded"] == ["zed"]
     assert _scores(left_out)["sysA"][0] == pytest.approx(0.1 / 6)
     assert _scores(left_out)["sysB"][0] == pytest.approx(3.0)
-    assert all(set(row) == {"system", "score", "segments", "ci_low", "ci_high", "rank_range"}
+    assert all(set(row) == {"system", "score", "ratings", "segments", "ci_low", "ci_high", "rank_range"}
                for row in left_out["systems"])
 
 
