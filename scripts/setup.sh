@@ -23,6 +23,8 @@ if [ "$mode" = "test" ]; then
   { command -v pdflatex && kpsewhich booktabs.sty; } >/dev/null 2>&1 || apt_packages+=(texlive-latex-recommended)
   # ... and its pages rendered, measured and read back (the publishable-PDF test)
   { command -v pdftoppm && command -v pdfinfo && command -v pdftotext; } >/dev/null 2>&1 || apt_packages+=(poppler-utils)
+  # the multi-host test builds its hosts as network namespaces on a bridge
+  command -v ip >/dev/null 2>&1 || apt_packages+=(iproute2)
 fi
 if [ "${#apt_packages[@]}" -gt 0 ]; then
   say "Installing Debian packages: ${apt_packages[*]}"
