@@ -15,6 +15,7 @@ from analytics.selectors.cache import cached_dashboard_data
 from analytics.selectors.exclusion import Exclusion, exclude_flagged_param, exclusion_for
 from analytics.tables import TABLE_BUILDERS, Table, dashboard_tables
 from annotator.models import Campaign
+from corpus import protocols
 from corpus.models import Dataset
 from errors import UserError
 
@@ -84,10 +85,18 @@ def _one_table(data: DashboardData, key: str, format: str) -> dict[str, Any] | H
     return table.as_dict()
 
 
+VERDICT_FIGURE = "table4"  # the declared figure (corpus.protocols) whose campaigns this dashboard tabulates
+
+
 def _campaign_scope(request: HttpRequest, campaign_id: int, aspect: str, system: str,
                     exclude_flagged: str | None) -> tuple[Scope, Exclusion]:
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
+    declared = protocols.get(campaign.protocol)
+    if VERDICT_FIGURE not in declared.figures:  # an MQM or ESA campaign has no verdicts to tabulate
+        raise UserError(f"campaign: {campaign.name!r} runs the {campaign.protocol} protocol, whose figures "
+                        f"({', '.join(declared.figures)}) are at GET /api/analytics/campaigns/{campaign.pk}/"
+                        f"{campaign.protocol}; this dashboard tabulates verdicts on machine spans", field="campaign")
     exclusion = exclusion_for(campaign, exclude_flagged_param(exclude_flagged))
     return Scope(campaign_id=campaign.pk, aspect=aspect, system=system, exclude_flagged=exclusion.exclude), exclusion
 

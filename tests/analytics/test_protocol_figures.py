@@ -142,6 +142,18 @@ def test_a_campaign_without_mqm_scores_is_refused(make_user):
         call_command("mqm_scores", "--campaign", str(esa.campaign.pk), stdout=io.StringIO())
 
 
+def test_the_verdict_dashboard_of_an_mqm_or_esa_campaign_points_to_its_own_figures(mqm_campaign, make_user):
+    rita = make_user("rita-dash", role="researcher")
+    esa = build_esa_study([make_user("e3"), make_user("e4")], name="ESA dashboard", control_arm=0.0)
+    client = TestClient(api)
+    for campaign, own in ((mqm_campaign.campaign, "mqm"), (esa.campaign, "esa")):
+        for path in (f"/analytics/campaigns/{campaign.pk}", f"/analytics/campaigns/{campaign.pk}/tables/table4"):
+            answer = client.get(path, user=rita)
+            assert answer.status_code == 422 and answer.json()["field"] == "campaign", path
+            assert f"/api/analytics/campaigns/{campaign.pk}/{own}" in answer.json()["detail"]
+        assert client.get(f"/analytics/campaigns/{campaign.pk}/{own}", user=rita).status_code == 200
+
+
 def _page(client, user, campaign, query: str = "") -> str:
     client.force_login(user)
     answer = client.get(reverse("analytics_campaign", args=[campaign.pk]) + query)
