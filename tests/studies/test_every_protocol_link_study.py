@@ -17,7 +17,7 @@ from django.urls import reverse
 from accounts.models import User
 from analytics.report.build import report_files
 from annotator.engine.phases import Phase
-from annotator.models import Assignment, Campaign, SpanJudgment
+from annotator.models import Assignment, Campaign, EsaScore, SpanJudgment
 from annotator.selectors.spans import added_spans, item_errors
 from annotator.services.campaigns import campaign_open
 from corpus import protocols
@@ -204,7 +204,7 @@ def _figures(protocol: str, api: Api, campaign: Campaign) -> dict:
     """The protocol's figures as the API answers them; the progress table counts work done (planted copies are
     items their holder worked on), not a figure of the systems, so it is left out."""
     cache.clear()
-    path = {protocols.OPENNLGAUGE: f"/analytics/campaigns/{campaign.pk}",
+    path = {protocols.OPENNLGAUGE: f"/analytics/campaigns/{campaign.pk}?reference=human",  # the judges' errors too
             protocols.MQM: f"/analytics/campaigns/{campaign.pk}/mqm",
             protocols.ESA: f"/analytics/campaigns/{campaign.pk}/esa"}[protocol]
     answer = api("get", path)
@@ -266,9 +266,12 @@ def test_every_protocol_runs_as_a_link_study_with_every_check_on(protocol, make_
         if _planted(a) is not None:
             planted = _planted(a)
             assert any(s.start == planted.start and s.end == planted.end for s in added_spans(a)), a.pk
+    if not declared.judges_machine_spans:  # the careless participant's deletes landed; the others' errors stay
+        failer = everyone.filter(annotator=people[1].user).select_related("campaign", "item")
+        assert all(not added_spans(a) for a in failer)
+        kept = everyone.filter(annotator__in=[people[0].user, run.registered]).select_related("campaign", "item")
+        assert sum(len(added_spans(a)) for a in kept) >= kept.filter(in_control_arm=False).count()
     if protocol == protocols.ESA:
-        from annotator.models import EsaScore
-
         assert EsaScore.objects.filter(assignment__campaign=campaign, score__isnull=False).count() == everyone.count()
     if declared.control_arm:
         assert everyone.filter(in_control_arm=True).exists()
@@ -298,7 +301,7 @@ def test_every_protocol_runs_as_a_link_study_with_every_check_on(protocol, make_
         assert {s["system"] for s in systems} == {"sys0", "sys1"}
         assert sum(s["segments"] for s in systems) == real.count()
         assert sum(s["ratings"] for s in systems) == everyone.filter(item__in=real).count()
-    # The API answers this protocol's figures and refuses the others' (422 names the protocol).
+    # The API answers this protocol's figures and refuses the others' (422).
     for name, path in (("mqm", "mqm"), ("esa", "esa")):
         answer = researcher("get", f"/analytics/campaigns/{campaign.pk}/{path}")
         assert answer.status_code == (200 if name == protocol else 422), (name, answer.status_code)
