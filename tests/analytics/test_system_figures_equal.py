@@ -4,6 +4,7 @@ tests/data/system_figures_pinned.json), and the real ratings of MQM and ESA leav
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -27,12 +28,25 @@ def _as_json(result: dict) -> dict:
     return {k: v for k, v in json.loads(json.dumps(result)).items() if k != "campaign"}
 
 
+def _equal(now: object, pinned: object) -> bool:
+    """Equal, a float to within a few units in its last place: the campaign's outputs reach the correlations in
+    the order the database and the process give them, and a sum in another order may differ in its last bit.
+    Every other value (counts, systems, ranks, flags) must be exactly what was pinned."""
+    if isinstance(now, float) and isinstance(pinned, float):
+        return math.isclose(now, pinned, rel_tol=1e-14, abs_tol=1e-300)
+    if isinstance(now, dict) and isinstance(pinned, dict):
+        return now.keys() == pinned.keys() and all(_equal(now[k], pinned[k]) for k in now)
+    if isinstance(now, list) and isinstance(pinned, list):
+        return len(now) == len(pinned) and all(_equal(a, b) for a, b in zip(now, pinned, strict=True))
+    return type(now) is type(pinned) and now == pinned
+
+
 def test_esa_study_figures_equal_todays_to_the_last_digit(make_user):
     study = build_esa_study([make_user("esa-a"), make_user("esa-b")], name="ESA figures", control_arm=1.0)
     work_esa_study(study)
-    assert _as_json(campaign_esa(study.campaign)) == PINNED["counted"]
+    assert _equal(_as_json(campaign_esa(study.campaign)), PINNED["counted"])
     Qualification.objects.create(campaign=study.campaign, annotator=study.annotators[1], score=0.1, passed=False)
-    assert _as_json(campaign_esa(study.campaign, exclude_flagged=True)) == PINNED["left_out"]
+    assert _equal(_as_json(campaign_esa(study.campaign, exclude_flagged=True)), PINNED["left_out"])
 
 
 def test_a_derived_item_is_no_rating_of_its_system(tmp_path, make_user):
