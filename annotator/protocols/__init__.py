@@ -102,7 +102,7 @@ def hooks_for(campaign: Campaign) -> Hooks:
 
 def check_protocol(assignment: Assignment, name: str) -> None:
     """A protocol's own steps (ESA's spans done and score, MQM's errors) apply to its campaigns' items only."""
-    if assignment.campaign.protocol != name:
+    if not protocols.step_applies(assignment.campaign.protocol, name):
         theirs, asked = (protocols.get(n).label.split(" (")[0] for n in (assignment.campaign.protocol, name))
         raise OtherProtocol(f"Item {assignment.order} is judged under {theirs}, not {asked}: this step is not part of "
                             "its screen.")

@@ -166,6 +166,12 @@ def get(name: str) -> Protocol:
                             field="protocol") from None
 
 
+def step_applies(campaign_protocol: str, step_protocol: str) -> bool:
+    """Whether a step that belongs to one protocol's screen (ESA's score, MQM's errors) applies to an item of a
+    campaign running `campaign_protocol`: the one comparison of protocol names, kept with the declarations."""
+    return get(campaign_protocol).name == get(step_protocol).name
+
+
 def _check(declared: Protocol) -> None:
     """No protocol key may be a key the item screens keep for themselves; its phases and marks are known ones."""
     taken = sorted(opennlgauge.SCREEN_KEYS.intersection(declared.keys(None)))
