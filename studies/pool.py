@@ -46,11 +46,6 @@ def lock_link(pk: int) -> StudyLink:
     return StudyLink.objects.select_for_update(no_key=True, of=("self",)).select_related("campaign").get(pk=pk)
 
 
-def _real(qs):
-    """Assignments of real pool work: not training, not a control item, not a planted copy."""
-    return qs.filter(is_training=False, is_control=False, item__derived_from__isnull=True)
-
-
 def _free(link: StudyLink, also: Q | None = None):
     """Slots nobody holds: never handed out, or handed back unfinished (released and not done)."""
     free = Q(assignment__isnull=True) | (Q(assignment__handout__released_at__isnull=False)
@@ -58,9 +53,36 @@ def _free(link: StudyLink, also: Q | None = None):
     return PoolSlot.objects.filter(Q(link=link) & (free | also if also is not None else free))
 
 
-def _pool_need(participant: Participant, link: StudyLink) -> int:
-    held = _real(Assignment.objects.filter(campaign_id=link.campaign_id, annotator_id=participant.user_id)).count()
-    return link.items_per_participant - held
+def _pool_need(participant: Participant, link: StudyLink) -> tuple[int, int]:
+    """(outputs still to hand the participant, their claimed assignments not yet furnished), in one query."""
+    counts = Assignment.objects.filter(campaign_id=link.campaign_id, annotator_id=participant.user_id).aggregate(
+        real=Count("pk", filter=Q(is_training=False, is_control=False, item__derived_from__isnull=True)),
+        pending=Count("pk", filter=Q(order__gte=PROVISIONAL)))
+    return link.items_per_participant - counts["real"], counts["pending"]
+
+
+PROVISIONAL = 1_000_000
+"""Orders a claim gives its assignments until the share is furnished (placed among its planted copies and
+control items): far above any real order, so that moving them into place never meets another row's order."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a hand-out reads before the link's lock, fixed once the campaign is made: the decoys per output,
+    the training items, the places per output and the pool's rates over every place."""
+
+    decoys: dict[int, int]
+    training: set[int]
+    places: dict[int, int]
+    rates: Rates
+
+
+def pool_prepare(link: StudyLink) -> Prepared:
+    decoys = decoys_per_output(link.campaign)
+    places = dict(PoolSlot.objects.filter(link=link).values("item_id").annotate(n=Count("pk"))
+                  .values_list("item_id", "n"))
+    return Prepared(decoys=decoys, training=_training_items(link.campaign), places=places,
+                    rates=_rates(link, decoys))
 
 
 def participant_top_up(*, participant: Participant, now: datetime | None = None) -> int:
@@ -68,71 +90,112 @@ def participant_top_up(*, participant: Participant, now: datetime | None = None)
 
     Each output goes to at most its places (`annotators_per_item` judges, registered annotators' included),
     never twice to one participant; the places are chosen as studies.engine.handout says, and the participant's
-    planted copies and control items come with them. The link row is locked (`lock_link`), so two arrivals at
-    once never push an output past its places; a participant who holds their share opens no transaction at all
-    (on SQLite every transaction waits for the one write lock)."""
-    if _pool_need(participant, participant.link) <= 0:
+    planted copies and control items come with them. Only the claim of places holds the link's lock
+    (`places_claim`); the rest of the share is furnished after it (`share_furnish`). A participant who holds
+    their share opens no transaction at all (on SQLite every transaction waits for the one write lock)."""
+    need, pending = _pool_need(participant, participant.link)
+    if pending:
+        share_furnish(participant=participant, now=now or timezone.now())  # a furnish that never ran
+    if need <= 0:
         return 0
-    return _top_up(participant, now or timezone.now())
+    now = now or timezone.now()
+    prepared = pool_prepare(participant.link)
+    with transaction.atomic():
+        claimed = places_claim(participant=participant, link=lock_link(participant.link_id), now=now,
+                               prepared=prepared)
+    if claimed:
+        share_furnish(participant=participant, now=now)
+    return claimed
 
 
-@transaction.atomic
-def _top_up(participant: Participant, now: datetime) -> int:
-    link = lock_link(participant.link_id)
+def places_claim(*, participant: Participant, link: StudyLink, now: datetime, prepared: Prepared,
+                 new: bool = False) -> int:
+    """Claim the participant's share of free places: their real assignments, at provisional orders, with their
+    handouts; return how many (`new`: a participant made in this transaction, who holds nothing yet). The
+    critical section of a join and a top-up: the caller holds the link's lock (`lock_link`), so two arrivals at
+    once never push an output past its places, and it does nothing else."""
     campaign = link.campaign
     assignments_release(link=link, now=now)
     if participant.deadline is not None and now >= participant.deadline:
         return 0
-    mine = Assignment.objects.filter(campaign=campaign, annotator_id=participant.user_id)
-    held = list(mine.values_list("item_id", "is_training", "is_control", "in_control_arm", "order",
-                                 "item__derived_from_id"))
-    real = [(item_id, unprimed) for item_id, training, control, unprimed, _, derived in held
+    held = [] if new else list(
+        Assignment.objects.filter(campaign=campaign, annotator_id=participant.user_id)
+        .values_list("item_id", "is_training", "is_control", "in_control_arm", "item__derived_from_id"))
+    real = [(item_id, unprimed) for item_id, training, control, unprimed, derived in held
             if not training and not control and derived is None]
     need = link.items_per_participant - len(real)
     if need <= 0:
         return 0
-    decoys = decoys_per_output(campaign)
-    copies = set(PlantedOutput.objects.filter(campaign=campaign, annotator_id=participant.user_id)
-                 .values_list("original_id", flat=True))
-    avoid = {item_id for item_id, *_ in held} | copies | _training_items(campaign)
+    copies = set() if new else set(PlantedOutput.objects.filter(campaign=campaign, annotator_id=participant.user_id)
+                                   .values_list("original_id", flat=True))
+    avoid = {item_id for item_id, *_ in held} | copies | prepared.training
+    decoys = prepared.decoys
     chosen = slots_choose(
-        _free_slots(link, decoys), need=need, avoid=avoid, rates=_rates(link, decoys),
+        _free_slots(link, decoys, prepared.places), need=need, avoid=avoid, rates=prepared.rates,
         held=Share(len(real), sum(u for _, u in real), sum(decoys.get(i, 0) for i, _ in real)),
     )
     if not chosen:
         return 0
+    made = Assignment.objects.bulk_create(
+        Assignment(campaign=campaign, item_id=slot.output, annotator_id=participant.user_id,
+                   order=PROVISIONAL + n, in_control_arm=slot.unprimed, is_control=slot.output in link.controls,
+                   phase=initial_phase(unprimed=slot.unprimed).value)
+        for n, slot in enumerate(chosen)
+    )
+    Handout.objects.bulk_create(Handout(assignment=a, handed_at=now) for a in made if not a.is_control)
+    PoolSlot.objects.bulk_update([PoolSlot(pk=slot.pk, assignment=a) for slot, a in zip(chosen, made, strict=True)],
+                                 ["assignment"])
+    return len(chosen)
+
+
+@transaction.atomic
+def share_furnish(*, participant: Participant, now: datetime) -> None:
+    """Place a claim's assignments in the participant's queue, shuffled among the planted copies and control
+    items their share brings (a newcomer's training items first). Outside the link's lock: everything here is
+    the participant's own, and their row's lock keeps two of their requests from furnishing one claim twice."""
+    participant = Participant.objects.select_for_update(of=("self",)).select_related("link__campaign").get(
+        pk=participant.pk)
+    link, campaign = participant.link, participant.link.campaign
+    mine = Assignment.objects.filter(campaign=campaign, annotator_id=participant.user_id)
+    claimed = list(mine.filter(order__gte=PROVISIONAL).order_by("order"))
+    if not claimed:
+        return
+    if not mine.filter(order__lt=PROVISIONAL).exists():
+        campaign.annotators.add(participant.user_id)
+        training_give(participant=participant, link=link)
+    held = list(mine.filter(order__lt=PROVISIONAL).values_list("item_id", "is_training", "is_control", "order",
+                                                               "item__derived_from_id"))
+    real = sum(1 for _, training, control, _, derived in held if not training and not control and derived is None)
+    copies = set(PlantedOutput.objects.filter(campaign=campaign, annotator_id=participant.user_id)
+                 .values_list("original_id", flat=True))
+    avoid = {item_id for item_id, *_ in held} | copies | _training_items(campaign)
     rng = random.Random(f"{campaign.seed}:{participant.user_id}:{len(held)}")
-    outputs = avoid | {slot.output for slot in chosen}
+    outputs = avoid | {a.item_id for a in claimed}
     planted = planted_hand_out(
         campaign=campaign, annotator_pk=participant.user_id, avoid=outputs, pool=link.items,
-        n=planted_count(campaign.planted, len(real) + len(chosen)) - len(copies), rng=rng,
+        n=planted_count(campaign.planted, real + len(claimed)) - len(copies), rng=rng,
     )
     controls = [i for i in link.controls if i not in avoid]
-    batch: list[tuple[int, PoolSlot | None, bool]] = [
-        *((slot.output, PoolSlot(pk=slot.pk), slot.unprimed) for slot in chosen),
-        *((item_id, None, False) for item_id in planted),
-        *((item_id, None, False) for item_id in controls),
-    ]
+    batch: list[Assignment | int] = [*claimed, *planted, *controls]
     rng.shuffle(batch)
-    start = max((row[4] for row in held), default=0) + 1
-    made = Assignment.objects.bulk_create(
-        Assignment(campaign=campaign, item_id=item_id, annotator_id=participant.user_id, order=order,
-                   is_control=item_id in link.controls, in_control_arm=unprimed,
-                   phase=initial_phase(unprimed=unprimed).value)
-        for order, (item_id, _, unprimed) in enumerate(batch, start=start)
-    )
-    handed = [(a, slot) for a, (_, slot, _) in zip(made, batch, strict=True) if not a.is_control]
-    Handout.objects.bulk_create(Handout(assignment=a, handed_at=now) for a, _ in handed)
-    for assignment, slot in handed:
-        if slot is not None:
-            slot.assignment = assignment
-    PoolSlot.objects.bulk_update([slot for _, slot in handed if slot is not None], ["assignment"])
-    return len(chosen)
+    start = max((row[3] for row in held), default=0) + 1
+    placed, extra = [], []
+    for order, entry in enumerate(batch, start=start):
+        if isinstance(entry, Assignment):
+            entry.order = order
+            placed.append(entry)
+        else:
+            extra.append(Assignment(campaign=campaign, item_id=entry, annotator_id=participant.user_id, order=order,
+                                    is_control=entry in link.controls, phase=initial_phase(unprimed=False).value))
+    Assignment.objects.bulk_update(placed, ["order"])
+    made = Assignment.objects.bulk_create(extra)
+    Handout.objects.bulk_create(Handout(assignment=a, handed_at=now) for a in made if not a.is_control)
 
 
 def _training_items(campaign: Campaign) -> set[int]:
     """The campaign's training items: its qualification's, and any a registered annotator trains on."""
-    given = Assignment.objects.filter(campaign=campaign, is_training=True).values_list("item_id", flat=True)
+    given = (Assignment.objects.filter(campaign=campaign, is_training=True).values_list("item_id", flat=True)
+             .distinct())
     return set((campaign.qualification or {}).get("items", [])) | set(given)
 
 
@@ -148,14 +211,10 @@ def training_give(*, participant: Participant, link: StudyLink) -> None:
     )
 
 
-def _free_slots(link: StudyLink, decoys: Mapping[int, int]) -> list[Slot]:
+def _free_slots(link: StudyLink, decoys: Mapping[int, int], places: Mapping[int, int]) -> list[Slot]:
     """The free places, each with its output's decoys and how many judges that output has or holds now."""
     rows = list(_free(link).values_list("pk", "item_id", "unprimed"))
-    if not rows:
-        return []
     free_per_output = Counter(item_id for _, item_id, _ in rows)
-    places = dict(PoolSlot.objects.filter(link=link, item_id__in=list(free_per_output)).values("item_id")
-                  .annotate(n=Count("pk")).values_list("item_id", "n"))
     position = {item_id: n for n, item_id in enumerate(link.items)}
     return [Slot(pk=pk, output=item_id, unprimed=unprimed, decoys=decoys.get(item_id, 0),
                  judges=places[item_id] - free_per_output[item_id], position=position.get(item_id, 0))

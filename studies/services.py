@@ -22,7 +22,7 @@ from corpus.cleaning import INT32_MAX
 from errors import UserError
 from studies.completion import completion_url_problem
 from studies.models import Participant, StudyLink
-from studies.pool import assignments_release, lock_link, participant_top_up, training_give
+from studies.pool import Prepared, assignments_release, lock_link, places_claim, pool_prepare, share_furnish
 from studies.screening import participant_flag_reasons
 
 # Query parameters the platforms append to a study link, and the participant field each is kept in.
@@ -226,28 +226,36 @@ def _new_handle() -> str:
     return "p-" + "".join(secrets.choice(HANDLE_ALPHABET) for _ in range(10))
 
 
-@transaction.atomic
 def participant_join(
     *, link: StudyLink, ids: Mapping[str, str], now: datetime | None = None
 ) -> tuple[Participant, bool]:
     """The participant for these ids, made now if new: (participant, created).
 
-    The link row is locked, so the cap holds and one platform id never makes two accounts even when two
-    requests arrive at once; an existing one is returned unproven (the caller asks for proof). A newcomer gets
-    the campaign's training items, then their share of the pool; when the pool has nothing left for them
-    nobody is made and LinkClosed("full") is raised."""
+    The link row is locked while the participant is made and their places claimed, so the cap holds and one
+    platform id never makes two accounts even when two requests arrive at once; an existing one is returned
+    unproven (the caller asks for proof). Their account is made before the lock and their training items,
+    planted copies and control items after it (studies.pool.share_furnish), so joins of one study wait for
+    each other only as long as a claim takes. When the pool has nothing left for them nobody is made and
+    LinkClosed("full") is raised."""
     now = now or timezone.now()
-    link = lock_link(link.pk)
-    existing = participant_find(link=link, ids=ids)
-    if existing is not None:
-        return existing, False
-    if is_mturk_preview(ids):
-        raise ParticipationError("assignmentId: accept the HIT before starting", field="assignmentId")
-    reason = link_closed_reason(link, now)
-    if reason:
-        raise LinkClosed(reason)
-    if link.campaign.status != Campaign.Status.OPEN:
-        raise LinkClosed("not_open" if link.campaign.status == Campaign.Status.DRAFT else "revoked")
+    prepared = pool_prepare(link)
+    user = _new_user()
+    try:
+        with transaction.atomic():
+            participant = _participant_make(link=lock_link(link.pk), ids=ids, user=user, now=now,
+                                            prepared=prepared)
+    except BaseException:
+        user.delete()
+        raise
+    if participant.user_id != user.pk:  # someone with these ids joined first
+        user.delete()
+        return participant, False
+    share_furnish(participant=participant, now=now)
+    return participant, True
+
+
+def _new_user() -> User:
+    """A participant's account: a random handle without a password (they sign in by the link only)."""
     for _ in range(5):
         handle = _new_handle()
         if not User.objects.filter(username=handle).exists():
@@ -255,14 +263,29 @@ def participant_join(
     user = User(username=handle, role=Role.ANNOTATOR)
     user.set_unusable_password()
     user.save()
+    return user
+
+
+def _participant_make(*, link: StudyLink, ids: Mapping[str, str], user: User, now: datetime,
+                      prepared: Prepared) -> Participant:
+    """Under the link's lock: the existing participant of these ids, else a new one holding their claimed
+    places (LinkClosed when nobody may join, or the pool has nothing for them)."""
+    existing = participant_find(link=link, ids=ids)
+    if existing is not None:
+        return existing
+    if is_mturk_preview(ids):
+        raise ParticipationError("assignmentId: accept the HIT before starting", field="assignmentId")
+    reason = link_closed_reason(link, now)
+    if reason:
+        raise LinkClosed(reason)
+    if link.campaign.status != Campaign.Status.OPEN:
+        raise LinkClosed("not_open" if link.campaign.status == Campaign.Status.DRAFT else "revoked")
     deadline = now + timedelta(minutes=link.time_limit_minutes) if link.time_limit_minutes else None
     fields = {f: v for f, v in ids.items() if f in set(PLATFORM_PARAMS.values())}
     participant = Participant.objects.create(link=link, user=user, last_seen_at=now, deadline=deadline, **fields)
-    link.campaign.annotators.add(user)
-    training_give(participant=participant, link=link)
-    if participant_top_up(participant=participant, now=now) == 0:
+    if places_claim(participant=participant, link=link, now=now, prepared=prepared, new=True) == 0:
         raise LinkClosed("full")
-    return participant, True
+    return participant
 
 
 def participant_touch(*, participant_pk: int, now: datetime | None = None) -> None:

@@ -17,7 +17,8 @@ from annotator.models import Assignment, Campaign
 from annotator.selectors.spans import item_errors
 from annotator.services.judgments import judgment_set
 from studies.models import Participant
-from studies.services import LinkClosed, participant_finish, participant_join, participant_top_up
+from studies.pool import participant_top_up
+from studies.services import LinkClosed, participant_finish, participant_join
 from tests.annotator.study_links import finish_item, link_study
 
 pytestmark = [pytest.mark.django_db(transaction=True),
