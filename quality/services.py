@@ -175,7 +175,8 @@ def planted_hand_out(*, campaign: Campaign, annotator_pk: int, n: int, avoid: se
                      rng: random.Random) -> list[int]:
     """Give a participant n planted copies: the pool's waiting copies first (never of an output in `avoid`,
     which they judge or hold a copy of already), then new ones made like a registered annotator's; return the
-    copies' item ids. The caller holds the link's lock."""
+    copies' item ids. Each waiting copy is claimed with a conditional update, so two participants furnished at
+    once never get the same one."""
     if n <= 0:
         return []
     waiting = list(PlantedOutput.objects.filter(campaign=campaign, annotator__isnull=True)
@@ -185,10 +186,10 @@ def planted_hand_out(*, campaign: Campaign, annotator_pk: int, n: int, avoid: se
     for pk, original_id, item_id in waiting:
         if len(given) == n:
             break
-        if original_id not in seen:
+        if original_id not in seen and PlantedOutput.objects.filter(pk=pk, annotator__isnull=True).update(
+                annotator_id=annotator_pk):
             given.append((pk, item_id))
             seen.add(original_id)
-    PlantedOutput.objects.filter(pk__in=[pk for pk, _ in given]).update(annotator_id=annotator_pk)
     made = []
     if len(given) < n:
         made = planted_outputs_make(campaign=campaign, annotator_pk=annotator_pk, own=sorted(avoid | seen),
