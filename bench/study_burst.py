@@ -20,9 +20,17 @@ is there once (verdicts lost or duplicated), whether the cap and the overlap hel
 participant got the pass code. The generator shares the machine with the server: the load average and the
 generator's own CPU share are printed beside the figures.
 
+The floor. Interleaved with them (`--floor-share`, a quarter by default), participants of a second link study
+of the same shape join and save through the smallest honest implementation of each path (bench/floor.py: the
+place claim alone; a save that checks the session and the assignment, writes the judgment and its audit row
+and renders the card), served by the same server, so each path's p95 is printed beside the floor's and their
+ratio. `--compare REF` runs the bench on the tree of a git ref and on this one, alternating (`--rounds` each,
+fresh tables every run), and prints both trees' figures side by side.
+
     python bench/study_burst.py --setup production [-n 200] [--within 60]   (targets: 0 errors, 0 lost,
         p95 join <= 300 ms, p95 save <= 60 ms)
     python bench/study_burst.py --setup default [-n 30] [--within 0]         (target: 0 errors)
+    python bench/study_burst.py --compare main~3 [--rounds 2] [-n 200] [--within 60]
 
 DATABASE_URL (production; default postgres://postgres@127.0.0.1:5432/spanjudge_burst, rebuilt each run) and
 BURST_REDIS_URL (default redis://127.0.0.1:6379/12) may be set; the default set-up uses a fresh SQLite file."""
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import random
 import re
@@ -47,7 +56,8 @@ from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+REPO = Path(os.environ.get("STUDY_BURST_TREE") or HERE.parent)  # --compare runs the other tree's code and server
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -75,8 +85,9 @@ def configure(setup: str, var_dir: Path) -> None:
         os.environ["DJANGO_DEBUG"] = "true"
 
 
-def build(n: int, items_each: int, per_item: int, cap: int, setup: str) -> tuple[int, str]:
-    """Fresh tables and a link study with room for everyone; return (campaign id, link token)."""
+def build(n: int, items_each: int, per_item: int, cap: int, setup: str) -> tuple[int, str, str, dict[int, int]]:
+    """Fresh tables and two link studies of one shape with room for everyone, one for the app and one for the
+    floor (bench/floor.py); return (campaign id, link token, the floor's link token, item id -> its span id)."""
     if setup == "production":
         from bench.pgdb import ensure_postgres_database
 
@@ -108,14 +119,16 @@ def build(n: int, items_each: int, per_item: int, cap: int, setup: str) -> tuple
                                       dataset=dataset, aspect=aspect, label="burst", status=JobStatus.DONE)
     annotations = Annotation.objects.bulk_create(
         Annotation(item=item, aspect="accuracy", source=run, kind=AnnotationKind.ENSEMBLE) for item in items)
-    ErrorSpan.objects.bulk_create(
+    spans = ErrorSpan.objects.bulk_create(
         ErrorSpan(annotation=a, position=1, start=len(f"Cafe {i} is a "), end=len(f"Cafe {i} is a cheap"),
                   match=MatchKind.EXACT, text="cheap", explanation="The data gives no price.", severity=2)
         for i, a in enumerate(annotations))
-    campaign = campaign_create(CampaignSpec(
-        name="burst", dataset=dataset, runs=[run], annotators=[], aspects=["accuracy"], annotators_per_item=per_item,
+    made = [campaign_create(CampaignSpec(
+        name=name, dataset=dataset, runs=[run], annotators=[], aspects=["accuracy"], annotators_per_item=per_item,
         seed=1, link=LinkSettings(items_per_participant=items_each, pass_code=PASS_CODE, cap=cap)))
-    return campaign.pk, campaign.study_link.token
+        for name in ("burst", "burst floor")]
+    span_of = {a.item_id: span.pk for a, span in zip(annotations, spans, strict=True)}
+    return made[0].pk, made[0].study_link.token, made[1].study_link.token, span_of
 
 
 # ---- the server --------------------------------------------------------------------------------------------
@@ -130,10 +143,13 @@ def start_server(setup: str, port: int, workers: int, log: Path) -> subprocess.P
         pass
     else:
         raise SystemExit(f"port {port} is taken: pass --port")
+    shim = floor_shim(log.parent)
     env = dict(os.environ, PORT=str(port), HOST="127.0.0.1", WEB_CONCURRENCY=str(workers),
-               GUNICORN_THREADS=str(SERVER_THREADS), GUNICORN_ACCESS_LOG="", GUNICORN_MAX_REQUESTS="0")
+               GUNICORN_THREADS=str(SERVER_THREADS), GUNICORN_ACCESS_LOG="", GUNICORN_MAX_REQUESTS="0",
+               DJANGO_SETTINGS_MODULE="floor_settings",
+               PYTHONPATH=os.pathsep.join([str(shim), str(REPO), os.environ.get("PYTHONPATH", "")]))
     if setup == "production":
-        command = [str(Path(sys.executable).with_name("gunicorn")), "bench.timed_wsgi:application",
+        command = [str(Path(sys.executable).with_name("gunicorn")), "floor_wsgi:application",
                    "-c", "config/gunicorn.py"]
     else:
         command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
@@ -154,6 +170,19 @@ def start_server(setup: str, port: int, workers: int, log: Path) -> subprocess.P
     raise SystemExit(f"the server did not answer within 300 s:\n{log.read_text()[-2000:]}")
 
 
+def floor_shim(var_dir: Path) -> Path:
+    """A directory with the floor (bench/floor.py as `floor`), settings that put its URLs in front of the
+    project's, and the timed WSGI application: put first on the server's path, whichever tree it serves."""
+    shim = var_dir / "floor_shim"
+    shim.mkdir(exist_ok=True)
+    (shim / "floor.py").write_text((HERE / "floor.py").read_text())
+    (shim / "floor_settings.py").write_text("from config.settings import *  # noqa: F403\n"
+                                            'ROOT_URLCONF = "floor_urlconf"\n')
+    (shim / "floor_urlconf.py").write_text('from floor import floor_urls\n\nurlpatterns = floor_urls("config.urls")\n')
+    (shim / "floor_wsgi.py").write_text((HERE / "timed_wsgi.py").read_text())
+    return shim
+
+
 def stop_server(server: subprocess.Popen) -> None:
     """Stop the server's whole process group; what has not stopped after a minute is killed."""
     os.killpg(server.pid, signal.SIGTERM)
@@ -170,7 +199,8 @@ def stop_server(server: subprocess.Popen) -> None:
 @dataclass
 class Results:
     lock: threading.Lock = field(default_factory=threading.Lock)
-    times: dict[str, list[tuple[float, float]]] = field(default_factory=lambda: {"join": [], "save": [], "page": []})
+    times: dict[str, list[tuple[float, float]]] = field(
+        default_factory=lambda: {"join": [], "save": [], "page": [], "floor join": [], "floor save": []})
     errors: list[str] = field(default_factory=list)
     saves: list[tuple[str, str]] = field(default_factory=list)  # (save url, field) answered 200
     joined: int = 0
@@ -256,6 +286,34 @@ def take_part(p: Participant, n: int, token: str, campaign: int, start_at: float
     return None
 
 
+def take_part_floor(p: Participant, n: int, token: str, floor_token: str, span_of: dict[int, int], start_at: float,
+                    results: Results, rng: random.Random) -> None:
+    """A participant of the floor's study: the real link's page for the CSRF cookie, the floor's join, then
+    the same two verdicts per item at the same pace through the floor's save."""
+    time.sleep(max(0.0, start_at - time.monotonic()))
+    status, _, _, _, _ = p.request("GET", f"/join/{token}/?PROLIFIC_PID=floor{n:05d}")
+    if status != 200:
+        return results.error(f"{p.address} floor: join page HTTP {status}")
+    headers = {"X-CSRFToken": p.cookies.get("csrftoken", ""), "Referer": f"http://127.0.0.1:{p.port}/"}
+    status, text, _, server_ms, client_ms = p.request("POST", f"/bench-floor/join/{floor_token}/", {}, headers)
+    if status == 409:
+        return None
+    if status != 201:
+        return results.error(f"{p.address} floor join: HTTP {status}")
+    results.time("floor join", server_ms, client_ms)
+    headers["X-CSRFToken"] = p.cookies.get("csrftoken", "")
+    for pair in text.split():
+        assignment, item = (int(x) for x in pair.split(":"))
+        for name, value in (("span_verdict", "error"), ("explanation_verdict", "correct")):
+            time.sleep(rng.uniform(1.0, 3.0))
+            status, _, _, server_ms, client_ms = p.request(
+                "POST", f"/bench-floor/save/{assignment}/{span_of[item]}/", {"field": name, "value": value}, headers)
+            if status != 200:
+                return results.error(f"{p.address} floor save: HTTP {status}")
+            results.time("floor save", server_ms, client_ms)
+    return None
+
+
 def judge(p: Participant, work: str, results: Results, rng: random.Random) -> bool:
     """One item: its page, two verdicts per machine error at a typing pace, Done. False after an error."""
     status, html, _, server_ms, client_ms = p.request("GET", work)
@@ -294,8 +352,9 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
-def check_database(results: Results, cap: int, per_item: int) -> dict[str, object]:
-    """What the database holds after the run, against what the clients were told was saved."""
+def check_database(results: Results, cap: int, per_item: int, campaign: int) -> dict[str, object]:
+    """What the database holds after the run for the app's study (not the floor's), against what the clients
+    were told was saved."""
     from django.db import connections
     from django.db.models import Count, Q
 
@@ -306,17 +365,19 @@ def check_database(results: Results, cap: int, per_item: int) -> dict[str, objec
     pairs = {save for save, _ in results.saves}
     both = sum(1 for save in pairs if (save, "span_verdict") in results.saves
                and (save, "explanation_verdict") in results.saves)
-    complete = SpanJudgment.objects.filter(span_verdict="error", explanation_verdict="correct").count()
-    rows, events = SpanJudgment.objects.count(), JudgmentEvent.objects.count()
-    counted = (Assignment.objects.filter(is_training=False)
+    judgments = SpanJudgment.objects.filter(assignment__campaign_id=campaign)
+    complete = judgments.filter(span_verdict="error", explanation_verdict="correct").count()
+    rows, events = judgments.count(), JudgmentEvent.objects.filter(judgment__assignment__campaign_id=campaign).count()
+    joined = Joined.objects.filter(link__campaign_id=campaign)
+    counted = (Assignment.objects.filter(is_training=False, campaign_id=campaign)
                .filter(Q(status=Assignment.Status.DONE) | Q(handout__released_at__isnull=True))
                .values("item_id").annotate(n=Count("pk")).values_list("n", flat=True))
     return {
         "lost": max(0, len(pairs) - rows) + max(0, both - complete) + max(0, len(results.saves) - events),
         "duplicated": max(0, rows - len(pairs)) + max(0, events - len(results.saves)),
-        "participants": Joined.objects.count(), "cap_held": Joined.objects.count() <= cap,
+        "participants": joined.count(), "cap_held": joined.count() <= cap,
         "max_per_item": max(counted, default=0), "overlap_held": max(counted, default=0) <= per_item,
-        "codes_in_db": Joined.objects.filter(code_given=PASS_CODE).count(),
+        "codes_in_db": joined.filter(code_given=PASS_CODE).count(),
     }
 
 
@@ -331,7 +392,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=4, help="gunicorn processes (production)")
     parser.add_argument("--port", type=int, default=8743)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--floor-share", type=float, default=0.25,
+                        help="floor participants per app participant, interleaved with them (bench/floor.py)")
+    parser.add_argument("--compare", metavar="REF", help="also run the tree of this git ref, alternating runs")
+    parser.add_argument("--rounds", type=int, default=2, help="--compare: runs of each tree, alternating")
+    parser.add_argument("--json", type=Path, help="write the run's figures here too")
     args = parser.parse_args()
+    if args.compare:
+        return compare(args)
     production = args.setup == "production"
     n = args.participants or (200 if production else 30)
     within = args.within if args.within is not None else (60.0 if production else 0.0)
@@ -342,7 +410,7 @@ def main() -> None:
     configure(args.setup, var_dir)
     print(f"building: a link study for {n} participants, {args.items_each} items each, {args.per_item} per item, "
           f"cap {cap} ...", flush=True)
-    campaign, token = build(n, args.items_each, args.per_item, cap, args.setup)
+    campaign, token, floor_token, span_of = build(n, args.items_each, args.per_item, cap, args.setup)
     from django.db import connections
 
     connections.close_all()
@@ -358,6 +426,10 @@ def main() -> None:
         threads = [threading.Thread(target=take_part, args=(Participant(args.port, f"127.0.0.{i + 2}"), i, token,
                                                             campaign, arrivals[i], results, random.Random(i)))
                    for i in range(n)]
+        floors = min(n, round(n * args.floor_share))
+        threads += [threading.Thread(target=take_part_floor, args=(
+            Participant(args.port, f"127.0.1.{i + 2}"), i, token, floor_token, span_of, arrivals[i * n // floors],
+            results, random.Random(1000 + i))) for i in range(floors)]
         cpu0, wall0 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
         for t in threads:
             t.start()
@@ -367,10 +439,40 @@ def main() -> None:
         cpu1, wall = resource.getrusage(resource.RUSAGE_SELF), time.monotonic() - wall0
     finally:
         stop_server(server)
-    report(args, n, within, cap, results, check_database(results, cap, args.per_item), log,
-           (load_start, max(loads, default=0.0), os.getloadavg()[0]),
-           (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) / wall, wall)
+    figures = report(args, n, within, cap, results, check_database(results, cap, args.per_item, campaign), log,
+                     (load_start, max(loads, default=0.0), os.getloadavg()[0]),
+                     (cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime) / wall, wall)
+    if args.json:
+        args.json.write_text(json.dumps(figures))
+    return None
 
+
+def compare(args: argparse.Namespace) -> None:
+    """Run this bench against the tree of `args.compare` and against this one, alternating, `args.rounds` runs
+    each, every run on fresh tables; then print each tree's figures side by side. The older tree's code builds
+    its own tables and serves the run (the floor is this tree's, put first on its server's path)."""
+    tree = Path(tempfile.mkdtemp(prefix="study_burst_ref_"))
+    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", args.compare], check=True,
+                             capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    passed = [a for a in sys.argv[1:] if a not in (f"--compare={args.compare}",)]
+    if "--compare" in passed:
+        at = passed.index("--compare")
+        del passed[at:at + 2]
+    runs: dict[str, list[dict]] = {args.compare: [], "this tree": []}
+    for round_ in range(args.rounds):
+        for label, root in ((args.compare, tree), ("this tree", HERE.parent)):
+            out = tree.parent / f"{tree.name}-{label.replace('/', '_')}-{round_}.json"
+            print(f"\n==== round {round_ + 1}: {label} ({root})", flush=True)
+            subprocess.run([sys.executable, str(Path(__file__).resolve()), *passed, "--json", str(out)],
+                           env=dict(os.environ, STUDY_BURST_TREE=str(root)), check=True)
+            runs[label].append(json.loads(out.read_text()))
+    print(f"\n{'':24}" + "".join(f"{label[:22]:>24}" for label in runs))
+    for key in ("join p95", "join floor p95", "join ratio", "save p95", "save floor p95", "save ratio", "errors",
+                "lost"):
+        cells = [" / ".join(f"{run[key]:.1f}" if isinstance(run[key], float) else str(run[key]) for run in done)
+                 for done in runs.values()]
+        print(f"{key:24}" + "".join(f"{cell:>24}" for cell in cells))
 
 def report(args, n: int, within: float, cap: int, results: Results, db: dict, log: Path,
            loads: tuple[float, float, float], cpu_cores: float, wall: float) -> None:
@@ -387,17 +489,25 @@ def report(args, n: int, within: float, cap: int, results: Results, db: dict, lo
     print(f"joined {results.joined}, turned away (full) {results.turned_away}, codes {len(results.codes)}; "
           f"joins/s {results.joined / span if span else float(results.joined):.1f} (over {span:.1f} s)")
     kind_of_time = "server" if production else "client"
+    figures: dict[str, object] = {"errors": len(results.errors), "lost": db["lost"], "load_max": loads[1]}
     print(f"{'':12}{'n':>6}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'target p95':>12}{'client p95':>12}"
           f"  ({kind_of_time} time)")
-    for kind, target in (("join", TARGET_JOIN_MS), ("save", TARGET_SAVE_MS), ("page", None)):
+    for kind, target in (("join", TARGET_JOIN_MS), ("floor join", None), ("save", TARGET_SAVE_MS),
+                         ("floor save", None), ("page", None)):
         ms = [s if production else c for s, c in results.times[kind]]
         client = [c for _, c in results.times[kind]]
         if not ms:
             continue
         p95 = pct(ms, 95)
+        figures[f"{kind.replace('floor ', '')} floor p95" if kind.startswith("floor") else f"{kind} p95"] = p95
         verdict = "" if target is None or not production else ("OK" if p95 <= target else "MISSED")
         print(f"{kind:12}{len(ms):>6}{statistics.median(ms):>9.1f}{p95:>9.1f}{pct(ms, 99):>9.1f}"
               f"{('<= ' + str(int(target))) if target else '':>12}{pct(client, 95):>12.1f}  {verdict}")
+    for kind in ("join", "save"):
+        if f"{kind} floor p95" in figures and f"{kind} p95" in figures:
+            figures[f"{kind} ratio"] = figures[f"{kind} p95"] / figures[f"{kind} floor p95"]
+            print(f"{kind}: p95 {figures[f'{kind} p95']:.1f} ms against the floor's {figures[f'{kind} floor p95']:.1f} "
+                  f"ms: {figures[f'{kind} ratio']:.2f}x the floor")
     first = f"; first: {results.errors[0]}" if results.errors else ""
     print(f"errors: {len(results.errors)} (target 0){first}")
     if results.errors:
@@ -407,6 +517,7 @@ def report(args, n: int, within: float, cap: int, results: Results, db: dict, lo
     print(f"cap {cap}: {db['participants']} participants -> {'held' if db['cap_held'] else 'BROKEN'}; overlap "
           f"{args.per_item}: at most {db['max_per_item']} per item -> {'held' if db['overlap_held'] else 'BROKEN'}; "
           f"pass codes in the database {db['codes_in_db']}, shown {results.codes.count(PASS_CODE)}")
+    return figures
 
 
 if __name__ == "__main__":
