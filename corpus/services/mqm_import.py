@@ -25,6 +25,7 @@ from corpus.models import (
     Unit,
 )
 from corpus.protocols.mqm import OUTPUT_HEADER, SEVERITY_CODES, SOURCE_HEADER, location_note
+from corpus.selectors.mqm import SXS_ROWS
 
 TOOL = "mqm"
 DEFAULT_PREFIX = "mqm"
@@ -142,9 +143,6 @@ def mqm_import(
             _flush(pending, report)
     _flush(pending, report)
     return report
-
-
-SXS_ROWS = "mqm_sxs_rows"  # Annotation.extra's key for a side-by-side rating's rows as the file has them
 
 
 def row_record(row: SxsRow) -> dict[str, object]:
