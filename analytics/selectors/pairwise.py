@@ -98,8 +98,8 @@ def _share(share: Share) -> float | None:
 def campaign_pairwise(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
     """A campaign's side-by-side figures. Its MQM screens show one output at a time, so none has units yet: the
     answer is a 422 that says so (a campaign of another protocol is NotMqm's 422)."""
-    check_mqm_request(campaign, resamples=min(n_resamples, RESAMPLES), seed=seed)
     _check(n_resamples, seed)
+    check_mqm_request(campaign)
     if not Unit.objects.filter(annotations__source__added__campaign=campaign).exists():
         raise NoUnits(f"campaign {campaign.pk}: its MQM screens show one output at a time, so no two outputs were "
                       "judged together and there are no side-by-side units to compare; pairwise figures need "
