@@ -12,7 +12,7 @@ from typing import Any, TypedDict
 
 from analytics.selectors.mqm import RESAMPLES, SEED, check_mqm_request, stats_ratings
 from annotator.models import Campaign
-from corpus.interop.mqm_sxs import system_of
+from corpus.interop.mqm_sxs import SxsFile, system_of
 from corpus.models import Dataset, Unit
 from corpus.protocols.mqm import DEFAULT, Weights
 from corpus.selectors.mqm import has_units, mqm_sources, sxs_file
@@ -53,10 +53,10 @@ def _check(resamples: int, seed: int) -> None:
         raise UserError(f"seed: from 0 to {2**32 - 1}, not {seed}", field="seed")
 
 
-def dataset_pairwise(dataset: Dataset, *, prefix: str = "mqm", weights: Weights = DEFAULT,
-                     n_resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
-    """The side-by-side figures of the dataset's sources `PREFIX:*`; NoUnits when they rated outputs one at a time."""
-    _check(n_resamples, seed)
+def dataset_judged(dataset: Dataset, *, prefix: str = "mqm",
+                   weights: Weights = DEFAULT) -> tuple[list[Judged], SxsFile]:
+    """The dataset's side-by-side ratings by the sources `PREFIX:*` as stats.pairwise takes them, and as read;
+    NoUnits when they rated outputs one at a time."""
     raters = mqm_sources(dataset, prefix)
     if not has_units(dataset, raters):
         raise NoUnits(f"dataset {dataset.name!r}: the ratings of {prefix}:* were made one output at a time (no "
@@ -74,6 +74,14 @@ def dataset_pairwise(dataset: Dataset, *, prefix: str = "mqm", weights: Weights 
             unit=(r.rater, r.segment, rated.screen) if rated.screen else None, position=rated.position,
             text=r.target, spans=tuple((e.start, e.end) for e in rating.errors
                                        if e.start is not None and e.end is not None)))
+    return judged, read
+
+
+def dataset_pairwise(dataset: Dataset, *, prefix: str = "mqm", weights: Weights = DEFAULT,
+                     n_resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
+    """The side-by-side figures of the dataset's sources `PREFIX:*`; NoUnits when they rated outputs one at a time."""
+    _check(n_resamples, seed)
+    judged, read = dataset_judged(dataset, prefix=prefix, weights=weights)
     result = pairwise_results(judged, n_resamples=n_resamples, seed=seed)
     checks = check_counts((rated.rating.rater, bool(row.found)) for rated in read.ratings for row in rated.checks)
     return {
