@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from corpus.formats import FormatError, check_text
-from corpus.interop.mqm import CLOSE, MAX_LISTED, OPEN, MqmError, MqmRating, _unmark, natural
+from corpus.interop.mqm import CLOSE, MAX_LISTED, OPEN, MqmError, MqmRating, _unmark
 from corpus.protocols.mqm import NO_ERROR, SEVERITY_LABELS, severity_value
 
 HEADER: tuple[str, ...] = ("system", "doc", "docSegId", "globalSegId", "rater", "source", "target", "category",
@@ -349,6 +349,3 @@ def sxs_tsv_lines(header: list[str], ratings: Iterable[SxsRating]) -> Iterator[s
         yield "\t".join((r.system, r.doc, r.doc_id, r.seg_id, r.rater, source, target, category, severity,
                          row.metadata)) + "\n"
 
-
-def sort_key(rated: SxsRating) -> tuple[object, ...]:
-    return (rated.rating.rater, rated.rating.doc, natural(rated.rating.seg_id), rated.screen, rated.position or 0)
