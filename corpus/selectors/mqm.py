@@ -85,7 +85,8 @@ def has_units(dataset: Dataset, raters: dict[int, str]) -> bool:
 
 def sxs_file(dataset: Dataset, raters: dict[int, str]) -> SxsFile:
     """The side-by-side ratings of the sources `raters` (source pk -> rater) with their screens and rows as the
-    file had them; a rating without a unit (rated alone) has screen 0."""
+    file had them; NoMqmSources when some of their ratings were not imported side by side (a mix cannot be
+    written in one layout, nor compared as pairs)."""
     extra = dict(Annotation.objects.filter(item__dataset=dataset, source_id__in=list(raters))
                  .values_list("pk", "extra"))
     placed = {pk: (number, position) for pk, number, position in
@@ -95,6 +96,11 @@ def sxs_file(dataset: Dataset, raters: dict[int, str]) -> SxsFile:
               .values_list("extra__mqm__header", flat=True).first()) or []
     ratings = []
     for pk, rating in _ratings(dataset, raters):
+        if not (extra[pk] or {}).get(SXS_ROWS):
+            raise NoMqmSources("source", f"dataset {dataset.name!r}: the raters {', '.join(sorted(raters.values()))} "
+                                         "mix ratings made side by side with ratings made one output at a time (e.g. "
+                                         f"{rating.rater!r} on {rating.system!r}); import each layout under its own "
+                                         "prefix (--source)")
         rows = [SxsRow(line=r["line"], kind=r["kind"], metadata=r["metadata"], error=r.get("error"),
                        found=r.get("found"), pad=r.get("pad", "")) for r in (extra[pk] or {}).get(SXS_ROWS, [])]
         number, position = placed.get(pk, (0, None))

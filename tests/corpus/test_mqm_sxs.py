@@ -132,3 +132,16 @@ def _import_path(path: Path) -> str:
     out = io.StringIO()
     call_command("import_mqm", str(path), dataset="pw", stdout=out)
     return out.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_prefix_mixing_both_layouts_is_refused_by_the_export_not_half_written(tmp_path):
+    _import()
+    pointwise = tmp_path / "pointwise.tsv"
+    pointwise.write_text("system\tdoc\tdoc_id\tseg_id\trater\tsource\ttarget\tcategory\tseverity\n"
+                         "R\tdoc1\t1\t1\tr9\tThe cat sat.\tDer Kater saß.\tNo-error\tNo-error\n", encoding="utf-8")
+    call_command("import_mqm", str(pointwise), dataset="sxs", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="mix ratings made side by side with ratings made one output at a time"):
+        call_command("export_annotations", dataset="sxs", format="mqm-tsv", output=tmp_path / "x.tsv",
+                     stdout=io.StringIO())
+    assert not (tmp_path / "x.tsv").exists()
