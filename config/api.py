@@ -20,6 +20,7 @@ from analytics.api.esa import router as esa_router
 from analytics.api.exports import router as exports_router
 from analytics.api.labeled import router as labeled_router
 from analytics.api.mqm import router as mqm_router
+from analytics.api.pairwise import router as pairwise_router
 from analytics.api.priming import router as priming_router
 from analytics.api.report import router as report_router
 from analytics.api.sources import router as sources_router
@@ -107,6 +108,7 @@ api.add_router("/analytics/", report_router)
 api.add_router("/analytics/", priming_router)
 api.add_router("/analytics/", confidence_router)
 api.add_router("/analytics/", mqm_router)
+api.add_router("/analytics/", pairwise_router)
 api.add_router("/analytics/", esa_router)
 api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)

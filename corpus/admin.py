@@ -47,7 +47,7 @@ class AnnotationAdmin(admin.ModelAdmin):
     list_display = ("id", "item", "aspect", "source", "kind", "model", "score", "parse_status", "is_sample")
     list_filter = ("kind", "parse_status", "is_sample", "aspect")
     search_fields = ("source__label", "model", "item__external_id")
-    raw_id_fields = ("item", "source", "author")
+    raw_id_fields = ("item", "source", "author", "unit")
     inlines = [ErrorSpanInline]
 
 
@@ -63,3 +63,10 @@ class SourceAdmin(admin.ModelAdmin):
     list_display = ("label", "kind", "created_at")
     list_filter = ("kind",)
     search_fields = ("label",)
+
+
+@admin.register(models.Unit)
+class UnitAdmin(admin.ModelAdmin):
+    list_display = ("id", "dataset", "source", "segment", "number")
+    search_fields = ("source__label", "segment")
+    raw_id_fields = ("dataset", "source")

@@ -126,6 +126,26 @@ class ParseStatus(models.TextChoices):
     NOT_APPLICABLE = "n/a", "Not an LLM answer"
 
 
+class Unit(models.Model):
+    """Outputs of one input that one rater judged together, on one screen (side-by-side MQM): the unit a pairwise
+    comparison is made on. The ratings point to it (Annotation.unit) with their place on the screen."""
+
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="units")
+    source = models.ForeignKey(Source, on_delete=models.CASCADE, related_name="units", help_text="The rater.")
+    segment = models.CharField(max_length=200, help_text="The input's id: its items' external_id.")
+    number = models.PositiveSmallIntegerField(help_text="1-based: the rater's screens on this input in time order.")
+
+    class Meta:
+        ordering = ["dataset", "source", "segment", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["dataset", "source", "segment", "number"], name="unit_unique_number"),
+            models.CheckConstraint(condition=Q(number__gte=1), name="unit_number_from_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} on {self.segment} #{self.number}"
+
+
 class Annotation(models.Model):
     """A set of error spans (and maybe a score) for one item and aspect, by one source."""
 
@@ -145,11 +165,22 @@ class Annotation(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="annotations"
     )
+    # Side by side: the screen the output was judged on, and its column there (1 the first; None when unknown).
+    unit = models.ForeignKey(Unit, null=True, blank=True, on_delete=models.CASCADE, related_name="annotations")
+    unit_position = models.PositiveSmallIntegerField(null=True, blank=True)
+    extra = models.JSONField(default=dict, blank=True, help_text="What the imported file had beyond the columns "
+                             "here (the side-by-side TSV's rows, as written).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["item_id", "aspect", "kind", "source_id", "model"]
         constraints = [
+            models.CheckConstraint(
+                condition=Q(unit_position__isnull=True) | Q(unit__isnull=False, unit_position__gte=1),
+                name="annotation_position_on_a_unit",
+            ),
+            models.UniqueConstraint(fields=["unit", "unit_position"], condition=Q(unit_position__isnull=False),
+                                    name="annotation_unique_unit_position"),
             models.UniqueConstraint(
                 fields=["item", "aspect", "source", "kind", "model"], name="annotation_unique_per_source"
             ),

@@ -13,6 +13,7 @@ from comparison.models import ComparisonJob
 from comparison.services.jobs import comparison_create
 from corpus.models import Dataset, Item, Source
 from corpus.services.importing import items_import
+from corpus.services.mqm_import import mqm_import
 from dhp.models import DhpRun
 from evaluation.models import EvaluatorRun
 from jobs.kinds import job_execute
@@ -38,18 +39,20 @@ class OutputStudy:
     campaign: Campaign  # OpeNLGauge, control arm, gold
     esa: Campaign
     mqm: Dataset
+    sxs: Dataset  # side-by-side MQM ratings (tests/data/sxs_mqm.tsv), systems renamed to formulas
     job: ComparisonJob
     dhp: DhpRun
     linked: Campaign  # recruited by a participant link
 
     def values(self) -> list[dict[str, str]]:
         """The values each required option of a command gets, by its dest: once with the OpeNLGauge campaign and
-        its dataset, once with the ESA campaign and the MQM dataset (a command refuses a protocol it has not)."""
+        its dataset, once with the ESA campaign and the MQM dataset, once with the ESA campaign and the side-by-side
+        MQM dataset (a command refuses a protocol it has not)."""
         common = {"reference": "gold:gold", "outputs": "6", "judges": "2", "job": str(self.job.pk),
                   "run": str(self.dhp.pk)}
         return [{**common, "campaign": str(c.pk), "from_campaign": str(c.pk), "dataset": d.name}
                 for c, d in ((self.campaign, self.campaign.dataset), (self.esa, self.mqm),
-                             (self.linked, self.linked.dataset))]
+                             (self.linked, self.linked.dataset), (self.esa, self.sxs))]
 
 
 def _formula_systems(dataset: Dataset) -> None:
@@ -72,6 +75,9 @@ def build_output_study(make_user, tmp_path: Path) -> OutputStudy:
     mqm = build_mqm_study(tmp_path, [make_user("@mqm1")], name="+MQM")
     _formula_systems(mqm.dataset)
     Source.objects.filter(label="google:r1").update(label="mqm:r1")  # the label mqm_scores reads by default
+    mqm_import(path=SAMPLE_DATA / "sxs_mqm.tsv", dataset_name="=SxS data", prefix="mqm")
+    sxs = Dataset.objects.get(name="=SxS data")
+    _formula_systems(sxs)
     items_import(path=SAMPLE_DATA / "meta_eval" / "dialogue.json", dataset_name="=dialogue", task_slug="dialogue")
     job = comparison_create(dataset=Dataset.objects.get(name="=dialogue"), metrics="length", check=False)
     assert job_execute(ComparisonJob, job.pk) == JobStatus.DONE
@@ -84,5 +90,5 @@ def build_output_study(make_user, tmp_path: Path) -> OutputStudy:
                                     "p_hmp": 0.04, "p_hmp_ew": None, "D": 1.07, "D_ew": None}],
                  "summary": {"D_avg": 1.07, "D_min": 1.07}, "scores": []})
     linked = link_study(name="@linked")
-    return OutputStudy(campaign=study.campaign, esa=esa.campaign, mqm=mqm.dataset,
+    return OutputStudy(campaign=study.campaign, esa=esa.campaign, mqm=mqm.dataset, sxs=sxs,
                        job=ComparisonJob.objects.get(pk=job.pk), dhp=dhp, linked=linked.campaign)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from accounts.models import User
@@ -18,6 +19,7 @@ from analytics.selectors.systems import SystemRow, system_rows
 from annotator.models import Assignment, Campaign
 from corpus import protocols
 from corpus.interop.mqm import MqmError, MqmRating, rating_sort_key
+from corpus.interop.mqm_sxs import system_of
 from corpus.models import Dataset, ErrorSpan, Item
 from corpus.protocols.mqm import (
     DEFAULT,
@@ -28,7 +30,7 @@ from corpus.protocols.mqm import (
     severity_of_code,
     top_category,
 )
-from corpus.selectors.mqm import ITEM_FIELDS, item_rating, mqm_ratings, mqm_sources
+from corpus.selectors.mqm import ITEM_FIELDS, has_units, item_rating, mqm_ratings, mqm_sources
 from errors import UserError
 from stats.mqm import (
     Agreement,
@@ -56,8 +58,14 @@ def stats_ratings(ratings: Iterable[MqmRating]) -> list[Rating]:
 
 
 def dataset_ratings(dataset: Dataset, prefix: str) -> list[MqmRating]:
-    """The ratings by the dataset's sources `PREFIX:*`; NoMqmSources (a UserError) when it has none."""
-    return mqm_ratings(dataset, mqm_sources(dataset, prefix))
+    """The ratings by the dataset's sources `PREFIX:*`; NoMqmSources (a UserError) when it has none. Of ratings
+    made side by side, `X_with_Y` is system X (shown with Y): one system, however many pairs it was shown in."""
+    raters = mqm_sources(dataset, prefix)
+    ratings = mqm_ratings(dataset, raters)
+    if not has_units(dataset, raters):
+        return ratings
+    labels = {r.system for r in ratings}
+    return [replace(r, system=system_of(r.system, labels)[0]) for r in ratings]
 
 
 def score_rows(ratings: list[Rating], *, weights: Weights = DEFAULT, n_resamples: int = RESAMPLES,

@@ -1,4 +1,5 @@
-"""Import Google's MQM TSV: one item per (system, doc, seg_id), one imported source per rater, in one transaction."""
+"""Import Google's MQM TSV, pointwise or side by side: one item per (system, doc, seg_id), one imported source per
+rater, and for the side-by-side layout one unit per screen, in one transaction."""
 
 from __future__ import annotations
 
@@ -10,8 +11,21 @@ from django.db.models import Max
 
 from corpus.formats import FormatError, check_text
 from corpus.interop.mqm import MqmRating, natural, read_mqm_tsv
-from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, Source, SourceKind, TaskType
+from corpus.interop.mqm_sxs import SxsFile, SxsRating, SxsRow, is_side_by_side, read_sxs_tsv
+from corpus.models import (
+    Annotation,
+    AnnotationKind,
+    Dataset,
+    ErrorSpan,
+    Item,
+    MatchKind,
+    Source,
+    SourceKind,
+    TaskType,
+    Unit,
+)
 from corpus.protocols.mqm import OUTPUT_HEADER, SEVERITY_CODES, SOURCE_HEADER, location_note
+from corpus.selectors.mqm import SXS_ROWS
 
 TOOL = "mqm"
 DEFAULT_PREFIX = "mqm"
@@ -38,19 +52,34 @@ class MqmImportReport:
     clean: int = 0
     spans: int = 0
     sources: list[str] = field(default_factory=list)
+    units: int = 0  # side by side: the screens
+    checks: dict[str, list[int]] = field(default_factory=dict)  # side by side: rater -> [found, missed]
 
     def summary(self) -> str:
-        return (f"Imported MQM ratings into {self.dataset!r}: {self.created_items} new items, {self.reused_items} "
+        text = (f"Imported MQM ratings into {self.dataset!r}: {self.created_items} new items, {self.reused_items} "
                 f"existing, {self.annotations} ratings ({self.clean} clean segments), {self.spans} errors, "
                 f"sources {', '.join(self.sources)}.")
+        if self.units:
+            found = sum(f for f, _ in self.checks.values())
+            missed = sum(m for _, m in self.checks.values())
+            text += (f" Side by side: {self.units} screens; planted-error checks {found} found, {missed} missed "
+                     f"(kept, left out of every score).")
+        return text
 
 
-def _read(path: Path, name: str) -> list[MqmRating]:
+def _read(path: Path, name: str, side_by_side: bool | None) -> list[MqmRating] | SxsFile:
+    """The file's ratings: the side-by-side layout when its header is that one's (`side_by_side` True: it must
+    be), else the pointwise one."""
     if not path.is_file():
         raise FormatError(name, "no such file")
     try:
         with path.open(encoding="utf-8", newline="") as handle:
-            return read_mqm_tsv(handle, name=name)
+            sxs = is_side_by_side(handle.readline())
+            if side_by_side and not sxs:
+                raise FormatError(name, "--side-by-side: the header is not the side-by-side layout's (system doc "
+                                        "docSegId globalSegId rater source target category severity metadata)")
+            handle.seek(0)
+            return read_sxs_tsv(handle, name=name) if sxs else read_mqm_tsv(handle, name=name)
     except UnicodeDecodeError as exc:
         raise FormatError(name, f"is not UTF-8 text (byte {exc.start})") from None
 
@@ -68,9 +97,11 @@ def _order(ratings: list[MqmRating]) -> list[tuple[str, str, str]]:
 @transaction.atomic
 def mqm_import(
     *, path: Path, dataset_name: str, prefix: str = DEFAULT_PREFIX, file_name: str = "", user=None,
+    side_by_side: bool | None = None,
 ) -> MqmImportReport:
     """Import the MQM TSV at `path` into dataset `dataset_name` (created if new; an existing one must hold the
-    same texts) under sources `PREFIX:RATER`; raise FormatError and keep nothing when anything is wrong."""
+    same texts) under sources `PREFIX:RATER`; raise FormatError and keep nothing when anything is wrong. The
+    layout follows from the header; `side_by_side` True refuses a file that is not side by side."""
     name = file_name or path.name
     check_text(dataset_name, "--dataset", "dataset")
     if not dataset_name.strip():
@@ -78,7 +109,9 @@ def mqm_import(
     if not prefix.strip():
         raise FormatError("--source", "a source prefix is needed")
     check_text(prefix, "--source", "source")
-    ratings = _read(path, name)
+    read = _read(path, name, side_by_side)
+    sxs = read if isinstance(read, SxsFile) else None
+    ratings: list[MqmRating] = [r.rating for r in read.ratings] if isinstance(read, SxsFile) else read
     for rater in {r.rater for r in ratings}:
         check_text(source_label(prefix, rater), "--source", "source")
     dataset = Dataset.objects.select_for_update().filter(name=dataset_name).first()
@@ -91,14 +124,20 @@ def mqm_import(
             output_header=OUTPUT_HEADER, description="MQM ratings imported from Google's TSV format.",
         )
     report = MqmImportReport(dataset=dataset.name, prefix=prefix)
-    items = _items(dataset, ratings, name, report)
+    items = _items(dataset, ratings, name, report, header=sxs.header if sxs else None)
     sources = _sources(dataset, ratings, prefix, name, report)
+    units = _units(dataset, sxs.ratings, sources, report) if sxs else {}
     pending: list[tuple[Annotation, MqmRating]] = []
-    for rating in ratings:
+    for k, rating in enumerate(ratings):
         annotation = Annotation(
             item_id=items[(rating.system, rating.doc, rating.seg_id)], aspect="", source=sources[rating.rater],
             kind=AnnotationKind.HUMAN, score_explanation=rating.comment,
         )
+        if sxs:
+            rated = sxs.ratings[k]
+            annotation.unit = units[_unit_key(rated)]
+            annotation.unit_position = rated.position
+            annotation.extra = {SXS_ROWS: [row_record(row) for row in rated.rows]}
         pending.append((annotation, rating))
         if len(pending) >= BATCH:
             _flush(pending, report)
@@ -106,7 +145,38 @@ def mqm_import(
     return report
 
 
-def _items(dataset: Dataset, ratings: list[MqmRating], name: str, report: MqmImportReport) -> dict[tuple, int]:
+def row_record(row: SxsRow) -> dict[str, object]:
+    """A row as Annotation.extra keeps it (what is empty left out: the rows are 30 MB for one release)."""
+    record: dict[str, object] = {"line": row.line, "kind": row.kind, "metadata": row.metadata}
+    if row.error is not None:
+        record["error"] = row.error
+    if row.found is not None:
+        record["found"] = row.found
+    if row.pad:
+        record["pad"] = row.pad
+    return record
+
+
+def _unit_key(rated: SxsRating) -> tuple[str, str, int]:
+    return (rated.rating.rater, item_external_id(rated.rating.doc, rated.rating.seg_id), rated.screen)
+
+
+def _units(dataset: Dataset, ratings: list[SxsRating], sources: dict[str, Source],
+           report: MqmImportReport) -> dict[tuple[str, str, int], Unit]:
+    """One unit per screen, and the planted-error checks counted per rater."""
+    keys = list(dict.fromkeys(_unit_key(r) for r in ratings))
+    created = Unit.objects.bulk_create([Unit(dataset=dataset, source=sources[rater], segment=segment, number=number)
+                                        for rater, segment, number in keys], batch_size=BATCH)
+    report.units = len(created)
+    for rated in ratings:
+        counts = report.checks.setdefault(rated.rating.rater, [0, 0])
+        for row in rated.checks:
+            counts[0 if row.found else 1] += 1
+    return dict(zip(keys, created, strict=True))
+
+
+def _items(dataset: Dataset, ratings: list[MqmRating], name: str, report: MqmImportReport,
+           header: list[str] | None = None) -> dict[tuple, int]:
     """The pk of each rated item, creating the missing ones; an existing item must hold the file's texts."""
     existing = {(ext, system): (pk, output, inputs) for pk, ext, system, output, inputs in
                 dataset.items.values_list("pk", "external_id", "system", "output", "inputs")}
@@ -128,9 +198,11 @@ def _items(dataset: Dataset, ratings: list[MqmRating], name: str, report: MqmImp
             found[key] = known[0]
             report.reused_items += 1
             continue
+        place: dict[str, object] = {"doc": r.doc, "doc_id": r.doc_id, "seg_id": r.seg_id}
+        if header is not None:
+            place["header"] = header  # the side-by-side header as written, for the export
         new.append(Item(dataset=dataset, position=position, external_id=ext, system=r.system,
-                        inputs={SOURCE_HEADER: r.source}, output=r.target,
-                        extra={"mqm": {"doc": r.doc, "doc_id": r.doc_id, "seg_id": r.seg_id}}))
+                        inputs={SOURCE_HEADER: r.source}, output=r.target, extra={"mqm": place}))
         position += 1
     for item in Item.objects.bulk_create(new, batch_size=BATCH):
         found[(item.system, item.extra["mqm"]["doc"], item.extra["mqm"]["seg_id"])] = item.pk

@@ -18,9 +18,10 @@ from annotator.models import Campaign
 from corpus import protocols
 from corpus.interop import ANNOTATION_FILE_FORMATS, slug
 from corpus.interop.mqm import MqmRating, mqm_tsv_lines
+from corpus.interop.mqm_sxs import sxs_tsv_lines
 from corpus.interop.pearmut import pearmut_lines
 from corpus.models import Dataset
-from corpus.selectors.mqm import mqm_ratings, mqm_sources
+from corpus.selectors.mqm import has_units, mqm_ratings, mqm_sources, sxs_file
 from corpus.selectors.pearmut import pearmut_ratings, pearmut_sources
 from corpus.services.annotation_export import (
     ExportReport,
@@ -111,8 +112,20 @@ class Command(BaseCommand):
         self._report(report, f"Wrote {report.annotations} annotations to {out}")
 
     def _mqm(self, dataset: Dataset, prefix: str, out: Path | None) -> None:
-        """Rows sorted by system, doc_id, seg_id, rater and span start: an imported file round-trips."""
-        self._write_tsv(mqm_ratings(dataset, mqm_sources(dataset, prefix)), out)
+        """Rows sorted by system, doc_id, seg_id, rater and span start: an imported file round-trips. Ratings made
+        side by side are written in that layout, each row where the file had it: the file comes back as it was."""
+        raters = mqm_sources(dataset, prefix)
+        if not has_units(dataset, raters):
+            self._write_tsv(mqm_ratings(dataset, raters), out)
+            return
+        read = sxs_file(dataset, raters)
+        if out is None:
+            for line in sxs_tsv_lines(read.header, read.ratings):
+                self.stdout.write(line, ending="")
+            return
+        with out.open("w", encoding="utf-8", newline="") as handle:
+            handle.writelines(sxs_tsv_lines(read.header, read.ratings))
+        self.stdout.write(f"Wrote {len(read.ratings)} side-by-side MQM ratings to {out}")
 
     def _campaign(self, options: dict[str, object]) -> None:
         """An MQM campaign's finished ratings, the flagged annotators left out or counted as asked (default: the
