@@ -18,12 +18,19 @@ saved and one audit row per save.
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/spanjudge_ui_bench python bench/annotation_load.py \
         [--annotators 20] [--items 200] [--duration 60] [--think 1.0]   (the issue's run: --duration 300)
 
-The database is created when missing and its tables are rebuilt on each run (this database only)."""
+The database is created when missing and its tables are rebuilt on each run (this database only).
+
+The floor. A quarter more annotators (`--floor-share`) make the same saves at the same pace through the smallest
+honest save (bench/floor.py: the session and the assignment checked, the judgment and its audit row written,
+the card rendered), served by the same server, so the save's p95 is printed beside the floor's and their ratio
+(target: within 1.5x). `--compare REF` runs the bench on the tree of a git ref and on this one, alternating
+(`--rounds` each, fresh tables every run), and prints both trees' figures side by side."""
 
 from __future__ import annotations
 
 import argparse
 import http.cookiejar
+import json
 import os
 import random
 import re
@@ -38,7 +45,10 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.trees import TREE as REPO  # noqa: E402 - this checkout, or the tree under comparison (--compare)
+from bench.trees import alternate, server_env  # noqa: E402
+
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -60,9 +70,10 @@ SERVER_THREADS = 4
 
 def start_gunicorn(port: int, workers: int, log: Path) -> subprocess.Popen:
     """Start gunicorn as scripts/serve.sh does (config/gunicorn.py: gthread workers), on the timed WSGI app."""
-    env = dict(os.environ, PORT=str(port), HOST="127.0.0.1", WEB_CONCURRENCY=str(workers),
-               GUNICORN_THREADS=str(SERVER_THREADS), GUNICORN_ACCESS_LOG="", GUNICORN_MAX_REQUESTS="0")
-    server = subprocess.Popen([str(Path(sys.executable).with_name("gunicorn")), "bench.timed_wsgi:application",
+    env = server_env(log.parent / f"annotation_load_{port}", PORT=str(port), HOST="127.0.0.1",
+                     WEB_CONCURRENCY=str(workers), GUNICORN_THREADS=str(SERVER_THREADS), GUNICORN_ACCESS_LOG="",
+                     GUNICORN_MAX_REQUESTS="0")
+    server = subprocess.Popen([str(Path(sys.executable).with_name("gunicorn")), "floor_wsgi:application",
                                "-c", "config/gunicorn.py"], env=env, cwd=REPO, stdout=log.open("wb"),
                               stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 60
@@ -82,9 +93,10 @@ def start_gunicorn(port: int, workers: int, log: Path) -> subprocess.Popen:
 
 
 
-def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int]]]]:
+def build(n_annotators: int, n_items: int, n_floor: int = 0) -> dict[str, list[tuple[int, list[tuple[int, int]]]]]:
     """Fresh schema; a dataset of `n_items` items, two runs with 2 + 2 machine spans per item, a campaign
-    with two annotators per item. Return, per annotator, their assignments and each one's span ids."""
+    with two annotators per item (`n_floor` of them save through the floor: floorNN). Return, per annotator,
+    their assignments and each one's spans as (handle, id)."""
     import django
 
     django.setup()
@@ -133,16 +145,18 @@ def build(n_annotators: int, n_items: int) -> dict[str, list[tuple[int, list[int
                                    severity=rng.randint(1, 5)))
     ErrorSpan.objects.bulk_create(spans)
     users = [User(username=f"bench{i:02d}", role=Role.ANNOTATOR) for i in range(n_annotators)]
+    users += [User(username=f"floor{i:02d}", role=Role.ANNOTATOR) for i in range(n_floor)]
     for user in users:
         user.set_password(PASSWORD)
     User.objects.bulk_create(users)
-    users = list(User.objects.filter(username__startswith="bench").order_by("username"))
+    users = list(User.objects.filter(role=Role.ANNOTATOR).order_by("username"))
     campaign = campaign_create(CampaignSpec(name="bench", dataset=dataset, runs=runs, annotators=users,
                                             aspects=["accuracy"], annotators_per_item=2, seed=1))
     plan: dict[str, list[tuple[int, list[int]]]] = {}
     for a in Assignment.objects.filter(campaign=campaign).select_related("campaign", "annotator").order_by("order"):
         # The page names spans by their per-assignment handles, never by database id.
-        plan.setdefault(a.annotator.username, []).append((a.pk, [span_handle(a.pk, s.pk) for s, _ in judged_spans(a)]))
+        plan.setdefault(a.annotator.username, []).append(
+            (a.pk, [(span_handle(a.pk, s.pk), s.pk) for s, _ in judged_spans(a)]))
     return plan
 
 
@@ -187,36 +201,47 @@ class Annotator:
             raise RuntimeError(f"login failed for {self.username}: {status}")
 
 
-def work(annotator: Annotator, plan: list[tuple[int, list[int]]], stop_at: float, think: float,
+def work(annotator: Annotator, plan: list[tuple[int, list[tuple[int, int]]]], stop_at: float, think: float,
          results: dict[str, list[tuple[float, float]]], lock: threading.Lock, rng: random.Random) -> None:
+    """An annotator at work. A floor annotator (floorNN) makes the same saves at the same pace through the
+    floor's save (bench/floor.py), with no item page."""
     token_re = re.compile(r'"X-CSRFToken": "([^"]+)"')
+    floor = annotator.username.startswith("floor")
     # People do not all open their first item in the same millisecond: starts spread over two think times.
     time.sleep(rng.uniform(0, 2 * think))
     for assignment_pk, span_ids in plan:
         if time.monotonic() >= stop_at:
             return
-        status, html, server_ms, client_ms = annotator.request(f"/work/{assignment_pk}/")
+        if floor:
+            status, html, server_ms, client_ms = 200, f'"X-CSRFToken": "{annotator._cookie("csrftoken")}"', 0.0, 0.0
+        else:
+            status, html, server_ms, client_ms = annotator.request(f"/work/{assignment_pk}/")
         if status != 200:
             with lock:
                 results["errors"].append((f"item page {assignment_pk}: HTTP {status}", 0.0))
             continue
         token = token_re.search(html).group(1)
-        with lock:
-            results["page"].append((server_ms, client_ms))
-        for number, span_pk in enumerate(span_ids, start=1):
+        if not floor:
+            with lock:
+                results["page"].append((server_ms, client_ms))
+        for number, (span_pk, span_id) in enumerate(span_ids, start=1):
             for field, value in (("span_verdict", rng.choice(["error", "not_error", "hallucination"])),
                                  ("explanation_verdict", rng.choice(["correct", "vague", "incorrect"]))):
                 time.sleep(rng.uniform(0.5 * think, 1.5 * think))
                 if time.monotonic() >= stop_at:
                     return
+                url = (f"/bench-floor/save/{assignment_pk}/{span_id}/" if floor
+                       else f"/work/{assignment_pk}/errors/{span_pk}/")
                 status, _, server_ms, client_ms = annotator.request(
-                    f"/work/{assignment_pk}/errors/{span_pk}/",
-                    {"field": field, "value": value, "number": number},
+                    url, {"field": field, "value": value, "number": number},
                     {"X-CSRFToken": token, "HX-Request": "true", "Referer": annotator.base + "/"},
                 )
                 with lock:
                     if status != 200:
-                        results["errors"].append((f"save {assignment_pk}/{span_pk}: HTTP {status}", 0.0))
+                        results["errors"].append((f"save {url}: HTTP {status}", 0.0))
+                        continue
+                    if floor:
+                        results["floor save"].append((server_ms, client_ms))
                         continue
                     results["save"].append((server_ms, client_ms))
                     results["saved"].append(((assignment_pk, span_pk), 0.0))
@@ -265,11 +290,20 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=1.0, help="mean seconds between one annotator's actions")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="server processes")
+    parser.add_argument("--floor-share", type=float, default=0.25,
+                        help="annotators who save through the floor (bench/floor.py), per annotator")
+    parser.add_argument("--compare", metavar="REF", help="also run the tree of this git ref, alternating runs")
+    parser.add_argument("--rounds", type=int, default=2, help="--compare: runs of each tree, alternating")
+    parser.add_argument("--json", type=Path, help="write the run's figures here too")
     args = parser.parse_args()
+    if args.compare:
+        return alternate(Path(__file__).resolve(), sys.argv[1:], args.compare, args.rounds,
+                         ["save p95", "save floor p95", "save ratio", "page p95", "queries per save", "errors"])
 
     ensure_postgres_database("bench/annotation_load.py")
     print(f"building: {args.items} items x 4 machine spans, {args.annotators} annotators, 2 per item ...", flush=True)
-    plan = build(args.annotators, args.items)
+    n_floor = round(args.annotators * args.floor_share)
+    plan = build(args.annotators, args.items, n_floor)
     n_queries = save_query_count()
     from django.db import connections
 
@@ -277,9 +311,10 @@ def main() -> None:
     from annotator.selectors.spans import span_handle
 
     # The clients name spans by their per-assignment handles, so the pairs already judged are counted so too.
-    before = {"rows": SpanJudgment.objects.count(), "events": JudgmentEvent.objects.count(),
-              "pairs": {(a, span_handle(a, s))
-                        for a, s in SpanJudgment.objects.values_list("assignment_id", "span_id")}}
+    real = SpanJudgment.objects.exclude(annotator__username__startswith="floor")
+    events = JudgmentEvent.objects.exclude(judgment__annotator__username__startswith="floor")
+    before = {"rows": real.count(), "events": events.count(),
+              "pairs": {(a, span_handle(a, s)) for a, s in real.values_list("assignment_id", "span_id")}}
     connections.close_all()
     log = Path(tempfile.gettempdir()) / f"annotation_load_gunicorn_{args.port}.log"
     server = start_gunicorn(args.port, args.workers, log)
@@ -288,10 +323,10 @@ def main() -> None:
         clients = [Annotator(base, username) for username in sorted(plan)]
         for c in clients:
             c.login()
-        results: dict[str, list] = {"save": [], "page": [], "errors": [], "saved": []}
+        results: dict[str, list] = {"save": [], "page": [], "errors": [], "saved": [], "floor save": []}
         lock = threading.Lock()
         # Warm up: server threads open their database connections and load templates once.
-        for c in clients[: SERVER_THREADS * args.workers]:
+        for c in [c for c in clients if not c.username.startswith("floor")][: SERVER_THREADS * args.workers]:
             c.request(f"/work/{plan[c.username][0][0]}/")
         stop_at = time.monotonic() + args.duration
         started = time.monotonic()
@@ -312,30 +347,41 @@ def main() -> None:
     print(f"\n{args.annotators} concurrent annotators, think time ~{args.think:.2f} s, {elapsed:.0f} s of load, "
           f"{os.cpu_count()} CPUs, PostgreSQL; server: gunicorn, {args.workers} gthread workers x {SERVER_THREADS} "
           "threads, DEBUG off")
-    print(f"queries per verdict save (incl. session + user): {n_queries}")
+    print(f"queries per verdict save (incl. session + user): {n_queries}; {n_floor} of the "
+          f"{args.annotators + n_floor} annotators save through the floor")
+    figures: dict[str, object] = {"queries per save": n_queries, "errors": len(results["errors"])}
     if elapsed < args.duration - 5 * args.think:
         print(f"NOTE: the annotators ran out of work after {elapsed:.0f} s of the {args.duration:.0f} s asked; "
               "raise --items (about duration / 9 s x annotators / 2)")
     print(f"{'':14}{'n':>7}{'p50 ms':>9}{'p95 ms':>9}{'p99 ms':>9}{'target p95':>12}{'client p95':>12}  verdict")
-    for kind, target in (("save", TARGET_SAVE_MS), ("page", TARGET_PAGE_MS)):
+    for kind, target in (("save", TARGET_SAVE_MS), ("floor save", None), ("page", TARGET_PAGE_MS)):
         server_ms = [s for s, _ in results[kind]]
         client_ms = [c for _, c in results[kind]]
+        if not server_ms:
+            continue
         p95 = pct(server_ms, 95)
-        label = "verdict save" if kind == "save" else "item page"
+        figures[{"save": "save p95", "floor save": "save floor p95", "page": "page p95"}[kind]] = p95
+        label = {"save": "verdict save", "floor save": "floor save", "page": "item page"}[kind]
         print(f"{label:14}{len(server_ms):>7}{statistics.median(server_ms):>9.1f}{p95:>9.1f}"
-              f"{pct(server_ms, 99):>9.1f}{'<= ' + str(int(target)):>12}{pct(client_ms, 95):>12.1f}  "
-              f"{'OK' if p95 <= target else 'MISSED'}")
+              f"{pct(server_ms, 99):>9.1f}{('<= ' + str(int(target))) if target else '':>12}"
+              f"{pct(client_ms, 95):>12.1f}  {'' if target is None else 'OK' if p95 <= target else 'MISSED'}")
+    if "save floor p95" in figures:
+        figures["save ratio"] = figures["save p95"] / figures["save floor p95"]
+        print(f"save: p95 {figures['save p95']:.1f} ms against the floor's {figures['save floor p95']:.1f} ms: "
+              f"{figures['save ratio']:.2f}x the floor (target <= 1.5x)")
     rate = (len(results["save"]) + len(results["page"])) / elapsed
     print(f"throughput: {rate:.1f} requests/s")
     saved = {key for key, _ in results["saved"]}
-    new_rows = SpanJudgment.objects.count() - before["rows"]
-    new_events = JudgmentEvent.objects.count() - before["events"]
+    new_rows = real.count() - before["rows"]
+    new_events = events.count() - before["events"]
     expected_rows = len(saved - before["pairs"])
     first = f"; first: {results['errors'][0][0]}" if results["errors"] else ""
     print(f"errors: {len(results['errors'])} (target 0){first}")
     verdict = "every save is there" if (new_rows, new_events) == (expected_rows, len(results["save"])) else "MISMATCH"
     print(f"rows: {new_rows} new judgments for {expected_rows} new (assignment, span) pairs saved, {new_events} "
           f"audit rows for {len(results['save'])} saves -> {verdict}")
+    if args.json:
+        args.json.write_text(json.dumps(figures))
 
 
 if __name__ == "__main__":

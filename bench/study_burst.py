@@ -56,8 +56,10 @@ from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-REPO = Path(os.environ.get("STUDY_BURST_TREE") or HERE.parent)  # --compare runs the other tree's code and server
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.trees import TREE as REPO  # noqa: E402 - this checkout, or the tree under comparison (--compare)
+from bench.trees import alternate, server_env  # noqa: E402
+
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
@@ -143,11 +145,8 @@ def start_server(setup: str, port: int, workers: int, log: Path) -> subprocess.P
         pass
     else:
         raise SystemExit(f"port {port} is taken: pass --port")
-    shim = floor_shim(log.parent)
-    env = dict(os.environ, PORT=str(port), HOST="127.0.0.1", WEB_CONCURRENCY=str(workers),
-               GUNICORN_THREADS=str(SERVER_THREADS), GUNICORN_ACCESS_LOG="", GUNICORN_MAX_REQUESTS="0",
-               DJANGO_SETTINGS_MODULE="floor_settings",
-               PYTHONPATH=os.pathsep.join([str(shim), str(REPO), os.environ.get("PYTHONPATH", "")]))
+    env = server_env(log.parent, PORT=str(port), HOST="127.0.0.1", WEB_CONCURRENCY=str(workers),
+                     GUNICORN_THREADS=str(SERVER_THREADS), GUNICORN_ACCESS_LOG="", GUNICORN_MAX_REQUESTS="0")
     if setup == "production":
         command = [str(Path(sys.executable).with_name("gunicorn")), "floor_wsgi:application",
                    "-c", "config/gunicorn.py"]
@@ -168,19 +167,6 @@ def start_server(setup: str, port: int, workers: int, log: Path) -> subprocess.P
             time.sleep(0.3)
     stop_server(server)
     raise SystemExit(f"the server did not answer within 300 s:\n{log.read_text()[-2000:]}")
-
-
-def floor_shim(var_dir: Path) -> Path:
-    """A directory with the floor (bench/floor.py as `floor`), settings that put its URLs in front of the
-    project's, and the timed WSGI application: put first on the server's path, whichever tree it serves."""
-    shim = var_dir / "floor_shim"
-    shim.mkdir(exist_ok=True)
-    (shim / "floor.py").write_text((HERE / "floor.py").read_text())
-    (shim / "floor_settings.py").write_text("from config.settings import *  # noqa: F403\n"
-                                            'ROOT_URLCONF = "floor_urlconf"\n')
-    (shim / "floor_urlconf.py").write_text('from floor import floor_urls\n\nurlpatterns = floor_urls("config.urls")\n')
-    (shim / "floor_wsgi.py").write_text((HERE / "timed_wsgi.py").read_text())
-    return shim
 
 
 def stop_server(server: subprocess.Popen) -> None:
@@ -399,7 +385,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write the run's figures here too")
     args = parser.parse_args()
     if args.compare:
-        return compare(args)
+        return alternate(Path(__file__).resolve(), sys.argv[1:], args.compare, args.rounds,
+                         ["join p95", "join floor p95", "join ratio", "save p95", "save floor p95", "save ratio",
+                          "errors", "lost", "load_max"])
     production = args.setup == "production"
     n = args.participants or (200 if production else 30)
     within = args.within if args.within is not None else (60.0 if production else 0.0)
@@ -446,33 +434,6 @@ def main() -> None:
         args.json.write_text(json.dumps(figures))
     return None
 
-
-def compare(args: argparse.Namespace) -> None:
-    """Run this bench against the tree of `args.compare` and against this one, alternating, `args.rounds` runs
-    each, every run on fresh tables; then print each tree's figures side by side. The older tree's code builds
-    its own tables and serves the run (the floor is this tree's, put first on its server's path)."""
-    tree = Path(tempfile.mkdtemp(prefix="study_burst_ref_"))
-    archive = subprocess.run(["git", "-C", str(HERE.parent), "archive", args.compare], check=True,
-                             capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    passed = [a for a in sys.argv[1:] if a not in (f"--compare={args.compare}",)]
-    if "--compare" in passed:
-        at = passed.index("--compare")
-        del passed[at:at + 2]
-    runs: dict[str, list[dict]] = {args.compare: [], "this tree": []}
-    for round_ in range(args.rounds):
-        for label, root in ((args.compare, tree), ("this tree", HERE.parent)):
-            out = tree.parent / f"{tree.name}-{label.replace('/', '_')}-{round_}.json"
-            print(f"\n==== round {round_ + 1}: {label} ({root})", flush=True)
-            subprocess.run([sys.executable, str(Path(__file__).resolve()), *passed, "--json", str(out)],
-                           env=dict(os.environ, STUDY_BURST_TREE=str(root)), check=True)
-            runs[label].append(json.loads(out.read_text()))
-    print(f"\n{'':24}" + "".join(f"{label[:22]:>24}" for label in runs))
-    for key in ("join p95", "join floor p95", "join ratio", "save p95", "save floor p95", "save ratio", "errors",
-                "lost"):
-        cells = [" / ".join(f"{run[key]:.1f}" if isinstance(run[key], float) else str(run[key]) for run in done)
-                 for done in runs.values()]
-        print(f"{key:24}" + "".join(f"{cell:>24}" for cell in cells))
 
 def report(args, n: int, within: float, cap: int, results: Results, db: dict, log: Path,
            loads: tuple[float, float, float], cpu_cores: float, wall: float) -> None:
