@@ -18,6 +18,7 @@ from analytics.api.confidence import router as confidence_router
 from analytics.api.dashboards import router as dashboards_router
 from analytics.api.esa import router as esa_router
 from analytics.api.exports import router as exports_router
+from analytics.api.figures import router as figures_router
 from analytics.api.labeled import router as labeled_router
 from analytics.api.mqm import router as mqm_router
 from analytics.api.priming import router as priming_router
@@ -108,6 +109,7 @@ api.add_router("/analytics/", priming_router)
 api.add_router("/analytics/", confidence_router)
 api.add_router("/analytics/", mqm_router)
 api.add_router("/analytics/", esa_router)
+api.add_router("/analytics/", figures_router)
 api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)
 api.add_router("/", sources_router)
