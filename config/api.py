@@ -31,6 +31,7 @@ from annotator.api.esa import router as esa_steps_router
 from annotator.api.judgments import router as judgments_router
 from annotator.api.labeling import router as labeling_router
 from annotator.api.mqm import router as mqm_steps_router
+from annotator.api.scores import router as item_score_router
 from comparison.api import router as comparison_router
 from config.openapi import document_responses
 from dhp.api import router as dhp_router
@@ -96,6 +97,7 @@ api.add_router("/", assignments_router)
 api.add_router("/", judgments_router)
 api.add_router("/", mqm_steps_router)
 api.add_router("/", esa_steps_router)
+api.add_router("/", item_score_router)
 api.add_router("/", campaigns_router)
 api.add_router("/", adjudication_router)
 api.add_router("/", labeling_router)
