@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corpus import protocol as opennlgauge
-from corpus.protocols import esa, mqm
+from corpus.protocols import da, esa, mqm
 from corpus.protocols.mqm import ProtocolError
 
 OPENNLGAUGE = "opennlgauge"
 MQM = "mqm"
 ESA = "esa"
+DA = "da"
 DEFAULT = OPENNLGAUGE
 
 
@@ -165,6 +166,14 @@ PROTOCOLS: dict[str, Protocol] = {
         judges_machine_spans=False, severities=tuple(esa.SEVERITY_CODES.values()), severity_required=True,
         categories=lambda options: ["", esa.MISSING], unlocated_category=esa.MISSING,
         marks=(OUTPUT, UNPLACED), prefills=True, phases=("training", "marking", "judging", "scoring", "done"),
+    ),
+    DA: Protocol(
+        name=DA, label="DA (Direct Assessment: a 0-100 score per output, compared as per-annotator z-scores)",
+        per_span=(), per_item=("score",), keys=da.keys, template="annotator/item_da.html",
+        figures=("da_scores",), exports=("appraise-csv",), clean_options=da.clean_options,
+        judges_machine_spans=False, severities=(), severity_required=False, marks=(),
+        phases=("training", "judging", "done"), control_arm=False, score_range=(da.SCORE_MIN, da.SCORE_MAX),
+        planted_check=SCORED_LOWER,  # Appraise's BAD items: a degraded copy must score below its original
     ),
 }
 CHOICES: list[tuple[str, str]] = [(p.name, p.label) for p in PROTOCOLS.values()]
