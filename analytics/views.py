@@ -17,7 +17,7 @@ from analytics.exports.labeled import labeled_card, labeled_response
 from analytics.forms import ExportForm
 from analytics.models import ExportJob
 from analytics.report.build import REPORT_FORMATS, report_zip
-from analytics.report.sections import API_PATHS, protocol_sections, ranking_tables
+from analytics.report.sections import api_path, protocol_sections, ranking_tables
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope, dashboard_data
 from analytics.selectors.cache import cached, cached_dashboard_data, dashboard_key
 from analytics.selectors.estimates import DEFAULT_HALF_WIDTH, sample_estimates
@@ -159,7 +159,7 @@ def _protocol_figures(campaign: Campaign, exclusion: Exclusion) -> list[dict] | 
     def uri(figure: object) -> str:
         return "data:image/svg+xml;base64," + base64.b64encode(plots.render(figure)).decode("ascii")
 
-    return [{"section": section, "api": API_PATHS.get(key, ""),
+    return [{"section": section, "api": api_path(key),
              "charts": [(fig.caption, uri(fig.figure)) for fig in section.figures]}
             for key, section in protocol_sections(campaign, exclusion)]
 

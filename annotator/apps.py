@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from django.apps import AppConfig
 
 
@@ -10,5 +13,9 @@ class AnnotatorConfig(AppConfig):
     verbose_name = "Annotation"
 
     def ready(self) -> None:
-        # Each protocol's annotator hooks register themselves (annotator.protocols).
-        from annotator.protocols import esa, mqm, opennlgauge  # noqa: F401
+        # Each protocol's annotator hooks register themselves: every module of annotator.protocols is imported,
+        # so a new protocol's hooks need no line here.
+        import annotator.protocols as package
+
+        for module in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{module.name}")

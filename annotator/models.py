@@ -305,13 +305,15 @@ class WorkAction(models.Model):
 
     `payload` holds both sides of the change: for a judgment field {span, field, old, new}; for an added
     error {span: id, before: {...} or null, after: {...} or null} (null = the error does not exist on that
-    side). Undo walks back through rows not undone, newest first; redo replays the most recently undone row,
-    but only while no action was taken after that undo (as in any editor), which `at` > `undone_at` tells.
+    side); for an item score {old, new} (null = no score). Undo walks back through rows not undone, newest
+    first; redo replays the most recently undone row, but only while no action was taken after that undo (as
+    in any editor), which `at` > `undone_at` tells.
     """
 
     class Kind(models.TextChoices):
         JUDGMENT = "judgment", "Judgment field"
         ADDED = "added", "Added error"
+        SCORE = "score", "Item score"
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="actions")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -516,3 +518,4 @@ class MarkingTime(models.Model):
 
 # The ESA protocol's own rows (the score, ESA^AI's pre-filled spans) live in their own module.
 from annotator.esa_models import EsaPrefill, EsaScore  # noqa: E402,F401
+from annotator.score_models import ItemScore  # noqa: E402,F401

@@ -7,6 +7,7 @@ from django.urls import path
 from annotator import views
 from annotator.views import esa
 from annotator.views.mqm import mqm_error_add, mqm_error_remove
+from annotator.views.scores import item_score_view
 from annotator.views.simulated import simulated_run_delete_view
 
 urlpatterns = [
@@ -35,6 +36,7 @@ urlpatterns = [
     path("me/auto-advance/", views.auto_advance_view, name="auto_advance"),
     path("work/<int:pk>/added/", views.added_span_add, name="added_span_add"),
     path("work/<int:pk>/finish/", views.assignment_finish_view, name="assignment_finish"),
+    path("work/<int:pk>/score/", item_score_view, name="item_score"),
     path("work/<int:pk>/time/", views.assignment_time, name="assignment_time"),
     path("work/<int:pk>/reveal/", views.assignment_reveal_view, name="assignment_reveal"),
     path("added/<int:span_pk>/", views.added_span_edit, name="added_span_edit"),

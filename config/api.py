@@ -18,6 +18,7 @@ from analytics.api.confidence import router as confidence_router
 from analytics.api.dashboards import router as dashboards_router
 from analytics.api.esa import router as esa_router
 from analytics.api.exports import router as exports_router
+from analytics.api.figures import router as figures_router
 from analytics.api.labeled import router as labeled_router
 from analytics.api.mqm import router as mqm_router
 from analytics.api.pairwise import router as pairwise_router
@@ -31,6 +32,7 @@ from annotator.api.esa import router as esa_steps_router
 from annotator.api.judgments import router as judgments_router
 from annotator.api.labeling import router as labeling_router
 from annotator.api.mqm import router as mqm_steps_router
+from annotator.api.scores import router as item_score_router
 from comparison.api import router as comparison_router
 from config.openapi import document_responses
 from dhp.api import router as dhp_router
@@ -96,6 +98,7 @@ api.add_router("/", assignments_router)
 api.add_router("/", judgments_router)
 api.add_router("/", mqm_steps_router)
 api.add_router("/", esa_steps_router)
+api.add_router("/", item_score_router)
 api.add_router("/", campaigns_router)
 api.add_router("/", adjudication_router)
 api.add_router("/", labeling_router)
@@ -110,6 +113,7 @@ api.add_router("/analytics/", confidence_router)
 api.add_router("/analytics/", mqm_router)
 api.add_router("/analytics/", pairwise_router)
 api.add_router("/analytics/", esa_router)
+api.add_router("/analytics/", figures_router)
 api.add_router("/", dhp_router)
 api.add_router("/", comparison_router)
 api.add_router("/", sources_router)

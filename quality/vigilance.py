@@ -19,12 +19,13 @@ from annotator.models import (
     Assignment,
     Campaign,
     ControlVerdict,
+    ItemScore,
     JudgmentEvent,
     SpanJudgment,
     WorkAction,
 )
 from annotator.selectors.worktime import times_by_annotator
-from corpus import protocol
+from corpus import protocol, protocols
 from corpus.models import AnnotationKind, ErrorSpan
 from quality.engine.figures import Figures, Verdict, flag_reasons
 from quality.models import CheckSpan, PlantedOutput, Qualification
@@ -118,8 +119,38 @@ def _decoys(campaign: Campaign) -> dict[int, tuple[int, int]]:
 
 
 def _planted(campaign: Campaign) -> dict[int, tuple[int, int]]:
-    """Per annotator: (found, shown) over their planted outputs they finished; found = an error they added
-    overlaps the planted stretch."""
+    """Per annotator: (found, shown) over their planted outputs they finished, caught as the protocol declares."""
+    if protocols.get(campaign.protocol).planted_check == protocols.SCORED_LOWER:
+        return _planted_scored_lower(campaign)
+    return _planted_marked(campaign)
+
+
+def _planted_scored_lower(campaign: Campaign) -> dict[int, tuple[int, int]]:
+    """Appraise's BAD items: a finished copy is caught when its score is below the original's - the holder's own
+    score of the original when they finished it, else the mean of the others' (a copy whose original nobody has
+    scored yet does not count)."""
+    scores: dict[tuple[int, int], int] = {
+        (a, i): v for a, i, v in ItemScore.objects.filter(
+            assignment__campaign=campaign, assignment__status=Assignment.Status.DONE, score__isnull=False)
+        .values_list("assignment__annotator_id", "assignment__item_id", "score")}
+    by_item: dict[int, list[int]] = defaultdict(list)
+    for (_, item_id), value in scores.items():
+        by_item[item_id].append(value)
+    result: dict[int, tuple[int, int]] = {}
+    for planted in PlantedOutput.objects.filter(campaign=campaign, annotator__isnull=False):
+        copy = scores.get((planted.annotator_id, planted.item_id))
+        original = scores.get((planted.annotator_id, planted.original_id))
+        if original is None and by_item.get(planted.original_id):
+            original = sum(by_item[planted.original_id]) / len(by_item[planted.original_id])
+        if copy is None or original is None:
+            continue
+        k, n = result.get(planted.annotator_id, (0, 0))
+        result[planted.annotator_id] = (k + (copy < original), n + 1)
+    return result
+
+
+def _planted_marked(campaign: Campaign) -> dict[int, tuple[int, int]]:
+    """Found = an error the holder added overlaps the planted stretch."""
     done = set(Assignment.objects.filter(campaign=campaign, status=Assignment.Status.DONE)
                .values_list("annotator_id", "item_id"))
     added = defaultdict(list)
@@ -145,7 +176,8 @@ _MEMO_SIZE = 32
 
 def _inputs_version(campaign: Campaign) -> tuple:
     """A fingerprint of everything the checks read for `campaign`: verdicts given, changed or undone, items
-    finished, added errors, decoys and planted outputs, qualification results, the vigilance threshold.
+    finished, added errors, decoys and planted outputs, qualification results, the vigilance threshold. An item
+    score's every change is a WorkAction (its undo and redo mark one), so the actions' aggregates cover it.
 
     A handful of aggregates, so the participants page, the analytics (which ask whose verdicts count for every
     figure) and the end page compute the checks once per state of the campaign, not once per question."""

@@ -198,3 +198,27 @@ def rater_agreement(rated: Iterable[Rated]) -> Agreement:
         result.char_labelled += labelled
     result.scores = correlations(xs, ys)
     return result
+
+
+# ---- per-rater standardisation -------------------------------------------------------------------------------
+
+
+def standardised(rated: Iterable[Rated]) -> list[Rated]:
+    """Each rating's value as a z-score within its rater: (value - the rater's mean) / the rater's standard
+    deviation (population, as WMT's DA z-scores). Raters use a scale differently (one never goes below 40,
+    another uses all of it); standardising removes each one's offset and spread before systems are compared.
+    A rater with one rating or a constant scale carries no spread: their values become 0."""
+    rated = list(rated)
+    by_rater: dict[str, list[float]] = defaultdict(list)
+    for r in rated:
+        by_rater[r.rater].append(r.value)
+    moments = {}
+    for rater, values in by_rater.items():
+        array = np.asarray(values, dtype=float)
+        moments[rater] = (float(array.mean()), float(array.std()))
+    out = []
+    for r in rated:
+        mean, sd = moments[r.rater]
+        out.append(Rated(system=r.system, unit=r.unit, rater=r.rater, value=(r.value - mean) / sd if sd > 0 else 0.0,
+                         spans=r.spans))
+    return out

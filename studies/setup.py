@@ -279,7 +279,7 @@ def _validate(spec: CampaignSpec) -> None:
     if spec.routing is not None and not declared.judges_machine_spans:
         raise CampaignError(f"routing, protocol: the {spec.protocol!r} protocol does not judge machine spans, so "
                             "there is nothing to route", field=("routing", "protocol"))
-    if spec.checks.planted and not declared.marks_errors:
+    if spec.checks.planted and not declared.plants:
         raise CampaignError(f"planted, protocol: a planted error is found by marking it, but under the "
                             f"{spec.protocol!r} protocol annotators mark no errors of their own; set planted to 0",
                             field=("planted", "protocol"))

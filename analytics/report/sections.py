@@ -3,7 +3,7 @@
 A section builder takes the report's context and returns a Section, or None when the campaign has nothing
 for it. The tables are the dashboard's and the ranking API's own (analytics.tables, analytics.selectors.
 ranking), so every printed number is the API's at the printed precision. A topic adds one builder to
-REPORT_SECTIONS.
+REPORT_SECTIONS; a protocol's own figures come from analytics.protocols.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from django.utils.text import slugify
 
 from analytics.confidence_figures import CONFIDENCE_NOTE, confidence_table, plot_module, routing_table
 from analytics.formatting import SIMULATED_MARK
+from analytics.protocols import FIGURE_SETS, FigureSet, declared_figure_sets, register_figures
 from analytics.report.esa import esa_report
 from analytics.report.mqm import mqm_report
 from analytics.selectors import DEFAULT_RESAMPLES, DashboardData, Scope
@@ -76,7 +77,7 @@ class ReportContext:
         return self.data.accuracy.pooled.matrix.total
 
 
-SectionBuilder = Callable[[ReportContext], Section | None]
+SectionBuilder = Callable[[ReportContext], Section | list[Section] | None]
 
 
 def report_context(campaign: Campaign, *, exclude_flagged: bool | None = None) -> ReportContext:
@@ -262,33 +263,31 @@ def _esa_figures(campaign: Campaign, exclusion: Exclusion) -> Section | None:
     return Section("esa", "ESA", text=text, tables=tables, figures=figures)
 
 
-# A protocol's own figures, by the figure its declaration (corpus.protocols) names first: the analytics page and
-# the report both build them here, so a protocol's figures are one function wherever they are shown.
-PROTOCOL_SECTIONS: dict[str, Callable[[Campaign, Exclusion], Section | None]] = {
-    "mqm_scores": _mqm_figures,
-    "esa_scores": _esa_figures,
-}
-API_PATHS = {"mqm_scores": "mqm", "esa_scores": "esa"}  # /api/analytics/campaigns/ID/<path>: each one's JSON
+# A protocol's own figures, by the figure its declaration (corpus.protocols) names first: the analytics page, the
+# report and the data card all build them through analytics.protocols, so a protocol's figures are one function
+# wherever they are shown. A newer protocol registers its own in a module of analytics.protocols.
+register_figures(FigureSet("mqm_scores", _mqm_figures, api_path="mqm"))
+register_figures(FigureSet("esa_scores", _esa_figures, api_path="esa"))
+
+
+def api_path(key: str) -> str:
+    """/api/analytics/campaigns/ID/<path>: the figure set's JSON."""
+    figures = FIGURE_SETS.get(key)
+    if figures is None:
+        return ""
+    return figures.api_path or (f"figures/{key}" if figures.data is not None else "")
 
 
 def protocol_sections(campaign: Campaign, exclusion: Exclusion) -> list[tuple[str, Section]]:
     """The (figure key, section) of each figure set the campaign's protocol declares, in declared order."""
     declared = protocols.get(campaign.protocol).figures
-    built = ((key, PROTOCOL_SECTIONS[key](campaign, exclusion)) for key in declared if key in PROTOCOL_SECTIONS)
+    built = ((f.key, f.section(campaign, exclusion)) for f in declared_figure_sets(declared))
     return [(key, section) for key, section in built if section is not None]
 
 
-def protocol_section(key: str) -> SectionBuilder:
-    def build(context: ReportContext) -> Section | None:
-        if key not in protocols.get(context.campaign.protocol).figures:
-            return None
-        return PROTOCOL_SECTIONS[key](context.campaign, context.exclusion)
-    build.__name__ = f"{key}_section"
-    return build
-
-
-mqm_section = protocol_section("mqm_scores")
-esa_section = protocol_section("esa_scores")
+def protocol_figure_sections(context: ReportContext) -> list[Section]:
+    """Every figure set the campaign's protocol declares, as report sections."""
+    return [section for _, section in protocol_sections(context.campaign, context.exclusion)]
 
 
 # The report, in order; a builder returns None when the campaign has no such figures.
@@ -302,10 +301,13 @@ REPORT_SECTIONS: list[SectionBuilder] = [
     priming_section,
     confidence_section,
     routing_section,
-    mqm_section,
-    esa_section,
+    protocol_figure_sections,
 ]
 
 
 def report_sections(context: ReportContext) -> list[Section]:
-    return [s for s in (build(context) for build in REPORT_SECTIONS) if s is not None]
+    built: list[Section] = []
+    for build in REPORT_SECTIONS:
+        made = build(context)
+        built += made if isinstance(made, list) else [made] if made is not None else []
+    return built

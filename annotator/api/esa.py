@@ -54,7 +54,7 @@ def retrieve_esa_state(request: HttpRequest, assignment_id: int):
     (POST /assignments/ID/open) so that an ESA^AI item is pre-filled. 404 for an item of another protocol: it has
     no ESA state."""
     assignment = assignment_for_user(request.user, assignment_id)
-    if "score" not in protocols.get(assignment.campaign.protocol).per_item:  # spans then a score: ESA's state
+    if not protocols.step_applies(assignment.campaign.protocol, protocols.ESA):
         raise AccessError.not_found(f"Item {assignment.order} is not judged under ESA: it has no ESA state.")
     return esa_state_out(assignment)
 

@@ -19,6 +19,7 @@ from annotator.engine.phases import Phase
 from annotator.models import AddedSource, Assignment, JudgmentEvent, SpanJudgment, WorkAction
 from annotator.protocols import hooks_for
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
+from annotator.services.item_scores import item_score_write
 from annotator.services.judgments import OCCURRENCE, JudgmentError, from_text, judgment_set
 from annotator.services.phases import assignments_move
 from corpus import protocol
@@ -81,6 +82,8 @@ def _apply(assignment: Assignment, user: User, action: WorkAction, *, backwards:
     verb = "Undone" if backwards else "Redone"
     if action.kind == WorkAction.Kind.JUDGMENT:
         return _apply_judgment(assignment, user, action, backwards, verb)
+    if action.kind == WorkAction.Kind.SCORE:
+        return _apply_score(assignment, action, backwards, verb)
     return _apply_added(assignment, user, action, backwards, verb)
 
 
@@ -111,6 +114,21 @@ def _apply_judgment(assignment: Assignment, user: User, action: WorkAction, back
     if reopened:
         message += " This item had been finished; it is open again until every error has both verdicts."
     return StepResult(action=action, message=message, reopened=reopened, span_id=span.pk, judgment=judgment)
+
+
+def _apply_score(assignment: Assignment, action: WorkAction, backwards: bool, verb: str) -> StepResult:
+    """Put the item's score back; an undo that takes the score of a finished item away reopens it."""
+    target = action.payload["old" if backwards else "new"]
+    item_score_write(assignment=assignment, value=target)
+    reopened = False
+    if target is None and Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.DONE).exists():
+        phase = assignment.reopened_phase()
+        reopened = bool(assignments_move(Assignment.objects.filter(pk=assignment.pk), Phase.DONE, phase))
+        assignment.refresh_from_db(fields=["status", "finished_at", "phase"])
+    message = f"{verb}: the score is {'not set' if target is None else target}."
+    if reopened:
+        message += " This item had been finished; it is open again until it has a score."
+    return StepResult(action=action, message=message, reopened=reopened, span_id=None, judgment=None)
 
 
 def _apply_added(assignment: Assignment, user: User, action: WorkAction, backwards: bool, verb: str) -> StepResult:

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corpus import protocol as opennlgauge
-from corpus.protocols import esa, mqm
+from corpus.protocols import da, esa, mqm
 from corpus.protocols.mqm import ProtocolError
 
 OPENNLGAUGE = "opennlgauge"
 MQM = "mqm"
 ESA = "esa"
+DA = "da"
 DEFAULT = OPENNLGAUGE
 
 
@@ -63,6 +64,8 @@ def mqm_weights(options: Mapping[str, Any] | None) -> mqm.Weights:
 
 OUTPUT, SOURCE, UNPLACED = "output", "source", "unplaced"
 """Where an annotator's error may lie: in the output, in the source, or nowhere in the text (missing content)."""
+MARKED, SCORED_LOWER = "marked", "scored_lower"
+"""How a planted copy is caught: its planted stretch marked, or the copy scored below its original."""
 ALL_PHASES = ("training", "marking", "judging", "scoring", "done")
 """The phases an assignment can be in (annotator.engine.phases); a protocol declares the ones it goes through."""
 
@@ -103,11 +106,22 @@ class Protocol:
 
     control_arm: bool = True
     """Outputs can start without the machine's spans: unprimed before the verdicts, or without pre-fill."""
+    score_range: tuple[int, int] | None = None
+    """The bounds of the generic per-item score (annotator.services.item_scores), whole numbers; None: the
+    protocol gives none there (ESA keeps its own row, annotator.esa_models)."""
+    planted_check: str = MARKED
+    """How a planted copy counts as caught: its stretch marked (MARKED) or the copy scored below its original
+    (SCORED_LOWER, Appraise's BAD items)."""
 
     @property
     def marks_errors(self) -> bool:
         """Annotators mark their own errors, so a planted copy's known error can be found (or missed)."""
         return bool(self.marks)
+
+    @property
+    def plants(self) -> bool:
+        """Planted copies apply: their error can be marked, or their score compared with the original's."""
+        return self.marks_errors if self.planted_check == MARKED else self.score_range is not None
 
     def allows_phase(self, phase: str) -> bool:
         return phase in self.phases
@@ -153,6 +167,14 @@ PROTOCOLS: dict[str, Protocol] = {
         categories=lambda options: ["", esa.MISSING], unlocated_category=esa.MISSING,
         marks=(OUTPUT, UNPLACED), prefills=True, phases=("training", "marking", "judging", "scoring", "done"),
     ),
+    DA: Protocol(
+        name=DA, label="DA (Direct Assessment: a 0-100 score per output, compared as per-annotator z-scores)",
+        per_span=(), per_item=("score",), keys=da.keys, template="annotator/item_da.html",
+        figures=("da_scores",), exports=("appraise-csv",), clean_options=da.clean_options,
+        judges_machine_spans=False, severities=(), severity_required=False, marks=(),
+        phases=("training", "judging", "done"), control_arm=False, score_range=(da.SCORE_MIN, da.SCORE_MAX),
+        planted_check=SCORED_LOWER,  # Appraise's BAD items: a degraded copy must score below its original
+    ),
 }
 CHOICES: list[tuple[str, str]] = [(p.name, p.label) for p in PROTOCOLS.values()]
 
@@ -181,6 +203,11 @@ def _check(declared: Protocol) -> None:
         raise ValueError(f"protocol {declared.name}: unknown phases {unknown}")
     if unknown := sorted(set(declared.marks) - {OUTPUT, SOURCE, UNPLACED}):
         raise ValueError(f"protocol {declared.name}: unknown places {unknown}")
+    if declared.planted_check not in (MARKED, SCORED_LOWER):
+        raise ValueError(f"protocol {declared.name}: unknown planted check {declared.planted_check!r}")
+    if declared.score_range is not None and ("score" not in declared.per_item
+                                             or declared.score_range[0] >= declared.score_range[1]):
+        raise ValueError(f"protocol {declared.name}: a score range needs a per-item score and low < high")
     if bool(declared.unlocated_category) != (UNPLACED in declared.marks):
         raise ValueError(f"protocol {declared.name}: unplaced errors need an unlocated category, and only they")
 

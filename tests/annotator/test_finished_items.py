@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotator.models import Assignment, EsaScore, SpanJudgment
+from annotator.models import Assignment, EsaScore, ItemScore, SpanJudgment
 from annotator.selectors.spans import added_spans, item_errors
 from annotator.views.marks import Own, marked_urls
 from corpus import protocols
@@ -54,6 +54,8 @@ def _finish(client: Client, assignment: Assignment) -> None:
                            **hx).status_code == 200
         assert client.post(reverse("esa_spans_done", args=[pk]), **hx).status_code == 200
         assert client.post(reverse("esa_score", args=[pk]), {"score": 61}, **hx).status_code == 200
+    elif protocols.get(protocol).score_range is not None:  # DA: the score alone
+        assert client.post(reverse("item_score", args=[pk]), {"score": 61}, **hx).status_code == 200
     else:
         pytest.fail(f"no way to finish a {protocol} item here yet: add its screen's steps")
     assert client.post(reverse("assignment_finish", args=[pk]), **hx).status_code == 200
@@ -61,14 +63,16 @@ def _finish(client: Client, assignment: Assignment) -> None:
 
 
 def _state(assignment: Assignment) -> tuple:
-    """Everything an item's annotation is: its status, verdicts, the annotator's own errors and ESA's state."""
+    """Everything an item's annotation is: its status, verdicts, the annotator's own errors, ESA's state and the
+    generic item score."""
     a = Assignment.objects.get(pk=assignment.pk)
     judgments = sorted(SpanJudgment.objects.filter(assignment_id=a.pk).values_list(
         "span_id", "span_verdict", "explanation_verdict", "comment", "corrected_severity", "picked_start",
         "picked_none"))
     errors = sorted((s.start, s.end, s.category, s.severity, s.explanation) for s in added_spans(a))
     esa = EsaScore.objects.filter(assignment_id=a.pk).values_list("score", "score_changes").first()
-    return a.status, a.phase, a.finished_at, a.boundary_at, judgments, errors, esa
+    score = ItemScore.objects.filter(assignment_id=a.pk).values_list("score", "score_changes").first()
+    return a.status, a.phase, a.finished_at, a.boundary_at, judgments, errors, esa, score
 
 
 def _url(name: str, own: Own, assignment: Assignment) -> str:
@@ -104,6 +108,8 @@ def test_nothing_of_a_finished_item_changes_but_through_undo(protocol, make_user
     for url in marked_urls():
         if url.own == Own.SETTING or url.name in UNDO:
             continue
+        if url.own == Own.ADDED_SPAN and not added_spans(assignment):
+            continue  # none to act on under this protocol (DA marks no errors)
         path = _url(url.name, url.own, assignment)
         if not path:
             continue
@@ -117,7 +123,8 @@ def test_nothing_of_a_finished_item_changes_but_through_undo(protocol, make_user
             refusals.setdefault(url.name, set()).add(response.status_code)
         assert _state(assignment) == finished, url.name
     # The screen's own actions say why: 409, naming the item.
-    main = {protocols.OPENNLGAUGE: "judgment_save", protocols.MQM: "mqm_error_add", protocols.ESA: "esa_score"}
+    main = {protocols.OPENNLGAUGE: "judgment_save", protocols.MQM: "mqm_error_add", protocols.ESA: "esa_score",
+            protocols.DA: "item_score"}
     assert 409 in refusals[main[protocol]], refusals
     answer = client.post(_url(main[protocol], Own.ASSIGNMENT, assignment), BODIES[0], HTTP_HX_REQUEST="true")
     assert answer.status_code == 409 and f"Item {assignment.order} is finished" in answer.content.decode()

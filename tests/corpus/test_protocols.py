@@ -14,8 +14,8 @@ TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 
 
 def test_unknown_protocols_are_refused_naming_the_known_ones():
-    with pytest.raises(ProtocolError, match="known: opennlgauge, mqm, esa"):
-        protocols.get("da")
+    with pytest.raises(ProtocolError, match="known: opennlgauge, mqm, esa, da"):
+        protocols.get("sqm")
 
 
 @pytest.mark.parametrize("name", list(protocols.PROTOCOLS))

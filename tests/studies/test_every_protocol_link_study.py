@@ -17,7 +17,7 @@ from django.urls import reverse
 from accounts.models import User
 from analytics.report.build import report_files
 from annotator.engine.phases import Phase
-from annotator.models import Assignment, Campaign, EsaScore, SpanJudgment
+from annotator.models import Assignment, Campaign, EsaScore, ItemScore, SpanJudgment
 from annotator.selectors.spans import added_spans, item_errors
 from annotator.services.campaigns import campaign_open
 from corpus import protocols
@@ -45,6 +45,7 @@ OWN_WORDS = {
     protocols.OPENNLGAUGE: ("Span OK", "Exp. correct"),
     protocols.MQM: ("MQM scores",),
     protocols.ESA: ("ESA scores",),
+    protocols.DA: ("DA scores",),
 }
 VERDICT_WORDS = ("Span OK", "Exp. correct", "Priming: the control arm", "was put to the judges",
                  "saw the machine's spans from the start")
@@ -142,6 +143,8 @@ class Screen:
                 category = protocols.get(protocol).categories(work.campaign.protocol_options)[0]
                 self.post("mqm_error_add", {"start": planted.start, "end": planted.end, "category": category,
                                             "severity": "major"}, pk=pk)
+        elif protocol == protocols.DA:  # a careful judge scores the degraded copy (BAD item) below the rest
+            self.post("item_score", {"score": ("20" if planted is not None else "80") if careful else "100"}, pk=pk)
         else:
             if not careful:
                 for span in added_spans(work):
@@ -188,6 +191,8 @@ def _api_work(api: Api, protocol: str, assignment: Assignment) -> None:
             category = protocols.get(protocol).categories(work.campaign.protocol_options)[0]
             call("post", f"/assignments/{pk}/mqm-errors", {"start": planted.start, "end": planted.end,
                                                           "category": category, "severity": "major"})
+    elif protocol == protocols.DA:
+        call("put", f"/assignments/{pk}/score", {"score": 30 if planted is not None else 80})
     else:
         if planted is not None:
             for span in added_spans(work):
@@ -202,15 +207,18 @@ def _api_work(api: Api, protocol: str, assignment: Assignment) -> None:
 
 def _figures(protocol: str, api: Api, campaign: Campaign) -> dict:
     """The protocol's figures as the API answers them; the progress table counts work done (planted copies are
-    items their holder worked on), not a figure of the systems, so it is left out."""
+    items their holder worked on), and DA's BAD items are the check's own figures, not the systems', so they are
+    left out."""
     cache.clear()
     path = {protocols.OPENNLGAUGE: f"/analytics/campaigns/{campaign.pk}?reference=human",  # the judges' errors too
             protocols.MQM: f"/analytics/campaigns/{campaign.pk}/mqm",
-            protocols.ESA: f"/analytics/campaigns/{campaign.pk}/esa"}[protocol]
+            protocols.ESA: f"/analytics/campaigns/{campaign.pk}/esa",
+            protocols.DA: f"/analytics/campaigns/{campaign.pk}/figures/da_scores"}[protocol]
     answer = api("get", path)
     assert answer.status_code == 200, answer.content[:300]
     body = answer.json()
     body.pop("generated_at", None)
+    body.pop("bad", None)
     if "tables" in body:
         body["tables"] = [t for t in body["tables"] if t.get("key") != "progress"]
     return body
@@ -263,16 +271,18 @@ def test_every_protocol_runs_as_a_link_study_with_every_check_on(protocol, make_
             assert rows and all(r.judgment is not None and r.judgment.span_verdict for r in rows), a.pk
         assert CheckSpan.objects.filter(campaign=campaign, role=CheckSpan.Role.DECOY).exists()
     for a in everyone.filter(annotator__in=[people[0].user, run.registered]).select_related("campaign", "item"):
-        if _planted(a) is not None:
+        if _planted(a) is not None and declared.marks_errors:
             planted = _planted(a)
             assert any(s.start == planted.start and s.end == planted.end for s in added_spans(a)), a.pk
-    if not declared.judges_machine_spans:  # the careless participant's deletes landed; the others' errors stay
+    if not declared.judges_machine_spans and declared.marks_errors:  # the careless one's deletes landed
         failer = everyone.filter(annotator=people[1].user).select_related("campaign", "item")
         assert all(not added_spans(a) for a in failer)
         kept = everyone.filter(annotator__in=[people[0].user, run.registered]).select_related("campaign", "item")
         assert sum(len(added_spans(a)) for a in kept) >= kept.filter(in_control_arm=False).count()
     if protocol == protocols.ESA:
         assert EsaScore.objects.filter(assignment__campaign=campaign, score__isnull=False).count() == everyone.count()
+    if declared.score_range is not None:
+        assert ItemScore.objects.filter(assignment__campaign=campaign, score__isnull=False).count() == everyone.count()
     if declared.control_arm:
         assert everyone.filter(in_control_arm=True).exists()
 

@@ -49,6 +49,8 @@ WORDS = ((0, 6), (9, 13), (14, 17), (18, 22))  # "Output", "says", "the", "cafe"
 def _add_errors(assignment: Assignment) -> None:
     """Errors the assignment's annotator added, valid under the campaign's protocol, off the undo stack."""
     declared = protocols.get(assignment.campaign.protocol)
+    if not declared.marks_errors:  # DA scores only
+        return
     categories = declared.categories(assignment.campaign.protocol_options)
     for start, end in WORDS:
         added_span_create(assignment=assignment, user=assignment.annotator, start=start, end=end,
@@ -100,9 +102,12 @@ def test_a_participant_reaches_every_marked_action_as_a_registered_annotator_doe
     # The item screen of every protocol and each protocol's own actions are among the marks.
     names = {u.name for u in urls}
     assert {"item_screen", "judgment_save", "occurrence_save", "mqm_error_add", "mqm_error_remove", "esa_span_add",
-            "esa_missing_add", "esa_spans_done", "esa_score", "esa_span_change", "esa_span_remove"} <= names
+            "esa_missing_add", "esa_spans_done", "esa_score", "esa_span_change", "esa_span_remove",
+            "item_score"} <= names
     seen = []
     for url in urls:
+        if url.own == Own.ADDED_SPAN and not protocols.get(protocol).marks_errors:
+            continue  # nobody marks an error of their own under it
         path_mine, path_theirs = _url(url, own), _url(url, other)
         method = "POST" if registered_client.get(path_theirs).status_code == 405 else "GET"
         as_participant = _send(participant_client, path_mine, method)

@@ -97,7 +97,7 @@ def test_set_up_asks_the_protocol_whether_errors_can_be_planted(make_user, monke
     with pytest.raises(CampaignError) as refused:
         campaign_create(_spec(make_user, "no marks", "esa", checks=CheckSettings(planted=0.5)))
     assert refused.value.field == ("planted", "protocol")
-    assert all(p.marks_errors for p in protocols.PROTOCOLS.values() if p is not protocols.PROTOCOLS["esa"])
+    assert all(p.plants for p in protocols.PROTOCOLS.values() if p is not protocols.PROTOCOLS["esa"])
 
 
 def test_the_campaign_api_names_the_refused_fields(make_user):
