@@ -25,8 +25,9 @@ from analytics.selectors.systems import system_rows
 from analytics.tables import Column, Table
 from annotator.engine.phases import Phase
 from annotator.models import Assignment, Campaign, ItemScore
+from corpus.interop import appraise
 from corpus.models import Item
-from corpus.protocols import ProtocolError, da
+from corpus.protocols import ProtocolError
 from quality.models import PlantedOutput
 from quality.vigilance import campaign_checks
 from stats.ranking import rank_range_text
@@ -202,14 +203,14 @@ def write_appraise(campaign: Campaign, handle: IO[str]) -> int:
             continue  # a derived item that is no BAD copy of this campaign
         shown = copy.original if copy is not None else a.item
         source, target = _languages(campaign, shown)
-        rows.append(da.AppraiseRow(
+        rows.append(appraise.AppraiseRow(
             annotator=a.annotator.username, system=shown.system, item=shown.external_id,
-            type=da.BAD if copy is not None else da.TGT, source_language=source, target_language=target,
+            type=appraise.BAD if copy is not None else appraise.TGT, source_language=source, target_language=target,
             score=a.item_score.score, document=str(shown.extra.get("document") or ""),
             complete=a.status == Assignment.Status.DONE,
             start=a.opened_at.timestamp() if a.opened_at else None,
             end=a.finished_at.timestamp() if a.finished_at else None))
-    return da.write_appraise(rows, handle)
+    return appraise.write_appraise(rows, handle)
 
 
 def _moment(seconds: float | None) -> datetime | None:
@@ -222,8 +223,8 @@ def read_appraise(campaign: Campaign, lines, *, create_annotators: bool = False)
     campaign's dataset, the annotator by username. BAD, REF and CHK lines and incomplete ones are counted, not
     stored (their items are Appraise's own). A line for a rating the campaign already has is refused. The
     rating's opening and finish are the line's start and end."""
-    rows = list(da.read_appraise(lines))
-    wanted = [r for r in rows if r.type == da.TGT and r.complete]
+    rows = list(appraise.read_appraise(lines))
+    wanted = [r for r in rows if r.type == appraise.TGT and r.complete]
     items = {(i.system, i.external_id): i for i in Item.objects.filter(
         dataset_id=campaign.dataset_id, derived_from__isnull=True, external_id__in={r.item for r in wanted})}
     missing = sorted({f"{r.system}/{r.item}" for r in wanted if (r.system, r.item) not in items})

@@ -18,6 +18,7 @@ from annotator.services.assignments import AssignmentError, assignment_finish, a
 from annotator.services.item_scores import item_score_set
 from annotator.services.undo import action_redo, action_undo
 from corpus import protocols
+from corpus.interop import appraise
 from corpus.protocols import ProtocolError, da
 from quality.engine.figures import PLANTED
 from quality.models import PlantedOutput
@@ -214,7 +215,7 @@ def test_appraise_csv_round_trips_into_a_fresh_campaign(tmp_path):
     with out.open() as handle, pytest.raises(ProtocolError, match="already rated"):
         CAMPAIGN_FORMATS["appraise-csv"].read(fresh, handle)
     with pytest.raises(ProtocolError, match="line 1, score"):
-        list(da.read_appraise(io.StringIO("ann,sysA,seg0,TGT,deu,eng,101,,True,[],,\n")))
+        list(appraise.read_appraise(io.StringIO("ann,sysA,seg0,TGT,deu,eng,101,,True,[],,\n")))
 
 
 def test_the_campaign_commands_refuse_formats_the_protocol_does_not_declare_and_import_makes_annotators(tmp_path):
