@@ -276,6 +276,22 @@ def test_wild_json_list_and_broken_json() -> None:
     assert (broken.score_label, broken.score_explanation) == ("Good", "Close.")
 
 
+def test_json_cut_on_one_line_keeps_its_complete_errors() -> None:
+    """A small model out of tokens mid-object, all on one line (nothing to read line by line): the complete
+    errors are read and the one it was cut in is left out, so the answer parses in part instead of not at all."""
+    cut = ('{ "errors": [ { "location" : "cheap", "severity" : 1, "explanation" : "The data says high." }, '
+           '{"location" : "the riverside", "severity" : 2, "explanation" : "It is in the city centre." }, '
+           '{"location" : "the more than £90 price range", "severity" : 1, "explanation" : "This sentence conta')
+    parsed = parse_annotator_answer(cut)
+    assert [(e.location, e.severity, e.explanation) for e in parsed.errors] == [
+        ("cheap", 1, "The data says high."), ("the riverside", 2, "It is in the city centre.")]
+    assert parsed.status == "partial"  # no overall score
+    assert "JSON cut off before its end: its 2 complete error(s) read" in parsed.problems
+    assert "the error it was cut in is left out" in parsed.problems
+    # a cut inside the first object leaves nothing complete: read line by line, as before
+    assert parse_annotator_answer(cut[:40]).errors == [] or parse_annotator_answer(cut[:40]).status != "ok"
+
+
 def test_wild_missing_error_header_and_trailing_chatter() -> None:
     parsed = parse_annotator_answer(
         "Location: 12 threes\nExplanation: 15 in the data.\nSeverity: 3\nOverall score: Good\n"

@@ -81,19 +81,51 @@ def _errors_of(data: Any) -> tuple[list[Any] | None, dict[str, Any]] | None:
     return None
 
 
+def _complete_errors(body: str, begin: int) -> tuple[list[dict[str, Any]], int]:
+    """The error objects of a JSON value cut off before its end (a model out of tokens mid-answer): each
+    complete object of its first list, in order, and where the last one ends; ([], begin) when none is whole or
+    they do not look like errors."""
+    opened = body.find("[", begin)
+    if opened < 0:
+        return [], begin
+    decoder = json.JSONDecoder()
+    errors: list[dict[str, Any]] = []
+    pos = end = opened + 1
+    while True:
+        while pos < len(body) and body[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(body) or body[pos] != "{":
+            break
+        try:
+            value, pos = decoder.raw_decode(body, pos)
+        except ValueError:
+            break  # the object the answer was cut in
+        if not isinstance(value, dict) or not any(_is_location_key(k) for k in value):
+            return [], begin
+        errors.append(value)
+        end = pos
+    return errors, end
+
+
 def json_answer(text: str) -> tuple[str, list[str]] | None:
     """Return a JSON answer rewritten as the usual "Error N: / Location: ..." text, and its problems;
     None when the answer holds no JSON object or list of errors. The last answer-shaped JSON wins; prose
     before it is left out (a preamble or a draft), text after it is kept for the block parser."""
     body = strip_fences(text)
     found: tuple[list[Any] | None, dict[str, Any], int] | None = None
+    cut = 0
     pos = 0
     while (start := _START.search(body, pos)) is not None:
         begin = start.end() - 1
         try:
             data, end = json.JSONDecoder().raw_decode(body, begin)
         except ValueError:
-            break  # a broken (cut) JSON value: what follows is inside it, read line by line instead
+            # A broken (cut) JSON value: its complete errors are read, and what follows them (fields after the
+            # list, the object it was cut in) line by line, as the whole value is when none is complete.
+            whole, end = _complete_errors(body, begin)
+            if whole:
+                found, cut = (whole, {}, end), len(whole)
+            break
 
         shaped = _errors_of(data)
         if shaped is not None:
@@ -103,6 +135,8 @@ def json_answer(text: str) -> tuple[str, list[str]] | None:
         return None
     errors, top, end = found
     problems = ["answer given as JSON"]
+    if cut:
+        problems.append(f"JSON cut off before its end: its {cut} complete error(s) read")
     lines: list[str] = []
     ignored: list[str] = []
     if errors == []:
@@ -117,6 +151,9 @@ def json_answer(text: str) -> tuple[str, list[str]] | None:
     if ignored:
         problems.append(f"JSON field(s) not read: {', '.join(sorted(set(ignored)))}")
     after = body[end:].strip()
+    if cut and after.lstrip(",").lstrip().startswith("{"):
+        after = ""  # the error the answer was cut in: half an object, left out
+        problems.append("the error it was cut in is left out")
     if after:
         # fields after the JSON ("Overall score: Good") are read like any text; prose there is ignored
         lines.extend(["", after])
