@@ -77,7 +77,6 @@ SUPERVISOR_ADDS = 0.3  # a gold error no model flagged that the supervisor adds 
 SUPERVISOR_ADDS_FALSE = 0.02  # a distractor no model flagged that the supervisor adds
 SLIP = 0.05
 MIN_PROBABILITY = 0.05  # the active design's floor (routing.min_probability)
-FIRST_BATCH = 0.5  # share of the active design's budget drawn uniformly before any label exists
 TARGET_WIDTH = 0.06  # the equal-width comparison's full 95% width (routing.target_ci_width)
 AUDIT_GRID = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7)  # threshold design's audit rates for equal width
 SHARE_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)  # budgets (share of spans) of the PPI++ designs
@@ -327,15 +326,16 @@ def _threshold(pop, rows, y, rate, *, min_k, seed):
 
 def _ppi(pop, rows, y, budgets, *, active, seed, rng, calibration=None):
     """PPI++ on each evaluator with an expected `budgets[e]` judgments: one uniform draw, or (active) a uniform
-    first batch, then a batch drawn by the predicted uncertainty with the floor; batch estimates combined."""
+    first batch, then a batch drawn by the predicted uncertainty with the floor; the figures are the product's
+    (stats.ppi.active_estimate over the batches)."""
     from stats.ppi import (
-        combine,
+        FIRST_BATCH,
+        DrawBatch,
+        active_estimate,
         cross_fit,
         inclusion_probabilities,
-        labeled_error,
         model_decision,
         poisson_draw,
-        ppi_mean,
     )
 
     ev = pop["evaluator"][rows]
@@ -350,17 +350,11 @@ def _ppi(pop, rows, y, budgets, *, active, seed, rng, calibration=None):
         f = np.full(len(rows), 0.5)
     if calibration is not None:
         calibration.append((f[drawn], y[drawn]))
-    wrong = model_decision(f) != y  # where the model's label would be wrong (read only where an expert judged)
-    doubt = np.minimum(f, 1 - f)  # the predicted chance of that
+    decision = model_decision(f)  # the label a span no expert judged gets
     out = []
     for e, budget in enumerate(budgets):
         mine = ev == e
-
-        def both(probability, sampled, mine=mine):
-            return [ppi_mean(prediction=pred[mine], probability=probability[mine], sampled=sampled[mine],
-                             outcome=truth[mine]) for pred, truth in ((f, y), (doubt, wrong))]
-
-        accuracy, error = both(first, drawn)
+        batches = [DrawBatch(first[mine], drawn[mine], f[mine])]
         now = drawn
         if active:
             rest = mine & ~drawn
@@ -368,11 +362,10 @@ def _ppi(pop, rows, y, budgets, *, active, seed, rng, calibration=None):
             second[rest] = inclusion_probabilities(f[rest], size=int(rest.sum()),
                                                    budget=(1 - FIRST_BATCH) * budget, floor=MIN_PROBABILITY)
             now = drawn | (poisson_draw(second, rng) & rest)
-            accuracy_2, error_2 = both(second, now)
-            accuracy, error = combine([accuracy, accuracy_2]), combine([error, error_2])
-        n = int(mine.sum())
-        labels = labeled_error(error, overridden=int((wrong & now & mine).sum()), population=n)
-        realized = float((wrong & ~now & mine).sum() / n)
+            batches.append(DrawBatch(second[mine], now[mine], f[mine]))
+        accuracy, labels = active_estimate(batches, labeled=np.ones(int(mine.sum()), dtype=bool), outcome=y[mine],
+                                           decision=decision[mine])
+        realized = float(((decision != y) & ~now & mine).sum() / mine.sum())
         out.append((accuracy, int(now[mine].sum()), labels, realized))
     return out
 

@@ -23,7 +23,12 @@ Django-free. The pieces, each a plain function:
    the estimate never has more estimated variance than the human sample alone. With the predictions known on
    every span this is the regression estimator of survey sampling (Cochran, Sampling Techniques, ch. 7); the
    target is the finite population of the campaign's spans, the share full judging would give.
-4. **Batches** (`combine`) and **the labeled set's error rate** (`labeled_error`), both built on `ppi_mean`.
+4. **Batches** (`combine`) and **the labeled set's error rate** (`labeled_error`), both built on `ppi_mean`;
+   `active_estimate` is the whole active design's figure from its batches, the one function the bench and the
+   product both call.
+5. **Top-ups** (`first_batch_budget`, `top_up_budget`): the first batch is uniform, half the budget (or half of
+   what a human-only sample needs for the target width at p = 0.5); each later batch is the smallest whose
+   predicted variance, combined with the estimate so far, reaches the target width (or the rest of the budget).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from scipy.stats import norm
 from stats.sampling import SamplingError
 
 FOLDS = 5
+FIRST_BATCH = 0.5  # share of the budget (or of the width's human-only plan) drawn uniformly before any label
 HT, PPI = "ht", "ppi++"  # the `estimator` a figure names
 EXPERT, MODEL = "expert", "model"  # who decided a span's label in the labeled set (`decided_by`)
 
@@ -326,3 +332,101 @@ def reliability(prediction: np.ndarray, outcome: np.ndarray, *, bins: int = 10) 
                            float(y[which == b].mean())) for b in range(bins) if (which == b).any()]
     ece = sum(r.spans * abs(r.mean_prediction - r.share) for r in rows) / len(f) if len(f) else None
     return Reliability(rows, ece, len(f))
+
+
+@dataclass(frozen=True)
+class DrawBatch:
+    """One batch of an active design over all of an evaluator's units: each unit's inclusion probability in the
+    batch (1 for a unit drawn before it), whether it has been drawn by the end of the batch, and the prediction
+    the batch's estimate uses (made without the batch's own labels, or cross-fitted)."""
+
+    probability: np.ndarray
+    drawn: np.ndarray
+    prediction: np.ndarray
+
+
+def active_estimate(batches: Sequence[DrawBatch], *, labeled: np.ndarray, outcome: np.ndarray,
+                    decision: np.ndarray, confidence: float = 0.95) -> tuple[PPIEstimate, PPIEstimate]:
+    """Return the active design's (share of units experts call errors, the labeled set's error rate).
+
+    Each batch is estimated by `ppi_mean` and the batches are combined (`combine`). A drawn unit without a label
+    yet counts as not drawn (missing at random within its batch), but one drawn in an earlier batch is known for
+    sure there, so a batch after an unlabelled earlier draw is left out. The labeled set labels a unit no expert
+    judged with `decision` (True: error); its error rate is the share of units whose label is that decision and
+    wrong, estimated with the predicted chance of it being wrong."""
+    known = np.asarray(labeled, dtype=bool)
+    y = np.where(known, np.asarray(outcome, dtype=bool), False)
+    decided = np.asarray(decision, dtype=bool)
+    wrong = decided != y
+    shares, errors = [], []
+    for batch in batches:
+        pi = np.asarray(batch.probability, dtype=float)
+        drawn = np.asarray(batch.drawn, dtype=bool)
+        sampled = drawn & known
+        f = np.clip(np.asarray(batch.prediction, dtype=float), 0.0, 1.0)
+        if np.any((pi >= 1) & ~sampled):
+            continue  # a unit sure to be drawn was not: nothing about this batch is a design estimate
+        shares.append(ppi_mean(prediction=f, probability=pi, sampled=sampled, outcome=y, confidence=confidence))
+        errors.append(ppi_mean(prediction=np.where(decided, 1 - f, f), probability=pi, sampled=sampled,
+                               outcome=wrong, confidence=confidence))
+    size = len(y)
+    if not shares:
+        empty = Interval(None, None, None, None)
+        nothing = PPIEstimate(empty, empty, 0.0, int(known.sum()), size)
+        return nothing, nothing
+    final = np.asarray(batches[-1].drawn, dtype=bool)
+    error = labeled_error(combine(errors, confidence), overridden=int((wrong & final & known).sum()), population=size)
+    return combine(shares, confidence), error
+
+
+def _z(confidence: float) -> float:
+    return float(norm.ppf(0.5 + confidence / 2))
+
+
+def first_batch_budget(size: int, *, budget_spans: int | None = None, target_ci_width: float | None = None,
+                       confidence: float = 0.95) -> float:
+    """Return the expected judgments of the first, uniform batch among `size` units: FIRST_BATCH of the budget,
+    or of what a human-only uniform sample needs for the target width at the widest share (p = 0.5, with the
+    finite population correction), since before any label nothing narrower can be planned."""
+    if budget_spans is not None:
+        return float(min(size, FIRST_BATCH * budget_spans))
+    if target_ci_width is None:
+        raise PPIError("the active design needs target_ci_width or budget_spans",
+                       field=("routing.target_ci_width", "routing.budget_spans"))
+    unlimited = _z(confidence) ** 2 * 0.25 / (target_ci_width / 2) ** 2
+    return float(min(size, FIRST_BATCH * unlimited / (1 + unlimited / max(size, 1))))
+
+
+def batch_variance(prediction: np.ndarray, probability: np.ndarray, *, population: int) -> float:
+    """Return the variance a batch's estimate (a share of all `population` units) is predicted to have if the
+    predictor is calibrated: sum (1 - pi) / pi f (1 - f) / population^2, the rectifier's design variance at
+    lambda = 1 with E[(y - f)^2 | f] = f (1 - f)."""
+    f = np.clip(np.asarray(prediction, dtype=float), 0.0, 1.0)
+    pi = np.asarray(probability, dtype=float)
+    return float(((1 - pi) / pi * f * (1 - f)).sum() / population ** 2) if population else 0.0
+
+
+def top_up_budget(prediction: np.ndarray, *, population: int, variance: float | None, target_ci_width: float,
+                  floor: float, confidence: float = 0.95) -> float:
+    """Return the expected judgments the next batch needs among the units not judged yet (their `prediction`) for
+    the combination with the estimate so far (its `variance`; None: no estimate yet) to reach the full width
+    `target_ci_width`; 0 when it already does. The smallest such budget by bisection (at most all of them: a
+    census has no variance)."""
+    rest = len(prediction)
+    goal = (target_ci_width / (2 * _z(confidence))) ** 2
+    if rest == 0 or (variance is not None and variance <= goal):
+        return 0.0
+    needed = goal if variance is None else 1 / (1 / goal - 1 / variance)
+
+    def enough(budget: float) -> bool:
+        pi = inclusion_probabilities(prediction, size=rest, budget=budget, floor=floor)
+        return batch_variance(prediction, pi, population=population) <= needed
+
+    low, high = 0.0, float(rest)  # at `rest` every unit is drawn for sure: no variance
+    for _ in range(40):
+        middle = (low + high) / 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle
+    return high

@@ -7,13 +7,17 @@ import pytest
 
 from errors import UserError
 from stats.ppi import (
+    DrawBatch,
     Interval,
     PPIError,
     PPIEstimate,
     SpanSignals,
+    active_estimate,
+    batch_variance,
     combine,
     cross_fit,
     design_matrix,
+    first_batch_budget,
     inclusion_probabilities,
     labeled_error,
     logistic_fit,
@@ -21,6 +25,7 @@ from stats.ppi import (
     poisson_draw,
     ppi_mean,
     reliability,
+    top_up_budget,
 )
 
 HALF = np.full(4, 0.5)
@@ -205,3 +210,67 @@ def test_reliability_bins_and_ece_by_hand() -> None:
     assert [b.share for b in curve.bins] == [0.5, 1.0]
     assert curve.ece == pytest.approx((2 * 0.375 + 2 * 0.05) / 4)
     assert reliability(np.array([]), np.array([])).ece is None
+
+
+def test_active_estimate_of_one_uniform_batch_is_ppi_mean() -> None:
+    # the hand case above as a design's only batch: the power-tuned point 0.25 with no spread
+    y = np.array([True, False, False, False])
+    share, _ = active_estimate([DrawBatch(HALF, DRAWN, F)], labeled=DRAWN, outcome=y, decision=model_decision(F))
+    assert share.estimate.point == pytest.approx(0.25) and share.classical.point == pytest.approx(0.5)
+    assert share.estimator == "ppi++"
+
+
+def test_active_estimate_combines_batches_and_counts_the_overridden_spans() -> None:
+    y = np.array([True, False, True, False])
+    f = np.array([0.8, 0.6, 0.3, 0.2])  # decisions: error, error, not, not
+    decision = model_decision(f)
+    first = DrawBatch(HALF, np.array([True, True, False, False]), f)
+    # the second batch: the first's two drawn for sure, the others at 0.5, unit 2 drawn
+    second = DrawBatch(np.array([1.0, 1.0, 0.5, 0.5]), np.array([True, True, True, False]), f)
+    labeled = np.array([True, True, True, False])
+    share, error = active_estimate([first, second], labeled=labeled, outcome=y, decision=decision)
+    parts = [ppi_mean(prediction=f, probability=b.probability, sampled=b.drawn & labeled, outcome=y)
+             for b in (first, second)]
+    assert share.estimate.point == pytest.approx(combine(parts).estimate.point)
+    wrong = decision != y  # unit 1 (model: error, expert: not) and unit 2 (model: not, expert: error)
+    mean_wrong = combine([ppi_mean(prediction=np.where(decision, 1 - f, f), probability=b.probability,
+                                   sampled=b.drawn & labeled, outcome=wrong) for b in (first, second)])
+    # both wrong units were judged, so 2 of 4 labels are the experts' and only the rest's errors remain
+    assert error.estimate.point == pytest.approx(max(0.0, mean_wrong.estimate.point - 2 / 4))
+
+
+def test_active_estimate_leaves_out_a_batch_after_an_unlabelled_earlier_draw() -> None:
+    y = np.array([True, False, False, False])
+    first = DrawBatch(HALF, DRAWN, F)
+    second = DrawBatch(np.array([1.0, 1.0, 0.5, 0.5]), np.array([True, True, True, False]), F)
+    labeled = np.array([True, False, True, False])  # unit 1 was drawn first and has lost its verdict
+    share, _ = active_estimate([first, second], labeled=labeled, outcome=y, decision=model_decision(F))
+    alone = ppi_mean(prediction=F, probability=HALF, sampled=DRAWN & labeled, outcome=y)
+    assert share.estimate.point == pytest.approx(alone.estimate.point)
+    nothing, _ = active_estimate([second], labeled=labeled, outcome=y, decision=model_decision(F))
+    assert nothing.estimate.point is None
+
+
+def test_first_batch_is_half_the_budget_or_half_the_widths_plan() -> None:
+    assert first_batch_budget(1000, budget_spans=100) == 50
+    assert first_batch_budget(60, budget_spans=400) == 60
+    # width 0.1 at p = 0.5: 1.96^2 / 4 / 0.05^2 = 384.15, with the correction for 1000 spans 277.5, half 138.8
+    assert first_batch_budget(1000, target_ci_width=0.1) == pytest.approx(138.77, abs=0.05)
+    with pytest.raises(PPIError):
+        first_batch_budget(10)
+
+
+def test_top_up_budget_reaches_the_target_variance_by_hand() -> None:
+    f = np.full(100, 0.5)
+    # uniform pi over 100 spans of f = 0.5: variance 100 (1 - pi) / pi 0.25 / 100^2; the goal 1/1200 needs
+    # (1 - pi) / pi = 1/3, pi = 0.75: 75 judgments
+    width = 2 * 1.959964 * np.sqrt(1 / 1200)
+    assert top_up_budget(f, population=100, variance=None, target_ci_width=width, floor=0.05) == pytest.approx(
+        75, abs=0.01)
+    pi = inclusion_probabilities(f, size=100, budget=75, floor=0.05)
+    assert batch_variance(f, pi, population=100) == pytest.approx(1 / 1200)
+    # an estimate already that narrow needs nothing; one of twice the goal's variance needs a batch of 1/600
+    # (1/1200 = 1/600 combined with 1/600): (1 - pi) / pi = 2/3, pi = 0.6
+    assert top_up_budget(f, population=100, variance=1 / 1300, target_ci_width=width, floor=0.05) == 0
+    assert top_up_budget(f, population=100, variance=1 / 600, target_ci_width=width, floor=0.05) == pytest.approx(
+        60, abs=0.01)
