@@ -13,7 +13,7 @@ import numpy as np
 from annotator.models import AutoResolved, Campaign, CampaignRun, SampledSpan, SpanDraw
 from annotator.selectors.review import campaign_votes
 from corpus.models import ErrorSpan
-from corpus.protocol import SPAN_OK
+from corpus.protocol import EXPLANATION_OK, SPAN_OK
 from evaluation.models import SpanConfidence
 from stats.ppi import DrawBatch, SpanSignals, cross_fit, design_matrix, model_decision
 from stats.routing import CONFIDENT
@@ -98,6 +98,8 @@ class ActiveRun:
     outcome: np.ndarray  # True: the experts' consensus calls the span an error (read where labeled)
     batches: list[DrawBatch]
     decision: np.ndarray  # True: the model's label is Error
+    explained: np.ndarray  # the consensus has an explanation verdict
+    explanation_ok: np.ndarray
 
 
 @dataclass
@@ -126,12 +128,13 @@ def active_design_data(campaign: Campaign, *, excluded: Collection[int] | None =
     for _, span_id, _, _, _, was_drawn in rows:
         drawn[index[span_id]] |= was_drawn
     votes = campaign_votes(campaign, excluded=excluded)
-    labeled = np.zeros(len(span_ids), dtype=bool)
-    outcome = np.zeros(len(span_ids), dtype=bool)
+    labeled, outcome, explained, explanation_ok = (np.zeros(len(span_ids), dtype=bool) for _ in range(4))
     for i in np.flatnonzero(drawn):
-        verdict = votes.machine_consensus(span_ids[i]).span_verdict
-        if verdict is not None:
-            labeled[i], outcome[i] = True, verdict == SPAN_OK
+        label = votes.machine_consensus(span_ids[i])
+        if label.span_verdict is not None:
+            labeled[i], outcome[i] = True, label.span_verdict == SPAN_OK
+        if label.explanation_verdict is not None:
+            explained[i], explanation_ok[i] = True, label.explanation_verdict == EXPLANATION_OK
     signals = span_signals(span_ids)
     first_drawn = {index[span_id] for batch, span_id, _, _, _, was_drawn in rows if batch == 0 and was_drawn}
     fitted = cross_fit(design_matrix(signals), {i: bool(outcome[i]) for i in sorted(first_drawn) if labeled[i]},
@@ -160,5 +163,5 @@ def active_design_data(campaign: Campaign, *, excluded: Collection[int] | None =
             latest = prediction if stored else None
         decision = np.ones(len(mine), dtype=bool) if latest is None else model_decision(latest)
         out.append(ActiveRun(run_id, [span_ids[i] for i in mine], drawn[mine], labeled[mine], outcome[mine],
-                             batches, decision))
+                             batches, decision, explained[mine], explanation_ok[mine]))
     return ActiveDesign(out, 1 + max((row[0] for row in rows), default=-1), signals, span_ids)

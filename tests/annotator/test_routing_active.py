@@ -9,11 +9,12 @@ import pytest
 from django.test import Client
 
 from annotator.models import Assignment, AutoResolved, Campaign, SampledSpan, SpanDraw
-from annotator.selectors.routing import inclusion_probabilities
+from annotator.selectors.routing import inclusion_probabilities, span_signals
 from annotator.selectors.spans import judged_spans
 from annotator.services.assignments import assignment_finish
 from annotator.services.routing import RoutingSpec, TopUpWaits, campaign_route_top_up, top_up_when_ready
 from corpus.models import ErrorSpan
+from stats.ppi import combine, cross_fit, design_matrix, ppi_mean
 from stats.routing import ACTIVE, ACTIVE_STRATUM, DEFAULT_MIN_PROBABILITY, RoutingError, check_settings
 from studies.services import LinkSettings
 from studies.setup import CampaignError, CampaignSpec, campaign_create
@@ -227,3 +228,84 @@ def test_a_top_up_waits_for_labels_then_draws_by_the_predicted_uncertainty(activ
     never = set(chances) - first - new  # not drawn: 1 - (1 - 1/3)(1 - its second probability)
     assert never and all(chances[pk] == pytest.approx(1 - 2 / 3 * (1 - rest.get(span_id=pk).probability))
                          for pk in never)
+
+
+def _by_hand(design, run_id, truth):
+    """The active design's Span OK straight from its stored rows and the truth: per batch the PPI++ estimate with
+    the prediction the batch stored (the first batch's cross-fitted on its own labels), combined."""
+    rows = list(SpanDraw.objects.filter(design=design, run_id=run_id).order_by("batch", "span_id").values_list(
+        "batch", "span_id", "probability", "prediction", "drawn"))
+    spans = sorted({r[1] for r in rows})
+    y = np.array([truth[pk] for pk in spans])
+    index = {pk: i for i, pk in enumerate(spans)}
+    first = [r for r in rows if r[0] == 0]
+    drawn0 = np.array([r[4] for r in first])
+    x = design_matrix(span_signals(spans))
+    f0 = cross_fit(x, {i: bool(y[i]) for i in np.flatnonzero(drawn0)}, seed=design.seed)
+    parts, so_far = [], np.zeros(len(spans), dtype=bool)
+    for batch in sorted({r[0] for r in rows}):
+        these = [r for r in rows if r[0] == batch]
+        pi = np.array([r[2] for r in these])
+        f = f0 if batch == 0 else np.array([r[3] for r in these])
+        for r in these:
+            so_far[index[r[1]]] |= r[4]
+        parts.append(ppi_mean(prediction=f, probability=pi, sampled=so_far.copy(), outcome=y))
+    return combine(parts)
+
+
+def test_the_routing_figures_of_an_active_campaign_are_prediction_powered(active_data, make_user, researcher):
+    data, run, truth = active_data
+    judge = make_user("rj-active")
+    campaign = _active(data, run, [judge], budget_spans=50, min_probability=0.1)
+    _judge_all(campaign, truth)
+    campaign_route_top_up(campaign=campaign)
+    _judge_all(campaign, truth)
+    client = Client()
+    client.force_login(researcher)
+    body = client.get(f"/api/analytics/campaigns/{campaign.pk}/routing").json()
+    assert (body["design"], body["min_k"], body["audit_rate"], body["budget_spans"], body["min_probability"],
+            body["batches"]) == ("active", None, None, 50, 0.1, 2)
+    [row] = body["evaluators"]
+    drawn = SampledSpan.objects.filter(design=campaign.sample_design).count()
+    assert (row["audited"], row["auto"], row["spans"]) == (drawn, 3 * OUTPUTS - drawn, 3 * OUTPUTS)
+    expected = _by_hand(campaign.sample_design, run.pk, truth)
+    ppi, human = row["span_accuracy_ppi"], row["span_accuracy_human_only"]
+    assert (ppi["estimate"], ppi["ci_low"], ppi["ci_high"]) == pytest.approx(
+        (expected.estimate.point, expected.estimate.low, expected.estimate.high))
+    assert human["estimate"] == pytest.approx(expected.classical.point) and human["estimator"] == "ht"
+    assert ppi["estimator"] == "ppi++" and row["span_accuracy"]["estimator"] in ("ppi++", "ht")
+    chosen = ppi if expected.estimate.se <= expected.classical.se else human
+    assert row["span_accuracy"]["estimate"] == pytest.approx(chosen["estimate"])
+    assert row["estimator_reason"].startswith("the calibrated predictor narrows" if chosen is ppi else "the predictor")
+    full = sum(truth.values()) / len(truth)
+    assert ppi["ci_low"] <= full <= ppi["ci_high"]  # this small campaign's interval covers full judging
+    assert row["labeled_error"]["estimate"] is not None and 0 <= row["labeled_error"]["estimate"] <= 1
+    card = client.get(f"/api/analytics/campaigns/{campaign.pk}/labeled/card").json()["routing"]
+    assert card["design"] == "active" and card["batches"] == 2
+    assert card["evaluators"][0]["labeled_error"] == pytest.approx(row["labeled_error"]["estimate"])
+    # the labeled set: who decided each machine span, its inclusion probability and weight
+    records = [json.loads(line) for line in b"".join(client.get(
+        f"/api/analytics/campaigns/{campaign.pk}/labeled").streaming_content).decode().splitlines()]
+    machine = [s for r in records for part in ("errors", "rejected", "unresolved") for s in r[part]
+               if s["origin"] == "machine"]
+    chances = inclusion_probabilities(campaign)
+    experts = [s for s in machine if s["decided_by"] == "expert"]
+    model = [s for s in machine if s["decided_by"] == "model"]
+    assert len(experts) == drawn and model
+    assert all(s["weight"] == pytest.approx(1 / s["inclusion_probability"]) for s in experts)
+    assert all(s["weight"] == 0 and 0 < s["inclusion_probability"] < 1 for s in model)
+    assert sorted(s["inclusion_probability"] for s in experts) == pytest.approx(sorted(
+        chances[pk] for pk in SampledSpan.objects.filter(design=campaign.sample_design).values_list(
+            "span_id", flat=True)))
+    report = client.get(f"/api/analytics/campaigns/{campaign.pk}/estimates").json()
+    assert report == []  # the designed-sample estimates assume equal probabilities: the routing figures say it
+
+
+def test_finishing_the_last_labelled_item_tops_up_on_commit(active_data, make_user,
+                                                             django_capture_on_commit_callbacks):
+    data, run, truth = active_data
+    campaign = _active(data, run, [make_user("cj1")], budget_spans=50, min_probability=0.1)
+    with django_capture_on_commit_callbacks(execute=True):
+        _judge_all(campaign, truth)
+    assert SpanDraw.objects.filter(design=campaign.sample_design, batch=1).exists()
+    assert Assignment.objects.filter(campaign=campaign).exclude(status="done").exists()  # the new batch's work
