@@ -430,3 +430,22 @@ def top_up_budget(prediction: np.ndarray, *, population: int, variance: float | 
         else:
             low = middle
     return high
+
+
+def next_batch_budget(prediction_rest: np.ndarray, *, population: int, drawn: int, variance: float | None,
+                      floor: float, budget_spans: int | None = None,
+                      target_ci_width: float | None = None) -> tuple[float, str]:
+    """Return the expected judgments an evaluator's next batch needs among its `prediction_rest` spans not drawn
+    yet (`drawn` were), and, when none, why: the rest of `budget_spans`, or what `top_up_budget` plans for the
+    target width given the estimate so far (its `variance`)."""
+    if not len(prediction_rest):
+        return 0.0, "every span is judged"
+    if budget_spans is not None:
+        left = budget_spans - drawn
+        return (float(left), "") if left > 0 else (0.0, "the budget is spent")
+    if target_ci_width is None:
+        raise PPIError("the active design needs target_ci_width or budget_spans",
+                       field=("routing.target_ci_width", "routing.budget_spans"))
+    budget = top_up_budget(prediction_rest, population=population, variance=variance,
+                           target_ci_width=target_ci_width, floor=floor)
+    return (budget, "") if budget > 0 else (0.0, "the target width is reached")

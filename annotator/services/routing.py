@@ -41,8 +41,8 @@ from stats.ppi import (
     first_batch_budget,
     inclusion_probabilities,
     model_decision,
+    next_batch_budget,
     poisson_draw,
-    top_up_budget,
 )
 from stats.routing import (
     ACTIVE,
@@ -185,19 +185,14 @@ class TopUp:
 
 
 def _needs(run: ActiveRun, design: SampleDesign, prediction: np.ndarray, floor: float) -> tuple[float, str]:
-    """The expected judgments `run` still needs (and, when none, why)."""
-    rest = ~run.drawn
-    if not rest.any():
-        return 0.0, "every span is judged"
-    if design.budget_spans is not None:
-        left = design.budget_spans - int(run.drawn.sum())
-        return (float(left), "") if left > 0 else (0.0, "the budget is spent")
-    share, _ = active_estimate(run.batches, labeled=run.labeled, outcome=run.outcome, decision=run.decision)
-    se = share.estimate.se
-    budget = top_up_budget(prediction[rest], population=len(run.span_ids),
-                           variance=None if se is None else se ** 2, target_ci_width=design.target_ci_width or 0.0,
-                           floor=floor)
-    return (budget, "") if budget > 0 else (0.0, "the target width is reached")
+    """The expected judgments `run` still needs (and, when none, why), as stats.ppi plans them."""
+    variance = None
+    if design.budget_spans is None:
+        share, _ = active_estimate(run.batches, labeled=run.labeled, outcome=run.outcome, decision=run.decision)
+        variance = None if share.estimate.se is None else share.estimate.se ** 2
+    return next_batch_budget(prediction[~run.drawn], population=len(run.span_ids), drawn=int(run.drawn.sum()),
+                             variance=variance, floor=floor, budget_spans=design.budget_spans,
+                             target_ci_width=design.target_ci_width)
 
 
 @transaction.atomic

@@ -12,13 +12,17 @@ from annotator.models import Assignment, AutoResolved, Campaign, SampledSpan, Sp
 from annotator.selectors.routing import inclusion_probabilities, span_signals
 from annotator.selectors.spans import judged_spans
 from annotator.services.assignments import assignment_finish
+from annotator.services.control_arm import assignment_reveal
 from annotator.services.routing import RoutingSpec, TopUpWaits, campaign_route_top_up, top_up_when_ready
 from corpus.models import ErrorSpan
+from quality.models import CheckSpan
+from quality.services import CheckSettings
 from stats.ppi import combine, cross_fit, design_matrix, ppi_mean
 from stats.routing import ACTIVE, ACTIVE_STRATUM, DEFAULT_MIN_PROBABILITY, RoutingError, check_settings
 from studies.services import LinkSettings
 from studies.setup import CampaignError, CampaignSpec, campaign_create
 from tests import factories as make
+from tests.annotator.routed_data import build_routed_data
 
 pytestmark = pytest.mark.django_db
 
@@ -309,3 +313,33 @@ def test_finishing_the_last_labelled_item_tops_up_on_commit(active_data, make_us
         _judge_all(campaign, truth)
     assert SpanDraw.objects.filter(design=campaign.sample_design, batch=1).exists()
     assert Assignment.objects.filter(campaign=campaign).exclude(status="done").exists()  # the new batch's work
+
+
+def test_active_routing_composes_with_decoys_planted_outputs_the_control_arm_and_exclusion(make_user):
+    """Every other setting on (a link aside, which the active design refuses): known answers still reach the
+    experts and never enter the design, and a top-up after the first batch is labelled draws from routed spans
+    only."""
+    data, run, _, spans = build_routed_data()
+    truth = {s[name].pk: name != "assists" for s in spans.values() for name in ("score", "points", "assists")}
+    judges = [make_user("cx1"), make_user("cx2"), make_user("cx3")]
+    campaign = campaign_create(CampaignSpec(
+        name="Active with everything", dataset=data, runs=[run], annotators=judges, aspects=["accuracy"],
+        annotators_per_item=2, seed=11, control_arm=0.5,
+        routing=RoutingSpec(design=ACTIVE, budget_spans=20, min_probability=0.2, seed=11),
+        checks=CheckSettings(decoys=0.2, planted=0.2, exclude_flagged=True)))
+    design = campaign.sample_design
+    routed = set(SpanDraw.objects.filter(design=design).values_list("span_id", flat=True))
+    assert routed == set(truth)  # the design holds the run's machine spans, no known answer
+    checks = CheckSpan.objects.filter(campaign=campaign)
+    assert checks.filter(role=CheckSpan.Role.DECOY).exists() and checks.filter(role=CheckSpan.Role.COPY).exists()
+    assert not routed & set(checks.values_list("span_id", flat=True))
+    assert Assignment.objects.filter(campaign=campaign, in_control_arm=True).exists()
+    for assignment in Assignment.objects.filter(campaign=campaign, phase="marking").select_related("annotator"):
+        assignment_reveal(assignment=assignment, user=assignment.annotator)
+    for assignment in Assignment.objects.filter(campaign=campaign).select_related("campaign", "annotator"):
+        for span, _ in judged_spans(assignment):
+            error = truth.get(span.pk, False)
+            make.judgment(span, assignment, "error" if error else "not_error", "correct" if error else "not_error")
+    plan = campaign_route_top_up(campaign=campaign)
+    assert plan.batch == 1 and plan.planned[run.pk] > 0
+    assert set(SpanDraw.objects.filter(design=design, batch=1).values_list("span_id", flat=True)) == routed
