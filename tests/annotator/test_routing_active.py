@@ -137,6 +137,9 @@ def test_the_campaign_form_sets_up_an_active_design_and_places_refusals(active_d
     assert client.post("/campaigns/new/", form).status_code == 302
     design = Campaign.objects.get(name="Form active").sample_design
     assert (design.routing_design, design.target_ci_width, design.audit_rate) == ("active", 0.3, None)
+    page = client.get(f"/campaigns/{design.campaign_id}/").content.decode()
+    drawn = SampledSpan.objects.filter(design=design).count()
+    assert "Routes its spans actively" in page and f"{drawn} spans drawn so far" in page
     both = client.post("/campaigns/new/", form | {"name": "Form both", "routing_budget_spans": 20}).content.decode()
     assert 'id="id_routing_target_ci_width_error"' in both and "exactly one of them" in both
     threshold = client.post("/campaigns/new/", form | {"name": "Form threshold", "routing_design": "threshold",
@@ -334,6 +337,7 @@ def test_active_routing_composes_with_decoys_planted_outputs_the_control_arm_and
     assert checks.filter(role=CheckSpan.Role.DECOY).exists() and checks.filter(role=CheckSpan.Role.COPY).exists()
     assert not routed & set(checks.values_list("span_id", flat=True))
     assert Assignment.objects.filter(campaign=campaign, in_control_arm=True).exists()
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.OPEN)  # its decoys reviewed
     for assignment in Assignment.objects.filter(campaign=campaign, phase="marking").select_related("annotator"):
         assignment_reveal(assignment=assignment, user=assignment.annotator)
     for assignment in Assignment.objects.filter(campaign=campaign).select_related("campaign", "annotator"):

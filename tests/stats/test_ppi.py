@@ -22,6 +22,7 @@ from stats.ppi import (
     labeled_error,
     logistic_fit,
     model_decision,
+    next_batch_budget,
     poisson_draw,
     ppi_mean,
     reliability,
@@ -274,3 +275,19 @@ def test_top_up_budget_reaches_the_target_variance_by_hand() -> None:
     assert top_up_budget(f, population=100, variance=1 / 1300, target_ci_width=width, floor=0.05) == 0
     assert top_up_budget(f, population=100, variance=1 / 600, target_ci_width=width, floor=0.05) == pytest.approx(
         60, abs=0.01)
+
+
+def test_next_batch_budget_spends_the_rest_of_a_budget_or_plans_the_width() -> None:
+    f = np.full(100, 0.5)
+    assert next_batch_budget(f, population=130, drawn=30, variance=None, floor=0.05, budget_spans=80) == (50.0, "")
+    assert next_batch_budget(f, population=130, drawn=80, variance=None, floor=0.05, budget_spans=80) == (
+        0.0, "the budget is spent")
+    assert next_batch_budget(f[:0], population=130, drawn=130, variance=None, floor=0.05, budget_spans=200) == (
+        0.0, "every span is judged")
+    width = 2 * 1.959964 * np.sqrt(1 / 1200)
+    planned, why = next_batch_budget(f, population=100, drawn=0, variance=None, floor=0.05, target_ci_width=width)
+    assert planned == pytest.approx(75, abs=0.01) and why == ""  # as top_up_budget's hand case
+    assert next_batch_budget(f, population=100, drawn=0, variance=1e-9, floor=0.05, target_ci_width=width) == (
+        0.0, "the target width is reached")
+    with pytest.raises(PPIError):
+        next_batch_budget(f, population=100, drawn=0, variance=None, floor=0.05)
