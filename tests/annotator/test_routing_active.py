@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from django.test import Client
 
+from analytics.report.build import report_files
 from annotator.models import Assignment, AutoResolved, Campaign, SampledSpan, SpanDraw
 from annotator.selectors.routing import inclusion_probabilities, span_signals
 from annotator.selectors.spans import judged_spans
@@ -306,6 +307,12 @@ def test_the_routing_figures_of_an_active_campaign_are_prediction_powered(active
             "span_id", flat=True)))
     report = client.get(f"/api/analytics/campaigns/{campaign.pk}/estimates").json()
     assert report == []  # the designed-sample estimates assume equal probabilities: the routing figures say it
+    # the dashboard and the report say the same, in the active design's words
+    page = client.get(f"/analytics/campaigns/{campaign.pk}/").content.decode()
+    assert "Active design: 2 batch(es)" in page and f"{100 * row['span_accuracy']['estimate']:.1f}" in page
+    text = report_files(campaign, "markdown")["report.md"].decode()
+    assert f"{drawn} machine spans drawn in 2 batches" in text and "labelled by the model" in text
+    assert "Active design: 2 batch(es)" in text and "stratified random sample" not in text
 
 
 def test_finishing_the_last_labelled_item_tops_up_on_commit(active_data, make_user,
