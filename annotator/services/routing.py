@@ -204,6 +204,8 @@ def campaign_route_top_up(*, campaign: Campaign) -> TopUp:
     if design is None or not design.is_active:
         raise RoutingError(f"routing.design: campaign {campaign.name!r} has no active routing design; only an active "
                            "design tops up", field="routing.design")
+    if campaign.status == Campaign.Status.CLOSED:
+        raise Conflict(f"campaign {campaign.name!r} is closed: it draws no more batches")
     data = active_design_data(campaign)
     if data is None:  # the design row was just read as active: only a deleted campaign gets here
         return TopUp(batch=None)
@@ -277,10 +279,11 @@ def _give_work(campaign: Campaign, span_ids: list[int]) -> list[int]:
 
 def top_up_when_ready(*, campaign_id: int) -> TopUp | None:
     """Top up an active campaign if its drawn spans are all labelled (an item was just finished); None when it
-    waits for labels, routes otherwise or is gone."""
+    waits for labels, routes otherwise, is closed or is gone."""
     campaign = Campaign.objects.filter(pk=campaign_id).first()
-    if campaign is None or not SampleDesign.objects.filter(campaign=campaign, strata=SampleDesign.Strata.ROUTING,
-                                                           routing_design=ACTIVE).exists():
+    active = SampleDesign.objects.filter(campaign_id=campaign_id, strata=SampleDesign.Strata.ROUTING,
+                                         routing_design=ACTIVE).exists()
+    if campaign is None or campaign.status == Campaign.Status.CLOSED or not active:
         return None
     try:
         return campaign_route_top_up(campaign=campaign)

@@ -16,6 +16,7 @@ from annotator.services.assignments import assignment_finish
 from annotator.services.control_arm import assignment_reveal
 from annotator.services.routing import RoutingSpec, TopUpWaits, campaign_route_top_up, top_up_when_ready
 from corpus.models import ErrorSpan
+from errors import Conflict
 from quality.models import CheckSpan
 from quality.services import CheckSettings
 from stats.ppi import combine, cross_fit, design_matrix, ppi_mean
@@ -230,6 +231,11 @@ def test_a_top_up_waits_for_labels_then_draws_by_the_predicted_uncertainty(activ
     _judge_all(campaign, truth)
     spent = campaign_route_top_up(campaign=campaign)
     assert spent.batch is None and spent.reached[run.pk] == "the budget is spent"
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.CLOSED)
+    campaign.refresh_from_db()
+    with pytest.raises(Conflict, match="closed"):
+        campaign_route_top_up(campaign=campaign)
+    assert top_up_when_ready(campaign_id=campaign.pk) is None
     chances = inclusion_probabilities(campaign)
     assert chances is not None and all(chances[pk] == pytest.approx(1 / 3) for pk in first)  # 30 of 90 first
     assert all(chances[pk] == pytest.approx(rest.get(span_id=pk).probability) for pk in new)
