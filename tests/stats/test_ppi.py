@@ -176,17 +176,20 @@ def test_logistic_fit_matches_scikit_learn() -> None:
     assert ours[1:] == pytest.approx(theirs.coef_[0], abs=1e-6)
 
 
-def _batch(point: float, se: float) -> PPIEstimate:
+def _batch(point: float, se: float, judged: int = 10) -> PPIEstimate:
     part = Interval(point, point - se, point + se, se)
-    return PPIEstimate(part, part, 1.0, 10, 100)
+    return PPIEstimate(part, part, 1.0, judged, 100)
 
 
-def test_combine_weights_batches_by_inverse_variance() -> None:
-    # weights 1/0.01 and 1/0.04: (100 * 0.6 + 25 * 0.4) / 125 = 0.56, se 1/sqrt(125)
-    both = combine([_batch(0.6, 0.1), _batch(0.4, 0.2)])
-    assert both.estimate.point == pytest.approx(0.56)
-    assert both.estimate.se == pytest.approx(1 / np.sqrt(125))
+def test_combine_weights_batches_by_the_units_they_rest_on() -> None:
+    # weights 10 and 30 of 40, not the inverse variances: (0.25 * 0.6 + 0.75 * 0.4), se sqrt(0.25^2 0.1^2 +
+    # 0.75^2 0.2^2)
+    both = combine([_batch(0.6, 0.1, 10), _batch(0.4, 0.2, 30)])
+    assert both.estimate.point == pytest.approx(0.45)
+    assert both.estimate.se == pytest.approx(np.sqrt(0.25 ** 2 * 0.01 + 0.75 ** 2 * 0.04))
     assert combine([_batch(0.6, 0.1), _batch(0.5, 0.0)]).estimate.point == 0.5  # a census decides
+    nothing = PPIEstimate(Interval(None, None, None, None), Interval(None, None, None, None), 0.0, 5, 100)
+    assert combine([nothing, _batch(0.3, 0.1, 20)]).estimate.point == pytest.approx(0.3)  # no estimate, no weight
 
 
 def test_labeled_error_subtracts_the_overridden_judged_spans() -> None:
