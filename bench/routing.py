@@ -439,6 +439,7 @@ def _planned(pop, rows, y, *, seed, rng):
     from stats.ppi import (
         DrawBatch,
         active_estimate,
+        batch_shares,
         cross_fit,
         first_batch_budget,
         inclusion_probabilities,
@@ -466,12 +467,10 @@ def _planned(pop, rows, y, *, seed, rng):
         now = drawn.copy()
         for e in sorted(open_):
             mine = ev == e
-            share, _ = active_estimate(batches[e], labeled=everything[e], outcome=y[mine], decision=everything[e])
-            se = share.estimate.se
             rest = mine & ~drawn
             budget, _ = next_batch_budget(f[rest], population=int(mine.sum()), drawn=int(drawn[mine].sum()),
-                                          variance=None if se is None else se ** 2, floor=MIN_PROBABILITY,
-                                          target_ci_width=TARGET_WIDTH)
+                                          estimates=batch_shares(batches[e], labeled=everything[e], outcome=y[mine]),
+                                          floor=MIN_PROBABILITY, target_ci_width=TARGET_WIDTH)
             if budget <= 0:
                 open_.discard(e)
                 continue

@@ -29,7 +29,8 @@ Django-free. The pieces, each a plain function:
    product both call.
 5. **Top-ups** (`first_batch_budget`, `top_up_budget`): the first batch is uniform, half the budget (or half of
    what a human-only sample needs for the target width at p = 0.5); each later batch is the smallest whose
-   predicted variance, combined with the estimate so far, reaches the target width (or the rest of the budget).
+   predicted variance, pooled with the batch estimates so far as `combine` pools them, reaches the target
+   width (or the rest of the budget).
 """
 
 from __future__ import annotations
@@ -352,6 +353,34 @@ class DrawBatch:
     prediction: np.ndarray
 
 
+def _batch_parts(batches: Sequence[DrawBatch], *, labeled: np.ndarray, outcome: np.ndarray,
+                 decision: np.ndarray, confidence: float) -> tuple[list[PPIEstimate], list[PPIEstimate], np.ndarray]:
+    """Each estimable batch's (share, mean decision error) estimates, and where the decision is wrong."""
+    known = np.asarray(labeled, dtype=bool)
+    y = np.where(known, np.asarray(outcome, dtype=bool), False)
+    decided = np.asarray(decision, dtype=bool)
+    wrong = decided != y
+    shares, errors = [], []
+    for batch in batches:
+        pi = np.asarray(batch.probability, dtype=float)
+        sampled = np.asarray(batch.drawn, dtype=bool) & known
+        f = np.clip(np.asarray(batch.prediction, dtype=float), 0.0, 1.0)
+        if np.any((pi >= 1) & ~sampled):
+            continue  # a unit sure to be drawn was not: nothing about this batch is a design estimate
+        shares.append(ppi_mean(prediction=f, probability=pi, sampled=sampled, outcome=y, confidence=confidence))
+        errors.append(ppi_mean(prediction=np.where(decided, 1 - f, f), probability=pi, sampled=sampled,
+                               outcome=wrong, confidence=confidence))
+    return shares, errors, wrong
+
+
+def batch_shares(batches: Sequence[DrawBatch], *, labeled: np.ndarray, outcome: np.ndarray,
+                 confidence: float = 0.95) -> list[PPIEstimate]:
+    """Return each estimable batch's own estimate of the share (what `combine` pools; the planner reads them)."""
+    size = len(np.asarray(outcome))
+    return _batch_parts(batches, labeled=labeled, outcome=outcome, decision=np.ones(size, dtype=bool),
+                        confidence=confidence)[0]
+
+
 def active_estimate(batches: Sequence[DrawBatch], *, labeled: np.ndarray, outcome: np.ndarray,
                     decision: np.ndarray, confidence: float = 0.95) -> tuple[PPIEstimate, PPIEstimate]:
     """Return the active design's (share of units experts call errors, the labeled set's error rate).
@@ -362,21 +391,9 @@ def active_estimate(batches: Sequence[DrawBatch], *, labeled: np.ndarray, outcom
     judged with `decision` (True: error); its error rate is the share of units whose label is that decision and
     wrong, estimated with the predicted chance of it being wrong."""
     known = np.asarray(labeled, dtype=bool)
-    y = np.where(known, np.asarray(outcome, dtype=bool), False)
-    decided = np.asarray(decision, dtype=bool)
-    wrong = decided != y
-    shares, errors = [], []
-    for batch in batches:
-        pi = np.asarray(batch.probability, dtype=float)
-        drawn = np.asarray(batch.drawn, dtype=bool)
-        sampled = drawn & known
-        f = np.clip(np.asarray(batch.prediction, dtype=float), 0.0, 1.0)
-        if np.any((pi >= 1) & ~sampled):
-            continue  # a unit sure to be drawn was not: nothing about this batch is a design estimate
-        shares.append(ppi_mean(prediction=f, probability=pi, sampled=sampled, outcome=y, confidence=confidence))
-        errors.append(ppi_mean(prediction=np.where(decided, 1 - f, f), probability=pi, sampled=sampled,
-                               outcome=wrong, confidence=confidence))
-    size = len(y)
+    shares, errors, wrong = _batch_parts(batches, labeled=known, outcome=outcome, decision=decision,
+                                         confidence=confidence)
+    size = len(known)
     if not shares:
         empty = Interval(None, None, None, None)
         nothing = PPIEstimate(empty, empty, 0.0, int(known.sum()), size)
@@ -413,21 +430,33 @@ def batch_variance(prediction: np.ndarray, probability: np.ndarray, *, populatio
     return float(((1 - pi) / pi * f * (1 - f)).sum() / population ** 2) if population else 0.0
 
 
-def top_up_budget(prediction: np.ndarray, *, population: int, variance: float | None, target_ci_width: float,
-                  floor: float, confidence: float = 0.95) -> float:
-    """Return the expected judgments the next batch needs among the units not judged yet (their `prediction`) for
-    the combination with the estimate so far (its `variance`; None: no estimate yet) to reach the full width
-    `target_ci_width`; 0 when it already does. The smallest such budget by bisection (at most all of them: a
-    census has no variance)."""
+def pooled_variance(parts: Sequence[tuple[int, float]]) -> float:
+    """Return the variance of `combine`'s mean of estimates given as (units it rests on, variance): weights
+    proportional to the units, a census (variance 0) deciding alone."""
+    if any(v == 0 for _, v in parts):
+        return 0.0
+    sizes = np.array([max(n, 1) for n, _ in parts], dtype=float)
+    weights = sizes / sizes.sum()
+    return float(sum(w ** 2 * v for w, (_, v) in zip(weights, parts, strict=True)))
+
+
+def top_up_budget(prediction: np.ndarray, *, population: int, drawn: int, estimates: Sequence[PPIEstimate],
+                  target_ci_width: float, floor: float, confidence: float = 0.95) -> float:
+    """Return the expected judgments the next batch needs among the units not judged yet (their `prediction`;
+    `drawn` were) for its combination with the batch `estimates` so far (`combine`'s weights) to reach the full
+    width `target_ci_width`; 0 when they already do. The smallest such budget by bisection (at most all of them:
+    a census has no variance)."""
     rest = len(prediction)
     goal = (target_ci_width / (2 * _z(confidence))) ** 2
-    if rest == 0 or (variance is not None and variance <= goal):
+    known = [(e.judged, e.estimate.se ** 2) for e in estimates if e.estimate.point is not None
+             and e.estimate.se is not None]
+    if rest == 0 or (known and pooled_variance(known) <= goal):
         return 0.0
-    needed = goal if variance is None else 1 / (1 / goal - 1 / variance)
 
     def enough(budget: float) -> bool:
         pi = inclusion_probabilities(prediction, size=rest, budget=budget, floor=floor)
-        return batch_variance(prediction, pi, population=population) <= needed
+        own = batch_variance(prediction, pi, population=population)
+        return pooled_variance([*known, (int(round(drawn + budget)), own)]) <= goal
 
     low, high = 0.0, float(rest)  # at `rest` every unit is drawn for sure: no variance
     for _ in range(40):
@@ -439,12 +468,12 @@ def top_up_budget(prediction: np.ndarray, *, population: int, variance: float | 
     return high
 
 
-def next_batch_budget(prediction_rest: np.ndarray, *, population: int, drawn: int, variance: float | None,
-                      floor: float, budget_spans: int | None = None,
+def next_batch_budget(prediction_rest: np.ndarray, *, population: int, drawn: int,
+                      estimates: Sequence[PPIEstimate], floor: float, budget_spans: int | None = None,
                       target_ci_width: float | None = None) -> tuple[float, str]:
     """Return the expected judgments an evaluator's next batch needs among its `prediction_rest` spans not drawn
     yet (`drawn` were), and, when none, why: the rest of `budget_spans`, or what `top_up_budget` plans for the
-    target width given the estimate so far (its `variance`)."""
+    target width given the batch `estimates` so far (`batch_shares`)."""
     if not len(prediction_rest):
         return 0.0, "every span is judged"
     if budget_spans is not None:
@@ -453,6 +482,6 @@ def next_batch_budget(prediction_rest: np.ndarray, *, population: int, drawn: in
     if target_ci_width is None:
         raise PPIError("the active design needs target_ci_width or budget_spans",
                        field=("routing.target_ci_width", "routing.budget_spans"))
-    budget = top_up_budget(prediction_rest, population=population, variance=variance,
+    budget = top_up_budget(prediction_rest, population=population, drawn=drawn, estimates=estimates,
                            target_ci_width=target_ci_width, floor=floor)
     return (budget, "") if budget > 0 else (0.0, "the target width is reached")

@@ -35,7 +35,7 @@ from errors import Conflict
 from evaluation.models import SpanConfidence
 from evaluation.services.confidence import confidence_store
 from stats.ppi import (
-    active_estimate,
+    batch_shares,
     cross_fit,
     design_matrix,
     first_batch_budget,
@@ -186,12 +186,10 @@ class TopUp:
 
 def _needs(run: ActiveRun, design: SampleDesign, prediction: np.ndarray, floor: float) -> tuple[float, str]:
     """The expected judgments `run` still needs (and, when none, why), as stats.ppi plans them."""
-    variance = None
-    if design.budget_spans is None:
-        share, _ = active_estimate(run.batches, labeled=run.labeled, outcome=run.outcome, decision=run.decision)
-        variance = None if share.estimate.se is None else share.estimate.se ** 2
+    estimates = [] if design.budget_spans is not None else batch_shares(run.batches, labeled=run.labeled,
+                                                                        outcome=run.outcome)
     return next_batch_budget(prediction[~run.drawn], population=len(run.span_ids), drawn=int(run.drawn.sum()),
-                             variance=variance, floor=floor, budget_spans=design.budget_spans,
+                             estimates=estimates, floor=floor, budget_spans=design.budget_spans,
                              target_ci_width=design.target_ci_width)
 
 

@@ -24,6 +24,7 @@ from stats.ppi import (
     model_decision,
     next_batch_budget,
     poisson_draw,
+    pooled_variance,
     ppi_mean,
     reliability,
     top_up_budget,
@@ -264,33 +265,45 @@ def test_first_batch_is_half_the_budget_or_half_the_widths_plan() -> None:
         first_batch_budget(10)
 
 
+def _prior(judged: int, variance: float) -> PPIEstimate:
+    part = Interval(0.5, 0.4, 0.6, float(np.sqrt(variance)))
+    return PPIEstimate(part, part, 1.0, judged, 200)
+
+
 def test_top_up_budget_reaches_the_target_variance_by_hand() -> None:
     f = np.full(100, 0.5)
     # uniform pi over 100 spans of f = 0.5: variance 100 (1 - pi) / pi 0.25 / 100^2; the goal 1/1200 needs
     # (1 - pi) / pi = 1/3, pi = 0.75: 75 judgments
     width = 2 * 1.959964 * np.sqrt(1 / 1200)
-    assert top_up_budget(f, population=100, variance=None, target_ci_width=width, floor=0.05) == pytest.approx(
-        75, abs=0.01)
+    assert top_up_budget(f, population=100, drawn=0, estimates=[], target_ci_width=width,
+                         floor=0.05) == pytest.approx(75, abs=0.01)
     pi = inclusion_probabilities(f, size=100, budget=75, floor=0.05)
     assert batch_variance(f, pi, population=100) == pytest.approx(1 / 1200)
-    # an estimate already that narrow needs nothing; one of twice the goal's variance needs a batch of 1/600
-    # (1/1200 = 1/600 combined with 1/600): (1 - pi) / pi = 2/3, pi = 0.6
-    assert top_up_budget(f, population=100, variance=1 / 1300, target_ci_width=width, floor=0.05) == 0
-    assert top_up_budget(f, population=100, variance=1 / 600, target_ci_width=width, floor=0.05) == pytest.approx(
-        60, abs=0.01)
+    # 100 of 200 spans judged before, that batch's variance 1/1600. A batch of b = 50 (pi 0.5 on the other 100)
+    # has variance 100 (1 - 0.5)/0.5 0.25 / 200^2 = 1/1600, rests on 150 units against the first's 100: weights
+    # 0.4 and 0.6, pooled variance 0.16/1600 + 0.36/1600 = 0.52/1600
+    before = [_prior(100, 1 / 1600)]
+    width = 2 * 1.959964 * np.sqrt(0.52 / 1600)
+    assert top_up_budget(f, population=200, drawn=100, estimates=before, target_ci_width=width,
+                         floor=0.05) == pytest.approx(50, abs=0.01)
+    assert pooled_variance([(100, 1 / 1600), (150, 1 / 1600)]) == pytest.approx(0.52 / 1600)
+    # estimates already that narrow need nothing
+    assert top_up_budget(f, population=200, drawn=100, estimates=[_prior(100, 1e-9)], target_ci_width=width,
+                         floor=0.05) == 0
 
 
 def test_next_batch_budget_spends_the_rest_of_a_budget_or_plans_the_width() -> None:
     f = np.full(100, 0.5)
-    assert next_batch_budget(f, population=130, drawn=30, variance=None, floor=0.05, budget_spans=80) == (50.0, "")
-    assert next_batch_budget(f, population=130, drawn=80, variance=None, floor=0.05, budget_spans=80) == (
+    assert next_batch_budget(f, population=130, drawn=30, estimates=[], floor=0.05, budget_spans=80) == (50.0, "")
+    assert next_batch_budget(f, population=130, drawn=80, estimates=[], floor=0.05, budget_spans=80) == (
         0.0, "the budget is spent")
-    assert next_batch_budget(f[:0], population=130, drawn=130, variance=None, floor=0.05, budget_spans=200) == (
+    assert next_batch_budget(f[:0], population=130, drawn=130, estimates=[], floor=0.05, budget_spans=200) == (
         0.0, "every span is judged")
     width = 2 * 1.959964 * np.sqrt(1 / 1200)
-    planned, why = next_batch_budget(f, population=100, drawn=0, variance=None, floor=0.05, target_ci_width=width)
+    planned, why = next_batch_budget(f, population=100, drawn=0, estimates=[], floor=0.05, target_ci_width=width)
     assert planned == pytest.approx(75, abs=0.01) and why == ""  # as top_up_budget's hand case
-    assert next_batch_budget(f, population=100, drawn=0, variance=1e-9, floor=0.05, target_ci_width=width) == (
-        0.0, "the target width is reached")
+    narrow = [_prior(100, 1e-9)]
+    assert next_batch_budget(f, population=100, drawn=0, estimates=narrow, floor=0.05,
+                             target_ci_width=width) == (0.0, "the target width is reached")
     with pytest.raises(PPIError):
-        next_batch_budget(f, population=100, drawn=0, variance=None, floor=0.05)
+        next_batch_budget(f, population=100, drawn=0, estimates=[], floor=0.05)
