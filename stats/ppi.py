@@ -23,8 +23,8 @@ Django-free. The pieces, each a plain function:
    the estimate never has more estimated variance than the human sample alone. With the predictions known on
    every span this is the regression estimator of survey sampling (Cochran, Sampling Techniques, ch. 7); the
    target is the finite population of the campaign's spans, the share full judging would give.
-4. **Batches** (`combine`, weighted by the units each batch rests on) and **the labeled set's error rate**
-   (`labeled_error`), both built on `ppi_mean`;
+4. **Batches** (`combine`: span accuracy by inverse variance, the rare error rate by units) and **the
+   labeled set's error rate** (`labeled_error`), both built on `ppi_mean`;
    `active_estimate` is the whole active design's figure from its batches, the one function the bench and the
    product both call.
 5. **Top-ups** (`first_batch_budget`, `top_up_budget`): the first batch is uniform, half the budget (or half of
@@ -255,17 +255,22 @@ def ppi_mean(*, prediction: np.ndarray, probability: np.ndarray, sampled: np.nda
     return PPIEstimate(interval(lam), interval(0.0), lam, int(drawn.sum()), size)
 
 
-def combine(batches: Sequence[PPIEstimate], confidence: float = 0.95) -> PPIEstimate:
-    """Return the weighted mean of per-batch estimates of the same share, each weighted by the units it rests on
-    (`judged`: drawn by the end of its batch).
+VARIANCE, UNITS = "variance", "units"  # how `combine` weights batches
+
+
+def combine(batches: Sequence[PPIEstimate], confidence: float = 0.95, *, by: str = VARIANCE) -> PPIEstimate:
+    """Return the weighted mean of per-batch estimates of the same share: by inverse estimated variance (the
+    default, for span accuracy), or `by` UNITS, each weighted by the units it rests on (`judged`: drawn by the
+    end of its batch), fixed by the design (for the labeled set's error rate).
 
     Batch t's estimate is unbiased given the batches before it (its predictor and probabilities come from
-    them, and the spans they judged count as known), so the batch estimates are uncorrelated and a mean with
-    weights w_t fixed before the batch's outcomes has variance sum w_t^2 V_t. The weights are the design's, not
-    1 / V_t: an estimated variance is noisy and tied to its estimate (for a rare outcome, a batch that saw few has
-    a small one), so inverse-variance weights lean toward whichever batch looks precise and the interval
-    undercovers (bench/routing.py: 92.6% for the labeled set's error rate, 94.9% with these). A batch with no
-    estimate is left out; one with no variance (a census) decides alone."""
+    them, and the spans they judged count as known), so the batch estimates are uncorrelated and a weighted mean
+    has variance sum w_t^2 V_t (1 / sum 1 / V_t for inverse-variance weights, as in the batched design of active
+    inference). An estimated variance is noisy and tied to its estimate, which matters for a rare outcome: a
+    batch that saw few of them has a small one, inverse-variance weights lean toward it, and the interval
+    undercovers (bench/routing.py, the labeled set's error rate, about 3% of spans: 92.6% by variance, 94.9% by
+    units); for span accuracy, a share near 0.7, they cost nothing measurable and save judgments. A batch with
+    no estimate is left out; one with no variance (a census) decides alone."""
     z = float(norm.ppf(0.5 + confidence / 2))
     sizes = [b.judged for b in batches]
 
@@ -276,15 +281,31 @@ def combine(batches: Sequence[PPIEstimate], confidence: float = 0.95) -> PPIEsti
         exact = [p for p, _ in kept if p.se == 0]
         if exact:
             return exact[-1]
-        weights = np.array([max(n, 1) for _, n in kept], dtype=float)
+        variance = pooled_variance([(n, p.se ** 2) for p, n in kept], by=by)  # type: ignore[operator]
+        if by == VARIANCE:
+            weights = np.array([1 / p.se ** 2 for p, _ in kept])  # type: ignore[operator]
+        else:
+            weights = np.array([max(n, 1) for _, n in kept], dtype=float)
         weights /= weights.sum()
         point = float(sum(w * p.point for w, (p, _) in zip(weights, kept, strict=True)))  # type: ignore[operator]
-        se = float(math.sqrt(sum(w ** 2 * p.se ** 2 for w, (p, _) in zip(weights, kept, strict=True))))  # type: ignore[operator]
+        se = math.sqrt(variance)
         return Interval(point, max(0.0, point - z * se), min(1.0, point + z * se), se)
 
     last = batches[-1]
     return PPIEstimate(pooled([b.estimate for b in batches]), pooled([b.classical for b in batches]), last.lam,
                        last.judged, last.population)
+
+
+def pooled_variance(parts: Sequence[tuple[int, float]], *, by: str = VARIANCE) -> float:
+    """Return the variance of `combine`'s mean of estimates given as (units it rests on, variance); a census
+    (variance 0) decides alone."""
+    if any(v == 0 for _, v in parts):
+        return 0.0
+    if by == VARIANCE:
+        return float(1 / sum(1 / v for _, v in parts))
+    sizes = np.array([max(n, 1) for n, _ in parts], dtype=float)
+    weights = sizes / sizes.sum()
+    return float(sum(w ** 2 * v for w, (_, v) in zip(weights, parts, strict=True)))
 
 
 def model_decision(prediction: np.ndarray) -> np.ndarray:
@@ -399,7 +420,8 @@ def active_estimate(batches: Sequence[DrawBatch], *, labeled: np.ndarray, outcom
         nothing = PPIEstimate(empty, empty, 0.0, int(known.sum()), size)
         return nothing, nothing
     final = np.asarray(batches[-1].drawn, dtype=bool)
-    error = labeled_error(combine(errors, confidence), overridden=int((wrong & final & known).sum()), population=size)
+    error = labeled_error(combine(errors, confidence, by=UNITS), overridden=int((wrong & final & known).sum()),
+                          population=size)
     return combine(shares, confidence), error
 
 
@@ -430,22 +452,12 @@ def batch_variance(prediction: np.ndarray, probability: np.ndarray, *, populatio
     return float(((1 - pi) / pi * f * (1 - f)).sum() / population ** 2) if population else 0.0
 
 
-def pooled_variance(parts: Sequence[tuple[int, float]]) -> float:
-    """Return the variance of `combine`'s mean of estimates given as (units it rests on, variance): weights
-    proportional to the units, a census (variance 0) deciding alone."""
-    if any(v == 0 for _, v in parts):
-        return 0.0
-    sizes = np.array([max(n, 1) for n, _ in parts], dtype=float)
-    weights = sizes / sizes.sum()
-    return float(sum(w ** 2 * v for w, (_, v) in zip(weights, parts, strict=True)))
-
-
 def top_up_budget(prediction: np.ndarray, *, population: int, drawn: int, estimates: Sequence[PPIEstimate],
                   target_ci_width: float, floor: float, confidence: float = 0.95) -> float:
     """Return the expected judgments the next batch needs among the units not judged yet (their `prediction`;
-    `drawn` were) for its combination with the batch `estimates` so far (`combine`'s weights) to reach the full
-    width `target_ci_width`; 0 when they already do. The smallest such budget by bisection (at most all of them:
-    a census has no variance)."""
+    `drawn` were) for its combination with the batch `estimates` so far (as `combine` pools span accuracy) to
+    reach the full width `target_ci_width`; 0 when they already do. The smallest such budget by bisection (at
+    most all of them: a census has no variance)."""
     rest = len(prediction)
     goal = (target_ci_width / (2 * _z(confidence))) ** 2
     known = [(e.judged, e.estimate.se ** 2) for e in estimates if e.estimate.point is not None

@@ -7,6 +7,7 @@ import pytest
 
 from errors import UserError
 from stats.ppi import (
+    UNITS,
     DrawBatch,
     Interval,
     PPIError,
@@ -182,15 +183,18 @@ def _batch(point: float, se: float, judged: int = 10) -> PPIEstimate:
     return PPIEstimate(part, part, 1.0, judged, 100)
 
 
-def test_combine_weights_batches_by_the_units_they_rest_on() -> None:
-    # weights 10 and 30 of 40, not the inverse variances: (0.25 * 0.6 + 0.75 * 0.4), se sqrt(0.25^2 0.1^2 +
-    # 0.75^2 0.2^2)
+def test_combine_weights_batches_by_inverse_variance_or_by_units() -> None:
+    # by variance: weights 1/0.01 and 1/0.04, (100 * 0.6 + 25 * 0.4) / 125 = 0.56, se 1/sqrt(125)
     both = combine([_batch(0.6, 0.1, 10), _batch(0.4, 0.2, 30)])
-    assert both.estimate.point == pytest.approx(0.45)
-    assert both.estimate.se == pytest.approx(np.sqrt(0.25 ** 2 * 0.01 + 0.75 ** 2 * 0.04))
+    assert both.estimate.point == pytest.approx(0.56)
+    assert both.estimate.se == pytest.approx(1 / np.sqrt(125))
+    # by units: weights 10 and 30 of 40, 0.25 * 0.6 + 0.75 * 0.4, se sqrt(0.25^2 0.1^2 + 0.75^2 0.2^2)
+    units = combine([_batch(0.6, 0.1, 10), _batch(0.4, 0.2, 30)], by=UNITS)
+    assert units.estimate.point == pytest.approx(0.45)
+    assert units.estimate.se == pytest.approx(np.sqrt(0.25 ** 2 * 0.01 + 0.75 ** 2 * 0.04))
     assert combine([_batch(0.6, 0.1), _batch(0.5, 0.0)]).estimate.point == 0.5  # a census decides
     nothing = PPIEstimate(Interval(None, None, None, None), Interval(None, None, None, None), 0.0, 5, 100)
-    assert combine([nothing, _batch(0.3, 0.1, 20)]).estimate.point == pytest.approx(0.3)  # no estimate, no weight
+    assert combine([nothing, _batch(0.3, 0.1, 20)], by=UNITS).estimate.point == pytest.approx(0.3)
 
 
 def test_labeled_error_subtracts_the_overridden_judged_spans() -> None:
@@ -239,9 +243,10 @@ def test_active_estimate_combines_batches_and_counts_the_overridden_spans() -> N
     assert share.estimate.point == pytest.approx(combine(parts).estimate.point)
     wrong = decision != y  # unit 1 (model: error, expert: not) and unit 2 (model: not, expert: error)
     mean_wrong = combine([ppi_mean(prediction=np.where(decision, 1 - f, f), probability=b.probability,
-                                   sampled=b.drawn & labeled, outcome=wrong) for b in (first, second)])
+                                   sampled=b.drawn & labeled, outcome=wrong) for b in (first, second)], by=UNITS)
     # both wrong units were judged, so 2 of 4 labels are the experts' and only the rest's errors remain
     assert error.estimate.point == pytest.approx(max(0.0, mean_wrong.estimate.point - 2 / 4))
+    assert error.estimate.high == pytest.approx(max(0.0, mean_wrong.estimate.high - 2 / 4))
 
 
 def test_active_estimate_leaves_out_a_batch_after_an_unlabelled_earlier_draw() -> None:
@@ -280,13 +285,14 @@ def test_top_up_budget_reaches_the_target_variance_by_hand() -> None:
     pi = inclusion_probabilities(f, size=100, budget=75, floor=0.05)
     assert batch_variance(f, pi, population=100) == pytest.approx(1 / 1200)
     # 100 of 200 spans judged before, that batch's variance 1/1600. A batch of b = 50 (pi 0.5 on the other 100)
-    # has variance 100 (1 - 0.5)/0.5 0.25 / 200^2 = 1/1600, rests on 150 units against the first's 100: weights
-    # 0.4 and 0.6, pooled variance 0.16/1600 + 0.36/1600 = 0.52/1600
+    # has variance 100 (1 - 0.5)/0.5 0.25 / 200^2 = 1/1600; pooled by inverse variance 1/3200
     before = [_prior(100, 1 / 1600)]
-    width = 2 * 1.959964 * np.sqrt(0.52 / 1600)
+    width = 2 * 1.959964 * np.sqrt(1 / 3200)
     assert top_up_budget(f, population=200, drawn=100, estimates=before, target_ci_width=width,
                          floor=0.05) == pytest.approx(50, abs=0.01)
-    assert pooled_variance([(100, 1 / 1600), (150, 1 / 1600)]) == pytest.approx(0.52 / 1600)
+    assert pooled_variance([(100, 1 / 1600), (150, 1 / 1600)]) == pytest.approx(1 / 3200)
+    # by units, weights 0.4 and 0.6: 0.16/1600 + 0.36/1600
+    assert pooled_variance([(100, 1 / 1600), (150, 1 / 1600)], by=UNITS) == pytest.approx(0.52 / 1600)
     # estimates already that narrow need nothing
     assert top_up_budget(f, population=200, drawn=100, estimates=[_prior(100, 1e-9)], target_ci_width=width,
                          floor=0.05) == 0
