@@ -8,6 +8,7 @@ from analytics.selectors.confidence import EvaluatorConfidence, campaign_confide
 from analytics.selectors.routing import RoutingReport, routing_report
 from analytics.tables import Column, Table
 from annotator.models import Campaign
+from stats.routing import ACTIVE
 
 CONFIDENCE_NOTE = (
     "A span flagged by k of the ensemble's n annotator models is read as a forecast that it is an error with "
@@ -72,7 +73,6 @@ def plot_module():
 
 def routing_table(report: RoutingReport) -> Table:
     """A routed campaign's figures per evaluator (analytics.selectors.routing)."""
-    saved = report.expert_seconds_saved
     table = Table("routing", "Routed judging: design-weighted figures and expert time saved", [
         Column("run", "Run"), Column("spans", "Spans", "int"), Column("uncertain", "Uncertain (all judged)", "int"),
         Column("confident", "Confident", "int"), Column("audited", "Audited", "int"),
@@ -82,15 +82,11 @@ def routing_table(report: RoutingReport) -> Table:
         Column("span_ok", "Span OK % (all spans)", "pct"), Column("span_ok_low", "95% low", "pct"),
         Column("span_ok_high", "95% high", "pct"), Column("exp_correct", "Exp. correct % (all spans)", "pct"),
         Column("exp_correct_low", "95% low", "pct"), Column("exp_correct_high", "95% high", "pct"),
-    ], note=(f"Spans at least {report.min_k} models flagged were resolved as Error without an expert, except an "
-             f"audit of {report.audit_rate:.0%}. Span OK and Exp. correct are Horvitz-Thompson estimates for all "
-             "spans (the routes as strata) with 95% intervals; 'auto label confirmed' is the share of audited "
-             "spans experts confirmed, with its Wilson interval. "
-             + (f"Expert time saved: {report.auto} spans x {report.seconds_per_span:.1f} s = "
-                f"{saved / 3600:.2f} hours." if saved is not None else
-                "Expert time saved: known once experts have finished some outputs.")))
+        Column("estimator", "Span OK estimator"), Column("labeled_error", "Labeled set's error %", "pct"),
+        Column("labeled_error_low", "95% low", "pct"), Column("labeled_error_high", "95% high", "pct"),
+    ], note=_routing_note(report))
     for row in report.evaluators:
-        span_ok, exp_ok = row.estimate.span_ok.estimate, row.estimate.exp_correct.estimate
+        span_ok, exp_ok = row.span_ok, row.exp_correct
         table.rows.append({
             "run": row.evaluator, "spans": row.spans, "uncertain": row.uncertain, "confident": row.confident,
             "audited": row.audited, "auto": row.auto, "expert_share": _pct(row.expert_share),
@@ -98,6 +94,30 @@ def routing_table(report: RoutingReport) -> Table:
             "audit_high": _pct(row.audited_accuracy.high), "audit_n": row.audited_accuracy.n,
             "span_ok": _pct(span_ok.point), "span_ok_low": _pct(span_ok.low), "span_ok_high": _pct(span_ok.high),
             "exp_correct": _pct(exp_ok.point), "exp_correct_low": _pct(exp_ok.low),
-            "exp_correct_high": _pct(exp_ok.high),
+            "exp_correct_high": _pct(exp_ok.high), "estimator": row.estimator,
+            "labeled_error": _pct(row.labeled_error.point) if row.labeled_error else None,
+            "labeled_error_low": _pct(row.labeled_error.low) if row.labeled_error else None,
+            "labeled_error_high": _pct(row.labeled_error.high) if row.labeled_error else None,
         })
     return table
+
+
+def _routing_note(report: RoutingReport) -> str:
+    saved = report.expert_seconds_saved
+    time = (f"Expert time saved: {report.auto} spans x {report.seconds_per_span:.1f} s = {saved / 3600:.2f} hours."
+            if saved is not None and report.seconds_per_span is not None else
+            "Expert time saved: known once experts have finished some outputs.")
+    if report.design == ACTIVE:
+        goal = (f"a full 95% width of {report.target_ci_width:.3f}" if report.target_ci_width is not None
+                else f"{report.budget_spans} judgments per evaluator")
+        chosen = "; ".join(f"{e.evaluator}: {e.estimator} ({e.reason})" for e in report.evaluators)
+        return (f"Active design: {report.batches} batch(es) drawn with probabilities that follow the calibrated "
+                f"predictor's uncertainty (the first uniform, none below {report.min_probability}), toward {goal}; "
+                "'Audited' counts the spans drawn so far, 'auto-resolved' those the model labels. Span OK is the "
+                "prediction-powered (PPI++) estimate for all spans where the predictor narrows the interval, else "
+                f"the experts' sample alone, with 95% intervals; Exp. correct is the experts' sample alone. {chosen}. "
+                f"'Auto label confirmed' is the share of judged spans on which the model's label agrees. {time}")
+    return (f"Spans at least {report.min_k} models flagged were resolved as Error without an expert, except an "
+            f"audit of {report.audit_rate:.0%}. Span OK and Exp. correct are Horvitz-Thompson estimates for all "
+            "spans (the routes as strata) with 95% intervals; 'auto label confirmed' is the share of audited "
+            f"spans experts confirmed, with its Wilson interval. {time}")

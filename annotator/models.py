@@ -11,6 +11,7 @@ from annotator.engine.phases import PHASE_LABELS, Phase
 from corpus import protocol, protocols
 from corpus.models import Dataset, ErrorSpan, Item, Source, SourceKind
 from evaluation.models import EvaluatorRun
+from stats.routing import ACTIVE, DESIGNS, THRESHOLD
 
 
 class Campaign(models.Model):
@@ -436,7 +437,11 @@ class SampleDesign(models.Model):
     A routed campaign (annotator.services.routing) is a design too: within each evaluator, the spans that at
     least `min_k` of the ensemble's models flagged form the stratum `confident`, judged by experts only in an
     audit sample at `audit_rate` (the rest are AutoResolved), and the others the stratum `uncertain`, judged in
-    full. Every span's inclusion probability is known, so the estimates of all spans are design-weighted."""
+    full. Every span's inclusion probability is known, so the estimates of all spans are design-weighted.
+
+    The `active` routing design (stats.ppi) draws the judged spans in batches instead, each span with its own
+    probability from a calibrated predictor's uncertainty (floor `min_probability`), until `target_ci_width` or
+    `budget_spans` per evaluator; every batch's probabilities and predictions are its SpanDraw rows."""
 
     class Strata(models.TextChoices):
         EVALUATOR = "evaluator", "Evaluator"
@@ -454,20 +459,39 @@ class SampleDesign(models.Model):
         null=True, blank=True, help_text="Routing: spans flagged by at least this many models go to the audit stratum.")
     audit_rate = models.FloatField(
         null=True, blank=True, help_text="Routing: the share of the confident spans experts judge (0-1].")
+    routing_design = models.CharField(
+        max_length=12, choices=[(d, d) for d in DESIGNS], default=THRESHOLD,
+        help_text="Routing: threshold (min_k and an audit) or active (batches drawn by the predicted uncertainty).")
+    min_probability = models.FloatField(
+        null=True, blank=True, help_text="Active routing: no span's inclusion probability in a batch is below this.")
+    target_ci_width = models.FloatField(
+        null=True, blank=True, help_text="Active routing: top up until each evaluator's full 95% width is this.")
+    budget_spans = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Active routing: the expert judgments to spend per evaluator.")
 
     class Meta:
         constraints = [
             models.CheckConstraint(
                 condition=(~Q(strata="evaluator+confidence") & (Q(per_stratum__isnull=True) ^ Q(total__isnull=True))
-                           & Q(min_k__isnull=True, audit_rate__isnull=True))
-                | Q(strata="evaluator+confidence", per_stratum__isnull=True, total__isnull=True, min_k__gte=1,
-                    audit_rate__gt=0, audit_rate__lte=1),
+                           & Q(min_k__isnull=True, audit_rate__isnull=True, routing_design=THRESHOLD,
+                               min_probability__isnull=True, target_ci_width__isnull=True, budget_spans__isnull=True))
+                | Q(strata="evaluator+confidence", per_stratum__isnull=True, total__isnull=True,
+                    routing_design=THRESHOLD, min_k__gte=1, audit_rate__gt=0, audit_rate__lte=1,
+                    min_probability__isnull=True, target_ci_width__isnull=True, budget_spans__isnull=True)
+                | (Q(strata="evaluator+confidence", per_stratum__isnull=True, total__isnull=True,
+                     routing_design=ACTIVE, min_k__isnull=True, audit_rate__isnull=True, min_probability__gt=0,
+                     min_probability__lte=1)
+                   & (Q(target_ci_width__isnull=True) ^ Q(budget_spans__isnull=True))),
                 name="sampledesign_one_size_or_routing"),
         ]
 
     @property
     def is_routing(self) -> bool:
         return self.strata == self.Strata.ROUTING
+
+    @property
+    def is_active(self) -> bool:
+        return self.is_routing and self.routing_design == ACTIVE
 
 
 class SampledSpan(models.Model):
@@ -484,7 +508,8 @@ class SampledSpan(models.Model):
 
 class AutoResolved(models.Model):
     """A span of a routed campaign resolved without an expert: it carries the ensemble's verdict (Error), since
-    at least the design's `min_k` models flagged it, and no expert saw it."""
+    at least the design's `min_k` models flagged it, and no expert saw it. Under the active design it carries the
+    model's label from the latest top-up's predictor (Error before any), and it leaves when a batch draws it."""
 
     design = models.ForeignKey(SampleDesign, on_delete=models.CASCADE, related_name="auto_resolved")
     span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="auto_resolved_in")
@@ -493,6 +518,30 @@ class AutoResolved(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["design", "span"], name="autoresolved_unique")]
+
+
+class SpanDraw(models.Model):
+    """One span of an active routed campaign in one batch: the inclusion probability the batch gave it (1 for a
+    span drawn in an earlier batch), the predicted probability that an expert calls it an error that the batch's
+    probabilities came from (none in the first, uniform, batch), and whether this batch drew it. Every batch holds a
+    row for every routed span, so its estimate can be recomputed from these rows and the experts' labels alone."""
+
+    design = models.ForeignKey(SampleDesign, on_delete=models.CASCADE, related_name="draws")
+    span = models.ForeignKey(ErrorSpan, on_delete=models.CASCADE, related_name="drawn_in")
+    run_id = models.PositiveIntegerField()
+    batch = models.PositiveSmallIntegerField()
+    probability = models.FloatField()
+    prediction = models.FloatField(null=True, blank=True)
+    drawn = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["design_id", "batch", "span_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["design", "batch", "span"], name="spandraw_unique"),
+            models.CheckConstraint(condition=Q(probability__gt=0, probability__lte=1), name="spandraw_probability"),
+            models.CheckConstraint(condition=Q(prediction__isnull=True) | Q(prediction__gte=0, prediction__lte=1),
+                                   name="spandraw_prediction"),
+        ]
 
 
 class UnprimedMark(models.Model):

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from ninja import Field, Schema
-from pydantic import create_model, field_validator
+from pydantic import ConfigDict, create_model, field_validator
 
 from corpus import protocol
 from corpus.cleaning import INT32_MAX, INT64_MAX
@@ -201,12 +201,23 @@ class SampleIn(Schema):
 
 
 class RoutingIn(Schema):
-    """Routed judging: spans that at least `min_k` of an ensemble's models flagged are resolved without an expert
-    (recorded as `auto`, verdict Error), except a random audit of them at `audit_rate` (0 < rate <= 1) that
-    experts judge like any span; the others go to experts. Exclusive with `sample`."""
+    """Routed judging, exclusive with `sample`. `design` "threshold" (the default): spans that at least `min_k` of
+    an ensemble's models flagged are resolved without an expert (recorded as `auto`, verdict Error), except a
+    random audit of them at `audit_rate` (0 < rate <= 1) that experts judge like any span; the others go to
+    experts. `design` "active": experts judge batches drawn with probabilities that follow a calibrated
+    predictor's uncertainty, none below `min_probability` (default 0.05), the first uniform, topped up until
+    each evaluator's full 95% width is `target_ci_width` or its `budget_spans` judgments are spent (exactly one of
+    the two); the figures are prediction-powered (`estimator` "ppi++"). A setting of the other design is a 422
+    naming it."""
 
-    min_k: int
-    audit_rate: float
+    model_config = ConfigDict(extra="forbid")
+
+    design: str = "threshold"
+    min_k: int | None = None
+    audit_rate: float | None = None
+    min_probability: float | None = None
+    target_ci_width: float | None = None
+    budget_spans: int | None = None
 
 
 class LinkIn(Schema):

@@ -77,8 +77,8 @@ SUPERVISOR_ADDS = 0.3  # a gold error no model flagged that the supervisor adds 
 SUPERVISOR_ADDS_FALSE = 0.02  # a distractor no model flagged that the supervisor adds
 SLIP = 0.05
 MIN_PROBABILITY = 0.05  # the active design's floor (routing.min_probability)
-FIRST_BATCH = 0.5  # share of the active design's budget drawn uniformly before any label exists
 TARGET_WIDTH = 0.06  # the equal-width comparison's full 95% width (routing.target_ci_width)
+MAX_BATCHES = 8  # the planned active design stops here if the width is not reached
 AUDIT_GRID = (0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7)  # threshold design's audit rates for equal width
 SHARE_GRID = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6)  # budgets (share of spans) of the PPI++ designs
 OUTPUTS = 40
@@ -327,15 +327,16 @@ def _threshold(pop, rows, y, rate, *, min_k, seed):
 
 def _ppi(pop, rows, y, budgets, *, active, seed, rng, calibration=None):
     """PPI++ on each evaluator with an expected `budgets[e]` judgments: one uniform draw, or (active) a uniform
-    first batch, then a batch drawn by the predicted uncertainty with the floor; batch estimates combined."""
+    first batch, then a batch drawn by the predicted uncertainty with the floor; the figures are the product's
+    (stats.ppi.active_estimate over the batches)."""
     from stats.ppi import (
-        combine,
+        FIRST_BATCH,
+        DrawBatch,
+        active_estimate,
         cross_fit,
         inclusion_probabilities,
-        labeled_error,
         model_decision,
         poisson_draw,
-        ppi_mean,
     )
 
     ev = pop["evaluator"][rows]
@@ -350,17 +351,11 @@ def _ppi(pop, rows, y, budgets, *, active, seed, rng, calibration=None):
         f = np.full(len(rows), 0.5)
     if calibration is not None:
         calibration.append((f[drawn], y[drawn]))
-    wrong = model_decision(f) != y  # where the model's label would be wrong (read only where an expert judged)
-    doubt = np.minimum(f, 1 - f)  # the predicted chance of that
+    decision = model_decision(f)  # the label a span no expert judged gets
     out = []
     for e, budget in enumerate(budgets):
         mine = ev == e
-
-        def both(probability, sampled, mine=mine):
-            return [ppi_mean(prediction=pred[mine], probability=probability[mine], sampled=sampled[mine],
-                             outcome=truth[mine]) for pred, truth in ((f, y), (doubt, wrong))]
-
-        accuracy, error = both(first, drawn)
+        batches = [DrawBatch(first[mine], drawn[mine], f[mine])]
         now = drawn
         if active:
             rest = mine & ~drawn
@@ -368,11 +363,10 @@ def _ppi(pop, rows, y, budgets, *, active, seed, rng, calibration=None):
             second[rest] = inclusion_probabilities(f[rest], size=int(rest.sum()),
                                                    budget=(1 - FIRST_BATCH) * budget, floor=MIN_PROBABILITY)
             now = drawn | (poisson_draw(second, rng) & rest)
-            accuracy_2, error_2 = both(second, now)
-            accuracy, error = combine([accuracy, accuracy_2]), combine([error, error_2])
-        n = int(mine.sum())
-        labels = labeled_error(error, overridden=int((wrong & now & mine).sum()), population=n)
-        realized = float((wrong & ~now & mine).sum() / n)
+            batches.append(DrawBatch(second[mine], now[mine], f[mine]))
+        accuracy, labels = active_estimate(batches, labeled=np.ones(int(mine.sum()), dtype=bool), outcome=y[mine],
+                                           decision=decision[mine])
+        realized = float(((decision != y) & ~now & mine).sum() / mine.sum())
         out.append((accuracy, int(now[mine].sum()), labels, realized))
     return out
 
@@ -429,7 +423,71 @@ def compare(campaigns: int, base_seed: int, items, pop, *, min_k: int, rates: tu
                 for e, (est, judged, _, _) in enumerate(found):
                     note(("active+ppi++" if active else "ppi++ uniform", f"share {share}"), e, est.estimate.low,
                          est.estimate.high, est.estimate.point, judged)
+        for e, (est, judged, batches) in enumerate(_planned(pop, rows, y, seed=seed, rng=design_rng)):
+            note(("active+ppi++ planned", TARGET_WIDTH), e, est.estimate.low, est.estimate.high, est.estimate.point,
+                 judged)
+            records[("planned batches", TARGET_WIDTH)].append(batches)
     return {"records": records, "calibration": calibration}
+
+
+def _planned(pop, rows, y, *, seed, rng):
+    """The product's active design run to routing.target_ci_width TARGET_WIDTH with the engine calls of
+    annotator.services.routing: a uniform first batch of first_batch_budget, then top-ups of next_batch_budget
+    from the predictor fitted on every label so far (seeded seed + batch, as the product seeds it), until each
+    evaluator's interval reaches the width or MAX_BATCHES batches are drawn; (estimate, judged, batches) per
+    evaluator. The stopping rule reads the data, so its coverage is measured, not assumed."""
+    from stats.ppi import (
+        DrawBatch,
+        active_estimate,
+        batch_shares,
+        cross_fit,
+        first_batch_budget,
+        inclusion_probabilities,
+        next_batch_budget,
+        poisson_draw,
+    )
+
+    ev = pop["evaluator"][rows]
+    x = pop["x"][rows]
+    evaluators = range(len(EVALUATORS))
+    first = np.zeros(len(rows))
+    for e in evaluators:
+        size = int((ev == e).sum())
+        first[ev == e] = inclusion_probabilities(None, size=size, floor=MIN_PROBABILITY,
+                                                 budget=first_batch_budget(size, target_ci_width=TARGET_WIDTH))
+    drawn = poisson_draw(first, rng)
+    fitted = cross_fit(x, {int(i): bool(y[i]) for i in np.flatnonzero(drawn)}, seed=seed)
+    f = fitted if fitted is not None else np.full(len(rows), 0.5)
+    batches = {e: [DrawBatch(first[ev == e], drawn[ev == e], f[ev == e])] for e in evaluators}
+    everything = {e: np.ones(int((ev == e).sum()), dtype=bool) for e in evaluators}
+    open_ = set(evaluators)
+    for batch in range(1, MAX_BATCHES):
+        fitted = cross_fit(x, {int(i): bool(y[i]) for i in np.flatnonzero(drawn)}, seed=seed + batch)
+        f = fitted if fitted is not None else np.full(len(rows), 0.5)
+        now = drawn.copy()
+        for e in sorted(open_):
+            mine = ev == e
+            rest = mine & ~drawn
+            budget, _ = next_batch_budget(f[rest], population=int(mine.sum()), drawn=int(drawn[mine].sum()),
+                                          estimates=batch_shares(batches[e], labeled=everything[e], outcome=y[mine]),
+                                          floor=MIN_PROBABILITY, target_ci_width=TARGET_WIDTH)
+            if budget <= 0:
+                open_.discard(e)
+                continue
+            probability = np.ones(len(rows))
+            probability[rest] = inclusion_probabilities(f[rest], size=int(rest.sum()), budget=budget,
+                                                        floor=MIN_PROBABILITY)
+            now[rest] = poisson_draw(probability[rest], rng)
+            batches[e].append(DrawBatch(probability[mine], now[mine], f[mine]))
+        drawn = now
+        if not open_:
+            break
+    out = []
+    for e in evaluators:
+        mine = ev == e
+        share, _ = active_estimate(batches[e], labeled=everything[e], outcome=y[mine], decision=everything[e])
+        out.append((share, int(drawn[mine].sum()), len(batches[e])))
+    return out
 
 
 def summary(rows: list) -> dict:
@@ -495,6 +553,15 @@ def report_comparison(out: dict, *, rates: tuple[float, ...], campaigns: int, se
         print(f"    {name:14s} judges {share:6.1%} of spans ({1 - share:.1%} fewer than full judging); coverage "
               f"{at['coverage']:.1%} {ok} at the grid point that reaches it (judged {at['share']:.1%}, width "
               f"{at['width']:.3f})")
+    planned = records[("active+ppi++ planned", TARGET_WIDTH)]
+    got = summary(planned)
+    batches = np.array(records[("planned batches", TARGET_WIDTH)])
+    reached = np.mean([width <= TARGET_WIDTH + 1e-9 for _, width, _, _ in planned])
+    ok = "ok" if lo <= got["coverage"] <= hi else "OUT"
+    print(f"    active+ppi++ planned by the product's top-ups to routing.target_ci_width {TARGET_WIDTH}: judges "
+          f"{got['share']:6.1%} of spans, coverage {got['coverage']:.1%} {ok}, width median {got['width']:.3f} "
+          f"(width reached in {reached:.0%}), batches mean {batches.mean():.1f} (max {batches.max()})")
+    results["planned"] = got["share"]
     print("  the threshold design on its grid (where its small-rate shortfall comes from):")
     for rate in AUDIT_GRID:
         got = summary(records[("threshold", rate)])
@@ -507,6 +574,9 @@ def report_comparison(out: dict, *, rates: tuple[float, ...], campaigns: int, se
     if results.get("threshold") and results.get("active+ppi++"):
         ratio = results["active+ppi++"] / results["threshold"]
         print(f"    active+ppi++ / threshold judgments: {ratio:.2f}  target <= 1.00 "
+              f"{'ok' if ratio <= 1 else 'OUT'}; stretch <= 0.60 {'ok' if ratio <= 0.6 else 'not met'}")
+        ratio = results["planned"] / results["threshold"]
+        print(f"    active+ppi++ planned / threshold judgments: {ratio:.2f}  target <= 1.00 "
               f"{'ok' if ratio <= 1 else 'OUT'}; stretch <= 0.60 {'ok' if ratio <= 0.6 else 'not met'}")
     error, table = ece(out["calibration"])
     print(f"  predictor calibration (cross-fitted, on the uniform samples at audit rate {rates[0]}'s budget): "

@@ -23,7 +23,14 @@ Django-free. The pieces, each a plain function:
    the estimate never has more estimated variance than the human sample alone. With the predictions known on
    every span this is the regression estimator of survey sampling (Cochran, Sampling Techniques, ch. 7); the
    target is the finite population of the campaign's spans, the share full judging would give.
-4. **Batches** (`combine`) and **the labeled set's error rate** (`labeled_error`), both built on `ppi_mean`.
+4. **Batches** (`combine`: span accuracy by inverse variance, the rare error rate by units) and **the
+   labeled set's error rate** (`labeled_error`), both built on `ppi_mean`;
+   `active_estimate` is the whole active design's figure from its batches, the one function the bench and the
+   product both call.
+5. **Top-ups** (`first_batch_budget`, `top_up_budget`): the first batch is uniform, half the budget (or half of
+   what a human-only sample needs for the target width at p = 0.5); each later batch is the smallest whose
+   predicted variance, pooled with the batch estimates so far as `combine` pools them, reaches the target
+   width (or the rest of the budget).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ from scipy.stats import norm
 from stats.sampling import SamplingError
 
 FOLDS = 5
+FIRST_BATCH = 0.5  # share of the budget (or of the width's human-only plan) drawn uniformly before any label
 HT, PPI = "ht", "ppi++"  # the `estimator` a figure names
 EXPERT, MODEL = "expert", "model"  # who decided a span's label in the labeled set (`decided_by`)
 
@@ -247,30 +255,57 @@ def ppi_mean(*, prediction: np.ndarray, probability: np.ndarray, sampled: np.nda
     return PPIEstimate(interval(lam), interval(0.0), lam, int(drawn.sum()), size)
 
 
-def combine(batches: Sequence[PPIEstimate], confidence: float = 0.95) -> PPIEstimate:
-    """Return the inverse-variance combination of per-batch estimates of the same share.
+VARIANCE, UNITS = "variance", "units"  # how `combine` weights batches
+
+
+def combine(batches: Sequence[PPIEstimate], confidence: float = 0.95, *, by: str = VARIANCE) -> PPIEstimate:
+    """Return the weighted mean of per-batch estimates of the same share: by inverse estimated variance (the
+    default, for span accuracy), or `by` UNITS, each weighted by the units it rests on (`judged`: drawn by the
+    end of its batch), fixed by the design (for the labeled set's error rate).
 
     Batch t's estimate is unbiased given the batches before it (its predictor and probabilities come from
-    them, and the spans they judged count as known), so the batch estimates are uncorrelated and their
-    inverse-variance mean has variance 1 / sum(1 / V_t), as in the batched design of active inference. A batch
-    with no estimate is left out; one with no variance (a census) decides alone."""
+    them, and the spans they judged count as known), so the batch estimates are uncorrelated and a weighted mean
+    has variance sum w_t^2 V_t (1 / sum 1 / V_t for inverse-variance weights, as in the batched design of active
+    inference). An estimated variance is noisy and tied to its estimate, which matters for a rare outcome: a
+    batch that saw few of them has a small one, inverse-variance weights lean toward it, and the interval
+    undercovers (bench/routing.py, the labeled set's error rate, about 3% of spans: 92.6% by variance, 94.9% by
+    units); for span accuracy, a share near 0.7, they cost nothing measurable and save judgments. A batch with
+    no estimate is left out; one with no variance (a census) decides alone."""
     z = float(norm.ppf(0.5 + confidence / 2))
+    sizes = [b.judged for b in batches]
 
     def pooled(parts: list[Interval]) -> Interval:
-        parts = [p for p in parts if p.point is not None and p.se is not None]
-        if not parts:
+        kept = [(p, n) for p, n in zip(parts, sizes, strict=True) if p.point is not None and p.se is not None]
+        if not kept:
             return Interval(None, None, None, None)
-        exact = [p for p in parts if p.se == 0]
+        exact = [p for p, _ in kept if p.se == 0]
         if exact:
             return exact[-1]
-        weights = np.array([1 / p.se ** 2 for p in parts])  # type: ignore[operator]
-        point = float((weights * np.array([p.point for p in parts])).sum() / weights.sum())
-        se = float(1 / math.sqrt(weights.sum()))
+        variance = pooled_variance([(n, p.se ** 2) for p, n in kept], by=by)  # type: ignore[operator]
+        if by == VARIANCE:
+            weights = np.array([1 / p.se ** 2 for p, _ in kept])  # type: ignore[operator]
+        else:
+            weights = np.array([max(n, 1) for _, n in kept], dtype=float)
+        weights /= weights.sum()
+        point = float(sum(w * p.point for w, (p, _) in zip(weights, kept, strict=True)))  # type: ignore[operator]
+        se = math.sqrt(variance)
         return Interval(point, max(0.0, point - z * se), min(1.0, point + z * se), se)
 
     last = batches[-1]
     return PPIEstimate(pooled([b.estimate for b in batches]), pooled([b.classical for b in batches]), last.lam,
                        last.judged, last.population)
+
+
+def pooled_variance(parts: Sequence[tuple[int, float]], *, by: str = VARIANCE) -> float:
+    """Return the variance of `combine`'s mean of estimates given as (units it rests on, variance); a census
+    (variance 0) decides alone."""
+    if any(v == 0 for _, v in parts):
+        return 0.0
+    if by == VARIANCE:
+        return float(1 / sum(1 / v for _, v in parts))
+    sizes = np.array([max(n, 1) for n, _ in parts], dtype=float)
+    weights = sizes / sizes.sum()
+    return float(sum(w ** 2 * v for w, (_, v) in zip(weights, parts, strict=True)))
 
 
 def model_decision(prediction: np.ndarray) -> np.ndarray:
@@ -326,3 +361,139 @@ def reliability(prediction: np.ndarray, outcome: np.ndarray, *, bins: int = 10) 
                            float(y[which == b].mean())) for b in range(bins) if (which == b).any()]
     ece = sum(r.spans * abs(r.mean_prediction - r.share) for r in rows) / len(f) if len(f) else None
     return Reliability(rows, ece, len(f))
+
+
+@dataclass(frozen=True)
+class DrawBatch:
+    """One batch of an active design over all of an evaluator's units: each unit's inclusion probability in the
+    batch (1 for a unit drawn before it), whether it has been drawn by the end of the batch, and the prediction
+    the batch's estimate uses (made without the batch's own labels, or cross-fitted)."""
+
+    probability: np.ndarray
+    drawn: np.ndarray
+    prediction: np.ndarray
+
+
+def _batch_parts(batches: Sequence[DrawBatch], *, labeled: np.ndarray, outcome: np.ndarray,
+                 decision: np.ndarray, confidence: float) -> tuple[list[PPIEstimate], list[PPIEstimate], np.ndarray]:
+    """Each estimable batch's (share, mean decision error) estimates, and where the decision is wrong."""
+    known = np.asarray(labeled, dtype=bool)
+    y = np.where(known, np.asarray(outcome, dtype=bool), False)
+    decided = np.asarray(decision, dtype=bool)
+    wrong = decided != y
+    shares, errors = [], []
+    for batch in batches:
+        pi = np.asarray(batch.probability, dtype=float)
+        sampled = np.asarray(batch.drawn, dtype=bool) & known
+        f = np.clip(np.asarray(batch.prediction, dtype=float), 0.0, 1.0)
+        if np.any((pi >= 1) & ~sampled):
+            continue  # a unit sure to be drawn was not: nothing about this batch is a design estimate
+        shares.append(ppi_mean(prediction=f, probability=pi, sampled=sampled, outcome=y, confidence=confidence))
+        errors.append(ppi_mean(prediction=np.where(decided, 1 - f, f), probability=pi, sampled=sampled,
+                               outcome=wrong, confidence=confidence))
+    return shares, errors, wrong
+
+
+def batch_shares(batches: Sequence[DrawBatch], *, labeled: np.ndarray, outcome: np.ndarray,
+                 confidence: float = 0.95) -> list[PPIEstimate]:
+    """Return each estimable batch's own estimate of the share (what `combine` pools; the planner reads them)."""
+    size = len(np.asarray(outcome))
+    return _batch_parts(batches, labeled=labeled, outcome=outcome, decision=np.ones(size, dtype=bool),
+                        confidence=confidence)[0]
+
+
+def active_estimate(batches: Sequence[DrawBatch], *, labeled: np.ndarray, outcome: np.ndarray,
+                    decision: np.ndarray, confidence: float = 0.95) -> tuple[PPIEstimate, PPIEstimate]:
+    """Return the active design's (share of units experts call errors, the labeled set's error rate).
+
+    Each batch is estimated by `ppi_mean` and the batches are combined (`combine`). A drawn unit without a label
+    yet counts as not drawn (missing at random within its batch), but one drawn in an earlier batch is known for
+    sure there, so a batch after an unlabelled earlier draw is left out. The labeled set labels a unit no expert
+    judged with `decision` (True: error); its error rate is the share of units whose label is that decision and
+    wrong, estimated with the predicted chance of it being wrong."""
+    known = np.asarray(labeled, dtype=bool)
+    shares, errors, wrong = _batch_parts(batches, labeled=known, outcome=outcome, decision=decision,
+                                         confidence=confidence)
+    size = len(known)
+    if not shares:
+        empty = Interval(None, None, None, None)
+        nothing = PPIEstimate(empty, empty, 0.0, int(known.sum()), size)
+        return nothing, nothing
+    final = np.asarray(batches[-1].drawn, dtype=bool)
+    error = labeled_error(combine(errors, confidence, by=UNITS), overridden=int((wrong & final & known).sum()),
+                          population=size)
+    return combine(shares, confidence), error
+
+
+def _z(confidence: float) -> float:
+    return float(norm.ppf(0.5 + confidence / 2))
+
+
+def first_batch_budget(size: int, *, budget_spans: int | None = None, target_ci_width: float | None = None,
+                       confidence: float = 0.95) -> float:
+    """Return the expected judgments of the first, uniform batch among `size` units: FIRST_BATCH of the budget,
+    or of what a human-only uniform sample needs for the target width at the widest share (p = 0.5, with the
+    finite population correction), since before any label nothing narrower can be planned."""
+    if budget_spans is not None:
+        return float(min(size, FIRST_BATCH * budget_spans))
+    if target_ci_width is None:
+        raise PPIError("the active design needs target_ci_width or budget_spans",
+                       field=("routing.target_ci_width", "routing.budget_spans"))
+    unlimited = _z(confidence) ** 2 * 0.25 / (target_ci_width / 2) ** 2
+    return float(min(size, FIRST_BATCH * unlimited / (1 + unlimited / max(size, 1))))
+
+
+def batch_variance(prediction: np.ndarray, probability: np.ndarray, *, population: int) -> float:
+    """Return the variance a batch's estimate (a share of all `population` units) is predicted to have if the
+    predictor is calibrated: sum (1 - pi) / pi f (1 - f) / population^2, the rectifier's design variance at
+    lambda = 1 with E[(y - f)^2 | f] = f (1 - f)."""
+    f = np.clip(np.asarray(prediction, dtype=float), 0.0, 1.0)
+    pi = np.asarray(probability, dtype=float)
+    return float(((1 - pi) / pi * f * (1 - f)).sum() / population ** 2) if population else 0.0
+
+
+def top_up_budget(prediction: np.ndarray, *, population: int, drawn: int, estimates: Sequence[PPIEstimate],
+                  target_ci_width: float, floor: float, confidence: float = 0.95) -> float:
+    """Return the expected judgments the next batch needs among the units not judged yet (their `prediction`;
+    `drawn` were) for its combination with the batch `estimates` so far (as `combine` pools span accuracy) to
+    reach the full width `target_ci_width`; 0 when they already do. The smallest such budget by bisection (at
+    most all of them: a census has no variance)."""
+    rest = len(prediction)
+    goal = (target_ci_width / (2 * _z(confidence))) ** 2
+    known = [(e.judged, e.estimate.se ** 2) for e in estimates if e.estimate.point is not None
+             and e.estimate.se is not None]
+    if rest == 0 or (known and pooled_variance(known) <= goal):
+        return 0.0
+
+    def enough(budget: float) -> bool:
+        pi = inclusion_probabilities(prediction, size=rest, budget=budget, floor=floor)
+        own = batch_variance(prediction, pi, population=population)
+        return pooled_variance([*known, (int(round(drawn + budget)), own)]) <= goal
+
+    low, high = 0.0, float(rest)  # at `rest` every unit is drawn for sure: no variance
+    for _ in range(40):
+        middle = (low + high) / 2
+        if enough(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def next_batch_budget(prediction_rest: np.ndarray, *, population: int, drawn: int,
+                      estimates: Sequence[PPIEstimate], floor: float, budget_spans: int | None = None,
+                      target_ci_width: float | None = None) -> tuple[float, str]:
+    """Return the expected judgments an evaluator's next batch needs among its `prediction_rest` spans not drawn
+    yet (`drawn` were), and, when none, why: the rest of `budget_spans`, or what `top_up_budget` plans for the
+    target width given the batch `estimates` so far (`batch_shares`)."""
+    if not len(prediction_rest):
+        return 0.0, "every span is judged"
+    if budget_spans is not None:
+        left = budget_spans - drawn
+        return (float(left), "") if left > 0 else (0.0, "the budget is spent")
+    if target_ci_width is None:
+        raise PPIError("the active design needs target_ci_width or budget_spans",
+                       field=("routing.target_ci_width", "routing.budget_spans"))
+    budget = top_up_budget(prediction_rest, population=population, drawn=drawn, estimates=estimates,
+                           target_ci_width=target_ci_width, floor=floor)
+    return (budget, "") if budget > 0 else (0.0, "the target width is reached")

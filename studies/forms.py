@@ -23,7 +23,7 @@ from evaluation.models import EvaluatorRun
 from evaluation.selectors import own_runs
 from jobs.models import JobStatus
 from quality.services import CheckSettings
-from stats.routing import RoutingError
+from stats.routing import ACTIVE, THRESHOLD, RoutingError
 from studies.services import LinkSettings, ParticipationError, link_settings_check
 
 
@@ -40,7 +40,9 @@ class CampaignForm(forms.Form):
         ("Protocol", "protocol-settings", ("protocol", "protocol_options")),
         ("", "", ("runs", "aspects", "annotators", "annotators_per_item", "control_items", "reviewers")),
         ("Designed sample", "sample-settings", ("sample_strata", "sample_per_stratum", "sample_total")),
-        ("Routed judging", "routing-settings", ("routing_min_k", "routing_audit_rate")),
+        ("Routed judging", "routing-settings", ("routing_design", "routing_min_k", "routing_audit_rate",
+                                                 "routing_min_probability", "routing_target_ci_width",
+                                                 "routing_budget_spans")),
         ("", "", ("control_arm",)),
         ("Participant link", "link-settings", (
             "link_enabled", "link_cap", "link_expires", "items_per_participant", "release_after_minutes",
@@ -123,6 +125,22 @@ class CampaignForm(forms.Form):
     )
     routing_audit_rate = forms.FloatField(required=False, min_value=0, max_value=1, initial=0.2, label="Audit rate",
                                           help_text="Share (0-1] of those spans experts judge all the same.")
+    routing_design = forms.ChoiceField(
+        required=False, label="Routing design",
+        choices=[("", "Threshold, when a number of models is given above"), (THRESHOLD, "Threshold"),
+                 (ACTIVE, "Active: batches drawn by the predicted uncertainty")],
+        help_text="Active: experts judge batches drawn with probabilities that follow a calibrated predictor's "
+                  "uncertainty (the first uniform), topped up while the campaign runs until the target width or the "
+                  "budget; the figures are prediction-powered. Leave the number of models and the audit rate empty.",
+    )
+    routing_min_probability = forms.FloatField(
+        required=False, label="Lowest inclusion probability",
+        help_text="Active: no span's chance of reaching an expert in a batch is below this (default 0.05).")
+    routing_target_ci_width = forms.FloatField(
+        required=False, label="Target full 95% width",
+        help_text="Active: top up until each evaluator's interval is this wide (0.06 = 6 points), or give a budget.")
+    routing_budget_spans = forms.IntegerField(required=False, label="or expert judgments per evaluator",
+                                              help_text="Active: the spans experts judge per evaluator, in all.")
     # A participant link (studies.services): the API's "link" object and the study fields.
     link_enabled = forms.BooleanField(required=False, label="Recruit participants by a link",
                                       help_text="/join/<token>/ for Prolific, MTurk or an e-mail.")
@@ -289,22 +307,30 @@ class CampaignForm(forms.Form):
 
     def _routing(self, data: dict) -> RoutingSpec | None:
         """The routing settings, checked; a refusal is shown at the field it names."""
-        if data.get("routing_min_k") is None:
+        design = data.get("routing_design") or (THRESHOLD if data.get("routing_min_k") is not None else "")
+        if not design:
             return None
         if data.get("sample_strata"):
-            self.add_error("routing_min_k", "sample, routing: a campaign either judges a sample or routes its spans, "
-                                            "not both.")
+            self.add_error("routing_design" if data.get("routing_design") else "routing_min_k",
+                           "sample, routing: a campaign either judges a sample or routes its spans, not both.")
             return None
         rate = data.get("routing_audit_rate")
-        spec = RoutingSpec(min_k=data["routing_min_k"], audit_rate=0.2 if rate is None else rate,
-                           seed=data.get("seed") or 0)
+        if design == THRESHOLD:
+            spec = RoutingSpec(min_k=data.get("routing_min_k"), audit_rate=0.2 if rate is None else rate,
+                               min_probability=data.get("routing_min_probability"),
+                               target_ci_width=data.get("routing_target_ci_width"),
+                               budget_spans=data.get("routing_budget_spans"), seed=data.get("seed") or 0)
+        else:  # the audit rate's field has an initial value: the active design reads only its own fields
+            spec = RoutingSpec(design=design, min_probability=data.get("routing_min_probability"),
+                               target_ci_width=data.get("routing_target_ci_width"),
+                               budget_spans=data.get("routing_budget_spans"), min_k=data.get("routing_min_k"),
+                               seed=data.get("seed") or 0)
         try:
             spec.check()
         except RoutingError as exc:
             refusal_place(self, exc)
             return None
         return spec
-
 
     def _link(self, data: dict) -> LinkSettings | None:
         """The link settings, checked by the service; its refusal is shown at the field it names."""

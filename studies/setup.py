@@ -49,6 +49,7 @@ from quality.services import (
     planted_count,
     planted_near_duplicates,
 )
+from stats.routing import ACTIVE
 from studies.design import (
     Pool,
     WeakChecks,
@@ -245,6 +246,11 @@ def _validate(spec: CampaignSpec) -> None:
                             field=("sample", "routing"))
     if spec.routing is not None:
         spec.routing.check()
+        if spec.routing.design == ACTIVE and spec.link is not None:
+            # A top-up adds outputs to registered annotators' queues; a link's pool is fixed when it is made.
+            raise CampaignError("routing.design, link: the active design tops up registered annotators' queues "
+                                "while the campaign runs, and a participant link's pool cannot follow it; use the "
+                                "threshold design with a link", field=("routing.design", "link"))
     if not 0 <= spec.control_arm <= 1:
         raise CampaignError(f"control_arm: {spec.control_arm} must be a share between 0 and 1", field="control_arm")
     if spec.link is None and spec.annotators_per_item > len(spec.annotators):

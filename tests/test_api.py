@@ -70,7 +70,7 @@ RESEARCHER_ONLY = {
     "retrieve_campaign_figures", "import_annotations", "list_sources", "compare_sources", "create_export",
     "list_exports", "retrieve_export",
     "cancel_export", "resume_export",
-    "download_export_file", "retrieve_labeling_campaign", "update_labeling_campaign",
+    "download_export_file", "retrieve_labeling_campaign", "update_labeling_campaign", "create_routing_top_up",
 }
 
 
@@ -215,6 +215,7 @@ OPERATIONS = {
     ("create_esa_spans_done", "POST", "/api/assignments/{assignment_id}/esa-done", "annotation"),
     ("update_esa_score", "PUT", "/api/assignments/{assignment_id}/esa-score", "annotation"),
     ("create_campaign", "POST", "/api/campaigns", "campaigns"),
+    ("create_routing_top_up", "POST", "/api/campaigns/{campaign_id}/routing/top-up", "campaigns"),
     ("create_comparison", "POST", "/api/comparisons", "comparisons"),
     ("create_dhp_run", "POST", "/api/dhp/runs", "dhp"),
     ("create_export", "POST", "/api/datasets/{dataset_id}/exports", "sources and exports"),

@@ -17,7 +17,7 @@ from analytics.selectors.routing import RoutingReport, routing_report
 from annotator.models import Campaign
 from errors import Conflict
 from stats.confidence import Calibration
-from stats.ppi import HT
+from stats.ppi import HT, PPI
 from stats.sampling import Estimate
 
 router = Router(tags=["analytics"])
@@ -132,18 +132,29 @@ class RoutedEvaluatorOut(Schema):
     spans: int
     confident: int
     uncertain: int
-    audited: int
+    audited: int = Field(description="The threshold design: confident spans audited; active: every span drawn.")
     auto: int
     expert_share: float | None
     audited_accuracy: ShareOut
-    span_accuracy: EstimateOut
+    span_accuracy: EstimateOut = Field(description="The reported Span OK for all spans; `estimator` says which.")
+    estimator_reason: str = Field(description="Why `span_accuracy` is the estimator it is.")
+    span_accuracy_ppi: EstimateOut | None = Field(description="The active design: the PPI++ estimate.")
+    span_accuracy_human_only: EstimateOut | None = Field(
+        description="The active design: the experts' sample alone (inverse-probability weighted).")
+    labeled_error: EstimateOut | None = Field(
+        description="The active design: the share of all spans whose label is the model's and wrong.")
     exp_correct: EstimateOut
 
 
 class RoutingOut(Schema):
     campaign_id: int
-    min_k: int
-    audit_rate: float
+    design: str = Field(description='"threshold" or "active".')
+    min_k: int | None
+    audit_rate: float | None
+    min_probability: float | None
+    target_ci_width: float | None
+    budget_spans: int | None
+    batches: int = Field(description="The active design: batches drawn so far (0 for threshold).")
     spans: int
     expert_spans: int
     auto: int
@@ -153,15 +164,20 @@ class RoutingOut(Schema):
     evaluators: list[RoutedEvaluatorOut]
 
 
-def _estimate(e: Estimate) -> dict[str, Any]:
-    return {"estimate": e.point, "ci_low": e.low, "ci_high": e.high, "method": e.method, "estimator": HT,
+def _estimate(e: Estimate | None, estimator: str = HT) -> dict[str, Any] | None:
+    if e is None:
+        return None
+    return {"estimate": e.point, "ci_low": e.low, "ci_high": e.high, "method": e.method, "estimator": estimator,
             "judged": e.judged}
 
 
 def routing_out(campaign_id: int, report: RoutingReport) -> dict[str, Any]:
     saved = report.expert_seconds_saved
     return {
-        "campaign_id": campaign_id, "min_k": report.min_k, "audit_rate": report.audit_rate, "spans": report.spans,
+        "campaign_id": campaign_id, "design": report.design, "min_k": report.min_k,
+        "audit_rate": report.audit_rate, "min_probability": report.min_probability,
+        "target_ci_width": report.target_ci_width, "budget_spans": report.budget_spans, "batches": report.batches,
+        "spans": report.spans,
         "expert_spans": report.expert_spans, "auto": report.auto, "seconds_per_span": report.seconds_per_span,
         "expert_seconds_saved": saved, "expert_hours_saved": None if saved is None else saved / 3600,
         "evaluators": [{
@@ -169,8 +185,10 @@ def routing_out(campaign_id: int, report: RoutingReport) -> dict[str, Any]:
             "uncertain": e.uncertain, "audited": e.audited, "auto": e.auto, "expert_share": e.expert_share,
             "audited_accuracy": {"value": e.audited_accuracy.rate, "ci_low": e.audited_accuracy.low,
                                  "ci_high": e.audited_accuracy.high, "n": e.audited_accuracy.n},
-            "span_accuracy": _estimate(e.estimate.span_ok.estimate),
-            "exp_correct": _estimate(e.estimate.exp_correct.estimate),
+            "span_accuracy": _estimate(e.span_ok, e.estimator), "estimator_reason": e.reason,
+            "span_accuracy_ppi": _estimate(e.ppi, PPI), "span_accuracy_human_only": _estimate(e.human_only),
+            "labeled_error": _estimate(e.labeled_error, e.labeled_error_estimator),
+            "exp_correct": _estimate(e.exp_correct),
         } for e in report.evaluators],
     }
 
@@ -180,8 +198,10 @@ def retrieve_campaign_routing(request: HttpRequest, campaign_id: int, exclude_fl
     """A routed campaign per evaluator: its spans by route (uncertain: all to experts; confident: an audit to
     experts, the rest resolved as Error), the audited accuracy of the auto-resolved label with its Wilson
     interval, span accuracy and Exp. correct for all spans (design-weighted, 95% interval), and the expert time
-    saved (auto-resolved spans x the campaign's active seconds per judged span). 409 for a campaign that does not
-    route."""
+    saved (auto-resolved spans x the campaign's active seconds per judged span). Under the active design: the
+    spans drawn so far and those the model labels, Span OK as the PPI++ estimate (or the human-only one where the
+    predictor does not narrow it; `estimator` and `estimator_reason` say), both beside each other, and the
+    labeled set's error rate. 409 for a campaign that does not route."""
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=campaign_id)
     report = routing_report(campaign, exclude_flagged=exclude_flagged_param(exclude_flagged))

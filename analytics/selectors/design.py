@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from annotator.models import Assignment, AutoResolved, Campaign, CampaignRun, SampledSpan
+from annotator.models import Assignment, AutoResolved, Campaign, CampaignRun, SampledSpan, SpanDraw
 from corpus import protocols
 from quality.models import CheckSpan, PlantedOutput
 from quality.vigilance import campaign_checks
@@ -47,6 +47,8 @@ class StudyDesign:
     sampled: int | None = None  # machine spans in a designed sample
     strata: str = ""
     auto_resolved: int = 0  # a routed campaign's spans resolved without a judge
+    active: bool = False  # the active routing design: batches drawn by the predicted uncertainty
+    batches: int = 0
     verdicts: bool = True  # the protocol puts machine spans to the judges (else they may only pre-fill the screen)
 
     @property
@@ -87,6 +89,9 @@ def study_design(campaign: Campaign, *, excluded: Collection[int] = ()) -> Study
         sampled=SampledSpan.objects.filter(design=design).count() if design is not None else None,
         strata=design.get_strata_display().lower() if design is not None else "",
         auto_resolved=AutoResolved.objects.filter(design=design).count() if design is not None else 0,
+        active=design is not None and design.is_active,
+        batches=(SpanDraw.objects.filter(design=design).values("batch").distinct().count()
+                 if design is not None and design.is_active else 0),
         verdicts=protocols.get(campaign.protocol).judges_machine_spans,
     )
 
@@ -150,6 +155,13 @@ def design_paragraph(d: StudyDesign) -> str:
         if d.neutral_labels:
             text += ("The evaluator runs' spans only pre-filled the screens: the judges kept, changed or deleted "
                      "them as their own errors, and gave no verdict on any.")
+    elif d.sampled is not None and d.active:
+        text += (f"The judges saw {_n(d.sampled, 'machine span')} drawn in {_n(d.batches, 'batch', 'batches')} with "
+                 "probabilities that follow a calibrated predictor's uncertainty (active routing; the first batch "
+                 "uniform); the figures below describe the judged spans.")
+        if d.auto_resolved:
+            text += (f" {_n(d.auto_resolved, 'span')} {'was' if d.auto_resolved == 1 else 'were'} labelled by the "
+                     "model without a judge; the routing section estimates the figures for all spans.")
     elif d.sampled is not None:
         text += (f"The judges saw a stratified random sample of {_n(d.sampled, 'machine span')} (strata: "
                  f"{d.strata}); the figures below describe the judged sample.")

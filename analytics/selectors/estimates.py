@@ -53,7 +53,7 @@ def sample_estimates(campaign: Campaign, *, half_width: float = DEFAULT_HALF_WID
     """One row per evaluator of a sampled campaign; [] for a campaign that judges every span. `exclude_flagged`
     as in Scope (None: the campaign's setting)."""
     design = getattr(campaign, "sample_design", None) if campaign.is_sampled else None
-    if design is None:
+    if design is None or design.is_active:  # unequal probabilities in batches: its figures are the routing report's
         return []
     votes = campaign_votes(campaign, excluded=excluded_annotator_ids(campaign.pk, exclude_flagged=exclude_flagged))
     # run -> stratum -> [sampled, span judged, span OK, explanation judged, explanation OK]

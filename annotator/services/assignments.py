@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
@@ -15,6 +17,7 @@ from annotator.protocols import hooks_for
 from annotator.selectors.spans import error_rows
 from annotator.services.actions import activity_record
 from annotator.services.phases import assignment_move
+from annotator.services.routing import top_up_when_ready
 from errors import UserError
 
 MAX_SECONDS_PER_PING = 300
@@ -62,6 +65,8 @@ def assignment_finish(*, assignment: Assignment, user: User, seconds: int = 0) -
         setattr(assignment, field, getattr(locked, field))
     activity_record(assignment=locked)
     checks.installed().item_finished(locked)
+    if locked.campaign.is_sampled:  # an active routed campaign draws its next batch once its labels are in
+        transaction.on_commit(partial(top_up_when_ready, campaign_id=locked.campaign_id))
     return locked
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from django.db import IntegrityError
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
-from ninja import Router, Schema, Status
+from ninja import Field, Router, Schema, Status
 from ninja.pagination import paginate
 from pydantic import ValidationError
 
@@ -18,7 +18,7 @@ from annotator.models import Assignment, Campaign
 from annotator.schemas import CampaignDetailOut, CampaignIn, CampaignOut, CampaignSummaryOut, ControlAccuracyOut
 from annotator.selectors.campaigns import campaign_run_labels, campaigns_visible_to, control_accuracy
 from annotator.services.campaigns import ControlKey, campaign_name_clash
-from annotator.services.routing import RoutingSpec
+from annotator.services.routing import RoutingSpec, campaign_route_top_up
 from annotator.services.sampling import SampleSpec
 from corpus.models import Dataset
 from errors import Conflict, UserError
@@ -229,6 +229,33 @@ def retrieve_campaign(request: HttpRequest, campaign_id: int):
             checks_power=_power(checks_power_of(campaign)),
         )
     return out
+
+
+class TopUpRunOut(Schema):
+    run_id: int
+    planned: float = Field(description="Expected judgments of this batch (0: none needed).")
+    drawn: int
+    reached: str | None = Field(description="Why no batch was drawn for this evaluator (null when one was).")
+
+
+class TopUpOut(Schema):
+    batch: int | None = Field(description="The batch drawn; null when no evaluator needed one.")
+    evaluators: list[TopUpRunOut]
+    items: list[int] = Field(description="Outputs that got work: reopened or dealt to registered annotators.")
+
+
+@router.post("/campaigns/{campaign_id}/routing/top-up", response=TopUpOut, operation_id="create_routing_top_up")
+def create_routing_top_up(request: HttpRequest, campaign_id: int):
+    """Draw the next batch of an active routed campaign now (finishing an item does so by itself once every drawn
+    span has a label): each evaluator that still needs judgments gets its spans not drawn yet with probabilities
+    from the calibrated predictor's uncertainty, none below `min_probability`, the whole planned to reach
+    `target_ci_width` or to spend `budget_spans`. 409 while a drawn span has no expert verdict; 422 naming
+    `routing.design` for a campaign without an active design."""
+    require_researcher(request)
+    plan = campaign_route_top_up(campaign=get_object_or_404(Campaign, pk=campaign_id))
+    return TopUpOut(batch=plan.batch, items=plan.items, evaluators=[
+        TopUpRunOut(run_id=run_id, planned=planned, drawn=plan.drawn.get(run_id, 0), reached=plan.reached.get(run_id))
+        for run_id, planned in sorted(plan.planned.items())])
 
 
 @router.post("/campaigns/{campaign_id}/open", response=CampaignSummaryOut, operation_id="open_campaign",

@@ -150,6 +150,8 @@ CAMPAIGN_FORM_PLACES = {
     "protocol_options.weights": "protocol_options", "sample": "sample_strata", "sample.strata": "sample_strata",
     "sample.per_stratum": "sample_per_stratum", "sample.total": "sample_total", "sample.seed": "sample_strata",
     "routing": "routing_min_k", "routing.min_k": "routing_min_k", "routing.audit_rate": "routing_audit_rate",
+    "routing.design": "routing_design", "routing.min_probability": "routing_min_probability",
+    "routing.target_ci_width": "routing_target_ci_width", "routing.budget_spans": "routing_budget_spans",
     "decoys": "decoys", "planted": "planted", "vigilance_min": "vigilance_min",
     "qualification.items": "qualification_items", "qualification.pass": "qualification_pass",
     "link": "link_enabled", "link.cap": "link_cap", "link.expires": "link_expires",
@@ -163,6 +165,7 @@ CAMPAIGN_SERVICES = [
     ("studies/setup.py", "_validate"), ("studies/design.py", "pool_refusal"),
     ("quality/services.py", "checks_validate"), ("studies/services.py", "link_settings_check"),
     ("annotator/services/sampling.py", "SampleSpec"), ("stats/routing.py", "check_routing"),
+    ("stats/routing.py", "check_settings"),
     ("corpus/protocols/esa.py", "clean_options"), ("corpus/protocols/__init__.py", "_mqm_options"),
     ("annotator/services/campaigns.py", "_check_text"), ("studies/design.py", "_fix_fields"),
 ]

@@ -7,20 +7,28 @@ import pytest
 
 from errors import UserError
 from stats.ppi import (
+    UNITS,
+    DrawBatch,
     Interval,
     PPIError,
     PPIEstimate,
     SpanSignals,
+    active_estimate,
+    batch_variance,
     combine,
     cross_fit,
     design_matrix,
+    first_batch_budget,
     inclusion_probabilities,
     labeled_error,
     logistic_fit,
     model_decision,
+    next_batch_budget,
     poisson_draw,
+    pooled_variance,
     ppi_mean,
     reliability,
+    top_up_budget,
 )
 
 HALF = np.full(4, 0.5)
@@ -170,17 +178,23 @@ def test_logistic_fit_matches_scikit_learn() -> None:
     assert ours[1:] == pytest.approx(theirs.coef_[0], abs=1e-6)
 
 
-def _batch(point: float, se: float) -> PPIEstimate:
+def _batch(point: float, se: float, judged: int = 10) -> PPIEstimate:
     part = Interval(point, point - se, point + se, se)
-    return PPIEstimate(part, part, 1.0, 10, 100)
+    return PPIEstimate(part, part, 1.0, judged, 100)
 
 
-def test_combine_weights_batches_by_inverse_variance() -> None:
-    # weights 1/0.01 and 1/0.04: (100 * 0.6 + 25 * 0.4) / 125 = 0.56, se 1/sqrt(125)
-    both = combine([_batch(0.6, 0.1), _batch(0.4, 0.2)])
+def test_combine_weights_batches_by_inverse_variance_or_by_units() -> None:
+    # by variance: weights 1/0.01 and 1/0.04, (100 * 0.6 + 25 * 0.4) / 125 = 0.56, se 1/sqrt(125)
+    both = combine([_batch(0.6, 0.1, 10), _batch(0.4, 0.2, 30)])
     assert both.estimate.point == pytest.approx(0.56)
     assert both.estimate.se == pytest.approx(1 / np.sqrt(125))
+    # by units: weights 10 and 30 of 40, 0.25 * 0.6 + 0.75 * 0.4, se sqrt(0.25^2 0.1^2 + 0.75^2 0.2^2)
+    units = combine([_batch(0.6, 0.1, 10), _batch(0.4, 0.2, 30)], by=UNITS)
+    assert units.estimate.point == pytest.approx(0.45)
+    assert units.estimate.se == pytest.approx(np.sqrt(0.25 ** 2 * 0.01 + 0.75 ** 2 * 0.04))
     assert combine([_batch(0.6, 0.1), _batch(0.5, 0.0)]).estimate.point == 0.5  # a census decides
+    nothing = PPIEstimate(Interval(None, None, None, None), Interval(None, None, None, None), 0.0, 5, 100)
+    assert combine([nothing, _batch(0.3, 0.1, 20)], by=UNITS).estimate.point == pytest.approx(0.3)
 
 
 def test_labeled_error_subtracts_the_overridden_judged_spans() -> None:
@@ -205,3 +219,97 @@ def test_reliability_bins_and_ece_by_hand() -> None:
     assert [b.share for b in curve.bins] == [0.5, 1.0]
     assert curve.ece == pytest.approx((2 * 0.375 + 2 * 0.05) / 4)
     assert reliability(np.array([]), np.array([])).ece is None
+
+
+def test_active_estimate_of_one_uniform_batch_is_ppi_mean() -> None:
+    # the hand case above as a design's only batch: the power-tuned point 0.25 with no spread
+    y = np.array([True, False, False, False])
+    share, _ = active_estimate([DrawBatch(HALF, DRAWN, F)], labeled=DRAWN, outcome=y, decision=model_decision(F))
+    assert share.estimate.point == pytest.approx(0.25) and share.classical.point == pytest.approx(0.5)
+    assert share.estimator == "ppi++"
+
+
+def test_active_estimate_combines_batches_and_counts_the_overridden_spans() -> None:
+    y = np.array([True, False, True, False])
+    f = np.array([0.8, 0.6, 0.3, 0.2])  # decisions: error, error, not, not
+    decision = model_decision(f)
+    first = DrawBatch(HALF, np.array([True, True, False, False]), f)
+    # the second batch: the first's two drawn for sure, the others at 0.5, unit 2 drawn
+    second = DrawBatch(np.array([1.0, 1.0, 0.5, 0.5]), np.array([True, True, True, False]), f)
+    labeled = np.array([True, True, True, False])
+    share, error = active_estimate([first, second], labeled=labeled, outcome=y, decision=decision)
+    parts = [ppi_mean(prediction=f, probability=b.probability, sampled=b.drawn & labeled, outcome=y)
+             for b in (first, second)]
+    assert share.estimate.point == pytest.approx(combine(parts).estimate.point)
+    wrong = decision != y  # unit 1 (model: error, expert: not) and unit 2 (model: not, expert: error)
+    mean_wrong = combine([ppi_mean(prediction=np.where(decision, 1 - f, f), probability=b.probability,
+                                   sampled=b.drawn & labeled, outcome=wrong) for b in (first, second)], by=UNITS)
+    # both wrong units were judged, so 2 of 4 labels are the experts' and only the rest's errors remain
+    assert error.estimate.point == pytest.approx(max(0.0, mean_wrong.estimate.point - 2 / 4))
+    assert error.estimate.high == pytest.approx(max(0.0, mean_wrong.estimate.high - 2 / 4))
+
+
+def test_active_estimate_leaves_out_a_batch_after_an_unlabelled_earlier_draw() -> None:
+    y = np.array([True, False, False, False])
+    first = DrawBatch(HALF, DRAWN, F)
+    second = DrawBatch(np.array([1.0, 1.0, 0.5, 0.5]), np.array([True, True, True, False]), F)
+    labeled = np.array([True, False, True, False])  # unit 1 was drawn first and has lost its verdict
+    share, _ = active_estimate([first, second], labeled=labeled, outcome=y, decision=model_decision(F))
+    alone = ppi_mean(prediction=F, probability=HALF, sampled=DRAWN & labeled, outcome=y)
+    assert share.estimate.point == pytest.approx(alone.estimate.point)
+    nothing, _ = active_estimate([second], labeled=labeled, outcome=y, decision=model_decision(F))
+    assert nothing.estimate.point is None
+
+
+def test_first_batch_is_half_the_budget_or_half_the_widths_plan() -> None:
+    assert first_batch_budget(1000, budget_spans=100) == 50
+    assert first_batch_budget(60, budget_spans=400) == 60
+    # width 0.1 at p = 0.5: 1.96^2 / 4 / 0.05^2 = 384.15, with the correction for 1000 spans 277.5, half 138.8
+    assert first_batch_budget(1000, target_ci_width=0.1) == pytest.approx(138.77, abs=0.05)
+    with pytest.raises(PPIError):
+        first_batch_budget(10)
+
+
+def _prior(judged: int, variance: float) -> PPIEstimate:
+    part = Interval(0.5, 0.4, 0.6, float(np.sqrt(variance)))
+    return PPIEstimate(part, part, 1.0, judged, 200)
+
+
+def test_top_up_budget_reaches_the_target_variance_by_hand() -> None:
+    f = np.full(100, 0.5)
+    # uniform pi over 100 spans of f = 0.5: variance 100 (1 - pi) / pi 0.25 / 100^2; the goal 1/1200 needs
+    # (1 - pi) / pi = 1/3, pi = 0.75: 75 judgments
+    width = 2 * 1.959964 * np.sqrt(1 / 1200)
+    assert top_up_budget(f, population=100, drawn=0, estimates=[], target_ci_width=width,
+                         floor=0.05) == pytest.approx(75, abs=0.01)
+    pi = inclusion_probabilities(f, size=100, budget=75, floor=0.05)
+    assert batch_variance(f, pi, population=100) == pytest.approx(1 / 1200)
+    # 100 of 200 spans judged before, that batch's variance 1/1600. A batch of b = 50 (pi 0.5 on the other 100)
+    # has variance 100 (1 - 0.5)/0.5 0.25 / 200^2 = 1/1600; pooled by inverse variance 1/3200
+    before = [_prior(100, 1 / 1600)]
+    width = 2 * 1.959964 * np.sqrt(1 / 3200)
+    assert top_up_budget(f, population=200, drawn=100, estimates=before, target_ci_width=width,
+                         floor=0.05) == pytest.approx(50, abs=0.01)
+    assert pooled_variance([(100, 1 / 1600), (150, 1 / 1600)]) == pytest.approx(1 / 3200)
+    # by units, weights 0.4 and 0.6: 0.16/1600 + 0.36/1600
+    assert pooled_variance([(100, 1 / 1600), (150, 1 / 1600)], by=UNITS) == pytest.approx(0.52 / 1600)
+    # estimates already that narrow need nothing
+    assert top_up_budget(f, population=200, drawn=100, estimates=[_prior(100, 1e-9)], target_ci_width=width,
+                         floor=0.05) == 0
+
+
+def test_next_batch_budget_spends_the_rest_of_a_budget_or_plans_the_width() -> None:
+    f = np.full(100, 0.5)
+    assert next_batch_budget(f, population=130, drawn=30, estimates=[], floor=0.05, budget_spans=80) == (50.0, "")
+    assert next_batch_budget(f, population=130, drawn=80, estimates=[], floor=0.05, budget_spans=80) == (
+        0.0, "the budget is spent")
+    assert next_batch_budget(f[:0], population=130, drawn=130, estimates=[], floor=0.05, budget_spans=200) == (
+        0.0, "every span is judged")
+    width = 2 * 1.959964 * np.sqrt(1 / 1200)
+    planned, why = next_batch_budget(f, population=100, drawn=0, estimates=[], floor=0.05, target_ci_width=width)
+    assert planned == pytest.approx(75, abs=0.01) and why == ""  # as top_up_budget's hand case
+    narrow = [_prior(100, 1e-9)]
+    assert next_batch_budget(f, population=100, drawn=0, estimates=narrow, floor=0.05,
+                             target_ci_width=width) == (0.0, "the target width is reached")
+    with pytest.raises(PPIError):
+        next_batch_budget(f, population=100, drawn=0, estimates=[], floor=0.05)
