@@ -228,20 +228,29 @@ def test_a_top_up_waits_for_labels_then_draws_by_the_predicted_uncertainty(activ
     assert Assignment.objects.filter(campaign=campaign, status="done").count() < done
     with pytest.raises(TopUpWaits):
         campaign_route_top_up(campaign=campaign)
-    _judge_all(campaign, truth)
-    spent = campaign_route_top_up(campaign=campaign)
-    assert spent.batch is None and spent.reached[run.pk] == "the budget is spent"
-    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.CLOSED)
-    campaign.refresh_from_db()
-    with pytest.raises(Conflict, match="closed"):
-        campaign_route_top_up(campaign=campaign)
-    assert top_up_when_ready(campaign_id=campaign.pk) is None
     chances = inclusion_probabilities(campaign)
     assert chances is not None and all(chances[pk] == pytest.approx(1 / 3) for pk in first)  # 30 of 90 first
     assert all(chances[pk] == pytest.approx(rest.get(span_id=pk).probability) for pk in new)
     never = set(chances) - first - new  # not drawn: 1 - (1 - 1/3)(1 - its second probability)
     assert never and all(chances[pk] == pytest.approx(1 - 2 / 3 * (1 - rest.get(span_id=pk).probability))
                          for pk in never)
+    # a Poisson draw lands near its plan, not on it: while fewer than the budget were drawn, the next batch plans
+    # the rest, and the draws stop once the budget is spent
+    batches = 2
+    while True:
+        _judge_all(campaign, truth)
+        so_far = SampledSpan.objects.filter(design=design).count()
+        spent = campaign_route_top_up(campaign=campaign)
+        if spent.batch is None:
+            break
+        assert spent.batch == batches and spent.planned[run.pk] == 60 - so_far and batches < 12
+        batches += 1
+    assert spent.reached[run.pk] == "the budget is spent" and so_far >= 60
+    Campaign.objects.filter(pk=campaign.pk).update(status=Campaign.Status.CLOSED)
+    campaign.refresh_from_db()
+    with pytest.raises(Conflict, match="closed"):
+        campaign_route_top_up(campaign=campaign)
+    assert top_up_when_ready(campaign_id=campaign.pk) is None
 
 
 def _by_hand(design, run_id, truth):
@@ -291,8 +300,10 @@ def test_the_routing_figures_of_an_active_campaign_are_prediction_powered(active
     chosen = ppi if expected.estimate.se <= expected.classical.se else human
     assert row["span_accuracy"]["estimate"] == pytest.approx(chosen["estimate"])
     assert row["estimator_reason"].startswith("the calibrated predictor narrows" if chosen is ppi else "the predictor")
-    full = sum(truth.values()) / len(truth)
-    assert ppi["ci_low"] <= full <= ppi["ci_high"]  # this small campaign's interval covers full judging
+    full = sum(truth.values()) / len(truth)  # the draw depends on the run's key, so the interval covers full
+    # judging only 95% of the time; the estimate always lands near it
+    assert ppi["ci_low"] <= ppi["estimate"] <= ppi["ci_high"]
+    assert abs(ppi["estimate"] - full) <= 2 * (ppi["ci_high"] - ppi["ci_low"])
     assert row["labeled_error"]["estimate"] is not None and 0 <= row["labeled_error"]["estimate"] <= 1
     card = client.get(f"/api/analytics/campaigns/{campaign.pk}/labeled/card").json()["routing"]
     assert card["design"] == "active" and card["batches"] == 2
