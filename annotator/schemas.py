@@ -361,8 +361,11 @@ class AnnotationImportOut(Schema):
 # ---- a protocol's own steps on an item (MQM's errors; ESA's spans, missing content, done and score) ----------
 
 class MqmErrorIn(Schema):
-    start: int = Field(..., description="character offset into the output (code points)")
+    start: int = Field(..., description="character offset into the output, or into the source when side is "
+                                        "source (code points)")
     end: int = Field(..., description="exclusive end offset")
+    side: str = Field("output", description="where the error lies: output (the translation) or source (an "
+                                            "omission marked where the source says what is missing)")
     category: str = Field(..., description="a category of the campaign's error tree, e.g. Accuracy/Mistranslation")
     severity: str = Field(..., description="a severity by name: neutral, minor or major")
     note: str = ""
@@ -373,6 +376,7 @@ class MqmErrorOut(Schema):
     id: int
     start: int | None
     end: int | None
+    side: str = Field(..., description="output or source: the text start and end count in")
     text: str
     category: str
     severity: str  # by name

@@ -221,10 +221,20 @@ class ErrorSpan(models.Model):
     severity = models.PositiveSmallIntegerField(null=True, blank=True)
     category = models.CharField(max_length=100, blank=True, default="")
     note = models.TextField(blank=True, default="")
+    source_start = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Offsets into the item's source, for an error marked there (an MQM "
+                                         "omission); such a span has no offsets in the output.")
+    source_end = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["annotation_id", "position"]
         constraints = [
+            models.CheckConstraint(
+                condition=(Q(source_start__isnull=True) & Q(source_end__isnull=True))
+                | (Q(source_start__isnull=False) & Q(source_end__isnull=False) & Q(source_start__lt=F("source_end"))
+                   & Q(start__isnull=True)),
+                name="span_source_offsets_both_or_none_ordered_not_in_output",
+            ),
             models.CheckConstraint(
                 condition=(Q(start__isnull=True) & Q(end__isnull=True))
                 | (Q(start__isnull=False) & Q(end__isnull=False) & Q(start__lt=F("end"))),
@@ -241,5 +251,11 @@ class ErrorSpan(models.Model):
         indexes = [models.Index(fields=["annotation", "position"], name="span_annotation_position")]
 
     def __str__(self) -> str:
-        where = f"{self.start}-{self.end}" if self.start is not None else "no offsets"
+        where = (f"{self.start}-{self.end}" if self.start is not None
+                 else f"source {self.source_start}-{self.source_end}" if self.in_source else "no offsets")
         return f"{self.text[:40]!r} ({where})"
+
+    @property
+    def in_source(self) -> bool:
+        """Whether the error was marked in the item's source rather than in its output."""
+        return self.source_start is not None

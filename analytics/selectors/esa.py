@@ -24,7 +24,7 @@ from annotator.services.control_arm import work_seconds
 from corpus import protocols
 from corpus.interop.pearmut import PearmutRating, PearmutSpan
 from corpus.models import ErrorSpan, Item
-from corpus.protocols import esa
+from corpus.protocols import esa, prefill
 from corpus.selectors.pearmut import item_fields, stored_span
 from errors import UserError
 from stats import esa as stats
@@ -131,7 +131,7 @@ def campaign_esa(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int 
         },
         "prefill": {"outputs": outcomes.outputs, "prefilled": outcomes.prefilled, "kept": outcomes.kept,
                     "deleted": outcomes.deleted, "resized": outcomes.resized, "regraded": outcomes.regraded,
-                    "added": outcomes.added, "major_from": esa.major_from(campaign.protocol_options)},
+                    "added": outcomes.added, "major_from": prefill.major_from(campaign.protocol_options)},
         "arms": {
             "arms": [{"arm": a.arm, "ratings": a.ratings, "outputs": a.outputs, "score": a.score, "spans": a.spans,
                       "minor": a.minor, "major": a.major, "seconds": a.seconds,

@@ -119,12 +119,14 @@ def campaign_mqm_ratings(campaign: Campaign, *, exclude_flagged: bool | None = N
     errors: dict[tuple[int, int], list[MqmError]] = defaultdict(list)
     rows = (ErrorSpan.objects.filter(annotation__source__added__campaign=campaign,
                                      annotation__item_id__in=list(items))
-            .order_by("start", "pk")
+            .order_by("start", "source_start", "pk")
             .values_list("annotation__item_id", "annotation__source__added__annotator_id", "start", "end",
-                         "category", "severity", "explanation"))
-    for item_id, annotator_id, start, end, category, severity, note in rows:
-        errors[(item_id, annotator_id)].append(MqmError(category=category, severity=severity_of_code(severity),
-                                                        start=start, end=end, comment=note))
+                         "source_start", "source_end", "category", "severity", "explanation"))
+    for item_id, annotator_id, start, end, source_start, source_end, category, severity, note in rows:
+        side = "target" if source_start is None else "source"  # an omission is marked in the source
+        errors[(item_id, annotator_id)].append(MqmError(
+            category=category, severity=severity_of_code(severity), side=side, comment=note,
+            start=start if side == "target" else source_start, end=end if side == "target" else source_end))
     ratings = [item_rating(items[i], rater=raters[a], errors=errors.get((i, a), [])) for i, a in done]
     return sorted(ratings, key=rating_sort_key)
 

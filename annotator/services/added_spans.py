@@ -11,7 +11,7 @@ from annotator.models import AddedSource, Assignment, Campaign, UnprimedMark, Wo
 from annotator.protocols import hooks_for
 from annotator.services.actions import action_record, activity_record
 from corpus import cleaning, protocol, protocols
-from corpus.models import Annotation, AnnotationKind, ErrorSpan, MatchKind
+from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from errors import UserError
 
 KEEP: object = object()
@@ -81,7 +81,25 @@ def _check_spans_open(assignment: Assignment) -> None:
         raise AddedSpanError(closed)
 
 
-def _location(campaign: Campaign, output: str, start: object, end: object,
+def _side(campaign: Campaign, value: object) -> str:
+    """Where a new error lies: the output, or the source where the protocol marks errors there (MQM's
+    omissions)."""
+    side = protocols.OUTPUT if value in (None, "") else str(value)
+    if side not in (protocols.OUTPUT, protocols.SOURCE):
+        raise AddedSpanError(f"side must be {protocols.OUTPUT} or {protocols.SOURCE}; got {side[:40]!r}", field="side")
+    declared = protocols.get(campaign.protocol)
+    if side not in declared.marks:
+        raise AddedSpanError(f"the {declared.name} protocol marks no errors in the {side}", field="side")
+    return side
+
+
+def marked_text(span: ErrorSpan | None, item: Item, side: str) -> str:
+    """The text an error's offsets count in: the item's source for one marked there, else its output."""
+    in_source = span.in_source if span is not None else side == protocols.SOURCE
+    return protocols.source_text(item.inputs) if in_source else item.output
+
+
+def _location(campaign: Campaign, text: str, start: object, end: object,
               category: object) -> tuple[int, int] | tuple[None, None]:
     """The offsets of a new error; none for the protocol's unlocated category (ESA's missing content) only."""
     declared = protocols.get(campaign.protocol)
@@ -90,7 +108,7 @@ def _location(campaign: Campaign, output: str, start: object, end: object,
         if start is not None or end is not None:
             raise AddedSpanError(f"{unlocated} has no place in the text: send no offsets", field=("start", "end"))
         return None, None
-    return _offsets(output, start, end)
+    return _offsets(text, start, end)
 
 
 def _check_not_unprimed(span: ErrorSpan) -> None:
@@ -101,6 +119,10 @@ def _check_not_unprimed(span: ErrorSpan) -> None:
 
 def snapshot(span: ErrorSpan) -> dict[str, object]:
     """What it takes to recreate an added error exactly (the undo stack keeps it)."""
+    if span.in_source:
+        return {"start": span.source_start, "end": span.source_end, "side": protocols.SOURCE,
+                "category": span.category, "severity": span.severity, "note": span.explanation,
+                "aspect": span.annotation.aspect}
     return {"start": span.start, "end": span.end, "category": span.category, "severity": span.severity,
             "note": span.explanation, "aspect": span.annotation.aspect}
 
@@ -118,9 +140,11 @@ def _aspect(campaign: Campaign, aspect: str | None) -> str:
 @transaction.atomic
 def added_span_create(
     *, assignment: Assignment, user: User, start: object, end: object, aspect: str | None = None,
-    category: object = "", severity: object = None, note: object = "", record: bool = True, ms: int | None = None,
+    category: object = "", severity: object = None, note: object = "", side: object = None, record: bool = True,
+    ms: int | None = None,
 ) -> ErrorSpan:
-    """Store a missed error as a span of the annotator's own human annotation of the item.
+    """Store a missed error as a span of the annotator's own human annotation of the item; `side` SOURCE puts
+    it in the item's source (offsets count there) where the protocol marks errors in the source.
 
     The annotation's source is the annotator's source in this campaign (labelled with their username), so
     the same expert adding errors to the same item in another campaign writes to another annotation."""
@@ -128,8 +152,10 @@ def added_span_create(
     if record:
         check_item_open(assignment, "errors")
     _check_spans_open(assignment)
-    output = assignment.item.output
-    a, b = _location(assignment.campaign, output, start, end, category)
+    where = _side(assignment.campaign, side)
+    text = marked_text(None, assignment.item, where)
+    a, b = _location(assignment.campaign, text, start, end, category)
+    in_source = where == protocols.SOURCE
     aspect_name = _aspect(assignment.campaign, aspect)
     source, _ = AddedSource.objects.get_or_create(
         campaign_id=assignment.campaign_id, annotator=user, defaults={"label": user.username}
@@ -140,8 +166,10 @@ def added_span_create(
     )
     position = (annotation.spans.aggregate(m=Max("position"))["m"] or 0) + 1
     span = ErrorSpan.objects.create(
-        annotation=annotation, position=position, text="" if a is None else output[a:b], start=a, end=b,
-        match=MatchKind.EXACT,
+        annotation=annotation, position=position, text="" if a is None else text[a:b],
+        start=None if in_source else a, end=None if in_source else b,
+        source_start=a if in_source else None, source_end=b if in_source else None,
+        match=MatchKind.NONE if in_source else MatchKind.EXACT,
         category=_category(assignment.campaign, category), severity=_severity(assignment.campaign, severity),
         explanation=_text(note, MAX_NOTE, "note"),  # the annotator's note is this error's explanation
     )
@@ -165,14 +193,15 @@ def added_span_update(
     _check_not_unprimed(span)
     before = snapshot(span)
     fields: list[str] = []
-    if start is not KEEP or end is not KEEP:
-        a, b = _offsets(
-            assignment.item.output,
-            span.start if start is KEEP else start,
-            span.end if end is KEEP else end,
-        )
-        span.start, span.end, span.text = a, b, assignment.item.output[a:b]
-        fields += ["start", "end", "text"]
+    if start is not KEEP or end is not KEEP:  # an error stays on its side: offsets count in its own text
+        text = marked_text(span, assignment.item, protocols.OUTPUT)
+        first, last = ("source_start", "source_end") if span.in_source else ("start", "end")
+        a, b = _offsets(text, getattr(span, first) if start is KEEP else start,
+                        getattr(span, last) if end is KEEP else end)
+        setattr(span, first, a)
+        setattr(span, last, b)
+        span.text = text[a:b]
+        fields += [first, last, "text"]
     if category is not KEEP:
         span.category = _category(assignment.campaign, category)
         fields.append("category")

@@ -33,9 +33,8 @@ from annotator.services.control_arm import assignment_reveal
 from annotator.services.phases import assignment_move
 from corpus import protocols
 from corpus.models import ErrorSpan
-from corpus.protocols import esa
+from corpus.protocols import esa, prefill
 from errors import Conflict, UserError
-from stats.overlap import shared_chars
 
 
 class EsaError(UserError):
@@ -63,24 +62,19 @@ def esa_open(*, assignment: Assignment, user: User) -> EsaScore:
 
 
 def esa_prefill(*, assignment: Assignment, user: User) -> int:
-    """Copy the located machine spans of the campaign's runs on this item as the annotator's spans, with their
-    severity mapped by the campaign's rule (corpus.protocols.esa.severity_from_machine), and record where each
-    came from; return how many. ESA spans do not overlap: where machine spans do (several runs marking one
-    place), the most severe is copied (then the earlier, then the longer) and the others are left out. Not on
-    the undo stack: the annotator deletes what is wrong."""
-    threshold = esa.major_from(assignment.campaign.protocol_options)
-    taken: list[tuple[int, int]] = []
-    rows = []
+    """Copy the machine spans of the campaign's runs on this item that the shared rule chooses
+    (corpus.protocols.prefill: ESA spans do not overlap) as the annotator's spans, and record where each came
+    from; return how many. Not on the undo stack: the annotator deletes what is wrong."""
     # With the checks: a planted copy is pre-filled like its neighbours (mqm_prefill says why).
-    machine = sorted((s for s, _ in judged_spans(assignment) if s.start is not None),
-                     key=lambda s: (-(s.severity or 0), s.start, -(s.end - s.start), s.pk))
-    for span in machine:
-        if any(shared_chars((span.start, span.end), place) for place in taken):
-            continue
-        code = esa.SEVERITY_CODES[esa.severity_from_machine(span.severity, threshold)]
+    machine = {s.pk: s for s, _ in judged_spans(assignment)}
+    chosen = prefill.prefill_choice(
+        (prefill.MachineSpan(s.pk, s.start, s.end, s.severity) for s in machine.values()),
+        major_from=prefill.major_from(assignment.campaign.protocol_options), overlapping=False)
+    rows = []
+    for picked, severity in chosen:
+        span, code = machine[picked.key], esa.SEVERITY_CODES[severity]
         copy = added_span_create(assignment=assignment, user=user, start=span.start, end=span.end,
                                  aspect=span.annotation.aspect or None, severity=code, record=False)
-        taken.append((span.start, span.end))
         rows.append(EsaPrefill(assignment=assignment, span_id=copy.pk, machine_span=span, start=span.start,
                                end=span.end, severity=code, machine_severity=span.severity))
     EsaPrefill.objects.bulk_create(rows)

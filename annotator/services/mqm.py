@@ -13,15 +13,16 @@ from corpus.protocols import mqm
 
 
 def mqm_error_create(*, assignment: Assignment, user: User, start: object, end: object, category: object,
-                  severity: object, note: object = "", ms: int | None = None) -> ErrorSpan:
-    """Store one error; offsets are code points into the output (end exclusive), the severity a name of
-    corpus.protocols.mqm.SEVERITIES. A refusal is an AddedSpanError naming its field."""
+                  severity: object, note: object = "", side: object = None, ms: int | None = None) -> ErrorSpan:
+    """Store one error; offsets are code points into the output, or into the source when `side` is SOURCE (an
+    omission), end exclusive; the severity a name of corpus.protocols.mqm.SEVERITIES. A refusal is an
+    AddedSpanError naming its field."""
     check_protocol(assignment, protocols.MQM)
     name = mqm.severity_value("" if severity is None else str(severity))
     if name not in mqm.SEVERITY_CODES:
         raise AddedSpanError(f"severity must be one of {', '.join(mqm.SEVERITY_VALUES)}", field="severity")
     return added_span_create(assignment=assignment, user=user, start=start, end=end, category=category,
-                             severity=mqm.SEVERITY_CODES[name], note=note, ms=ms)
+                             severity=mqm.SEVERITY_CODES[name], note=note, side=side, ms=ms)
 
 
 def mqm_error_delete(*, span: ErrorSpan, assignment: Assignment, user: User) -> None:

@@ -144,7 +144,8 @@ def _apply_added(assignment: Assignment, user: User, action: WorkAction, backwar
     elif current is None:
         span = added_span_create(assignment=assignment, user=user, start=target["start"], end=target["end"],
                                  aspect=target["aspect"] or None, category=target["category"],
-                                 severity=target["severity"], note=target["note"], record=False)
+                                 severity=target["severity"], note=target["note"], side=target.get("side"),
+                                 record=False)
         _renumber(assignment, user, old=payload["span"], new=span.pk, action=action)
         message = f"{verb}: the added error “{span.text[:60]}” is back."
     else:

@@ -9,6 +9,8 @@ every protocol.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from django.http import HttpResponse
 from django.views.decorators.http import require_POST
 from django_htmx.http import trigger_client_event
@@ -20,7 +22,7 @@ from annotator.protocols import hooks_for
 from annotator.rendering import from_browser_offset
 from annotator.selectors.campaigns import neighbour_assignments
 from annotator.selectors.spans import added_spans
-from annotator.services.added_spans import AddedSpanError
+from annotator.services.added_spans import AddedSpanError, marked_text
 from annotator.services.mqm import mqm_error_create, mqm_error_delete
 from annotator.views.common import AppRequest
 from annotator.views.marks import Own, own_work
@@ -28,11 +30,12 @@ from corpus import protocols
 from corpus.models import ErrorSpan, Item
 from corpus.protocols import mqm
 
-SCREEN_PARTS = ("output", "mqm-errors", "item-status")
+SCREEN_PARTS = ("source", "output", "mqm-errors", "item-status")
 """The parts of the screen an action changes: swapped out of band, and re-read from the page after Back or a 409."""
 MAX_CONTEXT = 400  # segments of one document shown around the current one
 SHORTCUTS = (
     ("mouse / s", "select the erroneous text (s: arrows move, Shift+arrows extend, Alt+arrows by word)"),
+    ("mouse / o", "select in the source: an omission, where the source says what the translation lacks"),
     ("1-9", "category of the selection (a second digit picks a subcategory)"),
     *((t.key, f"severity {t.label}: {t.help}") for t in mqm.SEVERITIES),
     (mqm.NON_TRANSLATION_KEY, "the whole segment is a Non-translation (Major)"),
@@ -55,10 +58,7 @@ def document_context(item: Item) -> list[dict]:
             for r in rows]
 
 
-def _source(inputs: object) -> str:
-    if not isinstance(inputs, dict) or not inputs:
-        return ""
-    return str(inputs.get(mqm.SOURCE_HEADER, next(iter(inputs.values()))))
+_source = protocols.source_text
 
 
 def _tree(options: dict) -> list[dict]:
@@ -76,13 +76,19 @@ def _errors(assignment: Assignment) -> list[ErrorSpan]:
     return spans
 
 
+def _in_source(errors: list[ErrorSpan]) -> list[SimpleNamespace]:
+    """The errors marked in the source, as the highlighter reads spans (offsets into the text it cuts)."""
+    return [SimpleNamespace(pk=e.pk, start=e.source_start, end=e.source_end) for e in errors if e.in_source]
+
+
 def screen_context(request: AppRequest, assignment: Assignment) -> dict:
     campaign = assignment.campaign
     can_edit = assignment.annotator_id == request.user.pk and campaign.status == Campaign.Status.OPEN
     tree = _tree(campaign.protocol_options)
+    errors = _errors(assignment)
     return {
         "assignment": assignment, "campaign": campaign, "item": assignment.item, "can_edit": can_edit,
-        "errors": _errors(assignment), "rows": [], "tree": tree,
+        "errors": errors, "source_errors": _in_source(errors), "rows": [], "tree": tree,
         "source": _source(assignment.item.inputs), "output_header": assignment.item.dataset.output_header,
         "severities": [{"value": t.value, "label": t.label, "key": t.key} for t in mqm.SEVERITIES],
         "non_translation": mqm.NON_TRANSLATION if any(c["name"] == mqm.NON_TRANSLATION for c in tree) else "",
@@ -112,21 +118,25 @@ def _problem(message: str) -> HttpResponse:
 @own_work(Own.ASSIGNMENT)
 @require_POST
 def mqm_error_add(request: AppRequest, pk: int) -> HttpResponse:
-    """Store one error (offsets as the page counts them, a category of the tree, a severity by name)."""
+    """Store one error (offsets as the page counts them in the translation, or in the source with side=source; a
+    category of the tree, a severity by name)."""
     assignment = assignment_to_edit(request.user, pk)
     check_protocol(assignment, protocols.MQM)
-    output = assignment.item.output
+    side = request.POST.get("side", protocols.OUTPUT)
+    text = marked_text(None, assignment.item, side)
     try:
-        start, end = (from_browser_offset(output, int(request.POST.get(name, ""))) for name in ("start", "end"))
+        start, end = (from_browser_offset(text, int(request.POST.get(name, ""))) for name in ("start", "end"))
     except ValueError:
         return _problem("start and end must be whole numbers")
     try:
-        span = mqm_error_create(assignment=assignment, user=request.user, start=start, end=end,
+        span = mqm_error_create(assignment=assignment, user=request.user, start=start, end=end, side=side,
                                 category=request.POST.get("category", ""), severity=request.POST.get("severity", ""),
                                 note=request.POST.get("note", ""), ms=clamp_ms(request.POST.get("ms")))
     except AddedSpanError as exc:
         return _problem(str(exc))
-    message = f"{mqm.SEVERITY_LABELS[mqm.severity_of_code(span.severity)]} {span.category} at “{span.text[:60]}”."
+    where = " in the source" if span.in_source else ""
+    message = (f"{mqm.SEVERITY_LABELS[mqm.severity_of_code(span.severity)]} {span.category} at "
+               f"“{span.text[:60]}”{where}.")
     return trigger_client_event(HttpResponse(screen_oob(request, assignment)), "sj:notice", {"message": message})
 
 

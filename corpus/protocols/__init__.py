@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corpus import protocol as opennlgauge
-from corpus.protocols import da, esa, mqm
+from corpus.protocols import da, esa, mqm, prefill
 from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.mqm import source_text as source_text  # the item source every protocol reads
 
 OPENNLGAUGE = "opennlgauge"
 MQM = "mqm"
@@ -34,20 +35,23 @@ def _no_options(value: Any) -> dict[str, Any]:
 
 
 def _mqm_options(value: Any) -> dict[str, Any]:
-    """{"tree": a campaign's own error tree, "weights": its scoring weights}; both optional."""
+    """{"tree": a campaign's own error tree, "weights": its scoring weights, "major_from": the machine severity
+    from which a pre-filled error is Major (corpus.protocols.prefill)}; all optional."""
     if value in (None, "", {}):
         return {}
     if not isinstance(value, Mapping):
         raise ProtocolError("protocol_options: an object with 'tree' and/or 'weights'", field="protocol_options")
-    unknown = sorted(set(value) - {"tree", "weights"})
+    unknown = sorted(set(value) - {"tree", "weights", prefill.OPTION})
     if unknown:
-        raise ProtocolError(f"protocol_options: unknown option(s) {', '.join(unknown)} (known: tree, weights)",
-                            field="protocol_options")
+        raise ProtocolError(f"protocol_options: unknown option(s) {', '.join(unknown)} (known: tree, weights, "
+                            f"{prefill.OPTION})", field="protocol_options")
     cleaned: dict[str, Any] = {}
     if value.get("tree") not in (None, []):
         cleaned["tree"] = mqm.tree_as_json(mqm.parse_tree(value["tree"], "protocol_options.tree"))
     if value.get("weights") not in (None, {}):
         cleaned["weights"] = mqm.Weights.from_mapping(value["weights"], "protocol_options.weights").as_mapping()
+    if value.get(prefill.OPTION) is not None:
+        cleaned[prefill.OPTION] = prefill.clean_major_from(value[prefill.OPTION])
     return cleaned
 
 
@@ -155,6 +159,7 @@ PROTOCOLS: dict[str, Protocol] = {
         exports=("jsonl", "csv", "parquet", "labelstudio", "factgenie", "mqm-tsv"), clean_options=_mqm_options,
         judges_machine_spans=False, severities=tuple(mqm.SEVERITY_CODES.values()), severity_required=True,
         categories=lambda options: mqm.tree_names(mqm_tree(options)), prefills=True,
+        marks=(OUTPUT, SOURCE),  # an omission is marked where the source says what the translation lacks
         control_arm=False,  # its screen has no step without pre-fill: every item opens with the runs' spans
     ),
     ESA: Protocol(

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from corpus.protocol import Term
+from corpus.protocols import prefill
 from corpus.protocols.mqm import SEVERITY_CODES as MQM_CODES
 from corpus.protocols.mqm import ProtocolError
 
@@ -40,9 +41,6 @@ SCORE_LABELS: tuple[tuple[int, str], ...] = (
     (100, "perfect meaning and grammar"),
 )  # the slider's anchors, as ESA's instructions word the scale
 
-# ESA^AI: a machine severity on the 1-5 scale from which a pre-filled span is Major (below it, Minor; a span
-# without a severity is Minor). A campaign may set its own threshold (protocol_options.major_from).
-MAJOR_FROM = 4
 KEYS: dict[str, str] = {
     **{t.key: f"severity {t.label} for the selection or the focused span" for t in SEVERITIES},
     MISSING_KEY: f"mark content missing at the end ({MISSING_TOKEN}); then a severity key",
@@ -54,11 +52,6 @@ KEYS: dict[str, str] = {
 def severity_of_code(code: int | None) -> str:
     """The ESA severity stored as `code` (Minor for any code ESA never writes)."""
     return "major" if code == SEVERITY_CODES["major"] else "minor"
-
-
-def severity_from_machine(code: int | None, major_from: int = MAJOR_FROM) -> str:
-    """The documented ESA^AI rule: a machine severity of `major_from` or more is Major, anything else Minor."""
-    return "major" if code is not None and code >= major_from else "minor"
 
 
 def severity_value(text: object) -> str | None:
@@ -85,7 +78,8 @@ def check_score(value: object, where: str = "score") -> int:
 
 
 def clean_options(value: Any) -> dict[str, Any]:
-    """{"major_from": 1-5}: the machine severity from which a pre-filled span is Major (default 4)."""
+    """{"major_from": 1-5}: the machine severity from which a pre-filled span is Major (corpus.protocols.prefill;
+    default 4)."""
     if value in (None, "", {}):
         return {}
     if not isinstance(value, Mapping):
@@ -97,11 +91,4 @@ def clean_options(value: Any) -> dict[str, Any]:
     threshold = value.get("major_from")
     if threshold is None:
         return {}
-    if isinstance(threshold, bool) or not isinstance(threshold, int) or not 1 <= threshold <= 5:
-        raise ProtocolError(f"protocol_options.major_from: a machine severity from 1 to 5, not {threshold!r}",
-                            field="protocol_options.major_from")
-    return {"major_from": threshold}
-
-
-def major_from(options: Mapping[str, Any] | None) -> int:
-    return int((options or {}).get("major_from") or MAJOR_FROM)
+    return {"major_from": prefill.clean_major_from(threshold)}

@@ -262,26 +262,25 @@ DEFAULT = Weights.from_mapping(DEFAULT_WEIGHTS)
 
 
 # --- where a stored span lies ---------------------------------------------------------------------------
-# ErrorSpan offsets point into the output (the translation). An MQM error marked in the source, or a marker the
-# file left open, is written in the span's `note` as "mqm:source START-END" / "mqm:open", so that the span stays
-# honest for every reader that knows only outputs (it has no place in the translation) and the TSV export can
-# write back the row as it was read.
-_NOTE = re.compile(r"mqm:source (\d+)-(\d+)")
+# An error marked in the translation has ErrorSpan.start/end; one marked in the source (an omission) has
+# source_start/source_end instead. A marker the file left open (no closing </v>) is said in the span's `note` as
+# "mqm:open", so that the TSV export writes the row back as it was read. Older rows said a source mark in the note
+# too ("mqm:source START-END"): migration corpus 0008 moved those into the fields, with SOURCE_NOTE.
+OPEN_NOTE = "mqm:open"
+SOURCE_NOTE = re.compile(r"mqm:source (\d+)-(\d+)")
 
 
-def location_note(*, side: str, start: int | None, end: int | None, open_end: bool) -> str:
-    words = []
-    if side == "source" and start is not None and end is not None:
-        words.append(f"mqm:source {start}-{end}")
-    if open_end:
-        words.append("mqm:open")
-    return " ".join(words)
+def open_note(open_end: bool) -> str:
+    return OPEN_NOTE if open_end else ""
 
 
-def read_location_note(note: str) -> tuple[str, int | None, int | None, bool]:
-    """(side, start, end, open_end) of a span's note; ("target", None, None, False) when it says nothing."""
-    found = _NOTE.search(note or "")
-    open_end = "mqm:open" in (note or "")
-    if found:
-        return "source", int(found.group(1)), int(found.group(2)), open_end
-    return "target", None, None, open_end
+def note_open_end(note: str) -> bool:
+    """Whether a span's marker was left open in the file it came from."""
+    return OPEN_NOTE in (note or "")
+
+
+def source_text(inputs: object) -> str:
+    """An item's source segment: its Source input, else its first input (a dataset imported from elsewhere)."""
+    if not isinstance(inputs, dict) or not inputs:
+        return ""
+    return str(inputs.get(SOURCE_HEADER, next(iter(inputs.values()))))

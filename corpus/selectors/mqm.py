@@ -8,7 +8,7 @@ from corpus.formats import FormatError
 from corpus.interop.mqm import MqmError, MqmRating, rating_sort_key
 from corpus.interop.mqm_sxs import SxsFile, SxsRating, SxsRow
 from corpus.models import Annotation, Dataset, ErrorSpan, Item, Source, Unit
-from corpus.protocols.mqm import SOURCE_HEADER, read_location_note, severity_of_code
+from corpus.protocols.mqm import note_open_end, severity_of_code, source_text
 
 SXS_ROWS = "mqm_sxs_rows"  # Annotation.extra's key for a side-by-side rating's rows as the file had them
 
@@ -45,10 +45,9 @@ def item_rating(item: dict, *, rater: str, errors: list[MqmError], comment: str 
     """One rater's rating of an item (a row of `Item.objects.values(*ITEM_FIELDS)`): the item's place in its
     document, its source and its translation as the TSV writes them."""
     doc, doc_id, seg_id = _place(item)
-    inputs = item["inputs"] or {}
-    source = inputs.get(SOURCE_HEADER, next(iter(inputs.values()), "")) if isinstance(inputs, dict) else ""
+    source = source_text(item["inputs"])
     return MqmRating(system=item["system"] or NO_SYSTEM, doc=doc, doc_id=doc_id, seg_id=seg_id, rater=rater,
-                     source=str(source), target=item["output"], errors=errors, comment=comment)
+                     source=source, target=item["output"], errors=errors, comment=comment)
 
 
 def mqm_ratings(dataset: Dataset, raters: dict[int, str]) -> list[MqmRating]:
@@ -66,13 +65,14 @@ def _ratings(dataset: Dataset, raters: dict[int, str]) -> list[tuple[int, MqmRat
     spans: dict[int, list[MqmError]] = defaultdict(list)
     rows = (ErrorSpan.objects.filter(annotation_id__in=[a[0] for a in annotations])
             .order_by("annotation_id", "position", "pk")
-            .values_list("annotation_id", "start", "end", "category", "severity", "explanation", "note"))
-    for annotation_id, start, end, category, severity, explanation, note in rows:
-        side, source_start, source_end, open_end = read_location_note(note)
+            .values_list("annotation_id", "start", "end", "source_start", "source_end", "category", "severity",
+                         "explanation", "note"))
+    for annotation_id, start, end, source_start, source_end, category, severity, explanation, note in rows:
+        side = "source" if source_start is not None else "target"
         if side == "source":
             start, end = source_start, source_end
         spans[annotation_id].append(MqmError(category=category, severity=severity_of_code(severity), start=start,
-                                             end=end, side=side, comment=explanation, open_end=open_end))
+                                             end=end, side=side, comment=explanation, open_end=note_open_end(note)))
     ratings = [(pk, item_rating(items[item_id], rater=raters[source_id], errors=spans.get(pk, []), comment=comment))
                for pk, item_id, source_id, comment in annotations]
     return sorted(ratings, key=lambda pair: rating_sort_key(pair[1]))

@@ -24,7 +24,7 @@ from corpus.models import (
     TaskType,
     Unit,
 )
-from corpus.protocols.mqm import OUTPUT_HEADER, SEVERITY_CODES, SOURCE_HEADER, location_note
+from corpus.protocols.mqm import OUTPUT_HEADER, SEVERITY_CODES, SOURCE_HEADER, open_note
 from corpus.selectors.mqm import SXS_ROWS
 
 TOOL = "mqm"
@@ -237,15 +237,16 @@ def _flush(pending: list[tuple[Annotation, MqmRating]], report: MqmImportReport)
         report.annotations += 1
         report.clean += not rating.errors
         for position, error in enumerate(rating.errors):
-            on_target = error.side == "target" and error.start is not None
+            placed = error.start is not None
+            on_target, on_source = placed and error.side == "target", placed and error.side == "source"
             text = rating.target if error.side == "target" else rating.source
             spans.append(ErrorSpan(
                 annotation=annotation, position=position,
-                text=text[error.start:error.end] if error.start is not None else "",
+                text=text[error.start:error.end] if placed else "",
                 start=error.start if on_target else None, end=error.end if on_target else None,
+                source_start=error.start if on_source else None, source_end=error.end if on_source else None,
                 match=MatchKind.EXACT if on_target else MatchKind.NONE, explanation=error.comment,
-                severity=SEVERITY_CODES[error.severity], category=error.category,
-                note=location_note(side=error.side, start=error.start, end=error.end, open_end=error.open_end),
+                severity=SEVERITY_CODES[error.severity], category=error.category, note=open_note(error.open_end),
             ))
     ErrorSpan.objects.bulk_create(spans, batch_size=BATCH)
     report.spans += len(spans)

@@ -21,7 +21,7 @@ from annotator.services.esa import (
 )
 from annotator.services.undo import action_redo, action_undo
 from corpus.models import ErrorSpan
-from corpus.protocols import esa
+from corpus.protocols import esa, prefill
 from corpus.protocols.mqm import ProtocolError
 from errors import Conflict
 from tests.control_arm_study import script_clock, spend
@@ -48,9 +48,9 @@ def study(make_user):
 
 
 def test_the_severity_rule_maps_the_machine_scale_onto_minor_and_major():
-    assert [esa.severity_from_machine(code) for code in (None, 1, 2, 3, 4, 5)] == \
+    assert [prefill.severity_from_machine(code) for code in (None, 1, 2, 3, 4, 5)] == \
         ["minor", "minor", "minor", "minor", "major", "major"]
-    assert esa.severity_from_machine(3, major_from=3) == "major"
+    assert prefill.severity_from_machine(3, major_from=3) == "major"
     assert esa.clean_options({"major_from": 3}) == {"major_from": 3}
     with pytest.raises(ProtocolError, match="major_from"):
         esa.clean_options({"major_from": 6})

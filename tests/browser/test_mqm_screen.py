@@ -103,3 +103,41 @@ def test_an_mqm_campaign_by_keyboard_with_document_context(page, live_server, lo
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout[-3000:]
     assert (out / "report.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_an_omission_is_marked_in_the_source_by_keys_trimmed_to_its_word_and_by_mouse(page, live_server, login,
+                                                                                     make_user, tmp_path):
+    ann = make_user("mqm-source")
+    study = build_mqm_study(tmp_path, [ann], name="MQM source screen")
+    night = next(a for a in study.assignments(ann) if a.item.external_id == "talk:3" and a.item.system == "sysA")
+    login("mqm-source")
+    page.goto(f"{live_server.url}/work/{night.pk}/")
+    # o selects in the source "Good night.": Alt+Right moves past "Good", Shift+Alt+Right takes " night"; the
+    # leading space is trimmed away, and 1 3 e marks a Major Accuracy/Omission there
+    page.keyboard.press("o")
+    page.keyboard.press("Alt+ArrowRight")
+    page.keyboard.press("Shift+Alt+ArrowRight")
+    page.keyboard.press("Enter")
+    assert page.locator("#mqm-selected").inner_text() == "night (in the source)"
+    for key in ("1", "3", "e"):
+        page.keyboard.press(key)
+    _wait_errors(page, 1)
+    span = ErrorSpan.objects.get(annotation__source__added__annotator=ann)
+    assert (span.text, span.source_start, span.source_end, span.start, span.category) == (
+        "night", 5, 10, None, "Accuracy/Omission")
+    assert page.locator("#source-text mark.hl-added").count() == 1
+    assert page.locator("#output-text mark.hl-added").count() == 0
+    assert "[source 5–10]" in page.locator("#mqm-errors").inner_text()
+    # the mouse in the source: a drag over "Goo" snaps to "Good"
+    page.evaluate("""() => {
+      const seg = document.querySelector('#source-text [data-o]');
+      const r = document.createRange();
+      r.setStart(seg.firstChild, 0); r.setEnd(seg.firstChild, 3);
+      const sel = window.getSelection(); sel.removeAllRanges(); sel.addRange(r);
+      seg.dispatchEvent(new MouseEvent('mouseup', { bubbles: true }));
+    }""")
+    page.wait_for_function("() => document.getElementById('mqm-selected').textContent === 'Good (in the source)'")
+    for key in ("8", "w"):  # Other, Minor
+        page.keyboard.press(key)
+    _wait_errors(page, 2)
+    assert ErrorSpan.objects.filter(annotation__source__added__annotator=ann, source_start=0, source_end=4).exists()

@@ -5,7 +5,7 @@
 // script: the severities and the slider's steps come as json_script.
 import { post } from "../lib/http.js";
 import { isTyping, withModifier } from "../lib/keys.js";
-import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords } from "./offsets.js";
+import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords, trimSpaces } from "./offsets.js";
 import { onRestored, resyncScreen } from "./resync.js";
 
 const work = document.getElementById("work");
@@ -275,8 +275,10 @@ function start() {
     const r = selectionOffsets();
     selectMode = false;
     outputText().classList.remove("esa-selecting");
-    if (!r) { say("Nothing selected: Shift+arrows extend the selection.", "problem"); return; }
-    range = r;
+    const trimmed = r && trimSpaces(outputChars(), r.start, r.end); // keys stop before a word's space
+    if (!trimmed) { say("Nothing selected: Shift+arrows extend the selection.", "problem"); return; }
+    if (trimmed.start !== r.start || trimmed.end !== r.end) selectOffsets(trimmed.start, trimmed.end);
+    range = trimmed;
     show();
   }
 

@@ -13,7 +13,7 @@ import { isTyping, withModifier } from "../lib/keys.js";
 import { Saves } from "./saves.js";
 import { onRestored, resyncScreen } from "./resync.js";
 import { doneMarking } from "./marking.js";
-import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords } from "./offsets.js";
+import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords, trimSpaces } from "./offsets.js";
 
 const work = document.getElementById("work");
 if (work) start();
@@ -420,7 +420,8 @@ function start() {
   const addDialog = document.getElementById("add-dialog");
   function openAddDialog() {
     if (!addDialog) return;
-    const range = selectionOffsets() || floatRange;
+    const selected = selectionOffsets(); // keys stop before a word's space: the error is the words
+    const range = (selected && trimSpaces(outputChars(), selected.start, selected.end)) || floatRange;
     hideFloat();
     if (!range) {
       say("Select some text in the output first (mouse, or press s and use Shift+arrows).", "problem");

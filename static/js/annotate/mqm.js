@@ -1,9 +1,10 @@
-// spanjudge MQM screen: select a span (mouse, or s and Shift+arrows), a digit for its category (a second digit
-// for a subcategory), a key for its severity; t marks the whole segment as a Non-translation. Every error is
-// saved at once; u / Shift+U undo and redo. No inline script: the tree and the severities come as json_script.
+// spanjudge MQM screen: select a span (mouse, or s and Shift+arrows; in the source, for an omission, the mouse or
+// o), a digit for its category (a second digit for a subcategory), a key for its severity; t marks the whole
+// segment as a Non-translation. Every error is saved at once; u / Shift+U undo and redo. No inline script: the
+// tree and the severities come as json_script.
 import { post } from "../lib/http.js";
 import { isTyping, withModifier } from "../lib/keys.js";
-import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords } from "./offsets.js";
+import { outputText, selectionOffsets, toPoint, outputChars, selectOffsets, snapToWords, trimSpaces } from "./offsets.js";
 import { onRestored, resyncScreen } from "./resync.js";
 
 const work = document.getElementById("work");
@@ -13,11 +14,14 @@ function start() {
   const canEdit = work.dataset.canEdit === "true";
   const tree = JSON.parse(document.getElementById("sj-mqm-tree").textContent);
   const severities = JSON.parse(document.getElementById("sj-mqm-severities").textContent);
-  let range = null;      // {start, end} in code points, as the server counts them
+  let range = null;      // {start, end, side} in code points of the side's text, as the server counts them
   let top = null;        // the top-level category picked, waiting for its subcategory
   let category = null;   // the full category picked, waiting for a severity
   let selectMode = false;
+  let selectSide = "output"; // the text the keys select in
   let busy = false;
+  const sourceText = () => document.getElementById("source-text");
+  const rootOf = (side) => (side === "source" ? sourceText() : outputText());
 
   const flash = document.getElementById("flash");
   let flashTimer = null;
@@ -35,7 +39,8 @@ function start() {
     const step = document.getElementById("mqm-step");
     const selected = document.getElementById("mqm-selected");
     if (!step) return;
-    selected.textContent = range ? outputChars().slice(range.start, range.end).join("") : "—";
+    selected.textContent = range ? outputChars(rootOf(range.side)).slice(range.start, range.end).join("")
+      + (range.side === "source" ? " (in the source)" : "") : "—";
     if (!range) step.textContent = "Select the erroneous text, then press a category's digit.";
     else if (category) step.textContent = "Category " + category + ": press a severity key.";
     else if (top) step.textContent = top.name + ": press the digit of its subcategory.";
@@ -82,7 +87,8 @@ function start() {
   function pickSeverity(value) {
     if (!range || !category) return;
     const note = document.getElementById("mqm-note");
-    save({ start: range.start, end: range.end, category, severity: value, note: note ? note.value : "" });
+    save({ start: range.start, end: range.end, side: range.side, category, severity: value,
+      note: note ? note.value : "" });
     if (note) note.value = "";
   }
 
@@ -90,7 +96,7 @@ function start() {
     const name = work.dataset.nonTranslation;
     if (!name) return;
     const length = parseInt(outputText().dataset.length, 10);
-    save({ start: 0, end: length, category: name, severity: "major", note: "" });
+    save({ start: 0, end: length, side: "output", category: name, severity: "major", note: "" });
   }
 
   // ---- out-of-band swaps and messages ------------------------------------------------------------------------
@@ -140,21 +146,26 @@ function start() {
     if (e.target.closest && e.target.closest("#mqm-picker")) return;
     const exact = e.altKey;
     setTimeout(() => {
-      const r = selectionOffsets();
-      if (!r) return;
-      const snapped = exact ? r : snapToWords(outputChars(), r.start, r.end);
+      const side = selectionOffsets(outputText()) ? "output" : sourceText() && selectionOffsets(sourceText()) ? "source" : null;
+      if (!side) return;
+      const root = rootOf(side);
+      const r = selectionOffsets(root);
+      const snapped = exact ? r : snapToWords(outputChars(root), r.start, r.end);
       if (!snapped) return;
-      if (snapped.start !== r.start || snapped.end !== r.end) selectOffsets(snapped.start, snapped.end);
-      range = snapped; top = null; category = null;
+      if (snapped.start !== r.start || snapped.end !== r.end) selectOffsets(snapped.start, snapped.end, root);
+      range = { ...snapped, side }; top = null; category = null;
       show();
     }, 0);
   });
 
-  function enterSelectMode() {
-    const root = outputText();
+  function enterSelectMode(side) {
+    const root = rootOf(side);
+    if (!root) return;
+    leaveSelectMode();
     selectMode = true;
+    selectSide = side;
     root.classList.add("is-selecting");
-    const [node, off] = toPoint(range ? range.start : 0);
+    const [node, off] = toPoint(range && range.side === side ? range.start : 0, root);
     const sel = window.getSelection();
     sel.removeAllRanges();
     const r = document.createRange();
@@ -162,12 +173,12 @@ function start() {
     r.collapse(true);
     sel.addRange(r);
     root.focus({ preventScroll: true });
-    say("Selecting: arrows move, Shift+arrows extend, Alt for words; Enter takes the selection, Esc stops.");
+    say((side === "source" ? "Selecting in the source (an omission): " : "Selecting: ")
+      + "arrows move, Shift+arrows extend, Alt for words; Enter takes the selection, Esc stops.");
   }
   function leaveSelectMode() {
     selectMode = false;
-    const root = outputText();
-    if (root) root.classList.remove("is-selecting");
+    [outputText(), sourceText()].forEach((root) => { if (root) root.classList.remove("is-selecting"); });
   }
   function moveSelection(e) {
     const sel = window.getSelection();
@@ -176,10 +187,14 @@ function start() {
     sel.modify(e.shiftKey ? "extend" : "move", dir, unit);
   }
   function takeSelection() {
-    const r = selectionOffsets();
+    const root = rootOf(selectSide);
+    const r = selectionOffsets(root);
     leaveSelectMode();
-    if (!r) { say("Nothing selected: Shift+arrows extend the selection.", "problem"); return; }
-    range = r; top = null; category = null;
+    // a word-wise extension stops before the next word's space: the error is the words, not the space
+    const trimmed = r && trimSpaces(outputChars(root), r.start, r.end);
+    if (!trimmed) { say("Nothing selected: Shift+arrows extend the selection.", "problem"); return; }
+    if (trimmed.start !== r.start || trimmed.end !== r.end) selectOffsets(trimmed.start, trimmed.end, root);
+    range = { ...trimmed, side: selectSide }; top = null; category = null;
     show();
   }
 
@@ -197,7 +212,8 @@ function start() {
   }
 
   const KEYS = {
-    s: () => canEdit && enterSelectMode(),
+    s: () => canEdit && enterSelectMode("output"),
+    o: () => canEdit && enterSelectMode("source"),
     u: () => step(work.dataset.undoUrl), U: () => step(work.dataset.redoUrl),
     f: finish, n: () => go(work.dataset.nextUrl), p: () => go(work.dataset.prevUrl),
     g: openGuidelines, "?": () => openDialog("help-dialog"),
