@@ -285,11 +285,6 @@ def _validate(spec: CampaignSpec) -> None:
     if spec.routing is not None and not declared.judges_machine_spans:
         raise CampaignError(f"routing, protocol: the {spec.protocol!r} protocol does not judge machine spans, so "
                             "there is nothing to route", field=("routing", "protocol"))
-    if spec.checks.qualification_items and not declared.grades_training:
-        raise CampaignError(f"qualification, protocol: a qualification is graded against the verdicts its key gives "
-                            f"the training items' machine spans, and the {spec.protocol!r} protocol gives no "
-                            "verdicts, so every trainee would pass; leave the qualification out",
-                            field=("qualification.items", "protocol"))
     if spec.checks.planted and not declared.plants:
         raise CampaignError(f"planted, protocol: a planted error is found by marking it, but under the "
                             f"{spec.protocol!r} protocol annotators mark no errors of their own; set planted to 0",
