@@ -170,6 +170,10 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
         *([f"planted_near_duplicates: {n} planted cop{'y is' if n == 1 else 'ies are'} of outputs their judge also "
            "judges, one fact apart from an output in the same queue"]
           if (n := planted_near_duplicates(campaign)) else []),
+        *([f"qualification: under the {spec.protocol!r} protocol the training items are practice: they come first "
+           "and are not graded (a key is verdicts on machine spans, which this protocol does not give), so nobody "
+           "is held back"] if spec.checks.qualification_items and not protocols.get(spec.protocol).grades_training
+          else []),
     ]
     report = SetupReport.objects.create(
         campaign=campaign, warnings=warnings, decoys_asked=made.decoys.asked, decoys_made=made.decoys.made,

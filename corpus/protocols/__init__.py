@@ -123,6 +123,12 @@ class Protocol:
         return bool(self.marks)
 
     @property
+    def grades_training(self) -> bool:
+        """A qualification can be graded: its key is the verdicts on the training items' machine spans, so only a
+        protocol that gives verdicts has one (elsewhere training items are practice)."""
+        return self.judges_machine_spans
+
+    @property
     def plants(self) -> bool:
         """Planted copies apply: their error can be marked, or their score compared with the original's."""
         return self.marks_errors if self.planted_check == MARKED else self.score_range is not None

@@ -100,6 +100,16 @@ def test_set_up_asks_the_protocol_whether_errors_can_be_planted(make_user, monke
     assert all(p.plants for p in protocols.PROTOCOLS.values() if p is not protocols.PROTOCOLS["esa"])
 
 
+def test_set_up_says_training_is_practice_where_no_verdict_grades_it(make_user):
+    for protocol in ("opennlgauge", "mqm", "esa", "da"):
+        spec = _spec(make_user, f"{protocol} training", protocol)
+        training = f.item(spec.dataset, "train0", OUTPUTS[0], system="sys0").pk
+        campaign = campaign_create(replace(spec, checks=CheckSettings(qualification_items=(training,))))
+        said = [w for w in campaign.warnings if w.startswith("qualification:")]
+        assert said == ([] if protocol == "opennlgauge" else [said[0]]) and (not said or "practice" in said[0])
+    assert [p.name for p in protocols.PROTOCOLS.values() if p.grades_training] == ["opennlgauge"]
+
+
 def test_the_campaign_api_names_the_refused_fields(make_user):
     from tests.quality.conftest import Api
 
