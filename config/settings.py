@@ -324,10 +324,10 @@ LLM_RETRY = {
     }.items() if value is not None
 }
 # Start the job that has each decoy explained by its evaluator's own model when a campaign with decoys is created
-# (quality.explaining); false leaves it to the decoys page's button.
+# (quality.decoy_explaining); false leaves it to the decoys page's button.
 DECOY_EXPLAIN_AUTO = env_bool("DECOY_EXPLAIN_AUTO", True)
 # Start the job that has a model write each planted output's error when a campaign with planted outputs is created
-# (quality.writing); such a campaign then starts as a draft. False leaves it to the decoys page's button.
+# (quality.planted_writing); such a campaign then starts as a draft. False leaves it to the decoys page's button.
 PLANTED_WRITE_AUTO = env_bool("PLANTED_WRITE_AUTO", False)
 # The model that writes missing LLM-based DHP perturbations (blank: the evaluator's model, or the preset's supervisor).
 DHP_PERTURB_MODEL = env_str("DHP_PERTURB_MODEL", "")

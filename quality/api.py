@@ -12,8 +12,9 @@ from accounts.models import User
 from annotator.models import Campaign
 from errors import BadRequest
 from quality.audit import campaign_audit
-from quality.explaining import decoy_explanations_start, decoy_job_counts
+from quality.decoy_explaining import decoy_explanations_start, decoy_job_counts
 from quality.models import CheckSpan, DecoyExplanation, DecoyExplanationJob, PlantedWriting, PlantedWritingJob
+from quality.planted_writing import planted_job_counts, planted_writing_start
 from quality.schemas import (
     DecoyAuditOut,
     DecoyExplanationJobOut,
@@ -25,7 +26,6 @@ from quality.schemas import (
 )
 from quality.services import qualification_reopen
 from quality.vigilance import campaign_checks
-from quality.writing import planted_job_counts, planted_writing_start
 
 router = Router(tags=["campaigns"])
 

@@ -19,10 +19,10 @@ from annotator.models import Assignment, Campaign
 from annotator.selectors.spans import campaign_run_labels, judged_spans_by_item
 from annotator.services.campaigns import campaign_open
 from corpus.models import ErrorSpan, Item
+from quality.decoy_explaining import decoy_job_refusal
 from quality.engine.audit import BLOCK_AUC, AuditResult, Card, decoy_audit
-from quality.explaining import decoy_job_refusal
 from quality.models import CheckSpan
-from quality.writing import planted_job_refusal
+from quality.planted_writing import planted_job_refusal
 
 AUDIT_BUDGET_S = 20.0  # the bootstrap stops when the audit has run this long (the result says how far it got)
 _CACHE_SECONDS = 7 * 24 * 3600

@@ -6,10 +6,10 @@ from __future__ import annotations
 from accounts.access import require_researcher
 from jobs.kinds import JobRoutes, register
 from quality.api import decoy_job_out, planted_job_out
-from quality.explaining import decoy_explanations_write
+from quality.decoy_explaining import decoy_explanations_write
 from quality.models import DecoyExplanationJob, PlantedWritingJob
+from quality.planted_writing import planted_writing_write
 from quality.schemas import DecoyExplanationJobOut, PlantedWritingJobOut
-from quality.writing import planted_writing_write
 
 KIND = register(
     DecoyExplanationJob, decoy_explanations_write, related=("campaign",),

@@ -97,8 +97,8 @@ class Qualification(models.Model):
 
 class DecoyExplanationJob(Job):
     """Asks the model behind each decoy's evaluator run to explain the decoy's stretch as an error, in the run's
-    answer format; a parsed answer replaces the decoy's explanation (quality.explaining). The campaign stays a draft
-    while it runs. Progress counts decoys."""
+    answer format; a parsed answer replaces the decoy's explanation (quality.decoy_explaining). The campaign stays a
+    draft while it runs. Progress counts decoys."""
 
     cancelled_message = "Cancelled; the explanations written so far are kept, the other decoys keep theirs."
     kept_message = "The explanations written so far are kept; resume the job once the server answers."
@@ -145,8 +145,8 @@ class DecoyExplanation(models.Model):
 
 class PlantedWritingJob(Job):
     """Asks a model to write the planted error of each planted output of a draft into its original output (given
-    its inputs); a usable answer replaces the copy's rule-made error (quality.writing). The campaign stays a draft
-    while it runs. Progress counts planted outputs."""
+    its inputs); a usable answer replaces the copy's rule-made error (quality.planted_writing). The campaign stays a
+    draft while it runs. Progress counts planted outputs."""
 
     cancelled_message = ("Cancelled; the planted errors written so far are kept, the other outputs keep their "
                          "rule-made ones.")

@@ -25,12 +25,12 @@ from corpus.cleaning import INT32_MAX
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from corpus.protocol import SEVERITIES
 from errors import UserError
+from quality.decoy_explaining import decoy_explanations_autostart
 from quality.engine import decoys, drawing
 from quality.engine.planting import plant, planted_count
-from quality.explaining import decoy_explanations_autostart
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
+from quality.planted_writing import planted_writing_autostart
 from quality.selectors import spans_taken
-from quality.writing import planted_writing_autostart
 from stats.overlap import shared_chars
 
 MAX_SHARE = 0.5
@@ -230,7 +230,7 @@ class DecoyProposal:
     severity: int | None = None
     category: str = ""
     aspect: str = ""
-    donor_id: int | None = None  # the real span it copies (its model explains it: quality.explaining)
+    donor_id: int | None = None  # the real span it copies (its model explains it: quality.decoy_explaining)
     written: str = ""  # the location as its evaluator wrote it, when not the stretch itself (with `match`)
     match: str = MatchKind.EXACT
 

@@ -13,10 +13,10 @@ from annotator.views.common import AppRequest, require_researcher
 from corpus.cleaning import INT64_MAX
 from errors import UserError
 from quality.audit import AuditBlocked, campaign_audit, campaign_open_audited
-from quality.explaining import decoy_explanations_start, decoy_job_counts
+from quality.decoy_explaining import decoy_explanations_start, decoy_job_counts
 from quality.models import CheckSpan, DecoyExplanationJob, PlantedOutput, PlantedWritingJob
+from quality.planted_writing import default_writer, planted_job_counts, planted_writing_start
 from quality.services import decoy_drop, decoy_key_choices, decoy_update, decoys_import
-from quality.writing import default_writer, planted_job_counts, planted_writing_start
 
 MAX_IMPORT_BYTES = 2_000_000
 

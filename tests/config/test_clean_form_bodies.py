@@ -15,7 +15,7 @@ from corpus.services.importing import items_import
 from errors import UserError
 from evaluation.llm.errors import ServerListError
 from evaluation.llm.servers import parse_server
-from quality.writing import writer_choose
+from quality.planted_writing import writer_choose
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as make
 

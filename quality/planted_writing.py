@@ -33,8 +33,8 @@ from evaluation.runs.backends import connect, refused
 from evaluation.runs.failures import LLM_ERRORS, llm_stopped
 from jobs.lifecycle import job_beat, job_checkpoint, job_queue
 from jobs.models import FINISHED
+from quality.decoy_explaining import answer_model, run_servers, server_has_any
 from quality.engine.planted_prompt import KIND, UnusableAnswer, planted_from_answer, planted_prompt
-from quality.explaining import answer_model, run_servers, server_has_any
 from quality.models import CheckSpan, PlantedOutput, PlantedWriting, PlantedWritingJob
 from quality.selectors import spans_taken
 from stats.overlap import shared_chars
