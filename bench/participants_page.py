@@ -136,7 +136,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from quality import vigilance
+    from quality.selectors import vigilance
 
     settings.ALLOWED_HOSTS = ["*"]
     call_command("migrate", verbosity=0)

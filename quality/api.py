@@ -24,8 +24,8 @@ from quality.schemas import (
     ReopenOut,
     VigilanceOut,
 )
+from quality.selectors.vigilance import campaign_checks
 from quality.services import qualification_reopen
-from quality.vigilance import campaign_checks
 
 router = Router(tags=["campaigns"])
 

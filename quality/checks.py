@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from annotator.models import Assignment
 from corpus.models import ErrorSpan
-from quality import services, vigilance
+from quality import services
 from quality.models import CheckSpan, Qualification
+from quality.selectors import vigilance
 
 
 class QualityChecks:

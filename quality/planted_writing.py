@@ -36,7 +36,7 @@ from jobs.models import FINISHED
 from quality.decoy_explaining import answer_model, run_servers, server_has_any
 from quality.engine.planted_prompt import KIND, UnusableAnswer, planted_from_answer, planted_prompt
 from quality.models import CheckSpan, PlantedOutput, PlantedWriting, PlantedWritingJob
-from quality.selectors import spans_taken
+from quality.selectors.spans import spans_taken
 from stats.overlap import shared_chars
 
 log = logging.getLogger(__name__)

@@ -30,7 +30,7 @@ from quality.engine import decoys, drawing
 from quality.engine.planting import plant, planted_count
 from quality.models import CheckSource, CheckSpan, PlantedOutput, Qualification
 from quality.planted_writing import planted_writing_autostart
-from quality.selectors import spans_taken
+from quality.selectors.spans import spans_taken
 from stats.overlap import shared_chars
 
 MAX_SHARE = 0.5

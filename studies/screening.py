@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from accounts.models import User
 from annotator.models import Assignment, Campaign
-from quality.vigilance import annotator_flags
+from quality.selectors.vigilance import annotator_flags
 from studies.models import Participant
 
 
@@ -14,7 +14,7 @@ def participant_reasons(participant: Participant | None, *, quality_flags: list[
     """Every reason to give this participant the fail code; empty means the pass code.
 
     A researcher's flag, a time limit reached without one finished item, and the quality checks' flags
-    (decoys, planted errors, the rubber-stamp rule: quality.vigilance; none in a campaign without checks)."""
+    (decoys, planted errors, the rubber-stamp rule: quality.selectors.vigilance; none in a campaign without checks)."""
     reasons: list[str] = []
     if participant is not None and participant.flagged:
         reasons.append(f"flagged by a researcher{': ' + participant.flag_note if participant.flag_note else ''}")

@@ -12,7 +12,7 @@ from django.db.models import Count, Q
 from annotator.models import Assignment
 from annotator.selectors.worktime import WorkTime, times_by_annotator
 from corpus.spreadsheet import sheet_writer
-from quality.vigilance import campaign_checks
+from quality.selectors.vigilance import campaign_checks
 from studies.models import Participant, StudyLink
 from studies.screening import participant_reasons
 

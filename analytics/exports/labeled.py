@@ -43,7 +43,7 @@ from annotator.selectors.routing import auto_resolved_by_item, inclusion_probabi
 from corpus import consensus, protocols
 from corpus.downloads import whole_download
 from corpus.models import ErrorSpan, Item
-from quality.vigilance import excluded_annotator_ids
+from quality.selectors.vigilance import excluded_annotator_ids
 from stats.ppi import EXPERT, MODEL
 
 LABELED_FORMATS = ("jsonl", "parquet")

@@ -8,7 +8,7 @@ from annotator.engine import telemetry
 from annotator.models import Campaign
 from corpus import protocols
 from quality.engine import figures, power
-from quality.vigilance import campaign_checks, excluded_annotator_ids
+from quality.selectors.vigilance import campaign_checks, excluded_annotator_ids
 from studies.design import checks_power_of
 
 # What an annotator's verdicts on machine spans give: no figure at all under a protocol that asks for none.

@@ -29,7 +29,7 @@ from corpus.interop import appraise
 from corpus.models import Item
 from corpus.protocols import ProtocolError
 from quality.models import PlantedOutput
-from quality.vigilance import campaign_checks
+from quality.selectors.vigilance import campaign_checks
 from stats.ranking import rank_range_text
 from stats.systems import Observation, Rated, rater_agreement, standardised, system_results
 
@@ -52,7 +52,7 @@ def _rated(exclusion: Exclusion) -> list[Rated]:
 
 
 def _bad(campaign: Campaign, excluded: set[int]) -> list[dict[str, Any]]:
-    """Per annotator with BAD items: how many were scored and caught (quality.vigilance's rule: below the
+    """Per annotator with BAD items: how many were scored and caught (quality.selectors.vigilance's rule: below the
     original's score) and the mean points the copy lost against its original."""
     scores = {(a, i): v for a, i, v in ItemScore.objects.filter(
         assignment__campaign=campaign, assignment__status=Assignment.Status.DONE, score__isnull=False)

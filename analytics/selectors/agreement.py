@@ -15,7 +15,7 @@ from analytics.selectors.base import (
     annotator_names,
     judgments_in_scope,
 )
-from quality.vigilance import excluded_annotator_ids
+from quality.selectors.vigilance import excluded_annotator_ids
 from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
 from stats.agreement import krippendorff_alpha_nominal, observed_agreement
 from stats.calibration import SeverityCalibration, severity_calibration

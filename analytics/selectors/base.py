@@ -14,7 +14,7 @@ from annotator.models import Assignment, CampaignRun, SpanJudgment
 from corpus.models import Annotation, SourceKind
 from evaluation.answers import answer_annotation_ids, answer_kind
 from evaluation.selectors import own_runs
-from quality.vigilance import excluded_annotator_ids
+from quality.selectors.vigilance import excluded_annotator_ids
 from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
 
 RUN = "span__annotation__source_id"  # a run is its annotations' source

@@ -11,7 +11,7 @@ from django.db.models import Count, Max, Q
 
 from annotator.models import Assignment, Campaign, SpanJudgment, WorkAction
 from corpus.models import Annotation, ErrorSpan
-from quality.vigilance import excluded_annotator_ids
+from quality.selectors.vigilance import excluded_annotator_ids
 
 CACHE_SECONDS = 600
 T = TypeVar("T")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from annotator.models import Assignment, AutoResolved, Campaign, CampaignRun, SampledSpan, SpanDraw
 from corpus import protocols
 from quality.models import CheckSpan, PlantedOutput
-from quality.vigilance import campaign_checks
+from quality.selectors.vigilance import campaign_checks
 from studies.models import Participant
 
 PROLIFIC, MTURK, LINK = "Prolific", "MTurk", "the link alone"

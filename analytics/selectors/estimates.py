@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from annotator.models import Campaign, SampledSpan
 from annotator.selectors.review import campaign_votes
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
-from quality.vigilance import excluded_annotator_ids
+from quality.selectors.vigilance import excluded_annotator_ids
 from stats.sampling import Estimate, Plan, Stratum, judgments_needed, stratified_estimate
 
 DEFAULT_HALF_WIDTH = 0.05

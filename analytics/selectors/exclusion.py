@@ -4,7 +4,7 @@ Every analytics answer of a campaign (page, tables, ranking, priming, estimates,
 one `exclude_flagged` choice: None follows the campaign's `exclude_flagged` setting, True leaves the flagged
 annotators out, False counts them. The edges read it from `?exclude_flagged=` (or `export_report
 --exclude-flagged / --include-flagged`) with `exclude_flagged_param`, and the answer says which it used. The
-choice is resolved in one place, quality.vigilance.exclusion_for, which the judging flow's own figures (review
+choice is resolved in one place, quality.selectors.vigilance.exclusion_for, which the judging flow's own figures (review
 queue, pilot, exports) use too.
 """
 
@@ -14,7 +14,7 @@ from django.db.models import QuerySet
 
 from annotator.models import Assignment
 from errors import UserError
-from quality.vigilance import Exclusion, exclusion_for
+from quality.selectors.vigilance import Exclusion, exclusion_for
 
 __all__ = ["Exclusion", "exclude_flagged_param", "exclusion_for", "rated_assignments"]
 

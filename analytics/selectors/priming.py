@@ -21,7 +21,7 @@ from corpus import protocols
 from corpus.models import Annotation, AnnotationKind, ErrorSpan
 from corpus.protocol import SPAN_OK
 from evaluation.answers import answer_annotation_ids
-from quality.vigilance import excluded_annotator_ids
+from quality.selectors.vigilance import excluded_annotator_ids
 from stats.priming import RESAMPLES, MachineSpan, PrimingFigures, Work, priming_figures
 
 

@@ -12,7 +12,7 @@ from corpus import protocols
 from quality.engine import figures
 from quality.engine.power import CheckPower
 from quality.models import CheckSpan, PlantedOutput
-from quality.vigilance import campaign_checks
+from quality.selectors.vigilance import campaign_checks
 from stats.intervals import Proportion
 from studies.design import checks_power_of
 from studies.models import Participant

@@ -28,7 +28,7 @@ from analytics.selectors.cache import cached, data_version
 from annotator.models import Campaign
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
 from errors import UserError
-from quality.vigilance import excluded_annotator_ids
+from quality.selectors.vigilance import excluded_annotator_ids
 from stats import ranking as engine
 from stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
 from stats.shares import ratio

@@ -30,7 +30,7 @@ from errors.placing import refusal_place
 from evaluation.models import EvaluatorRun
 from jobs.models import JobStatus
 from quality.engine import power
-from quality.vigilance import campaign_checks
+from quality.selectors.vigilance import campaign_checks
 from studies.completion import completion_url_problem
 from studies.design import checks_power_of
 from studies.forms import CampaignForm, PlanForm

@@ -16,7 +16,7 @@ from analytics.report.build import report_files
 from annotator.models import Assignment
 from config.api import api
 from quality.models import CheckSpan, PlantedOutput
-from quality.vigilance import campaign_checks
+from quality.selectors.vigilance import campaign_checks
 from tests.analytics.composite_study import build_composite
 
 pytestmark = pytest.mark.django_db

@@ -22,8 +22,8 @@ from corpus.interop import appraise
 from corpus.protocols import ProtocolError, da
 from quality.engine.figures import PLANTED
 from quality.models import PlantedOutput
+from quality.selectors.vigilance import annotator_flags
 from quality.services import CheckSettings
-from quality.vigilance import annotator_flags
 from studies.setup import CampaignError, CampaignSpec, campaign_create
 from tests import factories as f
 from tests.quality.conftest import Api

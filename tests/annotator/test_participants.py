@@ -346,7 +346,7 @@ def test_top_ups_at_once_never_push_an_item_past_its_overlap():
 
 
 def test_a_participant_the_quality_checks_flag_gets_the_fail_code():
-    """The rubber-stamp rule (quality.vigilance) screens a participant out with no researcher's flag:
+    """The rubber-stamp rule (quality.selectors.vigilance) screens a participant out with no researcher's flag:
     six machine spans confirmed as errors 100 ms after focus each, none changed later."""
     study = link_study(n_items=6, per_item=1, items_per_participant=6, name="Stamp study")
     stamper = _join(study, "P1")

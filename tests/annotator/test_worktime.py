@@ -15,7 +15,7 @@ from annotator.selectors.worktime import times_by_annotator
 from annotator.services.assignments import assignment_add_time, assignment_finish
 from annotator.services.judgments import judgment_set
 from config.api import api
-from quality.vigilance import campaign_checks
+from quality.selectors.vigilance import campaign_checks
 from studies.selectors import participant_rows
 from studies.services import participant_join
 from tests.annotator.study_links import link_study

@@ -19,8 +19,8 @@ from annotator.models import Assignment
 from annotator.selectors.spans import judged_spans, span_handle
 from quality.engine import figures
 from quality.models import CheckSpan, PlantedOutput
+from quality.selectors.vigilance import campaign_checks
 from quality.services import CheckSettings
-from quality.vigilance import campaign_checks
 from tests.integration.conftest import celery_worker_factory, wait_for  # noqa: F401 - the fixture, used by name
 from tests.quality.conftest import build_study
 from tests.quality.test_checks import _judge_all

@@ -14,7 +14,7 @@ from annotator.services.campaigns import ControlKey, campaign_control_set
 from corpus.models import ErrorSpan
 from quality.engine import power
 from quality.engine.figures import DECOYS, PLANTED
-from quality.vigilance import annotator_flags
+from quality.selectors.vigilance import annotator_flags
 from studies.models import Participant
 from tests.quality.conftest import Api
 from tests.studies.box_study import answer_everything, box_scores, judge_item

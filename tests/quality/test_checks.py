@@ -21,8 +21,8 @@ from annotator.services.judgments import judgment_set
 from corpus.models import ErrorSpan
 from quality.engine import figures
 from quality.models import CheckSpan, PlantedOutput
+from quality.selectors.vigilance import annotator_flags, campaign_checks
 from quality.services import CheckSettings
-from quality.vigilance import annotator_flags, campaign_checks
 from tests.quality.conftest import Api, build_study
 
 CHECKS = CheckSettings(decoys=0.2, planted=0.2)

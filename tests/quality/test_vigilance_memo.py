@@ -11,8 +11,8 @@ from annotator.engine.phases import Phase
 from annotator.models import Assignment
 from annotator.services.judgments import judgment_set
 from annotator.services.phases import assignments_move
+from quality.selectors.vigilance import campaign_checks
 from quality.services import CheckSettings
-from quality.vigilance import campaign_checks
 from tests.quality.conftest import build_study
 from tests.quality.test_checks import _judge_all
 

@@ -18,8 +18,8 @@ from annotator.services.campaigns import campaign_open
 from corpus.models import Item
 from quality.engine import power
 from quality.engine.figures import DECOYS, PLANTED, Figures, flag_reasons
+from quality.selectors.vigilance import annotator_flags
 from quality.services import CheckSettings
-from quality.vigilance import annotator_flags
 from stats.intervals import wilson
 from studies.design import checks_power_of
 from studies.services import LinkSettings, participant_join

@@ -24,8 +24,8 @@ from corpus import protocols
 from corpus.models import Item
 from quality.engine.figures import PLANTED
 from quality.models import CheckSpan, PlantedOutput
+from quality.selectors.vigilance import annotator_flags
 from quality.services import CheckSettings
-from quality.vigilance import annotator_flags
 from studies.models import Participant
 from studies.services import LinkSettings
 from studies.setup import CampaignSpec, campaign_create

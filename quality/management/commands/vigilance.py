@@ -10,7 +10,7 @@ from django.core.management.base import CommandParser
 from annotator.selectors.campaigns import campaign_named
 from corpus.spreadsheet import sheet_writer
 from errors.commands import BaseCommand
-from quality.vigilance import campaign_checks
+from quality.selectors.vigilance import campaign_checks
 
 CSV_COLUMNS = (
     "annotator", "decoys.shown", "decoys.rejected", "decoys.rate", "decoys.ci_low", "decoys.ci_high",
