@@ -6,7 +6,7 @@ github.com/kasnerz/quintd, MIT licence): GPT-4 (gpt-4-1106-preview) and Llama 3 
 outputs of four systems (Llama 2, Mistral, Zephyr, GPT-3.5) on four domains (ice hockey, GSMArena phones,
 OpenWeather forecasts, Wikidata entities), each span with the model's own explanation ("reason"). The two
 annotator models become two evaluator runs of one campaign with decoys 0.3; the campaign's decoy audit
-(quality.audit, as `manage.py decoy_audit` computes it) is printed with its figures beside the targets.
+(quality.campaign_audit, as `manage.py decoy_audit` computes it) is printed with its figures beside the targets.
 
     git clone https://github.com/kasnerz/quintd /path/to/quintd   # any checkout with data/quintd-1
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/spanjudge_bench python bench/decoy_audit.py \
@@ -142,7 +142,7 @@ def main() -> int:
     from accounts.models import User
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, TaskType
     from evaluation.models import Aspect, Evaluator, EvaluatorRun
-    from quality.audit import campaign_audit
+    from quality.campaign_audit import campaign_audit
     from quality.services import CheckSettings
     from studies.setup import CampaignSpec, campaign_create
 
@@ -189,7 +189,7 @@ def main() -> int:
         return 1
     print(f"ROC AUC {audit.auc:.3f} (target <= {AUC_TARGET}); 95% interval {audit.ci_low:.3f}-{audit.ci_high:.3f} "
           f"(upper end target <= {UPPER_TARGET}); {audit.resamples} resamples, {audit.seconds:.1f} s")
-    from quality.audit import campaign_cards
+    from quality.campaign_audit import campaign_cards
 
     print(f"a classifier the drawing never saw (gradient-boosted trees, other features): ROC AUC "
           f"{second_opinion(campaign_cards(campaign), args.seed):.3f}")

@@ -11,7 +11,7 @@ from accounts.access import require_researcher
 from accounts.models import User
 from annotator.models import Campaign
 from errors import BadRequest
-from quality.audit import campaign_audit
+from quality.campaign_audit import campaign_audit
 from quality.decoy_explaining import decoy_explanations_start, decoy_job_counts
 from quality.models import CheckSpan, DecoyExplanation, DecoyExplanationJob, PlantedWriting, PlantedWritingJob
 from quality.planted_writing import planted_job_counts, planted_writing_start

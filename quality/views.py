@@ -12,7 +12,7 @@ from annotator.models import Campaign, CampaignRun
 from annotator.views.common import AppRequest, require_researcher
 from corpus.cleaning import INT64_MAX
 from errors import UserError
-from quality.audit import AuditBlocked, campaign_audit, campaign_open_audited
+from quality.campaign_audit import AuditBlocked, campaign_audit, campaign_open_audited
 from quality.decoy_explaining import decoy_explanations_start, decoy_job_counts
 from quality.models import CheckSpan, DecoyExplanationJob, PlantedOutput, PlantedWritingJob
 from quality.planted_writing import default_writer, planted_job_counts, planted_writing_start

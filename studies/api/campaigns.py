@@ -23,7 +23,7 @@ from annotator.services.sampling import SampleSpec
 from corpus.models import Dataset
 from errors import Conflict, UserError
 from evaluation.models import EvaluatorRun
-from quality.audit import campaign_open_audited
+from quality.campaign_audit import campaign_open_audited
 from quality.engine import power
 from quality.schemas import CampaignOpenIn
 from quality.services import CheckSettings

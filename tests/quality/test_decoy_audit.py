@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 
 from annotator.models import Campaign
-from quality.audit import campaign_audit, campaign_cards
+from quality.campaign_audit import campaign_audit, campaign_cards
 from quality.engine.audit import Card, decoy_audit
 from quality.engine.decoys import span_kind
 from quality.services import CheckSettings
@@ -106,7 +106,7 @@ def test_api_command_and_page_report_the_same_audit(researcher, decoy_study, cli
 
 
 def test_open_is_refused_above_the_block_level_unless_accepted(researcher, decoy_study, monkeypatch, client):
-    from quality import audit as audit_module
+    from quality import campaign_audit as audit_module
     from quality.engine.audit import AuditResult
 
     campaign = decoy_study.campaign
@@ -126,7 +126,7 @@ def test_open_is_refused_above_the_block_level_unless_accepted(researcher, decoy
 
 
 def test_open_passes_below_the_block_level(researcher, decoy_study, monkeypatch):
-    from quality import audit as audit_module
+    from quality import campaign_audit as audit_module
     from quality.engine.audit import AuditResult
 
     monkeypatch.setattr(audit_module, "decoy_audit", lambda cards, **kw: AuditResult(decoys=7, real=20, auc=0.7))
@@ -135,7 +135,7 @@ def test_open_passes_below_the_block_level(researcher, decoy_study, monkeypatch)
 
 
 def test_audit_is_cached_per_state_of_the_cards(decoy_study, monkeypatch):
-    from quality import audit as audit_module
+    from quality import campaign_audit as audit_module
 
     calls = []
     real = audit_module.decoy_audit

@@ -19,7 +19,7 @@ from evaluation.runs.launch import run_create
 from jobs.kinds import job_execute
 from jobs.lifecycle import job_requeue
 from jobs.models import JobStatus
-from quality.audit import campaign_cards
+from quality.campaign_audit import campaign_cards
 from quality.engine.audit import Card, decoy_audit
 from quality.models import CheckSpan, DecoyExplanation, DecoyExplanationJob
 from quality.services import CheckSettings, decoy_update

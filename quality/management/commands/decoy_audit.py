@@ -8,7 +8,7 @@ from django.core.management.base import CommandParser
 
 from annotator.selectors.campaigns import campaign_named
 from errors.commands import BaseCommand
-from quality.audit import campaign_audit
+from quality.campaign_audit import campaign_audit
 
 
 class Command(BaseCommand):
