@@ -47,7 +47,7 @@ def campaign_decoys(request: AppRequest, pk: int) -> HttpResponse:
     explain_job = DecoyExplanationJob.objects.filter(campaign=campaign).order_by("-created_at", "-pk").first()
     planted_job = PlantedWritingJob.objects.filter(campaign=campaign).order_by("-created_at", "-pk").first()
     planted_total = PlantedOutput.objects.filter(campaign=campaign).count()
-    return render(request, "annotator/campaign_decoys.html", {
+    return render(request, "quality/campaign_decoys.html", {
         "campaign": campaign, "decoys": decoys,
         "labels": CampaignRun.objects.filter(campaign=campaign).values_list("label", flat=True),
         "key_choices": decoy_key_choices(), "explain_job": explain_job,
@@ -138,4 +138,4 @@ def campaign_decoys_audit(request: AppRequest, pk: int) -> HttpResponse:
     """The decoy audit's panel (loaded after the page: a first audit takes seconds)."""
     require_researcher(request)
     campaign = get_object_or_404(Campaign, pk=pk)
-    return render(request, "annotator/_decoy_audit.html", {"campaign": campaign, "audit": campaign_audit(campaign)})
+    return render(request, "quality/_decoy_audit.html", {"campaign": campaign, "audit": campaign_audit(campaign)})

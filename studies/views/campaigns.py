@@ -98,7 +98,7 @@ def campaign_new(request: AppRequest) -> HttpResponse:
         if run is not None:  # "Start a campaign" on a run page: that run (and its aspect) preselected
             initial.update(runs=[str(run.pk)], aspects=[run.aspect.name])
         form = CampaignForm(initial=initial, dataset=dataset)
-    template = "annotator/campaign_new.html#campaign-form" if request.htmx else "annotator/campaign_new.html"
+    template = "studies/campaign_new.html#campaign-form" if request.htmx else "studies/campaign_new.html"
     return render(request, template, {"form": form, **_plan(request)})
 
 
@@ -113,7 +113,7 @@ def _dry_run(request: AppRequest, form: CampaignForm, spec: CampaignSpec) -> Htt
     else:
         if preview.refusal is not None:
             refusal_place(form, preview.refusal, SPEC_FIELDS)
-    template = "annotator/campaign_new.html#campaign-form" if request.htmx else "annotator/campaign_new.html"
+    template = "studies/campaign_new.html#campaign-form" if request.htmx else "studies/campaign_new.html"
     return render(request, template, {
         "form": form, "preview": preview, "checks_power": preview.checks_power if preview else [],
         "speed_rule": power.SPEED_RULE, **_plan(request)})
@@ -150,7 +150,7 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
         labels = campaign_run_labels(campaign.pk)
         runs = {r.pk: r for r in EvaluatorRun.objects.filter(pk__in=list(labels)).select_related("evaluator")}
         assignments = campaign.assignments.select_related("item", "annotator").order_by("annotator__username", "order")
-        return render(request, "annotator/campaign_overview.html", {
+        return render(request, "studies/campaign_overview.html", {
             "campaign": campaign, "assignments": assignments, "progress": campaign_progress(campaign),
             "run_labels": sorted(((label, runs[run_id]) for run_id, label in labels.items()), key=lambda x: x[0]),
             "accuracy": control_accuracy(campaign), "checks": campaign_checks(campaign),
@@ -169,4 +169,4 @@ def campaign_entry(request: AppRequest, pk: int) -> HttpResponse:
             else None,
         })
     rows, summary = queue_for(campaign, request.user)
-    return render(request, "annotator/queue.html", {"campaign": campaign, "rows": rows, "summary": summary})
+    return render(request, "studies/queue.html", {"campaign": campaign, "rows": rows, "summary": summary})

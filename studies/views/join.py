@@ -92,12 +92,12 @@ def _enter(request: AppRequest, participant: Participant) -> HttpResponse:
 
 def _closed(request: AppRequest, link: StudyLink, reason: str, *, status: int | None = None,
             **context: object) -> HttpResponse:
-    return render(request, "annotator/join_closed.html", {"campaign": link.campaign, "reason": reason, **context},
+    return render(request, "studies/join_closed.html", {"campaign": link.campaign, "reason": reason, **context},
                   status=status or CLOSED_STATUS[reason])
 
 
 def _bad_request(request: AppRequest, link: StudyLink, message: str) -> HttpResponse:
-    return render(request, "annotator/join_closed.html", {"campaign": link.campaign, "reason": "bad",
+    return render(request, "studies/join_closed.html", {"campaign": link.campaign, "reason": "bad",
                                                           "message": message}, status=400)
 
 
@@ -158,7 +158,7 @@ def _page(request: AppRequest, link: StudyLink, ids: dict[str, str], *, returnin
         if reason:
             return _closed(request, link, reason)
     hidden = [(param, ids[field]) for param, field in PLATFORM_PARAMS.items() if field in ids]
-    return render(request, "annotator/join.html", {
+    return render(request, "studies/join.html", {
         "link": link, "campaign": link.campaign, "hidden": hidden, "preview": is_mturk_preview(ids),
         "returning": returning,
         # Researchers write the consent text; nh3 strips anything active, so the HTML may be trusted.
@@ -184,7 +184,7 @@ def participant_queue(request: AppRequest, participant: Participant) -> HttpResp
     rows, summary = queue_for(campaign, request.user)
     if not rows:
         return _closed(request, participant.link, "full")
-    return render(request, "annotator/queue.html", {"campaign": campaign, "rows": rows, "summary": summary,
+    return render(request, "studies/queue.html", {"campaign": campaign, "rows": rows, "summary": summary,
                                                     "participant": participant})
 
 
@@ -201,7 +201,7 @@ def participant_end(request: AppRequest, pk: int) -> HttpResponse:
     except NotFinished:
         return redirect("campaign_entry", pk=campaign.pk)
     target = completion_redirect(participant.link, participant.code_given)
-    return render(request, "annotator/join_end.html", {
+    return render(request, "studies/join_end.html", {
         "campaign": campaign, "participant": participant, "redirect_url": target,
         "redirect_host": urlsplit(target).hostname if target else None,
         "ended": participant.ended_at is not None,
@@ -218,7 +218,7 @@ def campaign_participants(request: AppRequest, pk: int) -> HttpResponse:
     link = StudyLink.objects.filter(campaign=campaign).first()
     if link is None:
         raise Http404("This campaign has no participant link.")
-    return render(request, "annotator/participants.html", {
+    return render(request, "studies/participants.html", {
         "campaign": campaign, "link": link, "rows": participant_rows(link),
         "url": request.build_absolute_uri(reverse("join", args=[link.token])),
         "closed": link_closed_reason(link, timezone.now()),
