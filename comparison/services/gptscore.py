@@ -16,7 +16,7 @@ from django.conf import settings
 
 from comparison.engine.metrics import MetricSpec
 from comparison.models import ComparisonJob
-from comparison.services.gptscore_local import score_local
+from comparison.services.gptscore_hf import score_local
 from comparison.services.gptscore_pairs import pending_pairs
 from comparison.services.stored import ItemRow, Progress, store_scores
 from evaluation.engine.parsing import ParsedAnswer
@@ -70,8 +70,9 @@ class _LogprobAsker:
 def score_gptscore(job: ComparisonJob, spec: MetricSpec, items: Sequence[ItemRow], progress: Progress,
                    count_call: Callable[[int], None]) -> None:
     """Average token log-probability of each output given an instruction with the aspect: on a local
-    transformers model (`gptscore-hf`, gptscore_local), or asked through the lane scheduler with the ledger of
-    LLM calls as cache (as every other LLM job) on an OpenAI-compatible server that echoes log-probabilities."""
+    transformers model (`gptscore-hf`, comparison.services.gptscore_hf), or asked through the lane scheduler with
+    the ledger of LLM calls as cache (as every other LLM job) on an OpenAI-compatible server that echoes
+    log-probabilities."""
     try:
         if spec.local:
             score_local(job, spec, items, progress, count_call)

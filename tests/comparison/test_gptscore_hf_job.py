@@ -17,7 +17,7 @@ transformers = pytest.importorskip("transformers")
 from comparison.engine.errors import ComparisonError  # noqa: E402
 from comparison.engine.gptscore_hf import HFScorer  # noqa: E402
 from comparison.models import ComparisonJob, MetricScore  # noqa: E402
-from comparison.services import gptscore_local  # noqa: E402
+from comparison.services import gptscore_hf  # noqa: E402
 from comparison.services.jobs import comparison_create  # noqa: E402
 from comparison.services.results import export_document  # noqa: E402
 from corpus.models import Item  # noqa: E402
@@ -103,7 +103,7 @@ def test_a_second_precision_is_asked_again_and_stored_apart(gpt2_path, summaries
 
 def test_a_stopped_job_resumes_with_the_missing_pairs_in_its_pinned_precision(gpt2_path, summaries, handed,
                                                                                monkeypatch) -> None:
-    monkeypatch.setattr(gptscore_local, "CHUNK", 3)
+    monkeypatch.setattr(gptscore_hf, "CHUNK", 3)
     real = HFScorer.score
     calls = {"n": 0}
 
