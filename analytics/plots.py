@@ -16,7 +16,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from analytics.formatting import simulated_name  # noqa: E402
 from analytics.selectors import DashboardData  # noqa: E402
 from corpus import protocol  # noqa: E402
-from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS  # noqa: E402
+from stats.accuracy import EXPLANATION_ROWS, SPAN_COLUMNS  # noqa: E402
 from stats.calibration import SEVERITIES  # noqa: E402
 
 # Deterministic SVG (same numbers, same bytes): fixed id salt, no creation date in the metadata.
@@ -73,7 +73,7 @@ def span_verdicts_plot(data: DashboardData) -> Figure | None:
     ax = fig.add_subplot()
     left = np.zeros(len(runs))
     labels = dict(protocol.choices(protocol.SPAN_VERDICTS))
-    for verdict in SPAN_VERDICTS:
+    for verdict in SPAN_COLUMNS:
         shares = np.array([
             100 * data.accuracy.by_run[r].matrix.column_total(verdict) / data.accuracy.by_run[r].matrix.total
             for r in runs
@@ -95,7 +95,7 @@ def explanation_verdicts_plot(data: DashboardData) -> Figure | None:
     ax = fig.add_subplot()
     left = np.zeros(len(runs))
     labels = dict(protocol.choices(protocol.EXPLANATION_VERDICTS))
-    for verdict in EXPLANATION_VERDICTS:
+    for verdict in EXPLANATION_ROWS:
         shares = np.array([
             100 * data.accuracy.by_run[r].matrix.row_total(verdict) / data.accuracy.by_run[r].matrix.total
             for r in runs

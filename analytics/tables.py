@@ -15,7 +15,7 @@ from corpus import protocol, protocols
 from corpus.models import MatchKind
 from corpus.spreadsheet import sheet_writer
 from quality.engine import figures, power
-from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
+from stats.accuracy import EXPLANATION_ROWS, SPAN_COLUMNS
 from stats.bootstrap import Interval
 from stats.calibration import SEVERITIES
 from stats.intervals import Proportion
@@ -207,17 +207,17 @@ def accuracy_summary_table(data: DashboardData) -> Table:
 def accuracy_matrix_table(data: DashboardData) -> Table:
     runs = {r.run_id: r for r in data.runs}
     columns = [RUN, Column("explanation", "Explanation")]
-    columns += [Column(v, SPAN_LABELS[v], "int") for v in SPAN_VERDICTS] + [Column("total", "Total", "int")]
+    columns += [Column(v, SPAN_LABELS[v], "int") for v in SPAN_COLUMNS] + [Column("total", "Total", "int")]
     table = Table("matrix", "Explanation x span verdict counts", columns)
     groups = [(_run_name(runs, r), data.accuracy.by_run[r]) for r in _run_order(data, set(data.accuracy.by_run))]
     for name, group in [*groups, ("All evaluators", data.accuracy.pooled)]:
         m = group.matrix
-        for e in EXPLANATION_VERDICTS:
+        for e in EXPLANATION_ROWS:
             table.rows.append(
                 {"run": name, "explanation": EXPLANATION_LABELS[e], "total": m.row_total(e)} | m.counts[e]
             )
         table.rows.append(
-            {"run": name, "explanation": "Total", "total": m.total} | {s: m.column_total(s) for s in SPAN_VERDICTS}
+            {"run": name, "explanation": "Total", "total": m.total} | {s: m.column_total(s) for s in SPAN_COLUMNS}
         )
     return table
 
@@ -298,16 +298,16 @@ def pairwise_table(data: DashboardData) -> Table:
 
 def distribution_table(data: DashboardData) -> Table:
     columns = [Column("annotator", "Annotator"), Column("judged", "Judged spans", "int")]
-    columns += [Column(f"span_{v}", f"{SPAN_LABELS[v]} %", "pct") for v in SPAN_VERDICTS]
-    columns += [Column(f"exp_{v}", f"Exp. {EXPLANATION_LABELS[v].lower()} %", "pct") for v in EXPLANATION_VERDICTS]
+    columns += [Column(f"span_{v}", f"{SPAN_LABELS[v]} %", "pct") for v in SPAN_COLUMNS]
+    columns += [Column(f"exp_{v}", f"Exp. {EXPLANATION_LABELS[v].lower()} %", "pct") for v in EXPLANATION_ROWS]
     table = Table("distribution", "Verdict distribution per annotator and of the pool", columns)
     names = data.accuracy.annotators
     entries = sorted(data.accuracy.by_annotator.items(), key=lambda kv: names.get(kv[0], ""))
     for name, group in [(names.get(a, str(a)), g) for a, g in entries] + [("Pool", data.accuracy.pooled)]:
         m = group.matrix
         row: dict[str, Any] = {"annotator": name, "judged": m.total}
-        row |= {f"span_{v}": _pct(m.column_total(v) / m.total) if m.total else None for v in SPAN_VERDICTS}
-        row |= {f"exp_{v}": _pct(m.row_total(v) / m.total) if m.total else None for v in EXPLANATION_VERDICTS}
+        row |= {f"span_{v}": _pct(m.column_total(v) / m.total) if m.total else None for v in SPAN_COLUMNS}
+        row |= {f"exp_{v}": _pct(m.row_total(v) / m.total) if m.total else None for v in EXPLANATION_ROWS}
         table.rows.append(row)
     return table
 
@@ -511,14 +511,14 @@ def explanations_table(data: DashboardData) -> Table:
     """Each evaluator's explanations by verdict: counts and shares of its judged spans."""
     runs = {r.run_id: r for r in data.runs}
     columns = [RUN, Column("judged", "Judged spans", "int")]
-    for v in EXPLANATION_VERDICTS:
+    for v in EXPLANATION_ROWS:
         columns += [Column(v, EXPLANATION_LABELS[v], "int"), Column(f"{v}_pct", "%", "pct", count="judged")]
     table = Table("explanations", "Explanation verdicts per evaluator", columns)
     groups = [(_run_name(runs, r), data.accuracy.by_run[r]) for r in _run_order(data, set(data.accuracy.by_run))]
     for name, group in [*groups, ("All evaluators", data.accuracy.pooled)]:
         m = group.matrix
         row: dict[str, Any] = {"run": name, "judged": m.total, "pooled": name == "All evaluators"}
-        for v in EXPLANATION_VERDICTS:
+        for v in EXPLANATION_ROWS:
             row |= {v: m.row_total(v), f"{v}_pct": _pct(m.row_total(v) / m.total) if m.total else None}
         table.rows.append(row)
     return table

@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from corpus import protocol
 from stats.shares import ratio
 
-# The study protocol's vocabulary, in the column and row order of the paper's Table 4.
-SPAN_VERDICTS: tuple[str, ...] = protocol.TABLE4_SPAN_ORDER
-EXPLANATION_VERDICTS: tuple[str, ...] = protocol.TABLE4_EXPLANATION_ORDER
+# The study protocol's verdicts as strings, in the column (span) and row (explanation) order of the paper's Table 4;
+# corpus.protocol's SPAN_VERDICTS and EXPLANATION_VERDICTS are its Terms in key order.
+SPAN_COLUMNS: tuple[str, ...] = protocol.TABLE4_SPAN_ORDER
+EXPLANATION_ROWS: tuple[str, ...] = protocol.TABLE4_EXPLANATION_ORDER
 FLAGS: tuple[str, ...] = protocol.FLAG_VALUES
 
 
@@ -18,7 +19,7 @@ class AccuracyMatrix:
     """Counts of (explanation verdict, span verdict) pairs, with the paper's two headline rates."""
 
     counts: dict[str, dict[str, int]] = field(
-        default_factory=lambda: {e: dict.fromkeys(SPAN_VERDICTS, 0) for e in EXPLANATION_VERDICTS}
+        default_factory=lambda: {e: dict.fromkeys(SPAN_COLUMNS, 0) for e in EXPLANATION_ROWS}
     )
 
     def row_total(self, explanation: str) -> int:
@@ -29,7 +30,7 @@ class AccuracyMatrix:
 
     @property
     def total(self) -> int:
-        return sum(self.row_total(e) for e in EXPLANATION_VERDICTS)
+        return sum(self.row_total(e) for e in EXPLANATION_ROWS)
 
     @property
     def span_ok(self) -> float | None:

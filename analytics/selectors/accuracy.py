@@ -17,7 +17,7 @@ from analytics.selectors.base import (
     judgments_in_scope,
 )
 from corpus.protocol import EXPLANATION_OK, SPAN_OK
-from stats.accuracy import EXPLANATION_VERDICTS, FLAGS, SPAN_VERDICTS, AccuracyMatrix
+from stats.accuracy import EXPLANATION_ROWS, FLAGS, SPAN_COLUMNS, AccuracyMatrix
 from stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
 from stats.shares import ratio
 
@@ -49,9 +49,9 @@ class AccuracyReport:
 
 
 # Per-(run, annotator, item) columns: the 24 (explanation, span) verdict cells, the five flags, incomplete.
-_CELLS: tuple[tuple[str, str], ...] = tuple((e, v) for e in EXPLANATION_VERDICTS for v in SPAN_VERDICTS)
+_CELLS: tuple[tuple[str, str], ...] = tuple((e, v) for e in EXPLANATION_ROWS for v in SPAN_COLUMNS)
 _RATIOS = {"span_ok": (1, 0), "exp_correct": (2, 0)}
-_COMPLETE = Q(span_verdict__in=SPAN_VERDICTS, explanation_verdict__in=EXPLANATION_VERDICTS)
+_COMPLETE = Q(span_verdict__in=SPAN_COLUMNS, explanation_verdict__in=EXPLANATION_ROWS)
 
 
 def _vector_aggregates() -> dict[str, Count]:
@@ -113,10 +113,10 @@ def accuracy_report(scope: Scope, *, n_resamples: int = DEFAULT_RESAMPLES, seed:
     dense = np.stack(
         [np.bincount(targets, weights=picked[:, c], minlength=size) for c in range(values.shape[1])], axis=1
     ).reshape(items.size, len(keys), values.shape[1])
-    cells = dense[:, :, :n_cells].reshape(items.size, len(keys), len(EXPLANATION_VERDICTS), len(SPAN_VERDICTS))
+    cells = dense[:, :, :n_cells].reshape(items.size, len(keys), len(EXPLANATION_ROWS), len(SPAN_COLUMNS))
     judged = cells.sum(axis=(2, 3))
-    ok = cells[:, :, :, SPAN_VERDICTS.index(SPAN_OK)].sum(axis=2)
-    correct = cells[:, :, EXPLANATION_VERDICTS.index(EXPLANATION_OK), :].sum(axis=2)
+    ok = cells[:, :, :, SPAN_COLUMNS.index(SPAN_OK)].sum(axis=2)
+    correct = cells[:, :, EXPLANATION_ROWS.index(EXPLANATION_OK), :].sum(axis=2)
     cis = bootstrap_ratio_cis_grouped(
         np.stack((judged, ok, correct), axis=2), _RATIOS, n_resamples=n_resamples, seed=seed
     )
@@ -128,8 +128,8 @@ def accuracy_report(scope: Scope, *, n_resamples: int = DEFAULT_RESAMPLES, seed:
     by_annotator: dict[int, AccuracyGroup] = {}
     for g, (kind, key) in enumerate(keys):
         group = pooled if kind == "pooled" else AccuracyGroup()
-        for i, e in enumerate(EXPLANATION_VERDICTS):
-            for j, v in enumerate(SPAN_VERDICTS):
+        for i, e in enumerate(EXPLANATION_ROWS):
+            for j, v in enumerate(SPAN_COLUMNS):
                 group.matrix.counts[e][v] = int(totals[g, i, j])
         group.flags = {name: int(flag_totals[g, k]) for k, name in enumerate(FLAGS)}
         group.n_items = int(np.count_nonzero(judged[:, g]))

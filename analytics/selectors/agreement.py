@@ -16,7 +16,7 @@ from analytics.selectors.base import (
     judgments_in_scope,
 )
 from quality.selectors.vigilance import excluded_annotator_ids
-from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
+from stats.accuracy import EXPLANATION_ROWS, SPAN_COLUMNS
 from stats.agreement import krippendorff_alpha_nominal, observed_agreement
 from stats.calibration import SeverityCalibration, severity_calibration
 from stats.shares import ratio
@@ -59,7 +59,7 @@ class AgreementReport:
 
 
 def _alpha_summary(table: np.ndarray) -> AlphaSummary:
-    span_counts, exp_counts = table[:, : len(SPAN_VERDICTS)], table[:, len(SPAN_VERDICTS) :]
+    span_counts, exp_counts = table[:, : len(SPAN_COLUMNS)], table[:, len(SPAN_COLUMNS) :]
     return AlphaSummary(
         n_units=int(table.shape[0]),
         alpha_span=krippendorff_alpha_nominal(span_counts),
@@ -83,13 +83,13 @@ def agreement_report(scope: Scope) -> AgreementReport:
         .values(RUN, *unit)
         .annotate(
             k=Count("id"),
-            **{f"s_{v}": Count("id", filter=Q(span_verdict=v)) for v in SPAN_VERDICTS},
-            **{f"e_{v}": Count("id", filter=Q(explanation_verdict=v)) for v in EXPLANATION_VERDICTS},
+            **{f"s_{v}": Count("id", filter=Q(span_verdict=v)) for v in SPAN_COLUMNS},
+            **{f"e_{v}": Count("id", filter=Q(explanation_verdict=v)) for v in EXPLANATION_ROWS},
         )
         .filter(k__gte=2)
         .order_by(*unit)
     )
-    width = 2 + len(unit) + len(SPAN_VERDICTS) + len(EXPLANATION_VERDICTS)
+    width = 2 + len(unit) + len(SPAN_COLUMNS) + len(EXPLANATION_ROWS)
     # columns: run, the unit's keys, k, span-verdict counts, explanation-verdict counts; keep run + counts
     table = np.array(per_span, dtype=float).reshape(-1, width)
     table = np.concatenate((table[:, :1], table[:, 2 + len(unit) :]), axis=1)
@@ -103,8 +103,8 @@ def agreement_report(scope: Scope) -> AgreementReport:
     pair_filter = Q(
         **{
             f"{other}annotator_id__gt": F("annotator_id"),
-            f"{other}span_verdict__in": SPAN_VERDICTS,
-            f"{other}explanation_verdict__in": EXPLANATION_VERDICTS,
+            f"{other}span_verdict__in": SPAN_COLUMNS,
+            f"{other}explanation_verdict__in": EXPLANATION_ROWS,
         }
     )
     if scope.campaign_id is not None:

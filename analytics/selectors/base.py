@@ -15,7 +15,7 @@ from corpus.models import Annotation, SourceKind
 from evaluation.answers import answer_annotation_ids, answer_kind
 from evaluation.selectors import own_runs
 from quality.selectors.vigilance import excluded_annotator_ids
-from stats.accuracy import EXPLANATION_VERDICTS, SPAN_VERDICTS
+from stats.accuracy import EXPLANATION_ROWS, SPAN_COLUMNS
 
 RUN = "span__annotation__source_id"  # a run is its annotations' source
 ITEM = "span__annotation__item_id"
@@ -78,7 +78,7 @@ def judgments_in_scope(scope: Scope, *, complete: bool = True) -> QuerySet[SpanJ
         if excluded := excluded_annotator_ids(scope.campaign_id, exclude_flagged=scope.exclude_flagged):
             qs = qs.exclude(annotator_id__in=excluded)
     if complete:
-        qs = qs.filter(span_verdict__in=SPAN_VERDICTS, explanation_verdict__in=EXPLANATION_VERDICTS)
+        qs = qs.filter(span_verdict__in=SPAN_COLUMNS, explanation_verdict__in=EXPLANATION_ROWS)
     return qs.order_by()
 
 

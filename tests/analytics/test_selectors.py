@@ -10,7 +10,7 @@ import pytest
 from analytics import selectors, tables
 from analytics.selectors import Reference, Scope
 from corpus.models import ErrorSpan
-from stats.accuracy import SPAN_VERDICTS
+from stats.accuracy import SPAN_COLUMNS
 from stats.bootstrap import bootstrap_ratio_cis_grouped
 
 approx = pytest.approx
@@ -31,7 +31,7 @@ def test_accuracy_report_table4_per_run(study):
     assert r1.counts["vague"]["no_span"] == 2
     assert r1.counts["incorrect"]["hallucination"] == 1
     assert r1.counts["not_error"]["not_error"] == 1
-    assert [r1.column_total(s) for s in SPAN_VERDICTS] == [5, 2, 1, 1]
+    assert [r1.column_total(s) for s in SPAN_COLUMNS] == [5, 2, 1, 1]
     assert r1.total == 9
     # Span OK 5/9 = 55.6 %, Exp. correct 3/9 = 33.3 %
     assert r1.span_ok == approx(5 / 9) and r1.exp_correct == approx(3 / 9)

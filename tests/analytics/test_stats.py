@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from corpus import protocol
-from stats.accuracy import EXPLANATION_VERDICTS, FLAGS, SPAN_VERDICTS, AccuracyMatrix
+from stats.accuracy import EXPLANATION_ROWS, FLAGS, SPAN_COLUMNS, AccuracyMatrix
 from stats.agreement import krippendorff_alpha_nominal, observed_agreement
 from stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
 from stats.calibration import severity_calibration
@@ -25,7 +25,7 @@ def _paper_matrix(rows: dict[str, tuple[int, int, int, int]]) -> AccuracyMatrix:
     # the paper prints the columns as Error, No span given, Not an error, Hallucination
     matrix = AccuracyMatrix()
     for e, counts in rows.items():
-        matrix.counts[e] = dict(zip(SPAN_VERDICTS, counts, strict=True))
+        matrix.counts[e] = dict(zip(SPAN_COLUMNS, counts, strict=True))
     return matrix
 
 
@@ -36,7 +36,7 @@ def test_accuracy_matrix_reproduces_paper_table4_ensemble():
         "vague": (4, 2, 1, 0), "incorrect": (20, 3, 32, 1), "not_error": (0, 0, 10, 0),
     })
     # column totals 303, 14, 47, 2 -> 366
-    assert [m.column_total(s) for s in SPAN_VERDICTS] == [303, 14, 47, 2]
+    assert [m.column_total(s) for s in SPAN_COLUMNS] == [303, 14, 47, 2]
     assert m.total == 366
     assert m.row_total("correct") == 230
     # Span OK = 303 / 366 = 0.8279 (paper: 83); Exp. correct = 230 / 366 = 0.6284 (paper: 63)
@@ -64,9 +64,9 @@ def test_accuracy_matrix_empty_has_no_rates():
 
 def test_vocabulary_is_the_protocol_in_table4_order():
     # The paper's columns, which _paper_cells above relies on; every protocol verdict has a cell.
-    assert SPAN_VERDICTS == ("error", "no_span", "not_error", "hallucination")
-    assert sorted(SPAN_VERDICTS) == sorted(protocol.SPAN_VERDICT_VALUES)
-    assert EXPLANATION_VERDICTS == protocol.EXPLANATION_VERDICT_VALUES
+    assert SPAN_COLUMNS == ("error", "no_span", "not_error", "hallucination")
+    assert sorted(SPAN_COLUMNS) == sorted(protocol.SPAN_VERDICT_VALUES)
+    assert EXPLANATION_ROWS == protocol.EXPLANATION_VERDICT_VALUES
     assert FLAGS == protocol.FLAG_VALUES
     m = AccuracyMatrix()
     for e in protocol.EXPLANATION_VERDICT_VALUES:
