@@ -17,7 +17,7 @@ from annotator.services.sampling import SampleSpec
 from corpus import protocols
 from corpus.cleaning import INT32_MAX
 from corpus.models import Dataset, Item
-from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.errors import ProtocolError
 from errors.placing import refusal_place
 from evaluation.models import EvaluatorRun
 from evaluation.selectors import own_runs

@@ -36,7 +36,7 @@ from annotator.services.routing import RoutingSpec, campaign_route_draw
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
 from corpus import protocols
 from corpus.models import Annotation, Dataset, Item
-from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.errors import ProtocolError
 from errors import UserError
 from quality.engine.power import CheckPower
 from quality.services import (

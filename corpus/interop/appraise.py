@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from corpus.protocols.da import SCORE_MAX, SCORE_MIN
-from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.errors import ProtocolError
 from corpus.spreadsheet import interchange_writer
 
 # Appraise's scores CSV: one rating per line, no header (a first line naming the columns is skipped on reading).

@@ -18,7 +18,7 @@ from typing import Any
 
 from corpus import protocol as opennlgauge
 from corpus.protocols import da, esa, mqm, prefill
-from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.errors import ProtocolError
 from corpus.protocols.mqm import source_text as source_text  # the item source every protocol reads
 
 OPENNLGAUGE = "opennlgauge"

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.errors import ProtocolError
 
 SCORE_MIN, SCORE_MAX = 0, 100
 QUESTION = "How accurately does the output express the meaning of the source?"

@@ -15,8 +15,8 @@ from typing import Any
 
 from corpus.protocol import Term
 from corpus.protocols import prefill
+from corpus.protocols.errors import ProtocolError
 from corpus.protocols.mqm import SEVERITY_CODES as MQM_CODES
-from corpus.protocols.mqm import ProtocolError
 
 SEVERITIES: tuple[Term, ...] = (
     Term("minor", "Minor", "w", "A real imperfection that does not change the meaning or hinder reading."),

@@ -22,12 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corpus.protocol import Term
-from errors import UserError
-
-
-class ProtocolError(UserError):
-    """A protocol setting that cannot be used (a tree, a weights file), with the place it concerns."""
-
+from corpus.protocols.errors import ProtocolError
 
 SEVERITIES: tuple[Term, ...] = (
     Term("neutral", "Neutral", "q", "A matter of taste: noted, but not an error (weight 0)."),

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.errors import ProtocolError
 
 MAJOR_FROM = 4
 OPTION = "major_from"

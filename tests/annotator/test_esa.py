@@ -22,7 +22,7 @@ from annotator.services.esa import (
 from annotator.services.undo import action_redo, action_undo
 from corpus.models import ErrorSpan
 from corpus.protocols import esa, prefill
-from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.errors import ProtocolError
 from errors import Conflict
 from tests.control_arm_study import script_clock, spend
 from tests.esa_study import build_esa_study, word

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from corpus.protocols.mqm import DEFAULT, ProtocolError, Weights, parse_tree, tree_names
+from corpus.protocols.errors import ProtocolError
+from corpus.protocols.mqm import DEFAULT, Weights, parse_tree, tree_names
 
 
 @pytest.mark.parametrize(("category", "severity", "weight"), [

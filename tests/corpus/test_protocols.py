@@ -8,7 +8,7 @@ import pytest
 
 from corpus import protocol as opennlgauge
 from corpus import protocols
-from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.errors import ProtocolError
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from corpus import protocols
-from corpus.protocols.mqm import ProtocolError
+from corpus.protocols.errors import ProtocolError
 from corpus.protocols.prefill import MachineSpan, major_from, prefill_choice
 
 # Two runs mark "scored 20" (3-12) at severities 2 and 5, one marks "20 points" (10-19) at 4, one has no place.

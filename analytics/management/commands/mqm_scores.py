@@ -13,7 +13,8 @@ from analytics.selectors.mqm import RESAMPLES, SEED, campaign_scores, check_mqm_
 from analytics.selectors.systems import scores_csv
 from annotator.models import Campaign
 from corpus.models import Dataset
-from corpus.protocols.mqm import DEFAULT, ProtocolError, Weights
+from corpus.protocols.errors import ProtocolError
+from corpus.protocols.mqm import DEFAULT, Weights
 from errors.commands import BaseCommand
 
 SOURCE = "mqm"
