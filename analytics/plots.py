@@ -15,7 +15,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from analytics.formatting import simulated_name  # noqa: E402
 from analytics.selectors import DashboardData  # noqa: E402
-from corpus import protocol  # noqa: E402
+from corpus.protocols import opennlgauge as protocol  # noqa: E402
 from stats.accuracy import EXPLANATION_ROWS, SPAN_COLUMNS  # noqa: E402
 from stats.calibration import SEVERITIES  # noqa: E402
 

@@ -11,8 +11,9 @@ from typing import Any
 from analytics.formatting import FEW_MARK, FEW_NOTE, MIN_UNITS, SIMULATED_MARK, ColumnKind, display
 from analytics.selectors import AccuracyGroup, DashboardData, Reference, RunInfo
 from analytics.selectors.quality import QualitySummary
-from corpus import protocol, protocols
+from corpus import protocols
 from corpus.models import MatchKind
+from corpus.protocols import opennlgauge as protocol
 from corpus.spreadsheet import sheet_writer
 from quality.engine import figures, power
 from stats.accuracy import EXPLANATION_ROWS, SPAN_COLUMNS

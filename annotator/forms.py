@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from django import forms
 
-from corpus import protocol
 from corpus.formats import FormatError
 from corpus.interop import ANNOTATION_FILE_FORMATS
 from corpus.models import TaskType
+from corpus.protocols import opennlgauge as protocol
 from corpus.services.annotation_import import annotator_map
 
 

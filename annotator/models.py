@@ -8,8 +8,9 @@ from django.db.models import F, Q
 
 from annotator.engine.occurrences import Occurrence, effective_offsets, parse_pick, pick_text
 from annotator.engine.phases import PHASE_LABELS, Phase
-from corpus import protocol, protocols
+from corpus import protocols
 from corpus.models import Dataset, ErrorSpan, Item, Source, SourceKind
+from corpus.protocols import opennlgauge as protocol
 from evaluation.models import EvaluatorRun
 from stats.routing import ACTIVE, DESIGNS, THRESHOLD
 

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 from ninja import Field, Schema
 from pydantic import ConfigDict, create_model, field_validator
 
-from corpus import protocol
 from corpus.cleaning import INT32_MAX, INT64_MAX
+from corpus.protocols import opennlgauge as protocol
 
 # A row id: beyond PostgreSQL's bigint it names nothing, and is refused as a 422 naming the field.
 RowId = Annotated[int, Field(ge=-INT64_MAX - 1, le=INT64_MAX)]

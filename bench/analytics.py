@@ -45,7 +45,7 @@ def _generate(n_judgments: int, rng: random.Random):  # noqa: C901 - a linear da
     from accounts.models import User
     from annotator.models import AddedSource, Assignment, Campaign, CampaignRun, SpanJudgment
     from corpus.models import Annotation, Dataset, ErrorSpan, Item, Source, SourceKind, TaskType
-    from corpus.protocol import FLAG_VALUES
+    from corpus.protocols.opennlgauge import FLAG_VALUES
     from evaluation.models import Aspect, Evaluator, EvaluatorRun
 
     nonce = uuid.uuid4().hex[:8]

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from corpus.protocol import SPAN_NOT_ERROR, SPAN_OK
+from corpus.protocols.opennlgauge import SPAN_NOT_ERROR, SPAN_OK
 
 MAJORITY_SHARE = 0.5  # a label needs strictly more than this share of the votes cast on its field
 

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
-from corpus.protocol import ANNOTATION_KINDS, MATCH_KINDS, SEVERITIES
+from corpus.protocols.opennlgauge import ANNOTATION_KINDS, MATCH_KINDS, SEVERITIES
 
 
 class TaskType(models.Model):
@@ -113,7 +113,7 @@ class Source(models.Model):
         return self.label
 
 
-# Members named after their values (AnnotationKind.GOLD == "gold"); the values live in corpus.protocol.
+# Members named after their values (AnnotationKind.GOLD == "gold"); the values live in corpus.protocols.opennlgauge.
 AnnotationKind = models.TextChoices(
     "AnnotationKind", [(value.upper(), (value, label)) for value, label in ANNOTATION_KINDS]
 )

@@ -20,10 +20,10 @@ from annotator.engine.phases import Phase
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
 from annotator.selectors.spans import judged_spans
 from annotator.services.phases import assignments_move
-from corpus import protocol
 from corpus.cleaning import INT32_MAX
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
-from corpus.protocol import SEVERITIES
+from corpus.protocols import opennlgauge as protocol
+from corpus.protocols.opennlgauge import SEVERITIES
 from errors import UserError
 from quality.decoy_explaining import decoy_explanations_autostart
 from quality.engine import decoys, drawing

@@ -3,7 +3,7 @@
 Each function returns one Markdown page: the management commands from their argparse parsers, the REST API
 from the OpenAPI schema the app serves (built in-process, no server), the environment variables from
 `config.env` (what the settings read, with their types and defaults), and the study protocol's verdicts and
-keys from `corpus.protocol` and the item screen's shortcut list. `scripts/docs_hooks.py` adds them to the
+keys from `corpus.protocols.opennlgauge` and the item screen's shortcut list. `scripts/docs_hooks.py` adds them to the
 MkDocs build; `python scripts/docs_reference.py DIR` writes them to DIR for a look.
 """
 
@@ -252,12 +252,12 @@ def settings_page(problems: Callable[[str], None]) -> str:
 # ---------------------------------------------------------------------------------------------------- protocol
 def keys_page() -> str:
     from annotator.views.work import SHORTCUTS
-    from corpus import protocol
+    from corpus.protocols import opennlgauge as protocol
 
     lines = ["# Verdicts, flags and keys", "",
-             "Generated at build time from `corpus/protocol.py` (the study protocol's vocabulary, written once) "
-             "and the item screen's shortcut list, the one its `?` dialog shows. The stored value is what exports, "
-             "the API and the analytics use; the label is what the expert reads.", ""]
+             "Generated at build time from `corpus/protocols/opennlgauge.py` (the study protocol's vocabulary, written "
+             "once) and the item screen's shortcut list, the one its `?` dialog shows. The stored value is what "
+             "exports, the API and the analytics use; the label is what the expert reads.", ""]
     for group in protocol.GROUPS:
         field = f"field `{group.field}`" if group.field else "each flag is its own true/false field"
         lines += [f"## {group.name}", "", f"Stored as {field}.", ""]

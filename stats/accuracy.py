@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from corpus import protocol
+from corpus.protocols import opennlgauge as protocol
 from stats.shares import ratio
 
 # The study protocol's verdicts as strings, in the column (span) and row (explanation) order of the paper's Table 4;
-# corpus.protocol's SPAN_VERDICTS and EXPLANATION_VERDICTS are its Terms in key order.
+# corpus.protocols.opennlgauge's SPAN_VERDICTS and EXPLANATION_VERDICTS are its Terms in key order.
 SPAN_COLUMNS: tuple[str, ...] = protocol.TABLE4_SPAN_ORDER
 EXPLANATION_ROWS: tuple[str, ...] = protocol.TABLE4_EXPLANATION_ORDER
 FLAGS: tuple[str, ...] = protocol.FLAG_VALUES

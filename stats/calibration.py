@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from corpus import protocol
+from corpus.protocols import opennlgauge as protocol
 from stats.correlation import correlations
 from stats.errors import StatsError
 from stats.shares import ratio

@@ -59,7 +59,7 @@ def _append(path: Path, line: str) -> None:
     ("evaluation/selectors.py", "def _later():\n    from analytics import views  # noqa", "Layers"),
     ("evaluation/engine/parsing/answer.py", "import django.db  # noqa", "free of Django"),
     ("evaluation/runs/scheduler.py", "from evaluation.models import LLMCall  # noqa", "free of Django"),
-    ("corpus/protocol.py", "from corpus import models as _m  # noqa", "free of Django"),
+    ("corpus/protocols/opennlgauge.py", "from corpus import models as _m  # noqa", "free of Django"),
     ("comparison/engine/checklist.py", "import django.db  # noqa", "free of Django"),
     ("stats/priming.py", "from analytics import selectors as _s  # noqa", "free of Django"),
     ("stats/sampling.py", "import django.db  # noqa", "free of Django"),

@@ -1,4 +1,4 @@
-"""Every copy of the study protocol's vocabulary is derived from corpus/protocol.py and agrees with it.
+"""Every copy of the study protocol's vocabulary is derived from corpus/protocols/opennlgauge.py and agrees with it.
 
 The statistics' side (Table 4 order) is checked Django-free in tests/analytics/test_stats.py."""
 
@@ -15,8 +15,8 @@ from django.urls import reverse
 from annotator.forms import EXPLANATION_VERDICT_CHOICES, SPAN_VERDICT_CHOICES
 from annotator.models import FLAG_FIELDS, Assignment, ControlVerdict, ExplanationVerdict, SpanJudgment, SpanVerdict
 from annotator.selectors.spans import judged_span_by_handle
-from corpus import protocol
 from corpus.formats import FormatError, parse_item
+from corpus.protocols import opennlgauge as protocol
 from tests.factories import build_campaign
 
 REPO = Path(__file__).resolve().parent.parent

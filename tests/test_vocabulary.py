@@ -1,4 +1,5 @@
-"""Each value of the study protocol is written once, in corpus/protocol.py: product code names it from there.
+"""Each value of the study protocol is written once, in corpus/protocols/opennlgauge.py: product code names it from
+there.
 
 A value spelled out again drifts when the protocol changes (a renamed verdict keeps working in one module and
 silently stops matching in another). The scan looks for the protocol's values that are no ordinary words
@@ -11,13 +12,13 @@ import ast
 import re
 from pathlib import Path
 
-from corpus import protocol
+from corpus.protocols import opennlgauge as protocol
 
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("accounts", "analytics", "annotator", "comparison", "config", "corpus", "dhp", "errors", "evaluation",
            "jobs", "quality", "studies", "tasks")
 # The protocol itself, migrations (frozen history), and the demo's scripted sample answers (data, not logic).
-EXEMPT = {"corpus/protocol.py", "studies/management/commands/load_demo.py"}
+EXEMPT = {"corpus/protocols/opennlgauge.py", "studies/management/commands/load_demo.py"}
 WORDS = {"error", "correct", "incomplete", "vague", "repeated"}  # plain words: found as labels and messages too
 VALUES = {t.value for group in protocol.GROUPS for t in group.terms} - WORDS
 

@@ -16,7 +16,7 @@ from analytics.selectors.base import (
     annotator_names,
     judgments_in_scope,
 )
-from corpus.protocol import EXPLANATION_OK, SPAN_OK
+from corpus.protocols.opennlgauge import EXPLANATION_OK, SPAN_OK
 from stats.accuracy import EXPLANATION_ROWS, FLAGS, SPAN_COLUMNS, AccuracyMatrix
 from stats.bootstrap import Interval, bootstrap_ratio_cis_grouped
 from stats.shares import ratio

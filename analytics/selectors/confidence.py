@@ -22,7 +22,7 @@ from analytics.selectors.base import Scope, runs_in_scope
 from analytics.selectors.exclusion import exclusion_for
 from annotator.models import Campaign
 from annotator.selectors.review import campaign_votes
-from corpus.protocol import SPAN_OK
+from corpus.protocols.opennlgauge import SPAN_OK
 from evaluation.models import SpanConfidence
 from evaluation.services.confidence import confidence_store
 from stats.confidence import Calibration, calibration

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from annotator.models import Campaign, SampledSpan
 from annotator.selectors.review import campaign_votes
-from corpus.protocol import EXPLANATION_OK, SPAN_OK
+from corpus.protocols.opennlgauge import EXPLANATION_OK, SPAN_OK
 from quality.selectors.vigilance import excluded_annotator_ids
 from stats.sampling import Estimate, Plan, Stratum, judgments_needed, stratified_estimate
 

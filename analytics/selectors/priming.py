@@ -19,7 +19,7 @@ from annotator.selectors.spans import judged_spans_by_item
 from annotator.services.control_arm import work_seconds
 from corpus import protocols
 from corpus.models import Annotation, AnnotationKind, ErrorSpan
-from corpus.protocol import SPAN_OK
+from corpus.protocols.opennlgauge import SPAN_OK
 from evaluation.answers import answer_annotation_ids
 from quality.selectors.vigilance import excluded_annotator_ids
 from stats.priming import RESAMPLES, MachineSpan, PrimingFigures, Work, priming_figures

@@ -26,7 +26,7 @@ from analytics.selectors.base import (
 )
 from analytics.selectors.cache import cached, data_version
 from annotator.models import Campaign
-from corpus.protocol import EXPLANATION_OK, SPAN_OK
+from corpus.protocols.opennlgauge import EXPLANATION_OK, SPAN_OK
 from errors import UserError
 from quality.selectors.vigilance import excluded_annotator_ids
 from stats import ranking as engine

@@ -26,7 +26,7 @@ from annotator.models import AutoResolved, Campaign, SampleDesign, SampledSpan
 from annotator.selectors.pilot import pilot_data
 from annotator.selectors.review import campaign_votes
 from annotator.selectors.routing import active_design_data
-from corpus.protocol import SPAN_OK
+from corpus.protocols.opennlgauge import SPAN_OK
 from stats.intervals import Proportion, wilson
 from stats.planning import times
 from stats.ppi import HT, PPI, Interval, PPIEstimate, active_estimate

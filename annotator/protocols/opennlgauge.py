@@ -7,7 +7,8 @@ from annotator.protocols import Hooks, register
 from annotator.rendering import render_inputs
 from annotator.selectors.campaigns import neighbour_assignments
 from annotator.views import work
-from corpus import protocol, protocols
+from corpus import protocols
+from corpus.protocols import opennlgauge as protocol
 
 
 class OpeNLGauge(Hooks):

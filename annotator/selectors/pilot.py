@@ -18,7 +18,7 @@ from django.db.models import Count, Q, Sum
 from annotator import checks
 from annotator.models import Assignment, Campaign, SpanJudgment
 from corpus.models import SourceKind
-from corpus.protocol import EXPLANATION_VERDICT_VALUES, SPAN_OK, SPAN_VERDICT_VALUES
+from corpus.protocols.opennlgauge import EXPLANATION_VERDICT_VALUES, SPAN_OK, SPAN_VERDICT_VALUES
 from stats.planning import StudyPlan, study_plan
 
 

@@ -18,9 +18,9 @@ from annotator.models import Adjudication, Assignment, Campaign, SpanJudgment
 from annotator.rendering import SpanRef, group_spans
 from annotator.selectors.campaigns import campaign_run_labels
 from annotator.selectors.spans import judged_spans
-from corpus import protocol
 from corpus.consensus import Consensus, Offsets, Vote, added_error_votes, consensus_label, is_disagreement
 from corpus.models import AnnotationKind, ErrorSpan, Item, SourceKind
+from corpus.protocols import opennlgauge as protocol
 
 MACHINE = "machine"
 ADDED = "added"

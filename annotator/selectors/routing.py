@@ -13,7 +13,7 @@ import numpy as np
 from annotator.models import AutoResolved, Campaign, CampaignRun, SampledSpan, SpanDraw
 from annotator.selectors.review import campaign_votes
 from corpus.models import ErrorSpan
-from corpus.protocol import EXPLANATION_OK, SPAN_OK
+from corpus.protocols.opennlgauge import EXPLANATION_OK, SPAN_OK
 from evaluation.models import SpanConfidence
 from stats.ppi import DrawBatch, SpanSignals, cross_fit, design_matrix, model_decision
 from stats.routing import CONFIDENT

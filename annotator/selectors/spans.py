@@ -17,7 +17,7 @@ from annotator.models import Assignment, Campaign, CampaignRun, SpanJudgment, Un
 from annotator.rendering import SpanRef, group_spans
 from corpus import protocols
 from corpus.models import AnnotationKind, ErrorSpan, SourceKind
-from corpus.protocol import SPAN_OK, SPAN_VERDICT_VALUES
+from corpus.protocols.opennlgauge import SPAN_OK, SPAN_VERDICT_VALUES
 from evaluation.answers import RUN_ANSWER_KINDS, answer_annotation_ids
 
 

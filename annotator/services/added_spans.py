@@ -10,8 +10,9 @@ from annotator.access import check_can_work, check_item_open
 from annotator.models import AddedSource, Assignment, Campaign, UnprimedMark, WorkAction
 from annotator.protocols import hooks_for
 from annotator.services.actions import action_record, activity_record
-from corpus import cleaning, protocol, protocols
+from corpus import cleaning, protocols
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
+from corpus.protocols import opennlgauge as protocol
 from errors import UserError
 
 KEEP: object = object()

@@ -14,8 +14,9 @@ from annotator.models import Adjudication, AdjudicationEvent, Campaign, SpanJudg
 from annotator.selectors.review import review_entry
 from annotator.services.judgments import CHOICE_FIELDS, MAX_COMMENT
 from annotator.services.occurrences import span_occurrences
-from corpus import cleaning, protocol
+from corpus import cleaning
 from corpus.models import AnnotationKind, ErrorSpan
+from corpus.protocols import opennlgauge as protocol
 from errors import Conflict, UserError
 
 DECISION_FIELDS = ("span_verdict", "explanation_verdict", "occurrence", "note")

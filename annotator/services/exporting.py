@@ -26,7 +26,7 @@ from corpus.formats import (
     SpanRecord,
 )
 from corpus.models import Annotation, Dataset, ErrorSpan, Item, ParseStatus, SourceKind
-from corpus.protocol import FLAG_VALUES as FLAGS
+from corpus.protocols.opennlgauge import FLAG_VALUES as FLAGS
 from corpus.spreadsheet import sheet_writer
 from errors import UserError
 from evaluation.llm.budget import STABLE_PREFIXES, UNPARSED

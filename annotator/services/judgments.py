@@ -13,8 +13,9 @@ from accounts.models import User
 from annotator.access import check_can_work, check_item_open
 from annotator.models import FLAG_FIELDS, Assignment, JudgmentEvent, SpanJudgment, WorkAction
 from annotator.services.actions import action_record, activity_record
-from corpus import cleaning, protocol
+from corpus import cleaning
 from corpus.models import ErrorSpan
+from corpus.protocols import opennlgauge as protocol
 from errors import Conflict, UserError
 
 CHOICE_FIELDS: dict[str, frozenset[str]] = {

@@ -30,7 +30,7 @@ from annotator.selectors.routing import ActiveRun, active_design_data
 from annotator.selectors.spans import judged_spans_by_item
 from annotator.services.phases import assignments_move
 from corpus.models import ErrorSpan
-from corpus.protocol import SPAN_NOT_ERROR, SPAN_OK
+from corpus.protocols.opennlgauge import SPAN_NOT_ERROR, SPAN_OK
 from errors import Conflict
 from evaluation.models import SpanConfidence
 from evaluation.services.confidence import confidence_store

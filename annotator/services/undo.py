@@ -22,8 +22,8 @@ from annotator.services.added_spans import added_span_create, added_span_delete,
 from annotator.services.item_scores import item_score_write
 from annotator.services.judgments import OCCURRENCE, JudgmentError, from_text, judgment_set
 from annotator.services.phases import assignments_move
-from corpus import protocol
 from corpus.models import ErrorSpan
+from corpus.protocols import opennlgauge as protocol
 
 _FIELD_NAMES: dict[str, str] = {
     **{g.field: g.name.lower() + " verdict" for g in protocol.GROUPS if g.field},

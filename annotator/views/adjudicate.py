@@ -29,8 +29,8 @@ from annotator.services.adjudication import (
 )
 from annotator.services.occurrences import span_occurrences
 from annotator.views.common import AppRequest
-from corpus import protocol
 from corpus.consensus import UNRESOLVED
+from corpus.protocols import opennlgauge as protocol
 from errors import Conflict
 
 CONTEXT_CHARS = 160

@@ -55,7 +55,8 @@ from annotator.services.opening import item_open
 from annotator.services.undo import StepResult, action_redo, action_undo
 from annotator.views.common import AppRequest
 from annotator.views.marks import Own, own_work
-from corpus import cleaning, protocol
+from corpus import cleaning
+from corpus.protocols import opennlgauge as protocol
 
 SCREEN_PARTS = ("errors", "output", "added-list", "item-status")
 """The parts of the screen an action changes: swapped out of band, and re-read from the page after Back or a 409."""

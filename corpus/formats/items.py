@@ -27,7 +27,7 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 from corpus import cleaning
 from corpus.formats.errors import FormatError
 from corpus.formats.records import AnnotationRecord, JudgmentRecord, ParsedItem, SpanRecord
-from corpus.protocol import (
+from corpus.protocols.opennlgauge import (
     ANNOTATION_KIND_VALUES,
     EXPLANATION_VERDICT_VALUES,
     FLAG_VALUES,

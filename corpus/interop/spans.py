@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from corpus.formats import FormatError, SpanRecord, check_depth, check_text
-from corpus.protocol import SEVERITIES
+from corpus.protocols.opennlgauge import SEVERITIES
 
 # how far past `start + len(text)` a whitespace-normalized match may end (the text may have lost spaces)
 _SLACK = 64

@@ -16,8 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus import protocol as opennlgauge
-from corpus.protocols import da, esa, mqm, prefill
+from corpus.protocols import da, esa, mqm, opennlgauge, prefill
 from corpus.protocols.errors import ProtocolError
 from corpus.protocols.mqm import source_text as source_text  # the item source every protocol reads
 

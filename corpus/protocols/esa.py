@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from corpus.protocol import Term
 from corpus.protocols import prefill
 from corpus.protocols.errors import ProtocolError
 from corpus.protocols.mqm import SEVERITY_CODES as MQM_CODES
+from corpus.protocols.opennlgauge import Term
 
 SEVERITIES: tuple[Term, ...] = (
     Term("minor", "Minor", "w", "A real imperfection that does not change the meaning or hinder reading."),

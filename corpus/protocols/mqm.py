@@ -1,7 +1,7 @@
 """The MQM protocol's vocabulary: severities, the error tree, the keys that set them, and the weights that score them.
 
-Django-free on purpose, like the OpeNLGauge vocabulary (corpus.protocol): the item screen, the TSV reader and
-writer, the scoring and the docs all derive from here. Severities and weights follow Freitag et al. 2021
+Django-free on purpose, like the OpeNLGauge vocabulary (corpus.protocols.opennlgauge): the item screen, the TSV
+reader and writer, the scoring and the docs all derive from here. Severities and weights follow Freitag et al. 2021
 ("Experts, Errors, and Context"): Major 5, Minor 1, Minor Fluency/Punctuation 0.1, Non-translation 25,
 Neutral 0; the help texts are ours.
 
@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from corpus.protocol import Term
 from corpus.protocols.errors import ProtocolError
+from corpus.protocols.opennlgauge import Term
 
 SEVERITIES: tuple[Term, ...] = (
     Term("neutral", "Neutral", "q", "A matter of taste: noted, but not an error (weight 0)."),

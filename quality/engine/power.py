@@ -18,7 +18,7 @@ from functools import cache
 
 from scipy.stats import binom
 
-from corpus import protocol
+from corpus.protocols import opennlgauge as protocol
 from quality.engine.figures import DECOYS, PLANTED, QUALIFICATION, STAMP_RULE, Figures, flag_reasons
 from quality.engine.planting import planted_count
 from stats.intervals import wilson

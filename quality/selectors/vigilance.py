@@ -25,8 +25,9 @@ from annotator.models import (
     WorkAction,
 )
 from annotator.selectors.worktime import times_by_annotator
-from corpus import protocol, protocols
+from corpus import protocols
 from corpus.models import AnnotationKind, ErrorSpan
+from corpus.protocols import opennlgauge as protocol
 from quality.engine.figures import Figures, Verdict, flag_reasons
 from quality.models import CheckSpan, PlantedOutput, Qualification
 from stats.intervals import wilson

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from corpus import protocol
+from corpus.protocols import opennlgauge as protocol
 from stats.accuracy import EXPLANATION_ROWS, FLAGS, SPAN_COLUMNS, AccuracyMatrix
 from stats.agreement import krippendorff_alpha_nominal, observed_agreement
 from stats.bootstrap import Interval, bootstrap_ratio_cis_grouped

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from annotator.models import Assignment, SpanJudgment
-from corpus import protocol
+from corpus.protocols import opennlgauge as protocol
 from studies.setup import CampaignSpec, campaign_create
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.factories import PASSWORD, annotation, dataset, item, run, span, user

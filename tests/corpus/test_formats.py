@@ -40,7 +40,7 @@ def test_iter_objects_rejects_trailing_garbage_and_empty(tmp_path):
 def test_the_models_choices_are_the_protocols_kinds_and_match_kinds():
     """The Django-free protocol holds the values once; the models' choices take them, in order and with labels."""
     from corpus.models import AnnotationKind, MatchKind
-    from corpus.protocol import ANNOTATION_KINDS, MATCH_KINDS
+    from corpus.protocols.opennlgauge import ANNOTATION_KINDS, MATCH_KINDS
 
     assert AnnotationKind.choices == list(ANNOTATION_KINDS) and AnnotationKind.GOLD == "gold"
     assert MatchKind.choices == list(MATCH_KINDS) and MatchKind.NONE == "none"

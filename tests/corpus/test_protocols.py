@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from corpus import protocol as opennlgauge
 from corpus import protocols
+from corpus.protocols import opennlgauge
 from corpus.protocols.errors import ProtocolError
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "templates"

@@ -127,7 +127,7 @@ def test_settings_page_reports_a_variable_without_a_meaning(settings):
 
 
 def test_keys_reference_is_the_protocol(site):
-    from corpus import protocol
+    from corpus.protocols import opennlgauge as protocol
 
     page = _page(site, "reference/keys")
     for group in protocol.GROUPS:
