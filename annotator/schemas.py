@@ -262,7 +262,7 @@ class CampaignIn(Schema):
     sample: SampleIn | None = None
     routing: RoutingIn | None = None
     control_arm: float = 0.0  # share of outputs first marked without machine spans (annotator.engine.crossing)
-    # A participant link and the study settings of those who join by it (studies.services).
+    # A participant link and the study settings of those who join by it (studies.participants).
     link: LinkIn | None = None
     consent: str = ""
     items_per_participant: Count32 | None = None

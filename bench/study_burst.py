@@ -107,7 +107,7 @@ def build(n: int, items_each: int, per_item: int, cap: int, setup: str) -> tuple
     from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, TaskType
     from evaluation.models import Aspect, Evaluator, EvaluatorRun
     from jobs.models import JobStatus
-    from studies.services import LinkSettings
+    from studies.participants import LinkSettings
     from studies.setup import CampaignSpec, campaign_create
 
     task = TaskType.objects.get(slug="data-to-text")

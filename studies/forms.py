@@ -24,7 +24,7 @@ from evaluation.selectors import own_runs
 from jobs.models import JobStatus
 from quality.services import CheckSettings
 from stats.routing import ACTIVE, THRESHOLD, RoutingError
-from studies.services import LinkSettings, ParticipationError, link_settings_check
+from studies.participants import LinkSettings, ParticipationError, link_settings_check
 
 
 class CampaignForm(forms.Form):
@@ -141,7 +141,7 @@ class CampaignForm(forms.Form):
         help_text="Active: top up until each evaluator's interval is this wide (0.06 = 6 points), or give a budget.")
     routing_budget_spans = forms.IntegerField(required=False, label="or expert judgments per evaluator",
                                               help_text="Active: the spans experts judge per evaluator, in all.")
-    # A participant link (studies.services): the API's "link" object and the study fields.
+    # A participant link (studies.participants): the API's "link" object and the study fields.
     link_enabled = forms.BooleanField(required=False, label="Recruit participants by a link",
                                       help_text="/join/<token>/ for Prolific, MTurk or an e-mail.")
     link_cap = forms.IntegerField(required=False, min_value=1, max_value=INT32_MAX,

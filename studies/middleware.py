@@ -13,8 +13,8 @@ from django.utils import timezone
 from django_htmx.http import HttpResponseClientRedirect
 
 from annotator.views.marks import own_work_of
+from studies.participants import participant_touch
 from studies.selectors import participant_ended
-from studies.services import participant_touch
 from studies.views.join import SESSION_KEY
 
 # The pages of a participant's own study. Their work pages are the views marked as an annotator's action on

@@ -96,5 +96,5 @@ def participant_for(link: StudyLink, pk: int) -> Participant | None:
 
 
 def participant_ended(pk: int) -> bool:
-    """Whether the researchers ended the study of this participant (studies.services.link_revoke)."""
+    """Whether the researchers ended the study of this participant (studies.participants.link_revoke)."""
     return Participant.objects.filter(pk=pk, ended_at__isnull=False).exists()

@@ -62,8 +62,8 @@ from studies.design import (
     weak_checks,
 )
 from studies.models import SetupReport, StudyLink
+from studies.participants import LinkSettings, link_create, link_settings_check
 from studies.pool import slots_create
-from studies.services import LinkSettings, link_create, link_settings_check
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from annotator.models import Campaign
 from corpus.spreadsheet import download_filename
 from errors import UserError
 from studies.models import StudyLink
+from studies.participants import LinkSettings, link_revoke, participant_flag_set
 from studies.selectors import ParticipantRow, participant_for, participant_rows, participants_csv
-from studies.services import LinkSettings, link_revoke, participant_flag_set
 
 router = Router(tags=["participants"])
 

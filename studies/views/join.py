@@ -25,9 +25,7 @@ from annotator.rendering import markdown_html
 from annotator.selectors.campaigns import queue_for
 from annotator.views.common import AppRequest, require_researcher
 from studies.models import Participant, StudyLink
-from studies.pool import link_has_room, newcomer_promise, participant_top_up
-from studies.selectors import participant_for, participant_rows
-from studies.services import (
+from studies.participants import (
     PLATFORM_PARAMS,
     LinkClosed,
     NotFinished,
@@ -44,6 +42,8 @@ from studies.services import (
     platform_ids,
     session_proof,
 )
+from studies.pool import link_has_room, newcomer_promise, participant_top_up
+from studies.selectors import participant_for, participant_rows
 
 SESSION_KEY = "sj_participant"  # {"user", "participant", "campaign", "deadline"}: the session of a participant
 COOKIE_SALT = "spanjudge.join"

@@ -10,7 +10,7 @@ from annotator.services.assignments import assignment_finish
 from annotator.services.judgments import judgment_set
 from corpus.models import Item
 from studies.models import Participant
-from studies.services import LinkSettings
+from studies.participants import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from accounts.services.tokens import token_create
 from annotator.models import Assignment
 from studies.models import Participant, StudyLink
-from studies.services import participant_finish, participant_join
+from studies.participants import participant_finish, participant_join
 from tests import factories as f
 from tests.annotator.study_links import FAIL, PASS, finish_all, link_study
 

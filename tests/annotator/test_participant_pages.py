@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from annotator.models import Assignment
 from studies.models import Participant, StudyLink
-from studies.services import link_revoke
+from studies.participants import link_revoke
 from tests import factories as f
 from tests.annotator.study_links import PASS, finish_all, finish_item, join_by_link, link_study, signed_in_participant
 

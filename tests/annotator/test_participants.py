@@ -18,9 +18,7 @@ from annotator.selectors.spans import item_errors
 from annotator.services.judgments import judgment_set
 from errors import UserError
 from studies.models import Handout, Participant, StudyLink
-from studies.pool import link_has_room, participant_top_up
-from studies.screening import participant_flag_reasons
-from studies.services import (
+from studies.participants import (
     LinkClosed,
     NotFinished,
     ParticipationError,
@@ -34,6 +32,8 @@ from studies.services import (
     participant_touch,
     platform_ids,
 )
+from studies.pool import link_has_room, participant_top_up
+from studies.screening import participant_flag_reasons
 from tests import factories as f
 from tests.annotator.study_links import FAIL, PASS, finish_all, finish_item, link_study
 

@@ -18,7 +18,7 @@ from quality.models import CheckSpan
 from quality.services import CheckSettings
 from stats.routing import CONFIDENT, UNCERTAIN, RoutingError, audit_size, route
 from studies.models import StudyLink
-from studies.services import LinkSettings
+from studies.participants import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as make
 from tests.annotator.routed_data import build_routed_data

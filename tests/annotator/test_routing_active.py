@@ -21,7 +21,7 @@ from quality.models import CheckSpan
 from quality.services import CheckSettings
 from stats.ppi import combine, cross_fit, design_matrix, ppi_mean
 from stats.routing import ACTIVE, ACTIVE_STRATUM, DEFAULT_MIN_PROBABILITY, RoutingError, check_settings
-from studies.services import LinkSettings
+from studies.participants import LinkSettings
 from studies.setup import CampaignError, CampaignSpec, campaign_create
 from tests import factories as make
 from tests.annotator.routed_data import build_routed_data

@@ -16,8 +16,8 @@ from annotator.services.assignments import assignment_add_time, assignment_finis
 from annotator.services.judgments import judgment_set
 from config.api import api
 from quality.selectors.vigilance import campaign_checks
+from studies.participants import participant_join
 from studies.selectors import participant_rows
-from studies.services import participant_join
 from tests.annotator.study_links import link_study
 from tests.control_arm_study import script_clock
 from tests.factories import build_campaign

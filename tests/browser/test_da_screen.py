@@ -18,7 +18,7 @@ from annotator.models import Assignment, Campaign, ItemScore, WorkAction
 from corpus import protocols
 from quality.models import PlantedOutput
 from quality.services import CheckSettings
-from studies.services import LinkSettings
+from studies.participants import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 from tests.studies.box_study import CITIES, PLAYERS

@@ -17,7 +17,7 @@ from annotator.models import Assignment, Campaign
 from corpus.models import Dataset
 from corpus.protocols import esa, mqm
 from corpus.services.mqm_import import mqm_import
-from studies.services import LinkSettings
+from studies.participants import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 from tests.mqm_study import HEADER, SEGMENTS

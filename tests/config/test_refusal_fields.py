@@ -163,7 +163,7 @@ CAMPAIGN_FORM_PLACES = {
 # (module, function or class) whose refusals a campaign form can meet.
 CAMPAIGN_SERVICES = [
     ("studies/setup.py", "_validate"), ("studies/design.py", "pool_refusal"),
-    ("quality/services.py", "checks_validate"), ("studies/services.py", "link_settings_check"),
+    ("quality/services.py", "checks_validate"), ("studies/participants.py", "link_settings_check"),
     ("annotator/services/sampling.py", "SampleSpec"), ("stats/routing.py", "check_routing"),
     ("stats/routing.py", "check_settings"),
     ("corpus/protocols/esa.py", "clean_options"), ("corpus/protocols/__init__.py", "_mqm_options"),

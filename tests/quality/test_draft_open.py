@@ -10,7 +10,7 @@ from annotator.selectors.spans import item_errors, span_handle
 from annotator.services.campaigns import campaign_open
 from quality.services import CheckSettings
 from studies.models import StudyLink
-from studies.services import LinkSettings
+from studies.participants import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests.quality.conftest import Api, build_study
 

@@ -22,8 +22,8 @@ from annotator.services.judgments import judgment_set
 from quality.models import PlantedOutput
 from quality.services import CheckSettings, planted_hand_out
 from studies.models import Participant
+from studies.participants import LinkClosed, LinkSettings, participant_finish, participant_join
 from studies.pool import participant_top_up
-from studies.services import LinkClosed, LinkSettings, participant_finish, participant_join
 from studies.setup import CampaignSpec, campaign_create
 from tests.annotator.study_links import finish_item, link_study
 from tests.studies.box_study import box_scores

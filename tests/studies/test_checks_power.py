@@ -22,7 +22,7 @@ from quality.selectors.vigilance import annotator_flags
 from quality.services import CheckSettings
 from stats.intervals import wilson
 from studies.design import checks_power_of
-from studies.services import LinkSettings, participant_join
+from studies.participants import LinkSettings, participant_join
 from studies.setup import CampaignSpec, campaign_create
 from tests.quality.conftest import Api
 from tests.studies.box_study import answer_everything, box_scores, queue_of

@@ -15,8 +15,8 @@ from annotator.selectors.spans import item_errors
 from annotator.services.campaigns import campaign_open
 from quality.services import CheckSettings
 from studies.models import Participant
+from studies.participants import LinkSettings
 from studies.screening import participant_flag_reasons
-from studies.services import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests.annotator.study_links import (
     FAIL,

@@ -13,7 +13,7 @@ from corpus.models import Item
 from quality.models import PlantedOutput
 from quality.services import CheckSettings
 from studies.models import SetupReport
-from studies.services import LinkSettings
+from studies.participants import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests.quality.conftest import Api
 from tests.studies.box_study import box_scores

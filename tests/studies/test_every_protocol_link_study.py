@@ -27,7 +27,7 @@ from quality.models import CheckSpan, PlantedOutput
 from quality.selectors.vigilance import annotator_flags
 from quality.services import CheckSettings
 from studies.models import Participant
-from studies.services import LinkSettings
+from studies.participants import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 from tests.annotator.study_links import Study, join_by_link, signed_in_participant

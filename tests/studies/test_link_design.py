@@ -17,8 +17,8 @@ from annotator.services.campaigns import campaign_open
 from quality.models import PlantedOutput
 from quality.services import CheckSettings, planted_count
 from studies.models import Participant, PoolSlot, SetupReport
+from studies.participants import LinkSettings, participant_finish, participant_join, participant_touch
 from studies.pool import participant_top_up
-from studies.services import LinkSettings, participant_finish, participant_join, participant_touch
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 from tests.studies.box_study import box_scores, judge_item, queue_of

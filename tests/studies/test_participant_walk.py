@@ -14,7 +14,7 @@ from annotator.services.esa import esa_open
 from annotator.views.marks import MarkedUrl, Own, marked_urls
 from corpus import protocols
 from corpus.models import ErrorSpan
-from studies.services import LinkSettings
+from studies.participants import LinkSettings
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 from tests.annotator.study_links import Study, join_by_link, signed_in_participant

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from annotator.models import Assignment
 from studies.models import Handout, Participant
-from studies.services import link_revoke
+from studies.participants import link_revoke
 from tests.annotator.study_links import PASS, finish_all, join_by_link, link_study, signed_in_participant
 
 pytestmark = pytest.mark.django_db

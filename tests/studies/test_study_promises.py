@@ -13,7 +13,7 @@ from annotator.models import Assignment, Campaign, ControlVerdict
 from annotator.services.campaigns import campaign_open
 from corpus.models import ErrorSpan
 from quality.services import CheckSettings
-from studies.services import LinkSettings, participant_join
+from studies.participants import LinkSettings, participant_join
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 from tests.quality.conftest import Api
