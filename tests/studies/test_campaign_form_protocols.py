@@ -91,7 +91,7 @@ def test_the_form_creates_an_esa_campaign_whose_run_prefills_the_esa_screen(clie
     ('{"tree": [', "Not valid JSON: Expecting value"),
     ('{"weights": {"*": {"major": NaN}}}', "Not valid JSON: NaN is not a JSON number"),
     ('["Accuracy"]', "protocol_options: an object with &#x27;tree&#x27; and/or &#x27;weights&#x27;"),
-    ('{"colour": "red"}', "protocol_options: unknown option(s) colour (known: tree, weights)"),
+    ('{"colour": "red"}', "protocol_options: unknown option(s) colour (known: tree, weights, major_from)"),
     ('{"tree": [{"name": "A/B"}]}', "protocol_options.tree[1]: a category needs a name without &#x27;/&#x27;"),
 ])
 def test_bad_protocol_options_are_shown_at_their_field_and_nothing_is_created(client, mqm_form, options, shown):
