@@ -489,7 +489,7 @@ function start() {
     g: openGuidelines,
     "?": () => openDialog("help-dialog"),
   };
-  // The verdict and flag keys come from the study protocol (corpus/protocol.py), which the page hands over
+  // The verdict and flag keys come from the study protocol (corpus/protocols/opennlgauge.py), which the page hands over
   // as JSON: each presses the chip of the error in focus that carries the same data-key.
   const keyMap = document.getElementById("sj-keys");
   Object.keys(keyMap ? JSON.parse(keyMap.textContent) : {}).forEach((key) => {
