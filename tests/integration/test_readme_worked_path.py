@@ -143,7 +143,7 @@ def test_readme_worked_path_runs_as_written(celery_worker_factory, tmp_path: Pat
                         for s in a.spans.all()]
         assert explanations and all(e.startswith("(simulated)") for e in explanations)
         with socket.socket() as sock:
-            assert sock.connect_ex(("127.0.0.1", sim_port)) != 0, "`kill %1` left the simulation running"
+            assert sock.connect_ex(("127.0.0.1", sim_port)) != 0, "`kill %1; wait` left the simulation running"
         # 4. Exactly the preset's models were pulled, then a worker ran the ensemble against OLLAMA_URL.
         pulled = (tmp_path / "ollama.log").read_text().splitlines()
         assert pulled == [f"ollama pull {m}" for m in dict.fromkeys([*laptop.annotators, laptop.supervisor])]
@@ -220,7 +220,7 @@ def test_readme_ten_minutes_runs_as_written(tmp_path: Path):
     assert [line for line in out.splitlines() if line.startswith("Run ")] == [
         line for line in out.splitlines() if line.startswith(f"Run {run.label} (id {run.pk})")] != []
     with socket.socket() as sock:
-        assert sock.connect_ex(("127.0.0.1", sim_port)) != 0, "`kill %1` left the simulation running"
+        assert sock.connect_ex(("127.0.0.1", sim_port)) != 0, "`kill %1; wait` left the simulation running"
     # The export holds every demo item with the new run's ensemble annotation on each.
     _run(export, env)
     records = [json.loads(line) for line in (tmp_path / "demo.jsonl").read_text().splitlines()]
