@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass
 from hashlib import sha256
 
@@ -113,12 +114,14 @@ def judged_spans_by_item(campaign: Campaign, item_ids: list[int],
 
 def judged_span_by_handle(assignment: Assignment, handle: int) -> tuple[ErrorSpan, str]:
     """Return the span the annotator's page calls `handle` on this assignment, with its neutral label; a 404
-    AccessError for any other number (a database id included)."""
-    candidates = ErrorSpan.objects.filter(annotation__item_id=assignment.item_id).values_list("pk", flat=True)
-    span_pk = next((pk for pk in candidates if span_handle(assignment.pk, pk) == handle), None)
-    if span_pk is None:
+    AccessError for any other number (a database id included). Two queries whatever the span is: the item's
+    judged run spans (the handle is matched among them), then the answer check or the checks' hidden spans."""
+    if not shows_machine_spans(assignment.phase):
         raise AccessError.not_found("No such error on this item.")
-    return judged_span_for_assignment(assignment, span_pk)
+    row = next((s for s in _run_spans(assignment) if span_handle(assignment.pk, s.pk) == handle), None)
+    return _judged(assignment, row, lambda: [
+        pair for pair in checks.installed().hidden_spans(assignment) if span_handle(assignment.pk, pair[0].pk) == handle
+    ])
 
 
 def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[ErrorSpan, str]:
@@ -127,13 +130,18 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
     expert is marking unprimed, every machine span is "no such error": not even its existence is told."""
     if not shows_machine_spans(assignment.phase):
         raise AccessError.not_found("No such error on this item.")
+    row = _run_spans(assignment).filter(pk=span_pk).first()
+    return _judged(assignment, row, lambda: checks.installed().hidden_spans(assignment, span_pk))
+
+
+def _run_spans(assignment: Assignment) -> QuerySet[ErrorSpan]:
+    """The machine spans of the campaign's runs on the assignment's item, each with the run's neutral label."""
     # A run is its annotations' source, so the campaign's label of the run is found by the annotation's
     # source id alone (no join through the source and run tables).
     label = CampaignRun.objects.filter(campaign_id=assignment.campaign_id, run_id=OuterRef("annotation__source_id"))
-    row = (
+    return (
         ErrorSpan.objects.filter(
             _aspect_filter(assignment.campaign),
-            pk=span_pk,
             annotation__item_id=assignment.item_id,
             annotation__kind__in=RUN_ANSWER_KINDS,
         )
@@ -143,16 +151,19 @@ def judged_span_for_assignment(assignment: Assignment, span_pk: int) -> tuple[Er
         .only("pk", "annotation_id", "position", "text", "start", "end", "match", "multi_part", "ambiguous",
               "explanation", "severity", "category", "annotation__kind", "annotation__source_id",
               "annotation__aspect", "annotation__item_id")
-        .first()
     )
+
+
+def _judged(assignment: Assignment, row: ErrorSpan | None,
+            hidden: Callable[[], list[tuple[ErrorSpan, str]]]) -> tuple[ErrorSpan, str]:
     # One second query either way - the answer check of a run's span, or the checks' lookup of a decoy or a copy
     # on a planted output - so a save costs the same queries whatever the span is (no timing tell; a test counts).
     if row is None or row.annotation_id not in answer_annotation_ids(
         source_ids=[row.annotation.source_id], item_ids=[assignment.item_id]
     ):
-        hidden = checks.installed().hidden_spans(assignment, span_pk)  # a decoy, or a copy on a planted output
-        if hidden:
-            return hidden[0]
+        found = hidden()  # a decoy, or a copy on a planted output
+        if found:
+            return found[0]
         raise AccessError.not_found("No such error on this item.")
     return row, row.neutral_label
 

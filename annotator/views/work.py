@@ -149,7 +149,8 @@ def _occurrences(row: ErrorRow, output: str) -> list[dict]:
 def _card(row: ErrorRow, assignment: Assignment, can_edit: bool, saved: bool = False) -> dict:
     j = row.judgment
     corrected = j.corrected_severity if j else None
-    occurrences = _occurrences(row, assignment.item.output)
+    # Only an ambiguous span's card needs the output (its candidates' context): a save reads no item text otherwise.
+    occurrences = _occurrences(row, assignment.item.output) if row.span.ambiguous else []
     picked = next((o for o in occurrences if o["picked"]), None)
     return {
         "row": row, "chips": _chips(row), "assignment": assignment, "can_edit": can_edit, "saved": saved,
