@@ -130,7 +130,9 @@ class InTransit:
     Only a continuing call can lose its slot to a newcomer (the freed slot holds its prefix), so only those are
     waited for: a call that opens a group waits for the continuing calls handed out before it, and for nothing
     sent after it (it cannot starve), nor for other groups' first calls (fresh prefixes cannot be taken from
-    each other). A call lands when its server says it holds a slot, or when it ends."""
+    each other). A call lands when its server says it holds a slot. When it ends its ticket is held again
+    (`hold`) until the scheduler decides what the freed slot runs next: its group's next call goes out under
+    that ticket, which lands when it holds the slot; otherwise the ticket lands at once."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
@@ -150,6 +152,13 @@ class InTransit:
             if ticket in self._open:
                 self._open.discard(ticket)
                 self._cond.notify_all()
+
+    def hold(self, ticket: int) -> None:
+        """Keep `ticket` open after its call ended: the slot it leaves holds its group's prefix until the
+        scheduler hands that slot's next call out under the same ticket (or lands it: the group is done), so a
+        new group's first call handed out after it cannot take that slot in between."""
+        with self._cond:
+            self._open.add(ticket)
 
     def wait_for_earlier(self, ticket: int, stop: threading.Event) -> bool:
         """Block until every continuing call handed out before `ticket` holds its slot; False when `stop` was

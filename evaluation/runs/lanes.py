@@ -73,7 +73,9 @@ class Lane:
     lost: bool = False
     warm: Callable[[str], None] | None = None  # loads a model before its requests come (None: no such call)
     parallel: int | None = None  # the most requests in flight on this server (None: the scheduler's `parallel`)
-    freed: deque[Any] = field(default_factory=deque)  # prefix groups of the requests that just ended
+    # (prefix group, ticket) of the requests that just ended: the ticket is held until the freed slot's next call
+    # takes it over or it is landed (cache_order.InTransit.hold)
+    freed: deque[tuple[Any, int | None]] = field(default_factory=deque)
     transit: InTransit = field(default_factory=InTransit)  # its requests sent and not yet in a slot
 
     def unfinished(self) -> list[Feed]:
@@ -127,6 +129,7 @@ class LaneScheduler:
         self.batch_size = batch_size
         self.batch_seconds = batch_seconds
         self.running: dict[Future[Outcome], tuple[Lane, Feed, Step]] = {}
+        self.tickets: dict[Future[Outcome], int] = {}  # each running request's ticket in its lane's transit
         self.pending: dict[Feed, list[Outcome]] = {}
         self.pools: dict[str, ThreadPoolExecutor] = {}
 
@@ -183,20 +186,42 @@ class LaneScheduler:
                 if feed is None:
                     break
                 # The slot that came free holds the prefix of the group it ran: that group's next call goes there.
-                taken = feed.steps.take(lane.freed.popleft() if lane.freed else None, idle=not in_flight)
+                after, kept = lane.freed.popleft() if lane.freed else (None, None)
+                taken = feed.steps.take(after, idle=not in_flight)
                 if taken is None:
+                    if kept is not None:
+                        lane.transit.land(kept)
                     break
                 step = taken.step
                 # A new group's first call goes once the calls handed out before it to continue their groups
                 # hold their slots, as the server says (a backend that cannot say would make it wait for whole
                 # calls: it goes at once).
                 gated = taken.opens_group and in_flight > 0 and lane.backend.signals_landing
-                passage = Passage(lane.transit, lane.transit.send(continues=taken.continues), after_earlier=gated)
+                if taken.continues and kept is not None:
+                    # The group's next call takes over the ticket its slot was kept under, so a first call handed
+                    # out after the slot came free still waits for this one to hold it.
+                    lane.transit.hold(kept)
+                    ticket = kept
+                else:
+                    if kept is not None:
+                        lane.transit.land(kept)
+                    ticket = lane.transit.send(continues=taken.continues)
+                passage = Passage(lane.transit, ticket, after_earlier=gated)
                 feed.running += 1
                 future = self.pools[lane.server].submit(perform, lane.backend, feed.model, step, feed.parse, lane.stop,
                                                         passage)
                 self.running[future] = (lane, feed, step)
+                self.tickets[future] = ticket
                 in_flight += 1
+            # A freed slot no call took over keeps no ticket: nothing is coming to it now.
+            for _, kept in lane.freed:
+                self._land(lane, kept)
+            lane.freed = deque((group, None) for group, _ in lane.freed)
+
+    @staticmethod
+    def _land(lane: Lane, ticket: int | None) -> None:
+        if ticket is not None:
+            lane.transit.land(ticket)
 
     def _at_once(self, lane: Lane) -> int:
         """The requests in flight on `lane`: its server's own limit when it has one, never above `parallel`."""
@@ -206,9 +231,9 @@ class LaneScheduler:
         """Take in one ended request; return whether its feed is now finished. Fatal errors propagate."""
         lane, feed, step = self.running.pop(future)
         feed.running -= 1
-        lane.freed.append(group_of(step))
+        lane.freed.append((group_of(step), self.tickets.pop(future, None)))
         while len(lane.freed) > self._at_once(lane):
-            lane.freed.popleft()
+            self._land(lane, lane.freed.popleft()[1])
         error = future.exception()
         if error is None:
             outcome = future.result()
@@ -308,6 +333,7 @@ class LaneScheduler:
             elif isinstance(error, StepInterrupted):
                 self.arrived.append((feed, error.outcome))
         self.running.clear()
+        self.tickets.clear()
         self._flush(interrupted=True)
 
 

@@ -136,6 +136,9 @@ class Passage:
     def land(self) -> None:
         self.transit.land(self.ticket)
 
+    def hold(self) -> None:
+        self.transit.hold(self.ticket)
+
 
 def perform(
     backend: LLMBackend, model: str, step: Step, parse: Callable[[str], ParsedAnswer], stop: threading.Event,
@@ -157,7 +160,9 @@ def perform(
         with listening(passage.land):
             return _perform(backend, model, step, parse, stop)
     finally:
-        passage.land()  # a cached answer, a failure, or a backend that cannot say when it landed
+        # Ended (an answer, a cached one, a failure): the slot it leaves is kept for its group's next call until
+        # the scheduler has decided (LaneScheduler._top_up lands or passes on the ticket).
+        passage.hold()
 
 
 def _perform(

@@ -161,6 +161,38 @@ def test_a_backend_that_cannot_say_when_it_landed_sends_a_new_group_at_once():
     assert events.index(("sent", "c1")) < events.index(("in slot", "a2"))
 
 
+def test_a_slot_that_came_free_is_kept_for_its_group_against_a_first_call_already_waiting():
+    """Three at a time. C opens when B ends (0.2 s) and waits for d2, still on its way to D's slot (until 0.65 s).
+    A's slot comes free at 0.3 s; a2, handed out after c1, takes 0.8 s to reach it. c1 must wait for a2 too: the
+    slot a2 goes to is the one c1 would find free (and share most with) if it went when d2 landed."""
+    prompts = ["a1", "a2", "b1", "d1", "d2", "c1"]
+    backend = _Landing({"a1": 0.3, "a2": 0.8, "b1": 0.2, "d1": 0.05, "d2": 0.6}, signals=True)
+    steps = [Step(i, prompt, [Attempt(f"k{i}", {"seed": 1})], group=prompt[0]) for i, prompt in enumerate(prompts)]
+    feed = Feed("m", lambda text: ParsedAnswer(score=3, status="ok"))
+    feed.add(steps)
+    LaneScheduler([Lane(backend.url, backend, [feed])], parallel=3, on_answers=lambda arrived: None,
+                  on_batch=lambda feed, outcomes, interrupted: None, on_server_lost=_lost).run()
+    events = backend.events
+    assert events.index(("sent", "a2")) < events.index(("sent", "c1"))
+    assert events.index(("in slot", "d2")) < events.index(("in slot", "a2")) < events.index(("sent", "c1"))
+
+
+def test_a_held_ticket_keeps_later_first_calls_waiting_until_it_lands():
+    transit, stop = InTransit(), threading.Event()
+    chain = transit.send(continues=False)  # a group's first call: never waited for while it travels
+    opener = transit.send(continues=False)
+    assert transit.wait_for_earlier(opener, stop) is True
+    transit.hold(chain)  # its call ended; the slot is kept for the group's next call
+    done: list[bool] = []
+    waiter = threading.Thread(target=lambda: done.append(transit.wait_for_earlier(opener, stop)))
+    waiter.start()
+    waiter.join(0.2)
+    assert waiter.is_alive()
+    transit.land(chain)  # the next call holds the slot (or the group is done)
+    waiter.join(2)
+    assert done == [True] and transit.pending() == 0
+
+
 def test_in_transit_waits_for_earlier_continuing_calls_only_and_gives_way_to_stop():
     transit = InTransit()
     first, second = transit.send(continues=True), transit.send(continues=True)
