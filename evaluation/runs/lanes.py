@@ -189,8 +189,7 @@ class LaneScheduler:
                 after, kept = lane.freed.popleft() if lane.freed else (None, None)
                 taken = feed.steps.take(after, idle=not in_flight)
                 if taken is None:
-                    if kept is not None:
-                        lane.transit.land(kept)
+                    self._land(lane, kept)
                     break
                 step = taken.step
                 # A new group's first call goes once the calls handed out before it to continue their groups
@@ -203,8 +202,7 @@ class LaneScheduler:
                     lane.transit.hold(kept)
                     ticket = kept
                 else:
-                    if kept is not None:
-                        lane.transit.land(kept)
+                    self._land(lane, kept)
                     ticket = lane.transit.send(continues=taken.continues)
                 passage = Passage(lane.transit, ticket, after_earlier=gated)
                 feed.running += 1
