@@ -316,6 +316,7 @@ class WorkAction(models.Model):
         JUDGMENT = "judgment", "Judgment field"
         ADDED = "added", "Added error"
         SCORE = "score", "Item score"
+        PREFERENCE = "preference", "Comparison choice"
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="actions")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
@@ -569,3 +570,4 @@ class MarkingTime(models.Model):
 # The ESA protocol's own rows (the score, ESA^AI's pre-filled spans) live in their own module.
 from annotator.esa_models import EsaPrefill, EsaScore  # noqa: E402,F401
 from annotator.score_models import ItemScore  # noqa: E402,F401
+from annotator.unit_models import ComparisonUnit, UnitOutput  # noqa: E402,F401

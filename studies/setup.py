@@ -34,6 +34,7 @@ from annotator.services.campaigns import (
 )
 from annotator.services.routing import RoutingSpec, campaign_route_draw
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
+from annotator.services.units import alone_warnings, units_make
 from corpus import protocols
 from corpus.models import Annotation, Dataset, Item
 from corpus.protocols.errors import ProtocolError
@@ -119,7 +120,9 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
     items, training = _items(campaign, spec)
     controls = set(spec.control_item_ids)
     outputs = [i for i in items if i not in controls]
-    per_annotator = _deal(items, controls, spec.annotators, spec.annotators_per_item)
+    declared = protocols.get(spec.protocol)
+    inputs = _inputs(items) if declared.comparing else {}
+    per_annotator = _deal(items, controls, spec.annotators, spec.annotators_per_item, inputs)
     registered = min(spec.annotators_per_item, len(spec.annotators))
     pool = None
     if spec.link is not None:
@@ -148,7 +151,7 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
     for annotator_pk, queue in per_annotator.items():
         # Planted copies join the shuffle as ordinary work; training items come first, in the order given.
         queue += [(item_id, False) for item_id in queues.planted.get(annotator_pk, [])]
-        random.Random(f"{spec.seed}:{annotator_pk}").shuffle(queue)
+        queue[:] = _shuffled(queue, inputs, random.Random(f"{spec.seed}:{annotator_pk}"))
         rows += [
             Assignment(campaign=campaign, item_id=item_id, annotator_id=annotator_pk, order=order, is_training=True,
                        phase=initial_phase(training=True))
@@ -161,11 +164,14 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
             for order, (item_id, ctrl) in enumerate(queue, start=len(training) + 1)
         ]
     Assignment.objects.bulk_create(rows)
+    if declared.comparing:
+        units_make(campaign=campaign, per_screen=declared.compares)
     if spec.control_keys:
         campaign_control_set(campaign=campaign, keys=spec.control_keys)
     warnings = [
         *(pool_warnings(pool) if pool else []),
         *arm_warnings(share=spec.control_arm, outputs=len(outputs), judges=spec.annotators_per_item),
+        *(alone_warnings(campaign, spec.dataset, items) if declared.comparing else []),
         *checks_warnings(made, decoys=spec.checks.decoys, planted=spec.checks.planted),
         *([f"planted_near_duplicates: {n} planted cop{'y is' if n == 1 else 'ies are'} of outputs their judge also "
            "judges, one fact apart from an output in the same queue"]
@@ -297,6 +303,11 @@ def _validate(spec: CampaignSpec) -> None:
         raise CampaignError(f"control_arm, protocol: the {spec.protocol!r} protocol has no step without the "
                             "machine's spans, so no output can be in a control arm; set control_arm to 0",
                             field=("control_arm", "protocol"))
+    if declared.comparing and spec.link is not None:
+        # A link's pool hands out single outputs; a comparison needs all of an input's outputs in one queue.
+        raise CampaignError(f"link, protocol: the {spec.protocol!r} protocol shows outputs side by side, and a "
+                            "participant link's pool hands out one output at a time; judge it with registered "
+                            "annotators", field=("link", "protocol"))
     if spec.control_arm and not spec.runs:
         raise CampaignError("control_arm, runs: the control arm is the outputs judged before (or without) the "
                             "machine's spans, and without a run no output shows any; choose a run or set "
@@ -360,21 +371,46 @@ def _items(campaign: Campaign, spec: CampaignSpec) -> tuple[list[int], list[int]
     return [i for i in items if i not in set(training)], training  # training items are not real work
 
 
+def _inputs(items: Sequence[int]) -> dict[int, str]:
+    """Item -> its input's id (external_id): a comparing protocol deals an input's outputs together."""
+    return dict(Item.objects.filter(pk__in=list(items)).values_list("pk", "external_id"))
+
+
 def _deal(items: Sequence[int], controls: set[int], annotators: Sequence[User],
-          per_item: int) -> dict[int, list[tuple[int, bool]]]:
+          per_item: int, inputs: dict[int, str] | None = None) -> dict[int, list[tuple[int, bool]]]:
     """Each registered annotator's (item, is control) queue: control items to everyone, the rest round-robin
-    to `per_item` annotators each, so loads stay balanced."""
+    to `per_item` annotators each, so loads stay balanced. With `inputs` (a comparing protocol) the outputs of
+    one input go to the same annotators, so they can be shown together."""
     per_annotator: dict[int, list[tuple[int, bool]]] = {a.pk: [] for a in annotators}
     cursor = 0
+    dealt: dict[str, int] = {}  # input -> the cursor its first output was dealt at
     for item_id in items if annotators else ():
         if item_id in controls:
             for annotator in annotators:
                 per_annotator[annotator.pk].append((item_id, True))
             continue
+        segment = (inputs or {}).get(item_id)
+        at = dealt.setdefault(segment, cursor) if segment is not None else cursor
         for k in range(min(per_item, len(annotators))):
-            per_annotator[annotators[(cursor + k) % len(annotators)].pk].append((item_id, False))
-        cursor += per_item
+            per_annotator[annotators[(at + k) % len(annotators)].pk].append((item_id, False))
+        if at == cursor:
+            cursor += per_item
     return per_annotator
+
+
+def _shuffled(queue: list[tuple[int, bool]], inputs: dict[int, str],
+              rng: random.Random) -> list[tuple[int, bool]]:
+    """The queue in a seeded random order; a comparing protocol's outputs of one input stay next to each other
+    (their inputs are shuffled instead), so a screen's outputs are one stretch of the queue."""
+    if not inputs:
+        rng.shuffle(queue)
+        return queue
+    groups: dict[object, list[tuple[int, bool]]] = {}
+    for entry in queue:
+        groups.setdefault(inputs.get(entry[0], ("alone", entry[0])), []).append(entry)
+    order = list(groups.values())
+    rng.shuffle(order)
+    return [entry for group in order for entry in group]
 
 
 def _control_arm(judges: dict[int, list[int]], runs: Sequence, *, share: float, seed: int) -> set[tuple[int, int]]:

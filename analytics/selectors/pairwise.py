@@ -11,9 +11,11 @@ import io
 from typing import Any, TypedDict
 
 from analytics.selectors.mqm import RESAMPLES, SEED, check_mqm_request, stats_ratings
+from analytics.selectors.units import judged_from_rows, unit_rows
 from annotator.models import Campaign
+from corpus import protocols
 from corpus.interop.mqm_sxs import SxsFile, system_of
-from corpus.models import Dataset, Unit
+from corpus.models import Dataset
 from corpus.protocols.mqm import DEFAULT, Weights
 from corpus.selectors.mqm import has_units, mqm_sources, sxs_file
 from corpus.spreadsheet import sheet_writer
@@ -82,8 +84,12 @@ def dataset_pairwise(dataset: Dataset, *, prefix: str = "mqm", weights: Weights 
     """The side-by-side figures of the dataset's sources `PREFIX:*`; NoUnits when they rated outputs one at a time."""
     _check(n_resamples, seed)
     judged, read = dataset_judged(dataset, prefix=prefix, weights=weights)
-    result = pairwise_results(judged, n_resamples=n_resamples, seed=seed)
     checks = check_counts((rated.rating.rater, bool(row.found)) for rated in read.ratings for row in rated.checks)
+    return _figures(judged, checks, n_resamples=n_resamples, seed=seed)
+
+
+def _figures(judged: list[Judged], checks: list, *, n_resamples: int, seed: int) -> dict[str, Any]:
+    result = pairwise_results(judged, n_resamples=n_resamples, seed=seed)
     return {
         "systems": [{"system": s.system, "strength": s.strength, "ci_low": s.ci_low, "ci_high": s.ci_high,
                      "rank_range": list(s.rank_range) if s.rank_range else None} for s in result.systems],
@@ -104,16 +110,21 @@ def _share(share: Share) -> float | None:
 
 
 def campaign_pairwise(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
-    """A campaign's side-by-side figures. Its MQM screens show one output at a time, so none has units yet: the
-    answer is a 422 that says so (a campaign of another protocol is NotMqm's 422)."""
+    """A campaign's side-by-side figures: from its comparison screens under a comparing protocol (the export of
+    units, analytics.selectors.units, read back); an MQM campaign's one-output screens have none, so the answer is
+    a 422 that says so (a campaign of another protocol is NotMqm's 422)."""
     _check(n_resamples, seed)
+    if protocols.get(campaign.protocol).comparing:
+        rows = unit_rows(campaign)
+        if not any(row["finished_at"] for row in rows):
+            raise NoUnits(f"campaign {campaign.pk}: none of its side-by-side screens is finished yet, so there is "
+                          "nothing to compare", field="campaign")
+        return _figures(judged_from_rows(rows), [], n_resamples=n_resamples, seed=seed)
     check_mqm_request(campaign)
-    if not Unit.objects.filter(annotations__source__added__campaign=campaign).exists():
-        raise NoUnits(f"campaign {campaign.pk}: its MQM screens show one output at a time, so no two outputs were "
-                      "judged together and there are no side-by-side units to compare; pairwise figures need "
-                      "side-by-side ratings (an imported side-by-side TSV: use --dataset, or "
-                      "/api/analytics/datasets/ID/pairwise)", field="campaign")
-    raise NoUnits(f"campaign {campaign.pk}: side-by-side screens in campaigns are not read yet", field="campaign")
+    raise NoUnits(f"campaign {campaign.pk}: its MQM screens show one output at a time, so no two outputs were "
+                  "judged together and there are no side-by-side units to compare; pairwise figures need "
+                  "side-by-side ratings (a campaign of the pairwise protocol, or an imported side-by-side TSV: "
+                  "use --dataset, or /api/analytics/datasets/ID/pairwise)", field="campaign")
 
 
 def pairs_csv(rows: list[PairRow]) -> str:

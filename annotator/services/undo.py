@@ -16,14 +16,16 @@ from django.utils import timezone
 from accounts.models import User
 from annotator.access import check_can_work
 from annotator.engine.phases import Phase
-from annotator.models import AddedSource, Assignment, JudgmentEvent, SpanJudgment, WorkAction
+from annotator.models import AddedSource, Assignment, ComparisonUnit, JudgmentEvent, SpanJudgment, WorkAction
 from annotator.protocols import hooks_for
 from annotator.services.added_spans import added_span_create, added_span_delete, added_span_update
 from annotator.services.item_scores import item_score_write
 from annotator.services.judgments import OCCURRENCE, JudgmentError, from_text, judgment_set
 from annotator.services.phases import assignments_move
+from annotator.services.units import choice_write, unit_reopen, unit_unfinished
 from corpus.models import ErrorSpan
 from corpus.protocols import opennlgauge as protocol
+from corpus.protocols import pairwise
 
 _FIELD_NAMES: dict[str, str] = {
     **{g.field: g.name.lower() + " verdict" for g in protocol.GROUPS if g.field},
@@ -84,6 +86,8 @@ def _apply(assignment: Assignment, user: User, action: WorkAction, *, backwards:
         return _apply_judgment(assignment, user, action, backwards, verb)
     if action.kind == WorkAction.Kind.SCORE:
         return _apply_score(assignment, action, backwards, verb)
+    if action.kind == WorkAction.Kind.PREFERENCE:
+        return _apply_choice(action, backwards, verb)
     return _apply_added(assignment, user, action, backwards, verb)
 
 
@@ -128,6 +132,23 @@ def _apply_score(assignment: Assignment, action: WorkAction, backwards: bool, ve
     message = f"{verb}: the score is {'not set' if target is None else target}."
     if reopened:
         message += " This item had been finished; it is open again until it has a score."
+    return StepResult(action=action, message=message, reopened=reopened, span_id=None, judgment=None)
+
+
+def _apply_choice(action: WorkAction, backwards: bool, verb: str) -> StepResult:
+    """Put a comparison's choice and reason back; an undo that takes a finished screen's choice away reopens it."""
+    unit = ComparisonUnit.objects.select_for_update().filter(pk=action.payload["unit"]).first()
+    if unit is None:
+        raise JudgmentError("the screen this change was about no longer exists")
+    choice, reason = action.payload["old" if backwards else "new"]
+    unit.choice, unit.reason = choice, reason
+    # a finished screen that would lack what finishing needs opens again first (a finished screen has a choice)
+    reopened = unit.finished_at is not None and unit_unfinished(unit) is not None and unit_reopen(unit)
+    choice_write(unit, choice, reason, None)
+    said = "not chosen" if choice is None else "a tie" if choice == pairwise.TIE else f"output {choice} is better"
+    message = f"{verb}: {said}."
+    if reopened:
+        message += " This screen had been finished; it is open again until it has what finishing needs."
     return StepResult(action=action, message=message, reopened=reopened, span_id=None, judgment=None)
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus.protocols import da, esa, mqm, opennlgauge, prefill
+from corpus.protocols import da, esa, mqm, opennlgauge, pairwise, prefill
 from corpus.protocols.errors import ProtocolError
 from corpus.protocols.mqm import source_text as source_text  # the item source every protocol reads
 
@@ -24,6 +24,7 @@ OPENNLGAUGE = "opennlgauge"
 MQM = "mqm"
 ESA = "esa"
 DA = "da"
+PAIRWISE = "pairwise"
 DEFAULT = OPENNLGAUGE
 
 
@@ -115,6 +116,13 @@ class Protocol:
     planted_check: str = MARKED
     """How a planted copy counts as caught: its stretch marked (MARKED) or the copy scored below its original
     (SCORED_LOWER, Appraise's BAD items)."""
+    compares: int = 1
+    """Outputs of one input shown together on one screen (a comparison unit, annotator.unit_models); 1: one output
+    at a time. A comparing protocol deals an input's outputs to the same judges and counterbalances positions."""
+
+    @property
+    def comparing(self) -> bool:
+        return self.compares > 1
 
     @property
     def marks_errors(self) -> bool:
@@ -185,6 +193,13 @@ PROTOCOLS: dict[str, Protocol] = {
         phases=("training", "judging", "done"), control_arm=False, score_range=(da.SCORE_MIN, da.SCORE_MAX),
         planted_check=SCORED_LOWER,  # Appraise's BAD items: a degraded copy must score below its original
     ),
+    PAIRWISE: Protocol(
+        name=PAIRWISE, label="Pairwise (two outputs side by side: which is better, or a tie, and why)",
+        per_span=(), per_item=("preference", "reason"), keys=lambda options: dict(pairwise.KEYS),
+        template="annotator/item_pairwise.html", figures=("pairwise",), exports=("units",),
+        clean_options=pairwise.clean_options, judges_machine_spans=False, severities=(), severity_required=False,
+        marks=(), phases=("training", "judging", "done"), control_arm=False, compares=pairwise.OUTPUTS,
+    ),
 }
 CHOICES: list[tuple[str, str]] = [(p.name, p.label) for p in PROTOCOLS.values()]
 
@@ -218,6 +233,8 @@ def _check(declared: Protocol) -> None:
     if declared.score_range is not None and ("score" not in declared.per_item
                                              or declared.score_range[0] >= declared.score_range[1]):
         raise ValueError(f"protocol {declared.name}: a score range needs a per-item score and low < high")
+    if declared.compares < 1:
+        raise ValueError(f"protocol {declared.name}: compares is the number of outputs on a screen, at least 1")
     if bool(declared.unlocated_category) != (UNPLACED in declared.marks):
         raise ValueError(f"protocol {declared.name}: unplaced errors need an unlocated category, and only they")
 

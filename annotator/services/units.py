@@ -1,0 +1,226 @@
+"""Comparison units of a comparing protocol's campaign: made with the campaign (counterbalanced positions), the
+annotator's choice on each (on the undo stack), and finishing a unit, which finishes each of its outputs once
+every unit holding that output is finished.
+
+An input's outputs are dealt to the same annotators next to each other in their queues (studies.setup); here they
+are cut into screens of the protocol's size. A pairwise input of three outputs gives two screens, the first
+output in both, so every output is compared and none waits alone.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from accounts.models import User
+from annotator.access import check_can_work
+from annotator.engine.phases import Phase
+from annotator.engine.positions import pair_orders, rotation_orders
+from annotator.models import Assignment, Campaign, ComparisonUnit, UnitOutput, WorkAction
+from annotator.services.actions import action_record, activity_record
+from annotator.services.phases import assignments_move
+from corpus.models import Dataset, Item
+from corpus.protocols import pairwise
+from errors import Conflict, UserError
+
+
+class UnitError(UserError):
+    """A unit that cannot finish yet (422), naming what it lacks."""
+
+
+class UnitFinished(Conflict):
+    """A change to a unit its annotator finished (409)."""
+
+
+def _screens(outputs: list[int], per_screen: int) -> list[list[int]]:
+    """An input's outputs cut into screens of `per_screen`; a short last screen borrows from the first outputs, so
+    it compares as many as the others (an input with fewer outputs than that is one screen of all of them)."""
+    if len(outputs) <= per_screen:
+        return [outputs]
+    screens = [outputs[i:i + per_screen] for i in range(0, len(outputs), per_screen)]
+    short = per_screen - len(screens[-1])
+    if short:
+        screens[-1] = screens[-1] + [o for o in outputs if o not in screens[-1]][:short]
+    return screens
+
+
+@transaction.atomic
+def units_make(*, campaign: Campaign, per_screen: int) -> int:
+    """Make every annotator's units from their assignments (outputs of one input, in queue order), with positions
+    counterbalanced over the campaign; return how many. Inputs with one output get none."""
+    rows = list(Assignment.objects.filter(campaign=campaign).order_by("annotator_id", "order")
+                .values_list("pk", "annotator_id", "item__external_id", "item__system"))
+    systems = {pk: system for pk, _, _, system in rows}
+    queued: dict[int, dict[str, list[int]]] = defaultdict(dict)  # annotator -> input -> assignments, in order
+    for pk, annotator_id, segment, _ in rows:
+        queued[annotator_id].setdefault(segment, []).append(pk)
+    planned: list[tuple[int, str, list[int]]] = []  # (annotator, input, assignments in canonical order)
+    for annotator_id, inputs in queued.items():
+        rng = random.Random(f"{campaign.seed}:units:{annotator_id}")
+        for segment, pks in inputs.items():
+            if len(pks) < 2:
+                continue
+            outputs = sorted(pks, key=lambda pk: systems[pk])
+            rng.shuffle(outputs)  # which outputs share a screen differs from judge to judge
+            planned += [(annotator_id, segment, sorted(screen, key=lambda pk: systems[pk]))
+                        for screen in _screens(outputs, per_screen)]
+    labelled = [tuple(systems[pk] for pk in screen) for _, _, screen in planned]
+    if per_screen == 2:
+        orders = pair_orders([(segment, screen) for (_, segment, _), screen in zip(planned, labelled, strict=True)],
+                             seed=campaign.seed)
+    else:
+        orders = rotation_orders(labelled, seed=campaign.seed)
+    numbers: dict[int, int] = defaultdict(int)
+    outputs_rows = []
+    for (annotator_id, segment, screen), order in zip(planned, orders, strict=True):
+        numbers[annotator_id] += 1
+        unit = ComparisonUnit.objects.create(campaign=campaign, annotator_id=annotator_id, segment=segment,
+                                             number=numbers[annotator_id])
+        by_system = {systems[pk]: pk for pk in screen}
+        outputs_rows += [UnitOutput(unit=unit, assignment_id=by_system[system], position=position)
+                         for position, system in enumerate(order, start=1)]
+    UnitOutput.objects.bulk_create(outputs_rows)
+    return len(planned)
+
+
+def alone_warnings(campaign: Campaign, dataset: Dataset, items: Sequence[int]) -> list[str]:
+    """What setting up a comparing campaign could not compare: outputs whose input has no other output."""
+    per_input: dict[str, int] = defaultdict(int)
+    for segment in Item.objects.filter(pk__in=list(items), dataset=dataset).values_list("external_id", flat=True):
+        per_input[segment] += 1
+    alone = sorted(segment for segment, n in per_input.items() if n < 2)
+    if not alone:
+        return []
+    shown = ", ".join(alone[:5]) + (f" and {len(alone) - 5} more" if len(alone) > 5 else "")
+    return [f"protocol: {len(alone)} input(s) have a single output ({shown}), so nothing is shown beside them; "
+            "they are judged on no screen"]
+
+
+def units_of(assignment: Assignment):
+    return ComparisonUnit.objects.filter(outputs__assignment_id=assignment.pk).order_by("number")
+
+
+def unit_for_screen(assignment: Assignment, unit_pk: object = None) -> ComparisonUnit | None:
+    """The unit the screen of this assignment shows: the one asked for (if it holds the assignment), else its first
+    unfinished unit, else its first."""
+    units = units_of(assignment)
+    if unit_pk not in (None, ""):
+        try:
+            chosen = units.filter(pk=int(str(unit_pk))).first()
+        except ValueError:
+            raise UserError(f"unit: a unit id, not {unit_pk!r}", field="unit") from None
+        if chosen is None:
+            raise UserError(f"unit: {unit_pk} is not a screen of item {assignment.order}", field="unit")
+        return chosen
+    return units.filter(finished_at__isnull=True).first() or units.first()
+
+
+def unit_assignments(unit: ComparisonUnit) -> list[Assignment]:
+    """The unit's outputs' assignments in screen order, with their items."""
+    rows = UnitOutput.objects.filter(unit=unit).select_related("assignment__item", "assignment__campaign")
+    return [row.assignment for row in rows.order_by("position")]
+
+
+def anchor(unit: ComparisonUnit) -> Assignment:
+    """The assignment a unit's actions are recorded on (undo, time): its first position's."""
+    return unit_assignments(unit)[0]
+
+
+def _locked(unit: ComparisonUnit, user: User) -> ComparisonUnit:
+    locked = ComparisonUnit.objects.select_for_update().select_related("campaign").get(pk=unit.pk)
+    first = anchor(locked)
+    check_can_work(first, user)
+    return locked
+
+
+def choice_write(unit: ComparisonUnit, choice: int | None, reason: str, ms: int | None) -> tuple[list, list]:
+    """Store the choice and reason; return (old, new) as [choice, reason]. The caller holds the lock."""
+    old = list(ComparisonUnit.objects.filter(pk=unit.pk).values_list("choice", "reason").get())
+    changes: dict = {"choice": choice, "reason": reason, "chosen_at": timezone.now(), "choice_ms": ms,
+                     "changes": F("changes") + 1}
+    if unit.first_ms is None and choice is not None:
+        changes["first_ms"] = ms
+    ComparisonUnit.objects.filter(pk=unit.pk).update(**changes)
+    return old, [choice, reason]
+
+
+@transaction.atomic
+def choice_set(*, unit: ComparisonUnit, user: User, choice: object = None, reason: object | None = None,
+               ms: int | None = None) -> ComparisonUnit:
+    """Set the unit's choice (the better output's position, or a tie) and its reason; on the undo stack of the
+    unit's first output. Never once the unit is finished (409)."""
+    locked = _locked(unit, user)
+    if locked.finished_at is not None:
+        raise UnitFinished(f"Screen {locked.number} is finished: its choice can no longer change.")
+    value = pairwise.check_choice(choice) if choice not in (None, "") else locked.choice
+    text = pairwise.check_reason(reason) if reason is not None else locked.reason
+    old, new = choice_write(locked, value, text, ms)
+    first = anchor(locked)
+    if old != new:
+        action_record(assignment=first, user=user, kind=WorkAction.Kind.PREFERENCE,
+                      payloads=[{"unit": locked.pk, "old": old, "new": new}], ms=ms)
+    activity_record(assignment=first)
+    return ComparisonUnit.objects.get(pk=locked.pk)
+
+
+def unit_unfinished(unit: ComparisonUnit) -> str | None:
+    """What the unit needs before it can finish (None: nothing)."""
+    if unit.choice is None:
+        return f"screen {unit.number} still needs a choice: which output is better, or a tie"
+    if pairwise.reason_required(unit.campaign.protocol_options) and not unit.reason.strip():
+        return f"screen {unit.number} still needs a reason for its choice"
+    return None
+
+
+@transaction.atomic
+def unit_finish(*, unit: ComparisonUnit, user: User, seconds: int = 0) -> list[Assignment]:
+    """Finish the unit; each of its outputs whose units are all finished is finished too (the shared finishing,
+    with its checks). Return the outputs' assignments finished now."""
+    from annotator.services.assignments import assignment_finish  # it asks the hooks, which read units
+
+    locked = _locked(unit, user)
+    if (needs := unit_unfinished(locked)) is not None:
+        raise UnitError(needs, field="choice")
+    if locked.finished_at is None:
+        ComparisonUnit.objects.filter(pk=locked.pk).update(finished_at=timezone.now())
+    done = []
+    members = unit_assignments(locked)
+    for position, assignment in enumerate(members):
+        if assignment.is_done() or units_of(assignment).filter(finished_at__isnull=True).exists():
+            continue
+        done.append(assignment_finish(assignment=assignment, user=user, seconds=seconds if position == 0 else 0))
+    return done
+
+
+def unit_open(unit: ComparisonUnit) -> None:
+    ComparisonUnit.objects.filter(pk=unit.pk, opened_at__isnull=True).update(opened_at=timezone.now())
+
+
+def unit_reopen(unit: ComparisonUnit) -> bool:
+    """An undo took a finished unit's choice away: the unit and its finished outputs open again."""
+    if not ComparisonUnit.objects.filter(pk=unit.pk, finished_at__isnull=False).update(finished_at=None):
+        return False
+    for assignment in unit_assignments(unit):
+        assignments_move(Assignment.objects.filter(pk=assignment.pk), Phase.DONE, assignment.reopened_phase())
+    return True
+
+
+def neighbour_units(unit: ComparisonUnit) -> tuple[ComparisonUnit | None, ComparisonUnit | None, int]:
+    """The annotator's previous and next screens, and how many they have."""
+    mine = ComparisonUnit.objects.filter(campaign_id=unit.campaign_id, annotator_id=unit.annotator_id)
+    prev = mine.filter(number__lt=unit.number).order_by("-number").first()
+    nxt = mine.filter(number__gt=unit.number).order_by("number").first()
+    return prev, nxt, mine.count()
+
+
+
+def next_open_unit(unit: ComparisonUnit) -> ComparisonUnit | None:
+    """The annotator's next unfinished screen after this one, wrapping around; None when all are finished."""
+    mine = ComparisonUnit.objects.filter(campaign_id=unit.campaign_id, annotator_id=unit.annotator_id,
+                                         finished_at__isnull=True).exclude(pk=unit.pk)
+    return mine.filter(number__gt=unit.number).order_by("number").first() or mine.order_by("number").first()
