@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotator.models import Assignment, EsaScore, ItemScore, SpanJudgment
+from annotator.models import Assignment, ComparisonUnit, EsaScore, ItemScore, SpanJudgment, UnitOutput
 from annotator.selectors.spans import added_spans, item_errors
 from annotator.views.marks import Own, marked_urls
 from corpus import protocols
@@ -18,18 +18,24 @@ pytestmark = pytest.mark.django_db
 
 OUTPUT = "Output one says the cafe is cheap."  # "says" 11-15, "the" 16-19, "cafe" 20-24
 UNDO = frozenset({"action_undo", "action_redo"})  # the documented way back (expert-screen.md, Undo and redo)
+FINISHING = frozenset({"assignment_time", "assignment_finish", "unit_finish"})  # finishing twice is no change
 
 
 def _assignment(protocol: str, annotator) -> Assignment:
     data = f.dataset(f"Finished {protocol}", input_headers=["Source"], output_header="Output")
     run = f.run(data, f"Finished {protocol} run")
     item = f.item(data, "x1", OUTPUT, position=1, inputs={"Source": "A source."})
+    if protocols.get(protocol).comparing:  # a second output of the same input to compare it with
+        f.item(data, "x1", "Output two says the cafe is dear.", position=2, inputs={"Source": "A source."},
+               system="other")
     made = f.annotation(item, run, model="m", score=2.0, score_label="Poor")
     f.span_at(made, 1, "cheap", explanation="The price range is high.", severity=4)
-    campaign = campaign_create(CampaignSpec(name=f"Finished {protocol}", dataset=data, runs=[run],
+    runs = [] if protocols.get(protocol).comparing else [run]  # its screens show no machine spans
+    campaign = campaign_create(CampaignSpec(name=f"Finished {protocol}", dataset=data, runs=runs,
                                             annotators=[annotator], aspects=["accuracy"], annotators_per_item=1,
                                             seed=2, protocol=protocol))
-    return Assignment.objects.select_related("campaign", "item").get(campaign=campaign, annotator=annotator)
+    return Assignment.objects.select_related("campaign", "item").filter(campaign=campaign, annotator=annotator,
+                                                                         item=item).get()
 
 
 def _finish(client: Client, assignment: Assignment) -> None:
@@ -54,6 +60,11 @@ def _finish(client: Client, assignment: Assignment) -> None:
                            **hx).status_code == 200
         assert client.post(reverse("esa_spans_done", args=[pk]), **hx).status_code == 200
         assert client.post(reverse("esa_score", args=[pk]), {"score": 61}, **hx).status_code == 200
+    elif protocols.get(protocol).comparing:  # pairwise: the screen's choice, then the screen finishes
+        assert client.post(reverse("unit_choice", args=[pk]), {"choice": "1"}, **hx).status_code == 200
+        assert client.post(reverse("unit_finish", args=[pk]), **hx).status_code == 200
+        assert Assignment.objects.get(pk=pk).is_done()
+        return
     elif protocols.get(protocol).score_range is not None:  # DA: the score alone
         assert client.post(reverse("item_score", args=[pk]), {"score": 61}, **hx).status_code == 200
     else:
@@ -72,7 +83,9 @@ def _state(assignment: Assignment) -> tuple:
     errors = sorted((s.start, s.end, s.category, s.severity, s.explanation) for s in added_spans(a))
     esa = EsaScore.objects.filter(assignment_id=a.pk).values_list("score", "score_changes").first()
     score = ItemScore.objects.filter(assignment_id=a.pk).values_list("score", "score_changes").first()
-    return a.status, a.phase, a.finished_at, a.boundary_at, judgments, errors, esa, score
+    units = list(ComparisonUnit.objects.filter(outputs__assignment_id=a.pk).values_list("choice", "reason",
+                                                                                       "finished_at"))
+    return a.status, a.phase, a.finished_at, a.boundary_at, judgments, errors, esa, score, units
 
 
 def _url(name: str, own: Own, assignment: Assignment) -> str:
@@ -118,19 +131,23 @@ def test_nothing_of_a_finished_item_changes_but_through_undo(protocol, make_user
         for body in BODIES:
             response = client.post(path, body, HTTP_HX_REQUEST="true")
             assert response.status_code < 500, (url.name, body, response.content)
-            assert response.status_code not in (200, 204) or url.name in ("assignment_time", "assignment_finish"), \
+            assert response.status_code not in (200, 204) or url.name in FINISHING, \
                 (url.name, body, response.status_code, response.content)
             refusals.setdefault(url.name, set()).add(response.status_code)
         assert _state(assignment) == finished, url.name
     # The screen's own actions say why: 409, naming the item.
     main = {protocols.OPENNLGAUGE: "judgment_save", protocols.MQM: "mqm_error_add", protocols.ESA: "esa_score",
-            protocols.DA: "item_score"}
+            protocols.DA: "item_score", protocols.PAIRWISE: "unit_choice"}
     assert 409 in refusals[main[protocol]], refusals
     answer = client.post(_url(main[protocol], Own.ASSIGNMENT, assignment), BODIES[0], HTTP_HX_REQUEST="true")
-    assert answer.status_code == 409 and f"Item {assignment.order} is finished" in answer.content.decode()
+    finished_what = "Screen 1" if protocols.get(protocol).comparing else f"Item {assignment.order}"
+    assert answer.status_code == 409 and f"{finished_what} is finished" in answer.content.decode()
 
     # Undo is the documented way back: it changes the item and says so (ESA's stack ends where the spans were done).
-    undo = client.post(reverse("action_undo", args=[assignment.pk]), HTTP_HX_REQUEST="true")
+    # (a comparison screen keeps its undo stack on its first output, which the screen's undo posts to)
+    stack = UnitOutput.objects.get(unit__outputs__assignment=assignment, position=1).assignment_id \
+        if protocols.get(protocol).comparing else assignment.pk
+    undo = client.post(reverse("action_undo", args=[stack]), HTTP_HX_REQUEST="true")
     if protocol == protocols.ESA:
         assert undo.status_code == 204 and _state(assignment) == finished
     else:
