@@ -208,3 +208,45 @@ def test_pairwise_scores_of_the_campaign_equal_a_recomputation_from_its_export(t
     assert got == expected
     assert result["position_bias"]["first_wins"] == first_wins and result["position_bias"]["decided_units"] == decided
     assert [s["system"] for s in result["systems"]][-1] == "gamma"
+
+
+def _decide_all(campaign, judge, pick):
+    for unit in _units(campaign, judge):
+        choice_set(unit=unit, user=judge, choice=pick(_systems(unit)), reason="Shorter & <clearer>.")
+        unit_finish(unit=unit, user=judge)
+
+
+def test_the_report_page_card_api_and_campaign_export_carry_the_side_by_side_figures(client, tmp_path):
+    from analytics.report.build import report_files
+    from tests.quality.conftest import Api
+
+    judges = [f.user("ann"), f.user("bob")]
+    campaign = _study(judges, inputs=4, per_item=2)
+    researcher = f.user("res", role="researcher")
+    api = Api(researcher)
+    early = api("get", f"/analytics/campaigns/{campaign.pk}/pairwise?resamples=20")
+    assert early.status_code == 422 and "finished" in early.json()["detail"]
+    for judge in judges:
+        _decide_all(campaign, judge, lambda systems: str(systems.index("alpha") + 1))
+    body = api("get", f"/analytics/campaigns/{campaign.pk}/pairwise?resamples=20").json()
+    assert body["pairs"][0] | {"ci_low": None, "ci_high": None} == {
+        "a": "alpha", "b": "beta", "units": 8, "a_better": 8, "b_better": 0, "ties": 0, "a_win_rate": 1.0,
+        "ci_low": None, "ci_high": None, "p_value": sign_test(8, 0), "p_holm": sign_test(8, 0),
+        "shown_together": True}
+    assert body["position_bias"]["decided_units"] == 8 and body["position_bias"]["first_wins"] == 4
+    files = report_files(campaign, "latex")
+    tex = "\n".join(v.decode() for k, v in files.items() if not k.startswith("figures/"))
+    assert "Bradley-Terry" in tex and "DA scores" not in tex and "Table 4" not in tex
+    client.force_login(researcher)
+    page = client.get(reverse("analytics_campaign", args=[campaign.pk]))
+    assert page.status_code == 200 and "Every pair of systems shown together" in page.content.decode()
+    card = client.get(reverse("labeled_card", args=[campaign.pk]))
+    assert card.status_code == 200
+    out = tmp_path / "units.csv"
+    call_command("export_campaign", campaign=campaign.pk, format="units", output=out)
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert len(rows) == 16 and {r["preferred_system"] for r in rows} == {"alpha"}
+    assert {r["reason"] for r in rows} == {"Shorter & <clearer>."}
+    lines = io.StringIO()
+    call_command("export_units", "--campaign", str(campaign.pk), "--format", "jsonl", stdout=lines)
+    assert [json.loads(line)["unit"] for line in lines.getvalue().splitlines()] == [int(r["unit"]) for r in rows]
