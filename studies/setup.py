@@ -34,7 +34,7 @@ from annotator.services.campaigns import (
 )
 from annotator.services.routing import RoutingSpec, campaign_route_draw
 from annotator.services.sampling import SampleSpec, campaign_sample_draw
-from annotator.services.units import alone_warnings, units_make
+from annotator.services.units import alone_warnings, comparable, units_make
 from corpus import protocols
 from corpus.models import Annotation, Dataset, Item
 from corpus.protocols.errors import ProtocolError
@@ -118,9 +118,14 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
     _validate(spec)
     campaign = _campaign_row(spec, created_by)
     items, training = _items(campaign, spec)
+    declared = protocols.get(spec.protocol)
+    alone: list[str] = []
+    if declared.comparing:  # only outputs with another output of their input can be compared
+        items, alone = comparable(items)
+        training, alone_training = comparable(training)
+        alone += alone_training
     controls = set(spec.control_item_ids)
     outputs = [i for i in items if i not in controls]
-    declared = protocols.get(spec.protocol)
     inputs = _inputs(items) if declared.comparing else {}
     per_annotator = _deal(items, controls, spec.annotators, spec.annotators_per_item, inputs)
     registered = min(spec.annotators_per_item, len(spec.annotators))
@@ -171,7 +176,7 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
     warnings = [
         *(pool_warnings(pool) if pool else []),
         *arm_warnings(share=spec.control_arm, outputs=len(outputs), judges=spec.annotators_per_item),
-        *(alone_warnings(campaign, spec.dataset, items) if declared.comparing else []),
+        *alone_warnings(alone),
         *checks_warnings(made, decoys=spec.checks.decoys, planted=spec.checks.planted),
         *([f"planted_near_duplicates: {n} planted cop{'y is' if n == 1 else 'ies are'} of outputs their judge also "
            "judges, one fact apart from an output in the same queue"]
@@ -285,6 +290,11 @@ def _validate(spec: CampaignSpec) -> None:
         declared.clean_options(spec.protocol_options)
     except ProtocolError as exc:
         raise CampaignError(str(exc), field=exc.field or "protocol_options") from None
+    if declared.comparing and spec.link is not None:
+        # A link's pool hands out single outputs; a comparison needs all of an input's outputs in one queue.
+        raise CampaignError(f"link, protocol: the {spec.protocol!r} protocol shows outputs side by side, and a "
+                            "participant link's pool hands out one output at a time; judge it with registered "
+                            "annotators", field=("link", "protocol"))
     if spec.checks.decoys and not declared.judges_machine_spans:
         raise CampaignError(f"decoys, protocol: a decoy is a machine span annotators should reject, but under the "
                             f"{spec.protocol!r} protocol nobody gives verdicts on machine spans; set decoys to 0",
@@ -303,11 +313,6 @@ def _validate(spec: CampaignSpec) -> None:
         raise CampaignError(f"control_arm, protocol: the {spec.protocol!r} protocol has no step without the "
                             "machine's spans, so no output can be in a control arm; set control_arm to 0",
                             field=("control_arm", "protocol"))
-    if declared.comparing and spec.link is not None:
-        # A link's pool hands out single outputs; a comparison needs all of an input's outputs in one queue.
-        raise CampaignError(f"link, protocol: the {spec.protocol!r} protocol shows outputs side by side, and a "
-                            "participant link's pool hands out one output at a time; judge it with registered "
-                            "annotators", field=("link", "protocol"))
     if spec.control_arm and not spec.runs:
         raise CampaignError("control_arm, runs: the control arm is the outputs judged before (or without) the "
                             "machine's spans, and without a run no output shows any; choose a run or set "

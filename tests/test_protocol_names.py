@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("accounts", "analytics", "annotator", "comparison", "config", "corpus", "dhp", "evaluation", "jobs",
            "quality", "stats", "studies", "tasks")
 PROTOCOL_MODULES = ("corpus/protocols/", "annotator/protocols/")
-NAMES = {"opennlgauge", "mqm", "esa", "da"}
+NAMES = {"opennlgauge", "mqm", "esa", "da", "pairwise"}
 CONSTANTS = {name.upper() for name in NAMES}
 
 

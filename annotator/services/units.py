@@ -24,7 +24,7 @@ from annotator.engine.positions import pair_orders, rotation_orders
 from annotator.models import Assignment, Campaign, ComparisonUnit, UnitOutput, WorkAction
 from annotator.services.actions import action_record, activity_record
 from annotator.services.phases import assignments_move
-from corpus.models import Dataset, Item
+from corpus.models import Item
 from corpus.protocols import pairwise
 from errors import Conflict, UserError
 
@@ -88,17 +88,23 @@ def units_make(*, campaign: Campaign, per_screen: int) -> int:
     return len(planned)
 
 
-def alone_warnings(campaign: Campaign, dataset: Dataset, items: Sequence[int]) -> list[str]:
-    """What setting up a comparing campaign could not compare: outputs whose input has no other output."""
+def comparable(items: Sequence[int]) -> tuple[list[int], list[str]]:
+    """The items whose input has another output among them (in the given order), and the inputs left alone."""
+    inputs = dict(Item.objects.filter(pk__in=list(items)).values_list("pk", "external_id"))
     per_input: dict[str, int] = defaultdict(int)
-    for segment in Item.objects.filter(pk__in=list(items), dataset=dataset).values_list("external_id", flat=True):
-        per_input[segment] += 1
+    for item_id in items:
+        per_input[inputs[item_id]] += 1
     alone = sorted(segment for segment, n in per_input.items() if n < 2)
+    return [i for i in items if per_input[inputs[i]] >= 2], alone
+
+
+def alone_warnings(alone: Sequence[str]) -> list[str]:
+    """What setting up a comparing campaign left out: inputs with a single output, which no screen can show."""
     if not alone:
         return []
     shown = ", ".join(alone[:5]) + (f" and {len(alone) - 5} more" if len(alone) > 5 else "")
-    return [f"protocol: {len(alone)} input(s) have a single output ({shown}), so nothing is shown beside them; "
-            "they are judged on no screen"]
+    return [f"protocol: {len(alone)} input(s) have a single output ({shown}), so nothing can be shown beside them; "
+            "they are left out of the campaign"]
 
 
 def units_of(assignment: Assignment):

@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from annotator.models import Assignment, ComparisonUnit, UnitOutput, WorkAction
+from annotator.models import Assignment, Campaign, ComparisonUnit, UnitOutput, WorkAction
 from annotator.services.undo import action_redo, action_undo
 from annotator.services.units import UnitError, UnitFinished, choice_set, unit_finish
 from corpus import protocols
@@ -250,3 +250,40 @@ def test_the_report_page_card_api_and_campaign_export_carry_the_side_by_side_fig
     lines = io.StringIO()
     call_command("export_units", "--campaign", str(campaign.pk), "--format", "jsonl", stdout=lines)
     assert [json.loads(line)["unit"] for line in lines.getvalue().splitlines()] == [int(r["unit"]) for r in rows]
+
+
+def test_a_researcher_makes_a_pairwise_campaign_with_the_form_and_with_the_api(client, make_user):
+    from ninja.testing import TestClient
+
+    from config.api import api
+
+    judges = [make_user("pf-1"), make_user("pf-2")]
+    researcher = make_user("pf-res", role="researcher")
+    data = f.dataset("form pairs", input_headers=["Article"], output_header="Summary")
+    for k in range(2):
+        for system in ("left-sys", "right-sys"):
+            f.item(data, f"d{k}", f"{system} text {k}", system=system, inputs={"Article": "A"})
+    f.item(data, "lonely", "only one system here", system="left-sys", inputs={"Article": "B"})
+    client.force_login(researcher)
+    response = client.post("/campaigns/new/", {
+        "name": "Pairs by form", "dataset": data.pk, "annotators": [j.pk for j in judges],
+        "annotators_per_item": 2, "seed": 0, "guidelines": "Pick the better summary.", "protocol": "pairwise",
+        "protocol_options": '{"reason_required": true}'})
+    assert response.status_code == 302, response.context["form"].errors
+    campaign = Campaign.objects.get(name="Pairs by form")
+    assert campaign.protocol_options == {"reason_required": True}
+    assert ComparisonUnit.objects.filter(campaign=campaign).count() == 4  # 2 inputs x 2 judges; "lonely" on none
+    assert any("single output" in w for w in campaign.setup_report.warnings)
+    answer = TestClient(api).post("/campaigns", json={
+        "name": "Pairs by API", "dataset_id": data.pk, "run_ids": [], "annotators": [judges[0].username],
+        "protocol": "pairwise", "protocol_options": {"question": "Which is more fluent?"}}, user=researcher)
+    assert answer.status_code in (200, 201), answer.content
+    made = Campaign.objects.get(name="Pairs by API")
+    unit = ComparisonUnit.objects.filter(campaign=made).first()
+    first = UnitOutput.objects.get(unit=unit, position=1).assignment
+    client.force_login(judges[0])
+    assert "Which is more fluent?" in client.get(reverse("item_screen", args=[first.pk])).content.decode()
+    bad = TestClient(api).post("/campaigns", json={
+        "name": "Pairs bad", "dataset_id": data.pk, "run_ids": [], "annotators": [judges[0].username],
+        "protocol": "pairwise", "protocol_options": {"reason_required": "yes"}}, user=researcher)
+    assert bad.status_code == 422 and "reason_required" in bad.json()["detail"]
