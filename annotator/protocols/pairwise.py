@@ -10,7 +10,7 @@ from django.urls import reverse
 from annotator.models import Campaign
 from annotator.protocols import Hooks, register
 from annotator.rendering import render_inputs
-from annotator.services.units import neighbour_units, unit_assignments, unit_for_screen, units_of
+from annotator.services.units import neighbour_units, unit_assignments, unit_for_screen, unit_open, units_of
 from corpus import protocols
 from corpus.protocols import pairwise
 
@@ -58,6 +58,8 @@ class Pairwise(Hooks):
     def page(self, request, assignment) -> HttpResponse:
         context = self.context(request, assignment)
         unit = context["unit"]
+        if unit is not None and context["can_edit"]:
+            unit_open(unit)  # the first time its judge sees it (the export's opened_at)
         prev, nxt, n_units = neighbour_units(unit) if unit else (None, None, 0)
         first = context["outputs"][0]["assignment"]
         context.update(

@@ -204,6 +204,7 @@ def unit_finish(*, unit: ComparisonUnit, user: User, seconds: int = 0) -> list[A
 
 
 def unit_open(unit: ComparisonUnit) -> None:
+    """Stamp the screen's first open (a conditional update: later opens keep the first)."""
     ComparisonUnit.objects.filter(pk=unit.pk, opened_at__isnull=True).update(opened_at=timezone.now())
 
 

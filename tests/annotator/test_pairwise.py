@@ -105,6 +105,12 @@ def test_the_screen_shows_both_outputs_escaped_without_system_names(client):
     first = UnitOutput.objects.get(unit=unit, position=1).assignment
     client.force_login(judge)
     html = client.get(reverse("item_screen", args=[first.pk]) + f"?unit={unit.pk}").content.decode()
+    unit.refresh_from_db()
+    opened = unit.opened_at
+    assert opened is not None
+    client.get(reverse("item_screen", args=[first.pk]) + f"?unit={unit.pk}")
+    unit.refresh_from_db()
+    assert unit.opened_at == opened  # the first open is kept
     assert "&lt;script&gt;alert(" in html and "<script>alert(" not in html
     assert html.count("summary of document") == 2 and "&lt;i&gt;" in html
     assert "Which output is better?" in html and 'data-choice="tie"' in html
