@@ -30,15 +30,14 @@ class ComparisonUnit(models.Model):
     changes = models.PositiveIntegerField(default=0)
     chosen_at = models.DateTimeField(null=True, blank=True)
     opened_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True, help_text="A preference screen's finish (its choice "
+                                       "made); a screen without one is finished when its outputs are.")
 
     class Meta:
         ordering = ["campaign", "annotator", "number"]
         constraints = [
             models.UniqueConstraint(fields=["campaign", "annotator", "number"], name="unit_unique_annotator_number"),
             models.CheckConstraint(condition=Q(number__gte=1), name="comparisonunit_number_from_1"),
-            models.CheckConstraint(condition=Q(finished_at__isnull=True) | Q(choice__isnull=False),
-                                   name="comparisonunit_finished_has_choice"),
         ]
 
     def __str__(self) -> str:

@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("accounts", "analytics", "annotator", "comparison", "config", "corpus", "dhp", "evaluation", "jobs",
            "quality", "stats", "studies", "tasks")
 PROTOCOL_MODULES = ("corpus/protocols/", "annotator/protocols/")
-NAMES = {"opennlgauge", "mqm", "esa", "da", "pairwise"}
-CONSTANTS = {name.upper() for name in NAMES}
+NAMES = {"opennlgauge", "mqm", "esa", "da", "pairwise", "sxs-mqm"}
+CONSTANTS = {name.upper().replace("-", "_") for name in NAMES}
 
 
 def _is_protocol_name(node: ast.AST) -> bool:

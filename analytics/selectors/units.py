@@ -2,18 +2,25 @@
 positions and timings) and the side-by-side figures' input read from the same rows, so `pairwise_scores
 --campaign` is a recomputation of the export by construction and a test can check it from the file.
 
-Only finished screens count in the figures; the export lists every screen, finished or not.
+Only finished screens count in the figures; the export lists every screen, finished or not. A preference screen
+(pairwise) is finished with its choice; a screen whose outputs' marks compare them (side-by-side MQM) when both
+outputs are, and each output's `score` is then its MQM score under the campaign's weights.
 """
 
 from __future__ import annotations
 
 import io
 import json
+from collections import defaultdict
 from typing import TypedDict
 
-from annotator.models import Campaign, UnitOutput
+from annotator.models import Assignment, Campaign, UnitOutput
+from corpus import protocols
+from corpus.models import ErrorSpan
 from corpus.protocols import pairwise
+from corpus.protocols.mqm import severity_of_code
 from corpus.spreadsheet import sheet_writer
+from stats.mqm import Error, segment_score
 from stats.pairwise import Judged
 
 
@@ -32,6 +39,7 @@ class UnitRow(TypedDict):
     first_ms: int | None
     choice_ms: int | None
     changes: int
+    score: float | None  # the output's MQM score (side-by-side MQM); None where a choice compares
     opened_at: str | None
     chosen_at: str | None
     finished_at: str | None
@@ -46,35 +54,65 @@ def _when(moment) -> str | None:
 
 def unit_rows(campaign: Campaign) -> list[UnitRow]:
     """Every screen's outputs in (annotator, screen number, position) order."""
+    declared = protocols.get(campaign.protocol)
     rows = list(UnitOutput.objects.filter(unit__campaign=campaign)
                 .select_related("unit__annotator", "assignment__item")
                 .order_by("unit__annotator__username", "unit__number", "position"))
-    sizes: dict[int, dict[int, str]] = {}
+    members: dict[int, list[UnitOutput]] = {}
     for row in rows:
-        sizes.setdefault(row.unit_id, {})[row.position] = row.assignment.item.system
+        members.setdefault(row.unit_id, []).append(row)
+    scores = {} if declared.prefers else _mqm_scores(campaign)
     answer = []
     for row in rows:
-        unit = row.unit
+        unit, mates = row.unit, members[row.unit_id]
+        systems = {m.position: m.assignment.item.system for m in mates}
         choice = "" if unit.choice is None else "tie" if unit.choice == pairwise.TIE else str(unit.choice)
+        finished = unit.finished_at if declared.prefers else _all_finished(mates)
         answer.append(UnitRow(
             unit=unit.pk, annotator=unit.annotator.username, segment=unit.segment, number=unit.number,
             position=row.position, system=row.assignment.item.system, item_id=row.assignment.item_id,
-            outputs=len(sizes[unit.pk]), choice=choice,
-            preferred_system=sizes[unit.pk].get(unit.choice, "") if unit.choice else "",
+            outputs=len(mates), choice=choice, preferred_system=systems.get(unit.choice, "") if unit.choice else "",
             reason=unit.reason, first_ms=unit.first_ms, choice_ms=unit.choice_ms, changes=unit.changes,
-            opened_at=_when(unit.opened_at), chosen_at=_when(unit.chosen_at), finished_at=_when(unit.finished_at)))
+            score=scores.get((row.assignment.item_id, unit.annotator_id), 0.0) if finished and not declared.prefers
+            else None,
+            opened_at=_when(unit.opened_at or row.assignment.opened_at), chosen_at=_when(unit.chosen_at),
+            finished_at=_when(finished)))
     return answer
 
 
+def _all_finished(mates: list[UnitOutput]):
+    """When the last of a screen's outputs finished, if all have (a screen whose outputs finish on their own)."""
+    if any(m.assignment.status != Assignment.Status.DONE or m.assignment.finished_at is None for m in mates):
+        return None
+    return max(m.assignment.finished_at for m in mates)
+
+
+def _mqm_scores(campaign: Campaign) -> dict[tuple[int, int], float]:
+    """(item, annotator) -> the MQM score of the annotator's errors on the item in this campaign."""
+    weights = protocols.mqm_weights(campaign.protocol_options)
+    errors: dict[tuple[int, int], list[Error]] = defaultdict(list)
+    for item_id, annotator_id, category, severity in ErrorSpan.objects.filter(
+            annotation__source__added__campaign=campaign).values_list(
+            "annotation__item_id", "annotation__source__added__annotator_id", "category", "severity"):
+        errors[(item_id, annotator_id)].append(Error(category, severity_of_code(severity)))
+    return {key: segment_score(found, weights.weight) for key, found in errors.items()}
+
+
 def judged_from_rows(rows: list[UnitRow]) -> list[Judged]:
-    """The finished screens' outputs as stats.pairwise reads them: the better output scores 0 and the other 1, a
-    tie 0 for both (pairwise.scores), on the screen they shared, at the position they had."""
+    """The finished screens' outputs as stats.pairwise reads them, on the screen they shared, at the position they
+    had: each output's MQM score where it has one, else from the choice (the better output 0 and the other 1, a tie
+    0 for both: pairwise.scores)."""
     judged = []
     for row in rows:
-        if not row["finished_at"] or row["choice"] == "":
+        if not row["finished_at"]:
             continue
-        choice = pairwise.TIE if row["choice"] == "tie" else int(row["choice"])
-        score = pairwise.scores(choice, row["outputs"])[row["position"] - 1]
+        if row["score"] is not None:  # the outputs' own MQM scores compare them
+            score = row["score"]
+        elif row["choice"] == "":
+            continue
+        else:
+            choice = pairwise.TIE if row["choice"] == "tie" else int(row["choice"])
+            score = pairwise.scores(choice, row["outputs"])[row["position"] - 1]
         judged.append(Judged(system=row["system"], segment=row["segment"], rater=row["annotator"], score=score,
                              unit=row["unit"], position=row["position"]))
     return judged

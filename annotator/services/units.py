@@ -18,15 +18,18 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.models import User
-from annotator.access import check_can_work
+from annotator.access import OtherProtocol, check_can_work
 from annotator.engine.phases import Phase
 from annotator.engine.positions import pair_orders, rotation_orders
 from annotator.models import Assignment, Campaign, ComparisonUnit, UnitOutput, WorkAction
 from annotator.services.actions import action_record, activity_record
 from annotator.services.phases import assignments_move
+from corpus import protocols
 from corpus.models import Item
 from corpus.protocols import pairwise
 from errors import Conflict, UserError
+
+ASIDE = 1_000_000_000  # added to queue places for a moment while two of them swap (below 2**31, above any queue)
 
 
 class UnitError(UserError):
@@ -75,6 +78,7 @@ def units_make(*, campaign: Campaign, per_screen: int) -> int:
                              seed=campaign.seed)
     else:
         orders = rotation_orders(labelled, seed=campaign.seed)
+    _queue_in_screen_order(planned, orders, systems)
     numbers: dict[int, int] = defaultdict(int)
     outputs_rows = []
     for (annotator_id, segment, screen), order in zip(planned, orders, strict=True):
@@ -96,6 +100,29 @@ def comparable(items: Sequence[int]) -> tuple[list[int], list[str]]:
         per_input[inputs[item_id]] += 1
     alone = sorted(segment for segment, n in per_input.items() if n < 2)
     return [i for i in items if per_input[inputs[i]] >= 2], alone
+
+
+def _queue_in_screen_order(planned: list[tuple[int, str, list[int]]], orders: list[tuple[str, ...]],
+                           systems: dict[int, str]) -> None:
+    """Where an input is one screen, its outputs take their places in the queue in screen order, so finishing the
+    first opens the second (their queue places are adjacent; they swap, through places no queue uses)."""
+    screens = defaultdict(int)
+    for annotator_id, segment, _ in planned:
+        screens[(annotator_id, segment)] += 1
+    wanted: dict[int, int] = {}
+    for (annotator_id, segment, screen), order in zip(planned, orders, strict=True):
+        if screens[(annotator_id, segment)] != 1:
+            continue
+        by_system = {systems[pk]: pk for pk in screen}
+        places = sorted(Assignment.objects.filter(pk__in=screen).values_list("order", flat=True))
+        wanted.update({by_system[system]: place for system, place in zip(order, places, strict=True)})
+    current = dict(Assignment.objects.filter(pk__in=list(wanted)).values_list("pk", "order"))
+    moving = [pk for pk, place in wanted.items() if current[pk] != place]
+    if not moving:
+        return
+    Assignment.objects.filter(pk__in=moving).update(order=F("order") + ASIDE)
+    for pk in moving:
+        Assignment.objects.filter(pk=pk).update(order=wanted[pk])
 
 
 def alone_warnings(alone: Sequence[str]) -> list[str]:
@@ -138,9 +165,14 @@ def anchor(unit: ComparisonUnit) -> Assignment:
 
 
 def _locked(unit: ComparisonUnit, user: User) -> ComparisonUnit:
+    """The unit locked, for its judge, under a protocol whose screens ask for a choice (409 otherwise)."""
     locked = ComparisonUnit.objects.select_for_update().select_related("campaign").get(pk=unit.pk)
     first = anchor(locked)
     check_can_work(first, user)
+    declared = protocols.get(locked.campaign.protocol)
+    if not declared.prefers:
+        raise OtherProtocol(f"Screen {locked.number} is judged under {declared.label.split(' (')[0]}: its outputs' "
+                            "marks compare them, and it asks no choice.")
     return locked
 
 
@@ -176,6 +208,8 @@ def choice_set(*, unit: ComparisonUnit, user: User, choice: object = None, reaso
 
 def unit_unfinished(unit: ComparisonUnit) -> str | None:
     """What the unit needs before it can finish (None: nothing)."""
+    if not protocols.get(unit.campaign.protocol).prefers:
+        return None  # its outputs' own marks compare them: each output finishes on its own screen
     if unit.choice is None:
         return f"screen {unit.number} still needs a choice: which output is better, or a tie"
     if pairwise.reason_required(unit.campaign.protocol_options) and not unit.reason.strip():

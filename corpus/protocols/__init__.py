@@ -25,6 +25,7 @@ MQM = "mqm"
 ESA = "esa"
 DA = "da"
 PAIRWISE = "pairwise"
+SXS_MQM = "sxs-mqm"
 DEFAULT = OPENNLGAUGE
 
 
@@ -120,9 +121,18 @@ class Protocol:
     """Outputs of one input shown together on one screen (a comparison unit, annotator.unit_models); 1: one output
     at a time. A comparing protocol deals an input's outputs to the same judges and counterbalances positions."""
 
+    steps_of: str = ""
+    """The protocol whose screen steps this one's items take ("mqm": side-by-side MQM marks each output with MQM's
+    own endpoints); "": its own."""
+
     @property
     def comparing(self) -> bool:
         return self.compares > 1
+
+    @property
+    def prefers(self) -> bool:
+        """A comparison screen asks which output is better (pairwise); otherwise its outputs' own marks compare."""
+        return "preference" in self.per_item
 
     @property
     def marks_errors(self) -> bool:
@@ -137,7 +147,10 @@ class Protocol:
 
     @property
     def plants(self) -> bool:
-        """Planted copies apply: their error can be marked, or their score compared with the original's."""
+        """Planted copies apply: their error can be marked, or their score compared with the original's. Not yet
+        inside comparison units (a copy would need its own screen beside its original)."""
+        if self.comparing:
+            return False
         return self.marks_errors if self.planted_check == MARKED else self.score_range is not None
 
     def allows_phase(self, phase: str) -> bool:
@@ -155,6 +168,10 @@ def _mqm_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
         keys[str(number)] = f"category: {category.name}" + (" (then 1-9 for its subcategory)"
                                                               if category.children else "")
     return keys
+
+
+def _sxs_mqm_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
+    return {**_mqm_keys(options), "x": "switch to the other output of this screen"}
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -200,6 +217,15 @@ PROTOCOLS: dict[str, Protocol] = {
         clean_options=pairwise.clean_options, judges_machine_spans=False, severities=(), severity_required=False,
         marks=(), phases=("training", "judging", "done"), control_arm=False, compares=pairwise.OUTPUTS,
     ),
+    SXS_MQM: Protocol(
+        name=SXS_MQM, label="Side-by-side MQM (two outputs on one screen, MQM errors on either side and in the source)",
+        per_span=("span", "category", "severity", "note"), keys=_sxs_mqm_keys, template="annotator/item_mqm.html",
+        figures=("pairwise", "mqm_scores", "mqm_categories", "mqm_agreement"),
+        exports=("mqm-sxs-tsv", "units", "mqm-tsv"), clean_options=_mqm_options, judges_machine_spans=False,
+        severities=tuple(mqm.SEVERITY_CODES.values()), severity_required=True,
+        categories=lambda options: mqm.tree_names(mqm_tree(options)), prefills=True, marks=(OUTPUT, SOURCE),
+        control_arm=False, compares=2, steps_of=MQM,
+    ),
 }
 CHOICES: list[tuple[str, str]] = [(p.name, p.label) for p in PROTOCOLS.values()]
 
@@ -215,8 +241,10 @@ def get(name: str) -> Protocol:
 
 def step_applies(campaign_protocol: str, step_protocol: str) -> bool:
     """Whether a step that belongs to one protocol's screen (ESA's score, MQM's errors) applies to an item of a
-    campaign running `campaign_protocol`: the one comparison of protocol names, kept with the declarations."""
-    return get(campaign_protocol).name == get(step_protocol).name
+    campaign running `campaign_protocol` (its own, or those of the protocol it takes its steps from): the one
+    comparison of protocol names, kept with the declarations."""
+    declared, step = get(campaign_protocol), get(step_protocol).name
+    return step in (declared.name, declared.steps_of)
 
 
 def _check(declared: Protocol) -> None:
@@ -233,6 +261,8 @@ def _check(declared: Protocol) -> None:
     if declared.score_range is not None and ("score" not in declared.per_item
                                              or declared.score_range[0] >= declared.score_range[1]):
         raise ValueError(f"protocol {declared.name}: a score range needs a per-item score and low < high")
+    if declared.steps_of and declared.steps_of not in PROTOCOLS:
+        raise ValueError(f"protocol {declared.name}: steps_of names no protocol")
     if declared.compares < 1:
         raise ValueError(f"protocol {declared.name}: compares is the number of outputs on a screen, at least 1")
     if bool(declared.unlocated_category) != (UNPLACED in declared.marks):

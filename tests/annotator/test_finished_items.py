@@ -51,7 +51,7 @@ def _finish(client: Client, assignment: Assignment) -> None:
                 assert client.post(url, {"field": field, "value": value}, **hx).status_code == 200
         assert client.post(reverse("added_span_add", args=[pk]), {"start": 11, "end": 15, "severity": 3},
                            **hx).status_code == 200
-    elif protocol == protocols.MQM:
+    elif protocols.step_applies(protocol, protocols.MQM):  # MQM, and side-by-side MQM's outputs one by one
         tree = protocols.get(protocol).categories(assignment.campaign.protocol_options)
         assert client.post(reverse("mqm_error_add", args=[pk]), {"start": 11, "end": 15, "severity": "major",
                                                                  "category": tree[0]}, **hx).status_code == 200
@@ -60,7 +60,7 @@ def _finish(client: Client, assignment: Assignment) -> None:
                            **hx).status_code == 200
         assert client.post(reverse("esa_spans_done", args=[pk]), **hx).status_code == 200
         assert client.post(reverse("esa_score", args=[pk]), {"score": 61}, **hx).status_code == 200
-    elif protocols.get(protocol).comparing:  # pairwise: the screen's choice, then the screen finishes
+    elif protocols.get(protocol).prefers:  # pairwise: the screen's choice, then the screen finishes
         assert client.post(reverse("unit_choice", args=[pk]), {"choice": "1"}, **hx).status_code == 200
         assert client.post(reverse("unit_finish", args=[pk]), **hx).status_code == 200
         assert Assignment.objects.get(pk=pk).is_done()
@@ -137,16 +137,16 @@ def test_nothing_of_a_finished_item_changes_but_through_undo(protocol, make_user
         assert _state(assignment) == finished, url.name
     # The screen's own actions say why: 409, naming the item.
     main = {protocols.OPENNLGAUGE: "judgment_save", protocols.MQM: "mqm_error_add", protocols.ESA: "esa_score",
-            protocols.DA: "item_score", protocols.PAIRWISE: "unit_choice"}
+            protocols.DA: "item_score", protocols.PAIRWISE: "unit_choice", protocols.SXS_MQM: "mqm_error_add"}
     assert 409 in refusals[main[protocol]], refusals
     answer = client.post(_url(main[protocol], Own.ASSIGNMENT, assignment), BODIES[0], HTTP_HX_REQUEST="true")
-    finished_what = "Screen 1" if protocols.get(protocol).comparing else f"Item {assignment.order}"
+    finished_what = "Screen 1" if protocols.get(protocol).prefers else f"Item {assignment.order}"
     assert answer.status_code == 409 and f"{finished_what} is finished" in answer.content.decode()
 
     # Undo is the documented way back: it changes the item and says so (ESA's stack ends where the spans were done).
     # (a comparison screen keeps its undo stack on its first output, which the screen's undo posts to)
     stack = UnitOutput.objects.get(unit__outputs__assignment=assignment, position=1).assignment_id \
-        if protocols.get(protocol).comparing else assignment.pk
+        if protocols.get(protocol).prefers else assignment.pk
     undo = client.post(reverse("action_undo", args=[stack]), HTTP_HX_REQUEST="true")
     if protocol == protocols.ESA:
         assert undo.status_code == 204 and _state(assignment) == finished

@@ -71,6 +71,10 @@ def test_an_inputs_outputs_go_to_the_same_judges_side_by_side_with_positions_bal
         for unit in _units(campaign, judge):
             systems = _systems(unit)
             assert sorted(systems) == ["alpha", "beta"]
+            # the queue holds a screen's outputs in screen order: finishing the first opens the second
+            places = [o.assignment.order for o in UnitOutput.objects.filter(unit=unit).select_related("assignment")
+                      .order_by("position")]
+            assert places[1] == places[0] + 1
             placed[systems[0]]["first"] += 1
             placed[systems[1]]["second"] += 1
             per_input[unit.segment][systems[0]] += 1

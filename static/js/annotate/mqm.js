@@ -219,6 +219,8 @@ function start() {
     g: openGuidelines, "?": () => openDialog("help-dialog"),
     Escape: () => { window.getSelection().removeAllRanges(); reset(); },
   };
+  // side by side: the other output of the screen takes the focus (its own MQM screen, this one beside it)
+  if (work.dataset.switchUrl) KEYS.x = () => go(work.dataset.switchUrl);
   severities.forEach((s) => { KEYS[s.key] = () => pickSeverity(s.value); });
   if (work.dataset.nonTranslation) KEYS[work.dataset.nonTranslationKey] = nonTranslation;
   for (let d = 1; d <= 9; d++) KEYS[String(d)] = () => pickDigit(String(d));
