@@ -142,6 +142,8 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
     lanes = [-k for k in range(1, pool.judges + 1)] if pool else []  # participant k of each output, by place
     unprimed = _control_arm({i: [*js, *lanes] for i, js in judges.items()}, spec.runs, share=spec.control_arm,
                             seed=spec.seed)
+    if declared.comparing:  # one screen, one arm: its outputs all pre-filled, or none of them
+        unprimed = _arm_per_screen(unprimed, inputs, judges)
     link = None
     if pool is not None:
         link = link_create(campaign=campaign, spec=spec.link, item_ids=outputs,
@@ -401,6 +403,18 @@ def _deal(items: Sequence[int], controls: set[int], annotators: Sequence[User],
         if at == cursor:
             cursor += per_item
     return per_annotator
+
+
+def _arm_per_screen(unprimed: set[tuple[int, int]], inputs: dict[int, str],
+                    judges: dict[int, list[int]]) -> set[tuple[int, int]]:
+    """The control arm drawn per output and judge, made one per input and judge: an input's outputs take the arm
+    drawn for its first output (in item order), so a screen never mixes pre-filled and plain outputs."""
+    first: dict[tuple[str, int], int] = {}
+    for item_id in sorted(judges):
+        for judge in judges[item_id]:
+            first.setdefault((inputs[item_id], judge), item_id)
+    return {(item_id, judge) for item_id in judges for judge in judges[item_id]
+            if (first[(inputs[item_id], judge)], judge) in unprimed}
 
 
 def _shuffled(queue: list[tuple[int, bool]], inputs: dict[int, str],

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PRODUCT = ("accounts", "analytics", "annotator", "comparison", "config", "corpus", "dhp", "evaluation", "jobs",
            "quality", "stats", "studies", "tasks")
 PROTOCOL_MODULES = ("corpus/protocols/", "annotator/protocols/")
-NAMES = {"opennlgauge", "mqm", "esa", "da", "pairwise", "sxs-mqm"}
+NAMES = {"opennlgauge", "mqm", "esa", "da", "pairwise", "sxs-mqm", "cesa"}
 CONSTANTS = {name.upper().replace("-", "_") for name in NAMES}
 
 

@@ -114,12 +114,14 @@ def campaign_pairwise(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed:
     units, analytics.selectors.units, read back); an MQM campaign's one-output screens have none, so the answer is
     a 422 that says so (a campaign of another protocol is NotMqm's 422)."""
     _check(n_resamples, seed)
-    if protocols.get(campaign.protocol).comparing:
+    declared = protocols.get(campaign.protocol)
+    if declared.comparing:
         rows = unit_rows(campaign)
         if not any(row["finished_at"] for row in rows):
             raise NoUnits(f"campaign {campaign.pk}: none of its side-by-side screens is finished yet, so there is "
                           "nothing to compare", field="campaign")
-        return _figures(judged_from_rows(rows), [], n_resamples=n_resamples, seed=seed)
+        judged = judged_from_rows(rows, higher_is_better="score" in declared.per_item)
+        return _figures(judged, [], n_resamples=n_resamples, seed=seed)
     check_mqm_request(campaign)
     raise NoUnits(f"campaign {campaign.pk}: its MQM screens show one output at a time, so no two outputs were "
                   "judged together and there are no side-by-side units to compare; pairwise figures need "

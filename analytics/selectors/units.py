@@ -4,7 +4,8 @@ positions and timings) and the side-by-side figures' input read from the same ro
 
 Only finished screens count in the figures; the export lists every screen, finished or not. A preference screen
 (pairwise) is finished with its choice; a screen whose outputs' marks compare them (side-by-side MQM) when both
-outputs are, and each output's `score` is then its MQM score under the campaign's weights.
+outputs are, and each output's `score` is then its MQM score under the campaign's weights (contrastive ESA: its
+0-100 score, higher better).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 from collections import defaultdict
 from typing import TypedDict
 
-from annotator.models import Assignment, Campaign, UnitOutput
+from annotator.models import Assignment, Campaign, EsaScore, UnitOutput
 from corpus import protocols
 from corpus.models import ErrorSpan
 from corpus.protocols import pairwise
@@ -39,7 +40,7 @@ class UnitRow(TypedDict):
     first_ms: int | None
     choice_ms: int | None
     changes: int
-    score: float | None  # the output's MQM score (side-by-side MQM); None where a choice compares
+    score: float | None  # the output's MQM score (side-by-side MQM) or ESA score (contrastive); None for a choice
     opened_at: str | None
     chosen_at: str | None
     finished_at: str | None
@@ -61,7 +62,7 @@ def unit_rows(campaign: Campaign) -> list[UnitRow]:
     members: dict[int, list[UnitOutput]] = {}
     for row in rows:
         members.setdefault(row.unit_id, []).append(row)
-    scores = {} if declared.prefers else _mqm_scores(campaign)
+    scores = {} if declared.prefers else _esa_scores(campaign) if _scored(declared) else _mqm_scores(campaign)
     answer = []
     for row in rows:
         unit, mates = row.unit, members[row.unit_id]
@@ -87,6 +88,18 @@ def _all_finished(mates: list[UnitOutput]):
     return max(m.assignment.finished_at for m in mates)
 
 
+def _scored(declared: protocols.Protocol) -> bool:
+    """Its outputs get a 0-100 score (contrastive ESA: higher is better); otherwise MQM's weighted errors."""
+    return "score" in declared.per_item
+
+
+def _esa_scores(campaign: Campaign) -> dict[tuple[int, int], float]:
+    """(item, annotator) -> the annotator's ESA score of the item in this campaign."""
+    return {(item_id, annotator_id): float(score) for item_id, annotator_id, score in EsaScore.objects.filter(
+        assignment__campaign=campaign, score__isnull=False).values_list(
+        "assignment__item_id", "assignment__annotator_id", "score")}
+
+
 def _mqm_scores(campaign: Campaign) -> dict[tuple[int, int], float]:
     """(item, annotator) -> the MQM score of the annotator's errors on the item in this campaign."""
     weights = protocols.mqm_weights(campaign.protocol_options)
@@ -98,7 +111,7 @@ def _mqm_scores(campaign: Campaign) -> dict[tuple[int, int], float]:
     return {key: segment_score(found, weights.weight) for key, found in errors.items()}
 
 
-def judged_from_rows(rows: list[UnitRow]) -> list[Judged]:
+def judged_from_rows(rows: list[UnitRow], *, higher_is_better: bool = False) -> list[Judged]:
     """The finished screens' outputs as stats.pairwise reads them, on the screen they shared, at the position they
     had: each output's MQM score where it has one, else from the choice (the better output 0 and the other 1, a tie
     0 for both: pairwise.scores)."""
@@ -106,8 +119,8 @@ def judged_from_rows(rows: list[UnitRow]) -> list[Judged]:
     for row in rows:
         if not row["finished_at"]:
             continue
-        if row["score"] is not None:  # the outputs' own MQM scores compare them
-            score = row["score"]
+        if row["score"] is not None:  # the outputs' own scores compare them (lower is better for the statistics)
+            score = -row["score"] if higher_is_better else row["score"]
         elif row["choice"] == "":
             continue
         else:

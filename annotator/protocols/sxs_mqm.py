@@ -4,11 +4,9 @@ screen beside it (its marks shown, read only) and `x` to switch the focus. Each 
 
 from __future__ import annotations
 
-from django.urls import reverse
-
 from annotator.protocols import register
 from annotator.protocols.mqm import Mqm
-from annotator.services.units import unit_assignments, unit_for_screen
+from annotator.protocols.side_by_side import beside_context
 from annotator.views import mqm as screen
 from corpus import protocols
 
@@ -18,20 +16,9 @@ class SxsMqm(Mqm):
 
     def page_context(self, request, assignment, context):
         extra = super().page_context(request, assignment, context)
-        unit = unit_for_screen(assignment, request.GET.get("unit"))
-        members = unit_assignments(unit) if unit else [assignment]
-        here = next((n for n, a in enumerate(members, start=1) if a.pk == assignment.pk), 1)
-        beside = []
-        for position, other in enumerate(members, start=1):
-            if other.pk == assignment.pk:
-                continue
-            seen = screen.screen_context(request, other)
-            beside.append({"position": position, "item": other.item, "errors": seen["errors"],
-                           "done": other.is_done(),
-                           "url": f"{reverse('item_screen', args=[other.pk])}?unit={unit.pk}" if unit else ""})
-        extra.update(unit=unit, position=here, beside=beside, n_outputs=len(members),
-                     switch_url=beside[0]["url"] if beside else "",
-                     shortcuts=[*extra["shortcuts"], ("x", "switch to the other output of this screen")])
+        extra.update(beside_context(request, assignment,
+                                    lambda other: screen.screen_context(request, other)["errors"]))
+        extra["shortcuts"] = [*extra["shortcuts"], ("x", "switch to the other output of this screen")]
         return extra
 
 

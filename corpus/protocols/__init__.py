@@ -26,6 +26,7 @@ ESA = "esa"
 DA = "da"
 PAIRWISE = "pairwise"
 SXS_MQM = "sxs-mqm"
+CESA = "cesa"
 DEFAULT = OPENNLGAUGE
 
 
@@ -170,6 +171,10 @@ def _mqm_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
     return keys
 
 
+def _cesa_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
+    return {**esa.KEYS, "c": "move the focus to the next output of this screen"}
+
+
 def _sxs_mqm_keys(options: Mapping[str, Any] | None) -> dict[str, str]:
     return {**_mqm_keys(options), "x": "switch to the other output of this screen"}
 
@@ -225,6 +230,17 @@ PROTOCOLS: dict[str, Protocol] = {
         severities=tuple(mqm.SEVERITY_CODES.values()), severity_required=True,
         categories=lambda options: mqm.tree_names(mqm_tree(options)), prefills=True, marks=(OUTPUT, SOURCE),
         control_arm=False, compares=2, steps_of=MQM,
+    ),
+    CESA: Protocol(
+        name=CESA, label="Contrastive ESA (an input's outputs stacked on one screen: ESA spans and a score for each)",
+        per_span=("span", "severity"), per_item=("score",), keys=_cesa_keys, template="annotator/item_esa.html",
+        figures=("pairwise", "esa_scores", "esa_ranking", "esa_severities", "esa_agreement", "esa_prefill",
+                 "esa_arms"),
+        exports=("units", "jsonl", "csv", "parquet", "pearmut"), clean_options=esa.clean_options,
+        judges_machine_spans=False, severities=tuple(esa.SEVERITY_CODES.values()), severity_required=True,
+        categories=lambda options: ["", esa.MISSING], unlocated_category=esa.MISSING,
+        marks=(OUTPUT, UNPLACED), prefills=True, phases=("training", "marking", "judging", "scoring", "done"),
+        compares=6, steps_of=ESA,
     ),
 }
 CHOICES: list[tuple[str, str]] = [(p.name, p.label) for p in PROTOCOLS.values()]

@@ -55,7 +55,7 @@ def _finish(client: Client, assignment: Assignment) -> None:
         tree = protocols.get(protocol).categories(assignment.campaign.protocol_options)
         assert client.post(reverse("mqm_error_add", args=[pk]), {"start": 11, "end": 15, "severity": "major",
                                                                  "category": tree[0]}, **hx).status_code == 200
-    elif protocol == protocols.ESA:
+    elif protocols.step_applies(protocol, protocols.ESA):  # ESA, and contrastive ESA's outputs one by one
         assert client.post(reverse("esa_span_add", args=[pk]), {"start": 11, "end": 15, "severity": "minor"},
                            **hx).status_code == 200
         assert client.post(reverse("esa_spans_done", args=[pk]), **hx).status_code == 200
@@ -137,7 +137,8 @@ def test_nothing_of_a_finished_item_changes_but_through_undo(protocol, make_user
         assert _state(assignment) == finished, url.name
     # The screen's own actions say why: 409, naming the item.
     main = {protocols.OPENNLGAUGE: "judgment_save", protocols.MQM: "mqm_error_add", protocols.ESA: "esa_score",
-            protocols.DA: "item_score", protocols.PAIRWISE: "unit_choice", protocols.SXS_MQM: "mqm_error_add"}
+            protocols.DA: "item_score", protocols.PAIRWISE: "unit_choice", protocols.SXS_MQM: "mqm_error_add",
+            protocols.CESA: "esa_score"}
     assert 409 in refusals[main[protocol]], refusals
     answer = client.post(_url(main[protocol], Own.ASSIGNMENT, assignment), BODIES[0], HTTP_HX_REQUEST="true")
     finished_what = "Screen 1" if protocols.get(protocol).prefers else f"Item {assignment.order}"
@@ -148,7 +149,7 @@ def test_nothing_of_a_finished_item_changes_but_through_undo(protocol, make_user
     stack = UnitOutput.objects.get(unit__outputs__assignment=assignment, position=1).assignment_id \
         if protocols.get(protocol).prefers else assignment.pk
     undo = client.post(reverse("action_undo", args=[stack]), HTTP_HX_REQUEST="true")
-    if protocol == protocols.ESA:
+    if protocols.step_applies(protocol, protocols.ESA):
         assert undo.status_code == 204 and _state(assignment) == finished
     else:
         assert undo.status_code == 200 and _state(assignment) != finished

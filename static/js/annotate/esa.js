@@ -381,6 +381,8 @@ function start() {
     g: openGuidelines, "?": () => openDialog("help-dialog"),
     Escape: () => { clearSelection(); resize = null; focusedId = null; show(); },
   };
+  // contrastive: the next output of the screen takes the focus (its own ESA screen, this one beside it)
+  if (work.dataset.switchUrl) PAGE_KEYS.c = () => go(work.dataset.switchUrl);
 
   document.addEventListener("keydown", (e) => {
     if (document.querySelector("dialog[open]")) return;
