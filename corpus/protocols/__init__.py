@@ -236,7 +236,7 @@ PROTOCOLS: dict[str, Protocol] = {
         per_span=("span", "severity"), per_item=("score",), keys=_cesa_keys, template="annotator/item_esa.html",
         figures=("pairwise", "esa_scores", "esa_ranking", "esa_severities", "esa_agreement", "esa_prefill",
                  "esa_arms"),
-        exports=("units", "jsonl", "csv", "parquet", "pearmut"), clean_options=esa.clean_options,
+        exports=("pearmut-contrastive", "units", "jsonl", "csv", "parquet", "pearmut"), clean_options=esa.clean_options,
         judges_machine_spans=False, severities=tuple(esa.SEVERITY_CODES.values()), severity_required=True,
         categories=lambda options: ["", esa.MISSING], unlocated_category=esa.MISSING,
         marks=(OUTPUT, UNPLACED), prefills=True, phases=("training", "marking", "judging", "scoring", "done"),

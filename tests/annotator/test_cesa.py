@@ -17,6 +17,7 @@ from django.urls import reverse
 
 from annotator.models import Assignment, ComparisonUnit, UnitOutput
 from corpus import protocols
+from corpus.interop.pearmut import read_pearmut
 from stats.pairwise import sign_test
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
@@ -92,3 +93,21 @@ def test_a_contrastive_esa_study(client, make_user, tmp_path):
     got = {(p["a"], p["b"]): (p["a_better"], p["b_better"], p["ties"], p["p_value"]) for p in result["pairs"]}
     assert got == {pair: (c["a"], c["b"], c["ties"], sign_test(c["a"], c["b"])) for pair, c in wins.items()}
     assert result["systems"][0]["system"] == "ash"
+
+    log = tmp_path / "cesa.jsonl"
+    call_command("export_campaign", campaign=campaign.pk, format="pearmut-contrastive", output=log)
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 12  # one line per screen, its three outputs the systems of one segment, in screen order
+    for line in lines:
+        assert len(line["item"]) == 1 and set(line["item"][0]["tgt"]) == set(SYSTEMS)
+        assert {s: v["score"] for s, v in line["annotation"][0].items()} == SCORE
+    read = read_pearmut(log.read_text(encoding="utf-8").splitlines(keepends=True))
+    assert len(read.ratings) == 36
+    shown = {(r.user_id, r.item_i): [] for r in read.ratings}
+    for r in read.ratings:
+        shown[(r.user_id, r.item_i)].append((r.m, r.system))
+    units = {(u.annotator.username, u.number - 1): [o.assignment.item.system for o in u.outputs.select_related(
+        "assignment__item").order_by("position")] for u in ComparisonUnit.objects.filter(campaign=campaign)
+        .select_related("annotator")}
+    # the screens come back whole (the line's systems are written in key order; positions are in export_units)
+    assert {key: sorted(s for _, s in v) for key, v in shown.items()} == {k: sorted(v) for k, v in units.items()}
