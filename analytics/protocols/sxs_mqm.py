@@ -10,12 +10,10 @@ from collections import defaultdict
 from typing import IO
 
 from analytics.protocols import CampaignFormat, register_format
-from analytics.selectors.mqm import rater_pseudonyms
+from analytics.selectors.mqm import campaign_mqm_errors, rater_pseudonyms
 from annotator.models import Campaign, UnitOutput
-from corpus.interop.mqm import MqmError
 from corpus.interop.mqm_sxs import CLEAN, ERROR, HEADER, SxsRating, SxsRow, sxs_tsv_lines
-from corpus.models import ErrorSpan, Item
-from corpus.protocols.mqm import severity_of_code
+from corpus.models import Item
 from corpus.selectors.mqm import ITEM_FIELDS, item_rating
 
 FORMAT = "mqm-sxs-tsv"
@@ -34,16 +32,7 @@ def sxs_ratings(campaign: Campaign) -> list[SxsRating]:
     items = {row["pk"]: row for row in Item.objects.filter(
         pk__in={o.assignment.item_id for o in outputs}).values(*ITEM_FIELDS)}
     raters = rater_pseudonyms(campaign)
-    errors: dict[tuple[int, int], list[MqmError]] = defaultdict(list)
-    for item_id, annotator_id, start, end, source_start, source_end, category, severity, note in (
-            ErrorSpan.objects.filter(annotation__source__added__campaign=campaign).order_by("start", "source_start",
-                                                                                            "pk")
-            .values_list("annotation__item_id", "annotation__source__added__annotator_id", "start", "end",
-                         "source_start", "source_end", "category", "severity", "explanation")):
-        in_source = source_start is not None
-        errors[(item_id, annotator_id)].append(MqmError(
-            category=category, severity=severity_of_code(severity), side="source" if in_source else "target",
-            start=source_start if in_source else start, end=source_end if in_source else end, comment=note))
+    errors = campaign_mqm_errors(campaign)
     ratings, line = [], 1
     screens: dict[tuple[int, str], int] = defaultdict(int)
     for row in outputs:

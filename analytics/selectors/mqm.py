@@ -106,6 +106,25 @@ def rater_pseudonyms(campaign: Campaign) -> dict[int, str]:
     return {user: RATER.format(n) for n, user in enumerate(sorted(listed | worked), 1)}
 
 
+def campaign_mqm_errors(campaign: Campaign, *,
+                        item_ids: list[int] | None = None) -> dict[tuple[int, int], list[MqmError]]:
+    """(item, annotator) -> the annotator's own errors on the item in this campaign, as the TSVs write them (an
+    omission marked in the source on the source side), in text order; `item_ids` limits the items."""
+    spans = ErrorSpan.objects.filter(annotation__source__added__campaign=campaign)
+    if item_ids is not None:
+        spans = spans.filter(annotation__item_id__in=item_ids)
+    errors: dict[tuple[int, int], list[MqmError]] = defaultdict(list)
+    for item_id, annotator_id, start, end, source_start, source_end, category, severity, note in (
+            spans.order_by("start", "source_start", "pk")
+            .values_list("annotation__item_id", "annotation__source__added__annotator_id", "start", "end",
+                         "source_start", "source_end", "category", "severity", "explanation")):
+        side = "target" if source_start is None else "source"  # an omission is marked in the source
+        errors[(item_id, annotator_id)].append(MqmError(
+            category=category, severity=severity_of_code(severity), side=side, comment=note,
+            start=start if side == "target" else source_start, end=end if side == "target" else source_end))
+    return errors
+
+
 def campaign_mqm_ratings(campaign: Campaign, *, exclude_flagged: bool | None = None,
                          rater_names: bool = False) -> list[MqmRating]:
     """The ratings an MQM campaign's annotators gave, as the TSV writes them: one per real rating
@@ -116,17 +135,7 @@ def campaign_mqm_ratings(campaign: Campaign, *, exclude_flagged: bool | None = N
     items = {row["pk"]: row for row in Item.objects.filter(pk__in={i for i, _ in done}).values(*ITEM_FIELDS)}
     raters = (dict(User.objects.filter(pk__in={a for _, a in done}).values_list("pk", "username")) if rater_names
               else rater_pseudonyms(campaign))
-    errors: dict[tuple[int, int], list[MqmError]] = defaultdict(list)
-    rows = (ErrorSpan.objects.filter(annotation__source__added__campaign=campaign,
-                                     annotation__item_id__in=list(items))
-            .order_by("start", "source_start", "pk")
-            .values_list("annotation__item_id", "annotation__source__added__annotator_id", "start", "end",
-                         "source_start", "source_end", "category", "severity", "explanation"))
-    for item_id, annotator_id, start, end, source_start, source_end, category, severity, note in rows:
-        side = "target" if source_start is None else "source"  # an omission is marked in the source
-        errors[(item_id, annotator_id)].append(MqmError(
-            category=category, severity=severity_of_code(severity), side=side, comment=note,
-            start=start if side == "target" else source_start, end=end if side == "target" else source_end))
+    errors = campaign_mqm_errors(campaign, item_ids=list(items))
     ratings = [item_rating(items[i], rater=raters[a], errors=errors.get((i, a), [])) for i, a in done]
     return sorted(ratings, key=rating_sort_key)
 
