@@ -54,9 +54,10 @@ def _when(moment) -> str | None:
 
 
 def unit_rows(campaign: Campaign) -> list[UnitRow]:
-    """Every screen's outputs in (annotator, screen number, position) order."""
+    """Every real screen's outputs in (annotator, screen number, position) order (training screens left out)."""
     declared = protocols.get(campaign.protocol)
-    rows = list(UnitOutput.objects.filter(unit__campaign=campaign)
+    # practice screens (training items) are no real work: they stay out of the export and the figures
+    rows = list(UnitOutput.objects.filter(unit__campaign=campaign).exclude(unit__outputs__assignment__is_training=True)
                 .select_related("unit__annotator", "assignment__item")
                 .order_by("unit__annotator__username", "unit__number", "position"))
     members: dict[int, list[UnitOutput]] = {}

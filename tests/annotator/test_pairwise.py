@@ -297,3 +297,27 @@ def test_a_researcher_makes_a_pairwise_campaign_with_the_form_and_with_the_api(c
         "name": "Pairs bad", "dataset_id": data.pk, "run_ids": [], "annotators": [judges[0].username],
         "protocol": "pairwise", "protocol_options": {"reason_required": "yes"}}, user=researcher)
     assert bad.status_code == 422 and "reason_required" in bad.json()["detail"]
+
+
+def test_training_screens_stay_out_of_the_export_and_the_figures():
+    judge = f.user("trainee")
+    data = f.dataset("practice pairs", input_headers=["Article"], output_header="Summary")
+    for k in range(3):
+        for system in SYSTEMS[:2]:
+            f.item(data, f"doc{k}", f"{system} summary {k}", system=system, inputs={"Article": "A"})
+    practice = list(data.items.filter(external_id="doc0").values_list("pk", flat=True))
+    from quality.services import CheckSettings
+
+    campaign = campaign_create(CampaignSpec(
+        name="practice study", dataset=data, aspects=[], annotators=[judge], annotators_per_item=1,
+        protocol=protocols.PAIRWISE, seed=1, checks=CheckSettings(qualification_items=tuple(practice))))
+    units = _units(campaign, judge)
+    training = [u for u in units if u.outputs.filter(assignment__is_training=True).exists()]
+    assert len(units) == 3 and len(training) == 1
+    for unit in units:
+        choice_set(unit=unit, user=judge, choice="1")
+        unit_finish(unit=unit, user=judge)
+    from analytics.selectors.units import unit_rows
+
+    rows = unit_rows(campaign)
+    assert {r["unit"] for r in rows} == {u.pk for u in units} - {training[0].pk}
