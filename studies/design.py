@@ -27,6 +27,7 @@ class Pool:
     registered: int  # registered annotators judging each output
     per_participant: int  # items_per_participant
     cap: int | None
+    unit: str = "outputs"  # what the pool hands out and the share counts: "inputs" under a comparing protocol
 
     @property
     def places(self) -> int:
@@ -63,15 +64,15 @@ def pool_warnings(pool: Pool) -> list[str]:
     """What a link's settings promise that its pool cannot keep."""
     warnings = []
     if pool.per_participant > pool.outputs:
-        warnings.append(f"items_per_participant: {pool.per_participant}, but the pool has {pool.outputs} outputs "
+        warnings.append(f"items_per_participant: {pool.per_participant}, but the pool has {pool.outputs} {pool.unit} "
                         f"and nobody judges one twice: each participant gets at most {pool.outputs}")
     if pool.cap is not None and pool.cap > pool.admits():
-        warnings.append(f"link.cap: {pool.cap}, but the pool's {pool.places} places ({pool.outputs} outputs x "
-                        f"{pool.judges} participant judges) at {pool.share} outputs each admit at most "
+        warnings.append(f"link.cap: {pool.cap}, but the pool's {pool.places} places ({pool.outputs} {pool.unit} x "
+                        f"{pool.judges} participant judges) at {pool.share} {pool.unit} each admit at most "
                         f"{pool.admits()} participants; the link says the study is full after that")
     elif pool.cap is not None and pool.cap * pool.share < pool.places:
         left = pool.places - pool.cap * pool.share
-        warnings.append(f"link.cap: {pool.cap} participants x {pool.share} outputs fill {pool.cap * pool.share} of "
+        warnings.append(f"link.cap: {pool.cap} participants x {pool.share} {pool.unit} fill {pool.cap * pool.share} of "
                         f"the pool's {pool.places} places; {left} stay unjudged unless the cap is raised")
     return warnings
 

@@ -33,6 +33,10 @@ class StudyLink(models.Model):
     items = models.JSONField(default=list, help_text="The pool: item ids handed out to participants, in item order.")
     controls = models.JSONField(default=list, blank=True,
                                 help_text="Control items (known answers) that every participant gets.")
+    screens = models.JSONField(
+        default=list, blank=True, help_text="Under a comparing protocol, the pool's screens as planned with the "
+        "campaign: {segment, judge (the place k), items (in position order)}; a participant who takes place k of an "
+        "input gets its screens.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

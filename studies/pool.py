@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -21,7 +21,10 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotator.engine.phases import initial_phase
-from annotator.models import Assignment, Campaign, JudgmentEvent, WorkAction
+from annotator.models import Assignment, Campaign, ComparisonUnit, JudgmentEvent, WorkAction
+from annotator.services.units import screens_cut, units_add
+from corpus import protocols
+from corpus.models import Item
 from quality.models import PlantedOutput
 from quality.services import decoys_per_output, planted_count, planted_hand_out, planted_release
 from studies.engine.handout import Rates, Share, Slot, slots_choose
@@ -53,10 +56,12 @@ def _free(link: StudyLink, also: Q | None = None):
     return PoolSlot.objects.filter(Q(link=link) & (free | also if also is not None else free))
 
 
-def _pool_need(participant: Participant, link: StudyLink) -> tuple[int, int]:
-    """(outputs still to hand the participant, their claimed assignments not yet furnished), in one query."""
+def _pool_need(participant: Participant, link: StudyLink, *, comparing: bool) -> tuple[int, int]:
+    """(outputs still to hand the participant, or inputs under a comparing protocol; their claimed assignments not
+    yet furnished), in one query."""
+    real = Q(is_training=False, is_control=False, item__derived_from__isnull=True)
     counts = Assignment.objects.filter(campaign_id=link.campaign_id, annotator_id=participant.user_id).aggregate(
-        real=Count("pk", filter=Q(is_training=False, is_control=False, item__derived_from__isnull=True)),
+        real=Count("item__external_id", filter=real, distinct=True) if comparing else Count("pk", filter=real),
         pending=Count("pk", filter=Q(order__gte=PROVISIONAL)))
     return link.items_per_participant - counts["real"], counts["pending"]
 
@@ -69,20 +74,39 @@ control items): far above any real order, so that moving them into place never m
 @dataclass(frozen=True)
 class Prepared:
     """What a hand-out reads before the link's lock, fixed once the campaign is made: the decoys per output,
-    the training items, the places per output and the pool's rates over every place."""
+    the training items, the places per output and the pool's rates over every place. Under a comparing protocol
+    also each pool output's input, each input's outputs (item order) and the planned screens of each place:
+    places are handed out per input then, all of an input's outputs at place k together."""
 
     decoys: dict[int, int]
     training: set[int]
     places: dict[int, int]
     rates: Rates
+    inputs: dict[int, str] = field(default_factory=dict)
+    outputs: dict[str, list[int]] = field(default_factory=dict)
+    screens: dict[tuple[str, int], list[list[int]]] = field(default_factory=dict)
+
+    @property
+    def comparing(self) -> bool:
+        return bool(self.outputs)
 
 
 def pool_prepare(link: StudyLink) -> Prepared:
     decoys = decoys_per_output(link.campaign)
     places = dict(PoolSlot.objects.filter(link=link).values("item_id").annotate(n=Count("pk"))
                   .values_list("item_id", "n"))
-    return Prepared(decoys=decoys, training=_training_items(link.campaign), places=places,
-                    rates=_rates(link, decoys))
+    prepared = Prepared(decoys=decoys, training=_training_items(link.campaign), places=places,
+                        rates=_rates(link, decoys))
+    if not protocols.get(link.campaign.protocol).comparing:
+        return prepared
+    inputs = dict(Item.objects.filter(pk__in=list(link.items)).values_list("pk", "external_id"))
+    outputs: dict[str, list[int]] = {}
+    for item_id in link.items:
+        outputs.setdefault(inputs[item_id], []).append(item_id)
+    screens: dict[tuple[str, int], list[list[int]]] = {}
+    for screen in link.screens:
+        screens.setdefault((screen["segment"], screen["judge"]), []).append(list(screen["items"]))
+    return replace(prepared, inputs=inputs, outputs=outputs, screens=screens)
 
 
 def participant_top_up(*, participant: Participant, now: datetime | None = None) -> int:
@@ -93,7 +117,8 @@ def participant_top_up(*, participant: Participant, now: datetime | None = None)
     planted copies and control items come with them. Only the claim of places holds the link's lock
     (`places_claim`); the rest of the share is furnished after it (`share_furnish`). A participant who holds
     their share opens no transaction at all (on SQLite every transaction waits for the one write lock)."""
-    need, pending = _pool_need(participant, participant.link)
+    need, pending = _pool_need(participant, participant.link,
+                               comparing=protocols.get(participant.link.campaign.protocol).comparing)
     if pending:
         share_furnish(participant=participant, now=now or timezone.now())  # a furnish that never ran
     if need <= 0:
@@ -124,6 +149,8 @@ def places_claim(*, participant: Participant, link: StudyLink, now: datetime, pr
     real = [(item_id, unprimed) for item_id, training, control, unprimed, derived in held
             if not training and not control and derived is None]
     need = link.items_per_participant - len(real)
+    if prepared.comparing:
+        return _inputs_claim(participant=participant, link=link, now=now, prepared=prepared, held=held)
     if need <= 0:
         return 0
     copies = set() if new else set(PlantedOutput.objects.filter(campaign=campaign, annotator_id=participant.user_id)
@@ -146,6 +173,92 @@ def places_claim(*, participant: Participant, link: StudyLink, now: datetime, pr
     PoolSlot.objects.bulk_update([PoolSlot(pk=slot.pk, assignment=a) for slot, a in zip(chosen, made, strict=True)],
                                  ["assignment"])
     return len(chosen)
+
+
+def _inputs_claim(*, participant: Participant, link: StudyLink, now: datetime, prepared: Prepared,
+                  held: list[tuple]) -> int:
+    """`places_claim` under a comparing protocol: the participant takes whole inputs, place k of every output of
+    each, so the planned screens of place k are theirs; `items_per_participant` counts inputs. An input is free at
+    place k when every output's place k is (an input half taken stays with its holder)."""
+    inputs = prepared.inputs
+    real = {item_id: unprimed for item_id, training, control, unprimed, derived in held
+            if not training and not control and derived is None}
+    held_inputs = {inputs[i]: unprimed for i, unprimed in real.items() if i in inputs}
+    need = link.items_per_participant - len(held_inputs)
+    if need <= 0:
+        return 0
+    index = {segment: n for n, segment in enumerate(prepared.outputs)}
+    avoid = {index[inputs[i]] for i in {item_id for item_id, *_ in held} | prepared.training if i in inputs}
+    groups = _free_groups(link, prepared)
+    offers = [Slot(pk=n, output=index[segment], unprimed=rows[0][2], decoys=0, judges=judges,
+                   position=index[segment])
+              for n, ((segment, _), rows, judges) in enumerate(groups)]
+    chosen = slots_choose(offers, need=need, avoid=avoid, rates=prepared.rates,
+                          held=Share(len(held_inputs), sum(held_inputs.values()), 0))
+    if not chosen:
+        return 0
+    taken = []
+    for offer in chosen:
+        (segment, k), rows, _ = groups[offer.pk]
+        slot_of = {item_id: (pk, unprimed) for pk, item_id, unprimed, _ in rows}
+        in_screen_order = list(dict.fromkeys(i for screen in prepared.screens.get((segment, k), []) for i in screen))
+        taken += [(slot_of[i], i) for i in [*in_screen_order, *(i for i in slot_of if i not in in_screen_order)]]
+    made = Assignment.objects.bulk_create(
+        Assignment(campaign=link.campaign, item_id=item_id, annotator_id=participant.user_id, order=PROVISIONAL + n,
+                   in_control_arm=unprimed, phase=initial_phase(unprimed=unprimed).value)
+        for n, ((_, unprimed), item_id) in enumerate(taken)
+    )
+    Handout.objects.bulk_create(Handout(assignment=a, handed_at=now) for a in made)
+    PoolSlot.objects.bulk_update([PoolSlot(pk=pk, assignment=a) for ((pk, _), _), a in zip(taken, made, strict=True)],
+                                 ["assignment"])
+    return len(chosen)
+
+
+def _free_groups(link: StudyLink, prepared: Prepared, also: Q | None = None
+                 ) -> list[tuple[tuple[str, int], list[tuple[int, int, bool, int]], int]]:
+    """The inputs free at a place: ((input, k), its outputs' free slots at k, the judges the input has or holds),
+    in item order; an input is free at k when all of its outputs are."""
+    rows = list(_free(link, also).values_list("pk", "item_id", "unprimed", "judge"))
+    free_per_output = Counter(item_id for _, item_id, _, _ in rows)
+    groups: dict[tuple[str, int], list] = {}
+    for row in sorted(rows, key=lambda r: (r[3], r[1])):
+        groups.setdefault((prepared.inputs[row[1]], row[3]), []).append(row)
+    answer = []
+    for (segment, k), members in groups.items():
+        if len(members) == len(prepared.outputs[segment]):
+            first = prepared.outputs[segment][0]
+            answer.append(((segment, k), members, prepared.places[first] - free_per_output[first]))
+    order = {segment: n for n, segment in enumerate(prepared.outputs)}
+    return sorted(answer, key=lambda g: (order[g[0][0]], g[0][1]))
+
+
+def _units_furnish(*, participant: Participant, link: StudyLink, rng: random.Random) -> None:
+    """Give the participant's new assignments their screens: a pool input the screens planned for its place, a
+    training or control input screens cut for them alone (practice and known answers are in no figure)."""
+    campaign = link.campaign
+    declared = protocols.get(campaign.protocol)
+    rows = list(Assignment.objects.filter(campaign=campaign, annotator_id=participant.user_id,
+                                          unit_outputs__isnull=True).order_by("order")
+                .values_list("pk", "item_id", "item__external_id", "item__system", "pool_slot__judge"))
+    groups: dict[str, list[tuple]] = {}
+    for row in rows:
+        groups.setdefault(row[2], []).append(row)
+    planned: dict[tuple[str, int], list[list[int]]] = {}
+    for screen in link.screens:
+        planned.setdefault((screen["segment"], screen["judge"]), []).append(screen["items"])
+    screens: list[tuple[str, list[int]]] = []
+    for segment, members in groups.items():
+        if len(members) < 2:
+            continue
+        by_item = {item_id: pk for pk, item_id, *_ in members}
+        plan = planned.get((segment, members[0][4]), [])
+        if plan and all(i in by_item for screen in plan for i in screen):
+            screens += [(segment, [by_item[i] for i in screen]) for screen in plan]
+        else:
+            systems = {pk: system for pk, _, _, system, _ in members}
+            screens += [(segment, screen) for screen in screens_cut([m[0] for m in members], systems,
+                                                                     per_screen=declared.compares, rng=rng)]
+    units_add(campaign=campaign, annotator_id=participant.user_id, screens=screens)
 
 
 @transaction.atomic
@@ -177,7 +290,11 @@ def share_furnish(*, participant: Participant, now: datetime) -> None:
     )
     controls = [i for i in link.controls if i not in avoid]
     batch: list[Assignment | int] = [*claimed, *planted, *controls]
-    rng.shuffle(batch)
+    comparing = protocols.get(campaign.protocol).comparing
+    if comparing:  # an input's outputs stay together, in screen order; the inputs are shuffled
+        batch = _inputs_shuffled(batch, rng)
+    else:
+        rng.shuffle(batch)
     start = max((row[3] for row in held), default=0) + 1
     placed, extra = [], []
     for order, entry in enumerate(batch, start=start):
@@ -190,6 +307,20 @@ def share_furnish(*, participant: Participant, now: datetime) -> None:
     Assignment.objects.bulk_update(placed, ["order"])
     made = Assignment.objects.bulk_create(extra)
     Handout.objects.bulk_create(Handout(assignment=a, handed_at=now) for a in made if not a.is_control)
+    if comparing:
+        _units_furnish(participant=participant, link=link, rng=rng)
+
+
+def _inputs_shuffled(batch: list[Assignment | int], rng: random.Random) -> list[Assignment | int]:
+    """The batch in a seeded random order of inputs, each input's entries together and in the order given."""
+    ids = [entry.item_id if isinstance(entry, Assignment) else entry for entry in batch]
+    segment = dict(Item.objects.filter(pk__in=ids).values_list("pk", "external_id"))
+    groups: dict[str, list[Assignment | int]] = {}
+    for entry, item_id in zip(batch, ids, strict=True):
+        groups.setdefault(segment[item_id], []).append(entry)
+    order = list(groups.values())
+    rng.shuffle(order)
+    return [entry for group in order for entry in group]
 
 
 def _training_items(campaign: Campaign) -> set[int]:
@@ -237,6 +368,8 @@ def link_has_room(*, link: StudyLink, now: datetime | None = None) -> bool:
     nothing): work the next top-up would release is counted as free already."""
     now = now or timezone.now()
     due = Q(assignment_id__in=_releasable(link, now).values("assignment_id"))
+    if protocols.get(link.campaign.protocol).comparing:
+        return bool(_free_groups(link, pool_prepare(link), also=due))
     return _free(link, also=due).exclude(item_id__in=list(_training_items(link.campaign))).exists()
 
 
@@ -267,8 +400,12 @@ def newcomer_promise(*, link: StudyLink, now: datetime | None = None) -> Promise
     campaign = link.campaign
     training = _training_items(campaign)
     due = Q(assignment_id__in=_releasable(link, now).values("assignment_id"))
-    free = _free(link, also=due).exclude(item_id__in=list(training)).values("item_id").distinct().count()
-    real = min(link.items_per_participant, free)
+    if protocols.get(campaign.protocol).comparing:  # whole inputs: their outputs, as many inputs as the share
+        groups = {g[0][0]: len(g[1]) for g in _free_groups(link, pool_prepare(link), also=due)}
+        real = sum(list(groups.values())[:link.items_per_participant])
+    else:
+        free = _free(link, also=due).exclude(item_id__in=list(training)).values("item_id").distinct().count()
+        real = min(link.items_per_participant, free)
     copies_exist = PlantedOutput.objects.filter(campaign=campaign).exists()
     planted = planted_count(campaign.planted, real) if copies_exist else 0
     controls = len([i for i in link.controls if i not in training])
@@ -305,8 +442,19 @@ def assignments_release(*, link: StudyLink, now: datetime) -> int:
     worked = set(WorkAction.objects.filter(assignment_id__in=ids).values_list("assignment_id", flat=True))
     worked |= set(JudgmentEvent.objects.filter(judgment__assignment_id__in=ids)
                   .values_list("judgment__assignment_id", flat=True))
+    if protocols.get(link.campaign.protocol).comparing:
+        worked |= _inputs_worked(ids, worked)
     Handout.objects.filter(assignment_id__in=worked).update(released_at=now)
     untouched = Assignment.objects.filter(pk__in=set(ids) - worked)
     planted_release(campaign=link.campaign, item_ids=list(untouched.values_list("item_id", flat=True)))
     untouched.delete()
+    ComparisonUnit.objects.filter(campaign_id=link.campaign_id, outputs__isnull=True).delete()
     return len(ids)
+
+
+def _inputs_worked(ids: Sequence[int], worked: set[int]) -> set[int]:
+    """Under a comparing protocol work on one output of an input keeps all of that judge's outputs of the input
+    (their screens are shared): the assignments among `ids` of an (annotator, input) with any worked."""
+    rows = list(Assignment.objects.filter(pk__in=list(ids)).values_list("pk", "annotator_id", "item__external_id"))
+    kept = {(annotator_id, segment) for pk, annotator_id, segment in rows if pk in worked}
+    return {pk for pk, annotator_id, segment in rows if (annotator_id, segment) in kept}

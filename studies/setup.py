@@ -131,8 +131,11 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
     registered = min(spec.annotators_per_item, len(spec.annotators))
     pool = None
     if spec.link is not None:
-        pool = Pool(outputs=len(outputs), judges=spec.annotators_per_item - registered, registered=registered,
-                    per_participant=spec.link.items_per_participant, cap=spec.link.cap)
+        # Under a comparing protocol a participant takes whole inputs, and items_per_participant counts them.
+        pool = Pool(outputs=len(set(inputs[i] for i in outputs)) if declared.comparing else len(outputs),
+                    judges=spec.annotators_per_item - registered, registered=registered,
+                    per_participant=spec.link.items_per_participant, cap=spec.link.cap,
+                    unit="inputs" if declared.comparing else "outputs")
         pool_refusal(pool, spec.annotators_per_item)
     judges = {item_id: [] for item_id in outputs}
     for annotator_pk, queue in per_annotator.items():
@@ -143,7 +146,7 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
     unprimed = _control_arm({i: [*js, *lanes] for i, js in judges.items()}, spec.runs, share=spec.control_arm,
                             seed=spec.seed)
     if declared.comparing:  # one screen, one arm: its outputs all pre-filled, or none of them
-        unprimed = _arm_per_screen(unprimed, inputs, judges)
+        unprimed = _arm_per_screen(unprimed, inputs, {i: [*js, *lanes] for i, js in judges.items()})
     link = None
     if pool is not None:
         link = link_create(campaign=campaign, spec=spec.link, item_ids=outputs,
@@ -172,7 +175,11 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
         ]
     Assignment.objects.bulk_create(rows)
     if declared.comparing:
-        units_make(campaign=campaign, per_screen=declared.compares)
+        screens = units_make(campaign=campaign, per_screen=declared.compares,
+                             lanes=[(k, outputs) for k in range(1, pool.judges + 1)] if pool else ())
+        if link is not None:
+            link.screens = screens
+            link.save(update_fields=["screens"])
     if spec.control_keys:
         campaign_control_set(campaign=campaign, keys=spec.control_keys)
     warnings = [
@@ -292,11 +299,6 @@ def _validate(spec: CampaignSpec) -> None:
         declared.clean_options(spec.protocol_options)
     except ProtocolError as exc:
         raise CampaignError(str(exc), field=exc.field or "protocol_options") from None
-    if declared.comparing and spec.link is not None:
-        # A link's pool hands out single outputs; a comparison needs all of an input's outputs in one queue.
-        raise CampaignError(f"link, protocol: the {spec.protocol!r} protocol shows outputs side by side, and a "
-                            "participant link's pool hands out one output at a time; judge it with registered "
-                            "annotators", field=("link", "protocol"))
     if spec.checks.decoys and not declared.judges_machine_spans:
         raise CampaignError(f"decoys, protocol: a decoy is a machine span annotators should reject, but under the "
                             f"{spec.protocol!r} protocol nobody gives verdicts on machine spans; set decoys to 0",

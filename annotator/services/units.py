@@ -52,44 +52,105 @@ def _screens(outputs: list[int], per_screen: int) -> list[list[int]]:
     return screens
 
 
+Plan = list[tuple[object, str, list[int]]]
+"""Screens as planned: (judge, input, its outputs in position order); a judge is an annotator's pk or a pool lane,
+an output an assignment's pk or an item's."""
+
+
+def screens_plan(queues: dict[object, dict[str, list[int]]], systems: dict[int, str], *, per_screen: int,
+                 seed: int) -> Plan:
+    """Cut each judge's inputs (outputs in queue order) into screens and counterbalance their positions over all of
+    them together: plain ids in, plain ids out, so registered annotators and a
+    link's pool lanes are balanced as one design. Inputs with one output give no screen."""
+    planned: Plan = []
+    for judge, inputs in queues.items():
+        rng = random.Random(f"{seed}:units:{judge}")
+        for segment, keys in inputs.items():
+            if len(keys) < 2:
+                continue
+            outputs = sorted(keys, key=lambda k: systems[k])
+            rng.shuffle(outputs)  # which outputs share a screen differs from judge to judge
+            planned += [(judge, segment, sorted(screen, key=lambda k: systems[k]))
+                        for screen in _screens(outputs, per_screen)]
+    labelled = [tuple(systems[k] for k in screen) for _, _, screen in planned]
+    if per_screen == 2:
+        orders = pair_orders([(segment, screen) for (_, segment, _), screen in zip(planned, labelled, strict=True)],
+                             seed=seed)
+    else:
+        orders = rotation_orders(labelled, seed=seed)
+    answer: Plan = []
+    for (judge, segment, screen), order in zip(planned, orders, strict=True):
+        by_system = {systems[k]: k for k in screen}
+        answer.append((judge, segment, [by_system[system] for system in order]))
+    return answer
+
+
+def lane_name(k: int) -> str:
+    """A link's pool lane (participant place k of every output) as a judge of `screens_plan`."""
+    return f"lane{k}"
+
+
 @transaction.atomic
-def units_make(*, campaign: Campaign, per_screen: int) -> int:
+def units_make(*, campaign: Campaign, per_screen: int,
+               lanes: Sequence[tuple[int, Sequence[int]]] = ()) -> list[dict]:
     """Make every annotator's units from their assignments (outputs of one input, in queue order), with positions
-    counterbalanced over the campaign; return how many. Inputs with one output get none."""
+    counterbalanced over the campaign together with a link's pool `lanes` ((k, pool items in item order) for each
+    participant place k); return the lanes' screens as the link keeps them ({"segment", "judge", "items"} with the
+    items in position order), which participants' units are made from as they take the places."""
     rows = list(Assignment.objects.filter(campaign=campaign).order_by("annotator_id", "order")
                 .values_list("pk", "annotator_id", "item__external_id", "item__system"))
     systems = {pk: system for pk, _, _, system in rows}
-    queued: dict[int, dict[str, list[int]]] = defaultdict(dict)  # annotator -> input -> assignments, in order
+    queued: dict[object, dict[str, list[int]]] = defaultdict(dict)  # judge -> input -> outputs, in order
     for pk, annotator_id, segment, _ in rows:
         queued[annotator_id].setdefault(segment, []).append(pk)
-    planned: list[tuple[int, str, list[int]]] = []  # (annotator, input, assignments in canonical order)
-    for annotator_id, inputs in queued.items():
-        rng = random.Random(f"{campaign.seed}:units:{annotator_id}")
-        for segment, pks in inputs.items():
-            if len(pks) < 2:
-                continue
-            outputs = sorted(pks, key=lambda pk: systems[pk])
-            rng.shuffle(outputs)  # which outputs share a screen differs from judge to judge
-            planned += [(annotator_id, segment, sorted(screen, key=lambda pk: systems[pk]))
-                        for screen in _screens(outputs, per_screen)]
-    labelled = [tuple(systems[pk] for pk in screen) for _, _, screen in planned]
-    if per_screen == 2:
-        orders = pair_orders([(segment, screen) for (_, segment, _), screen in zip(planned, labelled, strict=True)],
-                             seed=campaign.seed)
-    else:
-        orders = rotation_orders(labelled, seed=campaign.seed)
-    _queue_in_screen_order(planned, orders, systems)
+    pool_items = {i for _, items in lanes for i in items}
+    item_rows = dict(Item.objects.filter(pk__in=pool_items).values_list("pk", "external_id")) if lanes else {}
+    item_systems = dict(Item.objects.filter(pk__in=pool_items).values_list("pk", "system")) if lanes else {}
+    offset = max(systems, default=0) + 1  # pool items are keyed apart from assignments: item id + offset
+    for k, items in lanes:
+        for item_id in items:
+            queued[lane_name(k)].setdefault(item_rows[item_id], []).append(item_id + offset)
+            systems[item_id + offset] = item_systems[item_id]
+    planned = screens_plan(queued, systems, per_screen=per_screen, seed=campaign.seed)
+    registered = [entry for entry in planned if not isinstance(entry[0], str)]
+    _queue_in_screen_order(registered)
     numbers: dict[int, int] = defaultdict(int)
     outputs_rows = []
-    for (annotator_id, segment, screen), order in zip(planned, orders, strict=True):
+    for annotator_id, segment, screen in registered:
         numbers[annotator_id] += 1
         unit = ComparisonUnit.objects.create(campaign=campaign, annotator_id=annotator_id, segment=segment,
                                              number=numbers[annotator_id])
-        by_system = {systems[pk]: pk for pk in screen}
-        outputs_rows += [UnitOutput(unit=unit, assignment_id=by_system[system], position=position)
-                         for position, system in enumerate(order, start=1)]
+        outputs_rows += [UnitOutput(unit=unit, assignment_id=pk, position=position)
+                         for position, pk in enumerate(screen, start=1)]
     UnitOutput.objects.bulk_create(outputs_rows)
-    return len(planned)
+    lane_of = {lane_name(k): k for k, _ in lanes}
+    return [{"segment": segment, "judge": lane_of[judge], "items": [key - offset for key in screen]}
+            for judge, segment, screen in planned if isinstance(judge, str)]
+
+
+def units_add(*, campaign: Campaign, annotator_id: int, screens: Sequence[tuple[str, Sequence[int]]]) -> int:
+    """Give an annotator more units after the campaign is made (a participant's share): `screens` are (input, its
+    assignments in position order), in queue order; they are numbered after the annotator's last. Return how many."""
+    last = (ComparisonUnit.objects.filter(campaign=campaign, annotator_id=annotator_id)
+            .order_by("-number").values_list("number", flat=True).first() or 0)
+    rows = []
+    for n, (segment, screen) in enumerate(screens, start=last + 1):
+        unit = ComparisonUnit.objects.create(campaign=campaign, annotator_id=annotator_id, segment=segment, number=n)
+        rows += [UnitOutput(unit=unit, assignment_id=pk, position=p) for p, pk in enumerate(screen, start=1)]
+    UnitOutput.objects.bulk_create(rows)
+    return len(screens)
+
+
+def screens_cut(outputs: Sequence[int], systems: dict[int, str], *, per_screen: int,
+                rng: random.Random) -> list[list[int]]:
+    """An input's outputs (assignments) cut into screens for one annotator outside the campaign's design (training
+    and control items a participant is given): positions drawn by `rng`, since practice is in no figure."""
+    screens = []
+    for screen in _screens(sorted(outputs, key=lambda k: systems[k]), per_screen):
+        screen = list(screen)
+        rng.shuffle(screen)
+        screens.append(screen)
+    return screens
 
 
 def comparable(items: Sequence[int]) -> tuple[list[int], list[str]]:
@@ -102,20 +163,18 @@ def comparable(items: Sequence[int]) -> tuple[list[int], list[str]]:
     return [i for i in items if per_input[inputs[i]] >= 2], alone
 
 
-def _queue_in_screen_order(planned: list[tuple[int, str, list[int]]], orders: list[tuple[str, ...]],
-                           systems: dict[int, str]) -> None:
+def _queue_in_screen_order(planned: Plan) -> None:
     """Where an input is one screen, its outputs take their places in the queue in screen order, so finishing the
     first opens the second (their queue places are adjacent; they swap, through places no queue uses)."""
-    screens = defaultdict(int)
+    screens: dict[tuple, int] = defaultdict(int)
     for annotator_id, segment, _ in planned:
         screens[(annotator_id, segment)] += 1
     wanted: dict[int, int] = {}
-    for (annotator_id, segment, screen), order in zip(planned, orders, strict=True):
+    for annotator_id, segment, screen in planned:
         if screens[(annotator_id, segment)] != 1:
             continue
-        by_system = {systems[pk]: pk for pk in screen}
         places = sorted(Assignment.objects.filter(pk__in=screen).values_list("order", flat=True))
-        wanted.update({by_system[system]: place for system, place in zip(order, places, strict=True)})
+        wanted.update(dict(zip(screen, places, strict=True)))
     current = dict(Assignment.objects.filter(pk__in=list(wanted)).values_list("pk", "order"))
     moving = [pk for pk, place in wanted.items() if current[pk] != place]
     if not moving:

@@ -22,8 +22,8 @@ pytestmark = pytest.mark.django_db
 
 # Every protocol takes planted copies (decoys only those with verdicts on machine spans, the control arm only those
 # with a step without the machine's spans).
-# A comparing protocol's link study is refused at set-up (a pool hands out one output at a time): its refusal is
-# tested in tests/studies/test_every_protocol_link_study.py, and it joins these walks once links can deal units.
+# A comparing protocol's link study deals whole inputs and takes neither planted copies nor decoys: it is walked
+# in tests/studies/test_comparing_link_study.py (and the participant walk), on inputs with several outputs.
 PROTOCOLS = sorted(name for name, declared in protocols.PROTOCOLS.items() if not declared.comparing)
 
 

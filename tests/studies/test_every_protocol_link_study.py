@@ -28,7 +28,7 @@ from quality.selectors.vigilance import annotator_flags
 from quality.services import CheckSettings
 from studies.models import Participant
 from studies.participants import LinkSettings
-from studies.setup import CampaignError, CampaignSpec, campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 from tests.annotator.study_links import Study, join_by_link, signed_in_participant
 from tests.quality.conftest import Api
@@ -36,8 +36,8 @@ from tests.studies.box_study import CITIES, PLAYERS
 
 pytestmark = pytest.mark.django_db
 
-# A comparing protocol's link study is refused at set-up (a pool hands out one output at a time): its refusal is
-# tested in tests/studies/test_every_protocol_link_study.py, and it joins these walks once links can deal units.
+# A comparing protocol's link study deals whole inputs and takes neither planted copies nor decoys: it is walked
+# in tests/studies/test_comparing_link_study.py (and the participant walk), on inputs with several outputs.
 PROTOCOLS = sorted(name for name, declared in protocols.PROTOCOLS.items() if not declared.comparing)
 PASS, FAIL = "ALL-PASS", "ALL-FAIL"
 WRONG = "The score is wrong."
@@ -350,10 +350,3 @@ def test_every_protocol_runs_as_a_link_study_with_every_check_on(protocol, make_
             assert word not in text, (where, word)
     for word in others:
         assert word not in card_text, ("card", word)
-
-
-@pytest.mark.parametrize("protocol", sorted(n for n, p in protocols.PROTOCOLS.items() if p.comparing))
-def test_a_comparing_protocols_link_study_is_refused_naming_the_link_and_the_protocol(protocol, make_user):
-    with pytest.raises(CampaignError) as refused:
-        _study(protocol, make_user)
-    assert refused.value.field == ("link", "protocol") and "one output at a time" in str(refused.value)

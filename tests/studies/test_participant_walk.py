@@ -21,9 +21,7 @@ from tests.annotator.study_links import Study, join_by_link, signed_in_participa
 
 pytestmark = pytest.mark.django_db
 
-# A comparing protocol's link study is refused at set-up (a pool hands out one output at a time): its refusal is
-# tested in tests/studies/test_every_protocol_link_study.py, and it joins these walks once links can deal units.
-PROTOCOLS = sorted(name for name, declared in protocols.PROTOCOLS.items() if not declared.comparing)
+PROTOCOLS = sorted(protocols.PROTOCOLS)
 
 
 @pytest.fixture(autouse=True)
@@ -32,11 +30,14 @@ def _rate_limit_in_this_process(settings):
 
 
 def _study(protocol: str, registered) -> Campaign:
-    """Two items with one machine span each, one registered judge per item and one place per item for the link."""
+    """Two items with one machine span each, one registered judge per item and one place per item for the link;
+    under a comparing protocol the two are outputs of one input (two systems), which the link hands out together."""
     data = f.dataset(f"Walk {protocol}", input_headers=["Source"], output_header="Output")
     run = f.run(data, f"Walk {protocol} run")
+    comparing = protocols.get(protocol).comparing
     for n in (1, 2):
-        item = f.item(data, f"w{n}", f"Output {n} says the cafe is cheap.", position=n, inputs={"Source": f"src {n}"})
+        item = f.item(data, "w" if comparing else f"w{n}", f"Output {n} says the cafe is cheap.", position=n,
+                      inputs={"Source": "src" if comparing else f"src {n}"}, system=f"s{n}")
         made = f.annotation(item, run, model="m", score=2.0, score_label="Poor")
         f.span_at(made, 1, "cheap", explanation="The price range is high.", severity=4)
     return campaign_create(CampaignSpec(
@@ -94,7 +95,7 @@ def test_a_participant_reaches_every_marked_action_as_a_registered_annotator_doe
     assert pairs, "the participant holds items the registered annotator also judges"
     own, other = pairs[0]
     for assignment in (own, other):
-        if protocol == protocols.ESA:
+        if protocols.get(protocol).steps_of == protocols.ESA or protocol == protocols.ESA:
             esa_open(assignment=assignment, user=assignment.annotator)
         _add_errors(assignment)
     registered_client = Client()
@@ -105,7 +106,7 @@ def test_a_participant_reaches_every_marked_action_as_a_registered_annotator_doe
     names = {u.name for u in urls}
     assert {"item_screen", "judgment_save", "occurrence_save", "mqm_error_add", "mqm_error_remove", "esa_span_add",
             "esa_missing_add", "esa_spans_done", "esa_score", "esa_span_change", "esa_span_remove",
-            "item_score"} <= names
+            "item_score", "unit_choice", "unit_finish"} <= names
     seen = []
     for url in urls:
         if url.own == Own.ADDED_SPAN and not protocols.get(protocol).marks_errors:
