@@ -311,3 +311,112 @@ def _natural(text: str) -> tuple[int, float, str]:
         return (0, float(json.loads(text)), "")
     except (TypeError, ValueError):
         return (1, 0.0, text)
+
+
+# ---- task files ------------------------------------------------------------------------------------------------
+
+TASK_PROTOCOL = "cESA"  # Pearmut's contrastive ESA; its task-based assignment gives task n to the n-th user
+
+
+@dataclass
+class PearmutTask:
+    """A Pearmut task file (campaign JSON) as outputs to judge: one rating without score per (task, document,
+    segment, system), `user_id` the task's label (the user's name in a file that maps users to tasks, else
+    task-N), `item_i` the document's place in the task, each output's pre-filled spans where the item has them."""
+
+    campaign_id: str
+    protocol: str
+    outputs: list[PearmutRating]
+    tasks: int
+    documents: int
+
+
+def read_pearmut_task(text: str, *, name: str = "file") -> PearmutTask:
+    """The outputs of a Pearmut task file: `{"info": {...}, "campaign_id": ..., "data": [task, ...]}` with a task a
+    list of documents and a document a list of items, each item's `tgt` mapping systems to outputs (`data` may
+    also map user names to their tasks, as Pearmut's own cache does). A FormatError names the first bad place."""
+    try:
+        record = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise FormatError(name, f"not JSON ({exc})") from None
+    if not isinstance(record, dict) or "data" not in record:
+        raise FormatError(name, "a task file is one JSON object with the tasks under \"data\"")
+    info = record.get("info") or {}
+    if not isinstance(info, dict):
+        raise FormatError(f"{name}, info", "info must be an object")
+    data = record["data"]
+    if isinstance(data, dict):
+        named = [(str(user), tasks) for user, tasks in data.items()]
+    elif isinstance(data, list):
+        named = [(f"task-{n}", task) for n, task in enumerate(data)]
+    else:
+        raise FormatError(f"{name}, data", "data is a list of tasks (or an object of each user's task)")
+    outputs: list[PearmutRating] = []
+    documents = 0
+    for label, task in named:
+        where = f"{name}, data {label!r}"
+        if not isinstance(task, list):
+            raise FormatError(where, "a task is a list of documents")
+        for d, document in enumerate(task):
+            place = f"{where}, document {d}"
+            if not isinstance(document, list) or not document:
+                raise FormatError(place, "a document is a non-empty list of items")
+            documents += 1
+            for k, item in enumerate(document):
+                spot = f"{place}, item {k}"
+                if not isinstance(item, dict) or not isinstance(item.get("tgt"), dict) or not item["tgt"]:
+                    raise FormatError(spot, "an item is an object whose tgt maps each system to its output")
+                item_id, source, reference = item.get("item_id"), item.get("src"), item.get("ref")
+                if item_id is not None and not isinstance(item_id, str):
+                    raise FormatError(spot, "item_id must be text")
+                prefills = item.get("error_spans")
+                if prefills is not None and not isinstance(prefills, dict):
+                    raise FormatError(spot, "error_spans of an item maps each system to its pre-filled spans")
+                for m, (system, output) in enumerate(item["tgt"].items()):
+                    at = f"{spot}, system {system!r}"
+                    output = _text(output, at, "tgt")
+                    prefill = None
+                    if prefills is not None and system in prefills:
+                        if not isinstance(prefills[system], list):
+                            raise FormatError(at, "pre-filled error_spans must be a list")
+                        prefill = [_span(s, output, f"{at}, pre-filled span {n}")
+                                   for n, s in enumerate(prefills[system])]
+                    outputs.append(PearmutRating(
+                        user_id=label, item_i=d, k=k, m=m, item_id=item_id, system=system,
+                        source=None if source is None else _text(source, spot, "src"),
+                        reference=None if reference is None else _text(reference, spot, "ref"), output=output,
+                        score=None, prefill=prefill,
+                        item_extra={key: v for key, v in item.items() if key not in MODELLED_ITEM}))
+    if not outputs:
+        raise FormatError(name, "no output found (data holds no task with a document)")
+    return PearmutTask(campaign_id=str(record.get("campaign_id") or ""), protocol=str(info.get("protocol") or ""),
+                       outputs=outputs, tasks=len(named), documents=documents)
+
+
+def pearmut_task(campaign_id: str, tasks: Iterable[Iterable[Iterable[PearmutRating]]]) -> str:
+    """A Pearmut contrastive task file: each task a list of documents, each document one segment whose systems
+    are the given outputs in the given order (Pearmut keeps it with `shuffle` off), ESA^AI's spans pre-filled
+    where an output has them. Task n goes to the n-th user who opens the campaign."""
+    data = []
+    for task in tasks:
+        documents = []
+        for screen in task:
+            members = list(screen)
+            head = members[0]
+            item: dict[str, Any] = {}
+            if head.item_id is not None:
+                item["item_id"] = head.item_id
+            if head.source is not None:
+                item["src"] = head.source
+            if head.reference is not None:
+                item["ref"] = head.reference
+            item["tgt"] = {r.system: r.output for r in members}
+            prefilled = {r.system: [s for s in (_span_out(p, r.output) for p in r.prefill) if s is not None]
+                         for r in members if r.prefill is not None}
+            if prefilled:
+                item["error_spans"] = prefilled
+            documents.append([item])
+        data.append(documents)
+    record = {"info": {"assignment": "task-based", "protocol": TASK_PROTOCOL, "shuffle": False,
+                       "show_model_names": False}, "campaign_id": campaign_id, "data": data}
+    return json.dumps(record, ensure_ascii=False, indent=2) + "\n"

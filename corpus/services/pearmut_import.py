@@ -104,7 +104,7 @@ def pearmut_import(*, path: Path, dataset_name: str, prefix: str = DEFAULT_PREFI
             output_header=OUTPUT_HEADER, description="ESA ratings imported from Pearmut's annotation log.")
     report = PearmutImportReport(dataset=dataset.name, prefix=prefix, superseded=log.superseded, reset=log.reset,
                                  skipped=log.skipped)
-    items = _items(dataset, log.ratings, name, report)
+    items = outputs_items(dataset, log.ratings, name, report)
     sources = _sources(dataset, log.ratings, prefix, name, report)
     annotations = Annotation.objects.bulk_create([
         Annotation(item_id=items[(external_id(r), r.system)], aspect="", source=sources[r.user_id],
@@ -128,7 +128,7 @@ def pearmut_import(*, path: Path, dataset_name: str, prefix: str = DEFAULT_PREFI
     return report
 
 
-def _items(dataset: Dataset, ratings: list[PearmutRating], name: str,
+def outputs_items(dataset: Dataset, ratings: list[PearmutRating], name: str,
            report: PearmutImportReport) -> dict[tuple[str, str], int]:
     """The pk of each rated output, creating the missing ones; an existing one must hold the file's texts."""
     existing = {(ext, system): (pk, output, inputs, reference) for pk, ext, system, output, inputs, reference in
