@@ -74,19 +74,52 @@ def _orient(edges: dict[str, Screen], seed: int) -> dict[str, bool]:
     return flips
 
 
-def rotation_orders(screens: Sequence[Screen], *, seed: int = 0) -> list[Screen]:
-    """The order to show each screen of any size in: the rotation that adds least to the systems' position counts
-    so far (ties broken by the seed). For two outputs use `pair_orders`, which also balances one input's judges."""
+def rotation_orders(screens: Sequence[Screen], *, seed: int = 0, inputs: Sequence[str] | None = None) -> list[Screen]:
+    """The order to show each screen of any size in, as a rotation of its systems.
+
+    With `inputs` (each screen's input) the judges of one input take consecutive rotations, so they see it in
+    different orders (a Latin square once it has as many judges as outputs), and each input starts where the
+    campaign's position counts stay most even, preferring where the last input with the same systems stopped:
+    the rotations then tile the cycle, so where every input has the same systems each rotation is used equally
+    often within one (inputs of different systems can leave more: only rotations are tried). Without `inputs`,
+    each screen takes the rotation that adds least to the counts so far. Ties are broken by the seed. For two
+    outputs use `pair_orders`.
+    """
     rng = random.Random(seed)
     counts: Counter[tuple[str, int]] = Counter()
-    answer = []
-    for systems in screens:
-        rotations = [tuple(systems[(k + i) % len(systems)] for i in range(len(systems))) for k in range(len(systems))]
-        costs = [sum(counts[(s, p)] for p, s in enumerate(r)) for r in rotations]
-        best = min(costs)
-        chosen = rng.choice([r for r, c in zip(rotations, costs, strict=True) if c == best])
-        counts.update((s, p) for p, s in enumerate(chosen))
-        answer.append(chosen)
+
+    def rotation(systems: Screen, k: int) -> Screen:
+        return tuple(systems[(k + i) % len(systems)] for i in range(len(systems)))
+
+    answer: list[Screen] = [()] * len(screens)
+    if inputs is None:
+        for n, systems in enumerate(screens):
+            options = [rotation(systems, k) for k in range(len(systems))]
+            costs = [sum(counts[(s, p)] for p, s in enumerate(r)) for r in options]
+            answer[n] = rng.choice([r for r, c in zip(options, costs, strict=True) if c == min(costs)])
+            counts.update((s, p) for p, s in enumerate(answer[n]))
+        return answer
+    groups: dict[tuple[str, Screen], list[int]] = {}
+    for n, systems in enumerate(screens):
+        groups.setdefault((inputs[n], systems), []).append(n)
+    cursor: dict[Screen, int] = {}  # per set of systems: where the next input's rotations start
+    for (_, systems), indices in groups.items():
+        width = len(systems)
+
+        def spread(start: int, indices=indices, systems=systems) -> int:
+            after = Counter(counts)
+            for j in range(len(indices)):
+                after.update((s, p) for p, s in enumerate(rotation(systems, start + j)))
+            return sum(v * v for v in after.values())
+
+        costs = [spread(start) for start in range(width)]
+        best = [k for k, c in enumerate(costs) if c == min(costs)]
+        # the rotations tile the cycle from input to input (whole cycles are balanced already)
+        start = cursor.get(systems) if cursor.get(systems) in best else rng.choice(best)
+        for j, n in enumerate(indices):
+            answer[n] = rotation(systems, start + j)
+            counts.update((s, p) for p, s in enumerate(answer[n]))
+        cursor[systems] = (start + len(indices)) % width
     return answer
 
 

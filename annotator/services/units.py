@@ -77,7 +77,7 @@ def screens_plan(queues: dict[object, dict[str, list[int]]], systems: dict[int, 
         orders = pair_orders([(segment, screen) for (_, segment, _), screen in zip(planned, labelled, strict=True)],
                              seed=seed)
     else:
-        orders = rotation_orders(labelled, seed=seed)
+        orders = rotation_orders(labelled, seed=seed, inputs=[segment for _, segment, _ in planned])
     answer: Plan = []
     for (judge, segment, screen), order in zip(planned, orders, strict=True):
         by_system = {systems[k]: k for k in screen}

@@ -41,3 +41,24 @@ def test_screens_of_three_rotate_as_a_latin_square():
     assert {o[0] for o in orders[:3]} == {"a", "b", "c"}
     with pytest.raises(ValueError, match="two outputs"):
         pair_orders([("x", ("a", "b", "c"))])
+
+
+def test_the_judges_of_an_input_rotate_it_and_the_campaign_stays_within_one():
+    """60 random designs: 3-6 systems, every input with all of them, 1-30 inputs, 1-6 judges each, the screens in
+    the order the planner makes them (judge by judge, inputs shuffled)."""
+    for trial in range(60):
+        rng = random.Random(trial)
+        systems = tuple(f"s{n}" for n in range(rng.randint(3, 6)))
+        inputs = [f"i{n}" for n in range(rng.randint(1, 30))]
+        screens, segments = [], []
+        for _ in range(rng.randint(1, 6)):
+            order = inputs[:]
+            rng.shuffle(order)
+            screens += [systems] * len(order)
+            segments += order
+        orders = rotation_orders(screens, seed=trial, inputs=segments)
+        assert imbalance(orders) <= 1, trial
+        for segment in inputs:
+            mine = [o for o, s in zip(orders, segments, strict=True) if s == segment]
+            assert imbalance(mine) <= 1, (trial, segment)  # an input's judges: every system in different places
+            assert len(set(mine)) == min(len(mine), len(systems))

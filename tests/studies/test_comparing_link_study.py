@@ -106,6 +106,11 @@ def test_a_contrastive_esa_link_study_deals_whole_inputs_with_balanced_positions
     assert all(a == {True, False} for a in arms.values())  # each input: one judge pre-filled, the other plain
     placed = _balanced(campaign)
     assert all(max(c[p] for p in (1, 2, 3)) - min(c[p] for p in (1, 2, 3)) <= 1 for c in placed.values()), placed
+    per_input = defaultdict(lambda: defaultdict(set))
+    for row in UnitOutput.objects.filter(unit__campaign=campaign).select_related("assignment__item", "unit"):
+        per_input[row.unit.segment][row.assignment.item.system].add(row.position)
+    # an input's two judges see it in two rotations: every system in a different place for each
+    assert all(len(places) == 2 for systems in per_input.values() for places in systems.values()), per_input
     planned = {(s["segment"], s["judge"]): s["items"] for s in campaign.study_link.screens}
     for slot in PoolSlot.objects.filter(link=campaign.study_link).select_related("assignment__item"):
         unit = ComparisonUnit.objects.get(outputs__assignment=slot.assignment)
