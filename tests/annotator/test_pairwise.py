@@ -21,7 +21,7 @@ from corpus import protocols
 from corpus.protocols import ProtocolError, pairwise
 from stats.pairwise import sign_test
 from studies.participants import LinkSettings
-from studies.setup import CampaignError, CampaignSpec, campaign_create
+from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -87,7 +87,7 @@ def test_an_inputs_outputs_go_to_the_same_judges_side_by_side_with_positions_bal
     assert all(sorted(c.values()) == [1, 1] for c in per_input.values()), per_input
 
 
-def test_three_outputs_give_two_screens_and_links_are_refused():
+def test_three_outputs_give_two_screens_for_judges_and_for_each_place_of_a_link():
     judge = f.user("judge")
     campaign = _study([judge], systems=SYSTEMS, inputs=2, per_item=1)
     units = _units(campaign, judge)
@@ -96,10 +96,15 @@ def test_three_outputs_give_two_screens_and_links_are_refused():
         shown = [s for u in units if u.segment == segment for s in _systems(u)]
         assert set(shown) == set(SYSTEMS) and len(shown) == 4
     data = campaign.dataset
-    with pytest.raises(CampaignError, match="link, protocol"):
-        campaign_create(CampaignSpec(name="linked", dataset=data, aspects=["overall"], annotators=[],
-                                     annotators_per_item=2, protocol=protocols.PAIRWISE,
-                                     link=LinkSettings(items_per_participant=2, pass_code="DONE-1")))
+    linked = campaign_create(CampaignSpec(name="linked", dataset=data, aspects=["overall"], annotators=[],
+                                          annotators_per_item=2, protocol=protocols.PAIRWISE,
+                                          link=LinkSettings(items_per_participant=2, pass_code="DONE-1")))
+    planned = linked.study_link.screens
+    assert len(planned) == 8 and {s["judge"] for s in planned} == {1, 2}  # 2 inputs x 2 screens x 2 places
+    for k in (1, 2):
+        for segment in {s["segment"] for s in planned}:
+            mine = [s["items"] for s in planned if s["judge"] == k and s["segment"] == segment]
+            assert len(mine) == 2 and len({i for screen in mine for i in screen}) == 3  # every output compared
 
 
 def test_the_screen_shows_both_outputs_escaped_without_system_names(client):
