@@ -20,6 +20,7 @@ from annotator.engine.phases import Phase
 from annotator.models import Assignment, Campaign, CampaignRun, ControlVerdict, SpanJudgment
 from annotator.selectors.spans import judged_spans
 from annotator.services.phases import assignments_move
+from corpus import protocols
 from corpus.cleaning import INT32_MAX
 from corpus.models import Annotation, AnnotationKind, ErrorSpan, Item, MatchKind
 from corpus.protocols import opennlgauge as protocol
@@ -115,7 +116,9 @@ def planted_outputs_make(
     output twice, one fact apart), and from their own outputs only when the campaign allows near-duplicates;
     return the planted items' ids. Without an annotator they are copies of a link's pool, handed to participants
     as they join (`planted_hand_out`). `numbered` names each copy by its position, for callers that may copy one
-    output more than once for the same holder."""
+    output more than once for the same holder. Under a comparing protocol each copy comes with companions, the
+    other outputs of its input copied verbatim (`planted_companions`)."""
+    per_screen = protocols.get(campaign.protocol).compares
     others = [i for i in pool if i not in set(own)]
     rng.shuffle(others)
     mine = list(own)
@@ -146,20 +149,58 @@ def planted_outputs_make(
             campaign=campaign, annotator_id=annotator_pk, original=original, item=copy, kind=result.kind,
             start=result.start, end=result.end, before=result.before, after=result.after,
         )
-        for span, link in _machine_spans(campaign, item_id):
-            start, end = span.start, span.end
-            if start is not None and start >= old_end:
-                start, end = start + shift, end + shift
-            twin = ErrorSpan.objects.create(
-                annotation=_check_annotation(campaign, copy.pk, span.annotation.aspect), position=span.position,
-                text=span.text, start=start, end=end, match=span.match, multi_part=span.multi_part,
-                ambiguous=span.ambiguous, explanation=span.explanation, severity=span.severity,
-                category=span.category,
-            )
-            CheckSpan.objects.create(campaign=campaign, span=twin, campaign_run=link, role=CheckSpan.Role.COPY,
-                                     original=span)
+        _spans_copy(campaign, item_id, copy.pk, old_end=old_end, shift=shift)
+        if per_screen > 1:
+            next_position = _companions_make(campaign, original, copy, pool=pool, n=per_screen - 1,
+                                             position=next_position)
         made.append(copy.pk)
     return made
+
+
+def _spans_copy(campaign: Campaign, item_id: int, copy_id: int, *, old_end: int = 0, shift: int = 0) -> None:
+    """The machine spans of the campaign's runs on `item_id`, copied onto `copy_id` (moved by `shift` past
+    `old_end`), so the copy shows what its original would."""
+    for span, link in _machine_spans(campaign, item_id):
+        start, end = span.start, span.end
+        if start is not None and start >= old_end and shift:
+            start, end = start + shift, end + shift
+        twin = ErrorSpan.objects.create(
+            annotation=_check_annotation(campaign, copy_id, span.annotation.aspect), position=span.position,
+            text=span.text, start=start, end=end, match=span.match, multi_part=span.multi_part,
+            ambiguous=span.ambiguous, explanation=span.explanation, severity=span.severity,
+            category=span.category,
+        )
+        CheckSpan.objects.create(campaign=campaign, span=twin, campaign_run=link, role=CheckSpan.Role.COPY,
+                                 original=span)
+
+
+def _companions_make(campaign: Campaign, original: Item, copy: Item, *, pool: Sequence[int], n: int,
+                     position: int) -> int:
+    """Under a comparing protocol a planted copy is shown on a screen of its own: beside it, verbatim copies of up
+    to `n` other outputs of its input (of the campaign's outputs), under the copy's id, so the screen looks like
+    any screen of that input with one output changed. Copies are never real work, so the companions are in no
+    figure either. Return the next free position."""
+    others = (Item.objects.filter(dataset_id=campaign.dataset_id, external_id=original.external_id,
+                                  derived_from__isnull=True, pk__in=list(pool)).exclude(pk=original.pk)
+              .order_by("system", "pk")[:n])
+    for other in others:
+        twin = Item.objects.create(
+            dataset_id=campaign.dataset_id, position=position, system=other.system, external_id=copy.external_id,
+            inputs=other.inputs, output=other.output, reference=other.reference, derived_from=other,
+            perturbation={"planted_companion": True, "campaign": campaign.pk, "copy": copy.pk},
+        )
+        position += 1
+        _spans_copy(campaign, other.pk, twin.pk)
+    return position
+
+
+def planted_companions(copies: Sequence[int]) -> dict[int, list[int]]:
+    """Each planted copy's companions on its screen (item ids, by system): empty outside comparing protocols."""
+    rows = Item.objects.filter(perturbation__planted_companion=True, perturbation__copy__in=list(copies))
+    found: dict[int, list[int]] = {c: [] for c in copies}
+    for pk, copy in rows.order_by("system", "pk").values_list("pk", "perturbation__copy"):
+        found[int(copy)].append(pk)
+    return found
 
 
 def _copy_id(original: str, campaign_pk: int, annotator_pk: int | None, position: int | None) -> str:
@@ -455,9 +496,12 @@ def checks_prepare(*, campaign: Campaign, queues: Queues, rng: random.Random, st
     if campaign.planted:
         asked = made = 0
         short: list[int] = []  # made by a call that ran out of outputs: how many outputs could take one
+        comparing = protocols.get(campaign.protocol).comparing
+        segments = dict(Item.objects.filter(pk__in=assigned).values_list("pk", "external_id")) if comparing else {}
         for annotator_pk, queue in queues.real.items():
             own = [item_id for item_id, _ in queue]
-            n = planted_count(campaign.planted, len(own))
+            # under a comparing protocol a planted copy is a screen, so the share is of the judge's inputs
+            n = planted_count(campaign.planted, len({segments[i] for i in own}) if comparing else len(own))
             queues.planted[annotator_pk] = planted_outputs_make(
                 campaign=campaign, annotator_pk=annotator_pk, own=own, pool=assigned, n=n,
                 rng=random.Random(f"{campaign.seed}:planted:{annotator_pk}"),

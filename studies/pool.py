@@ -26,7 +26,13 @@ from annotator.services.units import screens_cut, units_add
 from corpus import protocols
 from corpus.models import Item
 from quality.models import PlantedOutput
-from quality.services import decoys_per_output, planted_count, planted_hand_out, planted_release
+from quality.services import (
+    decoys_per_output,
+    planted_companions,
+    planted_count,
+    planted_hand_out,
+    planted_release,
+)
 from studies.engine.handout import Rates, Share, Slot, slots_choose
 from studies.models import Handout, Participant, PoolSlot, StudyLink
 
@@ -284,13 +290,23 @@ def share_furnish(*, participant: Participant, now: datetime) -> None:
     avoid = {item_id for item_id, *_ in held} | copies | _training_items(campaign)
     rng = random.Random(f"{campaign.seed}:{participant.user_id}:{len(held)}")
     outputs = avoid | {a.item_id for a in claimed}
+    comparing = protocols.get(campaign.protocol).comparing
+    if comparing:  # a planted copy is a screen: the share is of the inputs held
+        segments = dict(Item.objects.filter(pk__in=[*(row[0] for row in held), *(a.item_id for a in claimed)])
+                        .values_list("pk", "external_id"))
+        real = len({segments[item_id] for item_id, training, control, _, derived in held
+                    if not training and not control and derived is None} | {segments[a.item_id] for a in claimed})
+    else:
+        real += len(claimed)
     planted = planted_hand_out(
         campaign=campaign, annotator_pk=participant.user_id, avoid=outputs, pool=link.items,
-        n=planted_count(campaign.planted, real + len(claimed)) - len(copies), rng=rng,
+        n=planted_count(campaign.planted, real) - len(copies), rng=rng,
     )
+    if comparing:
+        mates = planted_companions(planted)
+        planted = [item_id for copy in planted for item_id in (copy, *mates[copy])]
     controls = [i for i in link.controls if i not in avoid]
     batch: list[Assignment | int] = [*claimed, *planted, *controls]
-    comparing = protocols.get(campaign.protocol).comparing
     if comparing:  # an input's outputs stay together, in screen order; the inputs are shuffled
         batch = _inputs_shuffled(batch, rng)
     else:

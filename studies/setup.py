@@ -47,6 +47,7 @@ from quality.services import (
     Tally,
     checks_prepare,
     checks_validate,
+    planted_companions,
     planted_count,
     planted_near_duplicates,
 )
@@ -157,10 +158,17 @@ def campaign_create(spec: CampaignSpec, *, created_by: User | None = None, start
                     pool_copies=planted_count(spec.checks.planted, pool.share) * pool.expected() if pool else 0)
     made = checks_prepare(campaign=campaign, queues=queues, rng=random.Random(f"{spec.seed}:checks"),
                           start_jobs=start_jobs)
+    companions: dict[int, list[int]] = {}
+    if declared.comparing:  # a planted copy is a screen of its own: it and its companions share the copy's id
+        companions = planted_companions([c for copies in queues.planted.values() for c in copies])
+        screens_of = dict(Item.objects.filter(pk__in=[i for c, mates in companions.items() for i in (c, *mates)])
+                          .values_list("pk", "external_id"))
+        inputs = {**inputs, **screens_of}
     rows = []
     for annotator_pk, queue in per_annotator.items():
         # Planted copies join the shuffle as ordinary work; training items come first, in the order given.
-        queue += [(item_id, False) for item_id in queues.planted.get(annotator_pk, [])]
+        queue += [(item_id, False) for copy in queues.planted.get(annotator_pk, [])
+                  for item_id in (copy, *companions.get(copy, []))]
         queue[:] = _shuffled(queue, inputs, random.Random(f"{spec.seed}:{annotator_pk}"))
         rows += [
             Assignment(campaign=campaign, item_id=item_id, annotator_id=annotator_pk, order=order, is_training=True,

@@ -16,6 +16,7 @@ from typing import IO
 
 from analytics.protocols import CampaignFormat, register_format
 from analytics.selectors.esa import campaign_pearmut_ratings
+from analytics.selectors.units import real_screens
 from annotator.models import Assignment, Campaign, UnitOutput
 from annotator.selectors.spans import campaign_run_labels, judged_spans_by_item
 from corpus.interop.pearmut import PearmutRating, PearmutSpan, pearmut_lines, pearmut_task
@@ -31,8 +32,8 @@ TASK_FORMAT = "pearmut-task"
 def contrastive_ratings(campaign: Campaign):
     """The finished outputs' Pearmut ratings regrouped by screen: `item_i` the judge's screen (0-based), the
     system's place its position there; outputs of screens not yet finished are left out."""
-    rows = list(UnitOutput.objects.filter(unit__campaign=campaign).select_related("unit__annotator", "assignment__item")
-                .order_by("unit__number", "position"))
+    rows = list(real_screens(UnitOutput.objects.filter(unit__campaign=campaign))
+                .select_related("unit__annotator", "assignment__item").order_by("unit__number", "position"))
     members: dict[int, list[UnitOutput]] = {}
     for row in rows:
         members.setdefault(row.unit_id, []).append(row)
@@ -77,7 +78,7 @@ def task_screens(campaign: Campaign) -> list[list[list[tuple[int, bool]]]]:
     has_runs = campaign.runs.exists()
     joined = set(StudyLink.objects.filter(campaign=campaign).values_list("participants__user_id", flat=True))
     tasks: dict[str, list[list[tuple[int, bool]]]] = {}
-    rows = (UnitOutput.objects.filter(unit__campaign=campaign, assignment__is_training=False)
+    rows = (real_screens(UnitOutput.objects.filter(unit__campaign=campaign))
             .exclude(unit__annotator_id__in=joined - {None})
             .order_by("unit__annotator__username", "unit__number", "position")
             .values_list("unit_id", "unit__annotator__username", "assignment__item_id", "assignment__in_control_arm"))

@@ -11,6 +11,7 @@ from typing import IO
 
 from analytics.protocols import CampaignFormat, register_format
 from analytics.selectors.mqm import campaign_mqm_errors, rater_pseudonyms
+from analytics.selectors.units import real_screens
 from annotator.models import Campaign, UnitOutput
 from corpus.interop.mqm_sxs import CLEAN, ERROR, HEADER, SxsRating, SxsRow, sxs_tsv_lines
 from corpus.models import Item
@@ -23,8 +24,7 @@ SOURCE_SIDE = 0  # the TSV's `side` of an error marked in the source
 def sxs_ratings(campaign: Campaign) -> list[SxsRating]:
     """The finished screens' outputs as side-by-side ratings, in (rater, input, screen, position) order, each error
     a row whose metadata says its side and a timestamp that keeps a screen's rows together in time."""
-    outputs = list(UnitOutput.objects.filter(unit__campaign=campaign)
-                   .exclude(unit__outputs__assignment__is_training=True).select_related("unit", "assignment")
+    outputs = list(real_screens(UnitOutput.objects.filter(unit__campaign=campaign)).select_related("unit", "assignment")
                    .order_by("unit__annotator_id", "unit__segment", "unit__number", "position"))
     by_unit: dict[int, list[UnitOutput]] = defaultdict(list)
     for row in outputs:

@@ -53,11 +53,17 @@ def _when(moment) -> str | None:
     return moment.isoformat() if moment else None
 
 
+def real_screens(rows):
+    """Unit outputs of real screens only: practice screens (training items) and planted screens (a planted copy
+    and its companions, all copies) are no real work, so they stay out of the exports and the figures."""
+    return (rows.exclude(unit__outputs__assignment__is_training=True)
+            .exclude(unit__outputs__assignment__item__derived_from__isnull=False))
+
+
 def unit_rows(campaign: Campaign) -> list[UnitRow]:
-    """Every real screen's outputs in (annotator, screen number, position) order (training screens left out)."""
+    """Every real screen's outputs in (annotator, screen number, position) order (`real_screens`)."""
     declared = protocols.get(campaign.protocol)
-    # practice screens (training items) are no real work: they stay out of the export and the figures
-    rows = list(UnitOutput.objects.filter(unit__campaign=campaign).exclude(unit__outputs__assignment__is_training=True)
+    rows = list(real_screens(UnitOutput.objects.filter(unit__campaign=campaign))
                 .select_related("unit__annotator", "assignment__item")
                 .order_by("unit__annotator__username", "unit__number", "position"))
     members: dict[int, list[UnitOutput]] = {}

@@ -148,10 +148,9 @@ class Protocol:
 
     @property
     def plants(self) -> bool:
-        """Planted copies apply: their error can be marked, or their score compared with the original's. Not yet
-        inside comparison units (a copy would need its own screen beside its original)."""
-        if self.comparing:
-            return False
+        """Planted copies apply: their error can be marked, or their score compared with the original's. Under a
+        comparing protocol a copy is shown on a screen of its own input (quality.services: planted screens), so
+        it applies where errors are marked; a preference alone cannot find one."""
         return self.marks_errors if self.planted_check == MARKED else self.score_range is not None
 
     def allows_phase(self, phase: str) -> bool:

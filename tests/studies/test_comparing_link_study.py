@@ -10,11 +10,13 @@ from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
+from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
 from annotator.models import Assignment, ComparisonUnit, UnitOutput
 from corpus import protocols
+from quality.models import PlantedOutput
 from quality.services import CheckSettings
 from studies.models import Participant, PoolSlot
 from studies.participants import LinkSettings
@@ -36,7 +38,7 @@ def _rate_limit_in_this_process(settings):
 
 
 def _study(protocol: str, *, inputs: int = 6, systems=SYSTEMS, control_arm: float = 0.0, annotators=(),
-           per_item: int = 2, share: int = 2, training: int = 0, **link) -> Study:
+           per_item: int = 2, share: int = 2, training: int = 0, planted: float = 0.0, **link) -> Study:
     data = f.dataset(f"{protocol} link data", input_headers=["Source"], output_header="Translation")
     run = f.run(data, f"{protocol} link run")
     items = []
@@ -51,7 +53,7 @@ def _study(protocol: str, *, inputs: int = 6, systems=SYSTEMS, control_arm: floa
     campaign = campaign_create(CampaignSpec(
         name=f"{protocol} link study", dataset=data, runs=[run], aspects=["accuracy"], annotators=list(annotators),
         annotators_per_item=per_item, protocol=protocol, control_arm=control_arm, seed=11,
-        checks=CheckSettings(qualification_items=practice) if practice else CheckSettings(),
+        checks=CheckSettings(qualification_items=tuple(practice), planted=planted),
         link=LinkSettings(items_per_participant=share, pass_code=PASS, **link)))
     return Study(campaign=campaign, items=items, positions={item.pk: n for n, item in enumerate(items, start=1)})
 
@@ -183,3 +185,71 @@ def test_a_side_by_side_mqm_link_study_counts_inputs_and_warns_in_inputs(client)
     person = _join(client, study, 1)
     assert [len(s) for s in _screens(person)] == [2, 2, 2]
     assert not link_has_room(link=campaign.study_link)
+
+
+def _work(client, person: Participant, *, mark_planted: bool) -> None:
+    """Every output of the participant's screens through ESA's steps; the planted error marked or missed."""
+    planted = {p.item_id: p for p in PlantedOutput.objects.filter(annotator=person.user)}
+    for screen in _screens(person):
+        for a in screen:
+            copy = planted.get(a.item_id)
+            start, end = (copy.start, copy.end) if copy is not None and mark_planted else (0, 3)
+            assert client.post(reverse("esa_span_add", args=[a.pk]), {"start": start, "end": end,
+                                                                     "severity": "major"}, **HX).status_code == 200
+            assert client.post(reverse("esa_spans_done", args=[a.pk]), **HX).status_code == 200
+            assert client.post(reverse("esa_score", args=[a.pk]), {"score": 50}, **HX).status_code == 200
+            assert client.post(reverse("assignment_finish", args=[a.pk]), **HX).status_code == 200
+
+
+def test_planted_screens_check_a_contrastive_esa_link_studys_participants(client, tmp_path):
+    """A planted copy comes on a screen of its own: the copy and its input's other outputs copied verbatim, so it
+    looks like any screen of that input. A participant who marks the planted error gets the pass code, one who
+    misses it the fail code, and the planted screens are in no export or figure."""
+    study = _study(protocols.CESA, inputs=10, per_item=1, share=5, planted=0.34, fail_code="CMP-FAIL")
+    campaign = study.campaign
+    assert PlantedOutput.objects.filter(campaign=campaign, annotator__isnull=True).count() == 6  # 3 for each of 2
+    careful = _join(client, study, 1)
+    screens = _screens(careful)
+    assert [len(s) for s in screens] == [3] * 8
+    planted = [s for s in screens if s[0].item.derived_from_id is not None]
+    assert len(planted) == 3 and all(a.item.derived_from_id for s in planted for a in s)  # copies and companions
+    real_inputs = {a.item.external_id for s in screens if s not in planted for a in s}
+    for screen in planted:
+        copy = PlantedOutput.objects.get(annotator=careful.user, item_id__in=[a.item_id for a in screen])
+        assert {a.item.derived_from.external_id for a in screen} == {copy.original.external_id}  # one input
+        assert {a.item.system for a in screen} == set(SYSTEMS)  # one of each system, as a real screen of it
+        assert copy.original.external_id not in real_inputs  # never a copy of an input they judge
+    _work(client, careful, mark_planted=True)
+    assert "CMP-PASS" in client.get(reverse("participant_end", args=[campaign.pk]), follow=True).content.decode()
+
+    careless = _join(client, study, 2)
+    _work(client, careless, mark_planted=False)
+    assert "CMP-FAIL" in client.get(reverse("participant_end", args=[campaign.pk]), follow=True).content.decode()
+
+    export = tmp_path / "units.csv"
+    call_command("export_units", "--campaign", str(campaign.pk), "--output", str(export))
+    rows = export.read_text(encoding="utf-8").splitlines()[1:]
+    assert len(rows) == 30  # two participants x five real screens x three outputs: the planted screens left out
+
+
+def test_a_side_by_side_mqm_campaign_plants_a_screen_for_each_registered_judge(make_user):
+    judges = [make_user(f"sxs-planted-{n}") for n in range(2)]
+    data = f.dataset("sxs planted", input_headers=["Source"], output_header="Translation")
+    for k in range(8):
+        for system in SYSTEMS[:2]:
+            f.item(data, f"seg{k}", f"The cat sat on mat {k}, said {system}.", system=system,
+                   inputs={"Source": f"Die Katze {k}."})
+    campaign = campaign_create(CampaignSpec(name="sxs planted", dataset=data, annotators=judges,
+                                            annotators_per_item=1, protocol=protocols.SXS_MQM,
+                                            checks=CheckSettings(planted=0.2)))
+    for judge in judges:
+        units = list(ComparisonUnit.objects.filter(campaign=campaign, annotator=judge))
+        planted = [u for u in units if u.outputs.filter(assignment__item__derived_from__isnull=False).exists()]
+        assert len(units) == 5 and len(planted) == 1  # 4 inputs of their own, one planted screen
+        items = [o.assignment.item for o in planted[0].outputs.select_related("assignment__item")]
+        assert len(items) == 2 and all(i.derived_from_id for i in items)
+        copy = PlantedOutput.objects.get(campaign=campaign, annotator=judge)
+        assert copy.item_id in {i.pk for i in items}
+        mine = {a.item.external_id for a in Assignment.objects.filter(campaign=campaign, annotator=judge,
+                                                                       item__derived_from__isnull=True)}
+        assert copy.original.external_id not in mine

@@ -22,8 +22,9 @@ pytestmark = pytest.mark.django_db
 
 # Every protocol takes planted copies (decoys only those with verdicts on machine spans, the control arm only those
 # with a step without the machine's spans).
-# A comparing protocol's link study deals whole inputs and takes neither planted copies nor decoys: it is walked
-# in tests/studies/test_comparing_link_study.py (and the participant walk), on inputs with several outputs.
+# A comparing protocol's link study deals whole inputs, its planted copies come as screens of their own and it
+# takes no decoys: it is walked in tests/studies/test_comparing_link_study.py (and the participant walk), on inputs
+# with several outputs.
 PROTOCOLS = sorted(name for name, declared in protocols.PROTOCOLS.items() if not declared.comparing)
 
 

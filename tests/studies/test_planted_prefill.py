@@ -97,9 +97,10 @@ def test_set_up_asks_the_protocol_whether_errors_can_be_planted(make_user, monke
     with pytest.raises(CampaignError) as refused:
         campaign_create(_spec(make_user, "no marks", "esa", checks=CheckSettings(planted=0.5)))
     assert refused.value.field == ("planted", "protocol")
-    # planted copies inside a comparison unit are not built, so a comparing protocol plants nothing yet
-    others = [p for p in protocols.PROTOCOLS.values() if p is not protocols.PROTOCOLS["esa"] and not p.comparing]
-    assert all(p.plants for p in others)
+    # a comparing protocol plants where its screens mark errors (a planted screen); a preference alone finds none
+    others = [p for p in protocols.PROTOCOLS.values() if p is not protocols.PROTOCOLS["esa"]]
+    assert all(p.plants == (p.marks_errors or p.score_range is not None) for p in others)
+    assert [p.name for p in others if not p.plants] == [protocols.PAIRWISE]
 
 
 def test_set_up_says_training_is_practice_where_no_verdict_grades_it(make_user):
