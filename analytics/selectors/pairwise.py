@@ -15,7 +15,7 @@ from analytics.selectors.units import judged_from_rows, unit_rows
 from annotator.models import Campaign
 from corpus import protocols
 from corpus.interop.mqm_sxs import SxsFile, system_of
-from corpus.models import Dataset
+from corpus.models import Annotation, Dataset, Source
 from corpus.protocols.mqm import DEFAULT, Weights
 from corpus.selectors.mqm import has_units, mqm_sources, sxs_file
 from corpus.spreadsheet import sheet_writer
@@ -79,10 +79,34 @@ def dataset_judged(dataset: Dataset, *, prefix: str = "mqm",
     return judged, read
 
 
+SCORED_TOOLS = ("pearmut",)  # imports whose side-by-side screens are compared by the raters' own 0-100 scores
+
+
+def dataset_scored_judged(dataset: Dataset, raters: dict[int, str]) -> list[Judged]:
+    """Contrastive ratings with a 0-100 score each (Pearmut's cESA log): the outputs of a screen compared by those
+    scores (higher is better); NoUnits when none was made side by side."""
+    rows = list(Annotation.objects.filter(item__dataset=dataset, source_id__in=list(raters), unit__isnull=False,
+                                          score__isnull=False)
+                .values_list("source_id", "item__system", "item__external_id", "score", "unit__number",
+                             "unit_position", "item__output"))
+    if not rows:
+        raise NoUnits(f"dataset {dataset.name!r}: the ratings of its Pearmut sources were made one output at a time "
+                      "(no line shows several systems of a segment), so no two outputs were judged together",
+                      field="dataset")
+    return [Judged(system=system, segment=segment, rater=raters[source], score=-float(score),
+                   unit=(raters[source], segment, number), position=position, text=output)
+            for source, system, segment, score, number, position, output in rows]
+
+
 def dataset_pairwise(dataset: Dataset, *, prefix: str = "mqm", weights: Weights = DEFAULT,
                      n_resamples: int = RESAMPLES, seed: int = SEED) -> dict[str, Any]:
-    """The side-by-side figures of the dataset's sources `PREFIX:*`; NoUnits when they rated outputs one at a time."""
+    """The side-by-side figures of the dataset's sources `PREFIX:*`; NoUnits when they rated outputs one at a time.
+    MQM raters are compared by their errors' MQM scores, Pearmut's contrastive raters by their own scores."""
     _check(n_resamples, seed)
+    raters = mqm_sources(dataset, prefix)
+    tools = set(Source.objects.filter(pk__in=list(raters)).values_list("tool", flat=True))
+    if tools and tools <= set(SCORED_TOOLS):
+        return _figures(dataset_scored_judged(dataset, raters), [], n_resamples=n_resamples, seed=seed)
     judged, read = dataset_judged(dataset, prefix=prefix, weights=weights)
     checks = check_counts((rated.rating.rater, bool(row.found)) for rated in read.ratings for row in rated.checks)
     return _figures(judged, checks, n_resamples=n_resamples, seed=seed)

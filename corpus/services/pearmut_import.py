@@ -12,7 +12,18 @@ from django.db.models import Max
 
 from corpus.formats import FormatError, check_text
 from corpus.interop.pearmut import PearmutLog, PearmutRating, PearmutSpan, read_pearmut
-from corpus.models import Annotation, AnnotationKind, Dataset, ErrorSpan, Item, MatchKind, Source, SourceKind, TaskType
+from corpus.models import (
+    Annotation,
+    AnnotationKind,
+    Dataset,
+    ErrorSpan,
+    Item,
+    MatchKind,
+    Source,
+    SourceKind,
+    TaskType,
+    Unit,
+)
 from corpus.protocols import esa
 
 TOOL = "pearmut"
@@ -59,12 +70,15 @@ class PearmutImportReport:
     superseded: int = 0
     reset: int = 0
     skipped: int = 0
+    units: int = 0  # screens of several systems (contrastive), each a unit of the pairwise figures
     sources: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         text = (f"Imported Pearmut ESA ratings into {self.dataset!r}: {self.created_items} new items, "
                 f"{self.reused_items} existing, {self.ratings} ratings, {self.spans} error spans, sources "
                 f"{', '.join(self.sources)}.")
+        if self.units:
+            text += f" {self.units} contrastive screens (several systems side by side) are units for pairwise_scores."
         set_aside = [f"{n} {what}" for n, what in ((self.superseded, "replaced by a later submission"),
                                                    (self.reset, "cancelled by a reset"),
                                                    (self.skipped, "forms, tutorials or attention checks")) if n]
@@ -106,10 +120,12 @@ def pearmut_import(*, path: Path, dataset_name: str, prefix: str = DEFAULT_PREFI
                                  skipped=log.skipped)
     items = outputs_items(dataset, log.ratings, name, report)
     sources = _sources(dataset, log.ratings, prefix, name, report)
+    units = _units(dataset, log.ratings, sources, report)
     annotations = Annotation.objects.bulk_create([
         Annotation(item_id=items[(external_id(r), r.system)], aspect="", source=sources[r.user_id],
                    kind=AnnotationKind.HUMAN, score=r.score, score_explanation=r.comment or "",
-                   raw_answer=json.dumps({EXTRA: _kept(r)}, ensure_ascii=False, sort_keys=True))
+                   raw_answer=json.dumps({EXTRA: _kept(r)}, ensure_ascii=False, sort_keys=True),
+                   unit=units.get(_screen(r)), unit_position=r.m + 1 if _screen(r) in units else None)
         for r in log.ratings
     ])
     spans = []
@@ -126,6 +142,31 @@ def pearmut_import(*, path: Path, dataset_name: str, prefix: str = DEFAULT_PREFI
     ErrorSpan.objects.bulk_create(spans)
     report.spans = len(spans)
     return report
+
+
+def _screen(rating: PearmutRating) -> tuple[str, str, int]:
+    """The screen a rating was made on: its user's document and the segment in it."""
+    return (rating.user_id, json.dumps(rating.item_i), rating.k)
+
+
+def _units(dataset: Dataset, ratings: list[PearmutRating], sources: dict[str, Source],
+           report: PearmutImportReport) -> dict[tuple[str, str, int], Unit]:
+    """A unit per segment of a line that shows several systems (Pearmut's contrastive protocol): the outputs one user
+    judged side by side, each at its place in the line. Numbered per user and input in the log's order."""
+    shown: dict[tuple[str, str, int], list[PearmutRating]] = {}
+    for r in ratings:
+        shown.setdefault(_screen(r), []).append(r)
+    keys = [key for key, members in shown.items() if len(members) > 1]
+    numbers: dict[tuple[str, str], int] = {}
+    made = []
+    for key in keys:
+        head = shown[key][0]
+        segment = external_id(head)
+        numbers[(head.user_id, segment)] = numbers.get((head.user_id, segment), 0) + 1
+        made.append(Unit(dataset=dataset, source=sources[head.user_id], segment=segment,
+                         number=numbers[(head.user_id, segment)]))
+    report.units = len(made)
+    return dict(zip(keys, Unit.objects.bulk_create(made), strict=True))
 
 
 def outputs_items(dataset: Dataset, ratings: list[PearmutRating], name: str,

@@ -111,3 +111,12 @@ def test_a_contrastive_esa_study(client, make_user, tmp_path):
         .select_related("annotator")}
     # the screens come back whole (the line's systems are written in key order; positions are in export_units)
     assert {key: sorted(s for _, s in v) for key, v in shown.items()} == {k: sorted(v) for k, v in units.items()}
+
+    # read into a dataset, each line's segment is a screen again: the pairs are the campaign's
+    call_command("import_pearmut", str(log), "--dataset", "cesa log back", stdout=io.StringIO())
+    back = io.StringIO()
+    call_command("pairwise_scores", "--dataset", "cesa log back", "--source", "pearmut", "--resamples", "30",
+                 stdout=back)
+    imported = json.loads(back.getvalue())
+    assert {(p["a"], p["b"]): (p["a_better"], p["b_better"], p["ties"], p["p_value"]) for p in imported["pairs"]} == got
+    assert imported["position_bias"]["decided_units"] == result["position_bias"]["decided_units"]

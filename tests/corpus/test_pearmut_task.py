@@ -104,3 +104,13 @@ def test_pearmut_task_files_of_either_layout_are_read_and_bad_ones_refused_by_pl
     with pytest.raises(CommandError, match="item 's1' of system 'x' has another text"):
         call_command("import_pearmut_task", str(path), "--dataset", "clash")
     assert not Dataset.objects.filter(name="clash").exists()
+
+
+def test_a_pearmut_log_of_one_output_per_segment_has_no_pairwise_figures(tmp_path):
+    lines = [{"user_id": "u1", "item_i": n, "item": [{"item_id": f"s{n}", "src": "Hallo.", "tgt": {"x": "Hello."}}],
+              "annotation": [{"x": {"score": 70, "error_spans": []}}]} for n in range(2)]
+    log = tmp_path / "single.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    call_command("import_pearmut", str(log), "--dataset", "single pearmut")
+    with pytest.raises(CommandError, match="made one output at a time"):
+        call_command("pairwise_scores", "--dataset", "single pearmut", "--source", "pearmut")
