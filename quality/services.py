@@ -118,7 +118,8 @@ def planted_outputs_make(
     as they join (`planted_hand_out`). `numbered` names each copy by its position, for callers that may copy one
     output more than once for the same holder. Under a comparing protocol each copy comes with companions, the
     other outputs of its input copied verbatim (`planted_companions`)."""
-    per_screen = protocols.get(campaign.protocol).compares
+    declared = protocols.get(campaign.protocol)
+    per_screen = declared.compares
     others = [i for i in pool if i not in set(own)]
     rng.shuffle(others)
     mine = list(own)
@@ -152,7 +153,8 @@ def planted_outputs_make(
         _spans_copy(campaign, item_id, copy.pk, old_end=old_end, shift=shift)
         if per_screen > 1:
             next_position = _companions_make(campaign, original, copy, pool=pool, n=per_screen - 1,
-                                             position=next_position)
+                                             position=next_position,
+                                             beside_original=declared.planted_check == protocols.PREFERRED)
         made.append(copy.pk)
     return made
 
@@ -174,18 +176,27 @@ def _spans_copy(campaign: Campaign, item_id: int, copy_id: int, *, old_end: int 
                                  original=span)
 
 
+ORIGINAL_SUFFIX = "~original"  # a companion that is its copy's original has its system so suffixed (one per screen)
+
+
 def _companions_make(campaign: Campaign, original: Item, copy: Item, *, pool: Sequence[int], n: int,
-                     position: int) -> int:
+                     position: int, beside_original: bool = False) -> int:
     """Under a comparing protocol a planted copy is shown on a screen of its own: beside it, verbatim copies of up
     to `n` other outputs of its input (of the campaign's outputs), under the copy's id, so the screen looks like
-    any screen of that input with one output changed. Copies are never real work, so the companions are in no
-    figure either. Return the next free position."""
-    others = (Item.objects.filter(dataset_id=campaign.dataset_id, external_id=original.external_id,
-                                  derived_from__isnull=True, pk__in=list(pool)).exclude(pk=original.pk)
-              .order_by("system", "pk")[:n])
+    any screen of that input with one output changed; `beside_original` (a preference finds the copy) shows a
+    verbatim copy of the original instead. Copies are never real work, so the companions are in no figure
+    either. Return the next free position."""
+    if beside_original:
+        others = [original]
+    else:
+        others = list(Item.objects.filter(dataset_id=campaign.dataset_id, external_id=original.external_id,
+                                          derived_from__isnull=True, pk__in=list(pool)).exclude(pk=original.pk)
+                      .order_by("system", "pk")[:n])
     for other in others:
         twin = Item.objects.create(
-            dataset_id=campaign.dataset_id, position=position, system=other.system, external_id=copy.external_id,
+            dataset_id=campaign.dataset_id, position=position,
+            system=other.system + ORIGINAL_SUFFIX if other.pk == original.pk else other.system,
+            external_id=copy.external_id,
             inputs=other.inputs, output=other.output, reference=other.reference, derived_from=other,
             perturbation={"planted_companion": True, "campaign": campaign.pk, "copy": copy.pk},
         )

@@ -70,7 +70,7 @@ def mqm_weights(options: Mapping[str, Any] | None) -> mqm.Weights:
 
 OUTPUT, SOURCE, UNPLACED = "output", "source", "unplaced"
 """Where an annotator's error may lie: in the output, in the source, or nowhere in the text (missing content)."""
-MARKED, SCORED_LOWER = "marked", "scored_lower"
+MARKED, SCORED_LOWER, PREFERRED = "marked", "scored_lower", "preferred"
 """How a planted copy is caught: its planted stretch marked, or the copy scored below its original."""
 ALL_PHASES = ("training", "marking", "judging", "scoring", "done")
 """The phases an assignment can be in (annotator.engine.phases); a protocol declares the ones it goes through."""
@@ -116,8 +116,8 @@ class Protocol:
     """The bounds of the generic per-item score (annotator.services.item_scores), whole numbers; None: the
     protocol gives none there (ESA keeps its own row, annotator.esa_models)."""
     planted_check: str = MARKED
-    """How a planted copy counts as caught: its stretch marked (MARKED) or the copy scored below its original
-    (SCORED_LOWER, Appraise's BAD items)."""
+    """How a planted copy counts as caught: its stretch marked (MARKED), the copy scored below its original
+    (SCORED_LOWER, Appraise's BAD items), or its original preferred to it on their screen (PREFERRED)."""
     compares: int = 1
     """Outputs of one input shown together on one screen (a comparison unit, annotator.unit_models); 1: one output
     at a time. A comparing protocol deals an input's outputs to the same judges and counterbalances positions."""
@@ -150,7 +150,9 @@ class Protocol:
     def plants(self) -> bool:
         """Planted copies apply: their error can be marked, or their score compared with the original's. Under a
         comparing protocol a copy is shown on a screen of its own input (quality.services: planted screens), so
-        it applies where errors are marked; a preference alone cannot find one."""
+        it applies where errors are marked, and where a preference between the copy and its original finds it."""
+        if self.planted_check == PREFERRED:
+            return self.prefers
         return self.marks_errors if self.planted_check == MARKED else self.score_range is not None
 
     def allows_phase(self, phase: str) -> bool:
@@ -220,6 +222,7 @@ PROTOCOLS: dict[str, Protocol] = {
         template="annotator/item_pairwise.html", figures=("pairwise",), exports=("units",),
         clean_options=pairwise.clean_options, judges_machine_spans=False, severities=(), severity_required=False,
         marks=(), phases=("training", "judging", "done"), control_arm=False, compares=pairwise.OUTPUTS,
+        planted_check=PREFERRED,  # a planted screen shows the copy beside its original: the original must win
     ),
     SXS_MQM: Protocol(
         name=SXS_MQM, label="Side-by-side MQM (two outputs on one screen, MQM errors on either side and in the source)",
@@ -272,7 +275,7 @@ def _check(declared: Protocol) -> None:
         raise ValueError(f"protocol {declared.name}: unknown phases {unknown}")
     if unknown := sorted(set(declared.marks) - {OUTPUT, SOURCE, UNPLACED}):
         raise ValueError(f"protocol {declared.name}: unknown places {unknown}")
-    if declared.planted_check not in (MARKED, SCORED_LOWER):
+    if declared.planted_check not in (MARKED, SCORED_LOWER, PREFERRED):
         raise ValueError(f"protocol {declared.name}: unknown planted check {declared.planted_check!r}")
     if declared.score_range is not None and ("score" not in declared.per_item
                                              or declared.score_range[0] >= declared.score_range[1]):

@@ -22,6 +22,7 @@ from annotator.models import (
     ItemScore,
     JudgmentEvent,
     SpanJudgment,
+    UnitOutput,
     WorkAction,
 )
 from annotator.selectors.worktime import times_by_annotator
@@ -121,9 +122,35 @@ def _decoys(campaign: Campaign) -> dict[int, tuple[int, int]]:
 
 def _planted(campaign: Campaign) -> dict[int, tuple[int, int]]:
     """Per annotator: (found, shown) over their planted outputs they finished, caught as the protocol declares."""
-    if protocols.get(campaign.protocol).planted_check == protocols.SCORED_LOWER:
+    check = protocols.get(campaign.protocol).planted_check
+    if check == protocols.SCORED_LOWER:
         return _planted_scored_lower(campaign)
+    if check == protocols.PREFERRED:
+        return _planted_preferred(campaign)
     return _planted_marked(campaign)
+
+
+def _planted_preferred(campaign: Campaign) -> dict[int, tuple[int, int]]:
+    """A planted screen shows the copy beside its original: caught when the finished screen's choice is the
+    original (a tie, or the copy, misses it)."""
+    copies = {(p.annotator_id, p.item_id) for p in PlantedOutput.objects.filter(campaign=campaign,
+                                                                                annotator__isnull=False)}
+    rows = (UnitOutput.objects.filter(unit__campaign=campaign, unit__finished_at__isnull=False,
+                                      assignment__item__derived_from__isnull=False)
+            .values_list("unit_id", "unit__annotator_id", "unit__choice", "assignment__item_id", "position"))
+    screens: dict[int, list[tuple]] = defaultdict(list)
+    for row in rows:
+        screens[row[0]].append(row)
+    result: dict[int, tuple[int, int]] = {}
+    for members in screens.values():
+        copy = next((m for m in members if (m[1], m[3]) in copies), None)
+        if copy is None:
+            continue
+        annotator_id, choice = copy[1], copy[2]
+        found = choice not in (None, 0) and choice != copy[4]
+        k, n = result.get(annotator_id, (0, 0))
+        result[annotator_id] = (k + found, n + 1)
+    return result
 
 
 def _planted_scored_lower(campaign: Campaign) -> dict[int, tuple[int, int]]:

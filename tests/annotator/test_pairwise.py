@@ -51,7 +51,7 @@ def _systems(unit):
 
 def test_pairwise_declares_two_outputs_a_screen_and_checks_its_options():
     declared = protocols.get(protocols.PAIRWISE)
-    assert declared.compares == 2 and declared.comparing and not declared.marks_errors and not declared.plants
+    assert declared.compares == 2 and declared.comparing and not declared.marks_errors and declared.plants
     assert pairwise.clean_options({"reason_required": True}) == {"reason_required": True}
     with pytest.raises(ProtocolError, match="unknown option"):
         pairwise.clean_options({"tree": []})

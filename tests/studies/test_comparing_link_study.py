@@ -253,3 +253,31 @@ def test_a_side_by_side_mqm_campaign_plants_a_screen_for_each_registered_judge(m
         mine = {a.item.external_id for a in Assignment.objects.filter(campaign=campaign, annotator=judge,
                                                                        item__derived_from__isnull=True)}
         assert copy.original.external_id not in mine
+
+
+def test_a_pairwise_link_studys_planted_screens_show_the_copy_beside_its_original(client):
+    """Under pairwise a planted screen is the copy beside its original (both copies of an input the participant
+    does not judge): preferring the original finds it, preferring the copy or a tie misses it."""
+    study = _study(protocols.PAIRWISE, inputs=12, systems=SYSTEMS[:2], per_item=1, share=5, planted=0.34,
+                   fail_code="CMP-FAIL")
+    campaign = study.campaign
+    outcomes = {}
+    for n, prefer_original in ((1, True), (2, False)):
+        person = _join(client, study, n)
+        planted = {p.item_id: p for p in PlantedOutput.objects.filter(annotator=person.user)}
+        assert len(planted) == 3
+        for unit in ComparisonUnit.objects.filter(annotator=person.user).order_by("number"):
+            rows = list(UnitOutput.objects.filter(unit=unit).select_related("assignment__item").order_by("position"))
+            copy = next((r for r in rows if r.assignment.item_id in planted), None)
+            if copy is not None:
+                original = next(r for r in rows if r is not copy)
+                assert original.assignment.item.output == planted[copy.assignment.item_id].original.output
+                choice = original.position if prefer_original else copy.position
+            else:
+                choice = 1
+            pk = rows[0].assignment_id
+            assert client.post(reverse("unit_choice", args=[pk]), {"unit": unit.pk, "choice": str(choice)},
+                               **HX).status_code == 200
+            assert client.post(reverse("unit_finish", args=[pk]), {"unit": unit.pk}, **HX).status_code in (200, 204)
+        outcomes[n] = client.get(reverse("participant_end", args=[campaign.pk]), follow=True).content.decode()
+    assert "CMP-PASS" in outcomes[1] and "CMP-FAIL" in outcomes[2]

@@ -97,10 +97,10 @@ def test_set_up_asks_the_protocol_whether_errors_can_be_planted(make_user, monke
     with pytest.raises(CampaignError) as refused:
         campaign_create(_spec(make_user, "no marks", "esa", checks=CheckSettings(planted=0.5)))
     assert refused.value.field == ("planted", "protocol")
-    # a comparing protocol plants where its screens mark errors (a planted screen); a preference alone finds none
+    # every other protocol plants: by marks, by scores, or (pairwise) by the preference on a planted screen
     others = [p for p in protocols.PROTOCOLS.values() if p is not protocols.PROTOCOLS["esa"]]
-    assert all(p.plants == (p.marks_errors or p.score_range is not None) for p in others)
-    assert [p.name for p in others if not p.plants] == [protocols.PAIRWISE]
+    assert all(p.plants for p in others)
+    assert [p.name for p in others if p.planted_check == protocols.PREFERRED] == [protocols.PAIRWISE]
 
 
 def test_set_up_says_training_is_practice_where_no_verdict_grades_it(make_user):
