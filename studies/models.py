@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from annotator.models import Assignment, Campaign
+from corpus import protocols
 from corpus.models import Item
 
 
@@ -48,6 +49,11 @@ class StudyLink(models.Model):
 
     def __str__(self) -> str:
         return f"link of {self.campaign}"
+
+    @property
+    def share_noun(self) -> str:
+        """What `items_per_participant` counts: inputs (all of their outputs) under a comparing protocol."""
+        return "inputs" if protocols.get(self.campaign.protocol).comparing else "items"
 
 
 class Participant(models.Model):

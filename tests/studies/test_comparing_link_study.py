@@ -178,10 +178,13 @@ def test_a_pairwise_link_study_gives_each_participant_both_screens_of_a_three_ou
     assert PASS in client.get(reverse("participant_end", args=[campaign.pk]), follow=True).content.decode()
 
 
-def test_a_side_by_side_mqm_link_study_counts_inputs_and_warns_in_inputs(client):
+def test_a_side_by_side_mqm_link_study_counts_inputs_and_warns_in_inputs(client, researcher):
     study = _study(protocols.SXS_MQM, inputs=3, systems=SYSTEMS[:2], share=5, per_item=1)
     campaign = study.campaign
     assert any("the pool has 3 inputs" in w for w in campaign.warnings), campaign.warnings
+    client.force_login(researcher)
+    page = client.get(reverse("campaign_participants", args=[campaign.pk])).content.decode()
+    assert "5 inputs each" in page
     person = _join(client, study, 1)
     assert [len(s) for s in _screens(person)] == [2, 2, 2]
     assert not link_has_room(link=campaign.study_link)
