@@ -9,7 +9,7 @@ from annotator.views import esa
 from annotator.views.mqm import mqm_error_add, mqm_error_remove
 from annotator.views.scores import item_score_view
 from annotator.views.simulated import simulated_run_delete_view
-from annotator.views.units import unit_choice_view, unit_finish_view
+from annotator.views.units import unit_choice_view, unit_finish_view, unit_span_add_view, unit_span_remove_view
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -40,6 +40,8 @@ urlpatterns = [
     path("work/<int:pk>/score/", item_score_view, name="item_score"),
     path("work/<int:pk>/choice/", unit_choice_view, name="unit_choice"),
     path("work/<int:pk>/screen-finish/", unit_finish_view, name="unit_finish"),
+    path("work/<int:pk>/screen-span/", unit_span_add_view, name="unit_span_add"),
+    path("work/<int:pk>/screen-span-remove/", unit_span_remove_view, name="unit_span_remove"),
     path("work/<int:pk>/time/", views.assignment_time, name="assignment_time"),
     path("work/<int:pk>/reveal/", views.assignment_reveal_view, name="assignment_reveal"),
     path("added/<int:span_pk>/", views.added_span_edit, name="added_span_edit"),

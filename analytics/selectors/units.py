@@ -44,6 +44,7 @@ class UnitRow(TypedDict):
     opened_at: str | None
     chosen_at: str | None
     finished_at: str | None
+    spans: str  # under pairwise the judge's spans on this output, JSON [[start, end], ...] in code points; else ""
 
 
 UNIT_COLUMNS = tuple(UnitRow.__annotations__)
@@ -70,6 +71,7 @@ def unit_rows(campaign: Campaign) -> list[UnitRow]:
     for row in rows:
         members.setdefault(row.unit_id, []).append(row)
     scores = {} if declared.prefers else _esa_scores(campaign) if _scored(declared) else _mqm_scores(campaign)
+    marked = _marked(campaign) if declared.prefers else {}
     answer = []
     for row in rows:
         unit, mates = row.unit, members[row.unit_id]
@@ -84,8 +86,20 @@ def unit_rows(campaign: Campaign) -> list[UnitRow]:
             score=scores.get((row.assignment.item_id, unit.annotator_id), 0.0) if finished and not declared.prefers
             else None,
             opened_at=_when(unit.opened_at or row.assignment.opened_at), chosen_at=_when(unit.chosen_at),
-            finished_at=_when(finished)))
+            finished_at=_when(finished),
+            spans=json.dumps(marked.get((row.assignment.item_id, unit.annotator_id), [])) if declared.prefers
+            else ""))
     return answer
+
+
+def _marked(campaign: Campaign) -> dict[tuple[int, int], list[list[int]]]:
+    """(item, annotator) -> the annotator's spans on the item in this campaign, [start, end] in text order."""
+    found: dict[tuple[int, int], list[list[int]]] = defaultdict(list)
+    for item_id, annotator_id, start, end in ErrorSpan.objects.filter(
+            annotation__source__added__campaign=campaign, start__isnull=False).order_by("start", "end", "pk") \
+            .values_list("annotation__item_id", "annotation__source__added__annotator_id", "start", "end"):
+        found[(item_id, annotator_id)].append([start, end])
+    return found
 
 
 def _all_finished(mates: list[UnitOutput]):

@@ -10,7 +10,14 @@ from django.urls import reverse
 from annotator.models import Campaign
 from annotator.protocols import Hooks, register
 from annotator.rendering import render_inputs
-from annotator.services.units import neighbour_units, unit_assignments, unit_for_screen, unit_open, units_of
+from annotator.services.units import (
+    neighbour_units,
+    unit_assignments,
+    unit_for_screen,
+    unit_open,
+    unit_spans,
+    units_of,
+)
 from corpus import protocols
 from corpus.protocols import pairwise
 
@@ -24,11 +31,12 @@ def unit_url(unit) -> str:
 
 class Pairwise(Hooks):
     name = protocols.PAIRWISE
-    parts = ("unit-choice", "item-status")
+    parts = ("unit-choice", "item-status", "unit-outputs")
 
     def shortcuts(self) -> tuple[tuple[str, str], ...]:
         return (
             *((key, what) for key, what in pairwise.KEYS.items()),
+            *((key, what) for key, what in pairwise.SPAN_KEYS.items()),
             ("u / Ctrl+Z", "undo my last change; Shift+U / Ctrl+Y redo"),
             ("f", "finish this screen and open the next one (after the choice)"),
             ("n / p", "next / previous screen"), ("g", "guidelines"), ("?", "this list"),
@@ -44,8 +52,9 @@ class Pairwise(Hooks):
         members = unit_assignments(unit) if unit else [assignment]
         can_edit = (assignment.annotator_id == request.user.pk and campaign.status == Campaign.Status.OPEN)
         options = campaign.protocol_options
-        outputs = [{"position": n, "item": a.item, "assignment": a, "side": SIDES[n - 1] if len(members) == 2 else ""}
-                   for n, a in enumerate(members, start=1)]
+        spans = unit_spans(unit) if unit else {}
+        outputs = [{"position": n, "item": a.item, "assignment": a, "side": SIDES[n - 1] if len(members) == 2 else "",
+                    "spans": spans.get(a.pk, [])} for n, a in enumerate(members, start=1)]
         return {
             "assignment": assignment, "campaign": campaign, "item": assignment.item, "unit": unit,
             "outputs": outputs, "can_edit": can_edit,

@@ -88,6 +88,9 @@ def _apply(assignment: Assignment, user: User, action: WorkAction, *, backwards:
         return _apply_score(assignment, action, backwards, verb)
     if action.kind == WorkAction.Kind.PREFERENCE:
         return _apply_choice(action, backwards, verb)
+    if "output" in action.payload:  # a span on another output of the screen whose first output keeps the stack
+        output = Assignment.objects.select_related("campaign", "item").get(pk=action.payload["output"])
+        return _apply_added(output, user, action, backwards, verb)
     return _apply_added(assignment, user, action, backwards, verb)
 
 
@@ -189,7 +192,7 @@ def _renumber(assignment: Assignment, user: User, *, old: int, new: int, action:
     """A recreated error has a new id: every action on the stack that named the old one names the new one."""
     action.payload["span"] = new
     hooks_for(assignment.campaign).span_renumbered(assignment, old, new)
-    for other in WorkAction.objects.filter(assignment_id=assignment.pk, user_id=user.pk,
+    for other in WorkAction.objects.filter(assignment_id=action.assignment_id, user_id=user.pk,
                                            kind=WorkAction.Kind.ADDED).exclude(pk=action.pk):
         if other.payload.get("span") == old:
             other.payload["span"] = new

@@ -23,9 +23,10 @@ from annotator.engine.phases import Phase
 from annotator.engine.positions import pair_orders, rotation_orders
 from annotator.models import Assignment, Campaign, ComparisonUnit, UnitOutput, WorkAction
 from annotator.services.actions import action_record, activity_record
+from annotator.services.added_spans import added_span_create, added_span_delete, snapshot
 from annotator.services.phases import assignments_move
 from corpus import protocols
-from corpus.models import Item
+from corpus.models import ErrorSpan, Item
 from corpus.protocols import pairwise
 from errors import Conflict, UserError
 
@@ -263,6 +264,75 @@ def choice_set(*, unit: ComparisonUnit, user: User, choice: object = None, reaso
                       payloads=[{"unit": locked.pk, "old": old, "new": new}], ms=ms)
     activity_record(assignment=first)
     return ComparisonUnit.objects.get(pk=locked.pk)
+
+
+def _output_of(unit: ComparisonUnit, position: object) -> Assignment:
+    try:
+        number = int(str(position))
+    except ValueError:
+        raise UserError(f"position: an output's place on the screen (1 or 2), not {position!r}",
+                        field="position") from None
+    found = UnitOutput.objects.filter(unit=unit, position=number).select_related("assignment__item",
+                                                                                 "assignment__campaign").first()
+    if found is None:
+        raise UserError(f"position: screen {unit.number} has no output {number}", field="position")
+    return found.assignment
+
+
+@transaction.atomic
+def unit_span_add(*, unit: ComparisonUnit, user: User, position: object, start: object, end: object,
+                  ms: int | None = None) -> ErrorSpan:
+    """Mark a stretch of one output of a preference screen (offsets into that output), a span that backs the
+    choice; on the undo stack of the screen's first output, with the output it belongs to."""
+    locked = _locked(unit, user)
+    if locked.finished_at is not None:
+        raise UnitFinished(f"Screen {locked.number} is finished: its spans can no longer change.")
+    output = _output_of(locked, position)
+    span = added_span_create(assignment=output, user=user, start=start, end=end, category="", record=False)
+    first = anchor(locked)
+    action_record(assignment=first, user=user, kind=WorkAction.Kind.ADDED,
+                  payloads=[{"span": span.pk, "before": None, "after": snapshot(span), "output": output.pk}], ms=ms)
+    activity_record(assignment=first)
+    return span
+
+
+@transaction.atomic
+def unit_span_remove(*, unit: ComparisonUnit, user: User, span_pk: object, ms: int | None = None) -> str:
+    """Remove one of the judge's spans on the screen's outputs; return its text."""
+    locked = _locked(unit, user)
+    if locked.finished_at is not None:
+        raise UnitFinished(f"Screen {locked.number} is finished: its spans can no longer change.")
+    members = {a.item_id: a for a in unit_assignments(locked)}
+    try:
+        pk = int(str(span_pk))
+    except ValueError:
+        raise UserError(f"span: a span id, not {span_pk!r}", field="span") from None
+    span = (ErrorSpan.objects.select_related("annotation")
+            .filter(pk=pk, annotation__source__added__campaign_id=locked.campaign_id,
+                    annotation__source__added__annotator=user, annotation__item_id__in=list(members)).first())
+    if span is None:
+        raise UserError(f"span: {span_pk} is not one of your spans on screen {locked.number}", field="span")
+    output = members[span.annotation.item_id]
+    first = anchor(locked)
+    action_record(assignment=first, user=user, kind=WorkAction.Kind.ADDED,
+                  payloads=[{"span": span.pk, "before": snapshot(span), "after": None, "output": output.pk}], ms=ms)
+    activity_record(assignment=first)
+    text = span.text
+    added_span_delete(span=span, assignment=output, user=user, record=False)
+    return text
+
+
+def unit_spans(unit: ComparisonUnit) -> dict[int, list[ErrorSpan]]:
+    """The judge's spans on each output of the screen, by assignment, in text order."""
+    members = unit_assignments(unit)
+    spans = (ErrorSpan.objects.filter(annotation__source__added__campaign_id=unit.campaign_id,
+                                      annotation__source__added__annotator_id=unit.annotator_id,
+                                      annotation__item_id__in=[a.item_id for a in members], start__isnull=False)
+             .select_related("annotation").order_by("start", "end", "pk"))
+    by_item: dict[int, list[ErrorSpan]] = defaultdict(list)
+    for span in spans:
+        by_item[span.annotation.item_id].append(span)
+    return {a.pk: by_item.get(a.item_id, []) for a in members}
 
 
 def unit_unfinished(unit: ComparisonUnit) -> str | None:

@@ -221,7 +221,8 @@ PROTOCOLS: dict[str, Protocol] = {
         per_span=(), per_item=("preference", "reason"), keys=lambda options: dict(pairwise.KEYS),
         template="annotator/item_pairwise.html", figures=("pairwise",), exports=("units",),
         clean_options=pairwise.clean_options, judges_machine_spans=False, severities=(), severity_required=False,
-        marks=(), phases=("training", "judging", "done"), control_arm=False, compares=pairwise.OUTPUTS,
+        categories=lambda options: [""],  # optional spans that back the choice: a stretch, no category or severity
+        marks=(OUTPUT,), phases=("training", "judging", "done"), control_arm=False, compares=pairwise.OUTPUTS,
         planted_check=PREFERRED,  # a planted screen shows the copy beside its original: the original must win
     ),
     SXS_MQM: Protocol(

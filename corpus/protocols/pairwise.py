@@ -27,6 +27,10 @@ KEYS: dict[str, str] = {
     "r": "write why (Esc leaves the box)",
     "x": "move the focus to the other output",
 }
+SPAN_KEYS: dict[str, str] = {  # the item screens' own selection keys, which the pairwise screen uses likewise
+    "s": "select a stretch of the output in focus (arrows move, Shift+arrows extend, Esc stops)",
+    "m": "mark the selection as a span that backs your choice (optional; u undoes it)",
+}
 OPTIONS = ("reason_required", "question")
 
 

@@ -27,6 +27,7 @@ from tests import factories as f
 pytestmark = pytest.mark.django_db
 
 SYSTEMS = ("alpha", "beta", "gamma")
+HX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _study(annotators, *, systems=SYSTEMS[:2], inputs=4, per_item=2, options=None, seed=5):
@@ -51,7 +52,7 @@ def _systems(unit):
 
 def test_pairwise_declares_two_outputs_a_screen_and_checks_its_options():
     declared = protocols.get(protocols.PAIRWISE)
-    assert declared.compares == 2 and declared.comparing and not declared.marks_errors and declared.plants
+    assert declared.compares == 2 and declared.comparing and declared.marks_errors and declared.plants
     assert pairwise.clean_options({"reason_required": True}) == {"reason_required": True}
     with pytest.raises(ProtocolError, match="unknown option"):
         pairwise.clean_options({"tree": []})
@@ -326,3 +327,46 @@ def test_training_screens_stay_out_of_the_export_and_the_figures():
 
     rows = unit_rows(campaign)
     assert {r["unit"] for r in rows} == {u.pk for u in units} - {training[0].pk}
+
+
+def test_optional_spans_on_either_output_are_marked_undone_redone_exported_and_closed_with_the_screen(client,
+                                                                                                      tmp_path):
+    judge = f.user("judge")
+    campaign = _study([judge], inputs=1, per_item=1)
+    unit = _units(campaign, judge)[0]
+    first = UnitOutput.objects.get(unit=unit, position=1).assignment
+    second = UnitOutput.objects.get(unit=unit, position=2).assignment
+    client.force_login(judge)
+    url = reverse("unit_span_add", args=[first.pk])
+    at = second.item.output.index("summary")  # the page counts code points as the server does here (all ASCII)
+    answer = client.post(url, {"unit": unit.pk, "position": "2", "start": str(at), "end": str(at + 7)}, **HX)
+    assert answer.status_code == 200, answer.content
+    html = answer.content.decode()
+    assert 'id="unit-outputs"' in html and 'class="seg pair-mark"' in html and "summary" in html
+    assert "&lt;i&gt;" in html and "<i>" not in html  # the output stays escaped around the marks
+    span = second.item.annotations.get().spans.get()
+    assert (span.start, span.end, span.text) == (at, at + 7, "summary") and span.category == ""
+    assert client.post(url, {"unit": unit.pk, "position": "3", "start": "0", "end": "2"}, **HX).status_code == 422
+    assert client.post(url, {"unit": unit.pk, "position": "1", "start": "5", "end": "999"}, **HX).status_code == 422
+    assert client.post(url, {"unit": unit.pk, "position": "1", "start": "", "end": "2"}, **HX).status_code == 422
+
+    action_undo(assignment=first, user=judge)  # the screen's stack is its first output's
+    assert not second.item.annotations.filter(spans__isnull=False).exists()
+    action_redo(assignment=first, user=judge)
+    again = second.item.annotations.get().spans.get()
+    assert (again.start, again.end) == (at, at + 7)
+    removed = client.post(reverse("unit_span_remove", args=[first.pk]), {"unit": unit.pk, "span": again.pk}, **HX)
+    assert removed.status_code == 200 and not second.item.annotations.filter(spans__isnull=False).exists()
+    action_undo(assignment=first, user=judge)  # the removal undone: the span is back, under a new id
+    back = second.item.annotations.get().spans.get()
+    assert (back.start, back.end) == (at, at + 7)
+    assert client.post(url, {"unit": unit.pk, "position": "1", "start": "0", "end": "3"}, **HX).status_code == 200
+
+    choice_set(unit=unit, user=judge, choice="2")
+    unit_finish(unit=unit, user=judge)
+    closed = client.post(url, {"unit": unit.pk, "position": "1", "start": "4", "end": "8"}, **HX)
+    assert closed.status_code == 409
+    out = tmp_path / "units.jsonl"
+    call_command("export_units", "--campaign", str(campaign.pk), "--format", "jsonl", "--output", str(out))
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert {r["position"]: json.loads(r["spans"]) for r in rows} == {1: [[0, 3]], 2: [[at, at + 7]]}

@@ -1,6 +1,7 @@
 """A pairwise study in the browser, by keyboard, as a fast typist works: two judges each open their first screen,
 press 1, 2 or t, write a reason (r, type, Esc), undo a choice with u and redo it, move the focus between the outputs
-with x, and finish every screen with f, landing on the next one and at the end on their queue. Then what the page
+with x, mark a span on the output in focus (s, arrows, Shift+arrows, m) and take one back with u, and finish
+every screen with f, landing on the next one and at the end on their queue. Then what the page
 showed is what the database holds: the choice per screen, the reason, and a balanced design."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections import Counter
 import pytest
 
 from annotator.models import Assignment, ComparisonUnit, UnitOutput
+from annotator.services.units import unit_spans
 from corpus import protocols
 from studies.setup import CampaignSpec, campaign_create
 from tests import factories as f
@@ -64,6 +66,22 @@ def test_a_pairwise_study_by_keyboard(page, live_server, login, make_user):
             _idle(page)
             page.keyboard.press("x")
             assert page.locator("#output-2").get_attribute("class").endswith("is-focused")
+            if n < 2:  # a span on the output in focus, by keys: s, Shift+arrows over "summary", m
+                page.keyboard.press("s")
+                for _ in range(len("The north ") if "north" in page.locator("#pair-text-2").inner_text()
+                               else len("The south ")):
+                    page.keyboard.press("ArrowRight")
+                for _ in range(len("summary")):
+                    page.keyboard.press("Shift+ArrowRight")
+                page.keyboard.press("m")
+                page.wait_for_selector("#output-2 mark.pair-mark")
+                _idle(page)
+                assert page.locator("#output-2 mark.pair-mark").inner_text() == "summary"
+                assert page.locator("#output-2").get_attribute("class").endswith("is-focused")  # kept on the swap
+                if n == 1:  # taken back with u: the span's mark goes
+                    page.keyboard.press("u")
+                    page.wait_for_function("() => !document.querySelector('#output-2 mark.pair-mark')")
+                    _idle(page)
             page.keyboard.press("r")
             page.keyboard.type(f"Reason {n}: fewer <i>errors</i>.", delay=15)
             page.keyboard.press("Escape")
@@ -82,6 +100,11 @@ def test_a_pairwise_study_by_keyboard(page, live_server, login, make_user):
         assert [u.reason for u in units] == [f"Reason {n}: fewer <i>errors</i>." for n in range(3)]
         assert all(u.finished_at and u.first_ms is not None for u in units)
     assert not Assignment.objects.filter(campaign=campaign).exclude(status=Assignment.Status.DONE).exists()
+    for judge in judges:
+        units = list(ComparisonUnit.objects.filter(campaign=campaign, annotator=judge).order_by("number"))
+        marked = [list(unit_spans(u).values()) for u in units]
+        assert [[[s.text for s in spans] for spans in screen] for screen in marked] == [
+            [[], ["summary"]], [[], []], [[], []]]  # the first screen's mark kept, the second's undone
     first_place = Counter(o.assignment.item.system for o in UnitOutput.objects.filter(
         unit__campaign=campaign, position=1).select_related("assignment__item"))
     assert abs(first_place["north"] - first_place["south"]) <= 1

@@ -57,8 +57,8 @@ def _add_errors(assignment: Assignment) -> None:
     categories = declared.categories(assignment.campaign.protocol_options)
     for start, end in WORDS:
         added_span_create(assignment=assignment, user=assignment.annotator, start=start, end=end,
-                          category=categories[0] if categories else "", severity=declared.severities[-1],
-                          record=False)
+                          category=categories[0] if categories else "",
+                          severity=declared.severities[-1] if declared.severities else None, record=False)
 
 
 def _added(assignment: Assignment) -> ErrorSpan:

@@ -1,9 +1,11 @@
 // spanjudge side-by-side screen (a comparison unit): 1 / 2 say which output is better, t a tie, r writes why (Esc
-// leaves the box, the reason is saved when it does or after a pause), x moves the focus to the other output; each
-// change is saved in order with the milliseconds since the previous action. u / Ctrl+Z undo, Shift+U / Ctrl+Y redo,
-// f finishes the screen and opens the next one; n/p, g and ? as on the other screens.
+// leaves the box, the reason is saved when it does or after a pause), x moves the focus to the other output, s
+// selects a stretch of the output in focus (arrows, Shift+arrows; or the mouse) and m marks it as a span that backs
+// the choice; each change is saved in order with the milliseconds since the previous action. u / Ctrl+Z undo,
+// Shift+U / Ctrl+Y redo, f finishes the screen and opens the next one; n/p, g and ? as on the other screens.
 import { post } from "../lib/http.js";
 import { isTyping, withModifier } from "../lib/keys.js";
+import { outputChars, selectOffsets, selectionOffsets, snapToWords, toPoint, trimSpaces } from "./offsets.js";
 import { onRestored, resyncScreen } from "./resync.js";
 
 const work = document.getElementById("work");
@@ -17,6 +19,8 @@ function start() {
   let chain = Promise.resolve();
   let lastAction = performance.now();
   let reasonTimer = null;
+  let focusedPosition = "1"; // the output in focus survives the swaps of the outputs' part
+  let selectMode = false;
 
   const flash = document.getElementById("flash");
   let flashTimer = null;
@@ -103,6 +107,13 @@ function start() {
     return send(work.dataset.choiceUrl, { reason: reasonBox().value, ms: msSinceLast() });
   }
   function bind() {
+    document.querySelectorAll(".compare-output").forEach((o) =>
+      o.classList.toggle("is-focused", o.dataset.position === focusedPosition));
+    document.querySelectorAll(".pair-span-remove").forEach((button) => {
+      if (button.dataset.bound) return;
+      button.dataset.bound = "true";
+      button.addEventListener("click", () => send(work.dataset.spanRemoveUrl, { span: button.dataset.span, ms: msSinceLast() }));
+    });
     const reason = reasonBox();
     if (reason && !reason.dataset.bound) {
       reason.dataset.bound = "true";
@@ -119,14 +130,71 @@ function start() {
       button.addEventListener("click", () => choose(button.dataset.choice));
     });
   }
+  function focusOn(section) {
+    focusedPosition = section.dataset.position;
+    document.querySelectorAll(".compare-output").forEach((o) => o.classList.toggle("is-focused", o === section));
+  }
   function focusNext() {
+    stopSelecting();
     const outputs = Array.from(document.querySelectorAll(".compare-output"));
     const at = outputs.findIndex((o) => o.classList.contains("is-focused"));
-    outputs.forEach((o) => o.classList.remove("is-focused"));
     const next = outputs[(at + 1) % outputs.length];
-    next.classList.add("is-focused");
+    focusOn(next);
     next.focus();
   }
+
+  // ---- spans: a stretch of the output in focus, selected by keys or the mouse, marked with m ------------------
+  const focusedText = () => document.querySelector(`#output-${focusedPosition} .pair-text`);
+  function stopSelecting() {
+    selectMode = false;
+    document.querySelectorAll(".pair-text").forEach((t) => t.classList.remove("pair-selecting"));
+  }
+  function enterSelectMode() {
+    if (!canEdit || !isOpen()) { say("This screen's spans can no longer change.", "problem"); return; }
+    const root = focusedText();
+    if (!root) return;
+    selectMode = true;
+    root.classList.add("pair-selecting");
+    const [node, off] = toPoint(0, root);
+    const range = document.createRange();
+    range.setStart(node, off);
+    range.collapse(true);
+    const sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    root.focus({ preventScroll: true });
+    say("Selecting: arrows move, Shift+arrows extend, Alt for words; m marks the selection, Esc stops.");
+  }
+  function moveSelection(e) {
+    const dir = e.key === "ArrowLeft" || e.key === "ArrowUp" ? "backward" : "forward";
+    const unit = e.key === "ArrowUp" || e.key === "ArrowDown" ? "line" : e.altKey || e.ctrlKey ? "word" : "character";
+    window.getSelection().modify(e.shiftKey ? "extend" : "move", dir, unit);
+  }
+  function markSelection() {
+    if (!canEdit || !isOpen()) { say("This screen's spans can no longer change.", "problem"); return; }
+    const root = focusedText();
+    const picked = root && selectionOffsets(root);
+    const trimmed = picked && trimSpaces(outputChars(root), picked.start, picked.end); // keys stop before a space
+    stopSelecting();
+    if (!trimmed) { say("Nothing selected in the output in focus: s selects, Shift+arrows extend.", "problem"); return; }
+    window.getSelection().removeAllRanges();
+    send(work.dataset.spanUrl, { position: focusedPosition, start: String(trimmed.start), end: String(trimmed.end),
+                                 ms: msSinceLast() });
+  }
+  document.addEventListener("mouseup", (e) => {
+    const root = e.target.closest && e.target.closest(".pair-text");
+    if (!canEdit || !root || selectMode) return;
+    focusOn(root.closest(".compare-output"));
+    const exact = e.altKey;
+    setTimeout(() => {
+      const picked = selectionOffsets(root);
+      if (!picked) return;
+      const snapped = exact ? picked : snapToWords(outputChars(root), picked.start, picked.end);
+      if (!snapped) return;
+      if (snapped.start !== picked.start || snapped.end !== picked.end) selectOffsets(snapped.start, snapped.end, root);
+      say("m marks the selection as a span of this output.");
+    }, 0);
+  });
   function step(url) { sendReason(); send(url, { seconds: "0" }); }
   function finish() {
     if (!canEdit) return;
@@ -142,6 +210,7 @@ function start() {
   function go(url) { if (url) { flushTime(true); window.location.href = url; } }
   const PAGE_KEYS = {
     1: () => choose("1"), 2: () => choose("2"), t: () => choose("tie"), x: focusNext,
+    s: enterSelectMode, m: markSelection,
     r: () => { const reason = reasonBox(); if (reason && !reason.readOnly) reason.focus(); },
     f: finish, n: () => go(work.dataset.nextUrl), p: () => go(work.dataset.prevUrl),
     u: () => step(work.dataset.undoUrl), U: () => step(work.dataset.redoUrl),
@@ -153,6 +222,11 @@ function start() {
     if (isTyping(e.target)) {
       if (e.key === "Escape") e.target.blur();
       return;
+    }
+    if (selectMode) {
+      if (e.key.startsWith("Arrow")) { e.preventDefault(); moveSelection(e); return; }
+      if (e.key === "Escape") { e.preventDefault(); stopSelecting(); window.getSelection().removeAllRanges(); say("Stopped selecting."); return; }
+      if (e.key === "Enter" || e.key === "m") { e.preventDefault(); markSelection(); return; }
     }
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "z") { e.preventDefault(); step(e.shiftKey ? work.dataset.redoUrl : work.dataset.undoUrl); return; }
     if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === "y") { e.preventDefault(); step(work.dataset.redoUrl); return; }
