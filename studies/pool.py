@@ -222,13 +222,21 @@ def _inputs_claim(*, participant: Participant, link: StudyLink, now: datetime, p
 
 def _free_groups(link: StudyLink, prepared: Prepared, also: Q | None = None
                  ) -> list[tuple[tuple[str, int], list[tuple[int, int, bool, int]], int]]:
-    """The inputs free at a place: ((input, k), its outputs' free slots at k, the judges the input has or holds),
-    in item order; an input is free at k when all of its outputs are."""
+    """The inputs free at a place: ((input, k), its outputs' slots at k, the judges the input has or holds), in
+    item order. An input is free at k when all of its outputs are, or when someone who left finished some of them
+    and not the rest: a screen is judged whole, so it is handed out whole again (its finished outputs get one
+    judge more)."""
     rows = list(_free(link, also).values_list("pk", "item_id", "unprimed", "judge"))
+    left_done = list(PoolSlot.objects.filter(link=link, assignment__handout__released_at__isnull=False,
+                                             assignment__status=Assignment.Status.DONE)
+                     .values_list("pk", "item_id", "unprimed", "judge"))
     free_per_output = Counter(item_id for _, item_id, _, _ in rows)
     groups: dict[tuple[str, int], list] = {}
     for row in sorted(rows, key=lambda r: (r[3], r[1])):
         groups.setdefault((prepared.inputs[row[1]], row[3]), []).append(row)
+    for row in left_done:  # only beside free outputs of the same input and place
+        if (key := (prepared.inputs[row[1]], row[3])) in groups:
+            groups[key].append(row)
     answer = []
     for (segment, k), members in groups.items():
         if len(members) == len(prepared.outputs[segment]):
@@ -458,9 +466,11 @@ def assignments_release(*, link: StudyLink, now: datetime) -> int:
     worked = set(WorkAction.objects.filter(assignment_id__in=ids).values_list("assignment_id", flat=True))
     worked |= set(JudgmentEvent.objects.filter(judgment__assignment_id__in=ids)
                   .values_list("judgment__assignment_id", flat=True))
+    finished: set[int] = set()
     if protocols.get(link.campaign.protocol).comparing:
-        worked |= _inputs_worked(ids, worked)
-    Handout.objects.filter(assignment_id__in=worked).update(released_at=now)
+        more, finished = _inputs_worked(ids, worked)
+        worked |= more
+    Handout.objects.filter(assignment_id__in=worked | finished).update(released_at=now)
     untouched = Assignment.objects.filter(pk__in=set(ids) - worked)
     planted_release(campaign=link.campaign, item_ids=list(untouched.values_list("item_id", flat=True)))
     untouched.delete()
@@ -468,9 +478,19 @@ def assignments_release(*, link: StudyLink, now: datetime) -> int:
     return len(ids)
 
 
-def _inputs_worked(ids: Sequence[int], worked: set[int]) -> set[int]:
+def _inputs_worked(ids: Sequence[int], worked: set[int]) -> tuple[set[int], set[int]]:
     """Under a comparing protocol work on one output of an input keeps all of that judge's outputs of the input
-    (their screens are shared): the assignments among `ids` of an (annotator, input) with any worked."""
-    rows = list(Assignment.objects.filter(pk__in=list(ids)).values_list("pk", "annotator_id", "item__external_id"))
-    kept = {(annotator_id, segment) for pk, annotator_id, segment in rows if pk in worked}
-    return {pk for pk, annotator_id, segment in rows if (annotator_id, segment) in kept}
+    (their screens are shared): the assignments among `ids` of an (annotator, input) with any worked or finished;
+    and those finished outputs, released with them, so the input can be handed out whole again (`_free_groups`)."""
+    rows = list(Assignment.objects.filter(pk__in=list(ids)).values_list("pk", "annotator_id", "item__external_id",
+                                                                        "campaign_id"))
+    if not rows:
+        return set(), set()
+    kept = {(annotator_id, segment) for pk, annotator_id, segment, _ in rows if pk in worked}
+    done = list(Assignment.objects.filter(campaign_id=rows[0][3], annotator_id__in={r[1] for r in rows},
+                                          status=Assignment.Status.DONE, handout__isnull=False)
+                .values_list("pk", "annotator_id", "item__external_id"))
+    open_inputs = {(annotator_id, segment) for _, annotator_id, segment, _ in rows}
+    kept |= {(annotator_id, segment) for _, annotator_id, segment in done}
+    finished = {pk for pk, annotator_id, segment in done if (annotator_id, segment) in open_inputs}
+    return {pk for pk, annotator_id, segment, _ in rows if (annotator_id, segment) in kept}, finished

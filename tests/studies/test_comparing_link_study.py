@@ -284,3 +284,27 @@ def test_a_pairwise_link_studys_planted_screens_show_the_copy_beside_its_origina
             assert client.post(reverse("unit_finish", args=[pk]), {"unit": unit.pk}, **HX).status_code in (200, 204)
         outcomes[n] = client.get(reverse("participant_end", args=[campaign.pk]), follow=True).content.decode()
     assert "CMP-PASS" in outcomes[1] and "CMP-FAIL" in outcomes[2]
+
+
+def test_an_input_half_finished_by_someone_who_left_is_handed_out_whole_again(client):
+    study = _study(protocols.CESA, inputs=2, share=2, per_item=1)
+    link = study.campaign.study_link
+    leaver = _join(client, study, 1)
+    half, untouched = _screens(leaver)
+    done = half[0]
+    client.post(reverse("esa_span_add", args=[done.pk]), {"start": 4, "end": 7, "severity": "minor"}, **HX)
+    assert client.post(reverse("esa_spans_done", args=[done.pk]), **HX).status_code == 200
+    assert client.post(reverse("esa_score", args=[done.pk]), {"score": 40}, **HX).status_code == 200
+    assert client.post(reverse("assignment_finish", args=[done.pk]), **HX).status_code == 200
+    Participant.objects.filter(pk=leaver.pk).update(last_seen_at=timezone.now() - timedelta(hours=2))
+    assignments_release(link=link, now=timezone.now())
+    kept = Assignment.objects.filter(annotator=leaver.user)
+    assert sorted(kept.values_list("pk", flat=True)) == sorted(a.pk for a in half)  # the screen stays with them
+    assert link_has_room(link=link)
+    newcomer = _join(client, study, 2)
+    got = {s[0].item.external_id: [a.item_id for a in s] for s in _screens(newcomer)}
+    assert got == {half[0].item.external_id: [a.item_id for a in half],
+                   untouched[0].item.external_id: [a.item_id for a in untouched]}  # both inputs, whole, as planned
+    done.refresh_from_db()
+    assert done.status == Assignment.Status.DONE  # the leaver's finished output keeps its judgment
+    assert PoolSlot.objects.filter(link=link, assignment__annotator=newcomer.user).count() == 6
