@@ -109,8 +109,9 @@ def sign_test(a: int, b: int) -> float | None:
 Comparison = tuple[str, str, Hashable, float, float]  # system a, system b (a < b), segment, score a, score b
 
 
-def comparisons(judged: Iterable[Judged]) -> tuple[list[Comparison], set[tuple[str, str]]]:
-    """Every comparison of two systems (the module's docstring says which), and the pairs shown together."""
+def comparisons(judged: Iterable[Judged], *, apart: bool = True) -> tuple[list[Comparison], set[tuple[str, str]]]:
+    """Every comparison of two systems (the module's docstring says which), and the pairs shown together; without
+    `apart`, only those shown together (a preference says nothing about outputs it did not compare)."""
     judged = list(judged)
     screens: dict[Hashable, list[Judged]] = defaultdict(list)
     for j in judged:
@@ -126,7 +127,7 @@ def comparisons(judged: Iterable[Judged]) -> tuple[list[Comparison], set[tuple[s
     rated: dict[tuple[str, Hashable], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for j in judged:
         rated[(j.rater, j.segment)][j.system].append(j.score)
-    for (_, segment), systems in rated.items():
+    for (_, segment), systems in rated.items() if apart else ():
         for a, b in combinations(sorted(systems), 2):
             if (a, b) not in together:
                 out.append((a, b, segment, float(np.mean(systems[a])), float(np.mean(systems[b]))))
@@ -176,15 +177,15 @@ def bradley_terry(wins: np.ndarray, *, prior: float = PRIOR, start: np.ndarray |
 
 def pairwise_results(
     judged: Iterable[Judged], *, n_resamples: int = RESAMPLES, seed: int = 0, confidence: float = 0.95,
-    alpha: float = ALPHA, prior: float = PRIOR,
+    alpha: float = ALPHA, prior: float = PRIOR, apart: bool = True,
 ) -> PairwiseResults:
-    """Every side-by-side figure of the module's docstring."""
+    """Every side-by-side figure of the module's docstring (`apart`: as `comparisons`)."""
     if n_resamples < 1:
         raise StatsError("n_resamples must be at least 1")
     if not 0 < confidence < 1:
         raise StatsError("confidence must lie between 0 and 1")
     judged = list(judged)
-    found, together = comparisons(judged)
+    found, together = comparisons(judged, apart=apart)
     systems = sorted({j.system for j in judged})
     result = PairwiseResults()
     if not systems:

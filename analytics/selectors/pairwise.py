@@ -112,8 +112,8 @@ def dataset_pairwise(dataset: Dataset, *, prefix: str = "mqm", weights: Weights 
     return _figures(judged, checks, n_resamples=n_resamples, seed=seed)
 
 
-def _figures(judged: list[Judged], checks: list, *, n_resamples: int, seed: int) -> dict[str, Any]:
-    result = pairwise_results(judged, n_resamples=n_resamples, seed=seed)
+def _figures(judged: list[Judged], checks: list, *, n_resamples: int, seed: int, apart: bool = True) -> dict[str, Any]:
+    result = pairwise_results(judged, n_resamples=n_resamples, seed=seed, apart=apart)
     return {
         "systems": [{"system": s.system, "strength": s.strength, "ci_low": s.ci_low, "ci_high": s.ci_high,
                      "rank_range": list(s.rank_range) if s.rank_range else None} for s in result.systems],
@@ -145,7 +145,9 @@ def campaign_pairwise(campaign: Campaign, *, n_resamples: int = RESAMPLES, seed:
             raise NoUnits(f"campaign {campaign.pk}: none of its side-by-side screens is finished yet, so there is "
                           "nothing to compare", field="campaign")
         judged = judged_from_rows(rows, higher_is_better="score" in declared.per_item)
-        return _figures(judged, [], n_resamples=n_resamples, seed=seed)
+        # a preference compares the two outputs on its screen and nothing else: no pair is inferred from screens
+        # that showed the systems apart (scores, MQM's or ESA's, do compare across screens)
+        return _figures(judged, [], n_resamples=n_resamples, seed=seed, apart=not declared.prefers)
     check_mqm_request(campaign)
     raise NoUnits(f"campaign {campaign.pk}: its MQM screens show one output at a time, so no two outputs were "
                   "judged together and there are no side-by-side units to compare; pairwise figures need "

@@ -109,3 +109,16 @@ def test_pairwise_results_orders_pairs_by_strength_and_adjusts_with_holm():
 def test_checks_are_counted_per_rater_in_natural_order():
     counts = check_counts([("rater10", True), ("rater2", False), ("rater2", True), ("rater10", True)])
     assert [(c.rater, c.found, c.missed) for c in counts] == [("rater2", 1, 1), ("rater10", 2, 0)]
+
+
+def test_preferences_compare_only_the_outputs_their_screen_showed():
+    """A rater saw A beside B and B beside C on one segment: scores infer A against C from the rater's means, a
+    preference (apart=False) does not."""
+    judged = [Judged("A", "s1", "r", 0.0, unit="u1", position=1), Judged("B", "s1", "r", 1.0, unit="u1", position=2),
+              Judged("B", "s1", "r", 0.0, unit="u2", position=1), Judged("C", "s1", "r", 1.0, unit="u2", position=2)]
+    inferred, _ = comparisons(judged)
+    shown, together = comparisons(judged, apart=False)
+    assert sorted((a, b) for a, b, *_ in inferred) == [("A", "B"), ("A", "C"), ("B", "C")]
+    assert sorted((a, b) for a, b, *_ in shown) == [("A", "B"), ("B", "C")] and together == {("A", "B"), ("B", "C")}
+    pairs = pairwise_results(judged, n_resamples=5, apart=False).pairs
+    assert {(p.a, p.b) for p in pairs} == {("A", "B"), ("B", "C")} and all(p.shown_together for p in pairs)
