@@ -2,14 +2,19 @@
 press 1, 2 or t, write a reason (r, type, Esc), undo a choice with u and redo it, move the focus between the outputs
 with x, mark a span on the output in focus (s, arrows, Shift+arrows, m) and take one back with u, and finish
 every screen with f, landing on the next one and at the end on their queue. Then what the page
-showed is what the database holds: the choice per screen, the reason, and a balanced design."""
+showed is what the database holds: the choice per screen, the reason, and a balanced design; and the campaign's
+report compiles."""
 
 from __future__ import annotations
 
+import io
 import re
+import shutil
+import subprocess
 from collections import Counter
 
 import pytest
+from django.core.management import call_command
 
 from annotator.models import Assignment, ComparisonUnit, UnitOutput
 from annotator.services.units import unit_spans
@@ -36,7 +41,7 @@ def _idle(page) -> None:
                            " && document.getElementById('work').dataset.busy === 'false'")
 
 
-def test_a_pairwise_study_by_keyboard(page, live_server, login, make_user):
+def test_a_pairwise_study_by_keyboard(page, live_server, login, make_user, tmp_path):
     judges = [make_user("pw-1"), make_user("pw-2")]
     campaign = _study(judges)
     page.set_default_timeout(15_000)
@@ -108,3 +113,13 @@ def test_a_pairwise_study_by_keyboard(page, live_server, login, make_user):
     first_place = Counter(o.assignment.item.system for o in UnitOutput.objects.filter(
         unit__campaign=campaign, position=1).select_related("assignment__item"))
     assert abs(first_place["north"] - first_place["south"]) <= 1
+
+    if shutil.which("pdflatex") is None:
+        pytest.skip("the report's LaTeX needs Debian's pdflatex (texlive-latex-recommended)")
+    report = tmp_path / "report"
+    call_command("export_report", "--campaign", str(campaign.pk), "--format", "latex", "-o", str(report),
+                 stdout=io.StringIO())
+    assert r"\input{tables/pairwise_pairs}" in (report / "report.tex").read_text()
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=report,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-3000:]
