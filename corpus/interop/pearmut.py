@@ -266,6 +266,24 @@ def _span_out(span: PearmutSpan, text: str) -> dict[str, Any] | None:
     return {"start_i": place[0], "end_i": place[1], "severity": span.severity, "category": span.category}
 
 
+def _item(segment: list[PearmutRating], item: dict[str, Any]) -> dict[str, Any]:
+    """One Pearmut item of a segment's outputs (in the given order), on top of the item's other keys: its id,
+    source and reference, each system's output and ESA^AI's pre-filled spans where there are any."""
+    head = segment[0]
+    if head.item_id is not None:
+        item["item_id"] = head.item_id
+    if head.source is not None:
+        item["src"] = head.source
+    if head.reference is not None:
+        item["ref"] = head.reference
+    item["tgt"] = {r.system: r.output for r in segment}
+    prefilled = {r.system: [s for s in (_span_out(p, r.output) for p in r.prefill) if s is not None]
+                 for r in segment if r.prefill is not None}
+    if prefilled:
+        item["error_spans"] = prefilled
+    return item
+
+
 def line_key(rating: PearmutRating) -> tuple[str, str]:
     return (rating.user_id, json.dumps(rating.item_i))
 
@@ -283,20 +301,7 @@ def pearmut_lines(ratings: Iterable[PearmutRating]) -> Iterator[str]:
         annotations: list[dict[str, Any]] = []
         for k in sorted({r.k for r in members}):
             segment = [r for r in members if r.k == k]
-            head = segment[0]
-            item: dict[str, Any] = dict(head.item_extra)
-            if head.item_id is not None:
-                item["item_id"] = head.item_id
-            if head.source is not None:
-                item["src"] = head.source
-            if head.reference is not None:
-                item["ref"] = head.reference
-            item["tgt"] = {r.system: r.output for r in segment}
-            prefilled = {r.system: [s for s in (_span_out(p, r.output) for p in r.prefill) if s is not None]
-                         for r in segment if r.prefill is not None}
-            if prefilled:
-                item["error_spans"] = prefilled
-            items.append(item)
+            items.append(_item(segment, dict(segment[0].item_extra)))
             annotations.append({r.system: {**r.rating_extra, "score": _number(r.score), "error_spans": [
                 s for s in (_span_out(span, r.output) for span in r.spans) if s is not None]} for r in segment})
         record: dict[str, Any] = {**first.line_extra, "user_id": first.user_id, "item_i": first.item_i,
@@ -401,21 +406,7 @@ def pearmut_task(campaign_id: str, tasks: Iterable[Iterable[Iterable[PearmutRati
     for task in tasks:
         documents = []
         for screen in task:
-            members = list(screen)
-            head = members[0]
-            item: dict[str, Any] = {}
-            if head.item_id is not None:
-                item["item_id"] = head.item_id
-            if head.source is not None:
-                item["src"] = head.source
-            if head.reference is not None:
-                item["ref"] = head.reference
-            item["tgt"] = {r.system: r.output for r in members}
-            prefilled = {r.system: [s for s in (_span_out(p, r.output) for p in r.prefill) if s is not None]
-                         for r in members if r.prefill is not None}
-            if prefilled:
-                item["error_spans"] = prefilled
-            documents.append([item])
+            documents.append([_item(list(screen), {})])
         data.append(documents)
     record = {"info": {"assignment": "task-based", "protocol": TASK_PROTOCOL, "shuffle": False,
                        "show_model_names": False}, "campaign_id": campaign_id, "data": data}
