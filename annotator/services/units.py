@@ -105,13 +105,14 @@ def units_make(*, campaign: Campaign, per_screen: int,
     for pk, annotator_id, segment, _ in rows:
         queued[annotator_id].setdefault(segment, []).append(pk)
     pool_items = {i for _, items in lanes for i in items}
-    item_rows = dict(Item.objects.filter(pk__in=pool_items).values_list("pk", "external_id")) if lanes else {}
-    item_systems = dict(Item.objects.filter(pk__in=pool_items).values_list("pk", "system")) if lanes else {}
+    pool_rows = {pk: (segment, system) for pk, segment, system in
+                 Item.objects.filter(pk__in=pool_items).values_list("pk", "external_id", "system")} if lanes else {}
     offset = max(systems, default=0) + 1  # pool items are keyed apart from assignments: item id + offset
     for k, items in lanes:
         for item_id in items:
-            queued[lane_name(k)].setdefault(item_rows[item_id], []).append(item_id + offset)
-            systems[item_id + offset] = item_systems[item_id]
+            segment, system = pool_rows[item_id]
+            queued[lane_name(k)].setdefault(segment, []).append(item_id + offset)
+            systems[item_id + offset] = system
     planned = screens_plan(queued, systems, per_screen=per_screen, seed=campaign.seed)
     registered = [entry for entry in planned if not isinstance(entry[0], str)]
     _queue_in_screen_order(registered)
