@@ -15,6 +15,7 @@ by parse status (target: at least 90% parsed, in full or in part), and error loc
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import socket
 import subprocess
@@ -61,27 +62,27 @@ def start_server(port: int) -> subprocess.Popen:
 
 
 def _watch(run_pk: int, total: int, started: float, corrected: list[float]) -> None:
-    """The run page's expected end once a third of the steps is done (elapsed + its ETA: the steps left at the
-    pace so far), as a researcher watching the page reads it."""
+    """The run page's expected end once a third of the steps is done (its elapsed time plus its ETA), as a
+    researcher watching the page reads it, in the bench's clock."""
     from django.db import connection
 
     from evaluation.models import EvaluatorRun
+    from evaluation.selectors import run_progress
 
     try:
-        while True:
-            done = EvaluatorRun.objects.filter(pk=run_pk).values_list("done", flat=True).first() or 0
-            elapsed = time.monotonic() - started
-            if done >= max(1, total // 3):
-                corrected.append(elapsed + (total - done) * elapsed / done)
+        while time.monotonic() - started < 3600:
+            run = EvaluatorRun.objects.filter(pk=run_pk).first()
+            if run is not None and run.done >= max(1, total // 3):
+                progress = run_progress(run)
+                if progress["eta_seconds"] is not None:
+                    corrected.append(time.monotonic() - started + progress["eta_seconds"])
                 return
-            if elapsed > 3600:
-                return
-            time.sleep(1)
+            time.sleep(0.5)
     finally:
         connection.close()
 
 
-def one_run(dataset, server: str, aspect: str, answer_format: str, item_ids=None) -> dict:
+def one_run(dataset, server: str, aspect: str, answer_format: str, item_ids=None, dump: Path | None = None) -> dict:
     from corpus.models import Annotation, ErrorSpan
     from evaluation.models import EvaluatorRun
     from evaluation.runs.launch import run_create
@@ -99,6 +100,10 @@ def one_run(dataset, server: str, aspect: str, answer_format: str, item_ids=None
     watcher.join(timeout=5)
     answers = Annotation.objects.filter(source=run, kind="annotator")
     parse = Counter(answers.values_list("parse_status", flat=True))
+    if dump is not None:
+        with dump.open("a") as out:
+            for row in answers.values("item__external_id", "model", "parse_status", "parse_problems", "raw_answer"):
+                out.write(json.dumps({"run": run.label, "format": answer_format, **row}, default=str) + "\n")
     spans = ErrorSpan.objects.filter(annotation__in=answers)
     return {"label": run.label, "format": answer_format, "status": status, "steps": run.total,
             "corrected": corrected[0] if corrected else None,
@@ -128,6 +133,8 @@ def show(result: dict) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--aspect", default="accuracy")
+    parser.add_argument("--formats", default="text,json", help="answer formats to run, in order (comma-separated)")
+    parser.add_argument("--dump", type=Path, help="append every answer (raw, parse status, problems) to this JSONL")
     args = parser.parse_args()
     ensure_postgres_database("bench/small_model_runs.py")
     port = free_port()
@@ -152,9 +159,9 @@ def main() -> int:
         # Each format's pilot judges another aspect, so none of its prompts is one the measured runs send (no cache
         # hit); the measured run then plans from that format's pace, as a server's last run of it would give.
         other = Aspect.objects.filter(task=dataset.task).exclude(name=args.aspect).order_by("name").first()
-        for fmt in ("text", "json"):
-            show(one_run(dataset, settings.SMALL_MODEL_URL, other.name, fmt, item_ids=pilot))
-            show(one_run(dataset, settings.SMALL_MODEL_URL, args.aspect, fmt))
+        for fmt in args.formats.split(","):
+            show(one_run(dataset, settings.SMALL_MODEL_URL, other.name, fmt, item_ids=pilot, dump=args.dump))
+            show(one_run(dataset, settings.SMALL_MODEL_URL, args.aspect, fmt, dump=args.dump))
     finally:
         os.killpg(server.pid, 15)
         server.wait(timeout=30)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from django.db.models import Q, QuerySet, Sum
+from django.db.models import Min, Q, QuerySet, Sum
 from django.utils import timezone
 
 from corpus.models import Annotation, AnnotationKind, ParseStatus
 from evaluation.llm.budget import ANSWER_CUT, PROMPT_TOO_LONG, TRUNCATION_UNCHECKED, unchecked_problem
-from evaluation.models import EvaluatorRun, LLMCall
+from evaluation.models import EvaluatorRun, LLMCall, RunCall
 from jobs.models import JobStatus
 
 
@@ -80,9 +80,15 @@ def run_progress(run: EvaluatorRun) -> dict[str, Any]:
                              completion=Sum("completion_tokens"))
     n_fresh = fresh.count()
     done = run.done
-    rate = done / elapsed if elapsed > 0 else 0.0
     remaining = max(run.total - done, 0)
-    eta = remaining / rate if rate > 0 and not run.is_finished() and not idle else None
+    eta = None
+    if not run.is_finished() and not idle and elapsed > 0 and done:
+        # The pace since the first answer came back, where there is one more: the time before it is the run's
+        # cold start (servers checked, the model loaded, a refused answer shape asked again), paid once.
+        first = RunCall.objects.filter(run=run).aggregate(at=Min("created_at"))["at"] if done > 1 else None
+        since = (until - first).total_seconds() if first and first > run.started_at else 0.0
+        pace = since / (done - 1) if since > 0 else elapsed / done
+        eta = remaining * pace
     # A model's answers only: an ensemble row of an item whose annotators all failed is no answer of its own
     # (its model is blank), so the list and the count (`failed_calls`, one per step) name the same answers.
     failures = list(

@@ -11,7 +11,9 @@ from evaluation.engine.errors import EngineError
 class EnsemblePreset:
     """`answer_tokens` overrides LLM_ANSWER_TOKENS for the preset's runs; `think` switches a thinking model's
     trace on or off per model (absent: the server's default); `answer_format` is what its runs ask for unless
-    a run says otherwise (evaluation.engine.answer_schema: "text", the paper's, or "json")."""
+    a run says otherwise (evaluation.engine.answer_schema: "text", the paper's, or "json"); `answer_errors` and
+    `answer_chars` bound a json answer's errors and each explanation's characters (absent: the schema's
+    defaults), so that it ends within `answer_tokens`."""
 
     name: str
     annotators: tuple[str, ...]
@@ -20,6 +22,8 @@ class EnsemblePreset:
     answer_tokens: int | None = None
     think: tuple[tuple[str, bool], ...] = ()
     answer_format: str = "text"
+    answer_errors: int | None = None
+    answer_chars: int | None = None
 
 
 # The small real model `scripts/small_model.sh` serves (SmolLM2-135M-Instruct on llama-cpp-python): one GGUF under
@@ -74,6 +78,10 @@ PRESETS: dict[str, EnsemblePreset] = {
             # Measured on the demo (bench/small_model_runs.py): schema-constrained answers parse and locate far more
             # often than the free-text format (docs/measured.md).
             answer_format="json",
+            # 3 errors of at most 160 + 80 characters, a label and its reasons fit in the 320 tokens: an answer
+            # cut at the budget is asked again at twice it, which doubled some steps' time.
+            answer_errors=3,
+            answer_chars=160,
         ),
     )
 }

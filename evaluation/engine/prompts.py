@@ -11,6 +11,7 @@ from evaluation.engine.parsing import ParsedAnswer, ParsedError
 from evaluation.engine.tasks import TaskSpec
 
 MAX_ERRORS = 8
+ANSWER_FORMAT_HEADER = "### Answer format\n"  # the last section of the default templates
 
 # Templates use `string.Template` syntax: `${name}` is a placeholder and `$$` a literal dollar sign.
 # Values are substituted, never formatted or re-parsed, so `$`, `{` and `}` inside dataset text are safe.

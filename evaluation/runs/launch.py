@@ -139,10 +139,12 @@ def base_options() -> dict[str, Any]:
 MAX_PARALLEL = 64  # requests in flight per model; EvaluatorRun.parallel is a small integer
 
 
-def answer_format_options(answer_format: str) -> dict[str, Any]:
-    """The call options of an answer format (`json` adds the schema), or LaunchError naming the formats."""
+def answer_format_options(answer_format: str, preset: EnsemblePreset | None = None) -> dict[str, Any]:
+    """The call options of an answer format (`json` adds the schema, bounded as the preset says), or
+    LaunchError naming the formats."""
     try:
-        return format_options(answer_format)
+        return format_options(answer_format, max_errors=preset.answer_errors if preset else None,
+                              explanation_chars=preset.answer_chars if preset else None)
     except ValueError as exc:
         raise LaunchError(str(exc), field="answer_format") from None
 
@@ -273,7 +275,7 @@ def _config(spec: ModeSpec, preset: EnsemblePreset | None, annotators: list[str]
         "annotators": annotators,
         "supervisor": supervisor,
         "digests": digests,
-        "options": {**base_options(), **answer_format_options(answer_format)},
+        "options": {**base_options(), **answer_format_options(answer_format, preset)},
         "answer_format": answer_format,
         "answer_tokens": (preset.answer_tokens if preset else None) or settings.LLM_ANSWER_TOKENS,
         "think": dict(preset.think) if preset else {},

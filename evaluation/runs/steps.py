@@ -11,7 +11,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from corpus.models import Annotation, AnnotationKind, Item
-from evaluation.engine.answer_schema import JSON_ANSWER_NOTE
+from evaluation.engine.answer_schema import json_prompt
 from evaluation.engine.aspects import AspectSpec
 from evaluation.engine.ensemble import DEFAULT_OUTLIER_RULE, MAX_ERRORS, EnsembleItem, ensemble_item
 from evaluation.engine.parsing import parse_annotator_answer
@@ -176,8 +176,8 @@ class StepPlanner:
             EvaluatorRun.objects.filter(pk=self.run.pk).update(config=self.config)
 
     def _step(self, model: str, item_id: int, prompt: str) -> Step:
-        if self.config.get("answer_format") == "json" and not prompt.endswith(JSON_ANSWER_NOTE):
-            prompt += JSON_ANSWER_NOTE
+        if self.config.get("answer_format") == "json":
+            prompt = json_prompt(prompt)
         budget = self.budgets.get(model)
         options = dict(self.config["options"])
         if budget is not None:

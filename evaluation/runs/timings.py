@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
-from django.db.models import Avg, Count, Max, Sum
+from django.db.models import Avg, Count, Max, QuerySet
 
 from corpus.models import Annotation, AnnotationKind
 from evaluation.models import EvaluatorRun, LLMCall, LLMRole, RunCall
@@ -12,20 +13,17 @@ from evaluation.runs.modes import ModelPass
 from evaluation.runs.placement import DEFAULT_CALL_SECONDS, DEFAULT_LOAD_SECONDS, ModelWork
 
 LOADED = 10**8  # a load_duration above 0.1 s means the call paid for loading the model
+PACE_CALLS = 2000  # the latest calls a model's pace is measured on
 
 
 def model_works(calls: dict[ModelPass, int], *, answer_format: str | None = None) -> list[ModelWork]:
     """Each model with its calls left (over its passes: a model may annotate and supervise) and its times
     as measured by earlier calls, or the defaults."""
     models = list(dict.fromkeys(model_pass.model for model_pass in calls))
-    # A step's time is all its calls' (a retry of an unreadable answer and a repair are more calls of the same
-    # step), so a model that often needs them is planned at its real pace; calls of no run (none yet) per call.
     fresh = RunCall.objects.filter(model__in=models, from_cache=False, call__wall_seconds__gt=0)
     if answer_format is not None:  # a schema-held answer is seldom retried: its steps have a pace of their own
         fresh = fresh.filter(run__config__answer_format=answer_format)
-    spent = {row["model"]: row["seconds"] for row in fresh.values("model").annotate(seconds=Sum("call__wall_seconds"))}
-    steps = {row["model"]: row["n"] for row in fresh.filter(attempt=0).values("model").annotate(n=Count("id"))}
-    measured = {model: spent[model] / steps[model] for model in spent if steps.get(model)}
+    measured = {model: pace for model in models if (pace := step_pace(fresh.filter(model=model))) is not None}
     measured.update({
         row["model"]: row["call"]
         for row in LLMCall.objects.filter(model__in=[m for m in models if m not in measured], status=LLMCall.Status.OK,
@@ -42,6 +40,30 @@ def model_works(calls: dict[ModelPass, int], *, answer_format: str | None = None
                   measured.get(model) or DEFAULT_CALL_SECONDS, loads.get(model) or DEFAULT_LOAD_SECONDS)
         for model in models
     ]
+
+
+def step_pace(calls: QuerySet[RunCall], *, latest: int = PACE_CALLS) -> float | None:
+    """Mean seconds of a step over the latest `latest` calls: a step's time is all its calls' (a retry of an
+    unreadable answer and a repair are more calls of the same step, so a model that often needs them is planned
+    at its real pace), less the time they spent loading the model (placement counts a load once, apart).
+
+    Each run's first step is left out where the run has others: it pays the run's cold start (a structured
+    answer's shape refused and asked again, an empty prompt cache), which the next steps do not. None when
+    nothing was measured."""
+    rows = list(calls.order_by("-id").values_list("run_id", "item_id", "role", "id", "call__wall_seconds",
+                                                  "call__load_duration_ns")[:latest])
+    steps: dict[tuple[int, int, str], list[float]] = {}  # (run, item, role) -> [first call's id, seconds]
+    for run_id, item_id, role, call_id, wall, load in rows:
+        step = steps.setdefault((run_id, item_id, role), [call_id, 0.0])
+        step[0] = min(step[0], call_id)
+        step[1] += max(wall - (load or 0) / 1e9 if (load or 0) > LOADED else wall, 0.0)
+    first: dict[int, tuple[int, tuple[int, int, str]]] = {}
+    for key, (call_id, _) in steps.items():
+        if key[0] not in first or call_id < first[key[0]][0]:
+            first[key[0]] = (call_id, key)
+    runs = Counter(run_id for run_id, _, _ in steps)
+    kept = [seconds for key, (_, seconds) in steps.items() if runs[key[0]] == 1 or first[key[0]][1] != key]
+    return sum(kept) / len(kept) if kept else None
 
 
 def calls_left(run: EvaluatorRun, passes: Sequence[ModelPass], n_items: int) -> dict[ModelPass, int]:

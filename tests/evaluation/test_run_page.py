@@ -49,6 +49,21 @@ def test_a_running_run_has_an_eta_and_no_resume(client, data, make_user):
     assert run_progress(run)["eta_seconds"] is not None
 
 
+def test_the_eta_goes_at_the_pace_since_the_first_answer_not_the_cold_start(data):
+    """A run that spent 60 s before its first answer (servers checked, the model loaded) and then answered 4
+    more steps in 20 s has 5 s a step ahead of it, not the 16 s that 80 s over 5 steps would say."""
+    from evaluation.models import LLMCall, LLMRole, RunCall
+
+    now = timezone.now()
+    run = factories.run(data, "cold-run", status=JobStatus.RUNNING, total=15, done=5,
+                        started_at=now - timedelta(seconds=80))
+    call = LLMCall.objects.create(cache_key="cold-1", model="m:1b", prompt="p", wall_seconds=50.0)
+    first = RunCall.objects.create(run=run, item=data.items.get(), role=LLMRole.ANNOTATOR, model="m:1b", call=call)
+    RunCall.objects.filter(pk=first.pk).update(created_at=now - timedelta(seconds=20))
+    eta = run_progress(run)["eta_seconds"]
+    assert eta == pytest.approx(10 * 5.0, rel=0.02)
+
+
 def test_a_finished_sample_run_does_not_read_zero_of_zero_steps(client, data, researcher):
     run = factories.run(data, "sample-run", status=JobStatus.DONE)
     Annotation.objects.create(item=data.items.get(), source=run, kind="ensemble", aspect="accuracy", is_sample=True)
@@ -133,8 +148,9 @@ def test_a_preset_brings_its_answer_format_and_a_run_may_ask_for_another(data, s
 
 
 def test_a_model_is_planned_at_its_pace_per_step_retries_and_repairs_included(data):
-    """Steps whose answers are retried take all their calls' time: two steps, one retried once, three calls of
-    10 s, is 15 s a step (not 10 s a call); a model never seen in a run is planned per call."""
+    """Steps whose answers are retried take all their calls' time: after the run's first step (its cold start,
+    left out), two steps, one retried once, three calls of 10 s, is 15 s a step (not 10 s a call); time spent
+    loading the model is not pace; a model never seen in a run is planned per call."""
     from evaluation.models import LLMCall, LLMRole, RunCall
     from evaluation.runs.modes import ModelPass
     from evaluation.runs.timings import model_works
@@ -142,19 +158,23 @@ def test_a_model_is_planned_at_its_pace_per_step_retries_and_repairs_included(da
     run = factories.run(data, "paced")
     item = data.items.get()
     other = factories.item(data, "2", "Another text.", position=2)
+    cold = factories.item(data, "0", "The first text.", position=3)
 
-    def call(n: int, seconds: float, model: str = "slow:1b") -> LLMCall:
-        return LLMCall.objects.create(cache_key=f"{model}-{n}", model=model, prompt=f"p{n}", wall_seconds=seconds)
+    def call(n: int, seconds: float, model: str = "slow:1b", load: float = 0.0) -> LLMCall:
+        return LLMCall.objects.create(cache_key=f"{model}-{n}", model=model, prompt=f"p{n}", wall_seconds=seconds,
+                                      load_duration_ns=int(load * 1e9))
 
-    for step_item, attempt, n in ((item, 0, 1), (item, 1, 2), (other, 0, 3)):
+    RunCall.objects.create(run=run, item=cold, role=LLMRole.ANNOTATOR, model="slow:1b", call=call(0, 90.0))
+    for step_item, attempt, n, load in ((item, 0, 1, 0.0), (item, 1, 2, 0.0), (other, 0, 3, 30.0)):
         RunCall.objects.create(run=run, item=step_item, role=LLMRole.ANNOTATOR, model="slow:1b", attempt=attempt,
-                               call=call(n, 10.0))
+                               call=call(n, 10.0 + load, load=load))
     call(9, 4.0, model="fresh:1b")  # answered outside any run (a preflight, a DHP score)
     works = {w.model: w for w in model_works({ModelPass("slow:1b", LLMRole.ANNOTATOR): 5,
                                               ModelPass("fresh:1b", LLMRole.ANNOTATOR): 5})}
     assert works["slow:1b"].call_seconds == 15.0 and works["fresh:1b"].call_seconds == 4.0
+    assert works["slow:1b"].load_seconds == 30.0
     run.config = {**run.config, "answer_format": "json"}
     run.save(update_fields=["config"])
     as_json = model_works({ModelPass("slow:1b", LLMRole.ANNOTATOR): 5}, answer_format="json")[0]
     as_text = model_works({ModelPass("slow:1b", LLMRole.ANNOTATOR): 5}, answer_format="text")[0]
-    assert as_json.call_seconds == 15.0 and as_text.call_seconds == 10.0  # no text step yet: the pace per call
+    assert as_json.call_seconds == 15.0 and as_text.call_seconds == 37.5  # no text step yet: the mean per call
