@@ -61,7 +61,8 @@ JSON_ANSWER_NOTE = (
     "\n\n### Answer format\nAnswer with one JSON object and nothing else. Its \"errors\" list holds one object per "
     "error: \"location\", a stretch copied word for word from the text; \"explanation\", why that stretch is "
     "wrong; \"severity\", a whole number from 1 to 5. When the instructions ask for a grade, \"overall_score\" "
-    "holds it (its label or number) and \"explanation_of_the_score\" the reasons. An empty \"errors\" list means no errors.\n"
+    "holds it (its label or number) and \"explanation_of_the_score\" the reasons. An empty \"errors\" list "
+    "means no errors.\n"
 )
 
 

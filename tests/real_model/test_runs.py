@@ -199,3 +199,9 @@ def test_the_tiny_preset_asks_for_structured_answers_the_way_this_server_takes_t
     # The grammar holds the answer to the schema: each answer is a JSON object the parser reads at least in part.
     assert all(json.loads(a.raw_answer) is not None for a in answers if a.parse_status != ParseStatus.FAILED)
     assert any(a.parse_status != ParseStatus.FAILED for a in answers)
+    # The preset's bounds hold where the grammar enforces them: every answer whole within the 320 tokens (none
+    # cut and asked again), at most 3 errors, each severity 1-5 (an enum: the converter ignores min/max).
+    for answer in answers:
+        errors = json.loads(answer.raw_answer)["errors"]
+        assert len(errors) <= 3 and all(error["severity"] in (1, 2, 3, 4, 5) for error in errors), answer.raw_answer
+        assert all(len(error["explanation"]) <= 160 and len(error["location"]) <= 80 for error in errors)
