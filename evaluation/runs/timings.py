@@ -50,19 +50,16 @@ def step_pace(calls: QuerySet[RunCall], *, latest: int = PACE_CALLS) -> float | 
     Each run's first step is left out where the run has others: it pays the run's cold start (a structured
     answer's shape refused and asked again, an empty prompt cache), which the next steps do not. None when
     nothing was measured."""
-    rows = list(calls.order_by("-id").values_list("run_id", "item_id", "role", "id", "call__wall_seconds",
+    rows = list(calls.order_by("-id").values_list("run_id", "item_id", "role", "call__wall_seconds",
                                                   "call__load_duration_ns")[:latest])
-    steps: dict[tuple[int, int, str], list[float]] = {}  # (run, item, role) -> [first call's id, seconds]
-    for run_id, item_id, role, call_id, wall, load in rows:
-        step = steps.setdefault((run_id, item_id, role), [call_id, 0.0])
-        step[0] = min(step[0], call_id)
-        step[1] += max(wall - (load or 0) / 1e9 if (load or 0) > LOADED else wall, 0.0)
-    first: dict[int, tuple[int, tuple[int, int, str]]] = {}
-    for key, (call_id, _) in steps.items():
-        if key[0] not in first or call_id < first[key[0]][0]:
-            first[key[0]] = (call_id, key)
+    steps: dict[tuple[int, int, str], float] = {}  # (run, item, role) -> seconds
+    first: dict[int, tuple[int, int, str]] = {}  # run -> its first step
+    for run_id, item_id, role, wall, load in reversed(rows):  # oldest first
+        key = (run_id, item_id, role)
+        first.setdefault(run_id, key)
+        steps[key] = steps.get(key, 0.0) + max(wall - load / 1e9 if (load or 0) > LOADED else wall, 0.0)
     runs = Counter(run_id for run_id, _, _ in steps)
-    kept = [seconds for key, (_, seconds) in steps.items() if runs[key[0]] == 1 or first[key[0]][1] != key]
+    kept = [seconds for key, seconds in steps.items() if runs[key[0]] == 1 or first[key[0]] != key]
     return sum(kept) / len(kept) if kept else None
 
 
